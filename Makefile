@@ -1,0 +1,37 @@
+# The README's commands. Each works on a fresh machine with only Python 3.11 and pip.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-dev
+FIXTURE ?= fixtures/synthetic-bilingual-v1
+
+.PHONY: report test lint unit gate bench lab clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+report: $(STAMP)
+	$(BIN)/evalkit validate $(FIXTURE)
+
+lint: $(STAMP)
+	$(BIN)/ruff check evalkit tests benchmarks
+	$(BIN)/ruff format --check evalkit tests benchmarks
+	$(BIN)/mypy
+
+unit: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+test: lint unit
+
+lab: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[dev,lab]'
+	$(BIN)/jupyter lab notebooks/
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/bench_measures.py
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis

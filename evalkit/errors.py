@@ -1,0 +1,153 @@
+"""Every exception and warning evalkit raises, in one place.
+
+Hierarchy::
+
+    EvalkitError(Exception)
+    ├── FixtureError(EvalkitError, ValueError)      a fixture or gates file breaks the schema;
+    │                                               ``.problems`` lists every problem found
+    ├── FormatError(EvalkitError, ValueError)       a qrels/run/BEIR file cannot be read (file, line)
+    ├── MeasureError(EvalkitError, ValueError)      unknown measure name or parameter
+    ├── InputError(EvalkitError, ValueError)        a DataFrame argument has the wrong shape or values
+    ├── UnknownNameError(EvalkitError, LookupError) a registry has no entry of that name
+    ├── ProbeError(EvalkitError, ValueError)        a probe file breaks the probe schema
+    ├── DispatchError(EvalkitError, RuntimeError)   a probe could not run (tool, arguments, tool raised)
+    ├── DeterminismError(EvalkitError, RuntimeError) two repeats of one evaluation differ
+    ├── UnsafePathError(EvalkitError, ValueError)   an output path is outside the workspace or unsafe
+    ├── LeakError(EvalkitError, RuntimeError)       an artifact contains fixture text
+    ├── StaleBaselineError(EvalkitError, ValueError) a baseline was made for another evaluation definition
+    └── NotebookError(EvalkitError, RuntimeError)   the report notebook failed to execute
+
+    EvalkitWarning(UserWarning)
+    └── RunOnlyQueriesWarning                       a run has queries the qrels do not judge
+
+Messages say what is wrong, where (file, line or field, ID), what was expected, what was found and
+how to fix it. Messages never quote fixture text or secret values: IDs and field names only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+__all__ = [
+    "DeterminismError",
+    "DispatchError",
+    "EvalkitError",
+    "EvalkitWarning",
+    "FixtureError",
+    "FormatError",
+    "InputError",
+    "LeakError",
+    "MeasureError",
+    "NotebookError",
+    "ProbeError",
+    "Problem",
+    "RunOnlyQueriesWarning",
+    "StaleBaselineError",
+    "UnknownNameError",
+    "UnsafePathError",
+]
+
+
+class EvalkitError(Exception):
+    """Base class of every error evalkit raises on purpose."""
+
+
+@dataclass(frozen=True, order=True)
+class Problem:
+    """One validation problem: where it is and what is wrong (never the offending value)."""
+
+    file: str
+    object_id: str
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        where = self.file
+        if self.object_id:
+            where += f" [{self.object_id}]"
+        if self.field:
+            where += f" {self.field}"
+        return f"{where}: {self.message}"
+
+
+class FixtureError(EvalkitError, ValueError):
+    """A fixture (or gates file) is malformed; ``problems`` holds every problem found."""
+
+    def __init__(self, problems: Sequence[Problem], *, source: str = "fixture") -> None:
+        self.problems = tuple(sorted(problems))
+        lines = [f"{source} has {len(self.problems)} problem(s):"]
+        lines += [f"  - {p}" for p in self.problems]
+        super().__init__("\n".join(lines))
+
+
+class FormatError(EvalkitError, ValueError):
+    """A TREC/BEIR file cannot be parsed."""
+
+    def __init__(self, message: str, *, file: str, line: int | None = None) -> None:
+        self.file = file
+        self.line = line
+        where = f"{file}:{line}" if line is not None else file
+        super().__init__(f"{where}: {message}")
+
+
+class MeasureError(EvalkitError, ValueError):
+    """A measure name or parameter is unknown or malformed."""
+
+
+class InputError(EvalkitError, ValueError):
+    """A DataFrame or argument handed to evalkit has the wrong columns, types or values."""
+
+
+class UnknownNameError(EvalkitError, LookupError):
+    """A registry lookup failed; the message lists what exists and the closest match."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+
+    def __str__(self) -> str:  # LookupError would repr() the message otherwise
+        return str(self.args[0])
+
+
+class ProbeError(EvalkitError, ValueError):
+    """A probe file is malformed."""
+
+
+class DispatchError(EvalkitError, RuntimeError):
+    """A probe could not run: unknown tool, bad arguments, or the tool raised."""
+
+
+class DeterminismError(EvalkitError, RuntimeError):
+    """Repeated runs of one evaluation gave different deterministic results."""
+
+    def __init__(self, message: str, *, differences: Sequence[tuple[str, str]] = ()) -> None:
+        self.differences = tuple(differences)  # (system, query_id) pairs
+        super().__init__(message)
+
+
+class UnsafePathError(EvalkitError, ValueError):
+    """An output path was refused; nothing was written."""
+
+
+class LeakError(EvalkitError, RuntimeError):
+    """An artifact about to be written contains fixture text; ``object_ids`` names the sources."""
+
+    def __init__(self, message: str, *, object_ids: Sequence[str] = ()) -> None:
+        self.object_ids = tuple(object_ids)
+        super().__init__(message)
+
+
+class StaleBaselineError(EvalkitError, ValueError):
+    """A baseline was produced for a different evaluation definition."""
+
+
+class NotebookError(EvalkitError, RuntimeError):
+    """Executing the report notebook failed; the message holds no fixture text."""
+
+
+class EvalkitWarning(UserWarning):
+    """Base class of evalkit's warnings."""
+
+
+class RunOnlyQueriesWarning(EvalkitWarning):
+    """A run contains queries that are not in the qrels; they were ignored."""

@@ -1,0 +1,67 @@
+"""A small named registry: the plugin point for systems and probe tools."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterator
+from typing import Generic, TypeVar
+
+from evalkit.errors import UnknownNameError
+
+__all__ = ["Registry", "did_you_mean"]
+
+T = TypeVar("T")
+
+
+def did_you_mean(name: str, choices: list[str] | tuple[str, ...]) -> str:
+    """Return ``" Did you mean 'x'?"`` for the closest choice, or ``""`` when none is close."""
+    close = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.6)
+    return f" Did you mean {close[0]!r}?" if close else ""
+
+
+class Registry(Generic[T]):
+    """Maps names to entries; ``get`` of an unknown name lists what exists and the closest match.
+
+    >>> r: Registry[int] = Registry("system")
+    >>> r.register("lexical", 1)
+    >>> r.get("lexical")
+    1
+    """
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self._entries: dict[str, T] = {}
+
+    def register(self, name: str, entry: T, *, replace: bool = False) -> None:
+        """Add ``entry`` under ``name``; re-registering a name needs ``replace=True``."""
+        if not name or not isinstance(name, str):
+            raise ValueError(f"a {self.kind} name must be a non-empty string, got {name!r}")
+        if name in self._entries and not replace:
+            raise ValueError(
+                f"{self.kind} {name!r} is already registered; pass replace=True to override it"
+            )
+        self._entries[name] = entry
+
+    def get(self, name: str) -> T:
+        """Return the entry registered under ``name``."""
+        try:
+            return self._entries[name]
+        except KeyError:
+            known = sorted(self._entries)
+            raise UnknownNameError(
+                f"unknown {self.kind} {name!r}; known {self.kind}s: {', '.join(known) or 'none'}."
+                + did_you_mean(name, known)
+            ) from None
+
+    def names(self) -> list[str]:
+        """Registered names in registration order."""
+        return list(self._entries)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
