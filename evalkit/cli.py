@@ -35,10 +35,317 @@ def _run_validate(args: argparse.Namespace) -> int:
     raise NotImplementedError("validate")
 
 
+# --- run ------------------------------------------------------------------------------------
+
+
+def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handler:
+    p = sub.add_parser("run", help="evaluate systems on a fixture; print summary and latency")
+    p.add_argument("fixture", help="fixture directory")
+    p.add_argument(
+        "--systems",
+        default=None,
+        help="comma-separated system names or package.module:factory specs (default: all five "
+        "reference systems)",
+    )
+    p.add_argument("--k", type=int, default=10, help="ranking cutoff (default 10)")
+    p.add_argument("--repeats", type=int, default=2, help="determinism repeats (default 2)")
+    p.add_argument(
+        "--output",
+        default=None,
+        help="workspace-relative path of the JSON report (or set EVALKIT_OUTPUT); "
+        "by default nothing is written",
+    )
+    return _run_run
+
+
+def _split_systems(value: str | None) -> list[str] | None:
+    if value is None:
+        return None
+    names = [part.strip() for part in value.split(",") if part.strip()]
+    return names or None
+
+
+def _run_run(args: argparse.Namespace) -> int:
+    from evalkit.evaluate import evaluate
+    from evalkit.fixtures import load_fixture
+    from evalkit.output import output_path_from_env, resolve_output_path
+    from evalkit.report import write_report
+
+    output = output_path_from_env(args.output)
+    if output is not None:
+        resolve_output_path(output)  # refuse an unsafe path before spending time evaluating
+    fixture = load_fixture(args.fixture)
+    evaluation = evaluate(
+        fixture,
+        _split_systems(args.systems),
+        k=args.k,
+        repeats=args.repeats,
+        progress=sys.stderr.isatty(),
+    )
+    table = evaluation.summary().pivot(index="system", columns="measure", values="value")
+    table = table.loc[list(evaluation.systems), [m for m in evaluation.measures if m in table]]
+    print(f"{fixture.meta.id} {fixture.meta.version}: {len(fixture.queries)} queries, k={args.k}")
+    print(table.to_string(float_format=lambda v: f"{v:.4f}"))
+    print()
+    latency = evaluation.latency_summary().set_index("system")
+    print(latency.to_string(float_format=lambda v: f"{v:.3f}"))
+    report = evaluation.to_report()
+    print()
+    print(f"corpusHash: {report['corpusHash']}")
+    print(f"evaluationDefinitionHash: {report['evaluationDefinitionHash']}")
+    print(f"determinism: {report['determinism']['verdict']} ({evaluation.repeats} repeats)")
+    if output is not None:
+        write_report(report, output)
+        print(f"report: {output}")
+    return 0
+
+
+# --- probes ---------------------------------------------------------------------------------
+
+
+def _add_probes(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handler:
+    p = sub.add_parser(
+        "probes",
+        help="run tool probes against a target; exit 1 on a failed threshold or a drop from "
+        "the baseline, 2 when a probe could not run",
+    )
+    p.add_argument("fixtures", help="directory of probe .yaml files")
+    p.add_argument("--target", required=True, help="target name, e.g. stdlib")
+    p.add_argument(
+        "--output",
+        default=None,
+        help="workspace-relative path of the canonical JSON report (or set EVALKIT_OUTPUT); "
+        "by default nothing is written",
+    )
+    p.add_argument(
+        "--baseline", default=None, help="a committed probes report to compare recall/precision"
+    )
+    return _run_probes
+
+
+def _run_probes(args: argparse.Namespace) -> int:
+    import json
+
+    from evalkit.canonical import canonical_json
+    from evalkit.errors import InputError
+    from evalkit.output import output_path_from_env, resolve_output_path, write_text_atomic
+    from evalkit.probes import (
+        baseline_drops,
+        format_table,
+        get_target,
+        load_probes,
+        probes_report,
+        run_probes,
+    )
+
+    output = output_path_from_env(args.output)
+    if output is not None:
+        resolve_output_path(output)  # refuse an unsafe path before running anything
+    baseline = None
+    if args.baseline is not None:
+        try:
+            with open(args.baseline, encoding="utf-8") as handle:
+                baseline = json.load(handle)
+        except (OSError, ValueError) as error:
+            raise InputError(
+                f"cannot read baseline {args.baseline!r} ({type(error).__name__}); expected a "
+                "JSON file written by `evalkit probes ... --output PATH`"
+            ) from None
+        if not isinstance(baseline, dict):
+            raise InputError(f"baseline {args.baseline!r} is not a JSON object")
+    target = get_target(args.target)
+    probes = load_probes(args.fixtures, tools=target.tools.names())
+    results = run_probes(target.tools, probes)
+    report = probes_report(
+        results, target=target.name, fingerprint=target.fingerprint, probes=probes
+    )
+    print(format_table(results))
+    summary = report["summary"]
+    print(
+        f"\n{target.name}: {summary['probes']} probes, {summary['passed']} passed, "
+        f"{summary['failed']} failed, {summary['errors']} could not run; "
+        f"total tool time {results['latency_ms'].sum():.1f} ms"
+    )
+    for row in results[results["status"] == "error"].itertuples():
+        print(f"error: {row.error}", file=sys.stderr)
+    drops_found = False
+    if baseline is not None:
+        drops = baseline_drops(report, baseline)
+        drops_found = not drops.empty
+        if baseline.get("target", {}).get("fingerprint") != target.fingerprint:
+            print("baseline: note: made from different target data (e.g. another Python)")
+        if drops_found:
+            print("baseline: dropped below the baseline:")
+            print(drops.to_string(index=False, float_format=lambda v: f"{v:.3f}", na_rep="-"))
+        else:
+            print(f"baseline: no recall/precision drop against {args.baseline}")
+    if output is not None:
+        write_text_atomic(output, canonical_json(report))
+        print(f"report: {output}")
+    if summary["errors"]:
+        return 2
+    return 1 if summary["failed"] or drops_found else 0
+
+
+# --- gate, baseline, diff -------------------------------------------------------------------
+
+
+def _add_evaluation_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("fixture", help="fixture directory")
+    p.add_argument(
+        "--systems",
+        default=None,
+        help="comma-separated system names or package.module:factory specs (default: all five "
+        "reference systems); must match the baseline's systems",
+    )
+    p.add_argument("--k", type=int, default=10, help="ranking cutoff (default 10)")
+    p.add_argument("--repeats", type=int, default=2, help="determinism repeats (default 2)")
+
+
+def _add_gate(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handler:
+    p = sub.add_parser(
+        "gate",
+        help="evaluate a fixture and check its quality gates; exit 1 when a gate fails, 2 on a "
+        "usage or input error (including a stale baseline)",
+    )
+    _add_evaluation_options(p)
+    p.add_argument("--gates", default=None, help="gates file (default: FIXTURE/gates.yaml)")
+    p.add_argument(
+        "--baseline",
+        default=None,
+        help="baseline JSON file (default: the gates file's baseline.path, relative to it)",
+    )
+    p.add_argument(
+        "--output",
+        default=None,
+        help="workspace-relative path of the JSON report with a 'gates' section (or set "
+        "EVALKIT_OUTPUT); by default nothing is written",
+    )
+    return _run_gate
+
+
+def _run_gate(args: argparse.Namespace) -> int:
+    import pathlib
+
+    from evalkit.errors import InputError
+    from evalkit.evaluate import evaluate
+    from evalkit.fixtures import load_fixture
+    from evalkit.gates import (
+        check_baseline_fresh,
+        check_gates,
+        format_gate_table,
+        gates_to_report,
+        load_gates,
+        load_report,
+    )
+    from evalkit.output import output_path_from_env, resolve_output_path
+    from evalkit.report import write_report
+
+    output = output_path_from_env(args.output)
+    if output is not None:
+        resolve_output_path(output)  # refuse an unsafe path before spending time evaluating
+    gates_path = pathlib.Path(args.gates or pathlib.Path(args.fixture) / "gates.yaml")
+    gates = load_gates(gates_path)
+    baseline_path: pathlib.Path | None = None
+    if args.baseline is not None:
+        if gates.baseline is None:
+            raise InputError(
+                f"--baseline was given but gates file {str(gates_path)!r} has no baseline "
+                "section; add 'baseline:' (see fixtures/README.md) or drop --baseline"
+            )
+        baseline_path = pathlib.Path(args.baseline)
+    elif gates.baseline is not None:
+        baseline_path = gates_path.parent / gates.baseline.path
+    baseline = load_report(baseline_path) if baseline_path is not None else None
+    fixture = load_fixture(args.fixture)
+    evaluation = evaluate(fixture, _split_systems(args.systems), k=args.k, repeats=args.repeats)
+    report = evaluation.to_report()
+    if baseline is not None:
+        check_baseline_fresh(
+            report, baseline, fixture=args.fixture, baseline_path=str(baseline_path)
+        )
+    results = check_gates(report, gates, baseline)
+    print(f"{fixture.meta.id} {fixture.meta.version}: gates {gates_path}", end="")
+    print(f", baseline {baseline_path}" if baseline_path is not None else "")
+    print(format_gate_table(results), end="")
+    if output is not None:
+        write_report({**report, "gates": gates_to_report(results)}, output)
+        print(f"report: {output}")
+    return 0 if bool(results["passed"].all()) else 1
+
+
+def _add_baseline(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handler:
+    p = sub.add_parser(
+        "baseline",
+        help="evaluate a fixture and write its deterministic projection (no latency) as a "
+        "canonical JSON baseline",
+    )
+    _add_evaluation_options(p)
+    p.add_argument(
+        "--output",
+        default=None,
+        help="workspace-relative path of the baseline, e.g. fixtures/<id>/baseline.json (or set "
+        "EVALKIT_OUTPUT); required",
+    )
+    return _run_baseline
+
+
+def _run_baseline(args: argparse.Namespace) -> int:
+    from evalkit.errors import InputError
+    from evalkit.evaluate import evaluate
+    from evalkit.fixtures import load_fixture
+    from evalkit.gates import write_baseline
+    from evalkit.output import output_path_from_env, resolve_output_path
+
+    output = output_path_from_env(args.output)
+    if output is None:
+        raise InputError(
+            "baseline needs a destination: pass --output fixtures/<id>/baseline.json "
+            "(or set EVALKIT_OUTPUT)"
+        )
+    resolve_output_path(output)  # refuse an unsafe path before spending time evaluating
+    fixture = load_fixture(args.fixture)
+    evaluation = evaluate(fixture, _split_systems(args.systems), k=args.k, repeats=args.repeats)
+    report = evaluation.to_report()
+    write_baseline(report, output)
+    print(f"baseline: {output} (evaluationDefinitionHash {report['evaluationDefinitionHash']})")
+    return 0
+
+
+def _add_diff(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handler:
+    p = sub.add_parser(
+        "diff",
+        help="compare two reports or baselines: per system/measure/language and per query ID",
+    )
+    p.add_argument("old", help="old report or baseline JSON file")
+    p.add_argument("new", help="new report or baseline JSON file")
+    p.add_argument("--json", action="store_true", help="print canonical JSON instead of tables")
+    p.add_argument("--changed-only", action="store_true", help="leave unchanged summary rows out")
+    return _run_diff
+
+
+def _run_diff(args: argparse.Namespace) -> int:
+    from evalkit.diff import diff_reports, diff_to_json, format_diff
+    from evalkit.gates import load_report
+
+    old, new = load_report(args.old), load_report(args.new)
+    diff = diff_reports(old, new)
+    if args.json:
+        print(diff_to_json(diff, old, new), end="")
+    else:
+        print(format_diff(diff, old, new, changed_only=args.changed_only), end="")
+    return 0
+
+
 # --- end of subcommands ---------------------------------------------------------------------
 
 _SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], Handler], ...] = (
     _add_validate,
+    _add_run,
+    _add_probes,
+    _add_gate,
+    _add_baseline,
+    _add_diff,
 )
 
 

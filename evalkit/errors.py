@@ -3,19 +3,19 @@
 Hierarchy::
 
     EvalkitError(Exception)
-    ├── FixtureError(EvalkitError, ValueError)      a fixture or gates file breaks the schema;
-    │                                               ``.problems`` lists every problem found
-    ├── FormatError(EvalkitError, ValueError)       a qrels/run/BEIR file cannot be read (file, line)
-    ├── MeasureError(EvalkitError, ValueError)      unknown measure name or parameter
-    ├── InputError(EvalkitError, ValueError)        a DataFrame argument has the wrong shape or values
-    ├── UnknownNameError(EvalkitError, LookupError) a registry has no entry of that name
-    ├── ProbeError(EvalkitError, ValueError)        a probe file breaks the probe schema
-    ├── DispatchError(EvalkitError, RuntimeError)   a probe could not run (tool, arguments, tool raised)
+    ├── FixtureError(EvalkitError, ValueError)       fixture or gates file breaks the schema;
+    │                                                ``.problems`` lists every problem found
+    ├── FormatError(EvalkitError, ValueError)        a qrels/run/BEIR file is unreadable
+    ├── MeasureError(EvalkitError, ValueError)       unknown measure name or parameter
+    ├── InputError(EvalkitError, ValueError)         an argument has wrong shape or values
+    ├── UnknownNameError(EvalkitError, LookupError)  a registry has no entry of that name
+    ├── ProbeError(EvalkitError, ValueError)         a probe file breaks the probe schema
+    ├── DispatchError(EvalkitError, RuntimeError)    a probe could not run
     ├── DeterminismError(EvalkitError, RuntimeError) two repeats of one evaluation differ
-    ├── UnsafePathError(EvalkitError, ValueError)   an output path is outside the workspace or unsafe
-    ├── LeakError(EvalkitError, RuntimeError)       an artifact contains fixture text
-    ├── StaleBaselineError(EvalkitError, ValueError) a baseline was made for another evaluation definition
-    └── NotebookError(EvalkitError, RuntimeError)   the report notebook failed to execute
+    ├── UnsafePathError(EvalkitError, ValueError)    an output path is unsafe
+    ├── LeakError(EvalkitError, RuntimeError)        an artifact contains fixture text
+    ├── StaleBaselineError(EvalkitError, ValueError) baseline of another evaluation definition
+    └── NotebookError(EvalkitError, RuntimeError)    the report notebook failed to execute
 
     EvalkitWarning(UserWarning)
     └── RunOnlyQueriesWarning                       a run has queries the qrels do not judge

@@ -1,0 +1,290 @@
+"""Compare two reports: which systems, measures, languages and query IDs got better or worse.
+
+Rules of :func:`diff_reports`:
+
+- Only ``summary``, ``summaryByLanguage`` and ``perQuery`` of the two reports are compared
+  (schema ``evalkit.report/1``); both may come from different evaluation definitions (that is
+  the point of a diff), and the header of :func:`format_diff` says whether they do.
+- ``delta = new - old``. ``change`` is ``better``/``worse`` by the measure's direction (higher
+  is better except ``evalkit.gates.LOWER_IS_BETTER``) when ``|delta| > CHANGE_SLACK``, else
+  ``same``; ``added``/``removed`` when the value exists on one side only (``delta`` is NaN).
+- The summary frame has a row for every (system, measure, language) of either report; the
+  per-query frame has rows for changed values only, and only for systems present in both
+  reports (a system on one side is visible as ``added``/``removed`` in the summary).
+- Row order: systems in old-report order then new-only systems; languages ``all`` first then
+  sorted; measures in new-report order then old-only measures; query IDs sorted as strings.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any, Final, NamedTuple
+
+import numpy as np
+import pandas as pd
+
+from evalkit.canonical import canonical_json
+from evalkit.errors import InputError
+from evalkit.gates import ALL_LANGUAGES, higher_is_better
+from evalkit.report import REPORT_SCHEMA
+
+__all__ = [
+    "DIFF_SCHEMA",
+    "PER_QUERY_DIFF_COLUMNS",
+    "SUMMARY_DIFF_COLUMNS",
+    "ReportDiff",
+    "diff_reports",
+    "diff_to_json",
+    "format_diff",
+]
+
+DIFF_SCHEMA: Final = "evalkit.diff/1"
+CHANGE_SLACK: Final = 1e-12
+SUMMARY_DIFF_COLUMNS: Final = ["system", "measure", "language", "old", "new", "delta", "change"]
+PER_QUERY_DIFF_COLUMNS: Final = ["system", "query_id", "measure", "old", "new", "delta", "change"]
+_HEADER_KEYS: Final = ("fixture", "evaluationDefinitionHash", "corpusHash")
+
+
+class ReportDiff(NamedTuple):
+    """``summary``: ``SUMMARY_DIFF_COLUMNS``; ``per_query``: ``PER_QUERY_DIFF_COLUMNS``."""
+
+    summary: pd.DataFrame
+    per_query: pd.DataFrame
+
+
+def diff_reports(old: Mapping[str, Any], new: Mapping[str, Any]) -> ReportDiff:
+    """Compare report dicts ``old`` and ``new`` (rules in the module docstring).
+
+    Raises :class:`InputError` naming the side and key when a report is malformed.
+    """
+    old_means, new_means = _means(old, "old report"), _means(new, "new report")
+    old_values, new_values = _per_query(old, "old report"), _per_query(new, "new report")
+    systems = _union(list(old_means), list(new_means))
+    measure_order = _union(_measures(new_means), _measures(old_means))
+    summary_rows = []
+    for system in systems:
+        old_system, new_system = old_means.get(system, {}), new_means.get(system, {})
+        languages = [
+            ALL_LANGUAGES,
+            *sorted((set(old_system) | set(new_system)) - {ALL_LANGUAGES}),
+        ]
+        for language in languages:
+            old_table, new_table = old_system.get(language, {}), new_system.get(language, {})
+            for measure in measure_order:
+                if measure in old_table or measure in new_table:
+                    summary_rows.append(
+                        (system, measure, language, *_compare(measure, old_table, new_table))
+                    )
+    query_rows = []
+    for system in systems:
+        if system not in old_values or system not in new_values:
+            continue
+        old_system, new_system = old_values[system], new_values[system]
+        for query_id in sorted(set(old_system) | set(new_system)):
+            old_query, new_query = old_system.get(query_id, {}), new_system.get(query_id, {})
+            for measure in _union(
+                [m for m in measure_order if m in new_query or m in old_query],
+                [*new_query, *old_query],
+            ):
+                compared = _compare(measure, old_query, new_query)
+                if compared[3] != "same":
+                    query_rows.append((system, query_id, measure, *compared))
+    return ReportDiff(
+        _frame(summary_rows, SUMMARY_DIFF_COLUMNS), _frame(query_rows, PER_QUERY_DIFF_COLUMNS)
+    )
+
+
+def _frame(rows: list[tuple[Any, ...]], columns: list[str]) -> pd.DataFrame:
+    frame = pd.DataFrame(rows, columns=columns)
+    return frame.astype({"old": "float64", "new": "float64", "delta": "float64"})
+
+
+def _compare(
+    measure: str, old: Mapping[str, float], new: Mapping[str, float]
+) -> tuple[float, float, float, str]:
+    if measure not in new:
+        return old[measure], math.nan, math.nan, "removed"
+    if measure not in old:
+        return math.nan, new[measure], math.nan, "added"
+    delta = new[measure] - old[measure]
+    if abs(delta) <= CHANGE_SLACK:
+        return old[measure], new[measure], delta, "same"
+    improved = (delta > 0) == higher_is_better(measure)
+    return old[measure], new[measure], delta, "better" if improved else "worse"
+
+
+def _union(first: list[str], second: list[str]) -> list[str]:
+    return list(dict.fromkeys([*first, *second]))
+
+
+def _measures(means: Mapping[str, Mapping[str, Mapping[str, float]]]) -> list[str]:
+    return _union([], [m for system in means.values() for table in system.values() for m in table])
+
+
+def _require_report(report: Mapping[str, Any], role: str) -> None:
+    if report.get("schema") != REPORT_SCHEMA:
+        raise InputError(
+            f"{role}: schema should be {REPORT_SCHEMA!r}; expected a report or baseline written "
+            "by this version of evalkit ('evalkit run --output' or 'evalkit baseline')"
+        )
+
+
+def _object(value: object, role: str, where: str) -> Mapping[str, Any]:
+    if not isinstance(value, dict):
+        found = "missing" if value is None else type(value).__name__
+        raise InputError(
+            f"{role}: {where} should be a JSON object, found {found}; expected a report "
+            f"of schema {REPORT_SCHEMA}"
+        )
+    return value
+
+
+def _number(value: object, role: str, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise InputError(
+            f"{role}: {where} should be a finite number; expected a report of schema "
+            f"{REPORT_SCHEMA}"
+        )
+    return float(value)
+
+
+def _means(report: Mapping[str, Any], role: str) -> dict[str, dict[str, dict[str, float]]]:
+    """{system: {language or "all": {measure: mean}}}."""
+    _require_report(report, role)
+    result: dict[str, dict[str, dict[str, float]]] = {}
+    overall = _object(report.get("summary"), role, "summary")
+    by_language = _object(report.get("summaryByLanguage"), role, "summaryByLanguage")
+    for system, measures in overall.items():
+        where = f"summary[{system!r}]"
+        result[system] = {ALL_LANGUAGES: _mean_table(measures, role, where)}
+    for system, languages in by_language.items():
+        tables = result.setdefault(system, {})
+        for language, measures in _object(
+            languages, role, f"summaryByLanguage[{system!r}]"
+        ).items():
+            where = f"summaryByLanguage[{system!r}][{language!r}]"
+            tables[language] = _mean_table(measures, role, where)
+    return result
+
+
+def _mean_table(measures: object, role: str, where: str) -> dict[str, float]:
+    return {
+        measure: _number(
+            _object(entry, role, f"{where}[{measure!r}]").get("mean"),
+            role,
+            f"{where}[{measure!r}].mean",
+        )
+        for measure, entry in _object(measures, role, where).items()
+    }
+
+
+def _per_query(report: Mapping[str, Any], role: str) -> dict[str, dict[str, dict[str, float]]]:
+    """{system: {query_id: {measure: value}}}."""
+    result: dict[str, dict[str, dict[str, float]]] = {}
+    for system, queries in _object(report.get("perQuery"), role, "perQuery").items():
+        where = f"perQuery[{system!r}]"
+        result[system] = {
+            query_id: {
+                measure: _number(value, role, f"{where}[{query_id!r}][{measure!r}]")
+                for measure, value in _object(values, role, f"{where}[{query_id!r}]").items()
+            }
+            for query_id, values in _object(queries, role, where).items()
+        }
+    return result
+
+
+# --- presenting -------------------------------------------------------------------------------
+
+
+def _header(report: Mapping[str, Any]) -> dict[str, Any]:
+    return {key: report.get(key) for key in _HEADER_KEYS}
+
+
+def _records(frame: pd.DataFrame, renames: Mapping[str, str]) -> list[dict[str, Any]]:
+    records = []
+    for row in frame.to_dict(orient="records"):
+        records.append(
+            {
+                renames.get(str(key), str(key)): (
+                    None if isinstance(value, float) and np.isnan(value) else value
+                )
+                for key, value in row.items()
+            }
+        )
+    return records
+
+
+def diff_to_json(diff: ReportDiff, old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
+    """Canonical JSON (schema ``evalkit.diff/1``): headers, ``summary``, ``perQuery`` (IDs only;
+    NaN written as ``null``)."""
+    return canonical_json(
+        {
+            "schema": DIFF_SCHEMA,
+            "old": _header(old),
+            "new": _header(new),
+            "summary": _records(diff.summary, {}),
+            "perQuery": _records(diff.per_query, {"query_id": "queryId"}),
+        }
+    )
+
+
+def _cell(value: object) -> str:
+    if isinstance(value, float):
+        return "-" if np.isnan(value) else f"{value:+.4f}" if value < 0 or value > 0 else "0.0000"
+    return str(value)
+
+
+def _table(frame: pd.DataFrame, signed: str = "delta") -> list[str]:
+    lines = [tuple(frame.columns)]
+    for row in frame.to_dict(orient="records"):
+        cells = []
+        for column, value in row.items():
+            if isinstance(value, float) and column != signed and not np.isnan(value):
+                cells.append(f"{value:.4f}")
+            else:
+                cells.append(_cell(value))
+        lines.append(tuple(cells))
+    widths = [max(len(line[i]) for line in lines) for i in range(len(frame.columns))]
+    text = [
+        "  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip()
+        for line in lines
+    ]
+    text.insert(1, "  ".join("-" * width for width in widths))
+    return text
+
+
+def format_diff(
+    diff: ReportDiff, old: Mapping[str, Any], new: Mapping[str, Any], *, changed_only: bool = False
+) -> str:
+    """A human-readable diff: headers, the summary table, the per-query changes (IDs only)."""
+    lines = []
+    for role, report in (("old", old), ("new", new)):
+        raw_fixture = report.get("fixture")
+        fixture = raw_fixture if isinstance(raw_fixture, dict) else {}
+        lines.append(
+            f"{role}: fixture {fixture.get('id', '?')} {fixture.get('version', '?')}, "
+            f"evaluationDefinitionHash {str(report.get('evaluationDefinitionHash'))[:19]}"
+        )
+    same = all(old.get(key) == new.get(key) for key in _HEADER_KEYS)
+    lines.append(
+        "same evaluation definition and corpus"
+        if same
+        else "the evaluation definitions differ (settings, systems, queries or corpus changed)"
+    )
+    summary = diff.summary
+    if changed_only:
+        summary = summary[summary["change"] != "same"]
+    lines += ["", f"summary ({len(summary)} row(s); language 'all' = overall mean)"]
+    if len(summary):
+        lines += _table(summary)
+    counts = diff.per_query["change"].value_counts()
+    lines += [
+        "",
+        f"per query: {len(diff.per_query)} changed value(s) "
+        f"({int(counts.get('better', 0))} better, {int(counts.get('worse', 0))} worse, "
+        f"{int(counts.get('added', 0))} added, {int(counts.get('removed', 0))} removed)",
+    ]
+    if len(diff.per_query):
+        lines += _table(diff.per_query)
+    return "\n".join(lines) + "\n"

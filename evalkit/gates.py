@@ -1,0 +1,770 @@
+"""Quality gates: the ``gates.yaml`` schema, committed baselines, and checking a report.
+
+``gates.yaml`` (schema ``evalkit.gates/1``, documented in ``fixtures/README.md``) holds three
+kinds of gate, all checked against a report dict of schema ``evalkit.report/1``:
+
+- ``absolute``: a bound on one system's mean of one measure, overall or in one language
+  (``min`` -> ``actual >= min``, ``max`` -> ``actual <= max``; exactly one of them).
+- ``relative``: ``system`` may be at most ``max_drop`` worse than ``reference`` on a measure.
+- ``baseline``: no measure of the named systems may be more than ``tolerance`` worse than in
+  the committed baseline, overall and (``per_language``) in each language; optionally at most
+  ``max_new_failures`` queries per system may fail that did not fail in the baseline.
+
+Rules of :func:`check_gates`:
+
+- "Worse" follows the measure's direction: higher is better except for the measures in
+  ``LOWER_IS_BETTER`` (``NoAnswerFP``). For a higher-is-better measure the threshold is
+  ``reference - max_drop`` (or ``baseline - tolerance``) and the gate passes when
+  ``actual >= threshold``; for a lower-is-better one it is ``reference + max_drop`` and
+  ``actual <= threshold``. Comparisons allow ``COMPARISON_SLACK`` for float rounding.
+- ``language == "all"`` means the overall mean (``summary``), any other value the mean within
+  that language (``summaryByLanguage``).
+- A new failure is a (query ID, failure kind) pair of a system in the report's ``failures`` that
+  the baseline does not have; the gate counts the distinct query IDs (``query_ids`` lists them).
+- A baseline whose ``schema``, ``evaluationDefinitionHash`` or ``corpusHash`` differs from the
+  report's is stale: :class:`~evalkit.errors.StaleBaselineError`, never a silent comparison.
+- A gate naming a system, measure or language the report does not have is an
+  :class:`~evalkit.errors.InputError`.
+- Rows come in order: absolute gates (file order), relative gates (file order), then per
+  baseline system: every measure overall, then per language (sorted), then its new-failure row.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Annotated, Any, Final, Literal
+
+import pandas as pd
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from evalkit.canonical import canonical_json
+from evalkit.errors import FixtureError, InputError, Problem, StaleBaselineError
+from evalkit.fixtures.schema import ID_PATTERN, LANGUAGE_PATTERN
+from evalkit.output import write_text_atomic
+from evalkit.registry import did_you_mean
+from evalkit.report import REPORT_SCHEMA, deterministic_projection
+
+__all__ = [
+    "ALL_LANGUAGES",
+    "GATES_SCHEMA",
+    "GATE_COLUMNS",
+    "LOWER_IS_BETTER",
+    "AbsoluteGate",
+    "BaselineGate",
+    "Gates",
+    "RelativeGate",
+    "baseline_from_report",
+    "check_baseline_fresh",
+    "check_gates",
+    "format_gate_table",
+    "gates_to_report",
+    "higher_is_better",
+    "load_gates",
+    "load_report",
+    "write_baseline",
+]
+
+GATES_SCHEMA: Final = "evalkit.gates/1"
+ALL_LANGUAGES: Final = "all"
+LOWER_IS_BETTER: Final = frozenset({"NoAnswerFP"})
+COMPARISON_SLACK: Final = 1e-9
+NEW_FAILURES_MEASURE: Final = "new-failures"
+GATE_COLUMNS: Final = [
+    "gate",
+    "kind",
+    "system",
+    "measure",
+    "language",
+    "reference",
+    "op",
+    "threshold",
+    "actual",
+    "passed",
+    "query_ids",
+]
+_STALE_KEYS: Final = ("schema", "evaluationDefinitionHash", "corpusHash")
+# evalkit's own measures; everything else goes through evalkit.measures.parse_measure.
+_OWN_MEASURE = re.compile(r"NoAnswerFP|Context(Precision|Recall)@[1-9][0-9]{0,5}")
+_RELATIVE_PATH = re.compile(r"(?![/\\])(?!.*(^|/)\.\.(/|$))[^\\\x00:]{1,255}")
+
+
+def higher_is_better(measure: str) -> bool:
+    """True unless ``measure`` is in ``LOWER_IS_BETTER``."""
+    return measure not in LOWER_IS_BETTER
+
+
+def _canonical_measure(name: str) -> str:
+    if _OWN_MEASURE.fullmatch(name):
+        return name
+    from evalkit.measures import parse_measure
+
+    return str(parse_measure(name))
+
+
+# --- the gates file ---------------------------------------------------------------------------
+
+GateId = Annotated[str, Field(pattern=ID_PATTERN)]
+SystemName = Annotated[str, Field(pattern=ID_PATTERN)]
+Language = Annotated[str, Field(pattern=LANGUAGE_PATTERN, max_length=35)]
+Bound = Annotated[float, Field(allow_inf_nan=False)]
+Drop = Annotated[float, Field(ge=0.0, allow_inf_nan=False)]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, hide_input_in_errors=True)
+
+
+class _MeasureGate(_Model):
+    id: GateId | None = None
+    system: SystemName
+    measure: str
+    language: Language = ALL_LANGUAGES
+
+    @field_validator("measure")
+    @classmethod
+    def _known_measure(cls, value: str) -> str:
+        return _canonical_measure(value)
+
+
+class AbsoluteGate(_MeasureGate):
+    """``system``'s mean ``measure`` (in ``language``) must be >= ``min`` or <= ``max``."""
+
+    min: Bound | None = None
+    max: Bound | None = None
+
+    @model_validator(mode="after")
+    def _one_bound(self) -> AbsoluteGate:
+        if (self.min is None) == (self.max is None):
+            raise ValueError("give exactly one of min or max")
+        return self
+
+    def bound(self) -> tuple[str, float]:
+        """``(">=", min)`` or ``("<=", max)``."""
+        if self.min is not None:
+            return ">=", self.min
+        return "<=", self.max if self.max is not None else math.inf
+
+
+class RelativeGate(_MeasureGate):
+    """``system`` may be at most ``max_drop`` worse than ``reference`` on ``measure``."""
+
+    reference: SystemName
+    max_drop: Drop
+
+    @model_validator(mode="after")
+    def _two_systems(self) -> RelativeGate:
+        if self.system == self.reference:
+            raise ValueError("system and reference must be different systems")
+        return self
+
+
+class BaselineGate(_Model):
+    """No measure of ``systems`` may be more than ``tolerance`` worse than in the baseline."""
+
+    path: Annotated[str, Field(pattern=_RELATIVE_PATH.pattern)] = "baseline.json"
+    systems: tuple[SystemName, ...] | Literal["all"] = "all"
+    measures: tuple[str, ...] | Literal["all"] = "all"
+    tolerance: Drop = 0.0
+    per_language: bool = True
+    max_new_failures: Annotated[int, Field(ge=0)] | None = None
+
+    @field_validator("systems", "measures", mode="before")
+    @classmethod
+    def _list_to_tuple(cls, value: object) -> object:
+        return tuple(value) if isinstance(value, list) else value
+
+    @field_validator("measures")
+    @classmethod
+    def _known_measures(cls, value: tuple[str, ...] | str) -> tuple[str, ...] | str:
+        return value if isinstance(value, str) else tuple(_canonical_measure(m) for m in value)
+
+
+class Gates(_Model):
+    """A whole ``gates.yaml``; ``source`` is the file it came from (for messages and paths)."""
+
+    schema_: Literal["evalkit.gates/1"] = Field(alias="schema")
+    absolute: tuple[AbsoluteGate, ...] = ()
+    relative: tuple[RelativeGate, ...] = ()
+    baseline: BaselineGate | None = None
+
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", strict=True, hide_input_in_errors=True, populate_by_name=True
+    )
+
+    @field_validator("absolute", "relative", mode="before")
+    @classmethod
+    def _list_to_tuple(cls, value: object) -> object:
+        return tuple(value) if isinstance(value, list) else value
+
+    def gate_ids(self) -> tuple[str, ...]:
+        """The ID of each absolute then relative gate (``absolute[i]`` when none was given)."""
+        return tuple(
+            gate.id or f"{kind}[{index}]"
+            for kind, gates in (("absolute", self.absolute), ("relative", self.relative))
+            for index, gate in enumerate(gates)
+        )
+
+
+def load_gates(path: str | os.PathLike[str]) -> Gates:
+    """Read and strictly validate a ``gates.yaml``.
+
+    Raises :class:`FixtureError` listing every problem (file:line, gate ID or position, field).
+    """
+    file = Path(path)
+    name = file.name
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise FixtureError(
+            [Problem(name, "", "", "file not found; create it (see fixtures/README.md)")],
+            source=f"gates file {os.fspath(path)!r}",
+        ) from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise FixtureError(
+            [Problem(name, "", "", f"cannot be read as UTF-8 text ({type(error).__name__})")],
+            source=f"gates file {os.fspath(path)!r}",
+        ) from None
+    return _parse_gates(text, name, source=f"gates file {os.fspath(path)!r}")
+
+
+def _parse_gates(text: str, name: str, *, source: str) -> Gates:
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f"{name}:{mark.line + 1}" if mark is not None else name
+        raise FixtureError(
+            [Problem(where, "", "", "is not valid YAML (syntax error); fix the syntax")],
+            source=source,
+        ) from None
+    if not isinstance(data, dict) or not isinstance(node, yaml.MappingNode):
+        found = "nothing" if data is None else type(data).__name__
+        raise FixtureError(
+            [
+                Problem(
+                    name, "", "", f"expected a mapping with 'schema: {GATES_SCHEMA}', found {found}"
+                )
+            ],
+            source=source,
+        )
+    problems = [
+        Problem(f"{name}:{line}", "", key, "this key appears twice in one mapping; keep one")
+        for line, key in _duplicate_keys(node)
+    ]
+    lines = _item_lines(node)
+    try:
+        gates = Gates.model_validate(data)
+    except ValidationError as error:
+        problems += [_problem(name, data, lines, detail) for detail in error.errors()]
+        raise FixtureError(problems, source=source) from None
+    problems += _cross_rules(gates, name, lines)
+    if problems:
+        raise FixtureError(problems, source=source)
+    return gates
+
+
+def _duplicate_keys(node: yaml.Node) -> list[tuple[int, str]]:
+    found: list[tuple[int, str]] = []
+    if isinstance(node, yaml.MappingNode):
+        seen: set[str] = set()
+        for key_node, value_node in node.value:
+            key = str(key_node.value)
+            if key in seen:
+                found.append((key_node.start_mark.line + 1, key))
+            seen.add(key)
+            found += _duplicate_keys(value_node)
+    elif isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            found += _duplicate_keys(item)
+    return found
+
+
+def _item_lines(node: yaml.MappingNode) -> dict[tuple[str, int], int]:
+    """1-based line of each ``absolute``/``relative`` list item, and of the sections themselves."""
+    lines: dict[tuple[str, int], int] = {}
+    for key_node, value_node in node.value:
+        key = str(key_node.value)
+        lines[(key, -1)] = key_node.start_mark.line + 1
+        if isinstance(value_node, yaml.SequenceNode):
+            for index, item in enumerate(value_node.value):
+                lines[(key, index)] = item.start_mark.line + 1
+    return lines
+
+
+def _label(data: Mapping[str, Any], section: str, index: int) -> str:
+    items = data.get(section)
+    if isinstance(items, list) and index < len(items) and isinstance(items[index], dict):
+        gate_id = items[index].get("id")
+        if isinstance(gate_id, str) and re.fullmatch(ID_PATTERN, gate_id):
+            return gate_id
+    return f"{section}[{index}]"
+
+
+def _problem(
+    name: str, data: Mapping[str, Any], lines: Mapping[tuple[str, int], int], detail: Any
+) -> Problem:
+    location = [str(part) for part in detail["loc"]]
+    section = location[0] if location else ""
+    label, field_parts = "", location
+    line = lines.get((section, -1))
+    if section in ("absolute", "relative") and len(location) >= 2 and location[1].isdigit():
+        index = int(location[1])
+        label = _label(data, section, index)
+        line = lines.get((section, index), line)
+        field_parts = location[2:]
+    elif section == "baseline":
+        label, field_parts = "baseline", location[1:]
+    where = f"{name}:{line}" if line is not None else name
+    field = ".".join(part for part in field_parts if not part.startswith("function-")) or section
+    return Problem(where, label, field, _message(detail))
+
+
+def _message(detail: Any) -> str:
+    kind = detail["type"]
+    found = type(detail.get("input")).__name__
+    if kind == "missing":
+        return "required field is missing"
+    if kind == "extra_forbidden":
+        return "unknown field; remove it or fix its spelling (see fixtures/README.md)"
+    if kind == "literal_error":
+        return f"{detail['msg'].removeprefix('Input should be ')}, found another value"
+    if kind == "string_pattern_mismatch":
+        return "has the wrong shape: expected an ID, a language code or a relative path"
+    if kind == "value_error":
+        return str(detail["msg"]).removeprefix("Value error, ")
+    if kind.endswith("_type") or kind in ("finite_number", "union_tag_invalid"):
+        return (
+            f"wrong type or value: {detail['msg'].removeprefix('Input should be ')}, found {found}"
+        )
+    return f"{detail['msg']} (found {found})"
+
+
+def _cross_rules(gates: Gates, name: str, lines: Mapping[tuple[str, int], int]) -> list[Problem]:
+    problems: list[Problem] = []
+    if not gates.absolute and not gates.relative and gates.baseline is None:
+        problems.append(
+            Problem(name, "", "", "defines no gates; add absolute, relative or baseline gates")
+        )
+    seen: dict[str, str] = {}
+    positions = [("absolute", i) for i in range(len(gates.absolute))]
+    positions += [("relative", i) for i in range(len(gates.relative))]
+    for (section, index), gate_id in zip(positions, gates.gate_ids(), strict=True):
+        where = f"{name}:{lines.get((section, index), 0)}"
+        if gate_id in seen:
+            problems.append(
+                Problem(where, gate_id, "id", f"duplicate gate ID, first used at {seen[gate_id]}")
+            )
+        seen.setdefault(gate_id, where)
+    return problems
+
+
+# --- reports and baselines --------------------------------------------------------------------
+
+
+def load_report(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read a report or baseline JSON file (a JSON object); its shape is checked where used.
+
+    Raises :class:`InputError` naming the file (and line) when it cannot be read or parsed.
+    """
+    import json
+
+    where = os.fspath(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(
+            f"report file {where!r} does not exist; expected a report or baseline JSON file "
+            "(write one with 'evalkit baseline FIXTURE --output PATH')"
+        ) from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise InputError(
+            f"report file {where!r} cannot be read as UTF-8 text ({type(error).__name__})"
+        ) from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise InputError(
+            f"report file {where!r} line {error.lineno}: not valid JSON ({error.msg}); "
+            "expected a report written by evalkit"
+        ) from None
+    if not isinstance(data, dict):
+        raise InputError(
+            f"report file {where!r}: expected a JSON object, found {type(data).__name__}"
+        )
+    return data
+
+
+def baseline_from_report(report: Mapping[str, Any]) -> dict[str, Any]:
+    """The baseline of ``report``: its deterministic projection without a ``gates`` section."""
+    projection = deterministic_projection(dict(report))
+    projection.pop("gates", None)
+    return projection
+
+
+def write_baseline(
+    report: Mapping[str, Any],
+    path: str | os.PathLike[str],
+    *,
+    workspace: str | os.PathLike[str] | None = None,
+) -> Path:
+    """Write ``baseline_from_report(report)`` as canonical JSON to a safe relative ``path``."""
+    return write_text_atomic(
+        path, canonical_json(baseline_from_report(report)), workspace=workspace
+    )
+
+
+def check_baseline_fresh(
+    report: Mapping[str, Any],
+    baseline: Mapping[str, Any],
+    *,
+    fixture: str = "FIXTURE",
+    baseline_path: str = "BASELINE.json",
+) -> None:
+    """Raise :class:`StaleBaselineError` unless the baseline was made for this evaluation.
+
+    Compares ``schema``, ``evaluationDefinitionHash`` and ``corpusHash``; the message names the
+    differing keys, the visible parts that changed (fixture, settings, systems, providers) and
+    the command that refreshes the baseline (``fixture``/``baseline_path`` fill it in).
+    """
+    differing = [key for key in _STALE_KEYS if baseline.get(key) != report.get(key)]
+    if not differing:
+        return
+    details = "; ".join(
+        f"{key}: baseline {_short(baseline.get(key))}, current {_short(report.get(key))}"
+        for key in differing
+    )
+    changed = [
+        key
+        for key in ("fixture", "settings", "systems", "providerDefinitionsHash")
+        if baseline.get(key) != report.get(key)
+    ]
+    cause = (
+        f"changed since the baseline: {', '.join(changed)}"
+        if changed
+        else "the queries, judgments, corpus or measures version changed since the baseline"
+    )
+    raise StaleBaselineError(
+        f"baseline {baseline_path} is stale and was not compared: it was made for another "
+        f"evaluation definition ({details}); {cause}. If the change is intended, review it with "
+        f"'evalkit diff {baseline_path} NEW.json' and refresh the baseline with "
+        f"'evalkit baseline {fixture} --output {baseline_path}'"
+    )
+
+
+def _short(value: object) -> str:
+    if isinstance(value, str):
+        return repr(value[:19] + "...") if len(value) > 22 else repr(value)
+    return "missing" if value is None else type(value).__name__
+
+
+# --- checking ---------------------------------------------------------------------------------
+
+
+class _Means:
+    """Lookup of ``mean`` values in a report's ``summary``/``summaryByLanguage``."""
+
+    def __init__(self, report: Mapping[str, Any], role: str) -> None:
+        self.role = role
+        self.systems = _require(report, "systems", list, role)
+        self.overall = _require(report, "summary", dict, role)
+        self.by_language = _require(report, "summaryByLanguage", dict, role)
+
+    def measures(self, system: str) -> list[str]:
+        return list(self.overall.get(system, {}))
+
+    def languages(self, system: str) -> list[str]:
+        return sorted(self.by_language.get(system, {}))
+
+    def get(self, system: str, measure: str, language: str, gate: str) -> float:
+        if system not in self.systems:
+            known = [str(s) for s in self.systems]
+            raise InputError(
+                f"gate {gate!r}: system {system!r} is not in the {self.role} (systems: "
+                f"{', '.join(known) or 'none'});{did_you_mean(system, known)} evaluate that "
+                "system or fix the gate"
+            )
+        table = self.overall.get(system, {})
+        if language != ALL_LANGUAGES:
+            languages = self.by_language.get(system, {})
+            if language not in languages:
+                raise InputError(
+                    f"gate {gate!r}: language {language!r} has no results for system {system!r} "
+                    f"in the {self.role} (languages: {', '.join(sorted(languages)) or 'none'}); "
+                    "fix the gate's language"
+                )
+            table = languages[language]
+        if measure not in table:
+            known = list(table)
+            raise InputError(
+                f"gate {gate!r}: measure {measure!r} was not computed for system {system!r} in "
+                f"the {self.role} (measures: {', '.join(known) or 'none'});"
+                f"{did_you_mean(measure, known)} fix the gate or evaluate that measure"
+            )
+        entry = table[measure]
+        value = entry.get("mean") if isinstance(entry, dict) else None
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+        ):
+            raise InputError(
+                f"{self.role}: summary of system {system!r}, measure {measure!r}, language "
+                f"{language!r} has no finite 'mean'; expected a report written by evalkit"
+            )
+        return float(value)
+
+
+def _require(report: Mapping[str, Any], key: str, kind: type, role: str) -> Any:
+    value = report.get(key)
+    if not isinstance(value, kind):
+        found = "missing" if value is None else type(value).__name__
+        raise InputError(
+            f"{role}: key {key!r} should be a JSON {'array' if kind is list else 'object'}, found "
+            f"{found}; expected a report of schema {REPORT_SCHEMA} written by evalkit"
+        )
+    return value
+
+
+def _row(
+    *,
+    gate: str,
+    kind: str,
+    system: str,
+    measure: str,
+    language: str,
+    reference: str,
+    op: str,
+    threshold: float,
+    actual: float,
+    query_ids: Sequence[str] = (),
+) -> dict[str, Any]:
+    if op == ">=":
+        passed = actual >= threshold - COMPARISON_SLACK
+    else:
+        passed = actual <= threshold + COMPARISON_SLACK
+    return {
+        "gate": gate,
+        "kind": kind,
+        "system": system,
+        "measure": measure,
+        "language": language,
+        "reference": reference,
+        "op": op,
+        "threshold": float(threshold),
+        "actual": float(actual),
+        "passed": bool(passed),
+        "query_ids": ",".join(query_ids),
+    }
+
+
+def _worse_bound(measure: str, value: float, slack: float) -> tuple[str, float]:
+    """(op, threshold) for "at most ``slack`` worse than ``value``"."""
+    return (">=", value - slack) if higher_is_better(measure) else ("<=", value + slack)
+
+
+def check_gates(
+    report: Mapping[str, Any], gates: Gates, baseline: Mapping[str, Any] | None = None
+) -> pd.DataFrame:
+    """Check every gate against ``report`` (and ``baseline``); one row per check.
+
+    Columns ``GATE_COLUMNS``: ``gate, kind (absolute|relative|baseline|new-failures), system,
+    measure, language ("all" = overall), reference ("" | reference system | "baseline"), op
+    (">=" | "<="), threshold, actual, passed, query_ids`` (comma-separated, new failures only).
+    Raises :class:`InputError` for unknown systems/measures/languages or a missing baseline and
+    :class:`StaleBaselineError` for a stale one. Inputs are not modified.
+    """
+    if report.get("schema") != REPORT_SCHEMA:
+        raise InputError(
+            f"report: schema should be {REPORT_SCHEMA!r}, found {_short(report.get('schema'))}; "
+            "expected a report written by this version of evalkit"
+        )
+    current = _Means(report, "report")
+    rows: list[dict[str, Any]] = []
+    ids = iter(gates.gate_ids())
+    for gate in gates.absolute:
+        gate_id = next(ids)
+        actual = current.get(gate.system, gate.measure, gate.language, gate_id)
+        op, threshold = gate.bound()
+        rows.append(
+            _row(
+                gate=gate_id,
+                kind="absolute",
+                system=gate.system,
+                measure=gate.measure,
+                language=gate.language,
+                reference="",
+                op=op,
+                threshold=threshold,
+                actual=actual,
+            )
+        )
+    for rel in gates.relative:
+        gate_id = next(ids)
+        actual = current.get(rel.system, rel.measure, rel.language, gate_id)
+        reference = current.get(rel.reference, rel.measure, rel.language, gate_id)
+        op, threshold = _worse_bound(rel.measure, reference, rel.max_drop)
+        rows.append(
+            _row(
+                gate=gate_id,
+                kind="relative",
+                system=rel.system,
+                measure=rel.measure,
+                language=rel.language,
+                reference=rel.reference,
+                op=op,
+                threshold=threshold,
+                actual=actual,
+            )
+        )
+    if gates.baseline is not None:
+        if baseline is None:
+            raise InputError(
+                "the gates define baseline gates but no baseline was given; commit one with "
+                "'evalkit baseline FIXTURE --output FIXTURE/baseline.json' or remove the "
+                "baseline section"
+            )
+        check_baseline_fresh(report, baseline)
+        rows += _baseline_rows(report, current, gates.baseline, baseline)
+    return pd.DataFrame(rows, columns=GATE_COLUMNS).astype(
+        {"threshold": "float64", "actual": "float64", "passed": bool}
+    )
+
+
+def _baseline_rows(
+    report: Mapping[str, Any],
+    current: _Means,
+    spec: BaselineGate,
+    baseline: Mapping[str, Any],
+) -> list[dict[str, Any]]:
+    previous = _Means(baseline, "baseline")
+    systems = [str(s) for s in previous.systems] if spec.systems == "all" else list(spec.systems)
+    rows: list[dict[str, Any]] = []
+    for system in systems:
+        gate = f"baseline:{system}"
+        measures = previous.measures(system) if spec.measures == "all" else list(spec.measures)
+        if system not in previous.systems:
+            previous.get(system, "", ALL_LANGUAGES, gate)  # raises: names the known systems
+        languages = [ALL_LANGUAGES, *(previous.languages(system) if spec.per_language else [])]
+        for language in languages:
+            for measure in measures:
+                old = previous.get(system, measure, language, gate)
+                actual = current.get(system, measure, language, gate)
+                op, threshold = _worse_bound(measure, old, spec.tolerance)
+                rows.append(
+                    _row(
+                        gate=gate,
+                        kind="baseline",
+                        system=system,
+                        measure=measure,
+                        language=language,
+                        reference="baseline",
+                        op=op,
+                        threshold=threshold,
+                        actual=actual,
+                    )
+                )
+        if spec.max_new_failures is not None:
+            new = _new_failures(report, baseline, system)
+            rows.append(
+                _row(
+                    gate=gate,
+                    kind="new-failures",
+                    system=system,
+                    measure=NEW_FAILURES_MEASURE,
+                    language=ALL_LANGUAGES,
+                    reference="baseline",
+                    op="<=",
+                    threshold=spec.max_new_failures,
+                    actual=len(new),
+                    query_ids=new,
+                )
+            )
+    return rows
+
+
+def _failure_keys(report: Mapping[str, Any], system: str, role: str) -> set[tuple[str, str]]:
+    keys: set[tuple[str, str]] = set()
+    for index, failure in enumerate(_require(report, "failures", list, role)):
+        if not isinstance(failure, dict) or not all(
+            isinstance(failure.get(k), str) for k in ("system", "queryId", "kind")
+        ):
+            raise InputError(
+                f"{role}: failures[{index}] should be an object with string system, queryId and "
+                "kind; expected a report written by evalkit"
+            )
+        if failure["system"] == system:
+            keys.add((failure["queryId"], failure["kind"]))
+    return keys
+
+
+def _new_failures(report: Mapping[str, Any], baseline: Mapping[str, Any], system: str) -> list[str]:
+    """Sorted IDs of queries with a (query, kind) failure in ``report`` but not in ``baseline``."""
+    new = _failure_keys(report, system, "report") - _failure_keys(baseline, system, "baseline")
+    return sorted({query_id for query_id, _ in new})
+
+
+# --- presenting -------------------------------------------------------------------------------
+
+
+def gates_to_report(results: pd.DataFrame) -> list[dict[str, Any]]:
+    """The gate results as the report's ``gates`` section (camelCase keys, IDs only)."""
+    records = []
+    for row in results.to_dict(orient="records"):
+        records.append(
+            {
+                "gate": str(row["gate"]),
+                "kind": str(row["kind"]),
+                "system": str(row["system"]),
+                "measure": str(row["measure"]),
+                "language": str(row["language"]),
+                "reference": str(row["reference"]),
+                "op": str(row["op"]),
+                "threshold": float(row["threshold"]),
+                "actual": float(row["actual"]),
+                "passed": bool(row["passed"]),
+                "queryIds": str(row["query_ids"]).split(",") if row["query_ids"] else [],
+            }
+        )
+    return records
+
+
+def format_gate_table(results: pd.DataFrame) -> str:
+    """A fixed-width table of gate results, new-failure IDs, and a verdict line (IDs only)."""
+    header = ("gate", "system", "measure", "language", "threshold", "actual", "result")
+    lines: list[tuple[str, ...]] = [header]
+    notes: list[str] = []
+    for row in results.itertuples(index=False):
+        digits = 0 if row.kind == "new-failures" else 4
+        threshold = f"{row.op} {row.threshold:.{digits}f}"
+        if row.kind != "absolute":
+            threshold += f" ({row.reference})"
+        lines.append(
+            (
+                str(row.gate),
+                str(row.system),
+                str(row.measure),
+                str(row.language),
+                threshold,
+                f"{row.actual:.{digits}f}",
+                "pass" if row.passed else "FAIL",
+            )
+        )
+        if row.query_ids:
+            notes.append(f"new failures of {row.system}: {str(row.query_ids).replace(',', ', ')}")
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+    text = [
+        "  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip()
+        for line in lines
+    ]
+    text.insert(1, "  ".join("-" * width for width in widths))
+    failed = int((~results["passed"].astype(bool)).sum())
+    text += notes
+    verdict = f"{failed} of {len(results)} gate check(s) FAILED" if failed else "all gates pass"
+    text.append(f"{len(results)} check(s): {verdict}")
+    return "\n".join(text) + "\n"

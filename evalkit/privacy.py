@@ -1,0 +1,166 @@
+"""The leak scan: does an artifact contain any text of the fixture or any private provider value?
+
+What counts as private: every document and chunk title, chunk text, query text and judgment
+span of the fixture, and every string value (at least ``MIN_PRIVATE_VALUE`` characters) inside
+the systems' ``definition()`` (model names, endpoints, ...).
+
+The matching rule. Both sides are NFKC-normalized, case-folded, HTML-unescaped and have
+white-space runs collapsed to one space, so escaping or re-wrapping does not hide a leak.
+A private string is reported when the artifact contains
+
+- the whole string, if it has at least ``MIN_WHOLE_LATIN`` characters (``MIN_WHOLE_CJK`` for
+  text that is mostly Chinese), or
+- any of its aligned windows: the string cut into consecutive pieces of ``WINDOW_LATIN``
+  characters (``WINDOW_CJK`` for Chinese). Any copied run of ``2 * window - 1`` or more
+  characters necessarily contains one whole aligned window, so every leaked substring of 31+
+  Latin or 11+ Chinese characters is caught, wherever it starts.
+
+Shorter fragments (a number, a single word) are not identifying and are not reported.
+Findings name object IDs only, never the text.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import unicodedata
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from evalkit.errors import LeakError
+
+if TYPE_CHECKING:
+    from evalkit.fixtures import Fixture
+
+__all__ = [
+    "PrivateText",
+    "assert_no_leaks",
+    "find_leaks",
+    "private_texts",
+]
+
+MIN_WHOLE_LATIN = 8
+MIN_WHOLE_CJK = 4
+WINDOW_LATIN = 16
+WINDOW_CJK = 6
+MIN_PRIVATE_VALUE = 6
+
+_SPACE_RE = re.compile(r"\s+")
+_CJK_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+
+@dataclass(frozen=True)
+class PrivateText:
+    """One private string and the ID of the object it belongs to (``"<kind>:<id>"``)."""
+
+    object_id: str
+    text: str
+
+
+def _normalize(text: str) -> str:
+    text = unicodedata.normalize("NFKC", html.unescape(text)).casefold()
+    return _SPACE_RE.sub(" ", text).strip()
+
+
+def _is_mostly_cjk(text: str) -> bool:
+    return len(_CJK_RE.findall(text)) * 2 >= len(text.replace(" ", ""))
+
+
+def private_texts(
+    fixture: Fixture, definitions: Mapping[str, Any] | None = None
+) -> list[PrivateText]:
+    """Every private string of ``fixture`` and of the systems' ``definitions``."""
+    found: list[PrivateText] = []
+    for document in fixture.documents:
+        found.append(PrivateText(f"document:{document.id}", document.title))
+    for chunk in fixture.chunks:
+        found.append(PrivateText(f"chunk:{chunk.id}", chunk.title))
+        found.append(PrivateText(f"chunk:{chunk.id}", chunk.text))
+    for query in fixture.queries:
+        found.append(PrivateText(f"query:{query.id}", query.text))
+        for judgment in query.judgments:
+            found.extend(PrivateText(f"query:{query.id}", span.text) for span in judgment.spans)
+    for system, definition in (definitions or {}).items():
+        found.extend(
+            PrivateText(f"system:{system}", value)
+            for value in _string_leaves(definition)
+            if len(value) >= MIN_PRIVATE_VALUE
+        )
+    return found
+
+
+def _string_leaves(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            yield from _string_leaves(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _string_leaves(item)
+
+
+def _needles(text: str) -> list[str]:
+    normalized = _normalize(text)
+    cjk = _is_mostly_cjk(normalized)
+    window = WINDOW_CJK if cjk else WINDOW_LATIN
+    minimum = MIN_WHOLE_CJK if cjk else MIN_WHOLE_LATIN
+    if len(normalized) < minimum:
+        return []
+    if len(normalized) <= 2 * window:
+        return [normalized]
+    pieces = [normalized[i : i + window] for i in range(0, len(normalized) - window + 1, window)]
+    return [normalized, *pieces]
+
+
+def artifact_text(text: str) -> str:
+    """The searchable form of an artifact; JSON (e.g. a notebook) is decoded to its strings."""
+    stripped = text.lstrip()
+    if stripped.startswith(("{", "[")):
+        try:
+            decoded = json.loads(text)
+        except ValueError:
+            pass
+        else:
+            return _normalize("\n".join(_string_leaves_any(decoded)) + "\n" + text)
+    return _normalize(text)
+
+
+def _string_leaves_any(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield str(key)
+            yield from _string_leaves_any(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _string_leaves_any(item)
+
+
+def find_leaks(artifact: str, private: Iterable[PrivateText]) -> list[str]:
+    """Sorted object IDs whose private text occurs in ``artifact`` (rule in module docstring)."""
+    haystack = artifact_text(artifact)
+    leaked = {
+        item.object_id
+        for item in private
+        if any(needle in haystack for needle in _needles(item.text))
+    }
+    return sorted(leaked)
+
+
+def assert_no_leaks(artifacts: Mapping[str, str], private: Iterable[PrivateText]) -> None:
+    """Raise ``LeakError`` naming the artifact names and leaked object IDs, if any leak."""
+    items = list(private)
+    problems = {name: find_leaks(text, items) for name, text in artifacts.items()}
+    problems = {name: ids for name, ids in problems.items() if ids}
+    if problems:
+        ids = sorted({i for found in problems.values() for i in found})
+        where = "; ".join(f"{name}: {', '.join(found[:10])}" for name, found in problems.items())
+        raise LeakError(
+            f"fixture text found in {len(problems)} artifact(s) ({where}); nothing was written. "
+            "Run with redaction on, or remove the cell/field that prints raw text.",
+            object_ids=ids,
+        )

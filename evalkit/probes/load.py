@@ -1,0 +1,249 @@
+"""Probe files: the strict schema and :func:`load_probes` (format in ``fixtures/probes/README.md``).
+
+A probe directory holds ``*.yaml``/``*.yml`` files (other files such as ``README.md`` and
+``baseline.json`` are not probe files). Each file holds a list of probes, or a single probe
+mapping. Every problem of every file is collected and raised together as one
+:class:`~evalkit.errors.ProbeError`, each line naming file:line, probe ID and field.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Iterator
+from pathlib import Path
+from typing import Annotated, Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+
+from evalkit.errors import ProbeError, Problem
+from evalkit.registry import did_you_mean
+
+__all__ = ["Expected", "Probe", "ProbeCall", "Scoring", "load_probes"]
+
+ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"
+_STRICT = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+NonEmptyStr = Annotated[str, StringConstraints(min_length=1, max_length=1000)]
+Fraction = Annotated[float, Field(ge=0.0, le=1.0)]
+
+
+class ProbeCall(BaseModel):
+    """``probe:`` which tool to call, with which keyword arguments (scalars only)."""
+
+    model_config = _STRICT
+
+    tool: NonEmptyStr
+    args: dict[NonEmptyStr, str | bool | int | float] = Field(default_factory=dict)
+
+
+class Expected(BaseModel):
+    """``expected:`` the symbols a correct answer holds (unordered, at least one, no repeats)."""
+
+    model_config = _STRICT
+
+    symbols: Annotated[list[NonEmptyStr], Field(min_length=1)]
+
+
+class Scoring(BaseModel):
+    """``scoring:`` the minimum recall and precision for the probe to pass (default 0.0)."""
+
+    model_config = _STRICT
+
+    recall_min: Fraction = 0.0
+    precision_min: Fraction = 0.0
+
+
+class Probe(BaseModel):
+    """One probe: a tool call and the symbol set its answer is scored against."""
+
+    model_config = _STRICT
+
+    id: Annotated[str, StringConstraints(pattern=ID_PATTERN)]
+    description: Annotated[str, StringConstraints(min_length=1, max_length=2000)]
+    probe: ProbeCall
+    expected: Expected
+    scoring: Scoring = Field(default_factory=Scoring)
+
+
+def load_probes(directory: str | Path, *, tools: Collection[str] | None = None) -> list[Probe]:
+    """Read every probe file in ``directory`` and return the probes sorted by ID.
+
+    With ``tools`` (e.g. ``target.tools.names()``), a probe naming another tool is a problem.
+    Raises :class:`ProbeError` listing every problem: unreadable or invalid YAML, a file that is
+    not a list of probe mappings, missing/unknown fields, wrong types, an ID that is malformed
+    or used twice (also across files), an unknown tool, empty or repeated expected symbols.
+    """
+    root = Path(directory)
+    if not root.is_dir():
+        raise ProbeError(
+            f"probe directory {str(root)!r} does not exist or is not a directory; "
+            "pass the directory holding the probe .yaml files"
+        )
+    files = sorted(p for p in root.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
+    if not files:
+        raise ProbeError(
+            f"probe directory {str(root)!r} has no .yaml/.yml files; add probe files "
+            "(format in fixtures/probes/README.md)"
+        )
+    problems: list[Problem] = []
+    probes: list[Probe] = []
+    first_seen: dict[str, str] = {}
+    for path in files:
+        for where, probe in _probes_in_file(path, problems):
+            if probe.id in first_seen:
+                problems.append(
+                    Problem(
+                        where,
+                        probe.id,
+                        "id",
+                        f"duplicate probe ID, first defined at {first_seen[probe.id]}; "
+                        "probe IDs must be unique across all files",
+                    )
+                )
+                continue
+            first_seen[probe.id] = where
+            problems += _check_probe(where, probe, tools)
+            probes.append(probe)
+    if problems:
+        lines = [f"probe directory {str(root)!r} has {len(problems)} problem(s):"]
+        lines += [f"  - {p}" for p in problems]
+        raise ProbeError("\n".join(lines))
+    return sorted(probes, key=lambda p: p.id)
+
+
+def _probes_in_file(path: Path, problems: list[Problem]) -> Iterator[tuple[str, Probe]]:
+    """Yield (``file:line``, probe) for every valid probe; append problems for the rest."""
+    name = path.name
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        problems.append(
+            Problem(name, "", "", f"cannot be read as UTF-8 text ({type(error).__name__})")
+        )
+        return
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f"{name}:{mark.line + 1}" if mark is not None else name
+        column = f", column {mark.column + 1}" if mark is not None else ""
+        problems.append(Problem(where, "", "", f"is not valid YAML (syntax error{column})"))
+        return
+    if node is None or data is None:
+        problems.append(Problem(name, "", "", "is empty; expected a list of probes"))
+        return
+    for line, key in _duplicate_keys(node):
+        problems.append(Problem(f"{name}:{line}", "", key, "this key appears twice in one mapping"))
+    items: list[Any]
+    item_nodes: list[yaml.Node]
+    if isinstance(data, list) and isinstance(node, yaml.SequenceNode):
+        items, item_nodes = data, list(node.value)
+    elif isinstance(data, dict):
+        items, item_nodes = [data], [node]
+    else:
+        problems.append(
+            Problem(
+                name,
+                "",
+                "",
+                f"expected a list of probes (or one probe mapping), found {type(data).__name__}",
+            )
+        )
+        return
+    for position, (item, item_node) in enumerate(zip(items, item_nodes, strict=True), start=1):
+        where = f"{name}:{item_node.start_mark.line + 1}"
+        label = _label(item, position)
+        if not isinstance(item, dict):
+            problems.append(
+                Problem(where, label, "", f"expected a probe mapping, found {type(item).__name__}")
+            )
+            continue
+        try:
+            probe = Probe.model_validate(item)
+        except ValidationError as error:
+            problems += [_problem(where, label, detail) for detail in error.errors()]
+            continue
+        yield where, probe
+
+
+def _label(item: object, position: int) -> str:
+    """The probe's ID when it has a well-formed one, else its position in the file."""
+    if isinstance(item, dict):
+        probe_id = item.get("id")
+        if isinstance(probe_id, str) and re.fullmatch(ID_PATTERN, probe_id):
+            return probe_id
+    return f"probe #{position}"
+
+
+def _problem(where: str, label: str, detail: Any) -> Problem:
+    """A pydantic error as a Problem that names the field and never quotes the value."""
+    location = [str(part) for part in detail["loc"]]
+    kind = detail["type"]
+    found = type(detail.get("input")).__name__
+    if kind == "missing":
+        message = "required field is missing"
+    elif kind == "extra_forbidden":
+        message = "unknown field; remove it or fix its spelling (see fixtures/probes/README.md)"
+    elif kind == "too_short" and location[-1:] == ["symbols"]:
+        message = "must list at least one expected symbol"
+    elif kind == "string_too_short":
+        message = "must be a non-empty string"
+    elif kind == "string_pattern_mismatch":
+        message = f"must be an ID matching {ID_PATTERN}"
+    elif kind in ("greater_than_equal", "less_than_equal"):
+        message = "must be a number between 0.0 and 1.0"
+    elif kind.endswith("_type") or kind in ("union_tag_invalid",):
+        message = f"wrong type: {detail['msg'].removeprefix('Input should be ')}, found {found}"
+    else:
+        message = f"{detail['msg']} (found {found})"
+    if location and location[0] == "probe" and len(location) >= 3 and location[1] == "args":
+        location = location[:3]  # the union's member names are noise: probe.args.<name>
+        if kind.endswith("_type"):
+            message = f"wrong type: must be a string, integer, number or boolean, found {found}"
+    return Problem(where, label, ".".join(location), message)
+
+
+def _check_probe(where: str, probe: Probe, tools: Collection[str] | None) -> list[Problem]:
+    problems = []
+    if tools is not None and probe.probe.tool not in tools:
+        known = sorted(tools)
+        problems.append(
+            Problem(
+                where,
+                probe.id,
+                "probe.tool",
+                f"unknown tool {probe.probe.tool!r}; known tools: {', '.join(known) or 'none'}."
+                + did_you_mean(probe.probe.tool, known),
+            )
+        )
+    seen: dict[str, int] = {}
+    for index, symbol in enumerate(probe.expected.symbols):
+        if symbol in seen:
+            problems.append(
+                Problem(
+                    where,
+                    probe.id,
+                    f"expected.symbols[{index}]",
+                    f"repeats expected.symbols[{seen[symbol]}]; list each symbol once",
+                )
+            )
+        else:
+            seen[symbol] = index
+    return problems
+
+
+def _duplicate_keys(node: yaml.Node) -> Iterator[tuple[int, str]]:
+    """(1-based line, key) of every key repeated within one mapping, anywhere in the tree."""
+    if isinstance(node, yaml.MappingNode):
+        seen: set[str] = set()
+        for key_node, value_node in node.value:
+            key = str(key_node.value)
+            if key in seen:
+                yield key_node.start_mark.line + 1, key
+            seen.add(key)
+            yield from _duplicate_keys(value_node)
+    elif isinstance(node, yaml.SequenceNode):
+        for child in node.value:
+            yield from _duplicate_keys(child)

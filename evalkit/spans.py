@@ -1,0 +1,67 @@
+"""Character-span measures: how much of the returned context is annotated answer evidence.
+
+For one query and one ranking (deduplicated by chunk ID, cut at k):
+
+- ``covered`` = characters of returned chunks that lie inside the union of the query's annotated
+  spans on that chunk (overlapping or nested spans are unioned, so nothing counts twice);
+- ``ContextPrecision@k`` = covered / all characters of the returned chunks' text
+  (0.0 when nothing is returned);
+- ``ContextRecall@k`` = covered / all annotated span characters of the query
+  (0.0 when the query has no spans).
+
+A span's position is its stored ``start``/``end`` offsets when present, otherwise its first
+occurrence in the chunk text (the fixture validator guarantees it occurs).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+__all__ = ["QuerySpans", "context_precision_recall", "union_length"]
+
+Interval = tuple[int, int]
+
+
+def union_length(intervals: Iterable[Interval]) -> int:
+    """Total length of the union of half-open ``[start, end)`` intervals.
+
+    >>> union_length([(0, 5), (3, 8), (10, 12)])
+    10
+    """
+    total = 0
+    current_start = current_end = -1
+    for start, end in sorted(intervals):
+        if start > current_end:
+            total += max(0, current_end - current_start)
+            current_start, current_end = start, end
+        else:
+            current_end = max(current_end, end)
+    return total + max(0, current_end - current_start)
+
+
+@dataclass(frozen=True)
+class QuerySpans:
+    """Annotated evidence of one query: merged span characters per judged chunk."""
+
+    covered_by_chunk: Mapping[str, int]
+
+    @property
+    def total(self) -> int:
+        """All annotated span characters of the query."""
+        return sum(self.covered_by_chunk.values())
+
+    @classmethod
+    def from_intervals(cls, intervals_by_chunk: Mapping[str, Sequence[Interval]]) -> QuerySpans:
+        return cls({c: union_length(iv) for c, iv in intervals_by_chunk.items() if iv})
+
+
+def context_precision_recall(
+    spans: QuerySpans, returned: Sequence[str], text_length: Mapping[str, int]
+) -> tuple[float, float]:
+    """``(ContextPrecision, ContextRecall)`` of the returned chunk IDs (already deduplicated)."""
+    context = sum(text_length[c] for c in returned)
+    covered = sum(spans.covered_by_chunk.get(c, 0) for c in returned)
+    precision = covered / context if context else 0.0
+    recall = covered / spans.total if spans.total else 0.0
+    return precision, recall

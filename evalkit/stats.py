@@ -1,0 +1,758 @@
+"""Statistics you can trust: bootstrap confidence intervals, paired tests, p-value correction.
+
+Public API::
+
+    compare(per_query, base, ...)        -> DataFrame   every system against a base system
+    summarize_with_ci(per_query, ...)    -> DataFrame   group means with bootstrap intervals
+    bootstrap_ci(values, ...)            -> (low, high) interval of the mean of a 1-D array
+    paired_test(a, b, ...)               -> float       two-sided p-value of a paired test
+    adjust_pvalues(p, method)            -> ndarray     Bonferroni, Holm or Benjamini-Hochberg
+
+Conventions shared by every function here:
+
+* **Paired differences** are ``system - base`` (``a - b`` in :func:`paired_test`). A difference
+  whose operands agree within ``TIE_TOLERANCE`` (``numpy.isclose`` with ``rtol = atol = 1e-12``)
+  is set to exactly ``0.0`` before anything else: it counts as a tie, Wilcoxon drops it, and it
+  takes part in the randomization test and the bootstrap as a zero.
+* **Reproducibility.** Randomness comes only from ``numpy.random.Generator(PCG64(...))`` seeded
+  by the ``seed`` argument. Frame-level functions derive one stream per group from
+  ``SeedSequence([seed, *sha256(group key)])`` (hashlib, never Python's ``hash()``) and sort each
+  group's rows by ``query_id`` first, so a group's numbers do not depend on the frame's row order
+  or on which other groups are present. Resampling runs in fixed-size blocks of about
+  ``2**20`` values with numpy's own reductions (no BLAS, numpy's Generator is single-threaded),
+  so results are identical for any thread count, and identical across machines for the same
+  numpy and scipy versions.
+* **Degenerate cases** (every difference 0, a single query, constant differences, identical
+  values) have defined results, not errors: see :func:`paired_test` and :func:`compare`. A
+  p-value that is undefined is ``NaN``; :func:`adjust_pvalues` keeps ``NaN`` and leaves it out
+  of the family size (like R's ``p.adjust``), and a ``NaN`` p-value is never significant.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import warnings
+from collections.abc import Hashable, Iterable, Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+import scipy.stats
+
+from evalkit.errors import InputError
+from evalkit.registry import did_you_mean
+
+__all__ = [
+    "COMPARE_COLUMNS",
+    "CORRECTIONS",
+    "INTERVAL_METHODS",
+    "SUMMARY_COLUMNS",
+    "TESTS",
+    "TIE_TOLERANCE",
+    "adjust_pvalues",
+    "bootstrap_ci",
+    "compare",
+    "paired_test",
+    "summarize_with_ci",
+]
+
+FloatArray = npt.NDArray[np.float64]
+
+TESTS = ("randomization", "ttest", "wilcoxon")
+"""Names accepted by ``test=``: paired sign-flip randomization, paired t, Wilcoxon signed-rank."""
+
+CORRECTIONS = ("holm", "bonferroni", "bh", "none")
+"""Names accepted by ``correction=`` / ``method=`` of :func:`adjust_pvalues`."""
+
+INTERVAL_METHODS = ("percentile", "bca")
+"""Bootstrap interval methods: percentile, and bias-corrected and accelerated (BCa)."""
+
+TIE_TOLERANCE = 1e-12
+"""Relative and absolute tolerance under which two paired values count as equal."""
+
+COMPARE_COLUMNS = (
+    "system",
+    "measure",
+    "n",
+    "base_mean",
+    "mean",
+    "diff",
+    "ci_low",
+    "ci_high",
+    "effect_size",
+    "wins",
+    "ties",
+    "losses",
+    "p_value",
+    "p_adjusted",
+    "significant",
+)
+"""Columns of :func:`compare`; the ``by`` columns are inserted after ``measure``."""
+
+SUMMARY_COLUMNS = ("n", "mean", "ci_low", "ci_high")
+"""Columns of :func:`summarize_with_ci` after the ``by`` columns."""
+
+_BLOCK_VALUES = 1 << 20  # values resampled per block: memory stays near 8 MB per array
+_RANDOMIZATION_RTOL = 1e-12  # float-tie tolerance of the randomization test, see _sign_flip_p
+_ID_COLUMNS = ("system", "query_id", "measure")
+_MAX_LISTED_IDS = 5
+
+
+# --- public functions ----------------------------------------------------------------------
+
+
+def bootstrap_ci(
+    values: npt.ArrayLike,
+    *,
+    confidence: float = 0.95,
+    n_resamples: int = 10_000,
+    method: str = "percentile",
+    seed: int = 0,
+) -> tuple[float, float]:
+    """Two-sided bootstrap confidence interval ``(low, high)`` of the mean of a 1-D array.
+
+    ``method`` is ``"percentile"`` or ``"bca"`` (bias-corrected and accelerated); both are
+    computed by ``scipy.stats.bootstrap`` from resamples drawn with
+    ``numpy.random.Generator(PCG64(seed))`` in blocks. Values that are all equal (including a
+    single value) give the zero-width interval ``(v, v)``: every resample has that mean.
+    Raises :class:`InputError` for an empty, non-1-D or non-finite array or a bad argument.
+    """
+    _check_resampling(confidence=confidence, n_resamples=n_resamples, seed=seed)
+    _check_choice("method", method, INTERVAL_METHODS)
+    array = _finite_vector(values, "values")
+    if array.size == 0:
+        raise InputError("bootstrap_ci: 'values' is empty; expected at least one value")
+    rng = np.random.Generator(np.random.PCG64(seed))
+    return _mean_interval(
+        array, rng, confidence=confidence, n_resamples=n_resamples, method=method, where="values"
+    )
+
+
+def paired_test(
+    a: npt.ArrayLike,
+    b: npt.ArrayLike,
+    *,
+    test: str = "randomization",
+    n_resamples: int = 10_000,
+    seed: int = 0,
+) -> float:
+    """Two-sided p-value for "``a`` and ``b`` have the same mean", pairing ``a[i]`` with ``b[i]``.
+
+    Tests (``d = a - b``, ties within ``TIE_TOLERANCE`` set to 0):
+
+    * ``"randomization"``: sign-flip test of ``T = sum(d)``; ``n_resamples`` random sign
+      vectors from ``Generator(PCG64(seed))``;
+      ``p = (#{|T*| >= |T_obs| - 1e-12 * sum|d|} + 1) / (n_resamples + 1)``.
+      The ``+1`` counts the observed assignment, so ``p`` is never 0 and the test is valid at
+      every level; the ``1e-12 * sum|d|`` slack makes sign patterns that give the same
+      ``|T|`` up to float rounding count as ties.
+    * ``"ttest"``: the paired t-test, ``scipy.stats.ttest_rel(a, b)`` (computed as
+      ``ttest_1samp(d, 0)``, which is how scipy defines it, on the tie-snapped ``d``).
+    * ``"wilcoxon"``: ``scipy.stats.wilcoxon(d, zero_method="wilcox", method="auto")``: zero
+      differences are dropped before ranking (scipy's default).
+
+    Degenerate cases: when every difference is 0 the p-value is ``1.0`` for every test. The
+    t-test is undefined (``NaN``) for a single pair or for constant non-zero differences
+    (zero variance). ``seed`` and ``n_resamples`` only matter for the randomization test.
+    Raises :class:`InputError` for arrays of different lengths, empty or non-finite input.
+    """
+    _check_choice("test", test, TESTS)
+    _check_resampling(confidence=0.95, n_resamples=n_resamples, seed=seed)
+    first = _finite_vector(a, "a")
+    second = _finite_vector(b, "b")
+    if first.shape != second.shape:
+        raise InputError(
+            f"paired_test: 'a' has {first.size} values and 'b' has {second.size}; "
+            "expected one value of each per pair"
+        )
+    if first.size == 0:
+        raise InputError("paired_test: 'a' and 'b' are empty; expected at least one pair")
+    rng = np.random.Generator(np.random.PCG64(seed))
+    return _p_value(_differences(first, second), test=test, rng=rng, n_resamples=n_resamples)
+
+
+def adjust_pvalues(p: npt.ArrayLike, method: str = "holm") -> FloatArray:
+    """Multiple-testing adjusted p-values, same shape and order as ``p``.
+
+    ``"bonferroni"``: ``min(1, m p)``. ``"holm"``: step-down Holm (family-wise error rate).
+    ``"bh"``: Benjamini-Hochberg step-up (false discovery rate). ``"none"``: a copy of ``p``.
+    ``m`` is the number of non-``NaN`` p-values; ``NaN`` entries stay ``NaN`` (R's
+    ``p.adjust`` convention). The result does not depend on the order of ``p``.
+    Raises :class:`InputError` unless ``p`` is 1-D with values in [0, 1] or ``NaN``.
+    """
+    _check_choice("method", method, CORRECTIONS)
+    try:
+        values = np.array(p, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InputError("adjust_pvalues: 'p' must be a 1-D array of numbers") from None
+    if values.ndim != 1:
+        raise InputError(f"adjust_pvalues: 'p' must be 1-D; found {values.ndim} dimensions")
+    known = ~np.isnan(values)
+    bad = np.flatnonzero(known & ~((values >= 0.0) & (values <= 1.0)))
+    if bad.size:
+        raise InputError(
+            f"adjust_pvalues: p-values must lie in [0, 1] (or be NaN); positions "
+            f"{_listed(str(i) for i in bad)} do not"
+        )
+    result = values.copy()
+    result[known] = _adjust_known(values[known], method)
+    return result
+
+
+def compare(
+    per_query: pd.DataFrame,
+    base: str,
+    measures: str | Sequence[str] | None = None,
+    *,
+    by: str | Sequence[str] | None = None,
+    test: str = "randomization",
+    correction: str = "holm",
+    n_resamples: int = 10_000,
+    confidence: float = 0.95,
+    alpha: float = 0.05,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Compare every system with ``base`` on paired queries: one row per (system, measure, *by).
+
+    ``per_query`` is the tidy frame (``system, query_id, measure, value`` plus the ``by``
+    columns). Queries are paired by ``query_id`` within each measure. ``measures=None`` means
+    every measure present (sorted by name); a list keeps its order. ``by`` names query-attribute
+    columns (e.g. ``"language"``) to split each comparison into groups.
+
+    Rows are sorted by system name (the base system excluded), then measure, then the ``by``
+    values in ascending order. Columns, in order:
+
+    ``system, measure, *by``; ``n`` (int) paired queries; ``base_mean`` and ``mean`` of the base
+    and of the system; ``diff`` the mean of the paired differences ``d = system - base``;
+    ``ci_low, ci_high`` a percentile bootstrap interval of ``diff`` at ``confidence``;
+    ``effect_size`` Cohen's d_z = ``mean(d) / std(d, ddof=1)`` (``0.0`` when every ``d`` is 0,
+    ``NaN`` when undefined: one query, or constant non-zero ``d``); ``wins, ties, losses`` (int)
+    queries where the system is above, equal to (within ``TIE_TOLERANCE``), or below the base
+    (higher is read as better; for lower-is-better measures read wins as increases);
+    ``p_value`` of ``test`` (see :func:`paired_test`); ``p_adjusted`` by ``correction`` over
+    the family of *all rows of this result*; ``significant`` (bool) ``p_adjusted <= alpha``.
+
+    Each row's bootstrap and randomization streams come from ``seed`` and the row's key, so the
+    same inputs and seed give byte-identical frames, whatever the row order of ``per_query``.
+    Raises :class:`InputError` (naming systems, measures, query IDs and columns) when ``base``
+    or a measure is absent, a column is missing, a (system, query_id, measure) row is
+    duplicated, a value is missing or not finite, a query is present for one system and missing
+    for another, or a ``by`` attribute differs between systems for the same query.
+    """
+    by_columns = _column_names(by, "by")
+    _check_choice("test", test, TESTS)
+    _check_choice("correction", correction, CORRECTIONS)
+    _check_resampling(confidence=confidence, n_resamples=n_resamples, seed=seed)
+    if not (isinstance(alpha, float | int) and 0.0 < alpha < 1.0):
+        raise InputError(f"compare: 'alpha' must be a number in (0, 1); found {alpha!r}")
+    frame = _validated_frame(per_query, by_columns, function="compare")
+    systems = sorted(frame["system"].unique())
+    if base not in systems:
+        raise InputError(
+            f"compare: base system {base!r} has no rows; systems present: "
+            f"{_listed(systems)}.{did_you_mean(str(base), systems)}"
+        )
+    measure_names = _selected_measures(frame, measures)
+
+    records: list[dict[str, Any]] = []
+    for system in (s for s in systems if s != base):
+        for measure in measure_names:
+            records += _compare_one(
+                frame,
+                system=system,
+                base=base,
+                measure=measure,
+                by_columns=by_columns,
+                test=test,
+                n_resamples=n_resamples,
+                confidence=confidence,
+                seed=seed,
+            )
+
+    result = _compare_frame(records, by_columns, per_query)
+    result["p_adjusted"] = adjust_pvalues(result["p_value"].to_numpy(), correction)
+    result["significant"] = (result["p_adjusted"] <= alpha).astype(bool)
+    return result
+
+
+def summarize_with_ci(
+    per_query: pd.DataFrame,
+    *,
+    by: Sequence[str] = ("system", "measure"),
+    confidence: float = 0.95,
+    n_resamples: int = 10_000,
+    method: str = "percentile",
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Group means with a bootstrap interval; columns ``*by, n, mean, ci_low, ci_high``.
+
+    One row per distinct combination of the ``by`` columns, sorted ascending by them; ``n``
+    (int) is the number of rows in the group. Each group is resampled on its own (values sorted
+    by ``query_id``, then system and measure) with a stream derived from ``seed`` and the group
+    key, so a group's interval is the same whatever else the frame holds. ``method`` as in
+    :func:`bootstrap_ci`. Raises :class:`InputError` for missing columns, missing or non-finite
+    values, or duplicated (system, query_id, measure) rows.
+    """
+    by_columns = _column_names(by, "by")
+    if not by_columns:
+        raise InputError("summarize_with_ci: 'by' is empty; expected at least one column name")
+    _check_choice("method", method, INTERVAL_METHODS)
+    _check_resampling(confidence=confidence, n_resamples=n_resamples, seed=seed)
+    frame = _validated_frame(per_query, by_columns, function="summarize_with_ci")
+    within_group = ("query_id", "system", "measure")
+    order = [*by_columns, *(c for c in within_group if c in frame.columns and c not in by_columns)]
+    frame = frame.sort_values(order, kind="stable")
+
+    keys: list[tuple[Any, ...]] = []
+    rows: list[tuple[int, float, float, float]] = []
+    for key, group in frame.groupby(list(by_columns), sort=True, dropna=False):
+        values = group["value"].to_numpy(dtype=np.float64)
+        stream = _generator(_group_seed(seed, "summarize_with_ci", by_columns, key))
+        low, high = _mean_interval(
+            values,
+            stream,
+            confidence=confidence,
+            n_resamples=n_resamples,
+            method=method,
+            where=_describe(by_columns, key),
+        )
+        keys.append(key)
+        rows.append((values.size, float(values.mean()), low, high))
+
+    columns: dict[str, Any] = {
+        column: pd.Series([k[i] for k in keys], dtype=per_query[column].dtype)
+        for i, column in enumerate(by_columns)
+    }
+    columns["n"] = pd.Series([r[0] for r in rows], dtype=np.int64)
+    for i, name in enumerate(("mean", "ci_low", "ci_high"), start=1):
+        columns[name] = pd.Series([r[i] for r in rows], dtype=np.float64)
+    return pd.DataFrame(columns)
+
+
+# --- comparison internals ------------------------------------------------------------------
+
+
+def _compare_one(
+    frame: pd.DataFrame,
+    *,
+    system: str,
+    base: str,
+    measure: str,
+    by_columns: tuple[str, ...],
+    test: str,
+    n_resamples: int,
+    confidence: float,
+    seed: int,
+) -> list[dict[str, Any]]:
+    """The result rows of one (system, measure): one per ``by`` group, sorted by group."""
+    of_measure = frame[frame["measure"] == measure]
+    base_rows = of_measure[of_measure["system"] == base].set_index("query_id").sort_index()
+    system_rows = of_measure[of_measure["system"] == system].set_index("query_id")
+    if base_rows.empty:
+        raise InputError(
+            f"compare: base system {base!r} has no rows for measure {measure!r}; every system "
+            "needs a row per query for each compared measure"
+        )
+    _check_same_queries(base_rows.index, system_rows.index, system, base, measure)
+    system_rows = system_rows.loc[base_rows.index]
+    for column in by_columns:
+        differs = base_rows[column].to_numpy() != system_rows[column].to_numpy()
+        if differs.any():
+            raise InputError(
+                f"compare: column {column!r} differs between systems {base!r} and {system!r} "
+                f"for measure {measure!r} at query IDs {_listed(base_rows.index[differs])}; "
+                "a query attribute must be the same for every system"
+            )
+
+    base_values = base_rows["value"].to_numpy(dtype=np.float64)
+    system_values = system_rows["value"].to_numpy(dtype=np.float64)
+    if by_columns:
+        group_keys = base_rows[list(by_columns)].drop_duplicates().sort_values(list(by_columns))
+        groups = [tuple(row) for row in group_keys.itertuples(index=False)]
+    else:
+        groups = [()]
+
+    records = []
+    for group in groups:
+        mask = np.ones(base_values.size, dtype=bool)
+        for column, value in zip(by_columns, group, strict=True):
+            mask &= base_rows[column].to_numpy() == value
+        key = (system, base, measure, *group)
+        seed_sequence = _group_seed(
+            seed, "compare", ("system", "base", "measure", *by_columns), key
+        )
+        interval_stream, test_stream = (_generator(child) for child in seed_sequence.spawn(2))
+        records.append(
+            {
+                "system": system,
+                "measure": measure,
+                **dict(zip(by_columns, group, strict=True)),
+                **_paired_row(
+                    base_values[mask],
+                    system_values[mask],
+                    test=test,
+                    n_resamples=n_resamples,
+                    confidence=confidence,
+                    interval_stream=interval_stream,
+                    test_stream=test_stream,
+                    where=_describe(("system", "measure", *by_columns), (system, measure, *group)),
+                ),
+            }
+        )
+    return records
+
+
+def _paired_row(
+    base_values: FloatArray,
+    system_values: FloatArray,
+    *,
+    test: str,
+    n_resamples: int,
+    confidence: float,
+    interval_stream: np.random.Generator,
+    test_stream: np.random.Generator,
+    where: str,
+) -> dict[str, Any]:
+    """Statistics of one paired comparison (values already aligned by query_id)."""
+    diffs = _differences(system_values, base_values)
+    low, high = _mean_interval(
+        diffs,
+        interval_stream,
+        confidence=confidence,
+        n_resamples=n_resamples,
+        method="percentile",
+        where=where,
+    )
+    return {
+        "n": diffs.size,
+        "base_mean": float(base_values.mean()),
+        "mean": float(system_values.mean()),
+        "diff": float(diffs.mean()),
+        "ci_low": low,
+        "ci_high": high,
+        "effect_size": _cohens_dz(diffs),
+        "wins": int(np.count_nonzero(diffs > 0.0)),
+        "ties": int(np.count_nonzero(diffs == 0.0)),
+        "losses": int(np.count_nonzero(diffs < 0.0)),
+        "p_value": _p_value(diffs, test=test, rng=test_stream, n_resamples=n_resamples),
+    }
+
+
+def _compare_frame(
+    records: list[dict[str, Any]], by_columns: tuple[str, ...], per_query: pd.DataFrame
+) -> pd.DataFrame:
+    """The records as a frame with :data:`COMPARE_COLUMNS` and fixed dtypes, even when empty."""
+    columns: dict[str, pd.Series[Any]] = {
+        "system": pd.Series([r["system"] for r in records], dtype="str"),
+        "measure": pd.Series([r["measure"] for r in records], dtype="str"),
+    }
+    for column in by_columns:
+        columns[column] = pd.Series([r[column] for r in records], dtype=per_query[column].dtype)
+    for name in COMPARE_COLUMNS[2:]:
+        if name in ("n", "wins", "ties", "losses"):
+            columns[name] = pd.Series([r[name] for r in records], dtype=np.int64)
+        elif name == "significant":
+            columns[name] = pd.Series([False] * len(records), dtype=bool)
+        elif name == "p_adjusted":
+            columns[name] = pd.Series([np.nan] * len(records), dtype=np.float64)
+        else:
+            columns[name] = pd.Series([r[name] for r in records], dtype=np.float64)
+    return pd.DataFrame(columns)
+
+
+def _check_same_queries(
+    base_ids: pd.Index[Any], system_ids: pd.Index[Any], system: str, base: str, measure: str
+) -> None:
+    """Raise when a query is present for one of the two systems and not the other."""
+    only_base = base_ids.difference(system_ids)
+    only_system = system_ids.difference(base_ids)
+    if only_base.size or only_system.size:
+        parts = []
+        if only_base.size:
+            parts.append(f"missing for {system!r}: {_listed(only_base)}")
+        if only_system.size:
+            parts.append(f"missing for base {base!r}: {_listed(only_system)}")
+        raise InputError(
+            f"compare: measure {measure!r} has queries that are not paired between systems "
+            f"{base!r} and {system!r} ({'; '.join(parts)}); give every system a row for every "
+            "query (a system that returned nothing still gets a row with value 0.0)"
+        )
+
+
+def _cohens_dz(diffs: FloatArray) -> float:
+    """Cohen's d_z of paired differences; 0.0 when all are 0, NaN when undefined."""
+    if not diffs.any():
+        return 0.0
+    if diffs.size < 2 or np.ptp(diffs) == 0.0:
+        return float("nan")
+    return float(diffs.mean() / diffs.std(ddof=1))
+
+
+# --- resampling and tests ------------------------------------------------------------------
+
+
+def _differences(first: FloatArray, second: FloatArray) -> FloatArray:
+    """``first - second`` with pairs equal within ``TIE_TOLERANCE`` set to exactly 0.0."""
+    diffs = first - second
+    diffs[np.isclose(first, second, rtol=TIE_TOLERANCE, atol=TIE_TOLERANCE)] = 0.0
+    return diffs
+
+
+def _p_value(
+    diffs: FloatArray,
+    *,
+    test: str,
+    rng: np.random.Generator,
+    n_resamples: int,
+) -> float:
+    """Two-sided p-value of ``test`` for paired samples (degenerate cases as in paired_test)."""
+    if not diffs.any():
+        return 1.0
+    if test == "randomization":
+        return _sign_flip_p(diffs, rng, n_resamples)
+    if test == "ttest":
+        if diffs.size < 2 or np.ptp(diffs) == 0.0:
+            return float("nan")
+        # ttest_rel(a, b) is ttest_1samp(a - b, 0); passing d keeps tie snapping consistent.
+        return float(scipy.stats.ttest_1samp(diffs, 0.0).pvalue)
+    return float(scipy.stats.wilcoxon(diffs, zero_method="wilcox", method="auto").pvalue)
+
+
+def _sign_flip_p(diffs: FloatArray, rng: np.random.Generator, n_resamples: int) -> float:
+    """Randomization p-value of ``|sum(diffs)|`` under random sign flips (see paired_test)."""
+    n = diffs.size
+    observed = abs(float(diffs.sum()))
+    threshold = observed - _RANDOMIZATION_RTOL * float(np.abs(diffs).sum())
+    negated = -diffs
+    rows_per_block = max(1, _BLOCK_VALUES // n)
+    at_least_as_extreme = 0
+    for start in range(0, n_resamples, rows_per_block):
+        rows = min(rows_per_block, n_resamples - start)
+        bits = rng.integers(0, 256, size=(rows, (n + 7) // 8), dtype=np.uint8)
+        flips = np.unpackbits(bits, axis=1, count=n).astype(bool)
+        totals = np.abs(np.where(flips, negated, diffs).sum(axis=1))
+        at_least_as_extreme += int(np.count_nonzero(totals >= threshold))
+    return (at_least_as_extreme + 1) / (n_resamples + 1)
+
+
+def _mean_interval(
+    values: FloatArray,
+    rng: np.random.Generator,
+    *,
+    confidence: float,
+    n_resamples: int,
+    method: str,
+    where: str,
+) -> tuple[float, float]:
+    """Bootstrap interval of the mean of non-empty finite ``values`` (see bootstrap_ci)."""
+    if np.ptp(values) == 0.0:
+        return float(values[0]), float(values[0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", scipy.stats.DegenerateDataWarning)
+        try:
+            result = scipy.stats.bootstrap(
+                (values,),
+                np.mean,
+                n_resamples=n_resamples,
+                batch=max(1, _BLOCK_VALUES // values.size),
+                vectorized=True,
+                confidence_level=confidence,
+                method="BCa" if method == "bca" else "percentile",
+                rng=rng,
+            )
+        except scipy.stats.DegenerateDataWarning:
+            raise InputError(
+                f"the BCa interval is undefined for {where} (the bootstrap distribution is "
+                "degenerate); use method='percentile' or more resamples"
+            ) from None
+    interval = result.confidence_interval
+    return float(interval.low), float(interval.high)
+
+
+def _adjust_known(p: FloatArray, method: str) -> FloatArray:
+    """Adjusted values of non-NaN p-values (see adjust_pvalues)."""
+    m = p.size
+    if m == 0 or method == "none":
+        return p.copy()
+    if method == "bonferroni":
+        return np.minimum(1.0, p * m)
+    order = np.argsort(p, kind="stable")
+    ranked = p[order]
+    if method == "holm":
+        steps = np.maximum.accumulate((m - np.arange(m)) * ranked)
+    else:  # bh
+        steps = np.minimum.accumulate((ranked * m / np.arange(1, m + 1))[::-1])[::-1]
+    adjusted = np.empty(m, dtype=np.float64)
+    adjusted[order] = np.minimum(1.0, steps)
+    return adjusted
+
+
+def _group_seed(
+    seed: int, purpose: str, columns: Sequence[str], key: Iterable[Any]
+) -> np.random.SeedSequence:
+    """``SeedSequence([seed, *sha256(key)])``: stable across processes (never Python's hash())."""
+    text = json.dumps([purpose, list(columns), [str(v) for v in key]], ensure_ascii=True)
+    digest = hashlib.sha256(text.encode("ascii")).digest()
+    words = [int.from_bytes(digest[i : i + 4], "little") for i in range(0, 16, 4)]
+    return np.random.SeedSequence([int(seed), *words])
+
+
+def _generator(seed_sequence: np.random.SeedSequence) -> np.random.Generator:
+    return np.random.Generator(np.random.PCG64(seed_sequence))
+
+
+# --- validation ----------------------------------------------------------------------------
+
+
+def _validated_frame(
+    per_query: pd.DataFrame, by_columns: tuple[str, ...], *, function: str
+) -> pd.DataFrame:
+    """A checked copy with ``query_id, value``, the ID columns present and the ``by`` columns."""
+    if not isinstance(per_query, pd.DataFrame):
+        raise InputError(
+            f"{function}: 'per_query' must be a pandas DataFrame; found {type(per_query).__name__}"
+        )
+    required = ("system", "query_id", "measure") if function == "compare" else ("query_id",)
+    reserved = (*required, "value") if function == "compare" else ("value",)
+    clashing = [c for c in by_columns if c in reserved]
+    if clashing:
+        raise InputError(
+            f"{function}: 'by' cannot name {_listed(clashing)}; group by query attributes "
+            "such as 'language' or 'answerable'"
+        )
+    needed = list(dict.fromkeys((*required, *by_columns, "value")))
+    missing = [c for c in needed if c not in per_query.columns]
+    if missing:
+        raise InputError(
+            f"{function}: 'per_query' lacks column(s) {_listed(missing)}; expected the tidy "
+            f"per-query frame with columns {_listed(needed)}"
+        )
+    if not pd.api.types.is_numeric_dtype(per_query["value"]) or pd.api.types.is_complex_dtype(
+        per_query["value"]
+    ):
+        raise InputError(
+            f"{function}: column 'value' must hold real numbers; found dtype "
+            f"{per_query['value'].dtype}"
+        )
+    ids = [c for c in _ID_COLUMNS if c in per_query.columns]
+    kept = list(dict.fromkeys((*ids, *by_columns, "value")))
+    frame = per_query[kept].copy()
+    for column in ids:
+        absent_ids = int(frame[column].isna().sum())
+        if absent_ids:
+            raise InputError(
+                f"{function}: column {column!r} has missing IDs in {absent_ids} row(s); every "
+                "row needs a system, query_id and measure"
+            )
+        if column not in by_columns:
+            frame[column] = frame[column].astype("str")
+    frame["value"] = frame["value"].astype(np.float64)
+
+    bad_value = ~np.isfinite(frame["value"].to_numpy())
+    if bad_value.any():
+        raise InputError(
+            f"{function}: column 'value' is missing (NaN) or not finite at "
+            f"{_listed(_row_ids(frame[bad_value]))}; every (system, query_id, measure) needs a "
+            "finite value"
+        )
+    for column in by_columns:
+        absent = frame[column].isna().to_numpy()
+        if absent.any():
+            raise InputError(
+                f"{function}: 'by' column {column!r} is missing at "
+                f"{_listed(_row_ids(frame[absent]))}; fill it or group by other columns"
+            )
+    duplicated = frame.duplicated(ids, keep="first").to_numpy() if len(ids) == 3 else None
+    if duplicated is not None and duplicated.any():
+        raise InputError(
+            f"{function}: duplicated (system, query_id, measure) rows at "
+            f"{_listed(_row_ids(frame[duplicated]))}; expected one row each"
+        )
+    return frame
+
+
+def _selected_measures(frame: pd.DataFrame, measures: str | Sequence[str] | None) -> list[str]:
+    """The measures to compare: all present (sorted) or the given ones, which must be present."""
+    present = sorted(frame["measure"].unique())
+    if measures is None:
+        return present
+    wanted = list(dict.fromkeys(_column_names(measures, "measures")))
+    for measure in wanted:
+        if measure not in present:
+            raise InputError(
+                f"compare: measure {measure!r} has no rows; measures present: "
+                f"{_listed(present)}.{did_you_mean(measure, present)}"
+            )
+    return wanted
+
+
+def _column_names(names: str | Sequence[str] | None, argument: str) -> tuple[str, ...]:
+    """``None`` → (), a string → (it,), a sequence of strings → tuple."""
+    if names is None:
+        return ()
+    if isinstance(names, str):
+        return (names,)
+    result = tuple(names)
+    if not all(isinstance(n, str) for n in result):
+        raise InputError(f"'{argument}' must be a string or a sequence of strings")
+    if len(set(result)) != len(result):
+        raise InputError(f"'{argument}' names a column twice: {_listed(result)}")
+    return result
+
+
+def _check_choice(argument: str, value: object, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        raise InputError(
+            f"unknown {argument} {value!r}; expected one of {_listed(choices)}."
+            + did_you_mean(str(value).lower(), choices)
+        )
+
+
+def _check_resampling(*, confidence: float, n_resamples: int, seed: int) -> None:
+    if not (isinstance(confidence, float | int) and 0.0 < confidence < 1.0):
+        raise InputError(f"'confidence' must be a number in (0, 1); found {confidence!r}")
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int | np.integer):
+        raise InputError(f"'n_resamples' must be an int; found {type(n_resamples).__name__}")
+    if n_resamples < 1:
+        raise InputError(f"'n_resamples' must be at least 1; found {n_resamples}")
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+        raise InputError(f"'seed' must be a non-negative int; found {seed!r}")
+
+
+def _finite_vector(values: npt.ArrayLike, name: str) -> FloatArray:
+    try:
+        array = np.array(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InputError(f"'{name}' must be a 1-D array of numbers") from None
+    if array.ndim != 1:
+        raise InputError(f"'{name}' must be 1-D; found {array.ndim} dimensions")
+    bad = np.flatnonzero(~np.isfinite(array))
+    if bad.size:
+        raise InputError(
+            f"'{name}' has missing (NaN) or infinite values at positions "
+            f"{_listed(str(i) for i in bad)}; expected finite numbers"
+        )
+    return array
+
+
+def _row_ids(rows: pd.DataFrame) -> list[str]:
+    """``system/query_id/measure`` labels of rows, for error messages (IDs only)."""
+    ids = [c for c in _ID_COLUMNS if c in rows.columns]
+    return ["/".join(str(v) for v in row) for row in rows[ids].itertuples(index=False)]
+
+
+def _describe(columns: Sequence[str], key: Iterable[Hashable]) -> str:
+    """``column=value`` for ID columns and the bare name for attributes (no attribute values)."""
+    return ", ".join(
+        f"{c}={v!s}" if c in _ID_COLUMNS else c for c, v in zip(columns, key, strict=True)
+    )
+
+
+def _listed(items: Iterable[object]) -> str:
+    """Up to five items, quoted, then how many more."""
+    listed = [str(i) for i in items]
+    shown = ", ".join(repr(i) for i in listed[:_MAX_LISTED_IDS])
+    more = len(listed) - _MAX_LISTED_IDS
+    return shown + (f" and {more} more" if more > 0 else "")

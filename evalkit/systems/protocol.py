@@ -1,0 +1,171 @@
+"""The contract between evalkit and a retrieval system.
+
+A system is anything with a ``name``, a JSON-able ``definition()``, ``index(chunks)`` and
+``search(query, k)``. ``definition()`` must describe the configuration completely: it is hashed
+into reports (so a changed setting changes the evaluation definition) and is never written out
+raw, so it may hold private values such as a model name or an endpoint.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple, Protocol, runtime_checkable
+
+from evalkit.canonical import canonical_hash
+from evalkit.errors import InputError
+
+__all__ = [
+    "BaseRetriever",
+    "ChunkLike",
+    "FunctionRetriever",
+    "Hit",
+    "QueryLike",
+    "Retriever",
+    "fingerprint",
+    "load_factory",
+]
+
+
+class ChunkLike(Protocol):
+    """What a retriever may read from a chunk (``evalkit.fixtures.Chunk`` satisfies it)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def document_id(self) -> str: ...
+    @property
+    def language(self) -> str: ...
+    @property
+    def title(self) -> str: ...
+    @property
+    def text(self) -> str: ...
+
+
+class QueryLike(Protocol):
+    """What a retriever may read from a query (``evalkit.fixtures.Query`` satisfies it)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def language(self) -> str: ...
+    @property
+    def text(self) -> str: ...
+
+
+class Hit(NamedTuple):
+    """One retrieved chunk; a ranking is a sequence of hits, best first."""
+
+    chunk_id: str
+    score: float
+
+
+@runtime_checkable
+class Retriever(Protocol):
+    """A retrieval system under evaluation."""
+
+    name: str
+
+    def definition(self) -> dict[str, Any]:
+        """A JSON-able description of the full configuration (hashed, never published raw)."""
+        ...
+
+    def index(self, chunks: Sequence[ChunkLike]) -> None:
+        """Build whatever the system needs over ``chunks``; called once before searching."""
+        ...
+
+    def search(self, query: QueryLike, k: int) -> Sequence[Hit]:
+        """Return at most ``k`` hits, best first; an empty sequence means "no answer"."""
+        ...
+
+
+class BaseRetriever:
+    """Convenience base class: override ``index`` and ``search``; ``close`` frees resources."""
+
+    name: str = "retriever"
+
+    def definition(self) -> dict[str, Any]:
+        return {"class": type(self).__qualname__}
+
+    def index(self, chunks: Sequence[ChunkLike]) -> None:  # pragma: no cover - trivial default
+        return None
+
+    def search(self, query: QueryLike, k: int) -> Sequence[Hit]:  # pragma: no cover
+        raise NotImplementedError(f"{type(self).__qualname__}.search is not implemented")
+
+    def close(self) -> None:
+        """Release resources (temporary databases); evaluation calls it when done."""
+        return
+
+
+SearchFunction = Callable[[str, int], Sequence[tuple[str, float]]]
+
+
+class FunctionRetriever(BaseRetriever):
+    """Adapts a plain ``fn(query_text, k) -> [(chunk_id, score), ...]`` function.
+
+    The function's own module-qualified name is its definition; pass ``definition`` to describe
+    settings the function closes over.
+    """
+
+    def __init__(
+        self,
+        fn: SearchFunction,
+        *,
+        name: str | None = None,
+        definition: Mapping[str, Any] | None = None,
+    ) -> None:
+        self._fn = fn
+        self.name = name or getattr(fn, "__name__", "function")
+        self._definition = dict(definition or {})
+
+    def definition(self) -> dict[str, Any]:
+        qualname = (
+            f"{getattr(self._fn, '__module__', '?')}:{getattr(self._fn, '__qualname__', '?')}"
+        )
+        return {"class": "FunctionRetriever", "function": qualname, **self._definition}
+
+    def index(self, chunks: Sequence[ChunkLike]) -> None:
+        return None
+
+    def search(self, query: QueryLike, k: int) -> Sequence[Hit]:
+        return [Hit(str(chunk_id), float(score)) for chunk_id, score in self._fn(query.text, k)]
+
+
+def fingerprint(system: Retriever) -> str:
+    """A stable ``sha256:...`` fingerprint of a system's definition (never its raw values)."""
+    return canonical_hash({"name": system.name, "definition": system.definition()})
+
+
+def load_factory(spec: str) -> Retriever:
+    """Build a user's system from ``"package.module:factory"`` (the factory takes no arguments).
+
+    Raises ``InputError`` naming the spec part that failed and what was expected.
+    """
+    module_name, sep, attribute = spec.partition(":")
+    if not sep or not module_name or not attribute:
+        raise InputError(
+            f"system spec {spec!r} is not of the form 'package.module:factory'; "
+            "name an importable module and a callable in it, separated by ':'"
+        )
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise InputError(
+            f"system spec {spec!r}: cannot import module {module_name!r} ({type(error).__name__}); "
+            "check the module is on PYTHONPATH or installed"
+        ) from None
+    factory = getattr(module, attribute, None)
+    if not callable(factory):
+        raise InputError(
+            f"system spec {spec!r}: module {module_name!r} has no callable {attribute!r}"
+        )
+    system = factory()
+    if isinstance(system, Retriever):
+        return system
+    if callable(system):
+        return FunctionRetriever(system, name=attribute)
+    raise InputError(
+        f"system spec {spec!r}: the factory returned {type(system).__name__}, expected an object "
+        "with name, definition(), index(chunks) and search(query, k), or a search function"
+    )

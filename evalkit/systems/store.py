@@ -1,0 +1,146 @@
+"""A temporary SQLite store of chunks, with an FTS5 index and dense vectors.
+
+Each store lives in its own temporary directory and is deleted by ``close()`` (or when used as a
+context manager). Nothing outside that directory is read or written: no user database, no
+environment setting, no network.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import tempfile
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from types import TracebackType
+
+import numpy as np
+import numpy.typing as npt
+
+from evalkit.systems.protocol import ChunkLike, Hit
+
+__all__ = ["ChunkStore"]
+
+_SCHEMA = """
+CREATE TABLE chunks (
+    rowid INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    document_id TEXT NOT NULL,
+    language TEXT NOT NULL,
+    title TEXT NOT NULL,
+    text TEXT NOT NULL
+);
+CREATE VIRTUAL TABLE chunk_terms USING fts5(terms, tokenize = 'unicode61 remove_diacritics 0');
+CREATE TABLE chunk_vectors (
+    space TEXT NOT NULL,
+    rowid INTEGER NOT NULL REFERENCES chunks(rowid),
+    vector BLOB NOT NULL,
+    PRIMARY KEY (space, rowid)
+);
+"""
+
+
+class ChunkStore:
+    """Chunks under their stable IDs in a temporary SQLite database.
+
+    ``add`` stores chunks in the given order; ``index_terms`` fills the FTS5 table from a
+    tokenizer; ``put_vectors``/``vectors`` keep one float64 matrix per named vector space.
+    """
+
+    def __init__(self) -> None:
+        self._directory = Path(tempfile.mkdtemp(prefix="evalkit-store-"))
+        self.path = self._directory / "store.sqlite3"
+        self._db = sqlite3.connect(self.path)
+        self._db.executescript(_SCHEMA)
+        self._ids: list[str] = []
+
+    # lifecycle -------------------------------------------------------------------------------
+    def close(self) -> None:
+        """Close the connection and delete the database; safe to call twice."""
+        if self._db is not None:
+            self._db.close()
+            self._db = None  # type: ignore[assignment]
+        shutil.rmtree(self._directory, ignore_errors=True)
+
+    def __enter__(self) -> ChunkStore:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # chunks ----------------------------------------------------------------------------------
+    def add(self, chunks: Sequence[ChunkLike]) -> None:
+        """Store ``chunks``; row IDs follow the given order."""
+        start = len(self._ids)
+        rows = [
+            (start + i + 1, c.id, c.document_id, c.language, c.title, c.text)
+            for i, c in enumerate(chunks)
+        ]
+        with self._db:
+            self._db.executemany("INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?)", rows)
+        self._ids.extend(c.id for c in chunks)
+
+    @property
+    def chunk_ids(self) -> list[str]:
+        """Stored chunk IDs in row order."""
+        return list(self._ids)
+
+    def texts(self) -> list[tuple[str, str]]:
+        """``(title, text)`` of every chunk in row order."""
+        return [
+            (t, x) for t, x in self._db.execute("SELECT title, text FROM chunks ORDER BY rowid")
+        ]
+
+    # lexical ---------------------------------------------------------------------------------
+    def index_terms(self, tokenizer: Callable[[str], list[str]]) -> None:
+        """Fill the FTS5 table with the tokenized title and text of every chunk."""
+        rows = (
+            (rowid, " ".join(tokenizer(f"{title}\n{text}")))
+            for rowid, title, text in self._db.execute(
+                "SELECT rowid, title, text FROM chunks ORDER BY rowid"
+            ).fetchall()
+        )
+        with self._db:
+            self._db.executemany("INSERT INTO chunk_terms(rowid, terms) VALUES (?, ?)", rows)
+
+    def search_terms(self, terms: Iterable[str], limit: int) -> list[Hit]:
+        """BM25 (FTS5, k1=1.2, b=0.75) over ``terms`` OR-ed; ties by chunk ID ascending."""
+        unique = list(dict.fromkeys(terms))
+        if not unique or limit <= 0:
+            return []
+        match = " OR ".join(f'"{term}"' for term in unique)
+        rows = self._db.execute(
+            "SELECT c.id, -bm25(chunk_terms) AS score FROM chunk_terms "
+            "JOIN chunks c ON c.rowid = chunk_terms.rowid "
+            "WHERE chunk_terms MATCH ? ORDER BY score DESC, c.id ASC LIMIT ?",
+            (match, limit),
+        ).fetchall()
+        return [Hit(chunk_id, round(float(score), 12)) for chunk_id, score in rows]
+
+    # vectors ---------------------------------------------------------------------------------
+    def put_vectors(self, space: str, matrix: npt.NDArray[np.float64]) -> None:
+        """Store one row vector per chunk (row order) under the vector space ``space``."""
+        rows = [
+            (space, i + 1, np.ascontiguousarray(row, dtype="<f8").tobytes())
+            for i, row in enumerate(matrix)
+        ]
+        with self._db:
+            self._db.execute("DELETE FROM chunk_vectors WHERE space = ?", (space,))
+            self._db.executemany("INSERT INTO chunk_vectors VALUES (?, ?, ?)", rows)
+
+    def vectors(self, space: str) -> npt.NDArray[np.float64]:
+        """The ``(n_chunks, dim)`` matrix stored under ``space``."""
+        blobs = [
+            blob
+            for (blob,) in self._db.execute(
+                "SELECT vector FROM chunk_vectors WHERE space = ? ORDER BY rowid", (space,)
+            )
+        ]
+        if not blobs:
+            return np.zeros((0, 0))
+        return np.frombuffer(b"".join(blobs), dtype="<f8").reshape(len(blobs), -1).copy()

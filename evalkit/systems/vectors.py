@@ -1,0 +1,214 @@
+"""Deterministic in-process embedding providers and cosine-similarity retrieval.
+
+- ``TokenHashEmbedder``: topic-agnostic. Each index term (see ``evalkit.systems.text``) is hashed
+  with BLAKE2b (never Python's salted ``hash()``) into one of ``dim`` signed buckets, weighted
+  ``1 + log(tf)``, and the vector is L2-normalized. It knows nothing about any topic: a
+  transparent lexical-overlap ablation in vector form.
+- ``AliasEmbedder``: **regression plumbing, not an embedding model.** It maps text onto a
+  handcrafted table of bilingual concept aliases written *for* the committed fixture
+  (``data/alias_concepts.yaml``), so it is fixture-aware by construction. It exists only to give
+  the vector, hybrid and rerank code paths stable cross-language matches to exercise. Its
+  numbers say nothing about the quality of any real embedding provider.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from functools import cached_property
+from importlib import resources
+from typing import Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
+import yaml
+
+from evalkit.canonical import canonical_hash
+from evalkit.errors import InputError
+from evalkit.systems.protocol import BaseRetriever, ChunkLike, Hit, QueryLike
+from evalkit.systems.store import ChunkStore
+from evalkit.systems.text import normalize, tokenize
+
+__all__ = [
+    "AliasEmbedder",
+    "Embedder",
+    "TokenHashEmbedder",
+    "VectorRetriever",
+    "rank_by_score",
+]
+
+Matrix = npt.NDArray[np.float64]
+
+
+class Embedder(Protocol):
+    """Turns texts into L2-normalized row vectors (a zero row when nothing is recognized)."""
+
+    def definition(self) -> dict[str, Any]: ...
+
+    def embed(self, texts: Sequence[str]) -> Matrix: ...
+
+
+def _normalize_rows(matrix: Matrix) -> Matrix:
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
+
+
+class TokenHashEmbedder:
+    """Signed feature hashing of index terms into ``dim`` dimensions (see module docstring)."""
+
+    def __init__(self, dim: int = 1024) -> None:
+        if dim < 2:
+            raise InputError(f"TokenHashEmbedder dim must be at least 2, got {dim}")
+        self.dim = dim
+
+    def definition(self) -> dict[str, Any]:
+        return {"class": "TokenHashEmbedder", "dim": self.dim, "hash": "blake2b-64"}
+
+    def _bucket(self, term: str) -> tuple[int, float]:
+        value = int.from_bytes(hashlib.blake2b(term.encode(), digest_size=8).digest(), "little")
+        return value % self.dim, 1.0 if value >> 63 else -1.0
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        matrix = np.zeros((len(texts), self.dim))
+        for row, text in enumerate(texts):
+            for term, count in Counter(tokenize(text)).items():
+                bucket, sign = self._bucket(term)
+                matrix[row, bucket] += sign * (1.0 + math.log(count))
+        return _normalize_rows(matrix)
+
+
+class AliasEmbedder:
+    """Counts of handcrafted concept aliases, one dimension per concept (see module docstring).
+
+    ``concepts`` maps a concept ID to its aliases; English aliases match whole words or phrases of
+    the lower-cased text, Chinese (CJK) aliases match as substrings. Longer aliases win.
+    """
+
+    def __init__(self, concepts: Mapping[str, Sequence[str]] | None = None) -> None:
+        table = dict(concepts) if concepts is not None else _packaged_concepts()
+        if not table:
+            raise InputError("AliasEmbedder needs at least one concept with aliases")
+        self.concept_ids = sorted(table)
+        self._alias_to_concept: dict[str, int] = {}
+        for index, concept in enumerate(self.concept_ids):
+            for alias in table[concept]:
+                self._alias_to_concept.setdefault(normalize(alias).strip(), index)
+        self._table_hash = canonical_hash({c: sorted(table[c]) for c in self.concept_ids})
+
+    def definition(self) -> dict[str, Any]:
+        return {
+            "class": "AliasEmbedder",
+            "concepts": len(self.concept_ids),
+            "table": self._table_hash,
+        }
+
+    @cached_property
+    def _pattern(self) -> re.Pattern[str]:
+        aliases = sorted(self._alias_to_concept, key=lambda a: (-len(a), a))
+        parts = [
+            re.escape(a) if _is_cjk(a) else rf"(?<![^\W_]){re.escape(a)}(?![^\W_])"
+            for a in aliases
+            if a
+        ]
+        return re.compile("|".join(parts))
+
+    def concepts(self, text: str) -> Counter[int]:
+        """Concept indexes found in ``text`` with their counts."""
+        return Counter(
+            self._alias_to_concept[m.group(0)] for m in self._pattern.finditer(normalize(text))
+        )
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        matrix = np.zeros((len(texts), len(self.concept_ids)))
+        for row, text in enumerate(texts):
+            for concept, count in self.concepts(text).items():
+                matrix[row, concept] = 1.0 + math.log(count)
+        return _normalize_rows(matrix)
+
+
+def _is_cjk(alias: str) -> bool:
+    return any("\u3400" <= ch <= "\u9fff" or "\uf900" <= ch <= "\ufaff" for ch in alias)
+
+
+def _packaged_concepts() -> dict[str, list[str]]:
+    source = resources.files("evalkit.systems").joinpath("data/alias_concepts.yaml")
+    data = yaml.safe_load(source.read_text(encoding="utf-8"))
+    return {
+        str(entry["id"]): [str(a) for a in entry.get("en", [])]
+        + [str(a) for a in entry.get("zh", [])]
+        for entry in data["concepts"]
+    }
+
+
+def rank_by_score(
+    scores: Matrix, chunk_ids: Sequence[str], id_order: npt.NDArray[np.int64], k: int, floor: float
+) -> list[Hit]:
+    """The top ``k`` of ``scores`` above ``floor``: score descending, then chunk ID ascending.
+
+    Scores are rounded to 12 decimals first so that last-bit differences between BLAS code paths
+    cannot reorder a ranking.
+    """
+    rounded = np.round(scores, 12)
+    keep = np.flatnonzero(rounded > floor)
+    if keep.size == 0 or k <= 0:
+        return []
+    order = keep[np.lexsort((id_order[keep], -rounded[keep]))][:k]
+    return [Hit(chunk_ids[i], float(rounded[i])) for i in order]
+
+
+class VectorRetriever(BaseRetriever):
+    """Cosine similarity between the query vector and every chunk vector (title + text).
+
+    Vectors are stored in the SQLite store and searched exhaustively; hits with cosine at or
+    below ``min_score`` are dropped (abstention).
+    """
+
+    def __init__(self, embedder: Embedder, *, name: str, min_score: float = 0.0) -> None:
+        self.name = name
+        self.embedder = embedder
+        self.min_score = min_score
+        self._store: ChunkStore | None = None
+        self._matrix: Matrix = np.zeros((0, 0))
+        self._ids: list[str] = []
+        self._id_order: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+
+    def definition(self) -> dict[str, Any]:
+        return {
+            "class": "VectorRetriever",
+            "embedder": self.embedder.definition(),
+            "similarity": "cosine",
+            "fields": ["title", "text"],
+            "min_score": self.min_score,
+        }
+
+    def index(self, chunks: Sequence[ChunkLike]) -> None:
+        self.close()
+        self._store = ChunkStore()
+        self._store.add(chunks)
+        texts = [f"{title}\n{text}" for title, text in self._store.texts()]
+        self._store.put_vectors(self.name, self.embedder.embed(texts))
+        self._matrix = self._store.vectors(self.name)
+        self._ids = self._store.chunk_ids
+        self._id_order = np.argsort(np.argsort(np.array(self._ids, dtype=object), kind="stable"))
+
+    def search(self, query: QueryLike, k: int) -> list[Hit]:
+        return self.search_text(query.text, k)
+
+    def search_text(self, text: str, k: int) -> list[Hit]:
+        """Search with raw text (the hybrid system calls this with a deeper ``k``)."""
+        if self._store is None:
+            raise RuntimeError(f"system {self.name!r}: call index(chunks) before search()")
+        if not self._ids:
+            return []
+        query_vector = self.embedder.embed([text])[0]
+        return rank_by_score(
+            self._matrix @ query_vector, self._ids, self._id_order, k, self.min_score
+        )
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None

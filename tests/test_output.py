@@ -1,0 +1,382 @@
+"""Tests for evalkit.output: safe output paths and atomic writes.
+
+Every refusal test compares a listing of the workspace (and of a directory outside it) before
+and after: a refused path must leave the disk untouched.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import stat
+from collections.abc import Callable
+
+import pytest
+
+from evalkit.errors import EvalkitError, InputError, UnsafePathError
+from evalkit.output import output_path_from_env, resolve_output_path, write_text_atomic
+
+posix_only = pytest.mark.skipif(os.name == "nt", reason="POSIX path semantics")
+
+Listing = dict[str, tuple[str, bytes]]
+
+
+def listing(root: pathlib.Path) -> Listing:
+    """Every entry under ``root``: kind and content (file bytes or link target); links unfollowed."""
+    entries: Listing = {}
+    for directory, dirnames, filenames in os.walk(root, followlinks=False):
+        for name in dirnames + filenames:
+            full = pathlib.Path(directory, name)
+            key = full.relative_to(root).as_posix()
+            if full.is_symlink():
+                entries[key] = ("link", os.readlink(full).encode())
+            elif full.is_dir():
+                entries[key] = ("dir", b"")
+            else:
+                entries[key] = ("file", full.read_bytes())
+    return entries
+
+
+@pytest.fixture
+def workspace(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> pathlib.Path:
+    """A workspace directory (the current directory) next to an ``outside`` directory."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "reports").mkdir()
+    (root / "reports" / "old.json").write_text("{}\n", encoding="utf-8")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("keep\n", encoding="utf-8")
+    monkeypatch.chdir(root)
+    return root
+
+
+def assert_refused(
+    workspace: pathlib.Path,
+    path: str,
+    match: str,
+    call: Callable[[str], object] | None = None,
+) -> str:
+    """``path`` is refused with UnsafePathError and nothing changes on disk; the message."""
+    outside = workspace.parent / "outside"
+    before = (listing(workspace), listing(outside))
+    for function in [call] if call else [resolve_output_path, _write]:
+        with pytest.raises(UnsafePathError, match=match) as info:
+            function(path)
+        assert (listing(workspace), listing(outside)) == before
+    return str(info.value)
+
+
+def _write(path: str) -> pathlib.Path:
+    return write_text_atomic(path, '{"a": 1}\n')
+
+
+# --- lexical refusals -------------------------------------------------------------------------
+
+
+def test_empty_path_refused(workspace: pathlib.Path) -> None:
+    message = assert_refused(workspace, "", "is empty")
+    assert "expected" in message
+
+
+def test_nul_byte_refused(workspace: pathlib.Path) -> None:
+    message = assert_refused(workspace, "reports/a\0b.json", "NUL byte at character 9")
+    assert "\0" not in message
+
+
+def test_absolute_posix_path_refused(workspace: pathlib.Path) -> None:
+    assert_refused(workspace, "/tmp/report.json", "is absolute")
+
+
+def test_absolute_path_inside_workspace_refused(workspace: pathlib.Path) -> None:
+    assert_refused(workspace, str(workspace / "reports" / "new.json"), "absolute")
+
+
+@pytest.mark.parametrize("path", ["C:\\x", "C:/x", "c:x", "Z:\\reports\\run.json"])
+def test_windows_drive_path_refused(workspace: pathlib.Path, path: str) -> None:
+    assert_refused(workspace, path, "Windows drive")
+
+
+@pytest.mark.parametrize("path", ["\\\\server\\share\\x", "//server/share/x", "\\\\?\\C:\\x"])
+def test_unc_path_refused(workspace: pathlib.Path, path: str) -> None:
+    assert_refused(workspace, path, "UNC")
+
+
+@pytest.mark.parametrize(
+    ("path", "component"),
+    [("../x.json", 1), ("reports/../x.json", 2), ("reports/..", 2), ("a/b/../../x", 3)],
+)
+def test_dot_dot_refused(workspace: pathlib.Path, path: str, component: int) -> None:
+    message = assert_refused(workspace, path, r"'\.\.' component")
+    assert f"component {component}" in message
+
+
+def test_dot_dot_after_dot_components_refused(workspace: pathlib.Path) -> None:
+    assert_refused(workspace, "./reports/./../x.json", r"'\.\.'")
+
+
+@posix_only
+def test_backslash_refused_on_posix(workspace: pathlib.Path) -> None:
+    assert_refused(workspace, "reports\\..\\x.json", "backslash")
+
+
+@pytest.mark.parametrize("path", ["reports/", ".", "./", "reports/."])
+def test_path_must_name_a_file(workspace: pathlib.Path, path: str) -> None:
+    assert_refused(workspace, path, "separator|names the workspace")
+
+
+def test_bytes_path_refused(workspace: pathlib.Path) -> None:
+    with pytest.raises(UnsafePathError, match="must be text"):
+        resolve_output_path(b"x.json")  # type: ignore[arg-type]
+
+
+# --- symbolic links ---------------------------------------------------------------------------
+
+
+def test_symlinked_parent_inside_workspace_refused(workspace: pathlib.Path) -> None:
+    (workspace / "alias").symlink_to(workspace / "reports", target_is_directory=True)
+    message = assert_refused(workspace, "alias/new.json", "symbolic link")
+    assert "'alias'" in message
+
+
+def test_symlinked_parent_outside_workspace_refused(workspace: pathlib.Path) -> None:
+    (workspace / "escape").symlink_to(workspace.parent / "outside", target_is_directory=True)
+    assert_refused(workspace, "escape/keep.txt", "symbolic link")
+    assert_refused(workspace, "escape/sub/new.json", "symbolic link")
+
+
+def test_symlink_deep_in_the_path_refused(workspace: pathlib.Path) -> None:
+    (workspace / "reports" / "deep").symlink_to(workspace.parent / "outside")
+    message = assert_refused(workspace, "reports/deep/new.json", "symbolic link")
+    assert "'reports/deep'" in message
+
+
+def test_symlink_at_destination_refused(workspace: pathlib.Path) -> None:
+    (workspace / "reports" / "link.json").symlink_to(workspace / "reports" / "old.json")
+    (workspace / "reports" / "dangling.json").symlink_to(workspace.parent / "outside" / "new")
+    assert_refused(workspace, "reports/link.json", "symbolic link")
+    assert_refused(workspace, "reports/dangling.json", "symbolic link")
+
+
+def test_symlink_swapped_in_between_two_writes(workspace: pathlib.Path) -> None:
+    write_text_atomic("out/run.json", "first\n")
+    assert (workspace / "out" / "run.json").read_text(encoding="utf-8") == "first\n"
+    (workspace / "out").rename(workspace / "moved")
+    (workspace / "out").symlink_to(workspace.parent / "outside", target_is_directory=True)
+    assert_refused(workspace, "out/run.json", "symbolic link", call=_write)
+    assert not (workspace.parent / "outside" / "run.json").exists()
+
+
+def test_symlink_swapped_in_during_a_write(
+    workspace: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The re-check before the rename catches a link that appeared after path resolution."""
+    outside = workspace.parent / "outside"
+    before_outside = listing(outside)
+    real_fsync = os.fsync
+    swapped: list[bool] = []
+
+    def fsync_then_swap(descriptor: int) -> None:
+        real_fsync(descriptor)
+        if not swapped:
+            (workspace / "reports").rename(workspace / "moved")
+            (workspace / "reports").symlink_to(outside, target_is_directory=True)
+            swapped.append(True)
+
+    monkeypatch.setattr(os, "fsync", fsync_then_swap)
+    with pytest.raises(UnsafePathError, match="symbolic link"):
+        write_text_atomic("reports/old.json", "new\n")
+    assert listing(outside) == before_outside
+    assert (workspace / "moved" / "old.json").read_text(encoding="utf-8") == "{}\n"
+
+
+# --- destination and workspace ----------------------------------------------------------------
+
+
+def test_destination_is_a_directory_refused(workspace: pathlib.Path) -> None:
+    assert_refused(workspace, "reports", "existing directory")
+
+
+def test_parent_is_a_file_refused(workspace: pathlib.Path) -> None:
+    assert_refused(workspace, "reports/old.json/x.json", "not a directory")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_special_file_destination_refused(workspace: pathlib.Path) -> None:
+    os.mkfifo(workspace / "reports" / "pipe")
+    assert_refused(workspace, "reports/pipe", "special file")
+
+
+def test_missing_workspace_refused(tmp_path: pathlib.Path) -> None:
+    before = listing(tmp_path)
+    with pytest.raises(UnsafePathError, match="does not exist"):
+        resolve_output_path("x.json", workspace=tmp_path / "missing")
+    with pytest.raises(UnsafePathError, match="does not exist"):
+        write_text_atomic("x.json", "x", workspace=tmp_path / "missing")
+    assert listing(tmp_path) == before
+
+
+def test_workspace_that_is_a_file_refused(tmp_path: pathlib.Path) -> None:
+    (tmp_path / "file").write_text("x", encoding="utf-8")
+    with pytest.raises(UnsafePathError, match="not a directory"):
+        resolve_output_path("x.json", workspace=tmp_path / "file")
+
+
+def test_unsafe_path_error_is_a_value_error() -> None:
+    with pytest.raises(ValueError, match="empty"):
+        resolve_output_path("", workspace=".")
+    assert issubclass(UnsafePathError, EvalkitError)
+
+
+# --- resolution -------------------------------------------------------------------------------
+
+
+def test_resolves_inside_the_current_directory(workspace: pathlib.Path) -> None:
+    before = listing(workspace)
+    result = resolve_output_path("reports/new.json")
+    assert result == workspace / "reports" / "new.json"
+    assert result.is_absolute()
+    assert listing(workspace) == before  # nothing new: the parent existed
+
+
+def test_missing_parents_are_created(workspace: pathlib.Path) -> None:
+    result = resolve_output_path(pathlib.Path("a") / "b" / "c" / "run.json")
+    assert result == workspace / "a" / "b" / "c" / "run.json"
+    for directory in ("a", "a/b", "a/b/c"):
+        info = os.lstat(workspace / directory)
+        assert stat.S_ISDIR(info.st_mode)
+    assert not result.exists()
+
+
+def test_explicit_workspace(tmp_path: pathlib.Path, workspace: pathlib.Path) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    assert resolve_output_path("x/y.json", workspace=other) == other / "x" / "y.json"
+    assert (other / "x").is_dir()
+    assert not (workspace / "x").exists()
+
+
+def test_dot_and_empty_components_are_skipped(workspace: pathlib.Path) -> None:
+    assert resolve_output_path("./reports//./new.json") == workspace / "reports" / "new.json"
+
+
+def test_workspace_environment_variable_is_ignored(
+    workspace: pathlib.Path, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("EVALKIT_WORKSPACE", str(tmp_path / "outside"))
+    assert resolve_output_path("x.json") == workspace / "x.json"
+
+
+# --- atomic writes ----------------------------------------------------------------------------
+
+
+def test_write_creates_and_replaces(workspace: pathlib.Path) -> None:
+    path = write_text_atomic("reports/run.json", "one\n")
+    assert path == workspace / "reports" / "run.json"
+    assert path.read_bytes() == b"one\n"
+    write_text_atomic("reports/run.json", "two\n")
+    assert path.read_bytes() == b"two\n"
+    assert sorted(os.listdir(workspace / "reports")) == ["old.json", "run.json"]
+
+
+def test_unicode_and_newlines_round_trip(workspace: pathlib.Path) -> None:
+    text = "中文 · Ελληνικά · emoji 🙂\r\nline two\n"
+    path = write_text_atomic("u.txt", text)
+    assert path.read_bytes() == text.encode("utf-8")  # no newline translation
+    assert path.read_bytes().decode("utf-8") == text
+
+
+def test_replacing_keeps_the_file_mode(workspace: pathlib.Path) -> None:
+    old = workspace / "reports" / "old.json"
+    old.chmod(0o640)
+    write_text_atomic("reports/old.json", "new\n")
+    assert stat.S_IMODE(os.stat(old).st_mode) == 0o640
+    assert old.read_bytes() == b"new\n"
+
+
+@posix_only
+def test_new_file_mode_follows_umask(workspace: pathlib.Path) -> None:
+    previous = os.umask(0o027)
+    try:
+        path = write_text_atomic("fresh.json", "x\n")
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o640  # 0o666 & ~0o027
+
+
+def _assert_previous_kept(workspace: pathlib.Path, before: Listing) -> None:
+    assert listing(workspace) == before
+    assert (workspace / "reports" / "old.json").read_bytes() == b"{}\n"
+    assert not [name for name in os.listdir(workspace / "reports") if name.endswith(".tmp")]
+
+
+def test_failed_rename_keeps_previous_and_removes_temporary(
+    workspace: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = listing(workspace)
+
+    def failing_replace(*args: object, **kwargs: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", failing_replace)
+    with pytest.raises(OSError, match="No space left"):
+        write_text_atomic("reports/old.json", "new content\n")
+    _assert_previous_kept(workspace, before)
+
+
+def test_failed_fsync_keeps_previous_and_removes_temporary(
+    workspace: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = listing(workspace)
+
+    def failing_fsync(descriptor: int) -> None:
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(os, "fsync", failing_fsync)
+    with pytest.raises(OSError, match="Input/output"):
+        write_text_atomic("reports/old.json", "new content\n")
+    _assert_previous_kept(workspace, before)
+
+
+def test_interrupt_during_write_removes_temporary(
+    workspace: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = listing(workspace)
+
+    def interrupted(descriptor: int) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "fsync", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        write_text_atomic("reports/old.json", "new content\n")
+    _assert_previous_kept(workspace, before)
+
+
+def test_text_that_cannot_be_encoded_writes_nothing(workspace: pathlib.Path) -> None:
+    before = listing(workspace)
+    with pytest.raises(InputError, match="not valid Unicode.*character 3"):
+        write_text_atomic("reports/old.json", "abc\udc80def")
+    _assert_previous_kept(workspace, before)
+
+
+# --- output_path_from_env ---------------------------------------------------------------------
+
+
+def test_output_path_cli_value_wins(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EVALKIT_OUTPUT", "env.json")
+    assert output_path_from_env("cli.json") == "cli.json"
+    assert output_path_from_env("") == ""  # explicit, so resolve_output_path refuses it
+
+
+def test_output_path_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EVALKIT_OUTPUT", "reports/env.json")
+    assert output_path_from_env(None) == "reports/env.json"
+
+
+@pytest.mark.parametrize("value", [None, ""])
+def test_output_path_defaults_to_none(monkeypatch: pytest.MonkeyPatch, value: str | None) -> None:
+    if value is None:
+        monkeypatch.delenv("EVALKIT_OUTPUT", raising=False)
+    else:
+        monkeypatch.setenv("EVALKIT_OUTPUT", value)
+    assert output_path_from_env(None) is None
