@@ -32,7 +32,33 @@ def _add_validate(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> H
 
 
 def _run_validate(args: argparse.Namespace) -> int:
-    raise NotImplementedError("validate")
+    from collections import Counter
+    from pathlib import Path
+
+    from evalkit.errors import FixtureError
+    from evalkit.fixtures import load_fixture
+
+    path = Path(args.path)
+    if not path.is_dir():
+        what = "does not exist" if not path.exists() else "is not a directory"
+        _print_error(EvalkitError(f"fixture directory {args.path!r} {what}"))
+        return 2
+    try:
+        fixture = load_fixture(path)
+    except FixtureError as error:
+        for problem in error.problems:
+            print(problem)
+        print(f"{args.path}: invalid — {len(error.problems)} problem(s)")
+        return 1
+    per_language = Counter(q.language for q in fixture.queries)
+    no_answer = sum(1 for q in fixture.queries if not q.answerable)
+    languages = ", ".join(f"{lang}: {per_language[lang]}" for lang in sorted(per_language))
+    print(
+        f"{fixture.meta.id} {fixture.meta.version}: valid — {len(fixture.documents)} documents, "
+        f"{len(fixture.chunks)} chunks, {len(fixture.queries)} queries "
+        f"({languages}; {no_answer} no-answer)"
+    )
+    return 0
 
 
 # --- run ------------------------------------------------------------------------------------
@@ -337,6 +363,116 @@ def _run_diff(args: argparse.Namespace) -> int:
     return 0
 
 
+# --- report ---------------------------------------------------------------------------------
+
+_REPORT_DEFAULT_FIXTURE = "fixtures/synthetic-bilingual-v1"
+_REPORT_DEFAULT_OUTPUT = "reports/retrieval-report.html"
+
+
+def _add_report(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handler:
+    p = sub.add_parser(
+        "report",
+        help="execute the report notebook headless and write scrubbed, offline HTML (and the "
+        "executed .ipynb beside it); exit 1 when the notebook fails or the leak scan finds "
+        "fixture text (nothing is written), 2 on a usage error",
+        description="Execute notebooks/retrieval_report.ipynb with papermill on a kernel of this "
+        "Python, scrub it (no absolute paths, no tracebacks, no papermill environment), export "
+        "HTML without code and without external resources, scan both for fixture text and "
+        "write them. Parameters: fixture, systems, k, base_system, redact, baseline, seed, "
+        "n_resamples, worst (see the notebook's parameters cell). With '-p redact false' the "
+        "report shows query and chunk text: it is refused unless --allow-unredacted is given, "
+        "and is then written unscanned with a 'do not publish' banner.",
+    )
+    p.add_argument(
+        "fixture",
+        nargs="?",
+        default=None,
+        help=f"fixture directory (default: the notebook's, {_REPORT_DEFAULT_FIXTURE})",
+    )
+    p.add_argument(
+        "--output",
+        default=_REPORT_DEFAULT_OUTPUT,
+        help=f"workspace-relative .html path (default {_REPORT_DEFAULT_OUTPUT}); the executed "
+        "notebook goes beside it as .ipynb",
+    )
+    p.add_argument(
+        "-p",
+        "--parameter",
+        nargs=2,
+        action="append",
+        default=[],
+        metavar=("NAME", "VALUE"),
+        help="set a notebook parameter, e.g. -p systems lexical,hybrid -p k 5 (repeatable)",
+    )
+    p.add_argument(
+        "--allow-unredacted",
+        action="store_true",
+        help="allow '-p redact false': the report then contains private fixture text, is not "
+        "leak-scanned and must not be published",
+    )
+    p.add_argument(
+        "--notebook",
+        default=None,
+        help="report notebook to execute (default: notebooks/retrieval_report.ipynb)",
+    )
+    return _run_report
+
+
+def _run_report(args: argparse.Namespace) -> int:
+    import os
+
+    from evalkit.errors import LeakError, NotebookError
+    from evalkit.notebooks import (
+        DEFAULT_REPORT_NOTEBOOK,
+        coerce_parameters,
+        notebook_parameters,
+        render_report,
+        write_rendered_report,
+    )
+    from evalkit.output import resolve_output_path
+
+    notebook = args.notebook or DEFAULT_REPORT_NOTEBOOK
+    resolve_output_path(args.output)  # refuse an unsafe path before executing anything
+    pairs = [(str(name), str(value)) for name, value in args.parameter]
+    if args.fixture is not None:
+        pairs.insert(0, ("fixture", args.fixture))
+    parameters = coerce_parameters(pairs, notebook_parameters(notebook))
+    try:
+        rendered = render_report(
+            parameters, notebook=notebook, allow_unredacted=args.allow_unredacted
+        )
+    except (LeakError, NotebookError) as error:
+        _print_error(error)
+        return 1
+    html_path, notebook_path = write_rendered_report(rendered, args.output)
+    if not rendered.redacted:
+        print("warning: this report contains private fixture text; do not publish it")
+    print(f"notebook: {notebook_path.relative_to(os.getcwd()).as_posix()}")
+    print(f"report: {html_path.relative_to(os.getcwd()).as_posix()}")
+    return 0
+
+
+# --- schema ---------------------------------------------------------------------------------
+
+
+def _add_schema(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handler:
+    p = sub.add_parser(
+        "schema",
+        help="print the JSON Schema of a fixture file (committed in evalkit/schema/ too)",
+    )
+    p.add_argument("kind", choices=("fixture", "documents", "chunks", "queries"))
+    return _run_schema
+
+
+def _run_schema(args: argparse.Namespace) -> int:
+    import json
+
+    from evalkit.fixtures import fixture_json_schema
+
+    print(json.dumps(fixture_json_schema(args.kind), indent=2, ensure_ascii=False))
+    return 0
+
+
 # --- end of subcommands ---------------------------------------------------------------------
 
 _SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], Handler], ...] = (
@@ -346,6 +482,8 @@ _SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction[argparse.ArgumentParser
     _add_gate,
     _add_baseline,
     _add_diff,
+    _add_schema,
+    _add_report,
 )
 
 

@@ -24,8 +24,10 @@ temporary file ``.<name>.<random>.tmp`` in the destination directory (created wi
 ``0o666`` minus the umask, like any new file, or with the mode of the file it replaces), flushes
 and fsyncs it, re-checks the whole path, renames it into place with ``os.replace`` and fsyncs
 the directory (POSIX). On any error the temporary file is removed and a previous file is left
-byte-identical. Residual race: a link swapped in between the final check and the rename is not
-detected (closing that needs ``dir_fd``-relative calls, which Windows lacks).
+byte-identical. Residual races (closing them needs ``dir_fd``-relative calls, which Windows
+lacks): a link swapped in between the final check and the rename is not detected, and when a
+parent directory is swapped for a link mid-write the refusal cannot find the temporary file to
+remove it (it stays, hidden, in the moved directory).
 
 :func:`output_path_from_env` picks the output path: the CLI's ``--output`` value, else the
 ``EVALKIT_OUTPUT`` environment variable (empty counts as unset), else ``None`` (write nothing).
@@ -91,9 +93,9 @@ def write_text_atomic(
         with os.fdopen(descriptor, "wb") as handle:
             handle.write(data)
             handle.flush()
+            if keep_mode is not None:
+                os.chmod(handle.fileno() if os.chmod in os.supports_fd else temporary, keep_mode)
             os.fsync(handle.fileno())
-        if keep_mode is not None:
-            os.chmod(temporary, keep_mode)
         _recheck(destination, root)
         os.replace(temporary, destination)
     except BaseException:

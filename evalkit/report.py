@@ -29,6 +29,8 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
+import pandas as pd
+
 from evalkit.canonical import canonical_hash, canonical_json
 from evalkit.output import write_text_atomic
 
@@ -92,39 +94,39 @@ def build_report(evaluation: Evaluation) -> dict[str, Any]:
     fixture = evaluation.fixture
     definition_hash, providers_hash = _definition_hashes(evaluation)
     summary: dict[str, dict[str, Any]] = {s: {} for s in evaluation.systems}
-    for row in evaluation.summary().itertuples(index=False):
-        summary[str(row.system)][str(row.measure)] = {"mean": float(row.value), "n": int(row.n)}
+    for row in _records(evaluation.summary()):
+        summary[row["system"]][row["measure"]] = {"mean": float(row["value"]), "n": int(row["n"])}
     by_language: dict[str, dict[str, dict[str, Any]]] = {s: {} for s in evaluation.systems}
-    for row in evaluation.summary(by=["language"]).itertuples(index=False):
-        by_language[str(row.system)].setdefault(str(row.language), {})[str(row.measure)] = {
-            "mean": float(row.value),
-            "n": int(row.n),
+    for row in _records(evaluation.summary(by=["language"])):
+        by_language[row["system"]].setdefault(row["language"], {})[row["measure"]] = {
+            "mean": float(row["value"]),
+            "n": int(row["n"]),
         }
     per_query: dict[str, dict[str, dict[str, float]]] = {s: {} for s in evaluation.systems}
-    for row in evaluation.per_query.itertuples(index=False):
-        per_query[str(row.system)].setdefault(str(row.query_id), {})[str(row.measure)] = float(
-            row.value
+    for row in _records(evaluation.per_query):
+        per_query[row["system"]].setdefault(row["query_id"], {})[row["measure"]] = float(
+            row["value"]
         )
     failures = [
         {
-            "system": row.system,
-            "queryId": row.query_id,
-            "language": row.language,
-            "kind": row.kind,
-            "chunkIds": row.chunk_ids.split(",") if row.chunk_ids else [],
+            "system": row["system"],
+            "queryId": row["query_id"],
+            "language": row["language"],
+            "kind": row["kind"],
+            "chunkIds": row["chunk_ids"].split(",") if row["chunk_ids"] else [],
         }
-        for row in evaluation.failures().itertuples(index=False)
+        for row in _records(evaluation.failures())
     ]
     latency = {
-        str(row.system): {
-            "count": int(row.count),
-            "minMs": float(row.min_ms),
-            "medianMs": float(row.median_ms),
-            "p95Ms": float(row.p95_ms),
-            "maxMs": float(row.max_ms),
-            "meanMs": float(row.mean_ms),
+        row["system"]: {
+            "count": int(row["count"]),
+            "minMs": float(row["min_ms"]),
+            "medianMs": float(row["median_ms"]),
+            "p95Ms": float(row["p95_ms"]),
+            "maxMs": float(row["max_ms"]),
+            "meanMs": float(row["mean_ms"]),
         }
-        for row in evaluation.latency_summary().itertuples(index=False)
+        for row in _records(evaluation.latency_summary())
     }
     return {
         "schema": REPORT_SCHEMA,
@@ -144,6 +146,10 @@ def build_report(evaluation: Evaluation) -> dict[str, Any]:
         },
         "latency": latency,
     }
+
+
+def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    return [{str(k): v for k, v in row.items()} for row in frame.to_dict("records")]
 
 
 def deterministic_projection(report: dict[str, Any]) -> dict[str, Any]:

@@ -22,18 +22,21 @@ Listing = dict[str, tuple[str, bytes]]
 
 
 def listing(root: pathlib.Path) -> Listing:
-    """Every entry under ``root``: kind and content (file bytes or link target); links unfollowed."""
+    """Every entry under ``root``: kind and content (file bytes, link target); links unfollowed."""
     entries: Listing = {}
     for directory, dirnames, filenames in os.walk(root, followlinks=False):
         for name in dirnames + filenames:
             full = pathlib.Path(directory, name)
             key = full.relative_to(root).as_posix()
-            if full.is_symlink():
+            mode = os.lstat(full).st_mode
+            if stat.S_ISLNK(mode):
                 entries[key] = ("link", os.readlink(full).encode())
-            elif full.is_dir():
+            elif stat.S_ISDIR(mode):
                 entries[key] = ("dir", b"")
-            else:
+            elif stat.S_ISREG(mode):
                 entries[key] = ("file", full.read_bytes())
+            else:  # never open a named pipe: reading it would block
+                entries[key] = ("special", b"")
     return entries
 
 
@@ -120,9 +123,17 @@ def test_backslash_refused_on_posix(workspace: pathlib.Path) -> None:
     assert_refused(workspace, "reports\\..\\x.json", "backslash")
 
 
-@pytest.mark.parametrize("path", ["reports/", ".", "./", "reports/."])
-def test_path_must_name_a_file(workspace: pathlib.Path, path: str) -> None:
-    assert_refused(workspace, path, "separator|names the workspace")
+@pytest.mark.parametrize(
+    ("path", "match"),
+    [
+        ("reports/", "ends with a separator"),
+        ("./", "ends with a separator"),
+        (".", "names the workspace itself"),
+        ("reports/.", "existing directory"),
+    ],
+)
+def test_path_must_name_a_file(workspace: pathlib.Path, path: str, match: str) -> None:
+    assert_refused(workspace, path, match)
 
 
 def test_bytes_path_refused(workspace: pathlib.Path) -> None:
@@ -354,7 +365,7 @@ def test_interrupt_during_write_removes_temporary(
 
 def test_text_that_cannot_be_encoded_writes_nothing(workspace: pathlib.Path) -> None:
     before = listing(workspace)
-    with pytest.raises(InputError, match="not valid Unicode.*character 3"):
+    with pytest.raises(InputError, match=r"not valid Unicode.*character 3"):
         write_text_atomic("reports/old.json", "abc\udc80def")
     _assert_previous_kept(workspace, before)
 

@@ -24,7 +24,8 @@ def test_nothing_returned_scores_zero_everywhere() -> None:
 def test_perfect_match_scores_one_everywhere() -> None:
     score = score_symbols(["b", "a"], ["a", "b"])
     assert (score.recall, score.precision, score.f1) == (1.0, 1.0, 1.0)
-    assert score.missing == () and score.extra == ()
+    assert score.missing == ()
+    assert score.extra == ()
 
 
 def test_partial_overlap_hand_computed() -> None:
@@ -73,7 +74,8 @@ def test_inputs_are_not_modified() -> None:
     score_symbols(expected, returned)
     reciprocal_rank(returned, expected)
     ndcg(returned, expected)
-    assert expected == ["b", "a"] and returned == ["a", "c"]
+    assert expected == ["b", "a"]
+    assert returned == ["a", "c"]
 
 
 # -- ranking: RR and nDCG, hand-computed ------------------------------------------------------
@@ -117,7 +119,7 @@ def test_ndcg_repeated_relevant_name_earns_gain_once() -> None:
 
 
 def _trec_eval(ranking: list[str], expected: set[str]) -> dict[str, float]:
-    qrels = {"q": {name: 1 for name in expected}}
+    qrels = {"q": dict.fromkeys(expected, 1)}
     # decreasing scores keep the given order under trec_eval's sort (score desc, docid desc)
     run = {"q": {name: float(len(ranking) - i) for i, name in enumerate(ranking)}}
     evaluator = pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank", "ndcg", "set_P", "set_recall"})
@@ -133,7 +135,9 @@ names = st.sampled_from([f"s{i}" for i in range(8)])
     ranking=st.lists(names, min_size=1, max_size=8, unique=True),
     expected=st.sets(names, min_size=1, max_size=8),
 )
-def test_rr_ndcg_and_set_scores_agree_with_trec_eval(ranking: list[str], expected: set[str]) -> None:
+def test_rr_ndcg_and_set_scores_agree_with_trec_eval(
+    ranking: list[str], expected: set[str]
+) -> None:
     oracle = _trec_eval(ranking, expected)  # trec_eval: recip_rank, ndcg, set_P, set_recall
     assert reciprocal_rank(ranking, expected) == pytest.approx(oracle["recip_rank"], abs=1e-9)
     assert ndcg(ranking, expected) == pytest.approx(oracle["ndcg"], abs=1e-9)

@@ -33,7 +33,7 @@ from typing import Literal
 from evalkit.canonical import canonical_hash
 from evalkit.errors import InputError
 
-__all__ = ["CodeIndex", "Symbol", "build_code_index"]
+__all__ = ["CodeIndex", "Symbol", "build_code_index", "words"]
 
 SymbolKind = Literal["module", "class", "function"]
 

@@ -90,7 +90,7 @@ def load_probes(directory: str | Path, *, tools: Collection[str] | None = None) 
     probes: list[Probe] = []
     first_seen: dict[str, str] = {}
     for path in files:
-        for where, probe in _probes_in_file(path, problems):
+        for where, probe in _probes_in_file(path, problems, tools):
             if probe.id in first_seen:
                 problems.append(
                     Problem(
@@ -103,8 +103,9 @@ def load_probes(directory: str | Path, *, tools: Collection[str] | None = None) 
                 )
                 continue
             first_seen[probe.id] = where
-            problems += _check_probe(where, probe, tools)
+            problems += _check_probe(where, probe)
             probes.append(probe)
+    problems = list(dict.fromkeys(problems))  # a union type reports one error per member
     if problems:
         lines = [f"probe directory {str(root)!r} has {len(problems)} problem(s):"]
         lines += [f"  - {p}" for p in problems]
@@ -112,7 +113,9 @@ def load_probes(directory: str | Path, *, tools: Collection[str] | None = None) 
     return sorted(probes, key=lambda p: p.id)
 
 
-def _probes_in_file(path: Path, problems: list[Problem]) -> Iterator[tuple[str, Probe]]:
+def _probes_in_file(
+    path: Path, problems: list[Problem], tools: Collection[str] | None
+) -> Iterator[tuple[str, Probe]]:
     """Yield (``file:line``, probe) for every valid probe; append problems for the rest."""
     name = path.name
     try:
@@ -164,8 +167,22 @@ def _probes_in_file(path: Path, problems: list[Problem]) -> Iterator[tuple[str, 
             probe = Probe.model_validate(item)
         except ValidationError as error:
             problems += [_problem(where, label, detail) for detail in error.errors()]
-            continue
-        yield where, probe
+            probe = None
+        call = item.get("probe")
+        tool = call.get("tool") if isinstance(call, dict) else None
+        if tools is not None and isinstance(tool, str) and tool and tool not in tools:
+            known = sorted(tools)
+            problems.append(
+                Problem(
+                    where,
+                    label,
+                    "probe.tool",
+                    f"unknown tool {tool!r}; known tools: {', '.join(known) or 'none'}."
+                    + did_you_mean(tool, known),
+                )
+            )
+        if probe is not None:
+            yield where, probe
 
 
 def _label(item: object, position: int) -> str:
@@ -195,7 +212,8 @@ def _problem(where: str, label: str, detail: Any) -> Problem:
     elif kind in ("greater_than_equal", "less_than_equal"):
         message = "must be a number between 0.0 and 1.0"
     elif kind.endswith("_type") or kind in ("union_tag_invalid",):
-        message = f"wrong type: {detail['msg'].removeprefix('Input should be ')}, found {found}"
+        expected = detail["msg"].removeprefix("Input should be ")
+        message = f"wrong type: expected {expected}, found {found}"
     else:
         message = f"{detail['msg']} (found {found})"
     if location and location[0] == "probe" and len(location) >= 3 and location[1] == "args":
@@ -205,19 +223,8 @@ def _problem(where: str, label: str, detail: Any) -> Problem:
     return Problem(where, label, ".".join(location), message)
 
 
-def _check_probe(where: str, probe: Probe, tools: Collection[str] | None) -> list[Problem]:
+def _check_probe(where: str, probe: Probe) -> list[Problem]:
     problems = []
-    if tools is not None and probe.probe.tool not in tools:
-        known = sorted(tools)
-        problems.append(
-            Problem(
-                where,
-                probe.id,
-                "probe.tool",
-                f"unknown tool {probe.probe.tool!r}; known tools: {', '.join(known) or 'none'}."
-                + did_you_mean(probe.probe.tool, known),
-            )
-        )
     seen: dict[str, int] = {}
     for index, symbol in enumerate(probe.expected.symbols):
         if symbol in seen:

@@ -116,7 +116,7 @@ class FunctionRetriever(BaseRetriever):
         definition: Mapping[str, Any] | None = None,
     ) -> None:
         self._fn = fn
-        self.name = name or getattr(fn, "__name__", "function")
+        self.name = name or str(getattr(fn, "__name__", "function"))
         self._definition = dict(definition or {})
 
     def definition(self) -> dict[str, Any]:

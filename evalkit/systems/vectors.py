@@ -53,7 +53,8 @@ class Embedder(Protocol):
 
 def _normalize_rows(matrix: Matrix) -> Matrix:
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    return np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
+    normalized: Matrix = np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
+    return normalized
 
 
 class TokenHashEmbedder:

@@ -1,0 +1,597 @@
+"""Report notebooks: papermill execution, scrubbing, offline HTML export and the leak scan.
+
+The pipeline of :func:`render_report` (nothing is written by it)::
+
+    notebook + parameters --papermill--> executed notebook --scrub--> scrubbed notebook
+        --nbconvert--> HTML (no code, no external resources) --leak scan--> RenderedReport
+
+Rules:
+
+- **Kernel.** The notebook runs on a kernel started with the interpreter that runs evalkit
+  (``sys.executable -m ipykernel_launcher``), whatever kernel specs are installed: no kernel spec
+  needs installing, and a user's own ``python3`` spec can never pick another environment.
+  The notebook's metadata names the ``python3`` kernel, so JupyterLab opens it as usual.
+- **Parameters** are those of the notebook's cell tagged ``parameters``; a value given as text
+  (``-p NAME VALUE`` on the command line) is converted to the type of the default value.
+- **Scrubbing** (:func:`scrub_notebook`): papermill's ``input_path``, ``output_path`` and
+  ``environment_variables`` metadata are removed; every absolute path of this machine (working
+  directory, notebook directory, home, temporary directory, Python prefixes) and any other
+  absolute path under a common root (``/home``, ``/tmp``, ``/Users``, ...) is replaced by a
+  placeholder such as ``<cwd>`` in cell sources, text outputs and metadata; an error output
+  keeps its exception class name only (message and traceback may echo fixture text); stderr
+  output is replaced by a one-line note. Image data is left untouched.
+- **HTML** (:func:`export_html`): nbconvert's ``lab`` template without code cells or prompts,
+  images embedded as ``data:`` URIs, and none of the template's scripts (require.js, MathJax,
+  Mermaid, widgets) or its large stylesheet: a small inline stylesheet instead. The result loads
+  nothing from the network (:func:`external_references` finds what would).
+- **Leak scan.** With ``redact`` true, :func:`render_report` refuses with
+  :class:`~evalkit.errors.LeakError` (naming object IDs only) when the HTML or the scrubbed
+  notebook contains fixture text or a private value of a system definition
+  (:mod:`evalkit.privacy` rule). With ``redact`` false it refuses to run at all unless
+  ``allow_unredacted=True``; the notebook then shows a "contains private text" banner.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import os
+import re
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final, cast
+
+import nbformat
+from jupyter_client.kernelspec import KernelSpec
+from jupyter_client.manager import AsyncKernelManager
+from traitlets import default
+
+from evalkit.errors import InputError, NotebookError, UnknownNameError
+from evalkit.output import resolve_output_path, write_text_atomic
+from evalkit.registry import did_you_mean
+
+__all__ = [
+    "DEFAULT_REPORT_NOTEBOOK",
+    "KERNEL_NAME",
+    "RenderedReport",
+    "coerce_parameters",
+    "execute_notebook",
+    "export_html",
+    "external_references",
+    "find_input",
+    "machine_paths",
+    "notebook_parameters",
+    "render_report",
+    "scrub_notebook",
+    "write_rendered_report",
+]
+
+KERNEL_NAME: Final = "python3"
+_NBFORMAT: Any = nbformat  # nbformat's functions carry no type hints
+DEFAULT_REPORT_NOTEBOOK: Final = (
+    Path(__file__).resolve().parent.parent / "notebooks" / "retrieval_report.ipynb"
+)
+DEFAULT_TIMEOUT_S: Final = 600
+STDERR_NOTE: Final = "[stderr output removed by evalkit: it may quote fixture text or paths]\n"
+
+_PAPERMILL_PRIVATE_KEYS: Final = ("input_path", "output_path", "environment_variables")
+# Absolute paths under these roots are machine-specific wherever they appear.
+_COMMON_ROOTS: Final = (
+    "home",
+    "Users",
+    "root",
+    "tmp",
+    "var/folders",
+    "var/tmp",
+    "private",
+    "opt",
+    "usr",
+    "mnt",
+    "srv",
+    "work",
+    "workspace",
+    "builds",
+    "runner",
+    "github",
+    "nix",
+)
+_ABSOLUTE_PATH_RE: Final = re.compile(
+    r"(?<![\w/.~-])/(?:" + "|".join(re.escape(r) for r in _COMMON_ROOTS) + r")(?=[/\s'\"<>)\]]|$)"
+    r"[^\s'\"<>)\]]*"
+)
+_WINDOWS_PATH_RE: Final = re.compile(r"(?<![\w])[A-Za-z]:\\(?:[^\s'\"<>\\]+\\)*[^\s'\"<>\\]*")
+_EXTERNAL_RE: Final = re.compile(
+    r"""(?:\b(?:src|href|action|data|poster)\s*=\s*["']?\s*(?:https?:)?//"""
+    r"""|url\(\s*["']?\s*(?:https?:)?//|@import\s+["']?(?:url\()?\s*["']?\s*(?:https?:)?//"""
+    r"""|\bhttps?://)""",
+    re.IGNORECASE,
+)
+_TEXT_MIMES: Final = ("text/plain", "text/html", "text/markdown", "text/latex", "application/json")
+
+_TEMPLATE_NAME: Final = "evalkit_report.html.j2"
+_TEMPLATE: Final = """{%- extends 'lab/index.html.j2' -%}
+{%- block html_head_js -%}{%- endblock html_head_js -%}
+{%- block jupyter_widgets -%}{%- endblock jupyter_widgets -%}
+{%- block html_head_js_mathjax -%}{%- endblock html_head_js_mathjax -%}
+{%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
+{%- block notebook_css -%}
+<style type="text/css">
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0;
+       color: #1f2328; background: #fff; line-height: 1.45; }
+main { max-width: 1200px; margin: 0 auto; padding: 1.5rem 2rem 3rem; }
+h1, h2, h3 { line-height: 1.2; }
+h2 { border-bottom: 1px solid #d0d7de; padding-bottom: .25rem; margin-top: 2rem; }
+a.anchor-link { display: none; }
+.jp-OutputArea-output { overflow-x: auto; margin: .5rem 0; }
+.jp-OutputArea-output pre, code { font-family: ui-monospace, SFMono-Regular, Menlo, monospace;
+       font-size: .85rem; }
+table { border-collapse: collapse; font-size: .85rem; margin: .5rem 0; }
+th, td { border: 1px solid #d0d7de; padding: .2rem .5rem; text-align: right;
+         vertical-align: top; }
+th { background: #f6f8fa; }
+tbody tr:nth-child(even) td { background: #fbfcfd; }
+img { max-width: 100%; height: auto; }
+.jp-RenderedText[data-mime-type="application/vnd.jupyter.stderr"] { color: #8a6d3b; }
+</style>
+{%- endblock notebook_css -%}
+"""
+
+
+# --- parameters ---------------------------------------------------------------------------
+
+
+def notebook_parameters(notebook: str | os.PathLike[str]) -> dict[str, Any]:
+    """Name -> default value of each assignment in the notebook's cell tagged ``parameters``.
+
+    Raises :class:`InputError` when the notebook cannot be read, has no ``parameters`` cell, or
+    a default is not a Python literal.
+    """
+    nb = _read_notebook(notebook)
+    cells = [c for c in nb.cells if "parameters" in c.get("metadata", {}).get("tags", [])]
+    if not cells:
+        raise InputError(
+            f"notebook {_display(notebook)!r} has no cell tagged 'parameters'; tag the cell "
+            "holding the parameter assignments (View > Cell metadata in JupyterLab)"
+        )
+    defaults: dict[str, Any] = {}
+    try:
+        tree = ast.parse(cells[0].source)
+    except SyntaxError as error:
+        raise InputError(
+            f"notebook {_display(notebook)!r}: the parameters cell is not valid Python "
+            f"(line {error.lineno})"
+        ) from None
+    for node in tree.body:
+        if isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                if not isinstance(target, ast.Name) or node.value is None:
+                    continue
+                try:
+                    defaults[target.id] = ast.literal_eval(node.value)
+                except ValueError:
+                    raise InputError(
+                        f"notebook {_display(notebook)!r}: parameter {target.id!r} (line "
+                        f"{node.lineno}) is not a literal; expected a string, number or bool"
+                    ) from None
+    return defaults
+
+
+def coerce_parameters(
+    values: Sequence[tuple[str, str]], defaults: Mapping[str, Any]
+) -> dict[str, Any]:
+    """Convert ``(name, text)`` pairs to the type of each parameter's default value.
+
+    Booleans accept ``true/false/yes/no/1/0`` (any case); ints and floats their Python syntax;
+    strings are taken as they are. Raises :class:`UnknownNameError` for a name the notebook
+    does not declare and :class:`InputError` for a value of the wrong type. Later pairs win.
+    """
+    result: dict[str, Any] = {}
+    known = sorted(defaults)
+    for name, text in values:
+        if name not in defaults:
+            raise UnknownNameError(
+                f"unknown notebook parameter {name!r}; the notebook declares: "
+                f"{', '.join(known) or 'none'}." + did_you_mean(name, known)
+            )
+        result[name] = _coerce(name, text, defaults[name])
+    return result
+
+
+def _coerce(name: str, text: str, default: Any) -> Any:
+    if isinstance(default, bool):
+        lowered = text.strip().lower()
+        if lowered in ("true", "yes", "1"):
+            return True
+        if lowered in ("false", "no", "0"):
+            return False
+        raise InputError(
+            f"notebook parameter {name!r} expects true or false, found {text!r}; "
+            f"e.g. -p {name} false"
+        )
+    for kind, label in ((int, "an integer"), (float, "a number")):
+        if isinstance(default, kind):
+            try:
+                return kind(text)
+            except ValueError:
+                raise InputError(
+                    f"notebook parameter {name!r} expects {label}, found {text!r}; "
+                    f"e.g. -p {name} {default!r}"
+                ) from None
+    return text
+
+
+def find_input(path: str | os.PathLike[str], *, base: str | os.PathLike[str] | None = None) -> Path:
+    """The existing file or directory ``path`` names.
+
+    A relative path is looked up from ``base`` (default: the working directory), then from its
+    parent, so a notebook opened in JupyterLab from ``notebooks/`` finds the repository's
+    ``fixtures/...`` as well. Raises :class:`InputError` when neither exists.
+    """
+    candidate = Path(path)
+    if candidate.is_absolute():
+        if candidate.exists():
+            return candidate
+    else:
+        start = Path(base) if base is not None else Path.cwd()
+        for root in (start, start.parent):
+            if (root / candidate).exists():
+                return root / candidate
+    raise InputError(
+        f"{os.fspath(path)!r} does not exist (looked in the working directory and its parent); "
+        "give a path relative to the repository root, e.g. fixtures/synthetic-bilingual-v1"
+    )
+
+
+# --- execution ----------------------------------------------------------------------------
+
+
+class _InterpreterKernelManager(AsyncKernelManager):
+    """A kernel manager that always runs ipykernel on ``sys.executable`` (see module docs).
+
+    The local connection is encrypted with CurveZMQ keys when pyzmq supports it.
+    """
+
+    @default("transport_encryption")
+    def _default_transport_encryption(self) -> str:
+        import zmq
+
+        return "auto" if zmq.has("curve") else "disabled"
+
+    @property
+    def kernel_spec(self) -> KernelSpec:
+        if self._kernel_spec is None:
+            self._kernel_spec = KernelSpec(
+                argv=[sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                display_name=f"Python {sys.version_info[0]} (evalkit)",
+                language="python",
+                metadata={"debugger": False, "supported_encryption": ["curve"]},
+            )
+        return self._kernel_spec
+
+
+def execute_notebook(
+    notebook: str | os.PathLike[str],
+    parameters: Mapping[str, Any],
+    *,
+    cwd: str | os.PathLike[str] | None = None,
+    timeout_s: int = DEFAULT_TIMEOUT_S,
+) -> nbformat.NotebookNode:
+    """Execute ``notebook`` with ``parameters`` headless (papermill); the executed notebook.
+
+    Runs in ``cwd`` (default: the working directory), writes nothing, logs no cell output.
+    Raises :class:`NotebookError` naming the cell index and exception class only (the message
+    may quote fixture text): open the notebook in JupyterLab to see the full error.
+    """
+    import papermill
+    from papermill.exceptions import PapermillExecutionError
+
+    name = _display(notebook)
+    _read_notebook(notebook)  # a clear InputError for a missing or malformed file
+    try:
+        executed: nbformat.NotebookNode = papermill.execute_notebook(
+            os.fspath(notebook),
+            None,
+            parameters=dict(parameters),
+            kernel_name=KERNEL_NAME,
+            progress_bar=False,
+            log_output=False,
+            report_mode=True,
+            cwd=os.fspath(cwd) if cwd is not None else None,
+            execution_timeout=timeout_s,
+            kernel_manager_class=_InterpreterKernelManager,
+        )
+    except PapermillExecutionError as error:
+        raise NotebookError(
+            f"notebook {name!r}: cell {error.cell_index} raised {error.ename}; the message is "
+            "not shown because it may quote fixture text. Open the notebook in JupyterLab with "
+            "the same parameters to see it."
+        ) from None
+    except Exception as error:
+        raise NotebookError(
+            f"notebook {name!r} could not be executed ({type(error).__name__}); check that "
+            "ipykernel is installed in this environment and the notebook runs in JupyterLab"
+        ) from None
+    return executed
+
+
+# --- scrubbing ----------------------------------------------------------------------------
+
+
+def machine_paths(extra: Sequence[str | os.PathLike[str]] = ()) -> dict[str, str]:
+    """Absolute paths of this machine -> placeholder, longest path first.
+
+    Covers ``extra`` (as ``<path>``), the working directory (``<cwd>``), the repository
+    (``<repo>``), the home directory (``<home>``), the temporary directory (``<tmp>``) and the
+    Python prefixes (``<python>``), each also in its symlink-resolved form.
+    """
+    named: list[tuple[str, str]] = [(os.fspath(p), "<path>") for p in extra]
+    named += [
+        (os.getcwd(), "<cwd>"),
+        (os.fspath(DEFAULT_REPORT_NOTEBOOK.parent.parent), "<repo>"),
+        (os.path.expanduser("~"), "<home>"),
+        (tempfile.gettempdir(), "<tmp>"),
+        (sys.prefix, "<python>"),
+        (sys.base_prefix, "<python>"),
+        (sys.exec_prefix, "<python>"),
+    ]
+    found: dict[str, str] = {}
+    for path, placeholder in named:
+        for variant in {os.path.abspath(path), os.path.realpath(path)}:
+            if len(variant) > 1 and variant not in found:
+                found[variant] = placeholder
+    return dict(sorted(found.items(), key=lambda item: (-len(item[0]), item[0])))
+
+
+def scrub_notebook(
+    nb: nbformat.NotebookNode, *, paths: Mapping[str, str] | None = None
+) -> nbformat.NotebookNode:
+    """A scrubbed copy of ``nb`` (rules in the module docstring); ``nb`` is not modified.
+
+    ``paths`` maps absolute paths to placeholders (default :func:`machine_paths`).
+    """
+    replacements = machine_paths() if paths is None else dict(paths)
+    result = copy.deepcopy(nb)
+    papermill_meta = result.metadata.get("papermill", {})
+    for key in _PAPERMILL_PRIVATE_KEYS:
+        papermill_meta.pop(key, None)
+    result.metadata.pop("widgets", None)
+    result.metadata = _scrub_value(result.metadata, replacements)
+    for cell in result.cells:
+        cell.source = _scrub_text(cell.source, replacements)
+        cell.metadata = _scrub_value(cell.metadata, replacements)
+        if cell.cell_type != "code":
+            cell.pop("attachments", None)
+            continue
+        cell.outputs = [_scrub_output(output, replacements) for output in cell.outputs]
+    return result
+
+
+def _scrub_output(
+    output: nbformat.NotebookNode, replacements: Mapping[str, str]
+) -> nbformat.NotebookNode:
+    kind = output.get("output_type")
+    if kind == "error":
+        ename = str(output.get("ename", "Exception"))
+        error: nbformat.NotebookNode = _NBFORMAT.v4.new_output(
+            "error",
+            ename=ename,
+            evalue="",
+            traceback=[f"{ename} (message removed by evalkit: it may quote fixture text)"],
+        )
+        return error
+    if kind == "stream":
+        if output.get("name") == "stderr":
+            stderr: nbformat.NotebookNode = _NBFORMAT.v4.new_output(
+                "stream", name="stderr", text=STDERR_NOTE
+            )
+            return stderr
+        output.text = _scrub_text(output.text, replacements)
+        return output
+    if kind in ("display_data", "execute_result"):
+        for mime in list(output.get("data", {})):
+            if mime in _TEXT_MIMES or mime.endswith(("+json", "+xml")) or mime == "image/svg+xml":
+                output.data[mime] = _scrub_value(output.data[mime], replacements)
+        output.metadata = _scrub_value(output.get("metadata", {}), replacements)
+    return output
+
+
+def _scrub_value(value: Any, replacements: Mapping[str, str]) -> Any:
+    if isinstance(value, str):
+        return _scrub_text(value, replacements)
+    if isinstance(value, dict):
+        return type(value)(
+            {k: _scrub_value(v, replacements) for k, v in value.items()}  # keeps NotebookNode
+        )
+    if isinstance(value, list):
+        return [_scrub_value(v, replacements) for v in value]
+    return value
+
+
+def _scrub_text(text: str, replacements: Mapping[str, str]) -> str:
+    for path, placeholder in replacements.items():
+        text = text.replace(path, placeholder)
+    text = _ABSOLUTE_PATH_RE.sub("<path>", text)
+    return _WINDOWS_PATH_RE.sub("<path>", text)
+
+
+# --- HTML ---------------------------------------------------------------------------------
+
+
+def export_html(nb: nbformat.NotebookNode, *, title: str = "evalkit report") -> str:
+    """Standalone HTML of ``nb``'s outputs and Markdown: no code, no prompts, no external
+    resources; images are embedded as ``data:`` URIs."""
+    import jinja2
+    from nbconvert import HTMLExporter
+
+    exporter = cast(Any, HTMLExporter)(
+        extra_loaders=[jinja2.DictLoader({_TEMPLATE_NAME: _TEMPLATE})],
+        template_file=_TEMPLATE_NAME,
+        exclude_input=True,
+        exclude_input_prompt=True,
+        exclude_output_prompt=True,
+        embed_images=True,
+        anchor_link_text="",
+    )
+    prepared = copy.deepcopy(nb)
+    prepared.metadata["title"] = title
+    html, _ = exporter.from_notebook_node(prepared, resources={"metadata": {"name": title}})
+    return str(html)
+
+
+def external_references(html: str) -> list[str]:
+    """Snippets of ``html`` that would load or link something over the network (``src=``,
+    ``href=``, ``url()``, ``@import`` of ``http(s)://`` or ``//``, or any bare ``http(s)://``)."""
+    return [html[m.start() : m.end() + 40] for m in _EXTERNAL_RE.finditer(html)]
+
+
+# --- the whole pipeline -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RenderedReport:
+    """An executed, scrubbed report: ``html`` and ``notebook`` (``.ipynb`` JSON text)."""
+
+    html: str
+    notebook: str
+    redacted: bool
+    parameters: dict[str, Any]
+
+
+def render_report(
+    parameters: Mapping[str, Any],
+    *,
+    notebook: str | os.PathLike[str] = DEFAULT_REPORT_NOTEBOOK,
+    cwd: str | os.PathLike[str] | None = None,
+    allow_unredacted: bool = False,
+    timeout_s: int = DEFAULT_TIMEOUT_S,
+) -> RenderedReport:
+    """Execute, scrub and export the report notebook; scan it for leaks. Writes nothing.
+
+    ``parameters`` override the notebook's defaults (unknown names are refused). The notebook
+    must declare ``fixture`` (a fixture directory), ``systems`` (comma-separated names, empty
+    for all reference systems) and ``redact`` (bool). Raises :class:`InputError` when
+    ``redact`` is false and ``allow_unredacted`` is not set, :class:`NotebookError` when the
+    notebook fails or the HTML would load external resources, and
+    :class:`~evalkit.errors.LeakError` (object IDs only) when a redacted report contains
+    fixture text.
+    """
+    from evalkit.fixtures import load_fixture
+    from evalkit.privacy import assert_no_leaks, private_texts
+
+    defaults = notebook_parameters(notebook)
+    unknown = sorted(set(parameters) - set(defaults))
+    if unknown:
+        raise UnknownNameError(
+            f"unknown notebook parameter {unknown[0]!r}; the notebook declares: "
+            f"{', '.join(sorted(defaults))}." + did_you_mean(unknown[0], sorted(defaults))
+        )
+    for required in ("fixture", "systems", "redact"):
+        if required not in defaults:
+            raise InputError(
+                f"notebook {_display(notebook)!r} declares no {required!r} parameter; a report "
+                "notebook needs fixture, systems and redact"
+            )
+    merged = {**defaults, **parameters}
+    redact = merged["redact"]
+    if not isinstance(redact, bool):
+        raise InputError(f"notebook parameter 'redact' must be a bool, found {redact!r}")
+    if not redact and not allow_unredacted:
+        raise InputError(
+            "redact=false puts query and chunk text into the report; refusing. Pass "
+            "allow_unredacted=True (CLI: --allow-unredacted) to write a private, unscanned "
+            "report that must not be published"
+        )
+    workdir = Path(cwd) if cwd is not None else Path.cwd()
+    fixture_path = find_input(str(merged["fixture"]), base=workdir)
+    fixture = load_fixture(fixture_path)
+    definitions = _system_definitions(str(merged["systems"]))
+
+    executed = execute_notebook(notebook, parameters, cwd=workdir, timeout_s=timeout_s)
+    extra = [workdir, fixture_path.resolve(), Path(notebook).resolve().parent]
+    scrubbed = scrub_notebook(executed, paths=machine_paths(extra))
+    html = export_html(scrubbed, title=f"evalkit report: {fixture.meta.id}")
+    notebook_text = str(_NBFORMAT.writes(scrubbed))
+    external = external_references(html)
+    if external:
+        raise NotebookError(
+            f"the exported HTML would load {len(external)} external resource(s); a report must "
+            "open offline: remove links and remote images from the notebook's outputs"
+        )
+    if redact:
+        assert_no_leaks(
+            {"HTML": html, "notebook": notebook_text}, private_texts(fixture, definitions)
+        )
+    return RenderedReport(
+        html=html, notebook=notebook_text, redacted=redact, parameters=dict(merged)
+    )
+
+
+def write_rendered_report(
+    report: RenderedReport,
+    output: str | os.PathLike[str],
+    *,
+    workspace: str | os.PathLike[str] | None = None,
+) -> tuple[Path, Path]:
+    """Write ``report.html`` to ``output`` (must end in ``.html``) and the notebook beside it
+    (same name, ``.ipynb``), both atomically under the safe-path rules; (html, ipynb) paths.
+
+    Both paths are checked before either file is written.
+    """
+    html_path = Path(output)
+    if html_path.suffix.lower() not in (".html", ".htm"):
+        raise InputError(
+            f"report output {os.fspath(output)!r} should end in .html; the executed notebook is "
+            "written beside it with the .ipynb suffix"
+        )
+    ipynb_path = html_path.with_suffix(".ipynb")
+    resolve_output_path(html_path, workspace=workspace)
+    resolve_output_path(ipynb_path, workspace=workspace)
+    written_html = write_text_atomic(html_path, report.html, workspace=workspace)
+    written_ipynb = write_text_atomic(ipynb_path, report.notebook, workspace=workspace)
+    return written_html, written_ipynb
+
+
+def _system_definitions(systems: str) -> dict[str, dict[str, Any]]:
+    """``definition()`` of each named system (built, not indexed), for the leak scan."""
+    from evalkit.systems.reference import REFERENCE_SYSTEMS, resolve_system
+
+    names = [s.strip() for s in systems.split(",") if s.strip()] or list(REFERENCE_SYSTEMS)
+    definitions: dict[str, dict[str, Any]] = {}
+    for name in names:
+        system = resolve_system(name)
+        try:
+            definitions[str(system.name)] = system.definition()
+        finally:
+            close = getattr(system, "close", None)
+            if callable(close):
+                close()
+    return definitions
+
+
+def _read_notebook(notebook: str | os.PathLike[str]) -> nbformat.NotebookNode:
+    try:
+        notebook_node: nbformat.NotebookNode = _NBFORMAT.read(os.fspath(notebook), as_version=4)
+        return notebook_node
+    except FileNotFoundError:
+        raise InputError(
+            f"notebook {_display(notebook)!r} does not exist; expected an .ipynb file such as "
+            "notebooks/retrieval_report.ipynb"
+        ) from None
+    except (OSError, ValueError) as error:
+        raise InputError(
+            f"notebook {_display(notebook)!r} cannot be read as a Jupyter notebook "
+            f"({type(error).__name__})"
+        ) from None
+
+
+def _display(path: str | os.PathLike[str]) -> str:
+    """``path`` relative to the working directory when inside it, else its file name only."""
+    absolute = Path(os.path.abspath(path))
+    try:
+        return absolute.relative_to(Path.cwd()).as_posix()
+    except ValueError:
+        return absolute.name

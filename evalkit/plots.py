@@ -1,0 +1,133 @@
+"""The report's figures (matplotlib), drawn from tidy frames; labels are system and measure
+names only, never fixture text.
+
+Each function returns a new ``matplotlib.figure.Figure`` that is not registered with pyplot
+(so nothing is shown twice and no global state changes); Jupyter displays it as a PNG.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+from matplotlib.figure import Figure
+
+from evalkit.stats import TIE_TOLERANCE
+
+__all__ = ["LOG_SPREAD", "latency_figure", "paired_difference_figure", "uses_log_scale"]
+
+LOG_SPREAD: Final = 20.0
+"""Latency axes are logarithmic when the largest positive latency is this many times the
+smallest one or more."""
+
+_COLORS: Final = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3")
+_WIN: Final = "#2a9d55"
+_LOSS: Final = "#c44e52"
+_TIE_COLOR: Final = "#9a9a9a"
+
+
+def uses_log_scale(values: npt.ArrayLike) -> bool:
+    """True when the positive ``values`` span a factor of ``LOG_SPREAD`` or more."""
+    array = np.asarray(values, dtype=np.float64)
+    positive = array[np.isfinite(array) & (array > 0)]
+    return positive.size > 0 and float(positive.max()) >= LOG_SPREAD * float(positive.min())
+
+
+def latency_figure(latency: pd.DataFrame, *, systems: Sequence[str]) -> Figure:
+    """Per system: a box plot and an empirical CDF of ``latency_ms``, p50 and p95 marked.
+
+    ``latency`` has columns ``system, latency_ms`` (one row per query and repeat). The x axes
+    are logarithmic when :func:`uses_log_scale` says so. A system without rows is drawn empty.
+    """
+    figure = Figure(figsize=(11, 0.6 * len(systems) + 2.6), layout="constrained")
+    box_axes, cdf_axes = figure.subplots(1, 2)
+    samples = [
+        np.sort(latency.loc[latency["system"] == s, "latency_ms"].to_numpy(dtype=np.float64))
+        for s in systems
+    ]
+    log_scale = uses_log_scale(np.concatenate([*samples, np.empty(0)]))
+    positions = np.arange(len(systems), 0, -1)
+    box_axes.boxplot(
+        [s if s.size else np.array([np.nan]) for s in samples],
+        positions=positions,
+        orientation="horizontal",
+        widths=0.6,
+        showfliers=True,
+        flierprops={"markersize": 3, "alpha": 0.6},
+    )
+    box_axes.set_yticks(positions, labels=list(systems))
+    box_axes.set_title("latency per query (box: quartiles, whiskers 1.5 IQR)")
+    for index, (system, values) in enumerate(zip(systems, samples, strict=True)):
+        color = _COLORS[index % len(_COLORS)]
+        if values.size == 0:
+            continue
+        fraction = np.arange(1, values.size + 1) / values.size
+        cdf_axes.step(values, fraction, where="post", color=color, label=system)
+        p50, p95 = np.percentile(values, [50, 95])
+        cdf_axes.plot([p50], [0.5], "o", color=color, markersize=5)
+        cdf_axes.plot([p95], [0.95], "^", color=color, markersize=6)
+    cdf_axes.axhline(0.5, color=_TIE_COLOR, linewidth=0.6, linestyle=":")
+    cdf_axes.axhline(0.95, color=_TIE_COLOR, linewidth=0.6, linestyle=":")
+    cdf_axes.set_ylim(0, 1.02)
+    cdf_axes.set_ylabel("fraction of queries")
+    cdf_axes.set_title("ECDF (o = p50, ^ = p95)")
+    if any(s.size for s in samples):
+        cdf_axes.legend(loc="lower right", fontsize="small")
+    scale_note = " (log scale)" if log_scale else ""
+    for axes in (box_axes, cdf_axes):
+        if log_scale:
+            axes.set_xscale("log")
+        axes.set_xlabel(f"latency, ms{scale_note}")
+        axes.grid(True, axis="x", alpha=0.3)
+    return figure
+
+
+def paired_difference_figure(
+    per_query: pd.DataFrame,
+    *,
+    base: str,
+    systems: Sequence[str],
+    measures: Sequence[str],
+) -> Figure:
+    """Per-query differences ``system - base``: one panel per (measure, other system).
+
+    Each panel shows the sorted differences of the paired queries as bars (green: the system is
+    higher, red: lower, grey dot: tie within ``evalkit.stats.TIE_TOLERANCE``), with the counts
+    in the title. ``per_query`` has columns ``system, query_id, measure, value``.
+    """
+    others = [s for s in systems if s != base]
+    rows, cols = max(1, len(measures)), max(1, len(others))
+    figure = Figure(figsize=(min(3.2 * cols, 16), 2.4 * rows + 0.6), layout="constrained")
+    grid = np.atleast_2d(figure.subplots(rows, cols, squeeze=False, sharey="row"))
+    for row, measure in enumerate(measures):
+        of_measure = per_query[per_query["measure"] == measure]
+        base_values = of_measure[of_measure["system"] == base].set_index("query_id")["value"]
+        for col, system in enumerate(others):
+            axes = grid[row, col]
+            values = of_measure[of_measure["system"] == system].set_index("query_id")["value"]
+            paired = pd.concat([values, base_values], axis=1, keys=["s", "b"], join="inner")
+            paired = paired.sort_index()
+            first = paired["s"].to_numpy(dtype=np.float64)
+            second = paired["b"].to_numpy(dtype=np.float64)
+            diffs = first - second
+            diffs[np.isclose(first, second, rtol=TIE_TOLERANCE, atol=TIE_TOLERANCE)] = 0.0
+            ordered = np.sort(diffs)[::-1]
+            x = np.arange(ordered.size)
+            colors = [_WIN if d > 0 else _LOSS if d < 0 else _TIE_COLOR for d in ordered]
+            axes.bar(x, ordered, width=1.0, color=colors)
+            ties = ordered == 0
+            axes.plot(x[ties], ordered[ties], ".", color=_TIE_COLOR, markersize=3)
+            axes.axhline(0, color="black", linewidth=0.6)
+            wins, losses = int((diffs > 0).sum()), int((diffs < 0).sum())
+            axes.set_title(
+                f"{system} − {base}\n{measure}: {wins} up, {int(ties.sum())} tied, {losses} down",
+                fontsize="small",
+            )
+            axes.set_xticks([])
+            if col == 0:
+                axes.set_ylabel("difference")
+            axes.set_xlabel(f"{ordered.size} queries, sorted")
+    return figure

@@ -1,0 +1,384 @@
+"""The tables of the report notebook, built from an evaluation's tidy frames (IDs only).
+
+Every function returns a new frame (inputs are never modified) with the columns named in its
+docstring, whatever the input size. Text of the fixture appears only where a function is called
+with ``redact=False``; otherwise a chunk or query is shown as its ID and :func:`text_hash`.
+
+Conventions:
+
+- "Best" follows the measure's direction (:func:`evalkit.gates.higher_is_better`): highest
+  mean, lowest for ``NoAnswerFP``. Systems tied for best (equal means within 1e-12) are all
+  marked best.
+- Systems keep the order given in ``systems``; measures the order given in ``measures``.
+- Confidence intervals and p-values come from :mod:`evalkit.stats` with an explicit ``seed``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import platform
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from evalkit.errors import InputError
+from evalkit.gates import higher_is_better
+from evalkit.stats import compare, summarize_with_ci
+
+if TYPE_CHECKING:
+    from pandas.io.formats.style import Styler
+
+    from evalkit.fixtures import Fixture
+
+__all__ = [
+    "ABLATION_COLUMNS",
+    "COMPARISON_COLUMNS",
+    "ENVIRONMENT_PACKAGES",
+    "HASH_HEX_DIGITS",
+    "ablation_table",
+    "display_text",
+    "environment_versions",
+    "failure_counts",
+    "header_table",
+    "judgment_table",
+    "paired_comparisons",
+    "ranking_grid",
+    "style_ablation",
+    "text_hash",
+    "worst_queries",
+]
+
+HASH_HEX_DIGITS = 12
+ABLATION_COLUMNS = ("system", "measure", "n", "mean", "ci_low", "ci_high", "best")
+COMPARISON_COLUMNS = (
+    "system",
+    "measure",
+    "n",
+    "base_mean",
+    "mean",
+    "diff",
+    "ci_low",
+    "ci_high",
+    "wins",
+    "ties",
+    "losses",
+    "p_value",
+    "p_adjusted",
+    "significant",
+)
+ENVIRONMENT_PACKAGES = (
+    "evalkit",
+    "numpy",
+    "pandas",
+    "scipy",
+    "matplotlib",
+    "papermill",
+    "nbconvert",
+    "ipykernel",
+)
+_TIE = 1e-12
+_BEST_STYLE = "font-weight: bold; background-color: #dff3e4"
+
+
+def text_hash(text: str) -> str:
+    """The first ``HASH_HEX_DIGITS`` hex digits of the SHA-256 of ``text`` (UTF-8)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:HASH_HEX_DIGITS]
+
+
+def environment_versions() -> pd.DataFrame:
+    """Columns ``component, version``: Python, the platform and ``ENVIRONMENT_PACKAGES``."""
+    rows = [("python", platform.python_version()), ("platform", platform.machine() or "?")]
+    for name in ENVIRONMENT_PACKAGES:
+        try:
+            rows.append((name, importlib.metadata.version(name)))
+        except importlib.metadata.PackageNotFoundError:
+            rows.append((name, "not installed"))
+    return pd.DataFrame(rows, columns=["component", "version"])
+
+
+def header_table(report: Mapping[str, Any], fixture: Fixture) -> pd.DataFrame:
+    """Columns ``field, value`` (both text): fixture ID and version, sizes, settings, systems,
+    the report's hashes and the determinism verdict. IDs, counts and hashes only."""
+    answerable = sum(1 for q in fixture.queries if q.answerable)
+    per_language = ", ".join(
+        f"{language}: {len(queries)}" for language, queries in fixture.queries_by_language.items()
+    )
+    settings = report["settings"]
+    determinism = report["determinism"]
+    rows = [
+        ("fixture", f"{report['fixture']['id']} {report['fixture']['version']}"),
+        ("documents / chunks", f"{len(fixture.documents)} / {len(fixture.chunks)}"),
+        (
+            "queries",
+            f"{len(fixture.queries)} ({answerable} answerable, "
+            f"{len(fixture.queries) - answerable} no-answer; {per_language})",
+        ),
+        ("systems", ", ".join(report["systems"])),
+        ("k / repeats", f"{settings['k']} / {settings['repeats']}"),
+        ("measures", ", ".join(settings["measures"])),
+        ("corpusHash", str(report["corpusHash"])),
+        ("evaluationDefinitionHash", str(report["evaluationDefinitionHash"])),
+        ("providerDefinitionsHash", str(report["providerDefinitionsHash"])),
+        ("determinism", f"{determinism['verdict']} ({determinism['repeats']} repeats)"),
+    ]
+    return pd.DataFrame(rows, columns=["field", "value"])
+
+
+def ablation_table(
+    per_query: pd.DataFrame,
+    *,
+    systems: Sequence[str],
+    measures: Sequence[str],
+    by: Sequence[str] = (),
+    n_resamples: int = 2000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Mean of every measure per system (and per ``by`` group) with a bootstrap interval.
+
+    Columns ``*by, system, measure, n, mean, ci_low, ci_high, best``: one row per (group,
+    system, measure) present in ``per_query``, groups sorted, then systems and measures in the
+    given order. ``best`` marks the best system of each (group, measure). Intervals are
+    percentile bootstrap intervals of the mean (:func:`evalkit.stats.summarize_with_ci`).
+    """
+    keys = [*by, "system", "measure"]
+    selected = per_query[
+        per_query["system"].isin(list(systems)) & per_query["measure"].isin(list(measures))
+    ]
+    columns = [*by, *ABLATION_COLUMNS]
+    if selected.empty:
+        return pd.DataFrame({c: pd.Series(dtype=_ablation_dtype(c)) for c in columns})
+    table = summarize_with_ci(
+        selected, by=keys, confidence=confidence, n_resamples=n_resamples, seed=seed
+    )
+    table = _in_order(table, systems=systems, measures=measures, first=list(by))
+    group = [*by, "measure"]
+    best = np.zeros(len(table), dtype=bool)
+    for _, rows in table.groupby(group, sort=False):
+        measure = str(rows["measure"].iloc[0])
+        target = rows["mean"].max() if higher_is_better(measure) else rows["mean"].min()
+        best[rows.index.to_numpy()] = np.isclose(rows["mean"], target, rtol=0, atol=_TIE)
+    table["best"] = best
+    return table[columns]
+
+
+def _ablation_dtype(column: str) -> str:
+    return {"n": "int64", "best": "bool"}.get(
+        column, "float64" if column in ("mean", "ci_low", "ci_high") else "str"
+    )
+
+
+def _in_order(
+    frame: pd.DataFrame, *, systems: Sequence[str], measures: Sequence[str], first: list[str]
+) -> pd.DataFrame:
+    system_rank = {s: i for i, s in enumerate(systems)}
+    measure_rank = {m: i for i, m in enumerate(measures)}
+    keyed = frame.assign(
+        _system=frame["system"].map(system_rank), _measure=frame["measure"].map(measure_rank)
+    )
+    order = [*first, "_system", "_measure"]
+    return (
+        keyed.sort_values(order, kind="stable")
+        .drop(columns=["_system", "_measure"])
+        .reset_index(drop=True)
+    )
+
+
+def style_ablation(table: pd.DataFrame, *, digits: int = 3, caption: str = "") -> Styler:
+    """A styled wide view of :func:`ablation_table`: rows ``(*by, system)``, one column per
+    measure, cells ``mean [ci_low, ci_high]``, best cells bold on a green background."""
+    index = [c for c in table.columns if c not in ABLATION_COLUMNS] + ["system"]
+    measures = list(dict.fromkeys(table["measure"]))
+    cells = table.assign(
+        cell=[
+            f"{m:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
+            for m, lo, hi in zip(table["mean"], table["ci_low"], table["ci_high"], strict=True)
+        ]
+    )
+    text = cells.pivot(index=index, columns="measure", values="cell")
+    best = cells.pivot(index=index, columns="measure", values="best")
+    order = cells[index].drop_duplicates()
+    row_index = pd.MultiIndex.from_frame(order) if len(index) > 1 else pd.Index(order[index[0]])
+    text = text.reindex(index=row_index, columns=measures).fillna("–")
+    best = best.reindex(index=row_index, columns=measures).fillna(False).astype(bool)
+    css = pd.DataFrame(
+        np.where(best.to_numpy(), _BEST_STYLE, ""), index=text.index, columns=text.columns
+    )
+    styler = text.style.apply(lambda _: css, axis=None)
+    styler.set_uuid(f"ablation-{'-'.join(index)}")
+    if caption:
+        styler.set_caption(caption)
+    return styler
+
+
+def paired_comparisons(
+    per_query: pd.DataFrame,
+    base: str,
+    *,
+    systems: Sequence[str],
+    measures: Sequence[str],
+    n_resamples: int = 2000,
+    seed: int = 0,
+    correction: str = "holm",
+) -> pd.DataFrame:
+    """Every system against ``base`` on paired queries; columns ``COMPARISON_COLUMNS``.
+
+    ``diff`` is ``system - base`` with a bootstrap interval; wins/ties/losses count queries
+    where the system is above/equal to/below the base; ``p_value`` is the two-sided paired
+    randomization test, ``p_adjusted`` corrected (``correction``, default Holm) over all
+    systems and measures of the table (:func:`evalkit.stats.compare`).
+    """
+    if base not in systems:
+        raise InputError(
+            f"base system {base!r} is not among the evaluated systems ({', '.join(systems)}); "
+            "set base_system to one of them"
+        )
+    selected = per_query[
+        per_query["system"].isin(list(systems)) & per_query["measure"].isin(list(measures))
+    ]
+    present = [m for m in measures if m in set(selected["measure"])]
+    if len(systems) < 2 or not present:
+        return pd.DataFrame({c: pd.Series(dtype=_comparison_dtype(c)) for c in COMPARISON_COLUMNS})
+    result = compare(
+        selected,
+        base,
+        present,
+        test="randomization",
+        correction=correction,
+        n_resamples=n_resamples,
+        seed=seed,
+    )
+    return _in_order(result, systems=systems, measures=present, first=[])[list(COMPARISON_COLUMNS)]
+
+
+def _comparison_dtype(column: str) -> str:
+    if column in ("system", "measure"):
+        return "str"
+    if column in ("n", "wins", "ties", "losses"):
+        return "int64"
+    return "bool" if column == "significant" else "float64"
+
+
+def failure_counts(failures: pd.DataFrame, *, systems: Sequence[str]) -> pd.DataFrame:
+    """Number of failures per kind (rows, sorted) and system (columns, in ``systems`` order),
+    plus a ``total`` column; index name ``kind``."""
+    counts = pd.crosstab(failures["kind"], failures["system"])
+    counts = counts.reindex(columns=list(systems), fill_value=0).sort_index()
+    counts.index.name = "kind"
+    counts.columns.name = None
+    counts["total"] = counts.sum(axis=1)
+    return counts.astype("int64")
+
+
+def worst_queries(
+    per_query: pd.DataFrame,
+    failures: pd.DataFrame,
+    *,
+    measure: str,
+    limit: int = 5,
+) -> pd.DataFrame:
+    """The queries most worth a look; columns ``query_id, language, failing_systems, kinds,
+    mean_value``.
+
+    Queries are ranked by how many systems fail them (descending), then by the mean of
+    ``measure`` over all systems (ascending; a query without that measure, such as a no-answer
+    query, counts as 0.0), then by query ID. Only queries with at least one failure are
+    listed, at most ``limit``.
+    """
+    columns = ["query_id", "language", "failing_systems", "kinds", "mean_value"]
+    if failures.empty:
+        return pd.DataFrame({c: pd.Series(dtype=_worst_dtype(c)) for c in columns})
+    grouped = failures.groupby("query_id", sort=True).agg(
+        language=("language", "first"),
+        failing_systems=("system", "nunique"),
+        kinds=("kind", lambda kinds: ", ".join(sorted(set(kinds)))),
+    )
+    values = per_query[per_query["measure"] == measure].groupby("query_id")["value"].mean()
+    grouped["mean_value"] = values.reindex(grouped.index).fillna(0.0).astype("float64")
+    ranked = grouped.reset_index().sort_values(
+        ["failing_systems", "mean_value", "query_id"],
+        ascending=[False, True, True],
+        kind="stable",
+    )
+    return (
+        ranked.head(limit)
+        .reset_index(drop=True)[columns]
+        .astype({"failing_systems": "int64", "mean_value": "float64"})
+    )
+
+
+def _worst_dtype(column: str) -> str:
+    return {"failing_systems": "int64", "mean_value": "float64"}.get(column, "str")
+
+
+def judgment_table(
+    fixture: Fixture,
+    rankings: pd.DataFrame,
+    query_id: str,
+    *,
+    systems: Sequence[str],
+    redact: bool = True,
+) -> pd.DataFrame:
+    """The judged chunks of one query and where each system ranked them.
+
+    Columns ``chunk_id, grade, chunk`` (``sha256:<12 hex>`` of the chunk text, or the text
+    itself when ``redact`` is false), then one column per system: the rank of the chunk in that
+    system's ranking, or ``"-"`` when it was not returned. Rows by grade (descending), then
+    chunk ID. An unanswerable query has no rows.
+    """
+    query = fixture.query(query_id)
+    judged = sorted(query.judgments, key=lambda j: (-j.grade, j.chunk_id))
+    mine = rankings[rankings["query_id"] == query_id]
+    rank_of = {
+        (str(s), str(c)): int(r)
+        for s, c, r in zip(mine["system"], mine["chunk_id"], mine["rank"], strict=True)
+    }
+    rows: list[dict[str, Any]] = []
+    for judgment in judged:
+        row: dict[str, Any] = {
+            "chunk_id": judgment.chunk_id,
+            "grade": judgment.grade,
+            "chunk": display_text(fixture.chunk(judgment.chunk_id).text, redact),
+        }
+        for system in systems:
+            rank = rank_of.get((system, judgment.chunk_id))
+            row[system] = "-" if rank is None else str(rank)
+        rows.append(row)
+    return pd.DataFrame(rows, columns=["chunk_id", "grade", "chunk", *systems]).astype(
+        {"grade": "int64"}
+    )
+
+
+def ranking_grid(
+    rankings: pd.DataFrame,
+    query_id: str,
+    *,
+    systems: Sequence[str],
+    k: int,
+    near_duplicates: Mapping[str, str] | None = None,
+) -> pd.DataFrame:
+    """What each system returned for one query: index ``rank`` (1..k), one column per system,
+    cells ``"<chunk_id> (g<grade>)"``, with ``" ~<chunk_id>"`` appended for a near-duplicate of
+    another chunk (from ``near_duplicates``), ``""`` below the end of a shorter ranking."""
+    duplicates = dict(near_duplicates or {})
+    mine = rankings[rankings["query_id"] == query_id]
+    grid = pd.DataFrame("", index=pd.RangeIndex(1, k + 1, name="rank"), columns=list(systems))
+    for system, chunk_id, rank, grade in zip(
+        mine["system"], mine["chunk_id"], mine["rank"], mine["grade"], strict=True
+    ):
+        if system in grid.columns and 1 <= int(rank) <= k:
+            cell = f"{chunk_id} (g{int(grade)})"
+            if chunk_id in duplicates:
+                cell += f" ~{duplicates[chunk_id]}"
+            grid.loc[int(rank), str(system)] = cell
+    return grid
+
+
+def display_text(text: str, redact: bool, limit: int = 400) -> str:
+    """``sha256:<12 hex>`` of ``text`` when ``redact``, else the text (cut at ``limit``)."""
+    if redact:
+        return f"sha256:{text_hash(text)}"
+    return text if len(text) <= limit else text[:limit] + "…"

@@ -1,0 +1,111 @@
+"""Shared test helpers: a tiny valid fixture as plain data, and a writer for fixture dirs."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+# The ferry text, with offsets counted by hand: "The ferry leaves at 06:40 and then " is 35
+# characters, so "every ninety minutes" (20 characters) spans 35..55.
+TINY_FIXTURE: dict[str, Any] = {
+    "fixture.yaml": {
+        "id": "tiny-v1",
+        "version": "1.0.0",
+        "license": "CC0-1.0",
+        "description": "Tiny hand-written test fixture.",
+        "languages": ["en", "zh"],
+    },
+    "documents.yaml": [
+        {"id": "doc-en-1", "language": "en", "title": "Ferry guide"},
+        {"id": "doc-zh-1", "language": "zh", "title": "渡轮指南"},
+    ],
+    "chunks.yaml": [
+        {
+            "id": "c-en-1",
+            "document_id": "doc-en-1",
+            "language": "en",
+            "title": "Departures",
+            "text": "The ferry leaves at 06:40 and then every ninety minutes.",
+        },
+        {
+            "id": "c-en-2",
+            "document_id": "doc-en-1",
+            "language": "en",
+            "title": "Fares",
+            "text": "A single ticket costs four crowns.",
+        },
+        {
+            "id": "c-zh-1",
+            "document_id": "doc-zh-1",
+            "language": "zh",
+            "title": "票价",
+            "text": "单程票价为四克朗，儿童半价。",
+        },
+    ],
+    "queries.yaml": [
+        {
+            "id": "q-en-1",
+            "language": "en",
+            "text": "When does the first ferry leave?",
+            "judgments": [
+                {
+                    "chunk_id": "c-en-1",
+                    "grade": 3,
+                    "spans": [
+                        "leaves at 06:40",
+                        {"text": "every ninety minutes", "start": 35, "end": 55},
+                    ],
+                }
+            ],
+        },
+        {"id": "q-en-2", "language": "en", "text": "Is there a night bus?", "tags": ["no-answer"]},
+        {
+            "id": "q-zh-1",
+            "language": "zh",
+            "text": "单程票多少钱？",
+            "judgments": [{"chunk_id": "c-zh-1", "grade": 3, "spans": ["四克朗"]}],
+        },
+        {"id": "q-zh-2", "language": "zh", "text": "有夜班车吗？", "judgments": []},
+    ],
+}
+
+
+def write_fixture(directory: Path, files: dict[str, Any]) -> Path:
+    """Write each ``name -> data`` as YAML (or raw text when data is a str) into ``directory``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, data in files.items():
+        target = directory / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        text = data if isinstance(data, str) else yaml.safe_dump(data, allow_unicode=True)
+        target.write_text(text, encoding="utf-8")
+    return directory
+
+
+@pytest.fixture
+def tiny_data() -> dict[str, Any]:
+    """A fresh deep copy of ``TINY_FIXTURE`` that a test may mutate."""
+    return copy.deepcopy(TINY_FIXTURE)
+
+
+@pytest.fixture
+def tiny_dir(tmp_path: Path, tiny_data: dict[str, Any]) -> Path:
+    """The tiny fixture written to ``tmp_path / "tiny"``."""
+    return write_fixture(tmp_path / "tiny", tiny_data)
+
+
+@pytest.fixture
+def make_fixture(tmp_path: Path, tiny_data: dict[str, Any]) -> Any:
+    """``make_fixture(mutate)``: write the tiny fixture after ``mutate(data)``; returns its dir."""
+    counter = iter(range(1_000_000))
+
+    def make(mutate: Any = None) -> Path:
+        data = copy.deepcopy(tiny_data)
+        if mutate is not None:
+            mutate(data)
+        return write_fixture(tmp_path / f"fixture-{next(counter)}", data)
+
+    return make

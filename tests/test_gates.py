@@ -1,0 +1,738 @@
+"""Tests of evalkit.gates: the gates file schema, baselines, and checking gates on reports.
+
+Unit tests use small hand-made report dicts whose means are written out by hand; the
+integration tests at the bottom evaluate the committed fixture once per module.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import pathlib
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from evalkit.errors import FixtureError, InputError, StaleBaselineError
+from evalkit.gates import (
+    GATE_COLUMNS,
+    Gates,
+    baseline_from_report,
+    check_baseline_fresh,
+    check_gates,
+    format_gate_table,
+    gates_to_report,
+    load_gates,
+    load_report,
+    write_baseline,
+)
+
+HASH_A = "sha256:" + "a" * 64
+HASH_B = "sha256:" + "b" * 64
+
+
+def make_report(
+    summary: dict[str, dict[str, float]],
+    by_language: dict[str, dict[str, dict[str, float]]] | None = None,
+    failures: list[tuple[str, str, str]] = (),  # type: ignore[assignment]
+    *,
+    definition: str = HASH_A,
+) -> dict[str, Any]:
+    """A minimal evalkit.report/1 dict; means are given explicitly, n is a dummy 1."""
+    by_language = by_language or {}
+    return {
+        "schema": "evalkit.report/1",
+        "fixture": {"id": "tiny", "version": "1.0.0"},
+        "corpusHash": HASH_A,
+        "evaluationDefinitionHash": definition,
+        "providerDefinitionsHash": HASH_A,
+        "settings": {"k": 10, "repeats": 2, "measures": ["RR@10", "NoAnswerFP"]},
+        "systems": list(summary),
+        "summary": {
+            s: {m: {"mean": v, "n": 1} for m, v in measures.items()}
+            for s, measures in summary.items()
+        },
+        "summaryByLanguage": {
+            s: {
+                lang: {m: {"mean": v, "n": 1} for m, v in measures.items()}
+                for lang, measures in languages.items()
+            }
+            for s, languages in by_language.items()
+        },
+        "perQuery": {s: {} for s in summary},
+        "failures": [
+            {"system": s, "queryId": q, "language": "en", "kind": k, "chunkIds": []}
+            for s, q, k in failures
+        ],
+        "determinism": {"verdict": "deterministic", "repeats": 2},
+        "latency": {s: {"count": 1, "meanMs": 1.0} for s in summary},
+    }
+
+
+def gates_from(text: str, tmp_path: pathlib.Path) -> Gates:
+    path = tmp_path / "gates.yaml"
+    path.write_text(text, encoding="utf-8")
+    return load_gates(path)
+
+
+def problems_of(text: str, tmp_path: pathlib.Path) -> list[tuple[str, str, str, str]]:
+    with pytest.raises(FixtureError) as caught:
+        gates_from(text, tmp_path)
+    return [(p.file, p.object_id, p.field, p.message) for p in caught.value.problems]
+
+
+# --- the gates file -----------------------------------------------------------------------------
+
+VALID = """\
+schema: evalkit.gates/1
+absolute:
+  - id: rerank-rr
+    system: hybrid-rerank
+    measure: RR@10
+    min: 0.78
+  - system: hybrid-rerank
+    measure: NoAnswerFP
+    language: zh
+    max: 0.34
+relative:
+  - system: hybrid-rerank
+    reference: hybrid
+    measure: RR@10
+    max_drop: 0.05
+baseline:
+  systems: [hybrid, hybrid-rerank]
+  tolerance: 0.02
+  max_new_failures: 0
+"""
+
+
+def test_valid_file_loads_with_defaults(tmp_path: pathlib.Path) -> None:
+    gates = gates_from(VALID, tmp_path)
+    assert gates.gate_ids() == ("rerank-rr", "absolute[1]", "relative[0]")
+    assert gates.absolute[0].bound() == (">=", 0.78)
+    assert gates.absolute[1].bound() == ("<=", 0.34)
+    assert gates.absolute[0].language == "all"
+    assert gates.baseline is not None
+    assert gates.baseline.path == "baseline.json"
+    assert gates.baseline.per_language is True
+    assert gates.baseline.measures == "all"
+    assert gates.baseline.systems == ("hybrid", "hybrid-rerank")
+
+
+def test_measure_names_are_canonicalised(tmp_path: pathlib.Path) -> None:
+    from evalkit.measures import parse_measure
+
+    text = VALID.replace("measure: RR@10\n    min", "measure: nDCG(dcg='exp-log2')@10\n    min")
+    gates = gates_from(text, tmp_path)
+    assert gates.absolute[0].measure == str(parse_measure("nDCG(dcg='exp-log2')@10"))
+
+
+def test_unknown_field_names_file_line_gate_and_field(tmp_path: pathlib.Path) -> None:
+    text = VALID.replace("    min: 0.78\n", "    min: 0.78\n    minimum: 0.5\n")
+    assert problems_of(text, tmp_path) == [
+        (
+            "gates.yaml:3",
+            "rerank-rr",
+            "minimum",
+            "unknown field; remove it or fix its spelling (see fixtures/README.md)",
+        )
+    ]
+
+
+def test_every_problem_is_reported_together(tmp_path: pathlib.Path) -> None:
+    text = """\
+schema: evalkit.gates/2
+absolute:
+  - system: lexical
+    measure: RR@10
+    min: 0.5
+    max: 0.9
+  - system: lexical
+    measure: NotAMeasure@10
+    min: 0.5
+relative:
+  - system: hybrid
+    reference: hybrid
+    measure: RR@10
+    max_drop: -0.1
+baseline:
+  path: /etc/baseline.json
+  tolerance: .inf
+"""
+    found = {(p[0], p[1], p[2]) for p in problems_of(text, tmp_path)}
+    assert found == {
+        ("gates.yaml:1", "", "schema"),
+        ("gates.yaml:3", "absolute[0]", ""),  # min and max together
+        ("gates.yaml:7", "absolute[1]", "measure"),
+        ("gates.yaml:11", "relative[0]", "max_drop"),
+        ("gates.yaml:15", "baseline", "path"),
+        ("gates.yaml:15", "baseline", "tolerance"),
+    }
+
+
+def test_problems_never_quote_the_offending_value(tmp_path: pathlib.Path) -> None:
+    secret = "sk-live-0123456789abcdefSECRET"
+    text = f"schema: evalkit.gates/1\nabsolute:\n  - system: {secret}\n    measure: RR@10\n"
+    text += f"    min: 0.5\n    {secret}: 1\n"
+    with pytest.raises(FixtureError) as caught:
+        gates_from(text, tmp_path)
+    # the unknown key is a field name and is named; the bad system value is never quoted
+    assert str(caught.value).count(secret) == 1
+    assert f"{secret}: unknown field" in str(caught.value)
+
+
+def test_same_system_twice_and_min_and_max_explain_the_fix(tmp_path: pathlib.Path) -> None:
+    text = """\
+schema: evalkit.gates/1
+relative:
+  - system: hybrid
+    reference: hybrid
+    measure: RR@10
+    max_drop: 0.1
+"""
+    [(_, label, _, message)] = problems_of(text, tmp_path)
+    assert label == "relative[0]"
+    assert message == "system and reference must be different systems"
+
+
+def test_duplicate_gate_ids_and_duplicate_keys(tmp_path: pathlib.Path) -> None:
+    text = """\
+schema: evalkit.gates/1
+absolute:
+  - id: g1
+    system: lexical
+    measure: RR@10
+    min: 0.5
+  - id: g1
+    system: lexical
+    system: hybrid
+    measure: RR@10
+    min: 0.5
+"""
+    found = problems_of(text, tmp_path)
+    assert (
+        "gates.yaml:9",
+        "",
+        "system",
+        "this key appears twice in one mapping; keep one",
+    ) in found
+    assert ("gates.yaml:7", "g1", "id", "duplicate gate ID, first used at gates.yaml:3") in found
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "",
+            (
+                "gates.yaml",
+                "",
+                "",
+                "expected a mapping with 'schema: evalkit.gates/1', found nothing",
+            ),
+        ),
+        (
+            "- 1\n",
+            ("gates.yaml", "", "", "expected a mapping with 'schema: evalkit.gates/1', found list"),
+        ),
+        (
+            "schema: [\n",
+            ("gates.yaml:2", "", "", "is not valid YAML (syntax error); fix the syntax"),
+        ),
+        (
+            "schema: evalkit.gates/1\n",
+            ("gates.yaml", "", "", "defines no gates; add absolute, relative or baseline gates"),
+        ),
+    ],
+)
+def test_file_level_problems(
+    tmp_path: pathlib.Path, text: str, expected: tuple[str, str, str, str]
+) -> None:
+    assert problems_of(text, tmp_path) == [expected]
+
+
+def test_missing_file_is_a_fixture_error(tmp_path: pathlib.Path) -> None:
+    with pytest.raises(FixtureError, match=r"gates.yaml: file not found"):
+        load_gates(tmp_path / "gates.yaml")
+
+
+@pytest.mark.parametrize(
+    "path", ["/abs/baseline.json", "../baseline.json", "a/../../b.json", "C:x"]
+)
+def test_baseline_path_must_stay_relative(tmp_path: pathlib.Path, path: str) -> None:
+    text = f"schema: evalkit.gates/1\nbaseline:\n  path: {json.dumps(path)}\n"
+    [(_, label, field, _)] = problems_of(text, tmp_path)
+    assert (label, field) == ("baseline", "path")
+
+
+_JSONISH = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    section=st.sampled_from(["absolute", "relative", "baseline", "schema", "extra"]),
+    value=_JSONISH,
+)
+def test_any_yaml_value_gives_gates_or_a_fixture_error(
+    tmp_path: pathlib.Path, section: str, value: object
+) -> None:
+    data = {"schema": "evalkit.gates/1", section: value}
+    text = yaml.safe_dump(data, allow_unicode=True)
+    problems: tuple[object, ...] = ()
+    try:
+        gates_from(text, tmp_path)
+    except FixtureError as error:  # anything else (TypeError, KeyError...) fails the test
+        problems = error.problems
+    # a rejected file always says why; an accepted one only has a valid schema value
+    assert problems or section in ("absolute", "relative", "baseline", "schema")
+
+
+# --- checking gates on hand-made reports ------------------------------------------------------
+
+REPORT = make_report(
+    {
+        "hybrid": {"RR@10": 0.80, "NoAnswerFP": 0.25},
+        "hybrid-rerank": {"RR@10": 0.75, "NoAnswerFP": 0.50},
+    },
+    {
+        "hybrid": {
+            "en": {"RR@10": 0.9, "NoAnswerFP": 0.0},
+            "zh": {"RR@10": 0.7, "NoAnswerFP": 0.5},
+        },
+        "hybrid-rerank": {
+            "en": {"RR@10": 0.6, "NoAnswerFP": 0.5},
+            "zh": {"RR@10": 0.9, "NoAnswerFP": 0.5},
+        },
+    },
+    failures=[
+        ("hybrid", "q-en-1", "missed-relevant"),
+        ("hybrid-rerank", "q-zh-9", "answered-no-answer"),
+    ],
+)
+
+
+def test_absolute_and_relative_gates(tmp_path: pathlib.Path) -> None:
+    gates = gates_from(
+        """\
+schema: evalkit.gates/1
+absolute:
+  - {id: rr-min, system: hybrid-rerank, measure: RR@10, min: 0.78}
+  - {id: fp-max-zh, system: hybrid-rerank, measure: NoAnswerFP, language: zh, max: 0.5}
+  - {id: rr-en, system: hybrid, measure: RR@10, language: en, min: 0.9}
+relative:
+  - {id: rel-rr, system: hybrid-rerank, reference: hybrid, measure: RR@10, max_drop: 0.05}
+  - {id: rel-rr-tight, system: hybrid-rerank, reference: hybrid, measure: RR@10, max_drop: 0.04}
+  - {id: rel-fp, system: hybrid-rerank, reference: hybrid, measure: NoAnswerFP, max_drop: 0.2}
+""",
+        tmp_path,
+    )
+    results = check_gates(REPORT, gates)
+    assert list(results.columns) == GATE_COLUMNS
+    rows = {r["gate"]: r for r in results.to_dict(orient="records")}
+    # 0.75 >= 0.78 is false
+    assert (rows["rr-min"]["op"], rows["rr-min"]["actual"], rows["rr-min"]["passed"]) == (
+        ">=",
+        0.75,
+        False,
+    )
+    # zh NoAnswerFP 0.5 <= 0.5 (bound inclusive)
+    assert (rows["fp-max-zh"]["language"], rows["fp-max-zh"]["passed"]) == ("zh", True)
+    # en RR@10 of hybrid is 0.9 >= 0.9
+    assert rows["rr-en"]["passed"]
+    # 0.80 - 0.05 = 0.75 (float 0.75000000000000011) vs 0.75: passes within the slack
+    assert rows["rel-rr"]["passed"]
+    assert rows["rel-rr"]["threshold"] == pytest.approx(0.75)
+    assert rows["rel-rr"]["reference"] == "hybrid"
+    # 0.80 - 0.04 = 0.76 > 0.75
+    assert not rows["rel-rr-tight"]["passed"]
+    # NoAnswerFP is lower-is-better: threshold 0.25 + 0.2 = 0.45, 0.50 <= 0.45 is false
+    assert (rows["rel-fp"]["op"], rows["rel-fp"]["passed"]) == ("<=", False)
+    assert rows["rel-fp"]["threshold"] == pytest.approx(0.45)
+
+
+def test_baseline_gates_per_language_and_new_failures(tmp_path: pathlib.Path) -> None:
+    baseline = make_report(
+        {"hybrid": {"RR@10": 0.81, "NoAnswerFP": 0.20}},
+        {
+            "hybrid": {
+                "en": {"RR@10": 0.9, "NoAnswerFP": 0.0},
+                "zh": {"RR@10": 0.8, "NoAnswerFP": 0.5},
+            }
+        },
+        failures=[("hybrid", "q-zh-2", "missed-relevant")],
+    )
+    gates = gates_from(
+        "schema: evalkit.gates/1\nbaseline:\n  systems: [hybrid]\n  tolerance: 0.02\n"
+        "  max_new_failures: 0\n",
+        tmp_path,
+    )
+    results = check_gates(REPORT, gates, baseline)
+    got = [
+        (
+            r["kind"],
+            r["language"],
+            r["measure"],
+            r["op"],
+            round(r["threshold"], 9),
+            r["actual"],
+            r["passed"],
+        )
+        for r in results.to_dict(orient="records")
+    ]
+    assert got == [
+        # overall: 0.80 >= 0.81 - 0.02; NoAnswerFP 0.25 <= 0.20 + 0.02 is false
+        ("baseline", "all", "RR@10", ">=", 0.79, 0.80, True),
+        ("baseline", "all", "NoAnswerFP", "<=", 0.22, 0.25, False),
+        ("baseline", "en", "RR@10", ">=", 0.88, 0.9, True),
+        ("baseline", "en", "NoAnswerFP", "<=", 0.02, 0.0, True),
+        # zh: 0.7 >= 0.78 is false
+        ("baseline", "zh", "RR@10", ">=", 0.78, 0.7, False),
+        ("baseline", "zh", "NoAnswerFP", "<=", 0.52, 0.5, True),
+        # q-en-1 fails now and did not before; q-zh-2 failed before and is fixed now
+        ("new-failures", "all", "new-failures", "<=", 0.0, 1.0, False),
+    ]
+    assert results["query_ids"].iloc[-1] == "q-en-1"
+    assert set(results["gate"]) == {"baseline:hybrid"}
+
+
+def test_baseline_overall_only_and_selected_measures(tmp_path: pathlib.Path) -> None:
+    gates = gates_from(
+        "schema: evalkit.gates/1\nbaseline:\n  measures: [RR@10]\n  per_language: false\n",
+        tmp_path,
+    )
+    results = check_gates(REPORT, gates, REPORT)
+    assert list(zip(results["system"], results["language"], results["measure"], strict=True)) == [
+        ("hybrid", "all", "RR@10"),
+        ("hybrid-rerank", "all", "RR@10"),
+    ]
+    assert results["passed"].all()  # a report never regresses against itself
+
+
+def test_stale_baseline_is_refused_with_an_explanation(tmp_path: pathlib.Path) -> None:
+    gates = gates_from("schema: evalkit.gates/1\nbaseline:\n  tolerance: 0.0\n", tmp_path)
+    stale = copy.deepcopy(REPORT)
+    stale["evaluationDefinitionHash"] = HASH_B
+    stale["settings"]["k"] = 5
+    with pytest.raises(StaleBaselineError) as caught:
+        check_gates(REPORT, gates, stale)
+    message = str(caught.value)
+    assert "stale and was not compared" in message
+    assert "evaluationDefinitionHash: baseline 'sha256:bbbbbbbbbbbb...'" in message
+    assert "changed since the baseline: settings" in message
+    assert "evalkit baseline FIXTURE --output BASELINE.json" in message
+
+
+def test_stale_when_schema_or_corpus_differs_and_names_the_refresh_command() -> None:
+    other_schema = {**REPORT, "schema": "evalkit.report/0"}
+    with pytest.raises(StaleBaselineError, match=r"schema: baseline 'evalkit.report/0'"):
+        check_baseline_fresh(REPORT, other_schema, fixture="fx", baseline_path="fx/baseline.json")
+    other_corpus = {**REPORT, "corpusHash": HASH_B}
+    with pytest.raises(
+        StaleBaselineError,
+        match=r"queries, judgments, corpus .*'evalkit baseline fx --output fx/b.json'",
+    ):
+        check_baseline_fresh(REPORT, other_corpus, fixture="fx", baseline_path="fx/b.json")
+    check_baseline_fresh(REPORT, copy.deepcopy(REPORT))  # fresh: no error
+
+
+def test_baseline_gates_without_a_baseline_are_an_input_error(tmp_path: pathlib.Path) -> None:
+    gates = gates_from("schema: evalkit.gates/1\nbaseline: {}\n", tmp_path)
+    with pytest.raises(InputError, match="no baseline was given"):
+        check_gates(REPORT, gates)
+
+
+@pytest.mark.parametrize(
+    ("gate", "message"),
+    [
+        (
+            "{system: hybird, measure: RR@10, min: 0.5}",
+            r"system 'hybird' is not in the report .* Did you mean 'hybrid'\?",
+        ),
+        (
+            "{system: hybrid, measure: R@10, min: 0.5}",
+            r"measure 'R@10' was not computed for system 'hybrid'",
+        ),
+        (
+            "{system: hybrid, measure: RR@10, language: fr, min: 0.5}",
+            r"language 'fr' has no results for system 'hybrid' .*languages: en, zh",
+        ),
+    ],
+)
+def test_unknown_system_measure_language_are_input_errors(
+    tmp_path: pathlib.Path, gate: str, message: str
+) -> None:
+    gates = gates_from(f"schema: evalkit.gates/1\nabsolute:\n  - {gate}\n", tmp_path)
+    with pytest.raises(InputError, match=message):
+        check_gates(REPORT, gates)
+
+
+def test_malformed_report_is_an_input_error(tmp_path: pathlib.Path) -> None:
+    gates = gates_from(VALID, tmp_path)
+    with pytest.raises(InputError, match=r"schema should be 'evalkit.report/1'"):
+        check_gates({}, gates)
+    broken = {**REPORT, "summary": []}
+    with pytest.raises(InputError, match=r"key 'summary' should be a JSON object, found list"):
+        check_gates(broken, gates)
+
+
+def test_inputs_are_not_modified_and_empty_gates_keep_the_columns(tmp_path: pathlib.Path) -> None:
+    before = copy.deepcopy(REPORT)
+    gates = gates_from("schema: evalkit.gates/1\nbaseline:\n  max_new_failures: 1\n", tmp_path)
+    check_gates(REPORT, gates, REPORT)
+    assert before == REPORT
+    empty = check_gates(REPORT, Gates.model_validate({"schema": "evalkit.gates/1"}))
+    assert list(empty.columns) == GATE_COLUMNS
+    assert empty.empty
+
+
+def test_table_and_report_section(tmp_path: pathlib.Path) -> None:
+    baseline = make_report({"hybrid": {"RR@10": 0.9, "NoAnswerFP": 0.25}})
+    current = make_report(
+        {"hybrid": {"RR@10": 0.8, "NoAnswerFP": 0.25}},
+        failures=[("hybrid", "q-2", "missed-relevant"), ("hybrid", "q-1", "missed-relevant")],
+    )
+    gates = gates_from(
+        "schema: evalkit.gates/1\nbaseline:\n  max_new_failures: 1\n  per_language: false\n",
+        tmp_path,
+    )
+    results = check_gates(current, gates, baseline)
+    table = format_gate_table(results)
+    assert table.splitlines() == [
+        "gate             system  measure       language  threshold             actual  result",
+        "---------------  ------  ------------  --------  --------------------  ------  ------",
+        "baseline:hybrid  hybrid  RR@10         all       >= 0.9000 (baseline)  0.8000  FAIL",
+        "baseline:hybrid  hybrid  NoAnswerFP    all       <= 0.2500 (baseline)  0.2500  pass",
+        "baseline:hybrid  hybrid  new-failures  all       <= 1 (baseline)       2       FAIL",
+        "new failures of hybrid: q-1, q-2",
+        "3 check(s): 2 of 3 gate check(s) FAILED",
+    ]
+    section = gates_to_report(results)
+    assert section[2]["queryIds"] == ["q-1", "q-2"]
+    assert section[0] == {
+        "gate": "baseline:hybrid",
+        "kind": "baseline",
+        "system": "hybrid",
+        "measure": "RR@10",
+        "language": "all",
+        "reference": "baseline",
+        "op": ">=",
+        "threshold": 0.9,
+        "actual": 0.8,
+        "passed": False,
+        "queryIds": [],
+    }
+
+
+# --- baselines on disk --------------------------------------------------------------------------
+
+
+def test_write_baseline_is_canonical_without_latency_or_gates(tmp_path: pathlib.Path) -> None:
+    report = {**REPORT, "gates": [{"gate": "x"}]}
+    written = write_baseline(report, "fx/baseline.json", workspace=tmp_path)
+    assert written == tmp_path / "fx" / "baseline.json"
+    loaded = load_report(written)
+    assert "latency" not in loaded
+    assert "gates" not in loaded
+    assert loaded == baseline_from_report(REPORT)
+    text = written.read_text(encoding="utf-8")
+    assert text.endswith("}\n")
+    assert text.index('"corpusHash"') < text.index('"schema"')  # keys sorted
+
+
+def test_load_report_errors_name_the_file_and_line(tmp_path: pathlib.Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('{\n  "schema": \n', encoding="utf-8")
+    with pytest.raises(InputError, match=r"bad.json' line 3: not valid JSON"):
+        load_report(bad)
+    listed = tmp_path / "list.json"
+    listed.write_text("[]", encoding="utf-8")
+    with pytest.raises(InputError, match=r"expected a JSON object, found list"):
+        load_report(listed)
+    with pytest.raises(InputError, match=r"does not exist.*evalkit baseline"):
+        load_report(tmp_path / "missing.json")
+
+
+def test_nan_is_never_a_mean() -> None:
+    broken = copy.deepcopy(REPORT)
+    broken["summary"]["hybrid"]["RR@10"]["mean"] = math.nan
+    gates = Gates.model_validate(
+        {
+            "schema": "evalkit.gates/1",
+            "absolute": [{"system": "hybrid", "measure": "RR@10", "min": 0.1}],
+        }
+    )
+    with pytest.raises(InputError, match="has no finite 'mean'"):
+        check_gates(broken, gates)
+
+
+# --- the committed fixture: real evaluation, real gates, a deliberately degraded system ----------
+
+FIXTURE_DIR = pathlib.Path(__file__).resolve().parent.parent / "fixtures" / "synthetic-bilingual-v1"
+# Answerable queries whose hybrid-rerank top hit is relevant (checked below), one per language.
+DEGRADED_IDS = frozenset({"q-en-001", "q-zh-001"})
+
+
+class DropTopHit:
+    """A regression the system definition does not show: same name and definition as the wrapped
+    system, but the top hit is dropped for the queries in ``query_ids``."""
+
+    def __init__(self, inner: Any, query_ids: frozenset[str]) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.query_ids = query_ids
+
+    def definition(self) -> dict[str, Any]:
+        return dict(self.inner.definition())
+
+    def index(self, chunks: Any) -> None:
+        self.inner.index(chunks)
+
+    def search(self, query: Any, k: int) -> Any:
+        hits = list(self.inner.search(query, k))
+        return hits[1:] if query.id in self.query_ids else hits
+
+    def close(self) -> None:
+        close = getattr(self.inner, "close", None)
+        if callable(close):
+            close()
+
+
+def degraded_hybrid_rerank() -> DropTopHit:
+    """Factory for ``--systems ...,test_gates:degraded_hybrid_rerank`` in the CLI test."""
+    from evalkit.systems import resolve_system
+
+    return DropTopHit(resolve_system("hybrid-rerank"), DEGRADED_IDS)
+
+
+@pytest.fixture(scope="module")
+def evaluated() -> Any:
+    from evalkit.evaluate import evaluate
+    from evalkit.fixtures import load_fixture
+
+    return evaluate(load_fixture(FIXTURE_DIR))
+
+
+@pytest.fixture(scope="module")
+def degraded_report() -> dict[str, Any]:
+    from evalkit.evaluate import evaluate
+    from evalkit.fixtures import load_fixture
+    from evalkit.systems import REFERENCE_SYSTEMS
+
+    systems: list[Any] = [
+        degraded_hybrid_rerank() if name == "hybrid-rerank" else name for name in REFERENCE_SYSTEMS
+    ]
+    return evaluate(load_fixture(FIXTURE_DIR), systems).to_report()
+
+
+def test_degraded_queries_have_a_relevant_top_hit(evaluated: Any) -> None:
+    rankings = evaluated.rankings
+    top = rankings[(rankings["system"] == "hybrid-rerank") & (rankings["rank"] == 1)]
+    relevant_top = set(top.loc[top["grade"] >= 1, "query_id"])
+    assert relevant_top >= DEGRADED_IDS, "pick other DEGRADED_IDS: the fixture changed"
+
+
+def test_committed_baseline_is_fresh_and_committed_gates_pass(evaluated: Any) -> None:
+    report = evaluated.to_report()
+    gates = load_gates(FIXTURE_DIR / "gates.yaml")
+    assert gates.baseline is not None
+    baseline = load_report(FIXTURE_DIR / gates.baseline.path)
+    check_baseline_fresh(report, baseline)
+    assert baseline == baseline_from_report(report)  # the committed file is up to date
+    results = check_gates(report, gates, baseline)
+    failed = results.loc[~results["passed"], ["gate", "system", "measure", "language"]]
+    assert failed.empty, failed.to_string()
+    assert set(results["kind"]) == {"absolute", "relative", "baseline", "new-failures"}
+
+
+def test_degraded_system_fails_the_gates(evaluated: Any, degraded_report: dict[str, Any]) -> None:
+    baseline = baseline_from_report(evaluated.to_report())
+    gates = load_gates(FIXTURE_DIR / "gates.yaml")
+    results = check_gates(degraded_report, gates, baseline)
+    failed = results[~results["passed"]]
+    assert not failed.empty
+    assert set(failed["system"]) == {"hybrid-rerank"}
+    # RR@10 of each degraded query falls from 1.0 to at most 0.5, which the baseline gates
+    # (tolerance 0.02 on means over ~40 answerable queries per language) catch per language.
+    rr = failed[(failed["kind"] == "baseline") & (failed["measure"] == "RR@10")]
+    assert set(rr["language"]) == {"all", "en", "zh"}
+
+
+def test_diff_names_exactly_the_degraded_queries(
+    evaluated: Any, degraded_report: dict[str, Any]
+) -> None:
+    from evalkit.diff import diff_reports
+
+    diff = diff_reports(evaluated.to_report(), degraded_report)
+    changed = diff.per_query
+    assert set(changed["system"]) == {"hybrid-rerank"}
+    assert set(changed["query_id"]) == DEGRADED_IDS
+    worse_rr = changed[(changed["measure"] == "RR@10") & (changed["change"] == "worse")]
+    assert set(worse_rr["query_id"]) == DEGRADED_IDS
+
+
+def test_cli_gate_passes_on_the_committed_fixture(capsys: pytest.CaptureFixture[str]) -> None:
+    from evalkit.cli import main
+
+    assert main(["gate", str(FIXTURE_DIR)]) == 0
+    out = capsys.readouterr().out
+    assert out.rstrip().endswith("all gates pass")
+    assert "FAIL" not in out
+
+
+def test_cli_gate_fails_with_a_table_on_a_degraded_system(
+    capsys: pytest.CaptureFixture[str], tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evalkit.cli import main
+    from evalkit.systems import REFERENCE_SYSTEMS
+
+    monkeypatch.chdir(tmp_path)
+    systems = ",".join(
+        "test_gates:degraded_hybrid_rerank" if name == "hybrid-rerank" else name
+        for name in REFERENCE_SYSTEMS
+    )
+    code = main(["gate", str(FIXTURE_DIR), "--systems", systems, "--output", "out/report.json"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "FAILED" in out.splitlines()[-1]
+    fail_lines = [line for line in out.splitlines() if line.endswith("FAIL")]
+    assert fail_lines
+    assert all("hybrid-rerank" in line for line in fail_lines)
+    written = load_report(tmp_path / "out" / "report.json")
+    assert [g["passed"] for g in written["gates"]].count(False) == len(fail_lines)
+
+
+def test_cli_refuses_a_stale_baseline(
+    capsys: pytest.CaptureFixture[str], tmp_path: pathlib.Path
+) -> None:
+    from evalkit.cli import main
+
+    stale = load_report(FIXTURE_DIR / "baseline.json")
+    stale["evaluationDefinitionHash"] = HASH_B
+    path = tmp_path / "stale.json"
+    path.write_text(json.dumps(stale), encoding="utf-8")
+    assert main(["gate", str(FIXTURE_DIR), "--baseline", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "stale and was not compared" in err
+    assert f"--output {path}" in err
+
+
+def test_cli_baseline_needs_an_output(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evalkit.cli import main
+
+    monkeypatch.delenv("EVALKIT_OUTPUT", raising=False)
+    assert main(["baseline", str(FIXTURE_DIR)]) == 2
+    assert "pass --output" in capsys.readouterr().err
