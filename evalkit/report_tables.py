@@ -39,6 +39,7 @@ __all__ = [
     "ENVIRONMENT_PACKAGES",
     "HASH_HEX_DIGITS",
     "ablation_table",
+    "chunk_table",
     "display_text",
     "environment_versions",
     "failure_counts",
@@ -350,6 +351,17 @@ def judgment_table(
     return pd.DataFrame(rows, columns=["chunk_id", "grade", "chunk", *systems]).astype(
         {"grade": "int64"}
     )
+
+
+def chunk_table(fixture: Fixture, chunk_ids: Sequence[str], *, redact: bool = True) -> pd.DataFrame:
+    """Columns ``chunk_id, chunk``: each distinct known chunk ID (first-seen order) with
+    :func:`display_text` of its text (a hash when ``redact``); unknown IDs are skipped."""
+    known = fixture.chunks_by_id
+    ids = [c for c in dict.fromkeys(chunk_ids) if c in known]
+    return pd.DataFrame(
+        {"chunk_id": ids, "chunk": [display_text(known[c].text, redact) for c in ids]},
+        columns=["chunk_id", "chunk"],
+    ).astype(str)
 
 
 def ranking_grid(

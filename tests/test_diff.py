@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+import pathlib
 from typing import Any
 
 import pytest
@@ -213,3 +214,30 @@ def test_swapping_sides_mirrors_the_diff(
         if a[5] is not None:
             assert a[5] == -b[5]
     assert diff_reports(old, old).per_query.empty
+
+
+def test_cli_diff_tables_and_json(
+    tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from evalkit.cli import main
+
+    old_path, new_path = tmp_path / "old.json", tmp_path / "new.json"
+    old_path.write_text(json.dumps(OLD), encoding="utf-8")
+    new_path.write_text(json.dumps(NEW), encoding="utf-8")
+    assert main(["diff", str(old_path), str(new_path)]) == 0
+    text = capsys.readouterr().out
+    assert "lexical  q-gone" in text
+    assert main(["diff", str(old_path), str(new_path), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [row["queryId"] for row in data["perQuery"]] == ["q-en-1", "q-gone", "q-new", "q-zh-1"]
+
+
+def test_cli_diff_bad_file_exits_2(
+    tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from evalkit.cli import main
+
+    bad = tmp_path / "bad.json"
+    bad.write_text("{", encoding="utf-8")
+    assert main(["diff", str(bad), str(bad)]) == 2
+    assert "line 1: not valid JSON" in capsys.readouterr().err

@@ -1,0 +1,276 @@
+"""Vectorized per-query measure kernels over a :class:`JudgedRanking`.
+
+Every kernel takes the judged ranking and a parsed :class:`Measure` and returns a float64 array
+with one value per query of the qrels (``ranking.query_ids`` order). Kernels only look at the
+*judged* retrieved documents (their 0-based position and grade) plus per-query counts, so their
+cost does not depend on the length of the run. Semantics follow trec_eval 9.0.8:
+
+* a document is relevant when its grade is ``>= rel`` (default 1) and ``>= 0``;
+* negative grades mean "in the pool but unjudged": never relevant, never judged non-relevant,
+  zero gain (they do count as judged for ``Judged``, as in ir_measures);
+* a query with no relevant documents gets 0.0 from every ratio measure (never NaN);
+* a query the run returned nothing for gets 0.0 from every measure except ``NumRel``.
+
+The registry :data:`KERNELS` maps each measure name that :func:`evalkit.measures.score` computes
+to its kernel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from evalkit.measures.names import Measure
+from evalkit.registry import Registry
+
+__all__ = ["KERNELS", "JudgedRanking", "Kernel"]
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True)
+class JudgedRanking:
+    """The judged part of a run, grouped by query; the input of every kernel.
+
+    ``query_ids``: the qrels' query IDs, sorted (``n`` queries; kernel outputs follow this order).
+    ``num_ret``: int64[n], documents retrieved per query.
+    ``query``, ``position``, ``grade``: int64[m], one entry per retrieved document that is in
+    the qrels, sorted by (query, position); ``position`` is the 0-based rank in the query.
+    ``qrels_query``, ``qrels_grade``: int64[r], every qrels row, sorted by (query, grade
+    descending).
+    """
+
+    query_ids: tuple[str, ...]
+    num_ret: IntArray
+    query: IntArray
+    position: IntArray
+    grade: IntArray
+    qrels_query: IntArray
+    qrels_grade: IntArray
+
+    @property
+    def n_queries(self) -> int:
+        return len(self.query_ids)
+
+    def count(self, mask: npt.NDArray[np.bool_], index: IntArray | None = None) -> FloatArray:
+        """Per-query count of the judged entries selected by ``mask``."""
+        idx = self.query if index is None else index
+        return np.bincount(idx[mask], minlength=self.n_queries).astype(np.float64)
+
+    def total(self, mask: npt.NDArray[np.bool_], weights: FloatArray) -> FloatArray:
+        """Per-query sum of ``weights`` over the judged entries selected by ``mask``."""
+        return np.bincount(self.query[mask], weights=weights[mask], minlength=self.n_queries)
+
+    def num_rel(self, rel: int) -> FloatArray:
+        """Per-query number of relevant qrels rows (grade >= rel and >= 0)."""
+        relevant = self.qrels_grade >= max(rel, 0)
+        return self.count(relevant, self.qrels_query)
+
+    def relevant(self, rel: int) -> npt.NDArray[np.bool_]:
+        """Mask of the judged retrieved entries that are relevant."""
+        return self.grade >= max(rel, 0)
+
+    def rank_in_query(self, mask: npt.NDArray[np.bool_]) -> IntArray:
+        """1-based running count, within each query, of the entries selected by ``mask``."""
+        q = self.query[mask]
+        if q.size == 0:
+            return np.zeros(0, dtype=np.int64)
+        first = np.ones(q.size, dtype=bool)
+        first[1:] = q[1:] != q[:-1]
+        starts = np.flatnonzero(first)
+        lengths = np.diff(np.append(starts, q.size))
+        return np.arange(1, q.size + 1, dtype=np.int64) - np.repeat(starts, lengths)
+
+
+Kernel = Callable[[JudgedRanking, Measure], FloatArray]
+
+
+def _ratio(numerator: FloatArray, denominator: FloatArray) -> FloatArray:
+    """numerator / denominator, 0.0 where the denominator is 0."""
+    out = np.zeros_like(numerator)
+    np.divide(numerator, denominator, out=out, where=denominator > 0)
+    return out
+
+
+def _rel(measure: Measure) -> int:
+    return int(measure.param("rel"))  # an int, checked by the measure's spec
+
+
+def _cutoff_mask(r: JudgedRanking, measure: Measure) -> npt.NDArray[np.bool_]:
+    if measure.cutoff is None:
+        return np.ones(r.position.size, dtype=bool)
+    return r.position < measure.cutoff
+
+
+def _precision(r: JudgedRanking, m: Measure) -> FloatArray:
+    # trec_eval P_k: relevant in the top k divided by k, even when fewer than k were retrieved.
+    k = m.cutoff or 1  # P always has a cutoff (checked by its spec)
+    return r.count(r.relevant(_rel(m)) & (r.position < k)) / k
+
+
+def _recall(r: JudgedRanking, m: Measure) -> FloatArray:
+    hits = r.count(r.relevant(_rel(m)) & _cutoff_mask(r, m))
+    return _ratio(hits, r.num_rel(_rel(m)))
+
+
+def _success(r: JudgedRanking, m: Measure) -> FloatArray:
+    return (r.count(r.relevant(_rel(m)) & _cutoff_mask(r, m)) > 0).astype(np.float64)
+
+
+def _reciprocal_rank(r: JudgedRanking, m: Measure) -> FloatArray:
+    mask = r.relevant(_rel(m)) & _cutoff_mask(r, m)
+    first = r.rank_in_query(mask) == 1
+    q = r.query[mask][first]
+    pos = r.position[mask][first]
+    out = np.zeros(r.n_queries, dtype=np.float64)
+    out[q] = 1.0 / (pos + 1.0)
+    return out
+
+
+def _average_precision(r: JudgedRanking, m: Measure) -> FloatArray:
+    # trec_eval map / map_cut_k: sum over relevant retrieved (in the top k) of
+    # (relevant so far / rank), divided by the number of relevant docs.
+    mask = r.relevant(_rel(m)) & _cutoff_mask(r, m)
+    weights = np.zeros(r.position.size, dtype=np.float64)
+    weights[mask] = r.rank_in_query(mask) / (r.position[mask] + 1.0)
+    return _ratio(r.total(mask, weights), r.num_rel(_rel(m)))
+
+
+def _gain(grades: IntArray, dcg: object) -> FloatArray:
+    g = grades.astype(np.float64)
+    return np.exp2(g) - 1.0 if dcg == "exp-log2" else g
+
+
+def _ndcg(r: JudgedRanking, m: Measure) -> FloatArray:
+    # trec_eval ndcg / ndcg_cut_k: sum of gain / log2(rank + 1) over docs with grade > 0 in the
+    # top k, divided by the same sum over the qrels' grades sorted descending (top k of them).
+    dcg = m.param("dcg")
+    mask = (r.grade > 0) & _cutoff_mask(r, m)
+    weights = np.zeros(r.position.size, dtype=np.float64)
+    weights[mask] = _gain(r.grade[mask], dcg) / np.log2(r.position[mask] + 2.0)
+    actual = r.total(mask, weights)
+    positive = r.qrels_grade > 0
+    ideal_pos = np.zeros(r.qrels_grade.size, dtype=np.int64)
+    ideal_pos[positive] = _positions_in_group(r.qrels_query[positive])
+    if m.cutoff is not None:
+        positive &= ideal_pos < m.cutoff
+    ideal_weights = _gain(r.qrels_grade[positive], dcg) / np.log2(ideal_pos[positive] + 2.0)
+    ideal = np.bincount(r.qrels_query[positive], weights=ideal_weights, minlength=r.n_queries)
+    return _ratio(actual, ideal)
+
+
+def _positions_in_group(sorted_groups: IntArray) -> IntArray:
+    """0-based position of each entry within its run of equal values (input sorted)."""
+    if sorted_groups.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    first = np.ones(sorted_groups.size, dtype=bool)
+    first[1:] = sorted_groups[1:] != sorted_groups[:-1]
+    starts = np.flatnonzero(first)
+    lengths = np.diff(np.append(starts, sorted_groups.size))
+    return np.arange(sorted_groups.size, dtype=np.int64) - np.repeat(starts, lengths)
+
+
+def _rprec(r: JudgedRanking, m: Measure) -> FloatArray:
+    num_rel = r.num_rel(_rel(m))
+    mask = r.relevant(_rel(m)) & (r.position < num_rel[r.query])
+    return _ratio(r.count(mask), num_rel)
+
+
+def _bpref(r: JudgedRanking, m: Measure) -> FloatArray:
+    # trec_eval bpref: for each relevant retrieved doc, 1 - min(n, R) / min(N, R), where n counts
+    # the judged non-relevant docs ranked above it, R the relevant and N the judged non-relevant
+    # docs of the query (1 when n = 0); the sum is divided by R.
+    rel = _rel(m)
+    relevant = r.relevant(rel)
+    nonrel = (r.grade >= 0) & ~relevant
+    num_rel = r.num_rel(rel)
+    num_nonrel = r.count((r.qrels_grade >= 0) & (r.qrels_grade < max(rel, 0)), r.qrels_query)
+    nonrel_before = np.zeros(r.position.size, dtype=np.int64)
+    judged = relevant | nonrel
+    # running count of non-relevant entries within the query, up to and including each entry
+    running = np.zeros(r.position.size, dtype=np.int64)
+    running[judged] = _running_count(r.query[judged], nonrel[judged])
+    nonrel_before[relevant] = running[relevant]
+    q = r.query[relevant]
+    n = nonrel_before[relevant].astype(np.float64)
+    big_r = num_rel[q]
+    denom = np.minimum(num_nonrel[q], big_r)
+    safe = np.where(denom > 0, denom, 1.0)
+    contribution = np.where(n > 0, 1.0 - np.minimum(n, big_r) / safe, 1.0)
+    total = np.bincount(q, weights=contribution, minlength=r.n_queries)
+    return _ratio(total, num_rel)
+
+
+def _running_count(sorted_groups: IntArray, flags: npt.NDArray[np.bool_]) -> IntArray:
+    """Within each group (input sorted by group), the running count of ``flags`` (inclusive)."""
+    if sorted_groups.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    total = np.cumsum(flags, dtype=np.int64)
+    first = np.ones(sorted_groups.size, dtype=bool)
+    first[1:] = sorted_groups[1:] != sorted_groups[:-1]
+    starts = np.flatnonzero(first)
+    lengths = np.diff(np.append(starts, sorted_groups.size))
+    before = total[starts] - flags[starts]
+    return total - np.repeat(before, lengths)
+
+
+def _judged(r: JudgedRanking, m: Measure) -> FloatArray:
+    # ir_measures Judged@k: judged docs in the top k / min(k, retrieved).
+    judged = r.count(_cutoff_mask(r, m))
+    shown = r.num_ret.astype(np.float64)
+    if m.cutoff is not None:
+        shown = np.minimum(shown, float(m.cutoff))
+    return _ratio(judged, shown)
+
+
+def _num_rel_ret(r: JudgedRanking, m: Measure) -> FloatArray:
+    return r.count(r.relevant(_rel(m)))
+
+
+def _set_precision(r: JudgedRanking, m: Measure) -> FloatArray:
+    return _ratio(_num_rel_ret(r, m), r.num_ret.astype(np.float64))
+
+
+def _set_recall(r: JudgedRanking, m: Measure) -> FloatArray:
+    return _ratio(_num_rel_ret(r, m), r.num_rel(_rel(m)))
+
+
+def _set_f(r: JudgedRanking, m: Measure) -> FloatArray:
+    # trec_eval set_F (beta = 1): 2 * P * R / (P + R), 0 when P + R = 0.
+    p = _set_precision(r, m)
+    rec = _set_recall(r, m)
+    return _ratio(2.0 * p * rec, p + rec)
+
+
+def _num_ret(r: JudgedRanking, m: Measure) -> FloatArray:
+    return r.num_ret.astype(np.float64)
+
+
+def _num_rel(r: JudgedRanking, m: Measure) -> FloatArray:
+    return r.num_rel(_rel(m))
+
+
+#: Measure name → kernel; every measure :func:`evalkit.measures.score` computes.
+KERNELS: Registry[Kernel] = Registry("measure")
+for _name, _kernel in (
+    ("P", _precision),
+    ("R", _recall),
+    ("RR", _reciprocal_rank),
+    ("AP", _average_precision),
+    ("nDCG", _ndcg),
+    ("Rprec", _rprec),
+    ("Success", _success),
+    ("Bpref", _bpref),
+    ("Judged", _judged),
+    ("SetP", _set_precision),
+    ("SetR", _set_recall),
+    ("SetF", _set_f),
+    ("NumRet", _num_ret),
+    ("NumRel", _num_rel),
+    ("NumRelRet", _num_rel_ret),
+):
+    KERNELS.register(_name, _kernel)

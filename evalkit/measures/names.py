@@ -1,0 +1,267 @@
+"""Measure names in ir_measures' syntax: parsing, canonical formatting and trec_eval names.
+
+A measure string is ``Name``, ``Name@k`` or ``Name(param=value,...)@k``, for example ``nDCG@10``,
+``nDCG(dcg='exp-log2')@10``, ``R(rel=2)@100`` or ``AP``. :func:`parse_measure` turns it into a
+frozen :class:`Measure`; ``str(measure)`` gives the canonical string (parameters sorted by name,
+parameters equal to their default left out), which is also the value of the ``measure`` column of
+:func:`evalkit.measures.score`. ``str(parse_measure(s))`` parses back to an equal measure.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+
+from evalkit.errors import MeasureError
+from evalkit.registry import did_you_mean
+
+__all__ = [
+    "MEASURE_NAMES",
+    "SPAN_MEASURE_NAMES",
+    "Measure",
+    "MeasureSpec",
+    "parse_measure",
+    "trec_name",
+]
+
+ParamValue = int | str
+
+
+@dataclass(frozen=True)
+class MeasureSpec:
+    """What a measure name accepts: its parameters (name → default) and its cutoff rule."""
+
+    name: str
+    description: str
+    cutoff: str  # "required", "optional" or "none"
+    params: tuple[tuple[str, ParamValue], ...] = ()
+    choices: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    def default(self, param: str) -> ParamValue:
+        """The default value of ``param``."""
+        return dict(self.params)[param]
+
+
+_REL = ("rel", 1)
+
+_SPECS: tuple[MeasureSpec, ...] = (
+    MeasureSpec("P", "precision at k: relevant docs in the top k / k", "required", (_REL,)),
+    MeasureSpec("R", "recall at k: relevant docs in the top k / relevant docs", "required", (_REL,)),
+    MeasureSpec("RR", "reciprocal rank of the first relevant doc (within k)", "optional", (_REL,)),
+    MeasureSpec("AP", "average precision (of the top k)", "optional", (_REL,)),
+    MeasureSpec(
+        "nDCG",
+        "normalized discounted cumulative gain (of the top k)",
+        "optional",
+        (("dcg", "log2"),),
+        (("dcg", ("log2", "exp-log2")),),
+    ),
+    MeasureSpec("Rprec", "precision at rank R, R = number of relevant docs", "none", (_REL,)),
+    MeasureSpec("Success", "1 if a relevant doc is in the top k, else 0", "required", (_REL,)),
+    MeasureSpec("Bpref", "binary preference (Buckley & Voorhees 2004)", "none", (_REL,)),
+    MeasureSpec("Judged", "fraction of the top k that is in the qrels", "optional"),
+    MeasureSpec("SetP", "relevant retrieved / retrieved", "none", (_REL,)),
+    MeasureSpec("SetR", "relevant retrieved / relevant", "none", (_REL,)),
+    MeasureSpec("SetF", "harmonic mean of SetP and SetR", "none", (_REL,)),
+    MeasureSpec("NumRet", "number of retrieved docs", "none"),
+    MeasureSpec("NumRel", "number of relevant docs in the qrels", "none", (_REL,)),
+    MeasureSpec("NumRelRet", "number of relevant retrieved docs", "none", (_REL,)),
+    # evalkit's own span / no-answer measures: computed by evalkit.evaluate, not by score().
+    MeasureSpec("ContextPrecision", "answer-span characters / returned characters", "required"),
+    MeasureSpec("ContextRecall", "answer-span characters returned / all span chars", "required"),
+    MeasureSpec("NoAnswerFP", "1 if a no-answer query returned anything, else 0", "none"),
+)
+
+_SPEC_BY_NAME: dict[str, MeasureSpec] = {spec.name: spec for spec in _SPECS}
+
+#: Every measure name the parser knows, in documentation order.
+MEASURE_NAMES: tuple[str, ...] = tuple(spec.name for spec in _SPECS)
+#: Measures that need a fixture with answer spans (computed by ``evalkit.evaluate``).
+SPAN_MEASURE_NAMES: frozenset[str] = frozenset({"ContextPrecision", "ContextRecall", "NoAnswerFP"})
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One measure: ``name``, non-default ``params`` sorted by name, and ``cutoff`` (or None).
+
+    >>> m = parse_measure("nDCG(dcg='exp-log2')@10")
+    >>> (m.name, m.params, m.cutoff, str(m))
+    ('nDCG', (('dcg', 'exp-log2'),), 10, "nDCG(dcg='exp-log2')@10")
+    """
+
+    name: str
+    params: tuple[tuple[str, ParamValue], ...] = field(default=())
+    cutoff: int | None = None
+
+    def __post_init__(self) -> None:
+        _check(self)
+
+    def param(self, name: str) -> ParamValue:
+        """The value of parameter ``name`` (its default when not set)."""
+        given = dict(self.params)
+        return given[name] if name in given else _SPEC_BY_NAME[self.name].default(name)
+
+    def __str__(self) -> str:
+        text = self.name
+        if self.params:
+            text += "(" + ",".join(f"{key}={value!r}" for key, value in self.params) + ")"
+        if self.cutoff is not None:
+            text += f"@{self.cutoff}"
+        return text
+
+
+def _check(measure: Measure) -> None:
+    """Raise MeasureError unless ``measure`` is a known name with valid, canonical fields."""
+    spec = _SPEC_BY_NAME.get(measure.name)
+    if spec is None:
+        raise MeasureError(
+            f"unknown measure {measure.name!r}; known measures: {', '.join(MEASURE_NAMES)}."
+            + did_you_mean(measure.name, MEASURE_NAMES)
+        )
+    known = dict(spec.params)
+    choices = dict(spec.choices)
+    names = [key for key, _ in measure.params]
+    if names != sorted(set(names)):
+        raise MeasureError(
+            f"measure {measure.name!r}: params must be unique and sorted by name, got {names}"
+        )
+    for key, value in measure.params:
+        if key not in known:
+            allowed = ", ".join(known) or "none"
+            raise MeasureError(
+                f"measure {measure.name!r} has no parameter {key!r}; its parameters: {allowed}."
+                + did_you_mean(key, tuple(known))
+            )
+        if key in choices:
+            if not isinstance(value, str) or value not in choices[key]:
+                raise MeasureError(
+                    f"measure {measure.name!r}: {key} must be one of "
+                    f"{', '.join(repr(c) for c in choices[key])}, got {value!r}"
+                )
+        elif type(value) is not type(known[key]):
+            raise MeasureError(
+                f"measure {measure.name!r}: {key} must be {type(known[key]).__name__}, "
+                f"got {value!r}"
+            )
+        if key == "rel" and isinstance(value, int) and value < 0:
+            raise MeasureError(f"measure {measure.name!r}: rel must be >= 0, got {value}")
+        if value == known[key]:
+            raise MeasureError(
+                f"measure {measure.name!r}: {key}={value!r} is the default; leave it out "
+                "(use parse_measure to normalize)"
+            )
+    if measure.cutoff is None and spec.cutoff == "required":
+        raise MeasureError(f"measure {measure.name!r} needs a cutoff, e.g. '{measure.name}@10'")
+    if measure.cutoff is not None:
+        if spec.cutoff == "none":
+            raise MeasureError(
+                f"measure {measure.name!r} takes no cutoff; write '{measure.name}' without '@k'"
+            )
+        if isinstance(measure.cutoff, bool) or not isinstance(measure.cutoff, int):
+            raise MeasureError(f"measure {measure.name!r}: cutoff must be an integer")
+        if measure.cutoff < 1:
+            raise MeasureError(f"measure {measure.name!r}: cutoff must be >= 1, got {measure.cutoff}")
+
+
+_SYNTAX = re.compile(
+    r"^\s*(?P<name>[A-Za-z][A-Za-z0-9_]*)\s*(?:\((?P<params>.*)\))?\s*(?:@\s*(?P<cutoff>\d+))?\s*$",
+    re.DOTALL,
+)
+
+
+def parse_measure(text: str | Measure) -> Measure:
+    """Parse ``'nDCG@10'``, ``"R(rel=2)@5"`` ... into a :class:`Measure` (a Measure is returned as is).
+
+    Parameters equal to their default are dropped, so ``nDCG(dcg='log2')@10 == nDCG@10``.
+    Raises MeasureError for a malformed string, an unknown name or parameter (listing what
+    exists and the closest match) or a wrong cutoff.
+    """
+    if isinstance(text, Measure):
+        return text
+    if not isinstance(text, str):
+        raise MeasureError(f"a measure must be a string such as 'nDCG@10', got {type(text).__name__}")
+    match = _SYNTAX.match(text)
+    if match is None:
+        raise MeasureError(
+            f"cannot parse measure {text!r}; expected Name, Name@k or Name(param=value)@k, "
+            "e.g. 'nDCG@10' or \"R(rel=2)@100\""
+        )
+    name = match["name"]
+    if name not in _SPEC_BY_NAME:
+        Measure(name)  # raises the unknown-name error with suggestions
+    params = _parse_params(text, match["params"])
+    spec = _SPEC_BY_NAME[name]
+    defaults = dict(spec.params)
+    kept = tuple(sorted((k, v) for k, v in params.items() if not (k in defaults and v == defaults[k])))
+    cutoff = int(match["cutoff"]) if match["cutoff"] is not None else None
+    return Measure(name, kept, cutoff)
+
+
+def _parse_params(text: str, inner: str | None) -> dict[str, ParamValue]:
+    if inner is None or not inner.strip():
+        return {}
+    try:
+        call = ast.parse(f"f({inner})", mode="eval").body
+    except SyntaxError:
+        call = None
+    if not isinstance(call, ast.Call) or call.args:
+        raise MeasureError(
+            f"cannot parse the parameters of measure {text!r}; expected param=value pairs "
+            "separated by commas, e.g. \"nDCG(dcg='exp-log2')@10\""
+        )
+    params: dict[str, ParamValue] = {}
+    for keyword in call.keywords:
+        if keyword.arg is None:
+            raise MeasureError(f"measure {text!r}: '**' is not allowed in parameters")
+        try:
+            value = ast.literal_eval(keyword.value)
+        except ValueError:
+            raise MeasureError(
+                f"measure {text!r}: parameter {keyword.arg!r} must be a number or a quoted string"
+            ) from None
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if not isinstance(value, int | str) or isinstance(value, bool):
+            raise MeasureError(
+                f"measure {text!r}: parameter {keyword.arg!r} must be an integer or a string"
+            )
+        params[keyword.arg] = value
+    return params
+
+
+_TREC_BASE = {
+    "P": "P",
+    "R": "recall",
+    "AP": "map",
+    "Success": "success",
+    "Rprec": "Rprec",
+    "Bpref": "bpref",
+    "SetP": "set_P",
+    "SetR": "set_recall",
+    "SetF": "set_F",
+    "NumRet": "num_ret",
+    "NumRel": "num_rel",
+    "NumRelRet": "num_rel_ret",
+}
+
+
+def trec_name(measure: Measure | str) -> str:
+    """trec_eval's name for ``measure``: ``nDCG@10`` → ``ndcg_cut_10``, ``AP`` → ``map``, ...
+
+    The relevance level (``rel=``) is not part of a trec_eval name (trec_eval takes it as ``-l``).
+    Raises MeasureError for measures trec_eval does not compute (``RR@k``, ``Judged``,
+    ``nDCG(dcg='exp-log2')``, the span measures).
+    """
+    m = parse_measure(measure)
+    k = m.cutoff
+    if m.name == "nDCG" and m.param("dcg") == "log2":
+        return "ndcg" if k is None else f"ndcg_cut_{k}"
+    if m.name == "RR" and k is None:
+        return "recip_rank"
+    if m.name == "AP":
+        return "map" if k is None else f"map_cut_{k}"
+    if m.name in _TREC_BASE and m.name != "AP":
+        base = _TREC_BASE[m.name]
+        return base if k is None else f"{base}_{k}"
+    raise MeasureError(f"measure {str(m)!r} has no trec_eval equivalent")

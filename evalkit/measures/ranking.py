@@ -1,0 +1,469 @@
+"""Turn qrels and run DataFrames into a :class:`JudgedRanking` (the kernels' input).
+
+Everything here is vectorized (numpy over query-grouped arrays, pyarrow for string work); no
+Python loop runs per query or per document. The steps:
+
+1. query IDs become integer codes (the qrels' sorted query IDs); run rows of other queries are
+   dropped and counted in a :class:`~evalkit.errors.RunOnlyQueriesWarning`;
+2. each document ID gets a 64-bit fingerprint; one sort of packed (query, fingerprint, row)
+   integers finds duplicate (query, doc) pairs and the run rows that the qrels judge. A
+   fingerprint match is only a candidate: every match and duplicate is confirmed by comparing
+   the ID strings, so a fingerprint collision can never change a result;
+3. the ranking order: with ``ties="trec"`` score descending (compared as float32, like
+   trec_eval, which stores scores as C floats), then doc ID descending (byte order, like
+   ``strcmp``); with ``ties="given"`` the ``rank`` column ascending when present, else the row
+   order within each query (rows of equal rank keep their row order).
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Literal, NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from evalkit.errors import InputError, RunOnlyQueriesWarning
+from evalkit.measures.kernels import JudgedRanking
+
+__all__ = ["Duplicates", "Ties", "judged_ranking"]
+
+Ties = Literal["trec", "given"]
+Duplicates = Literal["error", "keep-first"]
+
+IntArray = npt.NDArray[np.int64]
+U64Array = npt.NDArray[np.uint64]
+
+_U64 = np.uint64
+_FNV_OFFSET = _U64(0xCBF29CE484222325)
+_FNV_PRIME = _U64(0x100000001B3)
+_MIX_1 = _U64(0xFF51AFD7ED558CCD)
+_MIX_2 = _U64(0xC4CEB9FE1A85EC53)
+
+
+def judged_ranking(
+    qrels: pd.DataFrame,
+    run: pd.DataFrame,
+    *,
+    ties: Ties = "trec",
+    duplicates: Duplicates = "error",
+) -> JudgedRanking:
+    """Validate ``qrels`` and ``run`` and build the judged ranking the kernels work on.
+
+    Raises InputError for missing columns, non-string or missing IDs, non-integer grades,
+    NaN scores, a (query, doc) pair judged twice, or (with ``duplicates="error"``) a doc listed
+    twice in one query's ranking.
+    """
+    if ties not in ("trec", "given"):
+        raise InputError(f"ties must be 'trec' or 'given', got {ties!r}")
+    if duplicates not in ("error", "keep-first"):
+        raise InputError(f"duplicates must be 'error' or 'keep-first', got {duplicates!r}")
+    _require_columns(qrels, "qrels", ("query_id", "doc_id", "relevance"))
+    _require_columns(run, "run", ("query_id", "doc_id", "score"))
+
+    qrels_q = _id_array(qrels, "query_id", "qrels")
+    qrels_d = _id_array(qrels, "doc_id", "qrels")
+    grades = _integer_column(qrels, "relevance", "qrels")
+
+    query_ids = pc.take(pc.unique(qrels_q), pc.sort_indices(pc.unique(qrels_q)))
+    n_queries = len(query_ids)
+    qrels_qidx = pc.index_in(qrels_q, value_set=query_ids).to_numpy(zero_copy_only=False)
+    qrels_qidx = qrels_qidx.astype(np.int64)
+    qrels_fp = _fingerprint(qrels_d)
+    dup_rows = _duplicate_rows(qrels_qidx, qrels_fp, qrels_d, np.arange(len(qrels_d)))
+    if dup_rows.size:
+        _raise_duplicates("qrels", "judges", qrels_q, qrels_d, dup_rows, "remove the extra rows")
+
+    run_q = _id_array(run, "query_id", "run")
+    run_d = _id_array(run, "doc_id", "run")
+    scores = _score_column(run, run_q)
+    ranks = _integer_column(run, "rank", "run") if ties == "given" and "rank" in run else None
+
+    code = pc.index_in(run_q, value_set=query_ids)
+    if code.null_count:
+        unknown = pc.unique(pc.filter(run_q, pc.is_null(code)))
+        warnings.warn(
+            f"the run has {len(unknown)} queries that the qrels do not judge (e.g. "
+            f"{_quote_ids(unknown)}); they were ignored",
+            RunOnlyQueriesWarning,
+            stacklevel=3,
+        )
+        rows = np.flatnonzero(code.is_valid().to_numpy(zero_copy_only=False))
+        qidx = code.to_numpy(zero_copy_only=False)[rows].astype(np.int64)
+    else:
+        rows = np.arange(len(run_q), dtype=np.int64)
+        qidx = code.to_numpy(zero_copy_only=False).astype(np.int64)
+
+    run_fp = _fingerprint(run_d)[rows] if rows.size != len(run_d) else _fingerprint(run_d)
+    packed = _packed_sort(qidx, run_fp, rows, n_queries, len(run_d))
+    dup = _confirmed_duplicates(packed, rows, qidx, run_d)
+    if dup.size:
+        if duplicates == "error":
+            _raise_duplicates(
+                "run",
+                "lists",
+                run_q,
+                run_d,
+                dup,
+                "remove them or pass duplicates='keep-first'",
+            )
+        keep = _keep_first(dup, run_q, run_d, scores, ranks, ties, len(run))
+        return judged_ranking(qrels, run.iloc[keep], ties=ties, duplicates="error")
+
+    # Join: which run rows do the qrels judge, and with which grade.
+    judged_rows, judged_grade = _join(packed, qrels_qidx, qrels_fp, run_d, qrels_d, grades)
+    # position of each row of `rows` in the subset arrays
+    local = np.searchsorted(rows, judged_rows)
+
+    if ties == "trec":
+        position, num_ret = _trec_positions(qidx, scores[rows], run_d, rows, local, n_queries)
+    else:
+        given = ranks[rows] if ranks is not None else None
+        position, num_ret = _given_positions(qidx, given, local, n_queries)
+
+    jq = qidx[local]
+    order = np.lexsort((position, jq))
+    qrels_order = np.lexsort((-grades, qrels_qidx))
+    return JudgedRanking(
+        query_ids=tuple(query_ids.to_pylist()),
+        num_ret=num_ret,
+        query=jq[order],
+        position=position[order],
+        grade=judged_grade[order],
+        qrels_query=qrels_qidx[qrels_order],
+        qrels_grade=grades[qrels_order],
+    )
+
+
+# --- validation --------------------------------------------------------------------------------
+
+
+def _require_columns(frame: object, what: str, columns: tuple[str, ...]) -> None:
+    if not isinstance(frame, pd.DataFrame):
+        raise InputError(f"{what} must be a pandas DataFrame, got {type(frame).__name__}")
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise InputError(
+            f"{what} is missing column(s) {', '.join(missing)}; expected columns "
+            f"{', '.join(columns)}, found {', '.join(map(str, frame.columns)) or 'none'}"
+        )
+
+
+def _id_array(frame: pd.DataFrame, column: str, what: str) -> pa.Array:
+    series = frame[column]
+    missing = series.isna().to_numpy()
+    if missing.any():
+        row = int(np.flatnonzero(missing)[0])
+        raise InputError(
+            f"{what}.{column} has {int(missing.sum())} missing value(s) (first at row {row}); "
+            "every ID must be a non-empty string"
+        )
+    try:
+        array = pa.array(series, from_pandas=True)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        array = None
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks()
+    if array is not None and pa.types.is_dictionary(array.type):
+        array = array.dictionary_decode()
+    if array is None or not (pa.types.is_string(array.type) or pa.types.is_large_string(array.type)):
+        raise InputError(
+            f"{what}.{column} must hold strings (IDs are strings, '001' is not 1); "
+            f"found dtype {series.dtype}; convert it with .astype(str)"
+        )
+    return array
+
+
+def _integer_column(frame: pd.DataFrame, column: str, what: str) -> IntArray:
+    series = frame[column]
+    values = series.to_numpy()
+    if values.dtype.kind in "iu":
+        return values.astype(np.int64)
+    if values.dtype.kind == "f" and np.all(np.isfinite(values)) and np.all(values == np.round(values)):
+        return values.astype(np.int64)
+    raise InputError(
+        f"{what}.{column} must hold integers, found dtype {series.dtype}"
+        + (" with missing or fractional values" if values.dtype.kind == "f" else "")
+    )
+
+
+def _score_column(run: pd.DataFrame, run_q: pa.Array) -> npt.NDArray[np.float64]:
+    series = run["score"]
+    values = series.to_numpy()
+    if values.dtype.kind not in "iuf":
+        raise InputError(f"run.score must be numeric, found dtype {series.dtype}")
+    values = values.astype(np.float64, copy=False)
+    nan = np.isnan(values)
+    if nan.any():
+        row = int(np.flatnonzero(nan)[0])
+        raise InputError(
+            f"run.score has {int(nan.sum())} NaN value(s) (first at row {row}, query "
+            f"{run_q[row].as_py()!r}); scores must be numbers to be ranked"
+        )
+    return values
+
+
+def _quote_ids(ids: pa.Array, limit: int = 3) -> str:
+    shown = ", ".join(repr(x) for x in ids.slice(0, limit).to_pylist())
+    return shown + (", ..." if len(ids) > limit else "")
+
+
+def _raise_duplicates(
+    what: str, verb: str, q: pa.Array, d: pa.Array, dup_rows: IntArray, fix: str
+) -> None:
+    first = int(dup_rows[0])
+    pairs = pd.DataFrame(
+        {"q": pc.take(q, dup_rows).to_pylist(), "d": pc.take(d, dup_rows).to_pylist()}
+    )
+    n_pairs = int((~pairs.duplicated()).sum())
+    raise InputError(
+        f"{what} {verb} doc {d[first].as_py()!r} more than once for query {q[first].as_py()!r} "
+        f"({n_pairs} duplicated (query, doc) pair(s) in all, first at row {first}); {fix}"
+    )
+
+
+# --- fingerprints, packed sort, join -----------------------------------------------------------
+
+
+def _fingerprint(strings: pa.Array) -> U64Array:
+    """A 64-bit FNV-1a fingerprint of each string's bytes and length, with a final mixer."""
+    n = len(strings)
+    buffers = strings.buffers()
+    offset_type = np.int64 if pa.types.is_large_string(strings.type) else np.int32
+    offsets = np.frombuffer(buffers[1], dtype=offset_type)[strings.offset : strings.offset + n + 1]
+    offsets = offsets.astype(np.int64)
+    data = np.frombuffer(buffers[2], dtype=np.uint8) if buffers[2] is not None else np.zeros(1, np.uint8)
+    lengths = np.diff(offsets)
+    h = np.full(n, _FNV_OFFSET, dtype=np.uint64)
+    if n == 0:
+        return h
+    width = int(lengths.max())
+    if int(lengths.min()) == width:
+        matrix = data[offsets[0] : offsets[0] + n * width].reshape(n, width)
+        for j in range(width):
+            h ^= matrix[:, j]
+            h *= _FNV_PRIME
+    else:
+        by_length = np.argsort(-lengths, kind="stable")
+        sorted_lengths = lengths[by_length]
+        starts = offsets[:-1][by_length]
+        hs = h[by_length]
+        for j in range(width):
+            active = int(np.searchsorted(-sorted_lengths, -j, side="left"))  # rows with len > j
+            hs[:active] ^= data[starts[:active] + j]
+            hs[:active] *= _FNV_PRIME
+        h[by_length] = hs
+    h ^= lengths.astype(np.uint64)
+    h *= _FNV_PRIME
+    # murmur3 fmix64: spread every input bit over the high bits used as sort keys
+    h ^= h >> _U64(33)
+    h *= _MIX_1
+    h ^= h >> _U64(33)
+    h *= _MIX_2
+    h ^= h >> _U64(33)
+    return h
+
+
+class _Packed(NamedTuple):
+    """Sorted uint64 keys ``query << (fp_bits + row_bits) | fingerprint top bits << row_bits | row``."""
+
+    keys: U64Array
+    fp_bits: int
+    row_bits: int
+
+    @property
+    def high(self) -> U64Array:
+        """The keys without the row number: (query, fingerprint bits)."""
+        return self.keys >> _U64(self.row_bits)
+
+    def rows(self, at: IntArray) -> IntArray:
+        """Row numbers stored in the keys at sorted positions ``at``."""
+        mask = (_U64(1) << _U64(self.row_bits)) - _U64(1)
+        return (self.keys[at] & mask).astype(np.int64)
+
+    def pair_keys(self, qidx: IntArray, fp: U64Array) -> U64Array:
+        """Keys comparable with :attr:`high` for (query code, fingerprint) pairs."""
+        shift = _U64(64 - self.fp_bits)
+        return (qidx.astype(np.uint64) << _U64(self.fp_bits)) | (fp >> shift)
+
+
+def _bits(n: int) -> int:
+    return max(1, int(n).bit_length())
+
+
+def _packed_sort(
+    qidx: IntArray, fp: U64Array, rows: IntArray, n_queries: int, n_rows: int
+) -> _Packed:
+    """Pack (query code, fingerprint, row number) into one uint64 per row and sort."""
+    q_bits, row_bits = _bits(n_queries), _bits(n_rows)
+    fp_bits = 64 - q_bits - row_bits
+    if fp_bits < 1:
+        raise InputError(f"too many queries x rows to evaluate at once ({n_queries} x {n_rows})")
+    keys = qidx.astype(np.uint64) << _U64(fp_bits + row_bits)
+    keys |= (fp >> _U64(64 - fp_bits)) << _U64(row_bits)
+    keys |= rows.astype(np.uint64)
+    keys.sort()
+    return _Packed(keys, fp_bits, row_bits)
+
+
+def _confirmed_duplicates(
+    packed: _Packed, rows: IntArray, qidx: IntArray, docs: pa.Array
+) -> IntArray:
+    """Row numbers (sorted) of every (query, doc) pair that occurs more than once.
+
+    ``rows`` (sorted) are the row numbers packed, ``qidx`` their query codes.
+    """
+    high = packed.high
+    at = np.flatnonzero(high[1:] == high[:-1])
+    if at.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    candidates = np.unique(np.concatenate([packed.rows(at), packed.rows(at + 1)]))
+    local = np.searchsorted(rows, candidates)
+    frame = pd.DataFrame(
+        {"q": qidx[local], "d": pc.take(docs, candidates).to_numpy(zero_copy_only=False)}
+    )
+    return candidates[frame.duplicated(keep=False).to_numpy()]
+
+
+def _duplicate_rows(qidx: IntArray, fp: U64Array, docs: pa.Array, rows: IntArray) -> IntArray:
+    packed = _packed_sort(qidx, fp, rows, int(qidx.max(initial=0)) + 1, len(docs))
+    return _confirmed_duplicates(packed, rows, qidx, docs)
+
+
+def _join(
+    packed: _Packed,
+    qrels_qidx: IntArray,
+    qrels_fp: U64Array,
+    run_d: pa.Array,
+    qrels_d: pa.Array,
+    grades: IntArray,
+) -> tuple[IntArray, IntArray]:
+    """Run rows (sorted) that the qrels judge, and their grades."""
+    high = packed.high
+    keys = packed.pair_keys(qrels_qidx, qrels_fp)
+    lo = np.searchsorted(high, keys, side="left").astype(np.int64)
+    counts = np.searchsorted(high, keys, side="right").astype(np.int64) - lo
+    total = int(counts.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    qrels_rows = np.repeat(np.arange(keys.size, dtype=np.int64), counts)
+    slots = np.repeat(lo - (np.cumsum(counts) - counts), counts) + np.arange(total, dtype=np.int64)
+    run_rows = packed.rows(slots)
+    same = pc.equal(pc.take(run_d, run_rows), pc.take(qrels_d, qrels_rows))
+    ok = same.to_numpy(zero_copy_only=False)
+    run_rows, qrels_rows = run_rows[ok], qrels_rows[ok]
+    order = np.argsort(run_rows, kind="stable")
+    return run_rows[order], grades[qrels_rows[order]]
+
+
+# --- ranking order -----------------------------------------------------------------------------
+
+
+def _descending_float32_key(scores: npt.NDArray[np.float64]) -> npt.NDArray[np.uint64]:
+    """uint64 keys whose ascending order is float32(score) descending (-0.0 ties with 0.0)."""
+    as32 = scores.astype(np.float32) + np.float32(0.0)  # -0.0 + 0.0 == +0.0
+    bits = as32.view(np.uint32)
+    negative = (bits >> np.uint32(31)).astype(bool)
+    ascending = np.where(negative, ~bits, bits | np.uint32(0x80000000))
+    return (~ascending).astype(np.uint64)
+
+
+def _query_starts(sorted_qidx_key: U64Array, n_queries: int, shift: int, n: int) -> IntArray:
+    bounds = np.arange(n_queries + 1, dtype=np.uint64) << _U64(shift)
+    starts = np.searchsorted(sorted_qidx_key, bounds[:-1], side="left").astype(np.int64)
+    del n
+    return starts
+
+
+def _trec_positions(
+    qidx: IntArray,
+    scores: npt.NDArray[np.float64],
+    docs: pa.Array,
+    rows: IntArray,
+    judged: IntArray,
+    n_queries: int,
+) -> tuple[IntArray, IntArray]:
+    """0-based positions of the ``judged`` entries (indices into ``rows``) and per-query counts.
+
+    Order: float32 score descending, then doc ID descending. Only tie groups that hold a judged
+    document are ordered by doc ID: the order among unjudged documents changes no measure.
+    """
+    key = (qidx.astype(np.uint64) << _U64(32)) | _descending_float32_key(scores)
+    presorted = bool(np.all(key[1:] >= key[:-1]))
+    order = None if presorted else np.argsort(key, kind="stable")
+    sorted_key = key if order is None else key[order]
+    num_ret = np.bincount(qidx, minlength=n_queries).astype(np.int64)
+    starts = np.concatenate([[0], np.cumsum(num_ret)[:-1]]).astype(np.int64)
+    jkey = key[judged]
+    left = np.searchsorted(sorted_key, jkey, side="left").astype(np.int64)
+    right = np.searchsorted(sorted_key, jkey, side="right").astype(np.int64)
+    in_group = np.zeros(judged.size, dtype=np.int64)
+    tied = np.flatnonzero(right - left > 1)
+    if tied.size:
+        group_start, first = np.unique(left[tied], return_index=True)
+        sizes = right[tied][first] - group_start
+        member_slot = np.repeat(group_start - (np.cumsum(sizes) - sizes), sizes) + np.arange(
+            int(sizes.sum()), dtype=np.int64
+        )
+        member_local = member_slot if order is None else order[member_slot]
+        member_group = np.repeat(np.arange(group_start.size, dtype=np.int64), sizes)
+        table = pa.table({"g": member_group, "d": pc.take(docs, rows[member_local])})
+        ranked = pc.sort_indices(table, sort_keys=[("g", "ascending"), ("d", "descending")])
+        ranked_np = ranked.to_numpy(zero_copy_only=False).astype(np.int64)
+        member_rank = np.empty(ranked_np.size, dtype=np.int64)
+        member_rank[ranked_np] = np.arange(ranked_np.size, dtype=np.int64) - np.repeat(
+            np.cumsum(sizes) - sizes, sizes
+        )
+        by_local = np.argsort(member_local)
+        where = by_local[np.searchsorted(member_local[by_local], judged[tied])]
+        in_group[tied] = member_rank[where]
+    position = left + in_group - starts[qidx[judged]]
+    return position, num_ret
+
+
+def _given_positions(
+    qidx: IntArray, ranks: IntArray | None, judged: IntArray, n_queries: int
+) -> tuple[IntArray, IntArray]:
+    """Positions by ``rank`` ascending (else row order) within each query; per-query counts."""
+    if ranks is None:
+        order = np.argsort(qidx, kind="stable")
+    else:
+        order = np.lexsort((ranks, qidx))
+    inverse = np.empty(order.size, dtype=np.int64)
+    inverse[order] = np.arange(order.size, dtype=np.int64)
+    num_ret = np.bincount(qidx, minlength=n_queries).astype(np.int64)
+    starts = np.concatenate([[0], np.cumsum(num_ret)[:-1]]).astype(np.int64)
+    return inverse[judged] - starts[qidx[judged]], num_ret
+
+
+def _keep_first(
+    dup_rows: IntArray,
+    run_q: pa.Array,
+    run_d: pa.Array,
+    scores: npt.NDArray[np.float64],
+    ranks: IntArray | None,
+    ties: Ties,
+    n_rows: int,
+) -> npt.NDArray[np.bool_]:
+    """Row mask keeping, of each duplicated (query, doc) pair, the occurrence ranked first."""
+    frame = pd.DataFrame(
+        {
+            "q": pc.take(run_q, dup_rows).to_numpy(zero_copy_only=False),
+            "d": pc.take(run_d, dup_rows).to_numpy(zero_copy_only=False),
+            "row": dup_rows,
+        }
+    )
+    if ties == "trec":
+        frame["key"] = _descending_float32_key(scores[dup_rows])
+    elif ranks is not None:
+        frame["key"] = ranks[dup_rows]
+    else:
+        frame["key"] = 0
+    frame = frame.sort_values(["key", "row"], kind="stable")
+    drop = frame.loc[frame.duplicated(["q", "d"], keep="first"), "row"].to_numpy()
+    keep = np.ones(n_rows, dtype=bool)
+    keep[drop] = False
+    return keep
