@@ -15,6 +15,7 @@ $(STAMP): pyproject.toml
 
 report: $(STAMP)
 	$(BIN)/evalkit validate $(FIXTURE)
+	$(BIN)/evalkit report $(FIXTURE) --output reports/retrieval-report.html
 
 lint: $(STAMP)
 	$(BIN)/ruff check evalkit tests benchmarks

@@ -242,6 +242,9 @@ def _add_gate(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handl
         help="baseline JSON file (default: the gates file's baseline.path, relative to it)",
     )
     p.add_argument(
+        "--failed-only", action="store_true", help="list only failing checks in the table"
+    )
+    p.add_argument(
         "--output",
         default=None,
         help="workspace-relative path of the JSON report with a 'gates' section (or set "
@@ -291,12 +294,12 @@ def _run_gate(args: argparse.Namespace) -> int:
             report, baseline, fixture=args.fixture, baseline_path=str(baseline_path)
         )
     results = check_gates(report, gates, baseline)
-    print(f"{fixture.meta.id} {fixture.meta.version}: gates {gates_path}", end="")
-    print(f", baseline {baseline_path}" if baseline_path is not None else "")
-    print(format_gate_table(results), end="")
     if output is not None:
         write_report({**report, "gates": gates_to_report(results)}, output)
         print(f"report: {output}")
+    print(f"{fixture.meta.id} {fixture.meta.version}: gates {gates_path}", end="")
+    print(f", baseline {baseline_path}" if baseline_path is not None else "")
+    print(format_gate_table(results, failed_only=args.failed_only), end="")
     return 0 if bool(results["passed"].all()) else 1
 
 
@@ -473,9 +476,69 @@ def _run_schema(args: argparse.Namespace) -> int:
     return 0
 
 
+# --- trec-eval ------------------------------------------------------------------------------
+
+
+def _add_trec_eval(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handler:
+    p = sub.add_parser(
+        "trec-eval",
+        help="score a TREC run against TREC qrels, printing trec_eval-style lines",
+        description="Print 'measure<TAB>query_id|all<TAB>value' lines. Every qrels query counts "
+        "in 'all' (trec_eval -c); counts (NumRet, NumRel, NumRelRet) are summed, others averaged.",
+    )
+    p.add_argument("qrels", help="TREC qrels file (.gz allowed)")
+    p.add_argument("run", help="TREC run file (.gz allowed)")
+    p.add_argument(
+        "-m",
+        "--measure",
+        action="append",
+        required=True,
+        dest="measures",
+        metavar="MEASURE",
+        help="measure in ir_measures syntax, e.g. nDCG@10, AP, 'R(rel=2)@100' (repeatable)",
+    )
+    p.add_argument("-q", action="store_true", dest="per_query", help="also print per-query lines")
+    p.add_argument(
+        "--trec-names",
+        action="store_true",
+        help="print trec_eval's measure names (ndcg_cut_10, map, P_10, ...) where one exists",
+    )
+    return _run_trec_eval
+
+
+def _run_trec_eval(args: argparse.Namespace) -> int:
+    import warnings
+
+    from evalkit.formats import read_qrels, read_run
+    from evalkit.measures import parse_measures, score, trec_name
+    from evalkit.measures.engine import trec_summary
+
+    measures = parse_measures(args.measures)
+    qrels = read_qrels(args.qrels)
+    run = read_run(args.run)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        per_query = score(qrels, run, measures)
+    for warning in caught:
+        print(f"evalkit: warning: {warning.message}", file=sys.stderr)
+    names = {}
+    for m in measures:
+        try:
+            names[str(m)] = trec_name(m) if args.trec_names else str(m)
+        except EvalkitError:
+            names[str(m)] = str(m)
+    lines = []
+    for query_id, measure, text in trec_summary(per_query, per_query_lines=args.per_query):
+        lines.append(f"{names[measure]}\t{query_id}\t{text}")
+    print("\n".join(lines))
+    return 0
+
+
 # --- end of subcommands ---------------------------------------------------------------------
 
-_SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], Handler], ...] = (
+Registrar = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], Handler]
+
+_SUBCOMMANDS: tuple[Registrar, ...] = (
     _add_validate,
     _add_run,
     _add_probes,
@@ -484,6 +547,7 @@ _SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction[argparse.ArgumentParser
     _add_diff,
     _add_schema,
     _add_report,
+    _add_trec_eval,
 )
 
 

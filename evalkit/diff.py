@@ -12,7 +12,8 @@ Rules of :func:`diff_reports`:
   per-query frame has rows for changed values only, and only for systems present in both
   reports (a system on one side is visible as ``added``/``removed`` in the summary).
 - Row order: systems in old-report order then new-only systems; languages ``all`` first then
-  sorted; measures in new-report order then old-only measures; query IDs sorted as strings.
+  sorted; measures in ``settings.measures`` order (new, then old), then any others in report
+  order; query IDs sorted as strings.
 """
 
 from __future__ import annotations
@@ -61,7 +62,10 @@ def diff_reports(old: Mapping[str, Any], new: Mapping[str, Any]) -> ReportDiff:
     old_means, new_means = _means(old, "old report"), _means(new, "new report")
     old_values, new_values = _per_query(old, "old report"), _per_query(new, "new report")
     systems = _union(list(old_means), list(new_means))
-    measure_order = _union(_measures(new_means), _measures(old_means))
+    measure_order = _union(
+        [*_settings_measures(new), *_settings_measures(old)],
+        [*_measures(new_means), *_measures(old_means)],
+    )
     summary_rows = []
     for system in systems:
         old_system, new_system = old_means.get(system, {}), new_means.get(system, {})
@@ -116,6 +120,12 @@ def _compare(
 
 def _union(first: list[str], second: list[str]) -> list[str]:
     return list(dict.fromkeys([*first, *second]))
+
+
+def _settings_measures(report: Mapping[str, Any]) -> list[str]:
+    settings = report.get("settings")
+    order = settings.get("measures") if isinstance(settings, dict) else None
+    return [m for m in order if isinstance(m, str)] if isinstance(order, list) else []
 
 
 def _measures(means: Mapping[str, Mapping[str, Mapping[str, float]]]) -> list[str]:

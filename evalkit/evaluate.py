@@ -307,9 +307,8 @@ def _measure(
     frames = []
     for system in systems:
         ranking = rankings[rankings["system"] == system]
-        run = ranking.rename(columns={"chunk_id": "doc_id"})[
-            ["query_id", "doc_id", "score", "rank"]
-        ]
+        judged = ranking[ranking["query_id"].isin(spans)]
+        run = judged.rename(columns={"chunk_id": "doc_id"})[["query_id", "doc_id", "score", "rank"]]
         ranked = score(qrels, run, ranking_measures, ties="given")
         returned = ranking.groupby("query_id", sort=False)["chunk_id"].agg(list).to_dict()
         span_rows = []

@@ -46,6 +46,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from evalkit.canonical import canonical_json
 from evalkit.errors import FixtureError, InputError, Problem, StaleBaselineError
 from evalkit.fixtures.schema import ID_PATTERN, LANGUAGE_PATTERN
+from evalkit.measures import parse_measure
 from evalkit.output import write_text_atomic
 from evalkit.registry import did_you_mean
 from evalkit.report import REPORT_SCHEMA, deterministic_projection
@@ -72,6 +73,7 @@ __all__ = [
 
 GATES_SCHEMA: Final = "evalkit.gates/1"
 ALL_LANGUAGES: Final = "all"
+# evalkit.measures has no notion of direction yet; every other measure is higher-is-better.
 LOWER_IS_BETTER: Final = frozenset({"NoAnswerFP"})
 COMPARISON_SLACK: Final = 1e-9
 NEW_FAILURES_MEASURE: Final = "new-failures"
@@ -89,8 +91,6 @@ GATE_COLUMNS: Final = [
     "query_ids",
 ]
 _STALE_KEYS: Final = ("schema", "evaluationDefinitionHash", "corpusHash")
-# evalkit's own measures; everything else goes through evalkit.measures.parse_measure.
-_OWN_MEASURE = re.compile(r"NoAnswerFP|Context(Precision|Recall)@[1-9][0-9]{0,5}")
 
 
 def higher_is_better(measure: str) -> bool:
@@ -99,10 +99,6 @@ def higher_is_better(measure: str) -> bool:
 
 
 def _canonical_measure(name: str) -> str:
-    if _OWN_MEASURE.fullmatch(name):
-        return name
-    from evalkit.measures import parse_measure
-
     return str(parse_measure(name))
 
 
@@ -483,9 +479,16 @@ class _Means:
         self.systems = _require(report, "systems", list, role)
         self.overall = _require(report, "summary", dict, role)
         self.by_language = _require(report, "summaryByLanguage", dict, role)
+        settings = report.get("settings")
+        order = settings.get("measures") if isinstance(settings, dict) else None
+        self.measure_order = [str(m) for m in order] if isinstance(order, list) else []
 
     def measures(self, system: str) -> list[str]:
-        return list(self.overall.get(system, {}))
+        """The system's measures, in the evaluation's measure order (``settings.measures``)."""
+        known = list(self.overall.get(system, {}))
+        return [m for m in self.measure_order if m in known] + sorted(
+            m for m in known if m not in self.measure_order
+        )
 
     def languages(self, system: str) -> list[str]:
         return sorted(self.by_language.get(system, {}))
@@ -743,12 +746,14 @@ def gates_to_report(results: pd.DataFrame) -> list[dict[str, Any]]:
     return records
 
 
-def format_gate_table(results: pd.DataFrame) -> str:
-    """A fixed-width table of gate results, new-failure IDs, and a verdict line (IDs only)."""
+def format_gate_table(results: pd.DataFrame, *, failed_only: bool = False) -> str:
+    """A fixed-width table of gate results, new-failure IDs, and a verdict line (IDs only);
+    ``failed_only`` lists only failing checks (the verdict still counts all)."""
     header = ("gate", "system", "measure", "language", "threshold", "actual", "result")
     lines: list[tuple[str, ...]] = [header]
     notes: list[str] = []
-    for row in results.itertuples(index=False):
+    shown = results[~results["passed"].astype(bool)] if failed_only else results
+    for row in shown.itertuples(index=False):
         digits = 0 if row.kind == "new-failures" else 4
         threshold = f"{row.op} {row.threshold:.{digits}f}"
         if row.kind != "absolute":

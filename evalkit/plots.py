@@ -100,7 +100,7 @@ def paired_difference_figure(
     """
     others = [s for s in systems if s != base]
     rows, cols = max(1, len(measures)), max(1, len(others))
-    figure = Figure(figsize=(min(3.2 * cols, 16), 2.4 * rows + 0.6), layout="constrained")
+    figure = Figure(figsize=(min(3.2 * cols, 16), 2.6 * rows + 0.6), layout="constrained")
     grid = np.atleast_2d(figure.subplots(rows, cols, squeeze=False, sharey="row"))
     for row, measure in enumerate(measures):
         of_measure = per_query[per_query["measure"] == measure]
@@ -123,7 +123,7 @@ def paired_difference_figure(
             axes.axhline(0, color="black", linewidth=0.6)
             wins, losses = int((diffs > 0).sum()), int((diffs < 0).sum())
             axes.set_title(
-                f"{system} − {base}\n{measure}: {wins} up, {int(ties.sum())} tied, {losses} down",
+                f"{system} − {base}\n{measure}\n{wins} up, {int(ties.sum())} tied, {losses} down",
                 fontsize="small",
             )
             axes.set_xticks([])

@@ -43,6 +43,7 @@ __all__ = [
     "display_text",
     "environment_versions",
     "failure_counts",
+    "failures_by_kind",
     "header_table",
     "judgment_table",
     "paired_comparisons",
@@ -272,6 +273,22 @@ def failure_counts(failures: pd.DataFrame, *, systems: Sequence[str]) -> pd.Data
     counts.columns.name = None
     counts["total"] = counts.sum(axis=1)
     return counts.astype("int64")
+
+
+def failures_by_kind(failures: pd.DataFrame, *, systems: Sequence[str]) -> pd.DataFrame:
+    """One row per (kind, system) with failures: columns ``kind, system, count, query_ids``
+    (sorted, comma-separated). Kinds sorted, systems in ``systems`` order."""
+    columns = ["kind", "system", "count", "query_ids"]
+    rows = []
+    for kind in sorted(set(failures["kind"])):
+        for system in systems:
+            mine = failures[(failures["kind"] == kind) & (failures["system"] == system)]
+            if len(mine):
+                ids = sorted(set(mine["query_id"]))
+                rows.append((kind, system, len(mine), ", ".join(ids)))
+    return pd.DataFrame(rows, columns=columns).astype(
+        {"kind": str, "system": str, "count": "int64", "query_ids": str}
+    )
 
 
 def worst_queries(

@@ -11,6 +11,7 @@ import json
 import os
 import re
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +21,17 @@ import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
 from evalkit.cli import main
-from evalkit.errors import InputError, LeakError, NotebookError, UnknownNameError, UnsafePathError
+from evalkit.errors import (
+    InputError,
+    LeakError,
+    NotebookError,
+    RunOnlyQueriesWarning,
+    UnknownNameError,
+    UnsafePathError,
+)
+from evalkit.evaluate import evaluate
 from evalkit.fixtures import dump_fixture, generate_fixture, load_fixture
+from evalkit.gates import write_baseline
 from evalkit.notebooks import (
     DEFAULT_REPORT_NOTEBOOK,
     STDERR_NOTE,
@@ -44,6 +54,7 @@ from evalkit.report_tables import (
     chunk_table,
     display_text,
     failure_counts,
+    failures_by_kind,
     judgment_table,
     ranking_grid,
     style_ablation,
@@ -63,6 +74,20 @@ SECTION_TITLES = (
     "7. Failure drill-down",
     "8. Baseline and gates",
 )
+GATES_YAML = """\
+schema: evalkit.gates/1
+absolute:
+  - id: lexical-recall-floor
+    system: lexical
+    measure: R@10
+    min: 0.0
+relative:
+  - id: rerank-near-hybrid
+    system: hybrid-rerank
+    reference: hybrid
+    measure: RR@10
+    max_drop: 1.0
+"""
 FAST_RESAMPLES = "300"  # keeps each execution short; the default (2000) is for `make report`
 
 
@@ -403,6 +428,20 @@ def test_failure_counts_and_worst_queries() -> None:
     assert counts.columns.tolist() == ["b", "a", "c", "total"]
     assert counts.loc["missed-relevant"].tolist() == [1, 2, 0, 3]
 
+    grouped = failures_by_kind(failures, systems=["b", "a"])
+    assert grouped.values.tolist() == [
+        ["answered-no-answer", "b", 1, "q3"],
+        ["missed-relevant", "b", 1, "q2"],
+        ["missed-relevant", "a", 2, "q2, q4"],
+        ["near-duplicate-above", "a", 1, "q1"],
+    ]
+    assert failures_by_kind(failures.iloc[0:0], systems=["a"]).columns.tolist() == [
+        "kind",
+        "system",
+        "count",
+        "query_ids",
+    ]
+
     per_query = _per_query(
         [
             ("a", "q1", "en", "M", 0.5),
@@ -502,7 +541,7 @@ def test_paired_difference_figure_counts() -> None:
         per_query, base="base", systems=["base", "x", "y"], measures=["M"]
     )
     titles = [axes.get_title() for axes in figure.axes]
-    assert titles == ["x − base\nM: 1 up, 1 tied, 1 down", "y − base\nM: 3 up, 0 tied, 0 down"]
+    assert titles == ["x − base\nM\n1 up, 1 tied, 1 down", "y − base\nM\n3 up, 0 tied, 0 down"]
     heights = [patch.get_height() for patch in figure.axes[0].patches]
     assert heights == [0.5, 0.0, -0.5]  # sorted differences, by hand: 1-.5, .5-.5, 0-.5
 
@@ -532,9 +571,11 @@ def test_kernel_runs_this_interpreter_and_errors_hide_their_message(tmp_path: Pa
 
 @pytest.fixture(scope="module")
 def generated_fixture(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A small random-text fixture (12 documents, 12 queries, English and Chinese)."""
+    """A small random-text fixture (12 documents, 12 queries, English and Chinese) with gates
+    that pass by construction (a mean is >= 0; RR@10 values lie in [0, 1], so no drop exceeds 1)."""
     directory = tmp_path_factory.mktemp("generated") / "fixture"
     dump_fixture(generate_fixture(7, documents=12, queries=12), directory)
+    (directory / "gates.yaml").write_text(GATES_YAML, encoding="utf-8")
     return directory
 
 
@@ -612,8 +653,13 @@ def _report_via_cli(workspace: Path, *argv: str) -> tuple[str, str, str]:
 
 @pytest.fixture(scope="module")
 def committed_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str, str]:
+    """The notebook with its default fixture, run as JupyterLab would from ``notebooks/``."""
+    rendered = render_report(
+        {"n_resamples": int(FAST_RESAMPLES)}, cwd=DEFAULT_REPORT_NOTEBOOK.parent
+    )
     workspace = tmp_path_factory.mktemp("committed")
-    return _report_via_cli(workspace, str(COMMITTED_FIXTURE), "-p", "n_resamples", FAST_RESAMPLES)
+    html, ipynb = write_rendered_report(rendered, "reports/report.html", workspace=workspace)
+    return "", html.read_text(encoding="utf-8"), ipynb.read_text(encoding="utf-8")
 
 
 @pytest.fixture(scope="module")
@@ -621,7 +667,21 @@ def generated_report(
     generated_fixture: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> tuple[str, str, str]:
     workspace = tmp_path_factory.mktemp("generated-report")
-    return _report_via_cli(workspace, str(generated_fixture), "-p", "n_resamples", FAST_RESAMPLES)
+    with warnings.catch_warnings():
+        # evaluate() hands no-answer queries to the measures engine, which notes them as unjudged.
+        warnings.simplefilter("ignore", RunOnlyQueriesWarning)
+        same_evaluation = evaluate(load_fixture(generated_fixture)).to_report()
+    write_baseline(same_evaluation, "baseline.json", workspace=workspace)
+    return _report_via_cli(
+        workspace,
+        str(generated_fixture),
+        "-p",
+        "n_resamples",
+        FAST_RESAMPLES,
+        "-p",
+        "baseline",
+        "baseline.json",
+    )
 
 
 @pytest.fixture(scope="module")
@@ -663,14 +723,14 @@ def _assert_complete_and_clean(html: str, ipynb: str, fixture_dir: Path) -> None
     for path in {os.getcwd(), str(REPO), os.path.expanduser("~"), str(fixture_dir), sys.prefix}:
         assert path not in html
         assert path not in ipynb
+    nbformat.validate(nbformat.reads(ipynb, as_version=4))  # opens in JupyterLab
     metadata = json.loads(ipynb)["metadata"]["papermill"]
     assert not {"input_path", "output_path", "environment_variables"} & set(metadata)
 
 
 @pytest.mark.slow
 def test_report_on_the_committed_fixture(committed_report: tuple[str, str, str]) -> None:
-    stdout, html, ipynb = committed_report
-    assert stdout.splitlines()[-1] == "report: reports/report.html"
+    _stdout, html, ipynb = committed_report
     _assert_complete_and_clean(html, ipynb, COMMITTED_FIXTURE)
     assert "synthetic-bilingual-v1" in html
 
@@ -679,9 +739,15 @@ def test_report_on_the_committed_fixture(committed_report: tuple[str, str, str])
 def test_report_on_a_generated_fixture(
     generated_report: tuple[str, str, str], generated_fixture: Path
 ) -> None:
-    _stdout, html, ipynb = generated_report
+    stdout, html, ipynb = generated_report
+    assert stdout.splitlines()[-1] == "report: reports/report.html"
     _assert_complete_and_clean(html, ipynb, generated_fixture)
     assert "Redacted report" in html
+    visible = _visible_text(html)
+    assert "Against the baseline: 0 changed" in visible  # the same evaluation as the baseline
+    assert "Gates: all passed" in visible
+    assert "lexical-recall-floor" in visible
+    assert "rerank-near-hybrid" in visible
     assert "sha256:" in html  # the drill-down shows hashes instead of text
 
 

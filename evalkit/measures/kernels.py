@@ -63,7 +63,8 @@ class JudgedRanking:
 
     def total(self, mask: npt.NDArray[np.bool_], weights: FloatArray) -> FloatArray:
         """Per-query sum of ``weights`` over the judged entries selected by ``mask``."""
-        return np.bincount(self.query[mask], weights=weights[mask], minlength=self.n_queries)
+        total = np.bincount(self.query[mask], weights=weights[mask], minlength=self.n_queries)
+        return total.astype(np.float64, copy=False)
 
     def num_rel(self, rel: int) -> FloatArray:
         """Per-query number of relevant qrels rows (grade >= rel and >= 0)."""
@@ -91,7 +92,7 @@ Kernel = Callable[[JudgedRanking, Measure], FloatArray]
 
 def _ratio(numerator: FloatArray, denominator: FloatArray) -> FloatArray:
     """numerator / denominator, 0.0 where the denominator is 0."""
-    out = np.zeros_like(numerator)
+    out = np.zeros(numerator.shape, dtype=np.float64)
     np.divide(numerator, denominator, out=out, where=denominator > 0)
     return out
 
@@ -160,6 +161,7 @@ def _ndcg(r: JudgedRanking, m: Measure) -> FloatArray:
         positive &= ideal_pos < m.cutoff
     ideal_weights = _gain(r.qrels_grade[positive], dcg) / np.log2(ideal_pos[positive] + 2.0)
     ideal = np.bincount(r.qrels_query[positive], weights=ideal_weights, minlength=r.n_queries)
+    ideal = ideal.astype(np.float64, copy=False)
     return _ratio(actual, ideal)
 
 
@@ -202,7 +204,7 @@ def _bpref(r: JudgedRanking, m: Measure) -> FloatArray:
     safe = np.where(denom > 0, denom, 1.0)
     contribution = np.where(n > 0, 1.0 - np.minimum(n, big_r) / safe, 1.0)
     total = np.bincount(q, weights=contribution, minlength=r.n_queries)
-    return _ratio(total, num_rel)
+    return _ratio(total.astype(np.float64, copy=False), num_rel)
 
 
 def _running_count(sorted_groups: IntArray, flags: npt.NDArray[np.bool_]) -> IntArray:

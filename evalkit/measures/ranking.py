@@ -17,7 +17,9 @@ Python loop runs per query or per document. The steps:
 
 from __future__ import annotations
 
+import os
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from typing import Literal, NamedTuple
 
 import numpy as np
@@ -97,9 +99,12 @@ def judged_ranking(
         rows = np.arange(len(run_q), dtype=np.int64)
         qidx = code.to_numpy(zero_copy_only=False).astype(np.int64)
 
-    run_fp = _fingerprint(run_d)[rows] if rows.size != len(run_d) else _fingerprint(run_d)
+    all_rows = rows.size == len(run_d)
+    run_fp = _fingerprint(run_d) if all_rows else _fingerprint(run_d)[rows]
     packed = _packed_sort(qidx, run_fp, rows, n_queries, len(run_d))
-    dup = _confirmed_duplicates(packed, rows, qidx, run_d)
+    del run_fp
+    high = packed.high
+    dup = _confirmed_duplicates(packed, high, rows, qidx, run_d)
     if dup.size:
         if duplicates == "error":
             _raise_duplicates(
@@ -114,12 +119,14 @@ def judged_ranking(
         return judged_ranking(qrels, run.iloc[keep], ties=ties, duplicates="error")
 
     # Join: which run rows do the qrels judge, and with which grade.
-    judged_rows, judged_grade = _join(packed, qrels_qidx, qrels_fp, run_d, qrels_d, grades)
+    judged_rows, judged_grade = _join(packed, high, qrels_qidx, qrels_fp, run_d, qrels_d, grades)
+    del packed, high
     # position of each row of `rows` in the subset arrays
     local = np.searchsorted(rows, judged_rows)
 
     if ties == "trec":
-        position, num_ret = _trec_positions(qidx, scores[rows], run_d, rows, local, n_queries)
+        kept_scores = scores if all_rows else scores[rows]
+        position, num_ret = _trec_positions(qidx, kept_scores, run_d, rows, local, n_queries)
     else:
         given = ranks[rows] if ranks is not None else None
         position, num_ret = _given_positions(qidx, given, local, n_queries)
@@ -154,21 +161,23 @@ def _require_columns(frame: object, what: str, columns: tuple[str, ...]) -> None
 
 def _id_array(frame: pd.DataFrame, column: str, what: str) -> pa.Array:
     series = frame[column]
-    missing = series.isna().to_numpy()
-    if missing.any():
+    try:
+        array = pa.array(series, from_pandas=True)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        array = None
+    if array is not None and array.null_count:
+        missing = series.isna().to_numpy()
         row = int(np.flatnonzero(missing)[0])
         raise InputError(
             f"{what}.{column} has {int(missing.sum())} missing value(s) (first at row {row}); "
             "every ID must be a non-empty string"
         )
-    try:
-        array = pa.array(series, from_pandas=True)
-    except (pa.ArrowInvalid, pa.ArrowTypeError):
-        array = None
     if isinstance(array, pa.ChunkedArray):
         array = array.combine_chunks()
     if array is not None and pa.types.is_dictionary(array.type):
         array = array.dictionary_decode()
+    if array is not None and len(array) == 0:
+        array = pa.array([], type=pa.string())
     if array is None or not (pa.types.is_string(array.type) or pa.types.is_large_string(array.type)):
         raise InputError(
             f"{what}.{column} must hold strings (IDs are strings, '001' is not 1); "
@@ -229,36 +238,44 @@ def _raise_duplicates(
 
 
 def _fingerprint(strings: pa.Array) -> U64Array:
-    """A 64-bit FNV-1a fingerprint of each string's bytes and length, with a final mixer."""
+    """A 64-bit fingerprint of each string: FNV-style mixing of its zero-padded little-endian
+    8-byte words and its length, then murmur3's fmix64 finalizer (so the high bits are mixed)."""
     n = len(strings)
     buffers = strings.buffers()
     offset_type = np.int64 if pa.types.is_large_string(strings.type) else np.int32
     offsets = np.frombuffer(buffers[1], dtype=offset_type)[strings.offset : strings.offset + n + 1]
     offsets = offsets.astype(np.int64)
-    data = np.frombuffer(buffers[2], dtype=np.uint8) if buffers[2] is not None else np.zeros(1, np.uint8)
+    data = np.frombuffer(buffers[2], dtype=np.uint8) if buffers[2] is not None else np.zeros(0, np.uint8)
     lengths = np.diff(offsets)
     h = np.full(n, _FNV_OFFSET, dtype=np.uint64)
     if n == 0:
         return h
     width = int(lengths.max())
-    if int(lengths.min()) == width:
-        matrix = data[offsets[0] : offsets[0] + n * width].reshape(n, width)
-        for j in range(width):
-            h ^= matrix[:, j]
+    n_words = (width + 7) // 8
+    if int(lengths.min()) == width and width % 8 == 0:
+        # every string has the same length, a multiple of 8: its words are a zero-copy view
+        words = data[offsets[0] : offsets[0] + n * width].view("<u8").reshape(n, n_words)
+        for k in range(n_words):
+            h ^= words[:, k]
             h *= _FNV_PRIME
     else:
         by_length = np.argsort(-lengths, kind="stable")
         sorted_lengths = lengths[by_length]
         starts = offsets[:-1][by_length]
         hs = h[by_length]
-        for j in range(width):
-            active = int(np.searchsorted(-sorted_lengths, -j, side="left"))  # rows with len > j
-            hs[:active] ^= data[starts[:active] + j]
+        padded = np.concatenate([data, np.zeros(8, dtype=np.uint8)])
+        for k in range(n_words):
+            active = int(np.count_nonzero(sorted_lengths > 8 * k))  # a prefix (sorted by length)
+            word = np.zeros(active, dtype=np.uint64)
+            for j in range(8):
+                byte = padded[starts[:active] + (8 * k + j)].astype(np.uint64)
+                byte[sorted_lengths[:active] <= 8 * k + j] = 0
+                word |= byte << _U64(8 * j)
+            hs[:active] ^= word
             hs[:active] *= _FNV_PRIME
         h[by_length] = hs
     h ^= lengths.astype(np.uint64)
     h *= _FNV_PRIME
-    # murmur3 fmix64: spread every input bit over the high bits used as sort keys
     h ^= h >> _U64(33)
     h *= _MIX_1
     h ^= h >> _U64(33)
@@ -304,19 +321,39 @@ def _packed_sort(
         raise InputError(f"too many queries x rows to evaluate at once ({n_queries} x {n_rows})")
     keys = qidx.astype(np.uint64) << _U64(fp_bits + row_bits)
     keys |= (fp >> _U64(64 - fp_bits)) << _U64(row_bits)
-    keys |= rows.astype(np.uint64)
-    keys.sort()
+    keys |= rows.view(np.uint64)  # row numbers are >= 0
+    _parallel_sort(keys, fp_bits + row_bits)
     return _Packed(keys, fp_bits, row_bits)
 
 
+def _parallel_sort(keys: U64Array, shift: int) -> None:
+    """Sort ``keys`` in place; fast when the rows are already grouped by query.
+
+    The query code sits above bit ``shift``. When the keys are already ordered by it, the array
+    is cut at query boundaries into cache-sized parts (about 64k keys, whole queries) that are
+    sorted independently, on every core (numpy's sort releases the GIL); sorted parts of
+    increasing query codes make a sorted array. Otherwise one global sort is used.
+    """
+    query = keys >> _U64(shift)
+    if keys.size < 1 << 17 or not bool(np.all(query[1:] >= query[:-1])):
+        keys.sort()
+        return
+    cuts = np.unique(np.searchsorted(query, query[np.arange(1 << 16, keys.size, 1 << 16)]))
+    bounds = [0, *cuts.tolist(), keys.size]
+    parts = [keys[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:], strict=True) if hi > lo]
+    with ThreadPoolExecutor(max_workers=min(os.cpu_count() or 1, 8)) as pool:
+        for _ in pool.map(np.ndarray.sort, parts):
+            pass
+
+
 def _confirmed_duplicates(
-    packed: _Packed, rows: IntArray, qidx: IntArray, docs: pa.Array
+    packed: _Packed, high: U64Array, rows: IntArray, qidx: IntArray, docs: pa.Array
 ) -> IntArray:
     """Row numbers (sorted) of every (query, doc) pair that occurs more than once.
 
-    ``rows`` (sorted) are the row numbers packed, ``qidx`` their query codes.
+    ``high`` is ``packed.high``; ``rows`` (sorted) are the row numbers packed, ``qidx`` their
+    query codes.
     """
-    high = packed.high
     at = np.flatnonzero(high[1:] == high[:-1])
     if at.size == 0:
         return np.zeros(0, dtype=np.int64)
@@ -330,19 +367,19 @@ def _confirmed_duplicates(
 
 def _duplicate_rows(qidx: IntArray, fp: U64Array, docs: pa.Array, rows: IntArray) -> IntArray:
     packed = _packed_sort(qidx, fp, rows, int(qidx.max(initial=0)) + 1, len(docs))
-    return _confirmed_duplicates(packed, rows, qidx, docs)
+    return _confirmed_duplicates(packed, packed.high, rows, qidx, docs)
 
 
 def _join(
     packed: _Packed,
+    high: U64Array,
     qrels_qidx: IntArray,
     qrels_fp: U64Array,
     run_d: pa.Array,
     qrels_d: pa.Array,
     grades: IntArray,
 ) -> tuple[IntArray, IntArray]:
-    """Run rows (sorted) that the qrels judge, and their grades."""
-    high = packed.high
+    """Run rows (sorted) that the qrels judge, and their grades (``high`` is ``packed.high``)."""
     keys = packed.pair_keys(qrels_qidx, qrels_fp)
     lo = np.searchsorted(high, keys, side="left").astype(np.int64)
     counts = np.searchsorted(high, keys, side="right").astype(np.int64) - lo
@@ -362,20 +399,18 @@ def _join(
 # --- ranking order -----------------------------------------------------------------------------
 
 
-def _descending_float32_key(scores: npt.NDArray[np.float64]) -> npt.NDArray[np.uint64]:
-    """uint64 keys whose ascending order is float32(score) descending (-0.0 ties with 0.0)."""
-    as32 = scores.astype(np.float32) + np.float32(0.0)  # -0.0 + 0.0 == +0.0
+def _descending_float32_key(scores: npt.NDArray[np.float64]) -> npt.NDArray[np.uint32]:
+    """uint32 keys whose ascending order is float32(score) descending (-0.0 ties with 0.0)."""
+    as32 = scores.astype(np.float32)
+    as32 += np.float32(0.0)  # -0.0 + 0.0 == +0.0
     bits = as32.view(np.uint32)
-    negative = (bits >> np.uint32(31)).astype(bool)
-    ascending = np.where(negative, ~bits, bits | np.uint32(0x80000000))
-    return (~ascending).astype(np.uint64)
-
-
-def _query_starts(sorted_qidx_key: U64Array, n_queries: int, shift: int, n: int) -> IntArray:
-    bounds = np.arange(n_queries + 1, dtype=np.uint64) << _U64(shift)
-    starts = np.searchsorted(sorted_qidx_key, bounds[:-1], side="left").astype(np.int64)
-    del n
-    return starts
+    # IEEE order as unsigned ints: flip all bits of negatives, only the sign bit of the others;
+    # then invert everything for descending order.
+    flip = (bits.view(np.int32) >> np.int32(31)).view(np.uint32)
+    flip |= np.uint32(0x80000000)
+    bits ^= flip
+    np.invert(bits, out=bits)
+    return bits
 
 
 def _trec_positions(
@@ -391,7 +426,9 @@ def _trec_positions(
     Order: float32 score descending, then doc ID descending. Only tie groups that hold a judged
     document are ordered by doc ID: the order among unjudged documents changes no measure.
     """
-    key = (qidx.astype(np.uint64) << _U64(32)) | _descending_float32_key(scores)
+    key = qidx.astype(np.uint64)
+    key <<= _U64(32)
+    key |= _descending_float32_key(scores)
     presorted = bool(np.all(key[1:] >= key[:-1]))
     order = None if presorted else np.argsort(key, kind="stable")
     sorted_key = key if order is None else key[order]

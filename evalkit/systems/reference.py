@@ -3,6 +3,15 @@
 ``SYSTEMS.get(name)`` returns a factory; every call builds a fresh, unindexed system, so repeated
 evaluations never share state. Register your own with ``SYSTEMS.register("name", factory)``, or
 name it on the command line as ``package.module:factory``.
+
+Reference settings of ``hybrid`` (chosen by a grid over lexical weight {1, 0.7, 0.5, 0.3},
+``rrf_k`` {10, 30, 60} and depth {20, 50, 100} on ``synthetic-bilingual-v1``): lexical weight
+0.3 and alias-vector weight 1.0, ``rrf_k`` 10, depth 50. BM25 cannot match across languages, so
+an equal-weight fusion lets in-language but off-topic BM25 hits crowd out cross-language
+matches; the lighter lexical weight keeps BM25 as a tie-breaker among the alias-vector's many
+equal cosines. ``hybrid-rerank`` reranks that hybrid's top 30 with the defaults of
+``HeuristicReranker`` (see ``evalkit.systems.fusion``). These are fixture baselines, not
+universal settings.
 """
 
 from __future__ import annotations
@@ -34,10 +43,19 @@ def _alias_vector() -> Retriever:
     return VectorRetriever(AliasEmbedder(), name="alias-vector")
 
 
+_HYBRID_WEIGHTS = (0.3, 1.0)  # lexical, alias-vector
+_HYBRID_RRF_K = 10
+_HYBRID_DEPTH = 50
+_RERANK_DEPTH = 30
+
+
 def _hybrid_stage(name: str = "hybrid") -> HybridRetriever:
     return HybridRetriever(
         [LexicalRetriever(name="lexical"), VectorRetriever(AliasEmbedder(), name="alias-vector")],
         name=name,
+        weights=_HYBRID_WEIGHTS,
+        rrf_k=_HYBRID_RRF_K,
+        depth=_HYBRID_DEPTH,
     )
 
 
@@ -46,7 +64,9 @@ def _hybrid() -> Retriever:
 
 
 def _hybrid_rerank() -> Retriever:
-    return HeuristicReranker(_hybrid_stage(), AliasEmbedder(), name="hybrid-rerank")
+    return HeuristicReranker(
+        _hybrid_stage(), AliasEmbedder(), name="hybrid-rerank", depth=_RERANK_DEPTH
+    )
 
 
 SYSTEMS.register("lexical", _lexical)

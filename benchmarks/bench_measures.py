@@ -1,0 +1,262 @@
+"""Speed and memory of evalkit's measures engine against ranx, pytrec-eval-terrier, ir-measures.
+
+Usage::
+
+    .venv/bin/python benchmarks/bench_measures.py            # all three sizes, 3 repeats
+    .venv/bin/python benchmarks/bench_measures.py --sizes 1k-100 --repeats 1
+
+Generates (once, cached in benchmarks/data/, seed 0) TREC run and qrels files of three sizes:
+1,000 x 100, 10,000 x 100 and 10,000 queries x 1,000 docs, about 20 judged docs per query
+(grades 0-3, about half of them retrieved), scores rounded to one decimal so that ties are
+common, tied docs written in random order. Each library runs in its own fresh process per size:
+a warm-up on the smallest files (its first-call time is reported: for ranx that is numba's JIT
+compilation), then ``--repeats`` timed rounds of (a) loading both files into the library's input
+objects and (b) computing nDCG@10, R@10, R@100, RR@10, AP, P@10 for every query; medians are
+printed, with the process's peak resident memory and each peer's ratio to evalkit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+DATA = HERE / "data"
+SIZES = {"1k-100": (1_000, 100), "10k-100": (10_000, 100), "10k-1000": (10_000, 1_000)}
+LIBRARIES = ("evalkit", "pytrec_eval", "ranx", "ir_measures")
+EVALKIT_MEASURES = ["nDCG@10", "R@10", "R@100", "RR@10", "AP", "P@10"]
+SEED = 0
+
+
+# --- data --------------------------------------------------------------------------------------
+
+
+def generate(size: str) -> tuple[Path, Path]:
+    """Write (once) the run and qrels files of ``size``; returns their paths."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    n_queries, depth = SIZES[size]
+    run_path, qrels_path = DATA / f"run-{size}.txt", DATA / f"qrels-{size}.txt"
+    if run_path.exists() and qrels_path.exists():
+        return run_path, qrels_path
+    DATA.mkdir(exist_ok=True)
+    rng = np.random.default_rng(SEED)
+    corpus = max(100_000, n_queries * depth // 10)
+    doc_names = np.char.add("D", np.char.zfill(np.arange(corpus).astype(str), 7))
+    query_names = np.char.add("q", np.char.zfill(np.arange(n_queries).astype(str), 5))
+    # each query retrieves `depth` distinct docs: an arithmetic progression modulo the corpus
+    start = rng.integers(0, corpus, n_queries)[:, None]
+    step = rng.choice(np.array([1, 3, 7, 11, 13]), n_queries)[:, None]
+    docs = (start + step * np.arange(depth)[None, :]) % corpus
+    scores = np.round(np.sort(rng.gamma(2.0, 2.0, (n_queries, depth)), axis=1)[:, ::-1], 1)
+    # tied docs in random order within each query (the trec rule must re-order them)
+    shuffle = np.lexsort((rng.random((n_queries, depth)), -scores), axis=1)
+    docs = np.take_along_axis(docs, shuffle, axis=1)
+    scores = np.take_along_axis(scores, shuffle, axis=1)
+    n = n_queries * depth
+    run = pa.table(
+        {
+            "q": np.repeat(query_names, depth),
+            "q0": np.full(n, "Q0"),
+            "d": doc_names[docs.ravel()],
+            "rank": np.tile(np.arange(1, depth + 1), n_queries),
+            "score": scores.ravel(),
+            "tag": np.full(n, "bench"),
+        }
+    )
+    write = pacsv.WriteOptions(include_header=False, delimiter=" ", quoting_style="none")
+    pacsv.write_csv(run, run_path, write)
+    # ~10 judged docs among the retrieved (biased to the top) + ~10 unretrieved, grades 0-3
+    picked = np.minimum(rng.geometric(0.02, (n_queries, 10)) - 1, depth - 1)
+    retrieved = np.take_along_axis(docs, picked, axis=1)
+    unretrieved = (start + step * (depth + rng.integers(0, 5 * depth, (n_queries, 10)))) % corpus
+    judged = np.concatenate([retrieved, unretrieved], axis=1)
+    judged.sort(axis=1)
+    keep = np.ones_like(judged, dtype=bool)
+    keep[:, 1:] = judged[:, 1:] != judged[:, :-1]  # no (query, doc) judged twice
+    q_index = np.repeat(np.arange(n_queries), judged.shape[1]).reshape(judged.shape)[keep]
+    qrels = pa.table(
+        {
+            "q": query_names[q_index],
+            "it": np.zeros(q_index.size, dtype=np.int64),
+            "d": doc_names[judged[keep]],
+            "rel": rng.choice(np.array([0, 0, 1, 1, 2, 3]), q_index.size),
+        }
+    )
+    pacsv.write_csv(qrels, qrels_path, write)
+    return run_path, qrels_path
+
+
+# --- one library, in a child process -----------------------------------------------------------
+
+
+def _loader_and_scorer(library: str) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    if library == "evalkit":
+        from evalkit.formats import read_qrels, read_run
+        from evalkit.measures import score
+
+        def load(qrels: Path, run: Path) -> Any:
+            return read_qrels(qrels), read_run(run)
+
+        def compute(loaded: Any) -> Any:
+            return score(loaded[0], loaded[1], EVALKIT_MEASURES)
+
+        return load, compute
+    if library == "pytrec_eval":
+        import pytrec_eval
+
+        def load(qrels: Path, run: Path) -> Any:
+            with open(qrels) as q, open(run) as r:
+                return pytrec_eval.parse_qrel(q), pytrec_eval.parse_run(r)
+
+        def compute(loaded: Any) -> Any:
+            measures = {"ndcg_cut.10", "recall.10,100", "P.10", "map", "recip_rank"}
+            values = pytrec_eval.RelevanceEvaluator(loaded[0], measures).evaluate(loaded[1])
+            # RR@10 = recip_rank when the first relevant doc is in the top 10, else 0
+            for per_query in values.values():
+                rr = per_query["recip_rank"]
+                per_query["RR@10"] = rr if rr >= 0.1 else 0.0
+            return values
+
+        return load, compute
+    if library == "ranx":
+        from ranx import Qrels, Run, evaluate
+
+        def load(qrels: Path, run: Path) -> Any:
+            return Qrels.from_file(str(qrels), kind="trec"), Run.from_file(str(run), kind="trec")
+
+        def compute(loaded: Any) -> Any:
+            metrics = ["ndcg@10", "recall@10", "recall@100", "mrr@10", "map", "precision@10"]
+            return evaluate(loaded[0], loaded[1], metrics, return_mean=False)
+
+        return load, compute
+    if library == "ir_measures":
+        import ir_measures
+
+        def load(qrels: Path, run: Path) -> Any:
+            return (
+                list(ir_measures.read_trec_qrels(str(qrels))),
+                list(ir_measures.read_trec_run(str(run))),
+            )
+
+        def compute(loaded: Any) -> Any:
+            measures = [ir_measures.parse_measure(m) for m in EVALKIT_MEASURES]
+            return list(ir_measures.iter_calc(measures, loaded[0], loaded[1]))
+
+        return load, compute
+    raise SystemExit(f"unknown library {library!r}; choose from {', '.join(LIBRARIES)}")
+
+
+def child(library: str, size: str, repeats: int) -> None:
+    """Time one library on one size in this (fresh) process; print a JSON line."""
+    started = time.perf_counter()
+    load, compute = _loader_and_scorer(library)
+    import_s = time.perf_counter() - started
+    warm_qrels, warm_run = DATA / "qrels-1k-100.txt", DATA / "run-1k-100.txt"
+    loaded = load(warm_qrels, warm_run)
+    t = time.perf_counter()
+    compute(loaded)
+    first_call_s = time.perf_counter() - t
+    t = time.perf_counter()
+    compute(loaded)
+    second_call_s = time.perf_counter() - t
+    del loaded
+    run_path, qrels_path = DATA / f"run-{size}.txt", DATA / f"qrels-{size}.txt"
+    loads, computes = [], []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        loaded = load(qrels_path, run_path)
+        loads.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        compute(loaded)
+        computes.append(time.perf_counter() - t)
+        del loaded
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(
+        json.dumps(
+            {
+                "library": library,
+                "size": size,
+                "import_s": import_s,
+                "first_call_s": first_call_s,
+                "warm_call_s": second_call_s,
+                "load_s": statistics.median(loads),
+                "compute_s": statistics.median(computes),
+                "total_s": statistics.median(a + b for a, b in zip(loads, computes, strict=True)),
+                "peak_mb": peak_mb,
+            }
+        )
+    )
+
+
+# --- parent ------------------------------------------------------------------------------------
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", nargs="+", default=list(SIZES), choices=list(SIZES))
+    parser.add_argument("--libraries", nargs="+", default=list(LIBRARIES), choices=LIBRARIES)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--child", nargs=2, metavar=("LIBRARY", "SIZE"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(args.child[0], args.child[1], args.repeats)
+        return
+    t = time.perf_counter()
+    for size in dict.fromkeys(["1k-100", *args.sizes]):
+        generate(size)
+    print(f"data ready in {time.perf_counter() - t:.1f} s ({DATA})", flush=True)
+    results: list[dict[str, Any]] = []
+    for size in args.sizes:
+        for library in args.libraries:
+            out = subprocess.run(
+                [sys.executable, __file__, "--child", library, size, "--repeats", str(args.repeats)],
+                check=True,
+                capture_output=True,
+                text=True,
+            )
+            results.append(json.loads(out.stdout.strip().splitlines()[-1]))
+            r = results[-1]
+            print(
+                f"  {size:9s} {library:12s} load {r['load_s']:7.2f} s  compute "
+                f"{r['compute_s']:7.2f} s  peak {r['peak_mb']:7.0f} MB",
+                flush=True,
+            )
+    print()
+    print(table(results))
+
+
+def table(results: list[dict[str, Any]]) -> str:
+    """A Markdown table of the results with each peer's ratio to evalkit."""
+    lines = [
+        "| size (queries x docs) | library | load s | compute s | end to end s | peak MB "
+        "| end to end vs evalkit | compute vs evalkit | first call s |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for size in dict.fromkeys(r["size"] for r in results):
+        rows = [r for r in results if r["size"] == size]
+        base = next((r for r in rows if r["library"] == "evalkit"), None)
+        for r in rows:
+            total_ratio = f"{r['total_s'] / base['total_s']:.1f}x" if base else "-"
+            compute_ratio = f"{r['compute_s'] / base['compute_s']:.1f}x" if base else "-"
+            lines.append(
+                f"| {size.replace('-', ' x ').replace('k', ',000')} | {r['library']} "
+                f"| {r['load_s']:.2f} | {r['compute_s']:.2f} | {r['total_s']:.2f} "
+                f"| {r['peak_mb']:.0f} | {total_ratio} | {compute_ratio} | {r['first_call_s']:.2f} |"
+            )
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()

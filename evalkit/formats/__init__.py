@@ -1,0 +1,6 @@
+"""Readers and writers for TREC qrels/run files and BEIR dataset folders."""
+
+from evalkit.formats.beir import BeirDataset, read_beir
+from evalkit.formats.trec import read_qrels, read_run, write_qrels, write_run
+
+__all__ = ["BeirDataset", "read_beir", "read_qrels", "read_run", "write_qrels", "write_run"]

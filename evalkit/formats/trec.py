@@ -1,0 +1,268 @@
+"""TREC qrels and run files: readers and writers.
+
+A qrels line is ``query_id iteration doc_id relevance``; a run line is
+``query_id Q0 doc_id rank score run_id``. Fields are separated by spaces or tabs; empty lines
+and lines starting with ``#`` are skipped; a ``.gz`` file is decompressed. IDs are always read
+as strings (``"001"`` stays ``"001"``).
+
+Well-formed files take a fast path (pyarrow's multi-threaded CSV reader); anything else is
+parsed line by line, which also produces the :class:`~evalkit.errors.FormatError` naming the
+file and line of the first malformed line. Error messages never quote the file's content.
+"""
+
+from __future__ import annotations
+
+import gzip
+import math
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
+
+from evalkit.errors import FormatError, InputError
+
+__all__ = ["read_qrels", "read_run", "write_qrels", "write_run"]
+
+PathLike = str | os.PathLike[str]
+
+_QRELS_FIELDS = ("query_id", "iteration", "doc_id", "relevance")
+_RUN_FIELDS = ("query_id", "q0", "doc_id", "rank", "score", "run_id")
+
+
+def read_qrels(path: PathLike) -> pd.DataFrame:
+    """Read a TREC qrels file into columns ``query_id`` (str), ``doc_id`` (str), ``relevance``
+    (int64), in file order. Raises FormatError (file, line) on a malformed line."""
+    return _read(
+        Path(path),
+        _QRELS_FIELDS,
+        {"query_id": pa.string(), "doc_id": pa.string(), "relevance": pa.int64()},
+    )
+
+
+def read_run(path: PathLike) -> pd.DataFrame:
+    """Read a TREC run file into columns ``query_id`` (str), ``doc_id`` (str), ``score``
+    (float64), ``rank`` (int64, the file's rank column as written), in file order.
+
+    Raises FormatError (file, line) on a malformed line or a NaN score.
+    """
+    return _read(
+        Path(path),
+        _RUN_FIELDS,
+        {"query_id": pa.string(), "doc_id": pa.string(), "score": pa.float64(), "rank": pa.int64()},
+    )
+
+
+def write_qrels(qrels: pd.DataFrame, path: PathLike) -> None:
+    """Write ``qrels`` (query_id, doc_id, relevance) as a TREC qrels file (``.gz`` compresses)."""
+    _require(qrels, "qrels", ("query_id", "doc_id", "relevance"))
+    relevance = qrels["relevance"].to_numpy()
+    if relevance.dtype.kind not in "iu":
+        raise InputError(f"qrels.relevance must hold integers, found dtype {qrels['relevance'].dtype}")
+    table = pa.table(
+        {
+            "query_id": _writable_ids(qrels, "query_id", "qrels"),
+            "iteration": pa.array(np.zeros(len(qrels), dtype=np.int64)),
+            "doc_id": _writable_ids(qrels, "doc_id", "qrels"),
+            "relevance": pa.array(relevance.astype(np.int64)),
+        }
+    )
+    _write(table, Path(path))
+
+
+def write_run(run: pd.DataFrame, path: PathLike, *, run_id: str = "evalkit") -> None:
+    """Write ``run`` (query_id, doc_id, score[, rank]) as a TREC run file (``.gz`` compresses).
+
+    Rows are written by query ID, then rank. Without a ``rank`` column the rank is the position
+    by score descending, then doc ID descending (trec_eval's order).
+    """
+    _require(run, "run", ("query_id", "doc_id", "score"))
+    if not run_id or any(c.isspace() for c in run_id):
+        raise InputError("run_id must be a non-empty string without whitespace")
+    scores = run["score"].to_numpy()
+    if scores.dtype.kind not in "iuf":
+        raise InputError(f"run.score must be numeric, found dtype {run['score'].dtype}")
+    frame = pd.DataFrame(
+        {
+            "query_id": _writable_ids(run, "query_id", "run").to_pandas(),
+            "doc_id": _writable_ids(run, "doc_id", "run").to_pandas(),
+            "score": scores.astype(np.float64),
+        }
+    )
+    if "rank" in run:
+        ranks = run["rank"].to_numpy()
+        if ranks.dtype.kind not in "iu":
+            raise InputError(f"run.rank must hold integers, found dtype {run['rank'].dtype}")
+        frame["rank"] = ranks.astype(np.int64)
+        frame = frame.sort_values(["query_id", "rank"], kind="stable")
+    else:
+        frame = frame.sort_values(
+            ["query_id", "score", "doc_id"], ascending=[True, False, False], kind="stable"
+        )
+        frame["rank"] = frame.groupby("query_id", sort=False).cumcount().to_numpy() + 1
+    table = pa.table(
+        {
+            "query_id": pa.array(frame["query_id"], type=pa.string()),
+            "q0": pa.array(np.full(len(frame), "Q0")),
+            "doc_id": pa.array(frame["doc_id"], type=pa.string()),
+            "rank": pa.array(frame["rank"].to_numpy()),
+            "score": pa.array(frame["score"].to_numpy()),
+            "run_id": pa.array(np.full(len(frame), run_id)),
+        }
+    )
+    _write(table, Path(path))
+
+
+# --- reading -----------------------------------------------------------------------------------
+
+
+def _read(path: Path, fields: tuple[str, ...], keep: dict[str, pa.DataType]) -> pd.DataFrame:
+    data = _load_bytes(path)
+    table = _fast_parse(data, fields, keep)
+    if table is None:
+        table = _slow_parse(path, data, fields, keep)
+    columns = list(keep)
+    frame = table.select(columns).to_pandas()
+    for name, dtype in keep.items():
+        if pa.types.is_string(dtype):
+            frame[name] = frame[name].astype("str")
+    if "score" in keep and frame["score"].isna().any():
+        # locate the line of the first NaN score for the message
+        _slow_parse(path, data, fields, keep)
+    return frame
+
+
+def _load_bytes(path: Path) -> bytes:
+    try:
+        if path.suffix == ".gz":
+            with gzip.open(path, "rb") as handle:
+                return handle.read()
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise FormatError("file not found", file=str(path)) from None
+    except IsADirectoryError:
+        raise FormatError("is a directory, expected a file", file=str(path)) from None
+    except (OSError, EOFError) as error:
+        raise FormatError(f"cannot read the file ({type(error).__name__})", file=str(path)) from None
+
+
+def _fast_parse(data: bytes, fields: tuple[str, ...], keep: dict[str, pa.DataType]) -> pa.Table | None:
+    """pyarrow's CSV reader for regular files; None when the file needs the line parser."""
+    if not data or data.isspace():
+        return None
+    if data.startswith(b"#") or b"\n#" in data or b"\r" in data:
+        return None
+    has_tab, has_space = b"\t" in data, b" " in data
+    if has_tab and has_space:
+        return None
+    delimiter = "\t" if has_tab else " "
+    try:
+        return pacsv.read_csv(
+            pa.BufferReader(data),
+            read_options=pacsv.ReadOptions(column_names=list(fields), block_size=1 << 24),
+            parse_options=pacsv.ParseOptions(
+                delimiter=delimiter, quote_char=False, double_quote=False, escape_char=False
+            ),
+            convert_options=pacsv.ConvertOptions(
+                column_types=keep,
+                include_columns=list(keep),
+                null_values=[],
+                strings_can_be_null=False,
+                quoted_strings_can_be_null=False,
+            ),
+        )
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return None
+
+
+def _slow_parse(
+    path: Path, data: bytes, fields: tuple[str, ...], keep: dict[str, pa.DataType]
+) -> pa.Table:
+    """Line-by-line parser: any whitespace, comments; raises FormatError at the first bad line."""
+    wanted = [(i, name, keep[name]) for i, name in enumerate(fields) if name in keep]
+    columns: dict[str, list[object]] = {name: [] for name in keep}
+    layout = " ".join(fields)
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise FormatError("is not valid UTF-8", file=str(path), line=number) from None
+        parts = line.split()
+        if not parts or parts[0].startswith("#"):
+            continue
+        if len(parts) != len(fields):
+            raise FormatError(
+                f"expected {len(fields)} whitespace-separated fields ({layout}), "
+                f"found {len(parts)}",
+                file=str(path),
+                line=number,
+            )
+        for i, name, dtype in wanted:
+            columns[name].append(_convert(parts[i], name, dtype, path, number))
+    return pa.table({name: pa.array(values, type=keep[name]) for name, values in columns.items()})
+
+
+def _convert(text: str, name: str, dtype: pa.DataType, path: Path, line: int) -> object:
+    convert: Callable[[str], object]
+    if pa.types.is_string(dtype):
+        return text
+    if pa.types.is_integer(dtype):
+        convert, expected = int, "an integer"
+    else:
+        convert, expected = float, "a number"
+    try:
+        value = convert(text)
+    except ValueError:
+        raise FormatError(f"field {name} must be {expected}", file=str(path), line=line) from None
+    if isinstance(value, float) and math.isnan(value):
+        raise FormatError(f"field {name} is NaN; expected a number", file=str(path), line=line)
+    return value
+
+
+# --- writing -----------------------------------------------------------------------------------
+
+
+def _require(frame: object, what: str, columns: tuple[str, ...]) -> None:
+    if not isinstance(frame, pd.DataFrame):
+        raise InputError(f"{what} must be a pandas DataFrame, got {type(frame).__name__}")
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise InputError(
+            f"{what} is missing column(s) {', '.join(missing)}; expected {', '.join(columns)}"
+        )
+
+
+def _writable_ids(frame: pd.DataFrame, column: str, what: str) -> pa.Array:
+    series = frame[column]
+    if series.isna().any():
+        raise InputError(f"{what}.{column} has missing values; every ID must be a string")
+    try:
+        array = pa.array(series, type=pa.string())
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        raise InputError(
+            f"{what}.{column} must hold strings, found dtype {series.dtype}; "
+            "convert it with .astype(str)"
+        ) from None
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks()
+    bad = pc.or_(pc.equal(pc.binary_length(array), 0), pc.match_substring_regex(array, r"\s"))
+    if pc.any(bad).as_py():
+        index = int(np.flatnonzero(bad.to_numpy(zero_copy_only=False))[0])
+        raise InputError(
+            f"{what}.{column} at row {index} is empty or contains whitespace "
+            f"({array[index].as_py()!r}); TREC files separate fields by whitespace"
+        )
+    return array
+
+
+def _write(table: pa.Table, path: Path) -> None:
+    options = pacsv.WriteOptions(include_header=False, delimiter=" ", quoting_style="none")
+    if path.suffix == ".gz":
+        with pa.CompressedOutputStream(str(path), "gzip") as stream:
+            pacsv.write_csv(table, stream, options)
+    else:
+        pacsv.write_csv(table, str(path), options)

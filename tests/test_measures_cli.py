@@ -1,0 +1,82 @@
+"""`evalkit trec-eval` reproduces trec_eval's printed values on trec_eval's own test pair."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from evalkit.cli import main
+from evalkit.measures import trec_name
+
+DATA = Path(__file__).parent / "data" / "trec_eval"
+CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+MEASURES = [
+    *(f"P@{k}" for k in CUTOFFS),
+    *(f"R@{k}" for k in CUTOFFS),
+    *(f"AP@{k}" for k in CUTOFFS),
+    *(f"nDCG@{k}" for k in CUTOFFS),
+    *(f"Success@{k}" for k in (1, 5, 10)),
+    "AP",
+    "nDCG",
+    "RR",
+    "Rprec",
+    "Bpref",
+    "SetP",
+    "SetR",
+    "SetF",
+    "NumRet",
+    "NumRel",
+    "NumRelRet",
+]
+
+
+def _trec_eval_output(path: Path) -> dict[tuple[str, str], str]:
+    """`trec_eval -m all_trec -q` output: 'name<padding>\\tquery\\tvalue' lines."""
+    values = {}
+    for line in path.read_text().splitlines():
+        name, query, value = line.split("\t")
+        values[name.strip(), query] = value.strip()
+    return values
+
+
+def test_trec_eval_command_reproduces_trec_eval_per_query_and_all(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["trec-eval", str(DATA / "qrels.test"), str(DATA / "results.test"), "-q", "--trec-names"]
+    for m in MEASURES:
+        argv += ["-m", m]
+    assert main(argv) == 0
+    printed = {}
+    for line in capsys.readouterr().out.splitlines():
+        name, query, value = line.split("\t")
+        printed[name, query] = value
+    # trec_eval 10.0 (= 9.0.8 for these measures): tests/data/trec_eval/out.test.aq
+    expected = _trec_eval_output(DATA / "out.test.aq")
+    names = {trec_name(m) for m in MEASURES}
+    wanted = {key: value for key, value in expected.items() if key[0] in names}
+    assert len(wanted) == len(MEASURES) * 4  # 3 queries + all
+    assert {key: printed[key] for key in wanted} == wanted
+    assert set(printed) == set(wanted)
+
+
+def test_default_names_and_all_only(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["trec-eval", str(DATA / "qrels.test"), str(DATA / "results.test"), "-m", "AP", "-m", "P@10"]
+    assert main(argv) == 0
+    # trec_eval 10.0 default output, tests/data/trec_eval/out.test: map 0.1785, P_10 0.3000
+    assert capsys.readouterr().out.splitlines() == ["AP\tall\t0.1785", "P@10\tall\t0.3000"]
+
+
+def test_bad_file_names_file_and_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = tmp_path / "run.txt"
+    run.write_text("301 Q0 doc1 1 1.5 r\n301 Q0 doc2 2 secret-token r\n")
+    assert main(["trec-eval", str(DATA / "qrels.test"), str(run), "-m", "AP"]) == 2
+    err = capsys.readouterr().err
+    assert f"{run}:2: field score must be a number" in err
+    assert "secret-token" not in err
+
+
+def test_unknown_measure_suggests_a_close_name(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["trec-eval", str(DATA / "qrels.test"), str(DATA / "results.test"), "-m", "nDGC@10"]
+    assert main(argv) == 2
+    assert "Did you mean 'nDCG'?" in capsys.readouterr().err

@@ -1,0 +1,200 @@
+"""Differential tests: evalkit's per-query values equal trec_eval 9.0.8's (pytrec-eval-terrier).
+
+Hypothesis generates small qrels and runs with heavy score ties (including scores that differ
+in float64 but tie in float32, as trec_eval stores them), grades -1..3, empty rankings, qrels
+queries missing from the run, run-only queries and runs longer than every cutoff.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+import pytrec_eval
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from evalkit.errors import RunOnlyQueriesWarning
+from evalkit.measures import parse_measure, score, trec_name
+
+CUTOFFS = (1, 2, 3, 5)
+QUERY_IDS = ("001", "1", "q2", "Q10")
+DOC_IDS = ("d0", "d1", "d10", "d2", "a", "bb", "B", "zz9", "é1", "0", "doc-7", "x")
+# 1.0 and 1.0 + 1e-9 are equal as float32: trec_eval breaks that tie by doc ID.
+SCORES = (0.0, -0.0, 0.5, 1.0, 1.0 + 1e-9, 2.0, -1.5, 3.25)
+
+TREC_MEASURES = [
+    *(f"P@{k}" for k in CUTOFFS),
+    *(f"R@{k}" for k in CUTOFFS),
+    *(f"Success@{k}" for k in CUTOFFS),
+    *(f"AP@{k}" for k in CUTOFFS),
+    *(f"nDCG@{k}" for k in CUTOFFS),
+    "RR",
+    "AP",
+    "nDCG",
+    "Rprec",
+    "Bpref",
+    "SetP",
+    "SetR",
+    "SetF",
+    "NumRet",
+    "NumRel",
+    "NumRelRet",
+]
+PYTREC_MEASURES = {
+    "P.1,2,3,5",
+    "recall.1,2,3,5",
+    "success.1,2,3,5",
+    "map_cut.1,2,3,5",
+    "ndcg_cut.1,2,3,5",
+    "recip_rank",
+    "map",
+    "ndcg",
+    "Rprec",
+    "bpref",
+    "set_P",
+    "set_recall",
+    "set_F",
+    "num_ret",
+    "num_rel",
+    "num_rel_ret",
+}
+
+
+@st.composite
+def qrels_and_runs(draw: st.DrawFn) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, float]]]:
+    queries = draw(st.lists(st.sampled_from(QUERY_IDS), min_size=1, max_size=3, unique=True))
+    qrels: dict[str, dict[str, int]] = {}
+    for q in queries:
+        docs = draw(st.lists(st.sampled_from(DOC_IDS), min_size=1, max_size=8, unique=True))
+        grades = draw(st.lists(st.integers(-1, 3), min_size=len(docs), max_size=len(docs)))
+        # trec_eval reads past an array for a query whose grades are all negative (undefined
+        # behaviour, pytrec_eval can hang); keep one grade >= 0 per query for the oracle.
+        grades[0] = max(grades[0], 0)
+        qrels[q] = dict(zip(docs, grades, strict=True))
+    run_queries = draw(st.lists(st.sampled_from(QUERY_IDS), max_size=4, unique=True))
+    run: dict[str, dict[str, float]] = {}
+    for q in run_queries:
+        docs = draw(st.lists(st.sampled_from(DOC_IDS), max_size=len(DOC_IDS), unique=True))
+        run[q] = {d: draw(st.sampled_from(SCORES)) for d in docs}
+    return qrels, run
+
+
+def _frames(
+    qrels: dict[str, dict[str, int]], run: dict[str, dict[str, float]], seed: int
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    qrels_rows = [(q, d, g) for q, docs in qrels.items() for d, g in docs.items()]
+    run_rows = [(q, d, s) for q, docs in run.items() for d, s in docs.items()]
+    # row order must not matter: shuffle it
+    rng = np.random.default_rng(seed)
+    run_rows = [run_rows[i] for i in rng.permutation(len(run_rows))]
+    qrels_frame = pd.DataFrame(qrels_rows, columns=["query_id", "doc_id", "relevance"])
+    run_frame = pd.DataFrame(run_rows, columns=["query_id", "doc_id", "score"])
+    run_frame = run_frame.astype({"query_id": "str", "doc_id": "str", "score": "float64"})
+    return qrels_frame, run_frame
+
+
+def _evalkit(qrels_frame: pd.DataFrame, run_frame: pd.DataFrame, measures: list[str]) -> dict:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RunOnlyQueriesWarning)
+        frame = score(qrels_frame, run_frame, measures)
+    return {(q, m): v for q, m, v in frame.itertuples(index=False)}
+
+
+def _oracle(
+    qrels: dict[str, dict[str, int]],
+    run: dict[str, dict[str, float]],
+    measures: set[str],
+    relevance_level: int = 1,
+) -> dict[str, dict[str, float]]:
+    """trec_eval's values for every qrels query (``trec_eval -c``).
+
+    pytrec_eval only evaluates queries with a non-empty ranking (it can crash on empty ones),
+    so a qrels query with no ranking gets trec_eval's -c value of an empty ranking: 0 for every
+    measure, except num_rel, which counts the query's docs graded >= the relevance level.
+    """
+    evaluator = pytrec_eval.RelevanceEvaluator(qrels, measures, relevance_level=relevance_level)
+    ranked = {q: dict(docs) for q, docs in run.items() if q in qrels and docs}
+    values: dict[str, dict[str, float]] = evaluator.evaluate(ranked) if ranked else {}
+    for q, docs in qrels.items():
+        if q not in values:
+            num_rel = sum(1 for g in docs.values() if g >= max(relevance_level, 0))
+            values[q] = _EmptyRanking(num_rel)
+    return values
+
+
+class _EmptyRanking(dict[str, float]):
+    """trec_eval -c values of a query with no ranking: 0.0 except num_rel."""
+
+    def __init__(self, num_rel: int) -> None:
+        super().__init__()
+        self.num_rel = float(num_rel)
+
+    def __missing__(self, key: str) -> float:
+        return self.num_rel if key == "num_rel" else 0.0
+
+
+def _trec_order(ranking: dict[str, float]) -> list[str]:
+    """trec_eval's order, written independently: float32 score desc, then doc ID desc."""
+    by_doc = sorted(ranking, reverse=True)
+    return sorted(by_doc, key=lambda d: -float(np.float32(ranking[d]) + np.float32(0.0)))
+
+
+@pytest.mark.parametrize("rel", [1, 2])
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=qrels_and_runs(), seed=st.integers(0, 2**16))
+def test_per_query_values_equal_trec_eval(
+    data: tuple[dict[str, dict[str, int]], dict[str, dict[str, float]]], seed: int, rel: int
+) -> None:
+    qrels, run = data
+    measures = [
+        m if rel == 1 or m.startswith(("nDCG", "NumRet")) else _with_rel(m, rel)
+        for m in TREC_MEASURES
+    ]
+    ours = _evalkit(*_frames(qrels, run, seed), measures)
+    expected = _oracle(qrels, run, PYTREC_MEASURES, relevance_level=rel)
+    assert {q for q, _ in ours} == set(qrels)
+    for q in qrels:
+        for m in measures:
+            want = expected[q][trec_name(m)]
+            assert ours[q, str(parse_measure(m))] == pytest.approx(want, abs=1e-9), (q, m)
+
+
+def _with_rel(measure: str, rel: int) -> str:
+    name, _, cutoff = measure.partition("@")
+    return f"{name}(rel={rel})" + (f"@{cutoff}" if cutoff else "")
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=qrels_and_runs(), seed=st.integers(0, 2**16))
+def test_exp_gain_ndcg_equals_trec_eval_on_exponentiated_grades(
+    data: tuple[dict[str, dict[str, int]], dict[str, dict[str, float]]], seed: int
+) -> None:
+    # nDCG(dcg='exp-log2') uses gain 2^g - 1; trec_eval's linear gain on grades replaced by
+    # 2^g - 1 (negative grades unchanged) is the same computation.
+    qrels, run = data
+    measures = ["nDCG(dcg='exp-log2')", *(f"nDCG(dcg='exp-log2')@{k}" for k in CUTOFFS)]
+    ours = _evalkit(*_frames(qrels, run, seed), measures)
+    exp_qrels = {q: {d: (2**g - 1 if g >= 0 else g) for d, g in docs.items()} for q, docs in qrels.items()}
+    expected = _oracle(exp_qrels, run, {"ndcg", "ndcg_cut.1,2,3,5"})
+    for q in qrels:
+        assert ours[q, measures[0]] == pytest.approx(expected[q]["ndcg"], abs=1e-9)
+        for k, m in zip(CUTOFFS, measures[1:], strict=True):
+            assert ours[q, m] == pytest.approx(expected[q][f"ndcg_cut_{k}"], abs=1e-9)
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=qrels_and_runs(), seed=st.integers(0, 2**16))
+def test_rr_at_k_equals_trec_eval_recip_rank_of_the_top_k(
+    data: tuple[dict[str, dict[str, int]], dict[str, dict[str, float]]], seed: int
+) -> None:
+    qrels, run = data
+    measures = [f"RR@{k}" for k in CUTOFFS]
+    ours = _evalkit(*_frames(qrels, run, seed), measures)
+    for k, m in zip(CUTOFFS, measures, strict=True):
+        top_k = {q: {d: float(len(docs) - i) for i, d in enumerate(_trec_order(docs)[:k])} for q, docs in run.items()}
+        expected = _oracle(qrels, top_k, {"recip_rank"})
+        for q in qrels:
+            assert ours[q, m] == pytest.approx(expected[q]["recip_rank"], abs=1e-9)
