@@ -182,7 +182,7 @@ def child(library: str, size: str, repeats: int) -> None:
         compute(loaded)
         computes.append(time.perf_counter() - t)
         del loaded
-    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak_mb = _peak_rss_mb()
     print(
         json.dumps(
             {
@@ -198,6 +198,15 @@ def child(library: str, size: str, repeats: int) -> None:
             }
         )
     )
+
+
+def _peak_rss_mb() -> float:
+    """This process's peak resident memory (VmHWM; unlike ru_maxrss it is not inherited from
+    the parent across fork + exec)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 # --- parent ------------------------------------------------------------------------------------
@@ -221,7 +230,15 @@ def main() -> None:
     for size in args.sizes:
         for library in args.libraries:
             out = subprocess.run(
-                [sys.executable, __file__, "--child", library, size, "--repeats", str(args.repeats)],
+                [
+                    sys.executable,
+                    __file__,
+                    "--child",
+                    library,
+                    size,
+                    "--repeats",
+                    str(args.repeats),
+                ],
                 check=True,
                 capture_output=True,
                 text=True,
@@ -253,7 +270,8 @@ def table(results: list[dict[str, Any]]) -> str:
             lines.append(
                 f"| {size.replace('-', ' x ').replace('k', ',000')} | {r['library']} "
                 f"| {r['load_s']:.2f} | {r['compute_s']:.2f} | {r['total_s']:.2f} "
-                f"| {r['peak_mb']:.0f} | {total_ratio} | {compute_ratio} | {r['first_call_s']:.2f} |"
+                f"| {r['peak_mb']:.0f} | {total_ratio} | {compute_ratio} "
+                f"| {r['first_call_s']:.2f} |"
             )
     return "\n".join(lines)
 

@@ -24,7 +24,10 @@ def test_reads_trec_eval_test_pair() -> None:
     assert [str(t) for t in run.dtypes] == ["str", "str", "float64", "int64"]
     first = run.iloc[0]  # first line: 301 Q0 FR940202-2-00150 104   2.129133 STANDARD
     assert (first["query_id"], first["doc_id"], first["score"], first["rank"]) == (
-        "301", "FR940202-2-00150", 2.129133, 104,
+        "301",
+        "FR940202-2-00150",
+        2.129133,
+        104,
     )
 
 
@@ -46,7 +49,9 @@ def test_ids_stay_strings_with_comments_tabs_and_gzip(tmp_path: Path, compress: 
         ("q 0 d 1.5\n", 1, "field relevance must be an integer"),
     ],
 )
-def test_malformed_qrels_name_file_and_line(tmp_path: Path, content: str, line: int, fragment: str) -> None:
+def test_malformed_qrels_name_file_and_line(
+    tmp_path: Path, content: str, line: int, fragment: str
+) -> None:
     path = tmp_path / "q.txt"
     path.write_text(content)
     with pytest.raises(FormatError) as info:
@@ -66,7 +71,9 @@ def test_malformed_qrels_name_file_and_line(tmp_path: Path, content: str, line: 
         (b"q Q0 \xff 1 1.0 r\n", 1, "not valid UTF-8"),
     ],
 )
-def test_malformed_runs_name_file_and_line(tmp_path: Path, content: str | bytes, line: int, fragment: str) -> None:
+def test_malformed_runs_name_file_and_line(
+    tmp_path: Path, content: str | bytes, line: int, fragment: str
+) -> None:
     path = tmp_path / "r.txt"
     path.write_bytes(content if isinstance(content, bytes) else content.encode())
     with pytest.raises(FormatError) as info:
@@ -83,12 +90,20 @@ def test_missing_file_is_a_format_error(tmp_path: Path) -> None:
 @pytest.mark.parametrize("name", ["run.txt", "run.txt.gz"])
 def test_run_round_trip(tmp_path: Path, name: str) -> None:
     run = pd.DataFrame(
-        {"query_id": ["q2", "001", "001"], "doc_id": ["a", "b", "c"], "score": [0.1, 1.000000001, 1.000000001]}
+        {
+            "query_id": ["q2", "001", "001"],
+            "doc_id": ["a", "b", "c"],
+            "score": [0.1, 1.000000001, 1.000000001],
+        }
     )
     write_run(run, tmp_path / name, run_id="sys1")
     back = read_run(tmp_path / name)
     # rows by query, then trec order (score desc, doc ID desc) with ranks 1..n
-    assert back.values.tolist() == [["001", "c", 1.000000001, 1], ["001", "b", 1.000000001, 2], ["q2", "a", 0.1, 1]]
+    assert back.values.tolist() == [
+        ["001", "c", 1.000000001, 1],
+        ["001", "b", 1.000000001, 2],
+        ["q2", "a", 0.1, 1],
+    ]
     if name.endswith(".txt"):
         assert (tmp_path / name).read_text().splitlines()[0] == "001 Q0 c 1 1.000000001 sys1"
 
@@ -96,7 +111,9 @@ def test_run_round_trip(tmp_path: Path, name: str) -> None:
 def test_qrels_round_trip_and_bad_ids(tmp_path: Path) -> None:
     qrels = pd.DataFrame({"query_id": ["001", "2"], "doc_id": ["x", "y"], "relevance": [3, -1]})
     write_qrels(qrels, tmp_path / "q.txt")
-    pd.testing.assert_frame_equal(read_qrels(tmp_path / "q.txt"), qrels.astype({"query_id": "str", "doc_id": "str"}))
+    pd.testing.assert_frame_equal(
+        read_qrels(tmp_path / "q.txt"), qrels.astype({"query_id": "str", "doc_id": "str"})
+    )
     with pytest.raises(InputError, match="contains whitespace"):
         write_qrels(qrels.assign(doc_id=["x y", "z"]), tmp_path / "bad.txt")
 
@@ -104,13 +121,16 @@ def test_qrels_round_trip_and_bad_ids(tmp_path: Path) -> None:
 def _write_beir(root: Path, *, compress_corpus: bool = False) -> None:
     (root / "qrels").mkdir(parents=True)
     corpus = "\n".join(
-        json.dumps(r) for r in [{"_id": "001", "title": "T", "text": "alpha"}, {"_id": 7, "text": "beta"}]
+        json.dumps(r)
+        for r in [{"_id": "001", "title": "T", "text": "alpha"}, {"_id": 7, "text": "beta"}]
     )
     if compress_corpus:
         (root / "corpus.jsonl.gz").write_bytes(gzip.compress(corpus.encode()))
     else:
         (root / "corpus.jsonl").write_text(corpus + "\n")
-    (root / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": "what", "metadata": {}}) + "\n")
+    (root / "queries.jsonl").write_text(
+        json.dumps({"_id": "q1", "text": "what", "metadata": {}}) + "\n"
+    )
     (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\t001\t2\nq1\t7\t0\n")
 
 
@@ -128,7 +148,9 @@ def test_beir_errors_name_file_line_and_split(tmp_path: Path) -> None:
     _write_beir(tmp_path)
     with pytest.raises(FormatError, match="no qrels for split 'dev'; available splits: test"):
         read_beir(tmp_path, split="dev")
-    (tmp_path / "queries.jsonl").write_text('{"_id": "q1", "text": "ok"}\n{"_id": "q2", "text": 5}\n')
+    (tmp_path / "queries.jsonl").write_text(
+        '{"_id": "q1", "text": "ok"}\n{"_id": "q2", "text": 5}\n'
+    )
     with pytest.raises(FormatError) as info:
         read_beir(tmp_path)
     assert (info.value.line, "field text must be a string ([q2])" in str(info.value)) == (2, True)

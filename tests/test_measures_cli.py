@@ -61,7 +61,15 @@ def test_trec_eval_command_reproduces_trec_eval_per_query_and_all(
 
 
 def test_default_names_and_all_only(capsys: pytest.CaptureFixture[str]) -> None:
-    argv = ["trec-eval", str(DATA / "qrels.test"), str(DATA / "results.test"), "-m", "AP", "-m", "P@10"]
+    argv = [
+        "trec-eval",
+        str(DATA / "qrels.test"),
+        str(DATA / "results.test"),
+        "-m",
+        "AP",
+        "-m",
+        "P@10",
+    ]
     assert main(argv) == 0
     # trec_eval 10.0 default output, tests/data/trec_eval/out.test: map 0.1785, P_10 0.3000
     assert capsys.readouterr().out.splitlines() == ["AP\tall\t0.1785", "P@10\tall\t0.3000"]

@@ -64,7 +64,9 @@ PYTREC_MEASURES = {
 
 
 @st.composite
-def qrels_and_runs(draw: st.DrawFn) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, float]]]:
+def qrels_and_runs(
+    draw: st.DrawFn,
+) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, float]]]:
     queries = draw(st.lists(st.sampled_from(QUERY_IDS), min_size=1, max_size=3, unique=True))
     qrels: dict[str, dict[str, int]] = {}
     for q in queries:
@@ -177,7 +179,9 @@ def test_exp_gain_ndcg_equals_trec_eval_on_exponentiated_grades(
     qrels, run = data
     measures = ["nDCG(dcg='exp-log2')", *(f"nDCG(dcg='exp-log2')@{k}" for k in CUTOFFS)]
     ours = _evalkit(*_frames(qrels, run, seed), measures)
-    exp_qrels = {q: {d: (2**g - 1 if g >= 0 else g) for d, g in docs.items()} for q, docs in qrels.items()}
+    exp_qrels = {
+        q: {d: (2**g - 1 if g >= 0 else g) for d, g in docs.items()} for q, docs in qrels.items()
+    }
     expected = _oracle(exp_qrels, run, {"ndcg", "ndcg_cut.1,2,3,5"})
     for q in qrels:
         assert ours[q, measures[0]] == pytest.approx(expected[q]["ndcg"], abs=1e-9)
@@ -194,7 +198,10 @@ def test_rr_at_k_equals_trec_eval_recip_rank_of_the_top_k(
     measures = [f"RR@{k}" for k in CUTOFFS]
     ours = _evalkit(*_frames(qrels, run, seed), measures)
     for k, m in zip(CUTOFFS, measures, strict=True):
-        top_k = {q: {d: float(len(docs) - i) for i, d in enumerate(_trec_order(docs)[:k])} for q, docs in run.items()}
+        top_k = {
+            q: {d: float(len(docs) - i) for i, d in enumerate(_trec_order(docs)[:k])}
+            for q, docs in run.items()
+        }
         expected = _oracle(qrels, top_k, {"recip_rank"})
         for q in qrels:
             assert ours[q, m] == pytest.approx(expected[q]["recip_rank"], abs=1e-9)

@@ -11,7 +11,7 @@ import pytest
 from evalkit.canonical import canonical_json
 from evalkit.cli import main
 from evalkit.evaluate import Evaluation, evaluate
-from evalkit.fixtures import Fixture, dump_fixture, generate_fixture, load_fixture
+from evalkit.fixtures import Fixture, generate_fixture, load_fixture
 from evalkit.privacy import find_leaks, private_texts
 from evalkit.report import REPORT_SCHEMA, deterministic_projection
 from evalkit.systems import FunctionRetriever
@@ -64,7 +64,8 @@ def test_report_schema_and_sections(committed_evaluation: Evaluation) -> None:
     assert report["determinism"] == {"verdict": "deterministic", "repeats": 2}
     assert set(report["summaryByLanguage"]["lexical"]) == {"en", "zh"}
     for key in ("corpusHash", "evaluationDefinitionHash", "providerDefinitionsHash"):
-        assert report[key].startswith("sha256:") and len(report[key]) == 7 + 64
+        assert report[key].startswith("sha256:")
+        assert len(report[key]) == len("sha256:") + 64
     canonical_json(report)  # serializable: no NaN, no unknown types
 
 

@@ -71,7 +71,9 @@ def _lines(path: Path) -> list[bytes]:
                 return handle.read().split(b"\n")
         return path.read_bytes().split(b"\n")
     except (OSError, EOFError) as error:
-        raise FormatError(f"cannot read the file ({type(error).__name__})", file=str(path)) from None
+        raise FormatError(
+            f"cannot read the file ({type(error).__name__})", file=str(path)
+        ) from None
 
 
 def _read_jsonl(
@@ -90,9 +92,7 @@ def _read_jsonl(
             raise FormatError("expected a JSON object", file=str(path), line=number)
         raw_id = record.get("_id")
         if isinstance(raw_id, bool) or not isinstance(raw_id, str | int) or raw_id == "":
-            raise FormatError(
-                "field _id must be a non-empty string", file=str(path), line=number
-            )
+            raise FormatError("field _id must be a non-empty string", file=str(path), line=number)
         object_id = str(raw_id)
         if object_id in seen:
             raise FormatError(
@@ -120,7 +120,9 @@ def _read_qrels_tsv(root: Path, split: str) -> pd.DataFrame:
     try:
         path = _find(folder, f"{split}.tsv")
     except FormatError:
-        available = sorted(p.name.split(".")[0] for p in folder.glob("*.tsv*")) if folder.is_dir() else []
+        available = (
+            sorted(p.name.split(".")[0] for p in folder.glob("*.tsv*")) if folder.is_dir() else []
+        )
         raise FormatError(
             f"no qrels for split {split!r}; available splits: {', '.join(available) or 'none'}",
             file=str(folder),
@@ -155,7 +157,9 @@ def _read_qrels_tsv(root: Path, split: str) -> pd.DataFrame:
         try:
             grade = int(parts[2])
         except ValueError:
-            raise FormatError("field score must be an integer", file=str(path), line=number) from None
+            raise FormatError(
+                "field score must be an integer", file=str(path), line=number
+            ) from None
         query_ids.append(parts[0].strip())
         doc_ids.append(parts[1].strip())
         grades.append(grade)

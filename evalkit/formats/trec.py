@@ -62,7 +62,9 @@ def write_qrels(qrels: pd.DataFrame, path: PathLike) -> None:
     _require(qrels, "qrels", ("query_id", "doc_id", "relevance"))
     relevance = qrels["relevance"].to_numpy()
     if relevance.dtype.kind not in "iu":
-        raise InputError(f"qrels.relevance must hold integers, found dtype {qrels['relevance'].dtype}")
+        raise InputError(
+            f"qrels.relevance must hold integers, found dtype {qrels['relevance'].dtype}"
+        )
     table = pa.table(
         {
             "query_id": _writable_ids(qrels, "query_id", "qrels"),
@@ -147,10 +149,14 @@ def _load_bytes(path: Path) -> bytes:
     except IsADirectoryError:
         raise FormatError("is a directory, expected a file", file=str(path)) from None
     except (OSError, EOFError) as error:
-        raise FormatError(f"cannot read the file ({type(error).__name__})", file=str(path)) from None
+        raise FormatError(
+            f"cannot read the file ({type(error).__name__})", file=str(path)
+        ) from None
 
 
-def _fast_parse(data: bytes, fields: tuple[str, ...], keep: dict[str, pa.DataType]) -> pa.Table | None:
+def _fast_parse(
+    data: bytes, fields: tuple[str, ...], keep: dict[str, pa.DataType]
+) -> pa.Table | None:
     """pyarrow's CSV reader for regular files; None when the file needs the line parser."""
     if not data or data.isspace():
         return None

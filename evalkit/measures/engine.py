@@ -107,7 +107,9 @@ def aggregate(per_query: pd.DataFrame, by: Sequence[str] = ()) -> pd.DataFrame:
 _COUNT_MEASURES = frozenset({"NumRet", "NumRel", "NumRelRet"})
 
 
-def trec_summary(per_query: pd.DataFrame, *, per_query_lines: bool = False) -> list[tuple[str, str, str]]:
+def trec_summary(
+    per_query: pd.DataFrame, *, per_query_lines: bool = False
+) -> list[tuple[str, str, str]]:
     """``(query_id or "all", measure, printed value)`` rows in trec_eval's layout.
 
     Per-query rows (when asked) come first, by query then measure; then one ``all`` row per

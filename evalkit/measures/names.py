@@ -47,7 +47,9 @@ _REL = ("rel", 1)
 
 _SPECS: tuple[MeasureSpec, ...] = (
     MeasureSpec("P", "precision at k: relevant docs in the top k / k", "required", (_REL,)),
-    MeasureSpec("R", "recall at k: relevant docs in the top k / relevant docs", "required", (_REL,)),
+    MeasureSpec(
+        "R", "recall at k: relevant docs in the top k / relevant docs", "required", (_REL,)
+    ),
     MeasureSpec("RR", "reciprocal rank of the first relevant doc (within k)", "optional", (_REL,)),
     MeasureSpec("AP", "average precision (of the top k)", "optional", (_REL,)),
     MeasureSpec(
@@ -161,7 +163,9 @@ def _check(measure: Measure) -> None:
         if isinstance(measure.cutoff, bool) or not isinstance(measure.cutoff, int):
             raise MeasureError(f"measure {measure.name!r}: cutoff must be an integer")
         if measure.cutoff < 1:
-            raise MeasureError(f"measure {measure.name!r}: cutoff must be >= 1, got {measure.cutoff}")
+            raise MeasureError(
+                f"measure {measure.name!r}: cutoff must be >= 1, got {measure.cutoff}"
+            )
 
 
 _SYNTAX = re.compile(
@@ -171,7 +175,7 @@ _SYNTAX = re.compile(
 
 
 def parse_measure(text: str | Measure) -> Measure:
-    """Parse ``'nDCG@10'``, ``"R(rel=2)@5"`` ... into a :class:`Measure` (a Measure is returned as is).
+    """Parse ``'nDCG@10'``, ``"R(rel=2)@5"`` ... into a :class:`Measure` (Measures pass through).
 
     Parameters equal to their default are dropped, so ``nDCG(dcg='log2')@10 == nDCG@10``.
     Raises MeasureError for a malformed string, an unknown name or parameter (listing what
@@ -180,7 +184,9 @@ def parse_measure(text: str | Measure) -> Measure:
     if isinstance(text, Measure):
         return text
     if not isinstance(text, str):
-        raise MeasureError(f"a measure must be a string such as 'nDCG@10', got {type(text).__name__}")
+        raise MeasureError(
+            f"a measure must be a string such as 'nDCG@10', got {type(text).__name__}"
+        )
     match = _SYNTAX.match(text)
     if match is None:
         raise MeasureError(
@@ -193,7 +199,9 @@ def parse_measure(text: str | Measure) -> Measure:
     params = _parse_params(text, match["params"])
     spec = _SPEC_BY_NAME[name]
     defaults = dict(spec.params)
-    kept = tuple(sorted((k, v) for k, v in params.items() if not (k in defaults and v == defaults[k])))
+    kept = tuple(
+        sorted((k, v) for k, v in params.items() if not (k in defaults and v == defaults[k]))
+    )
     cutoff = int(match["cutoff"]) if match["cutoff"] is not None else None
     return Measure(name, kept, cutoff)
 

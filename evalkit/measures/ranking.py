@@ -17,6 +17,7 @@ Python loop runs per query or per document. The steps:
 
 from __future__ import annotations
 
+import itertools
 import os
 import warnings
 from concurrent.futures import ThreadPoolExecutor
@@ -77,7 +78,7 @@ def judged_ranking(
     qrels_fp = _fingerprint(qrels_d)
     dup_rows = _duplicate_rows(qrels_qidx, qrels_fp, qrels_d, np.arange(len(qrels_d)))
     if dup_rows.size:
-        _raise_duplicates("qrels", "judges", qrels_q, qrels_d, dup_rows, "remove the extra rows")
+        _raise_duplicates("qrels", "judges", (qrels_q, qrels_d), dup_rows, "remove the extra rows")
 
     run_q = _id_array(run, "query_id", "run")
     run_d = _id_array(run, "doc_id", "run")
@@ -110,23 +111,34 @@ def judged_ranking(
             _raise_duplicates(
                 "run",
                 "lists",
-                run_q,
-                run_d,
+                (run_q, run_d),
                 dup,
                 "remove them or pass duplicates='keep-first'",
             )
-        keep = _keep_first(dup, run_q, run_d, scores, ranks, ties, len(run))
+        keep = _keep_first(
+            dup, run_q=run_q, run_d=run_d, scores=scores, ranks=ranks, ties=ties, n_rows=len(run)
+        )
         return judged_ranking(qrels, run.iloc[keep], ties=ties, duplicates="error")
 
     # Join: which run rows do the qrels judge, and with which grade.
-    judged_rows, judged_grade = _join(packed, high, qrels_qidx, qrels_fp, run_d, qrels_d, grades)
+    judged_rows, judged_grade = _join(
+        packed,
+        high,
+        qrels_qidx=qrels_qidx,
+        qrels_fp=qrels_fp,
+        run_d=run_d,
+        qrels_d=qrels_d,
+        grades=grades,
+    )
     del packed, high
     # position of each row of `rows` in the subset arrays
     local = np.searchsorted(rows, judged_rows)
 
     if ties == "trec":
         kept_scores = scores if all_rows else scores[rows]
-        position, num_ret = _trec_positions(qidx, kept_scores, run_d, rows, local, n_queries)
+        position, num_ret = _trec_positions(
+            qidx, kept_scores, docs=run_d, rows=rows, judged=local, n_queries=n_queries
+        )
     else:
         given = ranks[rows] if ranks is not None else None
         position, num_ret = _given_positions(qidx, given, local, n_queries)
@@ -178,7 +190,9 @@ def _id_array(frame: pd.DataFrame, column: str, what: str) -> pa.Array:
         array = array.dictionary_decode()
     if array is not None and len(array) == 0:
         array = pa.array([], type=pa.string())
-    if array is None or not (pa.types.is_string(array.type) or pa.types.is_large_string(array.type)):
+    if array is None or not (
+        pa.types.is_string(array.type) or pa.types.is_large_string(array.type)
+    ):
         raise InputError(
             f"{what}.{column} must hold strings (IDs are strings, '001' is not 1); "
             f"found dtype {series.dtype}; convert it with .astype(str)"
@@ -191,7 +205,11 @@ def _integer_column(frame: pd.DataFrame, column: str, what: str) -> IntArray:
     values = series.to_numpy()
     if values.dtype.kind in "iu":
         return values.astype(np.int64)
-    if values.dtype.kind == "f" and np.all(np.isfinite(values)) and np.all(values == np.round(values)):
+    if (
+        values.dtype.kind == "f"
+        and np.all(np.isfinite(values))
+        and np.all(values == np.round(values))
+    ):
         return values.astype(np.int64)
     raise InputError(
         f"{what}.{column} must hold integers, found dtype {series.dtype}"
@@ -221,8 +239,9 @@ def _quote_ids(ids: pa.Array, limit: int = 3) -> str:
 
 
 def _raise_duplicates(
-    what: str, verb: str, q: pa.Array, d: pa.Array, dup_rows: IntArray, fix: str
+    what: str, verb: str, ids: tuple[pa.Array, pa.Array], dup_rows: IntArray, fix: str
 ) -> None:
+    q, d = ids
     first = int(dup_rows[0])
     pairs = pd.DataFrame(
         {"q": pc.take(q, dup_rows).to_pylist(), "d": pc.take(d, dup_rows).to_pylist()}
@@ -245,7 +264,11 @@ def _fingerprint(strings: pa.Array) -> U64Array:
     offset_type = np.int64 if pa.types.is_large_string(strings.type) else np.int32
     offsets = np.frombuffer(buffers[1], dtype=offset_type)[strings.offset : strings.offset + n + 1]
     offsets = offsets.astype(np.int64)
-    data = np.frombuffer(buffers[2], dtype=np.uint8) if buffers[2] is not None else np.zeros(0, np.uint8)
+    data = (
+        np.frombuffer(buffers[2], dtype=np.uint8)
+        if buffers[2] is not None
+        else np.zeros(0, np.uint8)
+    )
     lengths = np.diff(offsets)
     h = np.full(n, _FNV_OFFSET, dtype=np.uint64)
     if n == 0:
@@ -285,7 +308,8 @@ def _fingerprint(strings: pa.Array) -> U64Array:
 
 
 class _Packed(NamedTuple):
-    """Sorted uint64 keys ``query << (fp_bits + row_bits) | fingerprint top bits << row_bits | row``."""
+    """Sorted uint64 keys: ``query << (fp_bits + row_bits) | fingerprint top bits << row_bits |
+    row``."""
 
     keys: U64Array
     fp_bits: int
@@ -340,7 +364,7 @@ def _parallel_sort(keys: U64Array, shift: int) -> None:
         return
     cuts = np.unique(np.searchsorted(query, query[np.arange(1 << 16, keys.size, 1 << 16)]))
     bounds = [0, *cuts.tolist(), keys.size]
-    parts = [keys[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:], strict=True) if hi > lo]
+    parts = [keys[lo:hi] for lo, hi in itertools.pairwise(bounds) if hi > lo]
     with ThreadPoolExecutor(max_workers=min(os.cpu_count() or 1, 8)) as pool:
         for _ in pool.map(np.ndarray.sort, parts):
             pass
@@ -373,6 +397,7 @@ def _duplicate_rows(qidx: IntArray, fp: U64Array, docs: pa.Array, rows: IntArray
 def _join(
     packed: _Packed,
     high: U64Array,
+    *,
     qrels_qidx: IntArray,
     qrels_fp: U64Array,
     run_d: pa.Array,
@@ -416,6 +441,7 @@ def _descending_float32_key(scores: npt.NDArray[np.float64]) -> npt.NDArray[np.u
 def _trec_positions(
     qidx: IntArray,
     scores: npt.NDArray[np.float64],
+    *,
     docs: pa.Array,
     rows: IntArray,
     judged: IntArray,
@@ -465,10 +491,7 @@ def _given_positions(
     qidx: IntArray, ranks: IntArray | None, judged: IntArray, n_queries: int
 ) -> tuple[IntArray, IntArray]:
     """Positions by ``rank`` ascending (else row order) within each query; per-query counts."""
-    if ranks is None:
-        order = np.argsort(qidx, kind="stable")
-    else:
-        order = np.lexsort((ranks, qidx))
+    order = np.argsort(qidx, kind="stable") if ranks is None else np.lexsort((ranks, qidx))
     inverse = np.empty(order.size, dtype=np.int64)
     inverse[order] = np.arange(order.size, dtype=np.int64)
     num_ret = np.bincount(qidx, minlength=n_queries).astype(np.int64)
@@ -478,6 +501,7 @@ def _given_positions(
 
 def _keep_first(
     dup_rows: IntArray,
+    *,
     run_q: pa.Array,
     run_d: pa.Array,
     scores: npt.NDArray[np.float64],
