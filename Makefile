@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-dev
 FIXTURE ?= fixtures/synthetic-bilingual-v1
 
-.PHONY: report test lint unit gate bench lab clean
+.PHONY: report test lint unit gate probes bench lab clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -25,7 +25,13 @@ lint: $(STAMP)
 unit: $(STAMP)
 	$(BIN)/python -m pytest -q
 
-test: lint unit
+gate: $(STAMP)
+	$(BIN)/evalkit gate $(FIXTURE)
+
+probes: $(STAMP)
+	$(BIN)/evalkit probes fixtures/probes --target stdlib --baseline fixtures/probes/baseline.json
+
+test: lint unit gate probes
 
 lab: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[dev,lab]'

@@ -5,9 +5,9 @@ Schema ``evalkit.report/1`` (keys in camelCase)::
     schema                    "evalkit.report/1"
     fixture                   {id, version}
     corpusHash                SHA-256 of the canonical documents and chunks
-    evaluationDefinitionHash  SHA-256 of fixture ID/version, queries (text and judgments),
-                              settings (k, repeats, measures), systems, provider definitions
-                              and the measures version
+    evaluationDefinitionHash  SHA-256 of fixture ID/version, the corpus hash, queries (text and
+                              judgments), settings (k, repeats, measures), systems, provider
+                              definitions and the measures version
     providerDefinitionsHash   SHA-256 of the systems' definitions
     settings                  {k, repeats, measures, measuresVersion}
     systems                   system names, in evaluation order
@@ -17,6 +17,7 @@ Schema ``evalkit.report/1`` (keys in camelCase)::
     failures                  [{system, queryId, language, kind, chunkIds}]
     determinism               {verdict: "deterministic" | "unchecked", repeats}
     latency                   {system: {count, minMs, medianMs, p95Ms, maxMs, meanMs}}
+    gates                     (only from ``evalkit gate --output``) the gate results
 
 Everything but ``latency`` is the deterministic projection: byte-identical across runs of the
 same evaluation (``deterministic_projection``). No query text, titles, chunk text, spans,
@@ -71,6 +72,7 @@ def _definition_hashes(evaluation: Evaluation) -> tuple[str, str]:
     definition = canonical_hash(
         {
             "fixture": {"id": fixture.meta.id, "version": fixture.meta.version},
+            "corpus": corpus_hash(fixture),
             "queries": [q.model_dump(mode="json") for q in fixture.queries],
             "settings": _settings(evaluation),
             "systems": list(evaluation.systems),
