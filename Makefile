@@ -23,7 +23,7 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 unit: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 2
 
 gate: $(STAMP)
 	$(BIN)/evalkit gate $(FIXTURE)

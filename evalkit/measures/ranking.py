@@ -76,7 +76,7 @@ def judged_ranking(
     qrels_qidx = pc.index_in(qrels_q, value_set=query_ids).to_numpy(zero_copy_only=False)
     qrels_qidx = qrels_qidx.astype(np.int64)
     qrels_fp = _fingerprint(qrels_d)
-    dup_rows = _duplicate_rows(qrels_qidx, qrels_fp, qrels_d, np.arange(len(qrels_d)))
+    dup_rows = _duplicate_rows(qrels_qidx, qrels_fp.copy(), qrels_d, np.arange(len(qrels_d)))
     if dup_rows.size:
         _raise_duplicates("qrels", "judges", (qrels_q, qrels_d), dup_rows, "remove the extra rows")
 
@@ -263,7 +263,6 @@ def _fingerprint(strings: pa.Array) -> U64Array:
     buffers = strings.buffers()
     offset_type = np.int64 if pa.types.is_large_string(strings.type) else np.int32
     offsets = np.frombuffer(buffers[1], dtype=offset_type)[strings.offset : strings.offset + n + 1]
-    offsets = offsets.astype(np.int64)
     data = (
         np.frombuffer(buffers[2], dtype=np.uint8)
         if buffers[2] is not None
@@ -281,6 +280,7 @@ def _fingerprint(strings: pa.Array) -> U64Array:
         for k in range(n_words):
             h ^= words[:, k]
             h *= _FNV_PRIME
+        h ^= _U64(width)
     else:
         by_length = np.argsort(-lengths, kind="stable")
         sorted_lengths = lengths[by_length]
@@ -297,13 +297,15 @@ def _fingerprint(strings: pa.Array) -> U64Array:
             hs[:active] ^= word
             hs[:active] *= _FNV_PRIME
         h[by_length] = hs
-    h ^= lengths.astype(np.uint64)
+        h ^= lengths.astype(np.uint64)
     h *= _FNV_PRIME
-    h ^= h >> _U64(33)
-    h *= _MIX_1
-    h ^= h >> _U64(33)
-    h *= _MIX_2
-    h ^= h >> _U64(33)
+    # murmur3 fmix64, in place (one scratch array)
+    scratch = np.empty_like(h)
+    for multiplier in (_MIX_1, _MIX_2, None):
+        np.right_shift(h, _U64(33), out=scratch)
+        h ^= scratch
+        if multiplier is not None:
+            h *= multiplier
     return h
 
 
@@ -338,13 +340,19 @@ def _bits(n: int) -> int:
 def _packed_sort(
     qidx: IntArray, fp: U64Array, rows: IntArray, n_queries: int, n_rows: int
 ) -> _Packed:
-    """Pack (query code, fingerprint, row number) into one uint64 per row and sort."""
+    """Pack (query code, fingerprint, row number) into one uint64 per row and sort.
+
+    ``fp`` is overwritten (used as scratch space).
+    """
     q_bits, row_bits = _bits(n_queries), _bits(n_rows)
     fp_bits = 64 - q_bits - row_bits
     if fp_bits < 1:
         raise InputError(f"too many queries x rows to evaluate at once ({n_queries} x {n_rows})")
-    keys = qidx.astype(np.uint64) << _U64(fp_bits + row_bits)
-    keys |= (fp >> _U64(64 - fp_bits)) << _U64(row_bits)
+    keys = qidx.astype(np.uint64)
+    keys <<= _U64(fp_bits + row_bits)
+    fp >>= _U64(64 - fp_bits)  # fp is consumed: shifted in place
+    fp <<= _U64(row_bits)
+    keys |= fp
     keys |= rows.view(np.uint64)  # row numbers are >= 0
     _parallel_sort(keys, fp_bits + row_bits)
     return _Packed(keys, fp_bits, row_bits)

@@ -1,0 +1,71 @@
+"""Scale check of ``evaluate`` (issue 9): a generated fixture of 20,000 chunks and 2,000 queries.
+
+Runs each reference system in its own process (so peak memory is per system), with the default
+two determinism repeats, and prints seconds and peak RSS per system.
+
+    .venv/bin/python benchmarks/bench_evaluate.py [--documents 5000] [--queries 2000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+
+
+def run_one(
+    system: str, documents: int, chunks_per_document: int, queries: int
+) -> dict[str, float]:
+    from evalkit.evaluate import evaluate
+    from evalkit.fixtures import generate_fixture
+
+    fixture = generate_fixture(
+        1, documents=documents, chunks_per_document=chunks_per_document, queries=queries
+    )
+    started = time.perf_counter()
+    evaluation = evaluate(fixture, [system], repeats=2)
+    seconds = time.perf_counter() - started
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    ndcg = evaluation.summary().set_index("measure").loc["nDCG(dcg='exp-log2')@10", "value"]
+    return {
+        "chunks": len(fixture.chunks),
+        "queries": len(fixture.queries),
+        "seconds": seconds,
+        "per_query_ms": seconds * 1000 / (2 * len(fixture.queries)),
+        "peak_rss_mb": peak_mb,
+        "ndcg": float(ndcg),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--documents", type=int, default=5000)
+    parser.add_argument("--chunks-per-document", type=int, default=4)
+    parser.add_argument("--queries", type=int, default=2000)
+    parser.add_argument("--one", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.one:
+        print(json.dumps(run_one(args.one, args.documents, args.chunks_per_document, args.queries)))
+        return
+    systems = ["lexical", "token-hash", "alias-vector", "hybrid", "hybrid-rerank"]
+    print(
+        f"{'system':14s} {'chunks':>7s} {'queries':>7s} {'seconds':>8s} {'ms/query':>9s} {'peak MB':>8s}"
+    )
+    for system in systems:
+        out = subprocess.run(
+            [sys.executable, __file__, "--one", system, "--documents", str(args.documents),
+             "--chunks-per-document", str(args.chunks_per_document), "--queries", str(args.queries)],
+            check=True, capture_output=True, text=True,
+        )  # fmt: skip
+        row = json.loads(out.stdout.strip().splitlines()[-1])
+        print(
+            f"{system:14s} {row['chunks']:7d} {row['queries']:7d} {row['seconds']:8.1f} "
+            f"{row['per_query_ms']:9.2f} {row['peak_rss_mb']:8.0f}"
+        )
+
+
+if __name__ == "__main__":
+    main()
