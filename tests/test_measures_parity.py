@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 import pytrec_eval
 from hypothesis import HealthCheck, given, settings
@@ -95,7 +96,15 @@ def _frames(
     qrels_frame = pd.DataFrame(qrels_rows, columns=["query_id", "doc_id", "relevance"])
     run_frame = pd.DataFrame(run_rows, columns=["query_id", "doc_id", "score"])
     run_frame = run_frame.astype({"query_id": "str", "doc_id": "str", "score": "float64"})
-    return qrels_frame, run_frame
+    # arrow-backed columns in several chunks, as read_run returns them
+    cut = len(run_frame) // 2
+    chunked = pa.concat_tables(
+        [
+            pa.Table.from_pandas(part, preserve_index=False)
+            for part in (run_frame[:cut], run_frame[cut:])
+        ]
+    )
+    return qrels_frame, chunked.to_pandas()
 
 
 def _evalkit(qrels_frame: pd.DataFrame, run_frame: pd.DataFrame, measures: list[str]) -> dict:
@@ -205,3 +214,41 @@ def test_rr_at_k_equals_trec_eval_recip_rank_of_the_top_k(
         expected = _oracle(qrels, top_k, {"recip_rank"})
         for q in qrels:
             assert ours[q, m] == pytest.approx(expected[q]["recip_rank"], abs=1e-9)
+
+
+@pytest.mark.parametrize("layout", ["fixed-depth", "variable-depth", "shuffled"])
+def test_large_runs_equal_trec_eval(layout: str) -> None:
+    # > 2**17 rows: the sort paths for big inputs (per-query matrix, query-aligned chunks, one
+    # global sort) and the presorted shortcut, against pytrec_eval on the same data.
+    rng = np.random.default_rng(7)
+    n_queries, depth = 300, 500
+    depths = rng.integers(1, 2 * depth, n_queries) if layout == "variable-depth" else None
+    rows = []
+    qrels: dict[str, dict[str, int]] = {}
+    run: dict[str, dict[str, float]] = {}
+    for q in range(n_queries):
+        qid = f"q{q}"
+        n_docs = depth if depths is None else int(depths[q])
+        docs = [f"d{d}" for d in rng.choice(5000, n_docs, replace=False)]
+        scores = np.sort(np.round(rng.random(n_docs) * 20) / 2)[::-1]  # many ties
+        run[qid] = dict(zip(docs, scores.tolist(), strict=True))
+        rows += [(qid, d, s) for d, s in run[qid].items()]
+        judged = [*rng.choice(docs, min(10, n_docs), replace=False).tolist(), "missing"]
+        qrels[qid] = {d: int(rng.integers(-1, 4)) for d in judged}
+        qrels[qid][judged[0]] = max(qrels[qid][judged[0]], 0)
+    run_frame = pd.DataFrame(rows, columns=["query_id", "doc_id", "score"])
+    if layout == "shuffled":
+        run_frame = run_frame.sample(frac=1, random_state=1)
+    qrels_frame = pd.DataFrame(
+        [(q, d, g) for q, docs in qrels.items() for d, g in docs.items()],
+        columns=["query_id", "doc_id", "relevance"],
+    )
+    assert len(run_frame) > 2**17
+    measures = ["nDCG@10", "AP", "RR", "P@10", "R@100", "Bpref", "NumRet"]
+    ours = _evalkit(qrels_frame, run_frame, measures)
+    expected = _oracle(
+        qrels, run, {"ndcg_cut.10", "map", "recip_rank", "P.10", "recall.100", "bpref", "num_ret"}
+    )
+    for q in qrels:
+        for m in measures:
+            assert ours[q, m] == pytest.approx(expected[q][trec_name(m)], abs=1e-9), (q, m)

@@ -40,7 +40,7 @@ def read_qrels(path: PathLike) -> pd.DataFrame:
     return _read(
         Path(path),
         _QRELS_FIELDS,
-        {"query_id": pa.string(), "doc_id": pa.string(), "relevance": pa.int64()},
+        {"query_id": pa.large_string(), "doc_id": pa.large_string(), "relevance": pa.int64()},
     )
 
 
@@ -53,7 +53,12 @@ def read_run(path: PathLike) -> pd.DataFrame:
     return _read(
         Path(path),
         _RUN_FIELDS,
-        {"query_id": pa.string(), "doc_id": pa.string(), "score": pa.float64(), "rank": pa.int64()},
+        {
+            "query_id": pa.large_string(),
+            "doc_id": pa.large_string(),
+            "score": pa.float64(),
+            "rank": pa.int64(),
+        },
     )
 
 
@@ -130,9 +135,9 @@ def _read(path: Path, fields: tuple[str, ...], keep: dict[str, pa.DataType]) -> 
     table = _fast_parse(path, fields, keep)
     if table is None:
         table = _slow_parse(path, _load_bytes(path), fields, keep)
-    frame = table.select(list(keep)).to_pandas()
+    frame: pd.DataFrame = table.select(list(keep)).to_pandas()
     for name, dtype in keep.items():
-        if pa.types.is_string(dtype) and str(frame[name].dtype) != "str":
+        if pa.types.is_large_string(dtype) and str(frame[name].dtype) != "str":
             frame[name] = frame[name].astype("str")
     return frame
 
@@ -217,7 +222,7 @@ def _slow_parse(
 
 def _convert(text: str, name: str, dtype: pa.DataType, path: Path, line: int) -> object:
     convert: Callable[[str], object]
-    if pa.types.is_string(dtype):
+    if pa.types.is_large_string(dtype):
         return text
     if pa.types.is_integer(dtype):
         convert, expected = int, "an integer"

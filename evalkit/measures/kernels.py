@@ -160,8 +160,9 @@ def _ndcg(r: JudgedRanking, m: Measure) -> FloatArray:
     if m.cutoff is not None:
         positive &= ideal_pos < m.cutoff
     ideal_weights = _gain(r.qrels_grade[positive], dcg) / np.log2(ideal_pos[positive] + 2.0)
-    ideal = np.bincount(r.qrels_query[positive], weights=ideal_weights, minlength=r.n_queries)
-    ideal = ideal.astype(np.float64, copy=False)
+    ideal: FloatArray = np.bincount(
+        r.qrels_query[positive], weights=ideal_weights, minlength=r.n_queries
+    ).astype(np.float64, copy=False)
     return _ratio(actual, ideal)
 
 

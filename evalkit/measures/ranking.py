@@ -94,13 +94,24 @@ def judged_ranking(
             RunOnlyQueriesWarning,
             stacklevel=3,
         )
-        rows = np.flatnonzero(code.is_valid().to_numpy(zero_copy_only=False))
+        rows = np.flatnonzero(pc.is_valid(code).to_numpy(zero_copy_only=False))
         qidx = code.to_numpy(zero_copy_only=False)[rows].astype(np.int64)
     else:
         rows = np.arange(len(run_q), dtype=np.int64)
         qidx = code.to_numpy(zero_copy_only=False).astype(np.int64)
 
     all_rows = rows.size == len(run_d)
+    # Internal query codes: in order of first appearance when the run is grouped by query
+    # (then every sort below meets presorted query blocks), else the sorted order.
+    code_of_query = _grouped_code_order(qidx, n_queries)
+    if code_of_query is not None:
+        qidx = code_of_query[qidx]
+        qrels_code = code_of_query[qrels_qidx]
+    else:
+        code_of_query = np.arange(n_queries, dtype=np.int64)
+        qrels_code = qrels_qidx
+    query_of_code = np.empty(n_queries, dtype=np.int64)
+    query_of_code[code_of_query] = np.arange(n_queries, dtype=np.int64)
     run_fp = _fingerprint(run_d) if all_rows else _fingerprint(run_d)[rows]
     packed = _packed_sort(qidx, run_fp, rows, n_queries, len(run_d))
     del run_fp
@@ -124,7 +135,7 @@ def judged_ranking(
     judged_rows, judged_grade = _join(
         packed,
         high,
-        qrels_qidx=qrels_qidx,
+        qrels_qidx=qrels_code,
         qrels_fp=qrels_fp,
         run_d=run_d,
         qrels_d=qrels_d,
@@ -143,7 +154,8 @@ def judged_ranking(
         given = ranks[rows] if ranks is not None else None
         position, num_ret = _given_positions(qidx, given, local, n_queries)
 
-    jq = qidx[local]
+    num_ret = num_ret[code_of_query]
+    jq = query_of_code[qidx[local]]
     order = np.lexsort((position, jq))
     qrels_order = np.lexsort((-grades, qrels_qidx))
     return JudgedRanking(
@@ -155,6 +167,21 @@ def judged_ranking(
         qrels_query=qrels_qidx[qrels_order],
         qrels_grade=grades[qrels_order],
     )
+
+
+def _grouped_code_order(qidx: IntArray, n_queries: int) -> IntArray | None:
+    """Query index → code in order of first appearance, if each query's rows are contiguous."""
+    if qidx.size == 0:
+        return None
+    starts = np.concatenate([[0], np.flatnonzero(qidx[1:] != qidx[:-1]) + 1])
+    block_query = qidx[starts]
+    if np.unique(block_query).size != block_query.size:
+        return None  # a query appears in two separate blocks
+    code = np.full(n_queries, -1, dtype=np.int64)
+    code[block_query] = np.arange(block_query.size, dtype=np.int64)
+    absent = code < 0
+    code[absent] = np.arange(block_query.size, n_queries, dtype=np.int64)
+    return code
 
 
 # --- validation --------------------------------------------------------------------------------
@@ -171,7 +198,9 @@ def _require_columns(frame: object, what: str, columns: tuple[str, ...]) -> None
         )
 
 
-def _id_array(frame: pd.DataFrame, column: str, what: str) -> pa.Array:
+def _id_array(frame: pd.DataFrame, column: str, what: str) -> pa.ChunkedArray:
+    """The column as a chunked arrow string array (pandas' arrow-backed ``str`` columns are
+    not copied)."""
     series = frame[column]
     try:
         array = pa.array(series, from_pandas=True)
@@ -184,12 +213,14 @@ def _id_array(frame: pd.DataFrame, column: str, what: str) -> pa.Array:
             f"{what}.{column} has {int(missing.sum())} missing value(s) (first at row {row}); "
             "every ID must be a non-empty string"
         )
-    if isinstance(array, pa.ChunkedArray):
-        array = array.combine_chunks()
+    if isinstance(array, pa.Array):
+        array = pa.chunked_array([array])
     if array is not None and pa.types.is_dictionary(array.type):
-        array = array.dictionary_decode()
+        array = pa.chunked_array(
+            [chunk.dictionary_decode() for chunk in array.chunks], array.type.value_type
+        )
     if array is not None and len(array) == 0:
-        array = pa.array([], type=pa.string())
+        array = pa.chunked_array([], type=pa.string())
     if array is None or not (
         pa.types.is_string(array.type) or pa.types.is_large_string(array.type)
     ):
@@ -217,7 +248,7 @@ def _integer_column(frame: pd.DataFrame, column: str, what: str) -> IntArray:
     )
 
 
-def _score_column(run: pd.DataFrame, run_q: pa.Array) -> npt.NDArray[np.float64]:
+def _score_column(run: pd.DataFrame, run_q: pa.ChunkedArray) -> npt.NDArray[np.float64]:
     series = run["score"]
     values = series.to_numpy()
     if values.dtype.kind not in "iuf":
@@ -233,13 +264,13 @@ def _score_column(run: pd.DataFrame, run_q: pa.Array) -> npt.NDArray[np.float64]
     return values
 
 
-def _quote_ids(ids: pa.Array, limit: int = 3) -> str:
+def _quote_ids(ids: pa.Array | pa.ChunkedArray, limit: int = 3) -> str:
     shown = ", ".join(repr(x) for x in ids.slice(0, limit).to_pylist())
     return shown + (", ..." if len(ids) > limit else "")
 
 
 def _raise_duplicates(
-    what: str, verb: str, ids: tuple[pa.Array, pa.Array], dup_rows: IntArray, fix: str
+    what: str, verb: str, ids: tuple[pa.ChunkedArray, pa.ChunkedArray], dup_rows: IntArray, fix: str
 ) -> None:
     q, d = ids
     first = int(dup_rows[0])
@@ -256,9 +287,16 @@ def _raise_duplicates(
 # --- fingerprints, packed sort, join -----------------------------------------------------------
 
 
-def _fingerprint(strings: pa.Array) -> U64Array:
+def _fingerprint(strings: pa.ChunkedArray) -> U64Array:
     """A 64-bit fingerprint of each string: FNV-style mixing of its zero-padded little-endian
     8-byte words and its length, then murmur3's fmix64 finalizer (so the high bits are mixed)."""
+    if strings.num_chunks == 1:
+        return _fingerprint_chunk(strings.chunk(0))
+    parts = [_fingerprint_chunk(chunk) for chunk in strings.chunks]
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint64)
+
+
+def _fingerprint_chunk(strings: pa.Array) -> U64Array:
     n = len(strings)
     buffers = strings.buffers()
     offset_type = np.int64 if pa.types.is_large_string(strings.type) else np.int32
@@ -370,16 +408,34 @@ def _parallel_sort(keys: U64Array, shift: int) -> None:
     if keys.size < 1 << 17 or not bool(np.all(query[1:] >= query[:-1])):
         keys.sort()
         return
-    cuts = np.unique(np.searchsorted(query, query[np.arange(1 << 16, keys.size, 1 << 16)]))
+    workers = min(os.cpu_count() or 1, 8)
+    change = np.flatnonzero(query[1:] != query[:-1])
+    del query
+    width = keys.size // (change.size + 1)
+    if (
+        width * (change.size + 1) == keys.size
+        and width <= 1 << 14
+        and bool(np.all(change == np.arange(width - 1, keys.size - 1, width)))
+    ):
+        # every query has `width` rows (a fixed-depth run): sort the rows of a matrix
+        rows = keys.reshape(-1, width)
+        bounds = np.linspace(0, rows.shape[0], workers + 1).astype(np.int64).tolist()
+        parts = [rows[lo:hi] for lo, hi in itertools.pairwise(bounds) if hi > lo]
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            for _ in pool.map(lambda part: part.sort(axis=1), parts):
+                pass
+        return
+    starts = np.concatenate([[0], change + 1])
+    cuts = np.unique(starts[np.searchsorted(starts, np.arange(1 << 16, keys.size, 1 << 16))[:-1]])
     bounds = [0, *cuts.tolist(), keys.size]
     parts = [keys[lo:hi] for lo, hi in itertools.pairwise(bounds) if hi > lo]
-    with ThreadPoolExecutor(max_workers=min(os.cpu_count() or 1, 8)) as pool:
+    with ThreadPoolExecutor(max_workers=workers) as pool:
         for _ in pool.map(np.ndarray.sort, parts):
             pass
 
 
 def _confirmed_duplicates(
-    packed: _Packed, high: U64Array, rows: IntArray, qidx: IntArray, docs: pa.Array
+    packed: _Packed, high: U64Array, rows: IntArray, qidx: IntArray, docs: pa.ChunkedArray
 ) -> IntArray:
     """Row numbers (sorted) of every (query, doc) pair that occurs more than once.
 
@@ -394,10 +450,13 @@ def _confirmed_duplicates(
     frame = pd.DataFrame(
         {"q": qidx[local], "d": pc.take(docs, candidates).to_numpy(zero_copy_only=False)}
     )
-    return candidates[frame.duplicated(keep=False).to_numpy()]
+    duplicated: IntArray = candidates[frame.duplicated(keep=False).to_numpy()]
+    return duplicated
 
 
-def _duplicate_rows(qidx: IntArray, fp: U64Array, docs: pa.Array, rows: IntArray) -> IntArray:
+def _duplicate_rows(
+    qidx: IntArray, fp: U64Array, docs: pa.ChunkedArray, rows: IntArray
+) -> IntArray:
     packed = _packed_sort(qidx, fp, rows, int(qidx.max(initial=0)) + 1, len(docs))
     return _confirmed_duplicates(packed, packed.high, rows, qidx, docs)
 
@@ -408,14 +467,19 @@ def _join(
     *,
     qrels_qidx: IntArray,
     qrels_fp: U64Array,
-    run_d: pa.Array,
-    qrels_d: pa.Array,
+    run_d: pa.ChunkedArray,
+    qrels_d: pa.ChunkedArray,
     grades: IntArray,
 ) -> tuple[IntArray, IntArray]:
     """Run rows (sorted) that the qrels judge, and their grades (``high`` is ``packed.high``)."""
     keys = packed.pair_keys(qrels_qidx, qrels_fp)
     lo = np.searchsorted(high, keys, side="left").astype(np.int64)
-    counts = np.searchsorted(high, keys, side="right").astype(np.int64) - lo
+    last = high.size - 1
+    counts = (high[np.minimum(lo, last)] == keys).astype(np.int64) if high.size else lo * 0
+    # more than one candidate (fingerprint collision): count them all
+    several = np.flatnonzero(counts.astype(bool) & (lo < last))
+    several = several[high[lo[several] + 1] == keys[several]]
+    counts[several] = np.searchsorted(high, keys[several], side="right") - lo[several]
     total = int(counts.sum())
     if total == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
@@ -450,7 +514,7 @@ def _trec_positions(
     qidx: IntArray,
     scores: npt.NDArray[np.float64],
     *,
-    docs: pa.Array,
+    docs: pa.ChunkedArray,
     rows: IntArray,
     judged: IntArray,
     n_queries: int,
@@ -469,8 +533,19 @@ def _trec_positions(
     num_ret = np.bincount(qidx, minlength=n_queries).astype(np.int64)
     starts = np.concatenate([[0], np.cumsum(num_ret)[:-1]]).astype(np.int64)
     jkey = key[judged]
-    left = np.searchsorted(sorted_key, jkey, side="left").astype(np.int64)
-    right = np.searchsorted(sorted_key, jkey, side="right").astype(np.int64)
+    if order is None:
+        # already in order: an entry's slot is its index, unless it ties with a neighbour
+        left, right = judged.astype(np.int64), judged.astype(np.int64) + 1
+        before = key[np.maximum(judged - 1, 0)] == jkey
+        before[judged == 0] = False
+        after = key[np.minimum(judged + 1, key.size - 1)] == jkey
+        after[judged == key.size - 1] = False
+        tie = np.flatnonzero(before | after)
+        left[tie] = np.searchsorted(sorted_key, jkey[tie], side="left")
+        right[tie] = np.searchsorted(sorted_key, jkey[tie], side="right")
+    else:
+        left = np.searchsorted(sorted_key, jkey, side="left").astype(np.int64)
+        right = np.searchsorted(sorted_key, jkey, side="right").astype(np.int64)
     in_group = np.zeros(judged.size, dtype=np.int64)
     tied = np.flatnonzero(right - left > 1)
     if tied.size:
@@ -510,8 +585,8 @@ def _given_positions(
 def _keep_first(
     dup_rows: IntArray,
     *,
-    run_q: pa.Array,
-    run_d: pa.Array,
+    run_q: pa.ChunkedArray,
+    run_d: pa.ChunkedArray,
     scores: npt.NDArray[np.float64],
     ranks: IntArray | None,
     ties: Ties,

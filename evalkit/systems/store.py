@@ -15,7 +15,7 @@ from pathlib import Path
 from types import TracebackType
 
 import numpy as np
-import numpy.typing as npt
+from scipy import sparse
 
 from evalkit.systems.protocol import ChunkLike, Hit
 
@@ -31,10 +31,12 @@ CREATE TABLE chunks (
     text TEXT NOT NULL
 );
 CREATE VIRTUAL TABLE chunk_terms USING fts5(terms, tokenize = 'unicode61 remove_diacritics 0');
+CREATE TABLE vector_spaces (space TEXT PRIMARY KEY, dim INTEGER NOT NULL);
 CREATE TABLE chunk_vectors (
-    space TEXT NOT NULL,
+    space TEXT NOT NULL REFERENCES vector_spaces(space),
     rowid INTEGER NOT NULL REFERENCES chunks(rowid),
-    vector BLOB NOT NULL,
+    dims BLOB NOT NULL,
+    weights BLOB NOT NULL,
     PRIMARY KEY (space, rowid)
 );
 """
@@ -44,7 +46,8 @@ class ChunkStore:
     """Chunks under their stable IDs in a temporary SQLite database.
 
     ``add`` stores chunks in the given order; ``index_terms`` fills the FTS5 table from a
-    tokenizer; ``put_vectors``/``vectors`` keep one float64 matrix per named vector space.
+    tokenizer; ``put_vectors``/``vectors`` keep one sparse float64 matrix per named vector space
+    (each row stored as its non-zero dimensions and weights).
     """
 
     def __init__(self) -> None:
@@ -123,24 +126,43 @@ class ChunkStore:
         return [Hit(chunk_id, round(float(score), 12)) for chunk_id, score in rows]
 
     # vectors ---------------------------------------------------------------------------------
-    def put_vectors(self, space: str, matrix: npt.NDArray[np.float64]) -> None:
-        """Store one row vector per chunk (row order) under the vector space ``space``."""
+    def put_vectors(self, space: str, matrix: sparse.csr_matrix) -> None:
+        """Store one sparse row vector per chunk (row order) under the vector space ``space``."""
         rows = [
-            (space, i + 1, np.ascontiguousarray(row, dtype="<f8").tobytes())
-            for i, row in enumerate(matrix)
+            (
+                space,
+                i + 1,
+                matrix.indices[matrix.indptr[i] : matrix.indptr[i + 1]].astype("<i4").tobytes(),
+                matrix.data[matrix.indptr[i] : matrix.indptr[i + 1]].astype("<f8").tobytes(),
+            )
+            for i in range(matrix.shape[0])
         ]
         with self._db:
             self._db.execute("DELETE FROM chunk_vectors WHERE space = ?", (space,))
-            self._db.executemany("INSERT INTO chunk_vectors VALUES (?, ?, ?)", rows)
-
-    def vectors(self, space: str) -> npt.NDArray[np.float64]:
-        """The ``(n_chunks, dim)`` matrix stored under ``space``."""
-        blobs = [
-            blob
-            for (blob,) in self._db.execute(
-                "SELECT vector FROM chunk_vectors WHERE space = ? ORDER BY rowid", (space,)
+            self._db.execute(
+                "INSERT OR REPLACE INTO vector_spaces VALUES (?, ?)", (space, matrix.shape[1])
             )
-        ]
-        if not blobs:
-            return np.zeros((0, 0))
-        return np.frombuffer(b"".join(blobs), dtype="<f8").reshape(len(blobs), -1).copy()
+            self._db.executemany("INSERT INTO chunk_vectors VALUES (?, ?, ?, ?)", rows)
+
+    def vectors(self, space: str) -> sparse.csr_matrix:
+        """The ``(n_chunks, dim)`` sparse matrix stored under ``space`` (CSR, float64)."""
+        found = self._db.execute(
+            "SELECT dim FROM vector_spaces WHERE space = ?", (space,)
+        ).fetchone()
+        if found is None:
+            return sparse.csr_matrix((0, 0))
+        dims, weights, indptr = [], [], [0]
+        for dim_blob, weight_blob in self._db.execute(
+            "SELECT dims, weights FROM chunk_vectors WHERE space = ? ORDER BY rowid", (space,)
+        ):
+            dims.append(np.frombuffer(dim_blob, dtype="<i4"))
+            weights.append(np.frombuffer(weight_blob, dtype="<f8"))
+            indptr.append(indptr[-1] + len(dims[-1]))
+        return sparse.csr_matrix(
+            (
+                np.concatenate(weights) if weights else np.zeros(0),
+                np.concatenate(dims) if dims else np.zeros(0, dtype=np.int32),
+                np.array(indptr),
+            ),
+            shape=(len(indptr) - 1, found[0]),
+        )

@@ -6,7 +6,8 @@
   transparent lexical-overlap ablation in vector form.
 - ``AliasEmbedder``: **regression plumbing, not an embedding model.** It maps text onto a
   handcrafted table of bilingual concept aliases written *for* the committed fixture
-  (``data/alias_concepts.yaml``), so it is fixture-aware by construction. It exists only to give
+  (``data/alias_concepts.yaml``; it even holds concepts that only the fixture's no-answer
+  queries mention), so it is fixture-aware by construction. It exists only to give
   the vector, hybrid and rerank code paths stable cross-language matches to exercise. Its
   numbers say nothing about the quality of any real embedding provider.
 """
@@ -25,6 +26,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 import yaml
+from scipy import sparse
 
 from evalkit.canonical import canonical_hash
 from evalkit.errors import InputError
@@ -107,20 +109,61 @@ class AliasEmbedder:
         }
 
     @cached_property
-    def _pattern(self) -> re.Pattern[str]:
-        aliases = sorted(self._alias_to_concept, key=lambda a: (-len(a), a))
-        parts = [
-            re.escape(a) if _is_cjk(a) else rf"(?<![^\W_]){re.escape(a)}(?![^\W_])"
-            for a in aliases
-            if a
-        ]
-        return re.compile("|".join(parts))
+    def _phrases(self) -> tuple[dict[tuple[str, ...], int], int]:
+        """English aliases as word tuples -> concept, and the longest alias in words."""
+        phrases: dict[tuple[str, ...], int] = {}
+        for alias, concept in sorted(self._alias_to_concept.items()):
+            words = tuple(_LATIN_WORD.findall(alias))
+            if words and not _is_cjk(alias):
+                phrases.setdefault(words, concept)
+        return phrases, max((len(p) for p in phrases), default=0)
+
+    @cached_property
+    def _cjk_aliases(self) -> dict[str, list[tuple[str, int]]]:
+        """Chinese aliases by first character, longest first."""
+        by_first: dict[str, list[tuple[str, int]]] = {}
+        for alias, concept in sorted(
+            self._alias_to_concept.items(), key=lambda a: (-len(a[0]), a[0])
+        ):
+            if _is_cjk(alias):
+                by_first.setdefault(alias[0], []).append((alias, concept))
+        return by_first
 
     def concepts(self, text: str) -> Counter[int]:
-        """Concept indexes found in ``text`` with their counts."""
-        return Counter(
-            self._alias_to_concept[m.group(0)] for m in self._pattern.finditer(normalize(text))
-        )
+        """Concept indexes found in ``text`` with their counts.
+
+        Matching is leftmost-longest and non-overlapping: English aliases match whole words
+        (a phrase alias matches consecutive words); aliases containing Chinese characters match
+        substrings (so ``65岁`` matches inside ``年满65岁``).
+        """
+        normalized = normalize(text)
+        found: Counter[int] = Counter()
+        phrases, longest = self._phrases
+        # A run of letters and digits touching a Chinese character is not an English word.
+        words = [w if not _is_cjk(w) else "" for w in _WORD_RUN.findall(normalized)]
+        i = 0
+        while i < len(words):
+            for n in range(min(longest, len(words) - i), 0, -1):
+                concept = (
+                    phrases.get(tuple(words[i : i + n])) if "" not in words[i : i + n] else None
+                )
+                if concept is not None:
+                    found[concept] += 1
+                    i += n
+                    break
+            else:
+                i += 1
+        by_first = self._cjk_aliases
+        j = 0
+        while j < len(normalized):
+            for alias, concept in by_first.get(normalized[j], ()):
+                if normalized.startswith(alias, j):
+                    found[concept] += 1
+                    j += len(alias)
+                    break
+            else:
+                j += 1
+        return found
 
     def embed(self, texts: Sequence[str]) -> Matrix:
         matrix = np.zeros((len(texts), len(self.concept_ids)))
@@ -128,6 +171,11 @@ class AliasEmbedder:
             for concept, count in self.concepts(text).items():
                 matrix[row, concept] = 1.0 + math.log(count)
         return _normalize_rows(matrix)
+
+
+_CJK_CHARS = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_LATIN_WORD = re.compile(rf"[^\W_{_CJK_CHARS}]+")
+_WORD_RUN = re.compile(r"[^\W_]+")
 
 
 def _is_cjk(alias: str) -> bool:
@@ -163,8 +211,9 @@ def rank_by_score(
 class VectorRetriever(BaseRetriever):
     """Cosine similarity between the query vector and every chunk vector (title + text).
 
-    Vectors are stored in the SQLite store and searched exhaustively; hits with cosine at or
-    below ``min_score`` are dropped (abstention).
+    Vectors are stored (sparse) in the SQLite store and searched exhaustively with a sparse
+    matrix-vector product, which needs no BLAS threads and sums in a fixed order; hits with
+    cosine at or below ``min_score`` are dropped (abstention).
     """
 
     def __init__(self, embedder: Embedder, *, name: str, min_score: float = 0.0) -> None:
@@ -172,7 +221,7 @@ class VectorRetriever(BaseRetriever):
         self.embedder = embedder
         self.min_score = min_score
         self._store: ChunkStore | None = None
-        self._matrix: Matrix = np.zeros((0, 0))
+        self._matrix = sparse.csr_matrix((0, 0))
         self._ids: list[str] = []
         self._id_order: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
 
@@ -190,7 +239,7 @@ class VectorRetriever(BaseRetriever):
         self._store = ChunkStore()
         self._store.add(chunks)
         texts = [f"{title}\n{text}" for title, text in self._store.texts()]
-        self._store.put_vectors(self.name, self.embedder.embed(texts))
+        self._store.put_vectors(self.name, sparse.csr_matrix(self.embedder.embed(texts)))
         self._matrix = self._store.vectors(self.name)
         self._ids = self._store.chunk_ids
         self._id_order = np.argsort(np.argsort(np.array(self._ids, dtype=object), kind="stable"))
@@ -205,9 +254,8 @@ class VectorRetriever(BaseRetriever):
         if not self._ids:
             return []
         query_vector = self.embedder.embed([text])[0]
-        return rank_by_score(
-            self._matrix @ query_vector, self._ids, self._id_order, k, self.min_score
-        )
+        scores = np.asarray(self._matrix @ query_vector, dtype=np.float64)
+        return rank_by_score(scores, self._ids, self._id_order, k, self.min_score)
 
     def close(self) -> None:
         if self._store is not None:
