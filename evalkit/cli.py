@@ -10,8 +10,12 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from evalkit.errors import EvalkitError
+
+if TYPE_CHECKING:
+    from evalkit.evaluate import Evaluation
 
 __all__ = ["main"]
 
@@ -64,8 +68,7 @@ def _run_validate(args: argparse.Namespace) -> int:
 # --- run ------------------------------------------------------------------------------------
 
 
-def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handler:
-    p = sub.add_parser("run", help="evaluate systems on a fixture; print summary and latency")
+def _add_evaluation_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("fixture", help="fixture directory")
     p.add_argument(
         "--systems",
@@ -75,6 +78,11 @@ def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handle
     )
     p.add_argument("--k", type=int, default=10, help="ranking cutoff (default 10)")
     p.add_argument("--repeats", type=int, default=2, help="determinism repeats (default 2)")
+
+
+def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handler:
+    p = sub.add_parser("run", help="evaluate systems on a fixture; print summary and latency")
+    _add_evaluation_options(p)
     p.add_argument(
         "--output",
         default=None,
@@ -91,23 +99,25 @@ def _split_systems(value: str | None) -> list[str] | None:
     return names or None
 
 
-def _run_run(args: argparse.Namespace) -> int:
+def _evaluate_fixture(args: argparse.Namespace, *, progress: bool = False) -> Evaluation:
+    """Load ``args.fixture`` and evaluate it with ``args.systems``, ``args.k``, ``args.repeats``."""
     from evalkit.evaluate import evaluate
     from evalkit.fixtures import load_fixture
+
+    fixture = load_fixture(args.fixture)
+    systems = _split_systems(args.systems)
+    return evaluate(fixture, systems, k=args.k, repeats=args.repeats, progress=progress)
+
+
+def _run_run(args: argparse.Namespace) -> int:
     from evalkit.output import output_path_from_env, resolve_output_path
     from evalkit.report import write_report
 
     output = output_path_from_env(args.output)
     if output is not None:
         resolve_output_path(output)  # refuse an unsafe path before spending time evaluating
-    fixture = load_fixture(args.fixture)
-    evaluation = evaluate(
-        fixture,
-        _split_systems(args.systems),
-        k=args.k,
-        repeats=args.repeats,
-        progress=sys.stderr.isatty(),
-    )
+    evaluation = _evaluate_fixture(args, progress=sys.stderr.isatty())
+    fixture = evaluation.fixture
     table = evaluation.summary().pivot(index="system", columns="measure", values="value")
     table = table.loc[list(evaluation.systems), [m for m in evaluation.measures if m in table]]
     print(f"{fixture.meta.id} {fixture.meta.version}: {len(fixture.queries)} queries, k={args.k}")
@@ -216,18 +226,6 @@ def _run_probes(args: argparse.Namespace) -> int:
 # --- gate, baseline, diff -------------------------------------------------------------------
 
 
-def _add_evaluation_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("fixture", help="fixture directory")
-    p.add_argument(
-        "--systems",
-        default=None,
-        help="comma-separated system names or package.module:factory specs (default: all five "
-        "reference systems); must match the baseline's systems",
-    )
-    p.add_argument("--k", type=int, default=10, help="ranking cutoff (default 10)")
-    p.add_argument("--repeats", type=int, default=2, help="determinism repeats (default 2)")
-
-
 def _add_gate(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handler:
     p = sub.add_parser(
         "gate",
@@ -257,8 +255,6 @@ def _run_gate(args: argparse.Namespace) -> int:
     import pathlib
 
     from evalkit.errors import InputError
-    from evalkit.evaluate import evaluate
-    from evalkit.fixtures import load_fixture
     from evalkit.gates import (
         check_baseline_fresh,
         check_gates,
@@ -286,8 +282,8 @@ def _run_gate(args: argparse.Namespace) -> int:
     elif gates.baseline is not None:
         baseline_path = gates_path.parent / gates.baseline.path
     baseline = load_report(baseline_path) if baseline_path is not None else None
-    fixture = load_fixture(args.fixture)
-    evaluation = evaluate(fixture, _split_systems(args.systems), k=args.k, repeats=args.repeats)
+    evaluation = _evaluate_fixture(args)
+    fixture = evaluation.fixture
     report = evaluation.to_report()
     if baseline is not None:
         check_baseline_fresh(
@@ -321,8 +317,6 @@ def _add_baseline(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> H
 
 def _run_baseline(args: argparse.Namespace) -> int:
     from evalkit.errors import InputError
-    from evalkit.evaluate import evaluate
-    from evalkit.fixtures import load_fixture
     from evalkit.gates import write_baseline
     from evalkit.output import output_path_from_env, resolve_output_path
 
@@ -333,9 +327,7 @@ def _run_baseline(args: argparse.Namespace) -> int:
             "(or set EVALKIT_OUTPUT)"
         )
     resolve_output_path(output)  # refuse an unsafe path before spending time evaluating
-    fixture = load_fixture(args.fixture)
-    evaluation = evaluate(fixture, _split_systems(args.systems), k=args.k, repeats=args.repeats)
-    report = evaluation.to_report()
+    report = _evaluate_fixture(args).to_report()
     write_baseline(report, output)
     print(f"baseline: {output} (evaluationDefinitionHash {report['evaluationDefinitionHash']})")
     return 0

@@ -21,7 +21,7 @@ import itertools
 import os
 import warnings
 from concurrent.futures import ThreadPoolExecutor
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -104,18 +104,19 @@ def judged_ranking(
     # Internal query codes: in order of first appearance when the run is grouped by query
     # (then every sort below meets presorted query blocks), else the sorted order.
     code_of_query = _grouped_code_order(qidx, n_queries)
+    query_sizes = None
     if code_of_query is not None:
-        qidx = code_of_query[qidx]
+        np.take(code_of_query, qidx, out=qidx, mode="clip")  # in place, unbuffered
         qrels_code = code_of_query[qrels_qidx]
+        query_sizes = np.bincount(qidx, minlength=n_queries).astype(np.int64)
     else:
         code_of_query = np.arange(n_queries, dtype=np.int64)
         qrels_code = qrels_qidx
     query_of_code = np.empty(n_queries, dtype=np.int64)
     query_of_code[code_of_query] = np.arange(n_queries, dtype=np.int64)
     run_fp = _fingerprint(run_d) if all_rows else _fingerprint(run_d)[rows]
-    packed = _packed_sort(qidx, run_fp, rows, n_queries, len(run_d))
+    packed, high = _packed_sort(qidx, run_fp, rows, n_queries, len(run_d), query_sizes=query_sizes)
     del run_fp
-    high = packed.high
     dup = _confirmed_duplicates(packed, high, rows, qidx, run_d)
     if dup.size:
         if duplicates == "error":
@@ -141,14 +142,14 @@ def judged_ranking(
         qrels_d=qrels_d,
         grades=grades,
     )
-    del packed, high
+    del packed
     # position of each row of `rows` in the subset arrays
     local = np.searchsorted(rows, judged_rows)
 
     if ties == "trec":
         kept_scores = scores if all_rows else scores[rows]
         position, num_ret = _trec_positions(
-            qidx, kept_scores, docs=run_d, rows=rows, judged=local, n_queries=n_queries
+            qidx, kept_scores, docs=run_d, rows=rows, judged=local, n_queries=n_queries, out=high
         )
     else:
         given = ranks[rows] if ranks is not None else None
@@ -296,20 +297,33 @@ def _fingerprint(strings: pa.ChunkedArray) -> U64Array:
     return np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint64)
 
 
+_BLOCK = 1 << 20  # rows per block: keeps temporaries small and in cache
+
+
 def _fingerprint_chunk(strings: pa.Array) -> U64Array:
     n = len(strings)
     buffers = strings.buffers()
     offset_type = np.int64 if pa.types.is_large_string(strings.type) else np.int32
-    offsets = np.frombuffer(buffers[1], dtype=offset_type)[strings.offset : strings.offset + n + 1]
+    all_offsets: npt.NDArray[np.integer[Any]] = np.frombuffer(buffers[1], dtype=offset_type)
+    offsets = all_offsets[strings.offset : strings.offset + n + 1]
     data = (
         np.frombuffer(buffers[2], dtype=np.uint8)
         if buffers[2] is not None
         else np.zeros(0, np.uint8)
     )
+    h = np.empty(n, dtype=np.uint64)
+    for lo in range(0, n, _BLOCK):
+        hi = min(lo + _BLOCK, n)
+        h[lo:hi] = _fingerprint_block(data, offsets[lo : hi + 1])
+    return h
+
+
+def _fingerprint_block(
+    data: npt.NDArray[np.uint8], offsets: npt.NDArray[np.integer[Any]]
+) -> U64Array:
+    n = offsets.size - 1
     lengths = np.diff(offsets)
     h = np.full(n, _FNV_OFFSET, dtype=np.uint64)
-    if n == 0:
-        return h
     width = int(lengths.max())
     n_words = (width + 7) // 8
     if int(lengths.min()) == width and width % 8 == 0:
@@ -324,7 +338,8 @@ def _fingerprint_chunk(strings: pa.Array) -> U64Array:
         sorted_lengths = lengths[by_length]
         starts = offsets[:-1][by_length]
         hs = h[by_length]
-        padded = np.concatenate([data, np.zeros(8, dtype=np.uint8)])
+        padded = np.concatenate([data[offsets[0] : offsets[-1]], np.zeros(8, dtype=np.uint8)])
+        starts = starts - offsets[0]
         for k in range(n_words):
             active = int(np.count_nonzero(sorted_lengths > 8 * k))  # a prefix (sorted by length)
             word = np.zeros(active, dtype=np.uint64)
@@ -337,11 +352,9 @@ def _fingerprint_chunk(strings: pa.Array) -> U64Array:
         h[by_length] = hs
         h ^= lengths.astype(np.uint64)
     h *= _FNV_PRIME
-    # murmur3 fmix64, in place (one scratch array)
-    scratch = np.empty_like(h)
+    # murmur3 fmix64
     for multiplier in (_MIX_1, _MIX_2, None):
-        np.right_shift(h, _U64(33), out=scratch)
-        h ^= scratch
+        h ^= h >> _U64(33)
         if multiplier is not None:
             h *= multiplier
     return h
@@ -376,58 +389,63 @@ def _bits(n: int) -> int:
 
 
 def _packed_sort(
-    qidx: IntArray, fp: U64Array, rows: IntArray, n_queries: int, n_rows: int
-) -> _Packed:
+    qidx: IntArray,
+    fp: U64Array,
+    rows: IntArray,
+    n_queries: int,
+    n_rows: int,
+    *,
+    query_sizes: IntArray | None = None,
+) -> tuple[_Packed, U64Array]:
     """Pack (query code, fingerprint, row number) into one uint64 per row and sort.
 
-    ``fp`` is overwritten (used as scratch space).
+    Returns the sorted keys and their :attr:`_Packed.high` part. ``fp`` is overwritten (it
+    becomes the keys). ``query_sizes``: rows per query code when the rows are grouped by
+    query in increasing code order (enables the per-query sort), else None.
     """
     q_bits, row_bits = _bits(n_queries), _bits(n_rows)
     fp_bits = 64 - q_bits - row_bits
     if fp_bits < 1:
         raise InputError(f"too many queries x rows to evaluate at once ({n_queries} x {n_rows})")
-    keys = qidx.astype(np.uint64)
-    keys <<= _U64(fp_bits + row_bits)
-    fp >>= _U64(64 - fp_bits)  # fp is consumed: shifted in place
-    fp <<= _U64(row_bits)
-    keys |= fp
+    keys = fp
+    keys >>= _U64(64 - fp_bits)
+    keys <<= _U64(row_bits)
     keys |= rows.view(np.uint64)  # row numbers are >= 0
-    _parallel_sort(keys, fp_bits + row_bits)
-    return _Packed(keys, fp_bits, row_bits)
+    scratch = qidx.astype(np.uint64)
+    scratch <<= _U64(fp_bits + row_bits)
+    keys |= scratch
+    _parallel_sort(keys, query_sizes)
+    np.right_shift(keys, _U64(row_bits), out=scratch)
+    return _Packed(keys, fp_bits, row_bits), scratch
 
 
-def _parallel_sort(keys: U64Array, shift: int) -> None:
-    """Sort ``keys`` in place; fast when the rows are already grouped by query.
+def _parallel_sort(keys: U64Array, query_sizes: IntArray | None) -> None:
+    """Sort ``keys`` in place; fast when the rows are grouped by query (``query_sizes``).
 
-    The query code sits above bit ``shift``. When the keys are already ordered by it, the array
-    is cut at query boundaries into cache-sized parts (about 64k keys, whole queries) that are
-    sorted independently, on every core (numpy's sort releases the GIL); sorted parts of
-    increasing query codes make a sorted array. Otherwise one global sort is used.
+    When every query has the same number of rows the keys form a matrix whose rows are sorted;
+    otherwise they are cut at query boundaries into cache-sized parts (about 64k keys, whole
+    queries). Either way the parts are sorted independently, on every core (numpy's sort
+    releases the GIL), and sorted parts in increasing query order make a sorted array. Rows not
+    grouped by query get one global sort.
     """
-    query = keys >> _U64(shift)
-    if keys.size < 1 << 17 or not bool(np.all(query[1:] >= query[:-1])):
+    if query_sizes is None or keys.size < 1 << 17:
         keys.sort()
         return
     workers = min(os.cpu_count() or 1, 8)
-    change = np.flatnonzero(query[1:] != query[:-1])
-    del query
-    width = keys.size // (change.size + 1)
-    if (
-        width * (change.size + 1) == keys.size
-        and width <= 1 << 14
-        and bool(np.all(change == np.arange(width - 1, keys.size - 1, width)))
-    ):
+    sizes = query_sizes[query_sizes > 0]
+    width = int(sizes[0]) if sizes.size else 0
+    if 0 < width <= 1 << 14 and bool(np.all(sizes == width)):
         # every query has `width` rows (a fixed-depth run): sort the rows of a matrix
-        rows = keys.reshape(-1, width)
-        bounds = np.linspace(0, rows.shape[0], workers + 1).astype(np.int64).tolist()
-        parts = [rows[lo:hi] for lo, hi in itertools.pairwise(bounds) if hi > lo]
+        matrix = keys.reshape(-1, width)
+        bounds = np.linspace(0, matrix.shape[0], workers + 1).astype(np.int64).tolist()
+        blocks = [matrix[lo:hi] for lo, hi in itertools.pairwise(bounds) if hi > lo]
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            for _ in pool.map(lambda part: part.sort(axis=1), parts):
+            for _ in pool.map(lambda block: block.sort(axis=1), blocks):
                 pass
         return
-    starts = np.concatenate([[0], change + 1])
-    cuts = np.unique(starts[np.searchsorted(starts, np.arange(1 << 16, keys.size, 1 << 16))[:-1]])
-    bounds = [0, *cuts.tolist(), keys.size]
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    cuts = np.unique(starts[np.searchsorted(starts, np.arange(1 << 16, keys.size, 1 << 16))])
+    bounds = [0, *[c for c in cuts.tolist() if 0 < c < keys.size], keys.size]
     parts = [keys[lo:hi] for lo, hi in itertools.pairwise(bounds) if hi > lo]
     with ThreadPoolExecutor(max_workers=workers) as pool:
         for _ in pool.map(np.ndarray.sort, parts):
@@ -457,8 +475,8 @@ def _confirmed_duplicates(
 def _duplicate_rows(
     qidx: IntArray, fp: U64Array, docs: pa.ChunkedArray, rows: IntArray
 ) -> IntArray:
-    packed = _packed_sort(qidx, fp, rows, int(qidx.max(initial=0)) + 1, len(docs))
-    return _confirmed_duplicates(packed, packed.high, rows, qidx, docs)
+    packed, high = _packed_sort(qidx, fp, rows, int(qidx.max(initial=0)) + 1, len(docs))
+    return _confirmed_duplicates(packed, high, rows, qidx, docs)
 
 
 def _join(
@@ -518,13 +536,17 @@ def _trec_positions(
     rows: IntArray,
     judged: IntArray,
     n_queries: int,
+    out: U64Array | None = None,
 ) -> tuple[IntArray, IntArray]:
     """0-based positions of the ``judged`` entries (indices into ``rows``) and per-query counts.
+
+    ``out``: a uint64 array of ``qidx.size`` to build the sort keys in (overwritten).
 
     Order: float32 score descending, then doc ID descending. Only tie groups that hold a judged
     document are ordered by doc ID: the order among unjudged documents changes no measure.
     """
-    key = qidx.astype(np.uint64)
+    key = np.empty(qidx.size, dtype=np.uint64) if out is None else out
+    np.copyto(key, qidx, casting="unsafe")
     key <<= _U64(32)
     key |= _descending_float32_key(scores)
     presorted = bool(np.all(key[1:] >= key[:-1]))
