@@ -186,22 +186,19 @@ def evaluate(
         NO_ANSWER_MEASURE,
     )
 
-    first: tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, dict[str, dict[str, Any]]] | None = None
-    latency_frames = []
-    for repeat in range(repeats):
-        rankings, latency, definitions = _run_systems(fixture, specs, k, repeat, progress)
-        names = tuple(definitions)
-        per_query = _measure(fixture, rankings, names, ranking_measures, k)
+    rankings, latency, definitions = _run_systems(fixture, specs, k, 0, progress)
+    systems_run = tuple(definitions)
+    per_query = _measure(fixture, rankings, systems_run, ranking_measures, k)
+    latency_frames = [latency]
+    for repeat in range(1, repeats):
+        again, latency, _ = _run_systems(fixture, specs, k, repeat, progress)
+        again_per_query = _measure(fixture, again, systems_run, ranking_measures, k)
+        # Failures are a function of rankings and fixture, so equal rankings mean equal failures.
+        _check_same(rankings, per_query, again, again_per_query)
         latency_frames.append(latency)
-        if first is None:
-            first = (rankings, per_query, _find_failures(fixture, rankings, names), definitions)
-        else:
-            _check_same(first[0], first[1], rankings, per_query)
-    assert first is not None  # repeats >= 1 was checked above
-    rankings, per_query, _, definitions = first
     return Evaluation(
         fixture=fixture,
-        systems=tuple(definitions),
+        systems=systems_run,
         k=k,
         measures=all_measures,
         per_query=per_query,
