@@ -51,19 +51,17 @@ def main() -> None:
         print(json.dumps(run_one(args.one, args.documents, args.chunks_per_document, args.queries)))
         return
     systems = ["lexical", "token-hash", "alias-vector", "hybrid", "hybrid-rerank"]
-    print(
-        f"{'system':14s} {'chunks':>7s} {'queries':>7s} {'seconds':>8s} {'ms/query':>9s} {'peak MB':>8s}"
-    )
+    header = ["chunks", "queries", "seconds", "ms/query", "peak MB"]
+    print(f"{'system':14s} " + " ".join(f"{h:>9s}" for h in header))
     for system in systems:
-        out = subprocess.run(
-            [sys.executable, __file__, "--one", system, "--documents", str(args.documents),
-             "--chunks-per-document", str(args.chunks_per_document), "--queries", str(args.queries)],
-            check=True, capture_output=True, text=True,
-        )  # fmt: skip
+        command = [sys.executable, __file__, "--one", system, "--documents", str(args.documents)]
+        command += ["--chunks-per-document", str(args.chunks_per_document)]
+        command += ["--queries", str(args.queries)]
+        out = subprocess.run(command, check=True, capture_output=True, text=True)
         row = json.loads(out.stdout.strip().splitlines()[-1])
         print(
-            f"{system:14s} {row['chunks']:7d} {row['queries']:7d} {row['seconds']:8.1f} "
-            f"{row['per_query_ms']:9.2f} {row['peak_rss_mb']:8.0f}"
+            f"{system:14s} {row['chunks']:9d} {row['queries']:9d} {row['seconds']:9.1f} "
+            f"{row['per_query_ms']:9.2f} {row['peak_rss_mb']:9.0f}"
         )
 
 

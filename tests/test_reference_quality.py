@@ -30,7 +30,9 @@ def overall(evaluation: Evaluation) -> pd.DataFrame:
 
 
 def test_all_five_systems_with_all_measures(evaluation: Evaluation) -> None:
-    assert evaluation.systems == ("lexical", "token-hash", "alias-vector", "hybrid", "hybrid-rerank")
+    assert evaluation.systems == (
+        "lexical", "token-hash", "alias-vector", "hybrid", "hybrid-rerank",
+    )  # fmt: skip
     assert evaluation.measures == (
         "R@5", "R@10", "RR@10", NDCG, "ContextPrecision@10", "ContextRecall@10", "NoAnswerFP",
     )  # fmt: skip
