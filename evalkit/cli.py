@@ -150,8 +150,8 @@ def _add_probes(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Han
     p.add_argument(
         "--output",
         default=None,
-        help="workspace-relative path of the canonical JSON report (or set EVALKIT_OUTPUT); "
-        "by default nothing is written",
+        help="workspace-relative path of the canonical JSON report; by default nothing is "
+        "written (EVALKIT_OUTPUT is for evaluation reports and is not read here)",
     )
     p.add_argument(
         "--baseline", default=None, help="a committed probes report to compare recall/precision"
@@ -164,7 +164,7 @@ def _run_probes(args: argparse.Namespace) -> int:
 
     from evalkit.canonical import canonical_json
     from evalkit.errors import InputError
-    from evalkit.output import output_path_from_env, resolve_output_path, write_text_atomic
+    from evalkit.output import resolve_output_path, write_text_atomic
     from evalkit.probes import (
         baseline_drops,
         format_table,
@@ -174,7 +174,7 @@ def _run_probes(args: argparse.Namespace) -> int:
         run_probes,
     )
 
-    output = output_path_from_env(args.output)
+    output = args.output
     if output is not None:
         resolve_output_path(output)  # refuse an unsafe path before running anything
     baseline = None
@@ -309,23 +309,17 @@ def _add_baseline(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> H
     p.add_argument(
         "--output",
         default=None,
-        help="workspace-relative path of the baseline, e.g. fixtures/<id>/baseline.json (or set "
-        "EVALKIT_OUTPUT); required",
+        required=True,
+        help="workspace-relative path of the baseline, e.g. fixtures/<id>/baseline.json",
     )
     return _run_baseline
 
 
 def _run_baseline(args: argparse.Namespace) -> int:
-    from evalkit.errors import InputError
     from evalkit.gates import write_baseline
-    from evalkit.output import output_path_from_env, resolve_output_path
+    from evalkit.output import resolve_output_path
 
-    output = output_path_from_env(args.output)
-    if output is None:
-        raise InputError(
-            "baseline needs a destination: pass --output fixtures/<id>/baseline.json "
-            "(or set EVALKIT_OUTPUT)"
-        )
+    output = args.output
     resolve_output_path(output)  # refuse an unsafe path before spending time evaluating
     report = _evaluate_fixture(args).to_report()
     write_baseline(report, output)

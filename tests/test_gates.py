@@ -638,7 +638,6 @@ def degraded_hybrid_rerank() -> WronglyAbstains:
 def run_cli(argv: list[str], workspace: pathlib.Path) -> tuple[int, str, str]:
     """Run ``evalkit`` in ``workspace``; (exit code, stdout, stderr)."""
     from evalkit.cli import main
-    from evalkit.errors import RunOnlyQueriesWarning
 
     out, err = io.StringIO(), io.StringIO()
     with (
@@ -649,9 +648,6 @@ def run_cli(argv: list[str], workspace: pathlib.Path) -> tuple[int, str, str]:
     ):
         patch.chdir(workspace)
         patch.delenv("EVALKIT_OUTPUT", raising=False)
-        # evaluate() hands no-answer queries to score(), which warns about them; reported to
-        # the owner of evalkit/evaluate.py. Only that warning is ignored, only here.
-        warnings.filterwarnings("ignore", category=RunOnlyQueriesWarning)
         code = main(argv)
     return code, out.getvalue(), err.getvalue()
 

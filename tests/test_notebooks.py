@@ -11,7 +11,6 @@ import json
 import os
 import re
 import sys
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +24,6 @@ from evalkit.errors import (
     InputError,
     LeakError,
     NotebookError,
-    RunOnlyQueriesWarning,
     UnknownNameError,
     UnsafePathError,
 )
@@ -667,10 +665,7 @@ def generated_report(
     generated_fixture: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> tuple[str, str, str]:
     workspace = tmp_path_factory.mktemp("generated-report")
-    with warnings.catch_warnings():
-        # evaluate() hands no-answer queries to the measures engine, which notes them as unjudged.
-        warnings.simplefilter("ignore", RunOnlyQueriesWarning)
-        same_evaluation = evaluate(load_fixture(generated_fixture)).to_report()
+    same_evaluation = evaluate(load_fixture(generated_fixture)).to_report()
     write_baseline(same_evaluation, "baseline.json", workspace=workspace)
     return _report_via_cli(
         workspace,
