@@ -2,16 +2,28 @@
 
 The public API. Everything else is reachable through its module (``evalkit.stats``,
 ``evalkit.systems``, ``evalkit.probes``, ...) but not promised to stay put.
+
+The names are resolved on first use (PEP 562): ``import evalkit.measures`` or
+``from evalkit.formats import read_run`` does not import pandas-heavy modules it does not need
+(systems, statistics, fixtures, reports).
 """
 
-from evalkit.evaluate import Evaluation, evaluate
-from evalkit.fixtures import Fixture, generate_fixture, load_fixture, validate_fixture
-from evalkit.fixtures.beir import fixture_from_beir
-from evalkit.formats import read_beir, read_qrels, read_run, write_qrels, write_run
-from evalkit.measures import aggregate, parse_measure, score
-from evalkit.report import write_report
-from evalkit.stats import compare, summarize_with_ci
-from evalkit.systems import SYSTEMS, BaseRetriever, FunctionRetriever, Hit, Retriever
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from evalkit.evaluate import Evaluation, evaluate
+    from evalkit.fixtures import Fixture, generate_fixture, load_fixture, validate_fixture
+    from evalkit.fixtures.beir import fixture_from_beir
+    from evalkit.formats import read_beir, read_qrels, read_run, write_qrels, write_run
+    from evalkit.measures import aggregate, parse_measure, score
+    from evalkit.report import write_report
+    from evalkit.stats import compare, summarize_with_ci
+    from evalkit.systems import SYSTEMS, BaseRetriever, FunctionRetriever, Hit, Retriever
 
 __version__ = "0.1.0"
 
@@ -40,3 +52,65 @@ __all__ = [
     "write_report",
     "write_run",
 ]
+
+# public name -> the module that defines it
+_MODULE_OF = {
+    "Evaluation": "evalkit.evaluate",
+    "evaluate": "evalkit.evaluate",
+    "Fixture": "evalkit.fixtures",
+    "generate_fixture": "evalkit.fixtures",
+    "load_fixture": "evalkit.fixtures",
+    "validate_fixture": "evalkit.fixtures",
+    "fixture_from_beir": "evalkit.fixtures.beir",
+    "read_beir": "evalkit.formats",
+    "read_qrels": "evalkit.formats",
+    "read_run": "evalkit.formats",
+    "write_qrels": "evalkit.formats",
+    "write_run": "evalkit.formats",
+    "aggregate": "evalkit.measures",
+    "parse_measure": "evalkit.measures",
+    "score": "evalkit.measures",
+    "write_report": "evalkit.report",
+    "compare": "evalkit.stats",
+    "summarize_with_ci": "evalkit.stats",
+    "SYSTEMS": "evalkit.systems",
+    "BaseRetriever": "evalkit.systems",
+    "FunctionRetriever": "evalkit.systems",
+    "Hit": "evalkit.systems",
+    "Retriever": "evalkit.systems",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Import the module of a public name on first access and cache the name here."""
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'evalkit' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+class _Package(types.ModuleType):
+    """Keeps a public name bound to its value when a same-named submodule is imported.
+
+    Importing ``evalkit.evaluate`` (the module) binds the package attribute ``evaluate``; as
+    with an eager ``from evalkit.evaluate import evaluate``, ``evalkit.evaluate`` stays the
+    function.
+    """
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if (
+            isinstance(value, types.ModuleType)
+            and _MODULE_OF.get(name) == value.__name__
+            and hasattr(value, name)
+        ):
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
