@@ -71,6 +71,7 @@ SECTION_TITLES = (
     "6. Paired comparisons against the base system",
     "7. Failure drill-down",
     "8. Baseline and gates",
+    "9. Code-intelligence probes",
 )
 GATES_YAML = """\
 schema: evalkit.gates/1
@@ -136,6 +137,8 @@ def test_report_notebook_declares_the_documented_parameters() -> None:
         "seed": 0,
         "n_resamples": 2000,
         "worst": 5,
+        "probes": "fixtures/probes",
+        "probe_target": "stdlib",
     }
 
 
@@ -728,6 +731,8 @@ def test_report_on_the_committed_fixture(committed_report: tuple[str, str, str])
     _stdout, html, ipynb = committed_report
     _assert_complete_and_clean(html, ipynb, COMMITTED_FIXTURE)
     assert "synthetic-bilingual-v1" in html
+    # The probe section ran against the committed probes (found from notebooks/ as in JupyterLab).
+    assert "callers-decode-uxxxx" in _visible_text(html)
 
 
 @pytest.mark.slow
