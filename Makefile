@@ -31,7 +31,7 @@ gate: $(STAMP)
 probes: $(STAMP)
 	$(BIN)/evalkit probes fixtures/probes --target stdlib --baseline fixtures/probes/baseline.json
 
-test: lint unit gate probes
+test: lint gate probes unit  # pytest last, so its summary closes the output
 
 lab: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[dev,lab]'
