@@ -26,7 +26,7 @@ import pandas as pd
 
 from evalkit.errors import InputError
 from evalkit.gates import higher_is_better
-from evalkit.stats import compare, summarize_with_ci
+from evalkit.stats import COMPARE_COLUMNS, compare, summarize_with_ci
 
 if TYPE_CHECKING:
     from pandas.io.formats.style import Styler
@@ -55,22 +55,7 @@ __all__ = [
 
 HASH_HEX_DIGITS = 12
 ABLATION_COLUMNS = ("system", "measure", "n", "mean", "ci_low", "ci_high", "best")
-COMPARISON_COLUMNS = (
-    "system",
-    "measure",
-    "n",
-    "base_mean",
-    "mean",
-    "diff",
-    "ci_low",
-    "ci_high",
-    "wins",
-    "ties",
-    "losses",
-    "p_value",
-    "p_adjusted",
-    "significant",
-)
+COMPARISON_COLUMNS = COMPARE_COLUMNS  # the paired-comparison table shows every column
 ENVIRONMENT_PACKAGES = (
     "evalkit",
     "numpy",
