@@ -6,6 +6,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from evalkit.errors import InputError, MeasureError
 from evalkit.measures.kernels import KERNELS
@@ -66,15 +67,20 @@ def score(
     values = [KERNELS.get(m.name)(ranking, m) for m in parsed]
     n_q, n_m = ranking.n_queries, len(parsed)
     matrix = np.column_stack(values) if values and n_q else np.zeros((n_q, n_m))
-    query_ids = np.repeat(np.asarray(ranking.query_ids, dtype=object), n_m)
-    names = np.tile(np.asarray([str(m) for m in parsed], dtype=object), n_q)
-    return pd.DataFrame(
+    # the string columns are built in arrow (no Python string per row)
+    labels = pa.table(
         {
-            "query_id": pd.array(query_ids, dtype="str"),
-            "measure": pd.array(names, dtype="str"),
-            "value": matrix.reshape(-1).astype(np.float64),
+            "query_id": pa.array(ranking.query_ids, pa.large_string()).take(
+                pa.array(np.repeat(np.arange(n_q, dtype=np.int64), n_m))
+            ),
+            "measure": pa.array([str(m) for m in parsed], pa.large_string()).take(
+                pa.array(np.tile(np.arange(n_m, dtype=np.int64), n_q))
+            ),
         }
     )
+    frame: pd.DataFrame = labels.to_pandas()
+    frame["value"] = matrix.reshape(-1).astype(np.float64)
+    return frame
 
 
 def aggregate(per_query: pd.DataFrame, by: Sequence[str] = ()) -> pd.DataFrame:

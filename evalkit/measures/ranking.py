@@ -3,8 +3,9 @@
 Everything here is vectorized (numpy over query-grouped arrays, pyarrow for string work); no
 Python loop runs per query or per document. The steps:
 
-1. query IDs become integer codes (the qrels' sorted query IDs); run rows of other queries are
-   dropped and counted in a :class:`~evalkit.errors.RunOnlyQueriesWarning`;
+1. query IDs become integer codes (the qrels' sorted query IDs), looked up once per block of
+   consecutive run rows with the same query ID; run rows of other queries are dropped and
+   counted in a :class:`~evalkit.errors.RunOnlyQueriesWarning`;
 2. each document ID gets a 64-bit fingerprint; one sort of packed (query, fingerprint, row)
    integers finds duplicate (query, doc) pairs and the run rows that the qrels judge. A
    fingerprint match is only a candidate: every match and duplicate is confirmed by comparing
@@ -12,7 +13,13 @@ Python loop runs per query or per document. The steps:
 3. the ranking order: with ``ties="trec"`` score descending (compared as float32, like
    trec_eval, which stores scores as C floats), then doc ID descending (byte order, like
    ``strcmp``); with ``ties="given"`` the ``rank`` column ascending when present, else the row
-   order within each query (rows of equal rank keep their row order).
+   order within each query (rows of equal rank keep their row order). A run already sorted
+   by query block and score is not sorted again: only tie groups holding a judged document are
+   ordered by doc ID.
+
+Large arrays are built block by block (small temporaries, fewer page faults) and reused where
+possible; fingerprints and sorts use a second core. Thread count never changes a result: each
+thread writes its own slice, or sorts its own whole queries.
 """
 
 from __future__ import annotations
@@ -71,53 +78,72 @@ def judged_ranking(
     qrels_d = _id_array(qrels, "doc_id", "qrels")
     grades = _integer_column(qrels, "relevance", "qrels")
 
-    query_ids = pc.take(pc.unique(qrels_q), pc.sort_indices(pc.unique(qrels_q)))
+    # query IDs are hashed once per block of consecutive rows of one query, not once per row
+    qrels_start, qrels_length = _query_blocks(qrels_q)
+    qrels_heads = _take(qrels_q, qrels_start)
+    unique_queries = pc.unique(qrels_heads)
+    query_ids = pc.take(unique_queries, pc.sort_indices(unique_queries))
     n_queries = len(query_ids)
-    qrels_qidx = pc.index_in(qrels_q, value_set=query_ids).to_numpy(zero_copy_only=False)
-    qrels_qidx = qrels_qidx.astype(np.int64)
-    qrels_fp = _fingerprint(qrels_d)
-    dup_rows = _duplicate_rows(qrels_qidx, qrels_fp.copy(), qrels_d, np.arange(len(qrels_d)))
-    if dup_rows.size:
-        _raise_duplicates("qrels", "judges", (qrels_q, qrels_d), dup_rows, "remove the extra rows")
+    head_qidx = pc.index_in(qrels_heads, value_set=query_ids).to_numpy(zero_copy_only=False)
+    qrels_qidx = np.repeat(head_qidx.astype(np.int64), qrels_length)
 
     run_q = _id_array(run, "query_id", "run")
     run_d = _id_array(run, "doc_id", "run")
-    scores = _score_column(run, run_q)
-    ranks = _integer_column(run, "rank", "run") if ties == "given" and "rank" in run else None
-
-    code = pc.index_in(run_q, value_set=query_ids)
-    if code.null_count:
-        unknown = pc.unique(pc.filter(run_q, pc.is_null(code)))
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        # doc fingerprints (and the qrels' duplicate check) run on other cores meanwhile
+        # (numpy and pyarrow release the GIL); nothing depends on which finishes first
+        qrels_job = pool.submit(_qrels_fingerprints, qrels_qidx, qrels_d)
+        run_fp_job = pool.submit(_fingerprint, run_d)
+        qrels_fp, dup_rows, qrels_by_pair = qrels_job.result()
+        if dup_rows.size:
+            _raise_duplicates(
+                "qrels", "judges", (qrels_q, qrels_d), dup_rows, "remove the extra rows"
+            )
+        scores = _score_column(run, run_q)
+        ranks = _integer_column(run, "rank", "run") if ties == "given" and "rank" in run else None
+        # Query codes are looked up once per block of consecutive rows with the same query ID
+        # (a run file lists each query's rows together), not once per row.
+        block_start, block_length = _query_blocks(run_q)
+        block_ids = _take(run_q, block_start)
+        block_code = pc.index_in(block_ids, value_set=query_ids)
+        run_fp = run_fp_job.result()
+    block_query = pc.fill_null(block_code, -1).to_numpy(zero_copy_only=False).astype(np.int64)
+    rows: IntArray | None = None  # the run rows kept (None: all of them)
+    if block_code.null_count:
+        unknown = pc.unique(pc.filter(block_ids, pc.is_null(block_code)))
         warnings.warn(
             f"the run has {len(unknown)} queries that the qrels do not judge (e.g. "
             f"{_quote_ids(unknown)}); they were ignored",
             RunOnlyQueriesWarning,
             stacklevel=3,
         )
-        rows = np.flatnonzero(pc.is_valid(code).to_numpy(zero_copy_only=False))
-        qidx = code.to_numpy(zero_copy_only=False)[rows].astype(np.int64)
-    else:
-        rows = np.arange(len(run_q), dtype=np.int64)
-        qidx = code.to_numpy(zero_copy_only=False).astype(np.int64)
+        known = block_query >= 0
+        rows = np.flatnonzero(np.repeat(known, block_length))
+        block_query, block_length = block_query[known], block_length[known]
 
-    all_rows = rows.size == len(run_d)
     # Internal query codes: in order of first appearance when the run is grouped by query
     # (then every sort below meets presorted query blocks), else the sorted order.
-    code_of_query = _grouped_code_order(qidx, n_queries)
+    code_of_query = _grouped_code_order(block_query, n_queries)
     query_sizes = None
     if code_of_query is not None:
-        np.take(code_of_query, qidx, out=qidx, mode="clip")  # in place, unbuffered
+        block_query = code_of_query[block_query]
         qrels_code = code_of_query[qrels_qidx]
-        query_sizes = np.bincount(qidx, minlength=n_queries).astype(np.int64)
+        query_sizes = np.zeros(n_queries, dtype=np.int64)
+        query_sizes[block_query] = block_length
     else:
         code_of_query = np.arange(n_queries, dtype=np.int64)
         qrels_code = qrels_qidx
+    qidx = np.repeat(block_query, block_length)
+    # rows per query code
+    num_ret = np.zeros(n_queries, dtype=np.int64)
+    np.add.at(num_ret, block_query, block_length)
     query_of_code = np.empty(n_queries, dtype=np.int64)
     query_of_code[code_of_query] = np.arange(n_queries, dtype=np.int64)
-    run_fp = _fingerprint(run_d) if all_rows else _fingerprint(run_d)[rows]
-    packed, high = _packed_sort(qidx, run_fp, rows, n_queries, len(run_d), query_sizes=query_sizes)
+    if rows is not None:
+        run_fp = run_fp[rows]
+    packed = _packed_sort(qidx, run_fp, rows, n_queries, len(run_d), query_sizes=query_sizes)
     del run_fp
-    dup = _confirmed_duplicates(packed, high, rows, qidx, run_d)
+    dup = _confirmed_duplicates(packed, rows, qidx, run_d)
     if dup.size:
         if duplicates == "error":
             _raise_duplicates(
@@ -135,30 +161,31 @@ def judged_ranking(
     # Join: which run rows do the qrels judge, and with which grade.
     judged_rows, judged_grade = _join(
         packed,
-        high,
         qrels_qidx=qrels_code,
         qrels_fp=qrels_fp,
+        search_order=qrels_by_pair,
         run_d=run_d,
         qrels_d=qrels_d,
         grades=grades,
     )
+    buffer = packed.keys  # no longer needed: reused for the ranking keys
     del packed
     # position of each row of `rows` in the subset arrays
-    local = np.searchsorted(rows, judged_rows)
+    local = _local_rows(rows, judged_rows)
 
     if ties == "trec":
-        kept_scores = scores if all_rows else scores[rows]
-        position, num_ret = _trec_positions(
-            qidx, kept_scores, docs=run_d, rows=rows, judged=local, n_queries=n_queries, out=high
+        kept_scores = scores if rows is None else scores[rows]
+        position = _trec_positions(
+            qidx, kept_scores, docs=run_d, rows=rows, judged=local, num_ret=num_ret, out=buffer
         )
     else:
-        given = ranks[rows] if ranks is not None else None
-        position, num_ret = _given_positions(qidx, given, local, n_queries)
+        given = ranks if ranks is None or rows is None else ranks[rows]
+        position = _given_positions(qidx, given, local, num_ret)
 
     num_ret = num_ret[code_of_query]
     jq = query_of_code[qidx[local]]
-    order = np.lexsort((position, jq))
-    qrels_order = np.lexsort((-grades, qrels_qidx))
+    order = _lexsort(jq, position)
+    qrels_order = _lexsort(qrels_qidx, -grades)
     return JudgedRanking(
         query_ids=tuple(query_ids.to_pylist()),
         num_ret=num_ret,
@@ -170,12 +197,82 @@ def judged_ranking(
     )
 
 
-def _grouped_code_order(qidx: IntArray, n_queries: int) -> IntArray | None:
-    """Query index → code in order of first appearance, if each query's rows are contiguous."""
-    if qidx.size == 0:
+def _lexsort(major: IntArray, minor: IntArray) -> IntArray:
+    """``np.lexsort((minor, major))`` (stable: by ``major``, then ``minor``, then index).
+
+    ``major`` must be >= 0. One stable sort of a combined key when it fits in 63 bits.
+    """
+    if major.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    low, high = int(minor.min()), int(minor.max())
+    span = high - low + 1
+    if (int(major.max()) + 1) * span >= 1 << 62:
+        return np.lexsort((minor, major)).astype(np.int64)
+    key = major * span
+    key += minor
+    key -= low
+    if bool(np.all(key[1:] > key[:-1])):
+        return np.arange(key.size, dtype=np.int64)  # already in order, no equal keys
+    order: IntArray = np.argsort(key, kind="stable").astype(np.int64)
+    return order
+
+
+def _qrels_fingerprints(
+    qidx: IntArray, docs: pa.ChunkedArray
+) -> tuple[U64Array, IntArray, IntArray]:
+    """The qrels' doc fingerprints, the rows (sorted) of (query, doc) pairs judged twice, and
+    the row numbers in (query, fingerprint) order."""
+    fp = _fingerprint(docs)
+    rows = np.arange(len(docs), dtype=np.int64)
+    packed = _packed_sort(qidx, fp.copy(), rows, int(qidx.max(initial=0)) + 1, len(docs))
+    return fp, _confirmed_duplicates(packed, rows, qidx, docs), packed.rows(rows)
+
+
+def _query_blocks(run_q: pa.ChunkedArray) -> tuple[IntArray, IntArray]:
+    """First row and length of each block of consecutive rows with the same query ID."""
+    n = len(run_q)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    change = pc.not_equal(run_q.slice(1), run_q.slice(0, n - 1))
+    starts = np.flatnonzero(change.to_numpy(zero_copy_only=False))
+    starts += 1
+    start = np.concatenate([np.zeros(1, dtype=np.int64), starts.astype(np.int64)])
+    return start, np.diff(start, append=np.int64(n))
+
+
+def _take(strings: pa.ChunkedArray, at: IntArray) -> pa.Array:
+    """``strings[at]`` as one array, taken chunk by chunk (``pc.take`` on a chunked array
+    first concatenates all its chunks)."""
+    if strings.num_chunks == 1:
+        return strings.chunk(0).take(pa.array(at))
+    order = np.argsort(at, kind="stable")
+    sorted_at = at[order]
+    bounds = np.cumsum([0, *(len(chunk) for chunk in strings.chunks)])
+    cuts = np.searchsorted(sorted_at, bounds).tolist()
+    parts = [
+        chunk.take(pa.array(sorted_at[cuts[k] : cuts[k + 1]] - bounds[k]))
+        for k, chunk in enumerate(strings.chunks)
+        if cuts[k + 1] > cuts[k]
+    ]
+    if not parts:
+        return pa.array([], type=strings.type)
+    inverse = np.empty_like(order)
+    inverse[order] = np.arange(order.size, dtype=order.dtype)
+    return pa.concat_arrays(parts).take(pa.array(inverse))
+
+
+def _local_rows(rows: IntArray | None, at: IntArray) -> IntArray:
+    """Positions in ``rows`` (sorted; None: every row) of the row numbers ``at``."""
+    return at if rows is None else np.searchsorted(rows, at).astype(np.int64)
+
+
+def _grouped_code_order(block_query: IntArray, n_queries: int) -> IntArray | None:
+    """Query index → code in order of first appearance, if each query's rows are contiguous.
+
+    ``block_query``: the query index of each block of consecutive rows of one query.
+    """
+    if block_query.size == 0:
         return None
-    starts = np.concatenate([[0], np.flatnonzero(qidx[1:] != qidx[:-1]) + 1])
-    block_query = qidx[starts]
     if np.unique(block_query).size != block_query.size:
         return None  # a query appears in two separate blocks
     code = np.full(n_queries, -1, dtype=np.int64)
@@ -291,16 +388,19 @@ def _raise_duplicates(
 def _fingerprint(strings: pa.ChunkedArray) -> U64Array:
     """A 64-bit fingerprint of each string: FNV-style mixing of its zero-padded little-endian
     8-byte words and its length, then murmur3's fmix64 finalizer (so the high bits are mixed)."""
-    if strings.num_chunks == 1:
-        return _fingerprint_chunk(strings.chunk(0))
-    parts = [_fingerprint_chunk(chunk) for chunk in strings.chunks]
-    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint64)
+    out = np.empty(len(strings), dtype=np.uint64)
+    lo = 0
+    for chunk in strings.chunks:
+        _fingerprint_chunk(chunk, out[lo : lo + len(chunk)])
+        lo += len(chunk)
+    return out
 
 
-_BLOCK = 1 << 20  # rows per block: keeps temporaries small and in cache
+_BLOCK = 1 << 16  # rows per block: keeps temporaries small, in cache and off the page-fault path
 
 
-def _fingerprint_chunk(strings: pa.Array) -> U64Array:
+def _fingerprint_chunk(strings: pa.Array, h: U64Array) -> None:
+    """Write the fingerprints of ``strings`` into ``h``."""
     n = len(strings)
     buffers = strings.buffers()
     offset_type = np.int64 if pa.types.is_large_string(strings.type) else np.int32
@@ -311,11 +411,9 @@ def _fingerprint_chunk(strings: pa.Array) -> U64Array:
         if buffers[2] is not None
         else np.zeros(0, np.uint8)
     )
-    h = np.empty(n, dtype=np.uint64)
     for lo in range(0, n, _BLOCK):
         hi = min(lo + _BLOCK, n)
         h[lo:hi] = _fingerprint_block(data, offsets[lo : hi + 1])
-    return h
 
 
 def _fingerprint_block(
@@ -368,20 +466,26 @@ class _Packed(NamedTuple):
     fp_bits: int
     row_bits: int
 
-    @property
-    def high(self) -> U64Array:
-        """The keys without the row number: (query, fingerprint bits)."""
-        return self.keys >> _U64(self.row_bits)
-
     def rows(self, at: IntArray) -> IntArray:
         """Row numbers stored in the keys at sorted positions ``at``."""
         mask = (_U64(1) << _U64(self.row_bits)) - _U64(1)
         return (self.keys[at] & mask).astype(np.int64)
 
     def pair_keys(self, qidx: IntArray, fp: U64Array) -> U64Array:
-        """Keys comparable with :attr:`high` for (query code, fingerprint) pairs."""
+        """The (query code, fingerprint bits) part of the keys of these pairs (row bits 0)."""
         shift = _U64(64 - self.fp_bits)
-        return (qidx.astype(np.uint64) << _U64(self.fp_bits)) | (fp >> shift)
+        high = (qidx.astype(np.uint64) << _U64(self.fp_bits)) | (fp >> shift)
+        return high << _U64(self.row_bits)
+
+    def same_pair_as_next(self) -> IntArray:
+        """Sorted positions ``i`` whose key has the (query, fingerprint) part of key ``i + 1``."""
+        limit = _U64(1) << _U64(self.row_bits)
+        found = [np.zeros(0, dtype=np.int64)]
+        for lo in range(0, self.keys.size - 1, _BLOCK):  # block by block: small temporaries
+            hi = min(lo + _BLOCK, self.keys.size - 1)
+            differ = self.keys[lo + 1 : hi + 1] ^ self.keys[lo:hi]
+            found.append(np.flatnonzero(differ < limit) + lo)
+        return np.concatenate(found)
 
 
 def _bits(n: int) -> int:
@@ -391,16 +495,16 @@ def _bits(n: int) -> int:
 def _packed_sort(
     qidx: IntArray,
     fp: U64Array,
-    rows: IntArray,
+    rows: IntArray | None,
     n_queries: int,
     n_rows: int,
     *,
     query_sizes: IntArray | None = None,
-) -> tuple[_Packed, U64Array]:
+) -> _Packed:
     """Pack (query code, fingerprint, row number) into one uint64 per row and sort.
 
-    Returns the sorted keys and their :attr:`_Packed.high` part. ``fp`` is overwritten (it
-    becomes the keys). ``query_sizes``: rows per query code when the rows are grouped by
+    ``fp`` is overwritten (it becomes the sorted keys). ``rows``: the row numbers (None:
+    ``0 .. len(fp) - 1``). ``query_sizes``: rows per query code when the rows are grouped by
     query in increasing code order (enables the per-query sort), else None.
     """
     q_bits, row_bits = _bits(n_queries), _bits(n_rows)
@@ -408,15 +512,20 @@ def _packed_sort(
     if fp_bits < 1:
         raise InputError(f"too many queries x rows to evaluate at once ({n_queries} x {n_rows})")
     keys = fp
-    keys >>= _U64(64 - fp_bits)
-    keys <<= _U64(row_bits)
-    keys |= rows.view(np.uint64)  # row numbers are >= 0
-    scratch = qidx.astype(np.uint64)
-    scratch <<= _U64(fp_bits + row_bits)
-    keys |= scratch
+    for lo in range(0, keys.size, _BLOCK):  # block by block: small temporaries
+        hi = min(lo + _BLOCK, keys.size)
+        part = keys[lo:hi]
+        part >>= _U64(64 - fp_bits)
+        part <<= _U64(row_bits)
+        if rows is None:
+            part |= np.arange(lo, hi, dtype=np.uint64)
+        else:
+            part |= rows[lo:hi].view(np.uint64)  # row numbers are >= 0
+        query = qidx[lo:hi].astype(np.uint64)
+        query <<= _U64(fp_bits + row_bits)
+        part |= query
     _parallel_sort(keys, query_sizes)
-    np.right_shift(keys, _U64(row_bits), out=scratch)
-    return _Packed(keys, fp_bits, row_bits), scratch
+    return _Packed(keys, fp_bits, row_bits)
 
 
 def _parallel_sort(keys: U64Array, query_sizes: IntArray | None) -> None:
@@ -453,58 +562,71 @@ def _parallel_sort(keys: U64Array, query_sizes: IntArray | None) -> None:
 
 
 def _confirmed_duplicates(
-    packed: _Packed, high: U64Array, rows: IntArray, qidx: IntArray, docs: pa.ChunkedArray
+    packed: _Packed,
+    rows: IntArray | None,
+    qidx: IntArray,
+    docs: pa.ChunkedArray,
 ) -> IntArray:
     """Row numbers (sorted) of every (query, doc) pair that occurs more than once.
 
-    ``high`` is ``packed.high``; ``rows`` (sorted) are the row numbers packed, ``qidx`` their
-    query codes.
+    ``rows`` (sorted; None: every row) are the row numbers packed, ``qidx`` their query codes.
     """
-    at = np.flatnonzero(high[1:] == high[:-1])
+    at = packed.same_pair_as_next()
     if at.size == 0:
         return np.zeros(0, dtype=np.int64)
     candidates = np.unique(np.concatenate([packed.rows(at), packed.rows(at + 1)]))
-    local = np.searchsorted(rows, candidates)
+    local = _local_rows(rows, candidates)
     frame = pd.DataFrame(
-        {"q": qidx[local], "d": pc.take(docs, candidates).to_numpy(zero_copy_only=False)}
+        {"q": qidx[local], "d": _take(docs, candidates).to_numpy(zero_copy_only=False)}
     )
     duplicated: IntArray = candidates[frame.duplicated(keep=False).to_numpy()]
     return duplicated
 
 
-def _duplicate_rows(
-    qidx: IntArray, fp: U64Array, docs: pa.ChunkedArray, rows: IntArray
-) -> IntArray:
-    packed, high = _packed_sort(qidx, fp, rows, int(qidx.max(initial=0)) + 1, len(docs))
-    return _confirmed_duplicates(packed, high, rows, qidx, docs)
-
-
 def _join(
     packed: _Packed,
-    high: U64Array,
     *,
     qrels_qidx: IntArray,
     qrels_fp: U64Array,
+    search_order: IntArray,
     run_d: pa.ChunkedArray,
     qrels_d: pa.ChunkedArray,
     grades: IntArray,
 ) -> tuple[IntArray, IntArray]:
-    """Run rows (sorted) that the qrels judge, and their grades (``high`` is ``packed.high``)."""
+    """Run rows (sorted) that the qrels judge, and their grades.
+
+    ``search_order``: a permutation of the qrels rows; any is correct, one that puts the pair
+    keys in increasing order (the qrels sorted by query, then fingerprint) is fastest: numpy
+    narrows each search from the previous one.
+    """
     keys = packed.pair_keys(qrels_qidx, qrels_fp)
-    lo = np.searchsorted(high, keys, side="left").astype(np.int64)
-    last = high.size - 1
-    counts = (high[np.minimum(lo, last)] == keys).astype(np.int64) if high.size else lo * 0
-    # more than one candidate (fingerprint collision): count them all
+    by_key = search_order
+    sorted_keys = keys[by_key]
+    row_mask = (_U64(1) << _U64(packed.row_bits)) - _U64(1)
+    lo = np.empty(keys.size, dtype=np.int64)
+    lo[by_key] = np.searchsorted(packed.keys, sorted_keys, side="left")
+    # run rows with the same (query, fingerprint): one, or more on a fingerprint collision
+    last = packed.keys.size - 1
+    if last < 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    counts = ((packed.keys[np.minimum(lo, last)] ^ keys) <= row_mask).astype(np.int64)
     several = np.flatnonzero(counts.astype(bool) & (lo < last))
-    several = several[high[lo[several] + 1] == keys[several]]
-    counts[several] = np.searchsorted(high, keys[several], side="right") - lo[several]
+    several = several[(packed.keys[lo[several] + 1] ^ keys[several]) <= row_mask]
+    counts[several] = (
+        np.searchsorted(packed.keys, keys[several] | row_mask, side="right") - lo[several]
+    )
     total = int(counts.sum())
     if total == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    qrels_rows = np.repeat(np.arange(keys.size, dtype=np.int64), counts)
-    slots = np.repeat(lo - (np.cumsum(counts) - counts), counts) + np.arange(total, dtype=np.int64)
+    if int(counts.max()) == 1:  # the usual case: at most one candidate per judged pair
+        qrels_rows = np.flatnonzero(counts)
+        slots = lo[qrels_rows]
+    else:
+        qrels_rows = np.repeat(np.arange(keys.size, dtype=np.int64), counts)
+        slots = np.repeat(lo - (np.cumsum(counts) - counts), counts)
+        slots += np.arange(total, dtype=np.int64)
     run_rows = packed.rows(slots)
-    same = pc.equal(pc.take(run_d, run_rows), pc.take(qrels_d, qrels_rows))
+    same = pc.equal(_take(run_d, run_rows), _take(qrels_d, qrels_rows))
     ok = same.to_numpy(zero_copy_only=False)
     run_rows, qrels_rows = run_rows[ok], qrels_rows[ok]
     order = np.argsort(run_rows, kind="stable")
@@ -533,12 +655,13 @@ def _trec_positions(
     scores: npt.NDArray[np.float64],
     *,
     docs: pa.ChunkedArray,
-    rows: IntArray,
+    rows: IntArray | None,
     judged: IntArray,
-    n_queries: int,
+    num_ret: IntArray,
     out: U64Array | None = None,
-) -> tuple[IntArray, IntArray]:
-    """0-based positions of the ``judged`` entries (indices into ``rows``) and per-query counts.
+) -> IntArray:
+    """0-based positions of the ``judged`` entries (indices into ``rows``, None: every row of
+    ``docs``) within their query; ``num_ret``: rows per query code.
 
     ``out``: a uint64 array of ``qidx.size`` to build the sort keys in (overwritten).
 
@@ -546,15 +669,18 @@ def _trec_positions(
     document are ordered by doc ID: the order among unjudged documents changes no measure.
     """
     key = np.empty(qidx.size, dtype=np.uint64) if out is None else out
-    np.copyto(key, qidx, casting="unsafe")
-    key <<= _U64(32)
-    key |= _descending_float32_key(scores)
+    for lo in range(0, key.size, _BLOCK):  # block by block: small temporaries
+        hi = min(lo + _BLOCK, key.size)
+        part = key[lo:hi]
+        np.copyto(part, qidx[lo:hi], casting="unsafe")
+        part <<= _U64(32)
+        part |= _descending_float32_key(scores[lo:hi])
     presorted = bool(np.all(key[1:] >= key[:-1]))
     order = None if presorted else np.argsort(key, kind="stable")
     sorted_key = key if order is None else key[order]
-    num_ret = np.bincount(qidx, minlength=n_queries).astype(np.int64)
-    starts = np.concatenate([[0], np.cumsum(num_ret)[:-1]]).astype(np.int64)
+    starts = np.cumsum(num_ret) - num_ret
     jkey = key[judged]
+    begin = starts[qidx[judged]]
     if order is None:
         # already in order: an entry's slot is its index, unless it ties with a neighbour
         left, right = judged.astype(np.int64), judged.astype(np.int64) + 1
@@ -578,30 +704,35 @@ def _trec_positions(
         )
         member_local = member_slot if order is None else order[member_slot]
         member_group = np.repeat(np.arange(group_start.size, dtype=np.int64), sizes)
-        table = pa.table({"g": member_group, "d": pc.take(docs, rows[member_local])})
+        member_row = member_local if rows is None else rows[member_local]
+        table = pa.table({"g": member_group, "d": _take(docs, member_row)})
         ranked = pc.sort_indices(table, sort_keys=[("g", "ascending"), ("d", "descending")])
         ranked_np = ranked.to_numpy(zero_copy_only=False).astype(np.int64)
         member_rank = np.empty(ranked_np.size, dtype=np.int64)
         member_rank[ranked_np] = np.arange(ranked_np.size, dtype=np.int64) - np.repeat(
             np.cumsum(sizes) - sizes, sizes
         )
-        by_local = np.argsort(member_local)
-        where = by_local[np.searchsorted(member_local[by_local], judged[tied])]
+        if order is None:  # members were listed by slot, which is their row order here
+            where = np.searchsorted(member_local, judged[tied])
+        else:
+            by_local = np.argsort(member_local)
+            where = by_local[np.searchsorted(member_local[by_local], judged[tied])]
         in_group[tied] = member_rank[where]
-    position = left + in_group - starts[qidx[judged]]
-    return position, num_ret
+    position: IntArray = left + in_group - begin
+    return position
 
 
 def _given_positions(
-    qidx: IntArray, ranks: IntArray | None, judged: IntArray, n_queries: int
-) -> tuple[IntArray, IntArray]:
-    """Positions by ``rank`` ascending (else row order) within each query; per-query counts."""
+    qidx: IntArray, ranks: IntArray | None, judged: IntArray, num_ret: IntArray
+) -> IntArray:
+    """Positions by ``rank`` ascending (else row order) within each query (``num_ret``: rows
+    per query code)."""
     order = np.argsort(qidx, kind="stable") if ranks is None else np.lexsort((ranks, qidx))
     inverse = np.empty(order.size, dtype=np.int64)
     inverse[order] = np.arange(order.size, dtype=np.int64)
-    num_ret = np.bincount(qidx, minlength=n_queries).astype(np.int64)
-    starts = np.concatenate([[0], np.cumsum(num_ret)[:-1]]).astype(np.int64)
-    return inverse[judged] - starts[qidx[judged]], num_ret
+    starts = np.cumsum(num_ret) - num_ret
+    position: IntArray = inverse[judged] - starts[qidx[judged]]
+    return position
 
 
 def _keep_first(
