@@ -8,8 +8,10 @@ Rules (the deterministic projection depends on nothing else):
 - Ranking measures are computed by ``evalkit.measures.score`` with ``ties="given"`` over
   answerable queries only; ``NoAnswerFP`` (1.0 when a no-answer query returned anything) over
   no-answer queries only. So every row has a value: no NaN, no missing rows.
-- With ``repeats >= 2`` everything runs again and the deterministic projection (rankings,
-  measure values, failures; latency excluded) must be identical, else ``DeterminismError``.
+- With ``repeats >= 2`` every system runs again and its rankings (chunk IDs, ranks, scores,
+  grades) must be identical, else ``DeterminismError``. Measure values and failures are pure
+  functions of the rankings, so this checks the whole deterministic projection; latency is
+  excluded.
 """
 
 from __future__ import annotations
@@ -94,41 +96,23 @@ class Evaluation:
             .reset_index()
         )
         out = means.merge(counts, on=[*keys, "measure"], how="left", validate="one_to_one")
-        return self._order(out, keys)
-
-    def _order(self, frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
-        system_rank = {s: i for i, s in enumerate(self.systems)}
-        measure_rank = {m: i for i, m in enumerate(self.measures)}
-        sort_frame = frame.assign(
-            _s=frame["system"].map(system_rank), _m=frame["measure"].map(measure_rank)
-        )
-        other = [k for k in keys if k != "system"]
-        return (
-            sort_frame.sort_values(["_s", *other, "_m"], kind="stable")
-            .drop(columns=["_s", "_m"])
-            .reset_index(drop=True)
-        )
+        return _in_order(out, self.systems, self.measures, by=list(by))
 
     def latency_summary(self) -> pd.DataFrame:
         """Per system: ``system, count, min_ms, median_ms, p95_ms, max_ms, mean_ms``."""
-        rows = []
-        for system in self.systems:
-            values = self.latency.loc[self.latency["system"] == system, "latency_ms"].to_numpy()
-            if values.size == 0:
-                rows.append({"system": system, "count": 0} | dict.fromkeys(_LATENCY_STATS, 0.0))
-                continue
-            rows.append(
-                {
-                    "system": system,
-                    "count": int(values.size),
-                    "min_ms": float(values.min()),
-                    "median_ms": float(np.median(values)),
-                    "p95_ms": float(np.percentile(values, 95)),
-                    "max_ms": float(values.max()),
-                    "mean_ms": float(values.mean()),
-                }
-            )
-        return pd.DataFrame(rows, columns=["system", "count", *_LATENCY_STATS])
+        latency = self.latency.groupby("system", sort=False)["latency_ms"]
+        summary = pd.DataFrame(
+            {
+                "count": latency.size(),
+                "min_ms": latency.min(),
+                "median_ms": latency.median(),
+                "p95_ms": latency.quantile(0.95),  # linear interpolation, as numpy's default
+                "max_ms": latency.max(),
+                "mean_ms": latency.mean(),
+            }
+        )
+        summary = summary.reindex(list(self.systems)).fillna(0.0).astype({"count": "int64"})
+        return summary.rename_axis("system").reset_index()
 
     def to_report(self) -> dict[str, Any]:
         """The privacy-safe report dict (IDs, hashes, aggregates); see ``evalkit.report``."""
@@ -150,9 +134,6 @@ class Evaluation:
         ``"<near-duplicate>,<relevant>"``). chunk_ids are comma-separated.
         """
         return self._failures.copy()
-
-
-_LATENCY_STATS = ["min_ms", "median_ms", "p95_ms", "max_ms", "mean_ms"]
 
 
 def evaluate(
@@ -187,15 +168,17 @@ def evaluate(
     )
 
     rankings, latency, definitions = _run_systems(fixture, specs, k, 0, progress)
-    systems_run = tuple(definitions)
-    per_query = _measure(fixture, rankings, systems_run, ranking_measures, k)
     latency_frames = [latency]
     for repeat in range(1, repeats):
         again, latency, _ = _run_systems(fixture, specs, k, repeat, progress)
-        again_per_query = _measure(fixture, again, systems_run, ranking_measures, k)
-        # Failures are a function of rankings and fixture, so equal rankings mean equal failures.
-        _check_same(rankings, per_query, again, again_per_query)
+        # Measure values and failures are pure functions of the rankings and the fixture, so
+        # equal rankings (IDs, ranks, scores, grades) mean an equal deterministic projection.
+        _check_same(rankings, again)
         latency_frames.append(latency)
+    systems_run = tuple(definitions)
+    per_query = _measure(
+        fixture, rankings, systems_run, k, ranking_measures=ranking_measures, measures=all_measures
+    )
     return Evaluation(
         fixture=fixture,
         systems=systems_run,
@@ -213,7 +196,6 @@ def _run_systems(
     fixture: Fixture, specs: Sequence[str | Retriever], k: int, repeat: int, progress: bool
 ) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, dict[str, Any]]]:
     grades = {(q.id, j.chunk_id): j.grade for q in fixture.queries for j in q.judgments}
-    known_chunks = {c.id for c in fixture.chunks}
     ranking_rows: list[tuple[str, str, int, str, float, int]] = []
     latency_rows: list[tuple[str, str, int, float]] = []
     definitions: dict[str, dict[str, Any]] = {}
@@ -237,34 +219,11 @@ def _run_systems(
                 hits = system.search(query, k)
                 elapsed_ms = (time.perf_counter_ns() - started) / 1e6
                 latency_rows.append((name, query.id, repeat, elapsed_ms))
-                seen: set[str] = set()
-                for hit in hits:
-                    chunk_id, hit_score = str(hit[0]), float(hit[1])
-                    if chunk_id in seen:
-                        continue
-                    if chunk_id not in known_chunks:
-                        raise InputError(
-                            f"system {name!r} returned chunk ID {chunk_id!r} for query "
-                            f"{query.id!r}, which is not in fixture {fixture.meta.id!r}"
-                        )
-                    if not np.isfinite(hit_score):
-                        raise InputError(
-                            f"system {name!r} returned a non-finite score for chunk "
-                            f"{chunk_id!r} on query {query.id!r}"
-                        )
-                    seen.add(chunk_id)
-                    ranking_rows.append(
-                        (
-                            name,
-                            query.id,
-                            len(seen),
-                            chunk_id,
-                            hit_score,
-                            grades.get((query.id, chunk_id), 0),
-                        )
-                    )
-                    if len(seen) == k:
-                        break
+                ranked = _deduplicated(name, query.id, hits, k, fixture)
+                ranking_rows += [
+                    (name, query.id, rank, chunk_id, hit_score, grades.get((query.id, chunk_id), 0))
+                    for rank, (chunk_id, hit_score) in enumerate(ranked, start=1)
+                ]
         finally:
             close = getattr(system, "close", None)
             if callable(close):
@@ -285,21 +244,51 @@ def _run_systems(
     return rankings, latency, definitions
 
 
+def _deduplicated(
+    system: str, query_id: str, hits: Iterable[Any], k: int, fixture: Fixture
+) -> list[tuple[str, float]]:
+    """The first ``k`` distinct ``(chunk_id, score)`` of ``hits``; unknown IDs and non-finite
+    scores are ``InputError``s naming the system, query and chunk."""
+    ranked: dict[str, float] = {}
+    for hit in hits:
+        chunk_id, hit_score = str(hit[0]), float(hit[1])
+        if chunk_id in ranked:
+            continue
+        if chunk_id not in fixture.chunks_by_id:
+            raise InputError(
+                f"system {system!r} returned chunk ID {chunk_id!r} for query {query_id!r}, "
+                f"which is not in fixture {fixture.meta.id!r}"
+            )
+        if not np.isfinite(hit_score):
+            raise InputError(
+                f"system {system!r} returned a non-finite score for chunk {chunk_id!r} on "
+                f"query {query_id!r}"
+            )
+        ranked[chunk_id] = hit_score
+        if len(ranked) == k:
+            break
+    return list(ranked.items())
+
+
 def _measure(
     fixture: Fixture,
     rankings: pd.DataFrame,
     systems: tuple[str, ...],
-    ranking_measures: tuple[str, ...],
     k: int,
+    *,
+    ranking_measures: tuple[str, ...],
+    measures: tuple[str, ...],
 ) -> pd.DataFrame:
+    """The tidy per-query frame; ``measures`` (ranking, span, no-answer) orders its rows."""
     answerable = [q for q in fixture.queries if q.answerable]
     no_answer = [q for q in fixture.queries if not q.answerable]
     qrels = pd.DataFrame(
         [(q.id, j.chunk_id, j.grade) for q in answerable for j in q.judgments],
         columns=["query_id", "doc_id", "relevance"],
     )
-    spans = {q.id: _query_spans(fixture, q) for q in answerable}
-    text_length = {c.id: len(c.text) for c in fixture.chunks}
+    chunk_text = {c.id: c.text for c in fixture.chunks}
+    spans = {q.id: QuerySpans.from_judgments(q.judgments, chunk_text) for q in answerable}
+    text_length = {chunk_id: len(text) for chunk_id, text in chunk_text.items()}
     language = {q.id: q.language for q in fixture.queries}
     frames = []
     for system in systems:
@@ -326,32 +315,22 @@ def _measure(
     per_query = pd.concat(frames, ignore_index=True)
     per_query["language"] = per_query["query_id"].map(language)
     per_query["answerable"] = per_query["measure"] != NO_ANSWER_MEASURE
-    measure_order = {
-        m: i
-        for i, m in enumerate(
-            (*ranking_measures, f"ContextPrecision@{k}", f"ContextRecall@{k}", NO_ANSWER_MEASURE)
-        )
-    }
-    system_order = {s: i for i, s in enumerate(systems)}
-    per_query = per_query.assign(
-        _s=per_query["system"].map(system_order), _m=per_query["measure"].map(measure_order)
-    ).sort_values(["_s", "query_id", "_m"], kind="stable")
-    per_query = per_query[PER_QUERY_COLUMNS].reset_index(drop=True)
+    per_query = _in_order(per_query, systems, measures, by=["query_id"])[PER_QUERY_COLUMNS]
     return per_query.astype({"answerable": bool, "value": "float64"})
 
 
-def _query_spans(fixture: Fixture, query: Any) -> QuerySpans:
-    intervals: dict[str, list[tuple[int, int]]] = {}
-    for judgment in query.judgments:
-        if judgment.grade < 1:
-            continue
-        text = fixture.chunk(judgment.chunk_id).text
-        for span in judgment.spans:
-            start = span.start if span.start is not None else text.find(span.text)
-            if start < 0:
-                continue
-            intervals.setdefault(judgment.chunk_id, []).append((start, start + len(span.text)))
-    return QuerySpans.from_intervals(intervals)
+def _in_order(
+    frame: pd.DataFrame, systems: Sequence[str], measures: Sequence[str], *, by: list[str]
+) -> pd.DataFrame:
+    """``frame`` sorted by system (evaluation order), then ``by``, then measure (given order)."""
+    system_rank = {s: i for i, s in enumerate(systems)}
+    measure_rank = {m: i for i, m in enumerate(measures)}
+    keyed = frame.assign(_s=frame["system"].map(system_rank), _m=frame["measure"].map(measure_rank))
+    return (
+        keyed.sort_values(["_s", *by, "_m"], kind="stable")
+        .drop(columns=["_s", "_m"])
+        .reset_index(drop=True)
+    )
 
 
 def _find_failures(
@@ -391,29 +370,22 @@ def _find_failures(
     return pd.DataFrame(rows, columns=FAILURE_COLUMNS).astype(str)
 
 
-def _check_same(
-    rankings_a: pd.DataFrame,
-    per_query_a: pd.DataFrame,
-    rankings_b: pd.DataFrame,
-    per_query_b: pd.DataFrame,
-) -> None:
-    """Raise ``DeterminismError`` naming the (system, query_id) pairs whose results differ."""
-    differing: set[tuple[str, str]] = set()
-    for a, b, cols in (
-        (rankings_a, rankings_b, ["rank", "chunk_id", "score", "grade"]),
-        (per_query_a, per_query_b, ["measure", "value"]),
-    ):
-        left = {
-            k: g[cols].to_numpy().tolist() for k, g in a.groupby(["system", "query_id"], sort=False)
+def _check_same(rankings: pd.DataFrame, again: pd.DataFrame) -> None:
+    """Raise ``DeterminismError`` naming the (system, query_id) pairs whose rankings differ."""
+    columns = ["rank", "chunk_id", "score", "grade"]
+    left, right = (
+        {
+            key: group[columns].to_numpy().tolist()
+            for key, group in frame.groupby(["system", "query_id"], sort=False)
         }
-        right = {
-            k: g[cols].to_numpy().tolist() for k, g in b.groupby(["system", "query_id"], sort=False)
-        }
-        for key in left.keys() | right.keys():
-            if left.get(key) != right.get(key):
-                differing.add((str(key[0]), str(key[1])))
-    if differing:
-        pairs = sorted(differing)
+        for frame in (rankings, again)
+    )
+    pairs = sorted(
+        (str(s), str(q))
+        for s, q in left.keys() | right.keys()
+        if left.get((s, q)) != right.get((s, q))
+    )
+    if pairs:
         listed = ", ".join(f"{s}/{q}" for s, q in pairs[:20])
         more = f" and {len(pairs) - 20} more" if len(pairs) > 20 else ""
         raise DeterminismError(

@@ -17,10 +17,29 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 __all__ = ["QuerySpans", "context_precision_recall", "union_length"]
 
 Interval = tuple[int, int]
+
+
+class SpanLike(Protocol):
+    @property
+    def text(self) -> str: ...
+    @property
+    def start(self) -> int | None: ...
+
+
+class JudgmentLike(Protocol):
+    """What span measures read from a judgment (``evalkit.fixtures.Judgment`` satisfies it)."""
+
+    @property
+    def chunk_id(self) -> str: ...
+    @property
+    def grade(self) -> int: ...
+    @property
+    def spans(self) -> Sequence[SpanLike]: ...
 
 
 def union_length(intervals: Iterable[Interval]) -> int:
@@ -54,6 +73,24 @@ class QuerySpans:
     @classmethod
     def from_intervals(cls, intervals_by_chunk: Mapping[str, Sequence[Interval]]) -> QuerySpans:
         return cls({c: union_length(iv) for c, iv in intervals_by_chunk.items() if iv})
+
+    @classmethod
+    def from_judgments(
+        cls, judgments: Iterable[JudgmentLike], chunk_text: Mapping[str, str]
+    ) -> QuerySpans:
+        """The evidence of a query's judgments of grade >= 1 (positions: module docstring)."""
+        intervals: dict[str, list[Interval]] = {}
+        for judgment in judgments:
+            if judgment.grade < 1:
+                continue
+            text = chunk_text[judgment.chunk_id]
+            for span in judgment.spans:
+                start = span.start if span.start is not None else text.find(span.text)
+                if start >= 0:
+                    intervals.setdefault(judgment.chunk_id, []).append(
+                        (start, start + len(span.text))
+                    )
+        return cls.from_intervals(intervals)
 
 
 def context_precision_recall(

@@ -64,7 +64,7 @@ from typing import Any, NamedTuple, Protocol
 import numpy as np
 
 from evalkit.errors import InputError
-from evalkit.systems.protocol import BaseRetriever, ChunkLike, Hit, QueryLike
+from evalkit.systems.protocol import ChunkLike, Hit, TextRetriever
 from evalkit.systems.text import tokenize
 from evalkit.systems.vectors import AliasEmbedder, Matrix
 
@@ -88,7 +88,7 @@ class TextSearcher(Protocol):
     def close(self) -> None: ...
 
 
-class HybridRetriever(BaseRetriever):
+class HybridRetriever(TextRetriever):
     """Reciprocal rank fusion of text searchers (see module docstring)."""
 
     def __init__(
@@ -136,9 +136,6 @@ class HybridRetriever(BaseRetriever):
     def index(self, chunks: Sequence[ChunkLike]) -> None:
         for component in self.components:
             component.index(chunks)
-
-    def search(self, query: QueryLike, k: int) -> list[Hit]:
-        return self.search_text(query.text, k)
 
     def search_text(self, text: str, k: int) -> list[Hit]:
         """Fused hits for raw text, score descending then chunk ID ascending."""
@@ -193,7 +190,7 @@ def _weighted_share(
     return matched / total if total > 0 else 0.0
 
 
-class HeuristicReranker(BaseRetriever):
+class HeuristicReranker(TextRetriever):
     """Rescores a hybrid's candidates with transparent features and abstains (module docstring)."""
 
     def __init__(
@@ -285,10 +282,13 @@ class HeuristicReranker(BaseRetriever):
 
     def features(self, text: str) -> list[tuple[Hit, RerankFeatures]]:
         """The first stage's top ``depth`` hits for ``text`` with their features, in its order."""
+        concepts = [c for c in self.embedder.concepts(text) if c in self._concept_idf]
+        return self._features(text, concepts)
+
+    def _features(self, text: str, concepts: list[int]) -> list[tuple[Hit, RerankFeatures]]:
         candidates = self.first_stage.search_text(text, self.depth)
         if not candidates:
             return []
-        concepts = [c for c in self.embedder.concepts(text) if c in self._concept_idf]
         terms = [t for t in dict.fromkeys(tokenize(text)) if t in self._term_idf]
         query_vector = self.embedder.embed([text])[0]
         title_pool: dict[tuple[str, Any], float] = {
@@ -326,19 +326,17 @@ class HeuristicReranker(BaseRetriever):
             sum(self.weights[f] * v for f, v in zip(FEATURE_NAMES, features, strict=True)), 12
         )
 
-    def search(self, query: QueryLike, k: int) -> list[Hit]:
-        return self.search_text(query.text, k)
-
     def search_text(self, text: str, k: int) -> list[Hit]:
         """Reranked hits (score descending, chunk ID ascending), or ``[]`` to abstain."""
-        if self.abstain_on_unseen and self.unseen_concepts(text):
-            return []
-        candidates = self.features(text)
+        mentioned = self.embedder.concepts(text)
+        concepts = [c for c in mentioned if c in self._concept_idf]
+        if self.abstain_on_unseen and len(concepts) < len(mentioned):
+            return []  # rule 1: a concept no indexed chunk mentions
+        candidates = self._features(text, concepts)
         if not candidates:
             return []
-        has_concepts = any(c in self._concept_idf for c in self.embedder.concepts(text))
         best_recall = max(f.concept_recall for _, f in candidates)
-        if has_concepts and best_recall < self.min_concept_recall:
+        if concepts and best_recall < self.min_concept_recall:
             return []
         scored = sorted(
             ((self.score(f), hit.chunk_id) for hit, f in candidates),

@@ -22,6 +22,7 @@ __all__ = [
     "Hit",
     "QueryLike",
     "Retriever",
+    "TextRetriever",
     "fingerprint",
     "load_factory",
 ]
@@ -96,6 +97,20 @@ class BaseRetriever:
     def close(self) -> None:
         """Release resources (temporary databases); evaluation calls it when done."""
         return
+
+
+class TextRetriever(BaseRetriever):
+    """A retriever that searches with the query's text alone: implement ``search_text``.
+
+    Composite systems (hybrid, rerank) call ``search_text`` on their components with a deeper
+    ``k`` than the evaluation's.
+    """
+
+    def search(self, query: QueryLike, k: int) -> list[Hit]:
+        return self.search_text(query.text, k)
+
+    def search_text(self, text: str, k: int) -> list[Hit]:  # pragma: no cover
+        raise NotImplementedError(f"{type(self).__qualname__}.search_text is not implemented")
 
 
 SearchFunction = Callable[[str, int], Sequence[tuple[str, float]]]

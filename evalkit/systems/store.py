@@ -17,9 +17,9 @@ from types import TracebackType
 import numpy as np
 from scipy import sparse
 
-from evalkit.systems.protocol import ChunkLike, Hit
+from evalkit.systems.protocol import ChunkLike, Hit, TextRetriever
 
-__all__ = ["ChunkStore"]
+__all__ = ["ChunkStore", "StoreBackedRetriever"]
 
 _SCHEMA = """
 CREATE TABLE chunks (
@@ -166,3 +166,27 @@ class ChunkStore:
             ),
             shape=(len(indptr) - 1, found[0]),
         )
+
+
+class StoreBackedRetriever(TextRetriever):
+    """A text retriever over its own ``ChunkStore``: ``index`` opens a fresh one, ``close``
+    deletes it."""
+
+    _store: ChunkStore | None = None
+
+    def _open_store(self, chunks: Sequence[ChunkLike]) -> ChunkStore:
+        """Replace any previous store by a new one holding ``chunks``."""
+        self.close()
+        self._store = ChunkStore()
+        self._store.add(chunks)
+        return self._store
+
+    def _indexed_store(self) -> ChunkStore:
+        if self._store is None:
+            raise RuntimeError(f"system {self.name!r}: call index(chunks) before search()")
+        return self._store
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None

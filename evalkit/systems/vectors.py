@@ -30,8 +30,8 @@ from scipy import sparse
 
 from evalkit.canonical import canonical_hash
 from evalkit.errors import InputError
-from evalkit.systems.protocol import BaseRetriever, ChunkLike, Hit, QueryLike
-from evalkit.systems.store import ChunkStore
+from evalkit.systems.protocol import ChunkLike, Hit
+from evalkit.systems.store import StoreBackedRetriever
 from evalkit.systems.text import normalize, tokenize
 
 __all__ = [
@@ -208,7 +208,7 @@ def rank_by_score(
     return [Hit(chunk_ids[i], float(rounded[i])) for i in order]
 
 
-class VectorRetriever(BaseRetriever):
+class VectorRetriever(StoreBackedRetriever):
     """Cosine similarity between the query vector and every chunk vector (title + text).
 
     Vectors are stored (sparse) in the SQLite store and searched exhaustively with a sparse
@@ -220,7 +220,6 @@ class VectorRetriever(BaseRetriever):
         self.name = name
         self.embedder = embedder
         self.min_score = min_score
-        self._store: ChunkStore | None = None
         self._matrix = sparse.csr_matrix((0, 0))
         self._ids: list[str] = []
         self._id_order: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
@@ -235,29 +234,17 @@ class VectorRetriever(BaseRetriever):
         }
 
     def index(self, chunks: Sequence[ChunkLike]) -> None:
-        self.close()
-        self._store = ChunkStore()
-        self._store.add(chunks)
-        texts = [f"{title}\n{text}" for title, text in self._store.texts()]
-        self._store.put_vectors(self.name, sparse.csr_matrix(self.embedder.embed(texts)))
-        self._matrix = self._store.vectors(self.name)
-        self._ids = self._store.chunk_ids
+        store = self._open_store(chunks)
+        texts = [f"{title}\n{text}" for title, text in store.texts()]
+        store.put_vectors(self.name, sparse.csr_matrix(self.embedder.embed(texts)))
+        self._matrix = store.vectors(self.name)
+        self._ids = store.chunk_ids
         self._id_order = np.argsort(np.argsort(np.array(self._ids, dtype=object), kind="stable"))
 
-    def search(self, query: QueryLike, k: int) -> list[Hit]:
-        return self.search_text(query.text, k)
-
     def search_text(self, text: str, k: int) -> list[Hit]:
-        """Search with raw text (the hybrid system calls this with a deeper ``k``)."""
-        if self._store is None:
-            raise RuntimeError(f"system {self.name!r}: call index(chunks) before search()")
+        self._indexed_store()
         if not self._ids:
             return []
         query_vector = self.embedder.embed([text])[0]
         scores = np.asarray(self._matrix @ query_vector, dtype=np.float64)
         return rank_by_score(scores, self._ids, self._id_order, k, self.min_score)
-
-    def close(self) -> None:
-        if self._store is not None:
-            self._store.close()
-            self._store = None
