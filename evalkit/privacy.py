@@ -91,15 +91,18 @@ def private_texts(
     return found
 
 
-def _string_leaves(value: Any) -> Iterator[str]:
+def _string_leaves(value: Any, *, keys: bool = False) -> Iterator[str]:
+    """Every string inside ``value`` (and, with ``keys``, every mapping key)."""
     if isinstance(value, str):
         yield value
     elif isinstance(value, Mapping):
-        for item in value.values():
-            yield from _string_leaves(item)
+        for key, item in value.items():
+            if keys:
+                yield str(key)
+            yield from _string_leaves(item, keys=keys)
     elif isinstance(value, list | tuple):
         for item in value:
-            yield from _string_leaves(item)
+            yield from _string_leaves(item, keys=keys)
 
 
 def _needles(text: str) -> list[str]:
@@ -124,20 +127,8 @@ def artifact_text(text: str) -> str:
         except ValueError:
             pass
         else:
-            return _normalize("\n".join(_string_leaves_any(decoded)) + "\n" + text)
+            return _normalize("\n".join(_string_leaves(decoded, keys=True)) + "\n" + text)
     return _normalize(text)
-
-
-def _string_leaves_any(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield str(key)
-            yield from _string_leaves_any(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _string_leaves_any(item)
 
 
 def find_leaks(artifact: str, private: Iterable[PrivateText]) -> list[str]:
