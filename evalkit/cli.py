@@ -109,13 +109,20 @@ def _evaluate_fixture(args: argparse.Namespace, *, progress: bool = False) -> Ev
     return evaluate(fixture, systems, k=args.k, repeats=args.repeats, progress=progress)
 
 
-def _run_run(args: argparse.Namespace) -> int:
+def _checked_output(cli_value: str | None) -> str | None:
+    """``--output`` or ``$EVALKIT_OUTPUT`` (None: write nothing), refused early if unsafe."""
     from evalkit.output import output_path_from_env, resolve_output_path
-    from evalkit.report import write_report
 
-    output = output_path_from_env(args.output)
+    output = output_path_from_env(cli_value)
     if output is not None:
         resolve_output_path(output)  # refuse an unsafe path before spending time evaluating
+    return output
+
+
+def _run_run(args: argparse.Namespace) -> int:
+    from evalkit.report import write_report
+
+    output = _checked_output(args.output)
     evaluation = _evaluate_fixture(args, progress=sys.stderr.isatty())
     fixture = evaluation.fixture
     table = evaluation.summary().pivot(index="system", columns="measure", values="value")
@@ -263,12 +270,9 @@ def _run_gate(args: argparse.Namespace) -> int:
         load_gates,
         load_report,
     )
-    from evalkit.output import output_path_from_env, resolve_output_path
     from evalkit.report import write_report
 
-    output = output_path_from_env(args.output)
-    if output is not None:
-        resolve_output_path(output)  # refuse an unsafe path before spending time evaluating
+    output = _checked_output(args.output)
     gates_path = pathlib.Path(args.gates or pathlib.Path(args.fixture) / "gates.yaml")
     gates = load_gates(gates_path)
     baseline_path: pathlib.Path | None = None

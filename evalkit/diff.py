@@ -27,7 +27,7 @@ import pandas as pd
 
 from evalkit.canonical import canonical_json
 from evalkit.errors import InputError
-from evalkit.gates import ALL_LANGUAGES, higher_is_better
+from evalkit.gates import ALL_LANGUAGES, fixed_width_lines, higher_is_better
 from evalkit.report import REPORT_SCHEMA
 
 __all__ = [
@@ -239,29 +239,23 @@ def diff_to_json(diff: ReportDiff, old: Mapping[str, Any], new: Mapping[str, Any
     )
 
 
-def _cell(value: object) -> str:
-    if isinstance(value, float):
-        return "-" if np.isnan(value) else f"{value:+.4f}" if value < 0 or value > 0 else "0.0000"
-    return str(value)
+def _cell(column: str, value: object) -> str:
+    if not isinstance(value, float):
+        return str(value)
+    if np.isnan(value):
+        return "-"
+    if column != "delta":
+        return f"{value:.4f}"
+    return f"{value:+.4f}" if value != 0 else "0.0000"
 
 
-def _table(frame: pd.DataFrame, signed: str = "delta") -> list[str]:
-    lines = [tuple(frame.columns)]
-    for row in frame.to_dict(orient="records"):
-        cells = []
-        for column, value in row.items():
-            if isinstance(value, float) and column != signed and not np.isnan(value):
-                cells.append(f"{value:.4f}")
-            else:
-                cells.append(_cell(value))
-        lines.append(tuple(cells))
-    widths = [max(len(line[i]) for line in lines) for i in range(len(frame.columns))]
-    text = [
-        "  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip()
-        for line in lines
+def _table(frame: pd.DataFrame) -> list[str]:
+    rows = [tuple(str(column) for column in frame.columns)]
+    rows += [
+        tuple(_cell(str(column), value) for column, value in row.items())
+        for row in frame.to_dict(orient="records")
     ]
-    text.insert(1, "  ".join("-" * width for width in widths))
-    return text
+    return fixed_width_lines(rows)
 
 
 def format_diff(

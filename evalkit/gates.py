@@ -50,6 +50,7 @@ from evalkit.measures import parse_measure
 from evalkit.output import write_text_atomic
 from evalkit.registry import did_you_mean
 from evalkit.report import REPORT_SCHEMA, deterministic_projection
+from evalkit.yamlio import compose_and_load, duplicate_keys, syntax_problem
 
 __all__ = [
     "ALL_LANGUAGES",
@@ -199,9 +200,7 @@ class Gates(_Model):
     relative: tuple[RelativeGate, ...] = ()
     baseline: BaselineGate | None = None
 
-    model_config = ConfigDict(
-        frozen=True, extra="forbid", strict=True, hide_input_in_errors=True, populate_by_name=True
-    )
+    model_config = ConfigDict(populate_by_name=True)  # merged with _Model's
 
     @field_validator("absolute", "relative", mode="before")
     @classmethod
@@ -223,33 +222,27 @@ def load_gates(path: str | os.PathLike[str]) -> Gates:
     Raises :class:`FixtureError` listing every problem (file:line, gate ID or position, field).
     """
     file = Path(path)
-    name = file.name
+    name, source = file.name, f"gates file {os.fspath(path)!r}"
     try:
         text = file.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise FixtureError(
             [Problem(name, "", "", "file not found; create it (see fixtures/README.md)")],
-            source=f"gates file {os.fspath(path)!r}",
+            source=source,
         ) from None
     except (OSError, UnicodeDecodeError) as error:
         raise FixtureError(
             [Problem(name, "", "", f"cannot be read as UTF-8 text ({type(error).__name__})")],
-            source=f"gates file {os.fspath(path)!r}",
+            source=source,
         ) from None
-    return _parse_gates(text, name, source=f"gates file {os.fspath(path)!r}")
+    return _parse_gates(text, name, source=source)
 
 
 def _parse_gates(text: str, name: str, *, source: str) -> Gates:
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        node, data = compose_and_load(text)
     except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f"{name}:{mark.line + 1}" if mark is not None else name
-        raise FixtureError(
-            [Problem(where, "", "", "is not valid YAML (syntax error); fix the syntax")],
-            source=source,
-        ) from None
+        raise FixtureError([syntax_problem(error, name)], source=source) from None
     if not isinstance(data, dict) or not isinstance(node, yaml.MappingNode):
         found = "nothing" if data is None else type(data).__name__
         raise FixtureError(
@@ -262,7 +255,7 @@ def _parse_gates(text: str, name: str, *, source: str) -> Gates:
         )
     problems = [
         Problem(f"{name}:{line}", "", key, "this key appears twice in one mapping; keep one")
-        for line, key in _duplicate_keys(node)
+        for line, key in duplicate_keys(node)
     ]
     lines = _item_lines(node)
     try:
@@ -274,22 +267,6 @@ def _parse_gates(text: str, name: str, *, source: str) -> Gates:
     if problems:
         raise FixtureError(problems, source=source)
     return gates
-
-
-def _duplicate_keys(node: yaml.Node) -> list[tuple[int, str]]:
-    found: list[tuple[int, str]] = []
-    if isinstance(node, yaml.MappingNode):
-        seen: set[str] = set()
-        for key_node, value_node in node.value:
-            key = str(key_node.value)
-            if key in seen:
-                found.append((key_node.start_mark.line + 1, key))
-            seen.add(key)
-            found += _duplicate_keys(value_node)
-    elif isinstance(node, yaml.SequenceNode):
-        for item in node.value:
-            found += _duplicate_keys(item)
-    return found
 
 
 def _item_lines(node: yaml.MappingNode) -> dict[tuple[str, int], int]:
@@ -598,37 +575,23 @@ def check_gates(
         )
     current = _Means(report, "report")
     rows: list[dict[str, Any]] = []
-    ids = iter(gates.gate_ids())
-    for gate in gates.absolute:
-        gate_id = next(ids)
+    measure_gates: tuple[AbsoluteGate | RelativeGate, ...] = (*gates.absolute, *gates.relative)
+    for gate, gate_id in zip(measure_gates, gates.gate_ids(), strict=True):
         actual = current.get(gate.system, gate.measure, gate.language, gate_id)
-        op, threshold = gate.bound()
+        if isinstance(gate, AbsoluteGate):
+            kind, reference, (op, threshold) = "absolute", "", gate.bound()
+        else:
+            kind, reference = "relative", gate.reference
+            reference_mean = current.get(gate.reference, gate.measure, gate.language, gate_id)
+            op, threshold = _worse_bound(gate.measure, reference_mean, gate.max_drop)
         rows.append(
             _row(
                 gate=gate_id,
-                kind="absolute",
+                kind=kind,
                 system=gate.system,
                 measure=gate.measure,
                 language=gate.language,
-                reference="",
-                op=op,
-                threshold=threshold,
-                actual=actual,
-            )
-        )
-    for rel in gates.relative:
-        gate_id = next(ids)
-        actual = current.get(rel.system, rel.measure, rel.language, gate_id)
-        reference = current.get(rel.reference, rel.measure, rel.language, gate_id)
-        op, threshold = _worse_bound(rel.measure, reference, rel.max_drop)
-        rows.append(
-            _row(
-                gate=gate_id,
-                kind="relative",
-                system=rel.system,
-                measure=rel.measure,
-                language=rel.language,
-                reference=rel.reference,
+                reference=reference,
                 op=op,
                 threshold=threshold,
                 actual=actual,
@@ -771,14 +734,20 @@ def format_gate_table(results: pd.DataFrame, *, failed_only: bool = False) -> st
         )
         if row.query_ids:
             notes.append(f"new failures of {row.system}: {str(row.query_ids).replace(',', ', ')}")
-    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
-    text = [
-        "  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip()
-        for line in lines
-    ]
-    text.insert(1, "  ".join("-" * width for width in widths))
+    text = fixed_width_lines(lines) + notes
     failed = int((~results["passed"].astype(bool)).sum())
-    text += notes
     verdict = f"{failed} of {len(results)} gate check(s) FAILED" if failed else "all gates pass"
     text.append(f"{len(results)} check(s): {verdict}")
     return "\n".join(text) + "\n"
+
+
+def fixed_width_lines(rows: Sequence[Sequence[str]]) -> list[str]:
+    """``rows`` (header first) as left-aligned columns two spaces apart, trailing spaces
+    stripped, with a dashed rule under the header (also used by :mod:`evalkit.diff`)."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    text = [
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+        for row in rows
+    ]
+    text.insert(1, "  ".join("-" * width for width in widths))
+    return text

@@ -193,12 +193,17 @@ def coerce_parameters(
     known = sorted(defaults)
     for name, text in values:
         if name not in defaults:
-            raise UnknownNameError(
-                f"unknown notebook parameter {name!r}; the notebook declares: "
-                f"{', '.join(known) or 'none'}." + did_you_mean(name, known)
-            )
+            raise _unknown_parameter(name, known)
         result[name] = _coerce(name, text, defaults[name])
     return result
+
+
+def _unknown_parameter(name: str, known: list[str]) -> UnknownNameError:
+    """The error for a parameter the notebook does not declare (``known``: sorted names)."""
+    return UnknownNameError(
+        f"unknown notebook parameter {name!r}; the notebook declares: "
+        f"{', '.join(known) or 'none'}." + did_you_mean(name, known)
+    )
 
 
 def _coerce(name: str, text: str, default: Any) -> Any:
@@ -393,7 +398,7 @@ def _scrub_output(
         return output
     if kind in ("display_data", "execute_result"):
         for mime in list(output.get("data", {})):
-            if mime in _TEXT_MIMES or mime.endswith(("+json", "+xml")) or mime == "image/svg+xml":
+            if mime in _TEXT_MIMES or mime.endswith(("+json", "+xml")):  # +xml: SVG too
                 output.data[mime] = _scrub_value(output.data[mime], replacements)
         output.metadata = _scrub_value(output.get("metadata", {}), replacements)
     return output
@@ -485,10 +490,7 @@ def render_report(
     defaults = notebook_parameters(notebook)
     unknown = sorted(set(parameters) - set(defaults))
     if unknown:
-        raise UnknownNameError(
-            f"unknown notebook parameter {unknown[0]!r}; the notebook declares: "
-            f"{', '.join(sorted(defaults))}." + did_you_mean(unknown[0], sorted(defaults))
-        )
+        raise _unknown_parameter(unknown[0], sorted(defaults))
     for required in ("fixture", "systems", "redact"):
         if required not in defaults:
             raise InputError(

@@ -40,6 +40,7 @@ import os
 import pathlib
 import secrets
 import stat
+from collections.abc import Sequence
 
 from evalkit.errors import InputError, UnsafePathError
 
@@ -107,11 +108,7 @@ def write_text_atomic(
 
 def _resolve(path: str | os.PathLike[str], root: pathlib.Path) -> pathlib.Path:
     parents, name = _split_relative(path)
-    current = root
-    for part in parents:
-        current = current / part
-        _ensure_real_directory(current, root)
-    destination = current / name
+    destination = _check_parents(parents, root, create=True) / name
     _check_destination(destination, root)
     return destination
 
@@ -205,13 +202,25 @@ def _check_directory(target: pathlib.Path, root: pathlib.Path, info: os.stat_res
         )
 
 
-def _ensure_real_directory(target: pathlib.Path, root: pathlib.Path) -> None:
-    info = _lstat_or_none(target)
-    if info is None:
-        with contextlib.suppress(FileExistsError):  # created meanwhile: checked below
-            os.mkdir(target)
-        info = os.lstat(target)
-    _check_directory(target, root, info)
+def _check_parents(parts: Sequence[str], root: pathlib.Path, *, create: bool) -> pathlib.Path:
+    """Check each parent below ``root`` is a real directory (creating missing ones if
+    ``create``, else refusing them); the innermost one."""
+    current = root
+    for part in parts:
+        current = current / part
+        info = _lstat_or_none(current)
+        if info is None:
+            if not create:
+                raise UnsafePathError(
+                    f"output directory {_relative(current, root)!r} (under workspace "
+                    f"{str(root)!r}) disappeared during the write; expected it to stay; retry the "
+                    "write"
+                )
+            with contextlib.suppress(FileExistsError):  # created meanwhile: checked below
+                os.mkdir(current)
+            info = os.lstat(current)
+        _check_directory(current, root, info)
+    return current
 
 
 def _check_destination(destination: pathlib.Path, root: pathlib.Path) -> None:
@@ -238,16 +247,7 @@ def _check_destination(destination: pathlib.Path, root: pathlib.Path) -> None:
 
 def _recheck(destination: pathlib.Path, root: pathlib.Path) -> None:
     """Re-run the link checks (without creating anything) just before the rename."""
-    current = root
-    for part in destination.relative_to(root).parts[:-1]:
-        current = current / part
-        info = _lstat_or_none(current)
-        if info is None:
-            raise UnsafePathError(
-                f"output directory {_relative(current, root)!r} (under workspace {str(root)!r}) "
-                "disappeared during the write; expected it to stay; retry the write"
-            )
-        _check_directory(current, root, info)
+    _check_parents(destination.relative_to(root).parts[:-1], root, create=False)
     _check_destination(destination, root)
 
 

@@ -101,7 +101,7 @@ def paired_difference_figure(
     others = [s for s in systems if s != base]
     rows, cols = max(1, len(measures)), max(1, len(others))
     figure = Figure(figsize=(min(3.2 * cols, 16), 2.6 * rows + 0.6), layout="constrained")
-    grid = np.atleast_2d(figure.subplots(rows, cols, squeeze=False, sharey="row"))
+    grid = figure.subplots(rows, cols, squeeze=False, sharey="row")  # always 2-D
     for row, measure in enumerate(measures):
         of_measure = per_query[per_query["measure"] == measure]
         base_values = of_measure[of_measure["system"] == base].set_index("query_id")["value"]

@@ -66,20 +66,18 @@ def corpus_hash(fixture: Fixture) -> str:
     )
 
 
-def _definition_hashes(evaluation: Evaluation) -> tuple[str, str]:
+def _definition_hash(evaluation: Evaluation, corpus: str) -> str:
     fixture = evaluation.fixture
-    providers = canonical_hash(evaluation.definitions)
-    definition = canonical_hash(
+    return canonical_hash(
         {
             "fixture": {"id": fixture.meta.id, "version": fixture.meta.version},
-            "corpus": corpus_hash(fixture),
+            "corpus": corpus,
             "queries": [q.model_dump(mode="json") for q in fixture.queries],
             "settings": _settings(evaluation),
             "systems": list(evaluation.systems),
             "providers": evaluation.definitions,
         }
     )
-    return definition, providers
 
 
 def _settings(evaluation: Evaluation) -> dict[str, Any]:
@@ -94,7 +92,7 @@ def _settings(evaluation: Evaluation) -> dict[str, Any]:
 def build_report(evaluation: Evaluation) -> dict[str, Any]:
     """The report dict of ``evaluation`` (schema in the module docstring)."""
     fixture = evaluation.fixture
-    definition_hash, providers_hash = _definition_hashes(evaluation)
+    corpus = corpus_hash(fixture)  # hashed once: it is also part of the definition hash
     summary: dict[str, dict[str, Any]] = {s: {} for s in evaluation.systems}
     for row in _records(evaluation.summary()):
         summary[row["system"]][row["measure"]] = {"mean": float(row["value"]), "n": int(row["n"])}
@@ -133,9 +131,9 @@ def build_report(evaluation: Evaluation) -> dict[str, Any]:
     return {
         "schema": REPORT_SCHEMA,
         "fixture": {"id": fixture.meta.id, "version": fixture.meta.version},
-        "corpusHash": corpus_hash(fixture),
-        "evaluationDefinitionHash": definition_hash,
-        "providerDefinitionsHash": providers_hash,
+        "corpusHash": corpus,
+        "evaluationDefinitionHash": _definition_hash(evaluation, corpus),
+        "providerDefinitionsHash": canonical_hash(evaluation.definitions),
         "settings": _settings(evaluation),
         "systems": list(evaluation.systems),
         "summary": summary,

@@ -68,6 +68,21 @@ ENVIRONMENT_PACKAGES = (
 )
 _TIE = 1e-12
 _BEST_STYLE = "font-weight: bold; background-color: #dff3e4"
+# Column dtypes of the tables (the empty tables included); an unlisted column is text.
+_ABLATION_DTYPES = {
+    "n": "int64",
+    "mean": "float64",
+    "ci_low": "float64",
+    "ci_high": "float64",
+    "best": "bool",
+}
+_COMPARISON_DTYPES = {
+    **dict.fromkeys(COMPARISON_COLUMNS, "float64"),
+    **dict.fromkeys(("system", "measure"), "str"),
+    **dict.fromkeys(("n", "wins", "ties", "losses"), "int64"),
+    "significant": "bool",
+}
+_WORST_DTYPES = {"failing_systems": "int64", "mean_value": "float64"}
 
 
 def text_hash(text: str) -> str:
@@ -137,7 +152,7 @@ def ablation_table(
     ]
     columns = [*by, *ABLATION_COLUMNS]
     if selected.empty:
-        return pd.DataFrame({c: pd.Series(dtype=_ablation_dtype(c)) for c in columns})
+        return _empty(columns, _ABLATION_DTYPES)
     table = summarize_with_ci(
         selected, by=keys, confidence=confidence, n_resamples=n_resamples, seed=seed
     )
@@ -150,12 +165,6 @@ def ablation_table(
         best[rows.index.to_numpy()] = np.isclose(rows["mean"], target, rtol=0, atol=_TIE)
     table["best"] = best
     return table[columns]
-
-
-def _ablation_dtype(column: str) -> str:
-    return {"n": "int64", "best": "bool"}.get(
-        column, "float64" if column in ("mean", "ci_low", "ci_high") else "str"
-    )
 
 
 def _in_order(
@@ -228,7 +237,7 @@ def paired_comparisons(
     ]
     present = [m for m in measures if m in set(selected["measure"])]
     if len(systems) < 2 or not present:
-        return pd.DataFrame({c: pd.Series(dtype=_comparison_dtype(c)) for c in COMPARISON_COLUMNS})
+        return _empty(COMPARISON_COLUMNS, _COMPARISON_DTYPES)
     result = compare(
         selected,
         base,
@@ -239,14 +248,6 @@ def paired_comparisons(
         seed=seed,
     )
     return _in_order(result, systems=systems, measures=present, first=[])[list(COMPARISON_COLUMNS)]
-
-
-def _comparison_dtype(column: str) -> str:
-    if column in ("system", "measure"):
-        return "str"
-    if column in ("n", "wins", "ties", "losses"):
-        return "int64"
-    return "bool" if column == "significant" else "float64"
 
 
 def failure_counts(failures: pd.DataFrame, *, systems: Sequence[str]) -> pd.DataFrame:
@@ -293,7 +294,7 @@ def worst_queries(
     """
     columns = ["query_id", "language", "failing_systems", "kinds", "mean_value"]
     if failures.empty:
-        return pd.DataFrame({c: pd.Series(dtype=_worst_dtype(c)) for c in columns})
+        return _empty(columns, _WORST_DTYPES)
     grouped = failures.groupby("query_id", sort=True).agg(
         language=("language", "first"),
         failing_systems=("system", "nunique"),
@@ -306,15 +307,12 @@ def worst_queries(
         ascending=[False, True, True],
         kind="stable",
     )
-    return (
-        ranked.head(limit)
-        .reset_index(drop=True)[columns]
-        .astype({"failing_systems": "int64", "mean_value": "float64"})
-    )
+    return ranked.head(limit).reset_index(drop=True)[columns].astype(_WORST_DTYPES)
 
 
-def _worst_dtype(column: str) -> str:
-    return {"failing_systems": "int64", "mean_value": "float64"}.get(column, "str")
+def _empty(columns: Sequence[str], dtypes: Mapping[str, str]) -> pd.DataFrame:
+    """A table without rows: ``columns``, each of its dtype in ``dtypes`` (text if unlisted)."""
+    return pd.DataFrame({c: pd.Series(dtype=dtypes.get(c, "str")) for c in columns})
 
 
 def judgment_table(

@@ -124,7 +124,7 @@ def bootstrap_ci(
     array = _finite_vector(values, "values")
     if array.size == 0:
         raise InputError("bootstrap_ci: 'values' is empty; expected at least one value")
-    rng = np.random.Generator(np.random.PCG64(seed))
+    rng = _generator(seed)
     return _mean_interval(
         array, rng, confidence=confidence, n_resamples=n_resamples, method=method, where="values"
     )
@@ -159,7 +159,7 @@ def paired_test(
     Raises :class:`InputError` for arrays of different lengths, empty or non-finite input.
     """
     _check_choice("test", test, TESTS)
-    _check_resampling(confidence=0.95, n_resamples=n_resamples, seed=seed)
+    _check_resampling(n_resamples=n_resamples, seed=seed)
     first = _finite_vector(a, "a")
     second = _finite_vector(b, "b")
     if first.shape != second.shape:
@@ -169,7 +169,7 @@ def paired_test(
         )
     if first.size == 0:
         raise InputError("paired_test: 'a' and 'b' are empty; expected at least one pair")
-    rng = np.random.Generator(np.random.PCG64(seed))
+    rng = _generator(seed)
     return _p_value(_differences(first, second), test=test, rng=rng, n_resamples=n_resamples)
 
 
@@ -305,8 +305,7 @@ def summarize_with_ci(
     order = [*by_columns, *(c for c in within_group if c in frame.columns and c not in by_columns)]
     frame = frame.sort_values(order, kind="stable")
 
-    keys: list[tuple[Any, ...]] = []
-    rows: list[tuple[int, float, float, float]] = []
+    records: list[dict[str, Any]] = []
     for key, group in frame.groupby(list(by_columns), sort=True, dropna=False):
         values = group["value"].to_numpy(dtype=np.float64)
         stream = _generator(_group_seed(seed, "summarize_with_ci", by_columns, key))
@@ -318,17 +317,18 @@ def summarize_with_ci(
             method=method,
             where=_describe(by_columns, key),
         )
-        keys.append(key)
-        rows.append((values.size, float(values.mean()), low, high))
-
-    columns: dict[str, Any] = {
-        column: pd.Series([k[i] for k in keys], dtype=per_query[column].dtype)
-        for i, column in enumerate(by_columns)
-    }
-    columns["n"] = pd.Series([r[0] for r in rows], dtype=np.int64)
-    for i, name in enumerate(("mean", "ci_low", "ci_high"), start=1):
-        columns[name] = pd.Series([r[i] for r in rows], dtype=np.float64)
-    return pd.DataFrame(columns)
+        records.append(
+            {
+                **dict(zip(by_columns, key, strict=True)),
+                "n": values.size,
+                "mean": float(values.mean()),
+                "ci_low": low,
+                "ci_high": high,
+            }
+        )
+    dtypes: dict[str, Any] = {column: per_query[column].dtype for column in by_columns}
+    dtypes.update((name, np.int64 if name == "n" else np.float64) for name in SUMMARY_COLUMNS)
+    return _typed_frame(records, dtypes)
 
 
 # --- comparison internals ------------------------------------------------------------------
@@ -443,23 +443,19 @@ def _paired_row(
 def _compare_frame(
     records: list[dict[str, Any]], by_columns: tuple[str, ...], per_query: pd.DataFrame
 ) -> pd.DataFrame:
-    """The records as a frame with :data:`COMPARE_COLUMNS` and fixed dtypes, even when empty."""
-    columns: dict[str, pd.Series[Any]] = {
-        "system": pd.Series([r["system"] for r in records], dtype="str"),
-        "measure": pd.Series([r["measure"] for r in records], dtype="str"),
-    }
-    for column in by_columns:
-        columns[column] = pd.Series([r[column] for r in records], dtype=per_query[column].dtype)
-    for name in COMPARE_COLUMNS[2:]:
-        if name in ("n", "wins", "ties", "losses"):
-            columns[name] = pd.Series([r[name] for r in records], dtype=np.int64)
-        elif name == "significant":
-            columns[name] = pd.Series([False] * len(records), dtype=bool)
-        elif name == "p_adjusted":
-            columns[name] = pd.Series([np.nan] * len(records), dtype=np.float64)
-        else:
-            columns[name] = pd.Series([r[name] for r in records], dtype=np.float64)
-    return pd.DataFrame(columns)
+    """The records as a frame with :data:`COMPARE_COLUMNS` up to ``p_value``, fixed dtypes."""
+    dtypes: dict[str, Any] = {"system": "str", "measure": "str"}
+    dtypes.update((column, per_query[column].dtype) for column in by_columns)
+    for name in COMPARE_COLUMNS[2 : COMPARE_COLUMNS.index("p_value") + 1]:
+        dtypes[name] = np.int64 if name in ("n", "wins", "ties", "losses") else np.float64
+    return _typed_frame(records, dtypes)
+
+
+def _typed_frame(records: list[dict[str, Any]], dtypes: dict[str, Any]) -> pd.DataFrame:
+    """One column per ``dtypes`` entry, in its order, with that dtype (even when empty)."""
+    return pd.DataFrame(
+        {name: pd.Series([r[name] for r in records], dtype=dtype) for name, dtype in dtypes.items()}
+    )
 
 
 def _check_same_queries(
@@ -599,8 +595,8 @@ def _group_seed(
     return np.random.SeedSequence([int(seed), *words])
 
 
-def _generator(seed_sequence: np.random.SeedSequence) -> np.random.Generator:
-    return np.random.Generator(np.random.PCG64(seed_sequence))
+def _generator(seed: int | np.random.SeedSequence) -> np.random.Generator:
+    return np.random.Generator(np.random.PCG64(seed))
 
 
 # --- validation ----------------------------------------------------------------------------
@@ -710,8 +706,11 @@ def _check_choice(argument: str, value: object, choices: tuple[str, ...]) -> Non
         )
 
 
-def _check_resampling(*, confidence: float, n_resamples: int, seed: int) -> None:
-    if not (isinstance(confidence, float | int) and 0.0 < confidence < 1.0):
+def _check_resampling(*, confidence: float | None = None, n_resamples: int, seed: int) -> None:
+    """Check the resampling arguments; ``confidence=None`` when the function has none."""
+    if confidence is not None and not (
+        isinstance(confidence, float | int) and 0.0 < confidence < 1.0
+    ):
         raise InputError(f"'confidence' must be a number in (0, 1); found {confidence!r}")
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, int | np.integer):
         raise InputError(f"'n_resamples' must be an int; found {type(n_resamples).__name__}")

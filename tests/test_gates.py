@@ -244,7 +244,12 @@ absolute:
         ),
         (
             "schema: [\n",
-            ("gates.yaml:2", "", "", "is not valid YAML (syntax error); fix the syntax"),
+            (
+                "gates.yaml:2",
+                "",
+                "",
+                "is not valid YAML (syntax error, column 1); fix the syntax",  # end of input
+            ),
         ),
         (
             "schema: evalkit.gates/1\n",

@@ -57,7 +57,7 @@ def workspace(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> pathli
 def assert_refused(
     workspace: pathlib.Path,
     path: str,
-    match: str,
+    match: str | None,
     call: Callable[[str], object] | None = None,
 ) -> str:
     """``path`` is refused with UnsafePathError and nothing changes on disk; the message."""
@@ -321,44 +321,29 @@ def _assert_previous_kept(workspace: pathlib.Path, before: Listing) -> None:
     assert not [name for name in os.listdir(workspace / "reports") if name.endswith(".tmp")]
 
 
-def test_failed_rename_keeps_previous_and_removes_temporary(
-    workspace: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("function", "error", "match"),
+    [
+        ("replace", OSError(28, "No space left on device"), "No space left"),
+        ("fsync", OSError(5, "Input/output error"), "Input/output"),
+        ("fsync", KeyboardInterrupt(), None),
+    ],
+    ids=["failed-rename", "failed-fsync", "interrupt-during-write"],
+)
+def test_failed_write_keeps_previous_and_removes_temporary(
+    workspace: pathlib.Path,
+    monkeypatch: pytest.MonkeyPatch,
+    function: str,
+    error: BaseException,
+    match: str | None,
 ) -> None:
     before = listing(workspace)
 
-    def failing_replace(*args: object, **kwargs: object) -> None:
-        raise OSError(28, "No space left on device")
+    def failing(*args: object, **kwargs: object) -> None:
+        raise error
 
-    monkeypatch.setattr(os, "replace", failing_replace)
-    with pytest.raises(OSError, match="No space left"):
-        write_text_atomic("reports/old.json", "new content\n")
-    _assert_previous_kept(workspace, before)
-
-
-def test_failed_fsync_keeps_previous_and_removes_temporary(
-    workspace: pathlib.Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    before = listing(workspace)
-
-    def failing_fsync(descriptor: int) -> None:
-        raise OSError(5, "Input/output error")
-
-    monkeypatch.setattr(os, "fsync", failing_fsync)
-    with pytest.raises(OSError, match="Input/output"):
-        write_text_atomic("reports/old.json", "new content\n")
-    _assert_previous_kept(workspace, before)
-
-
-def test_interrupt_during_write_removes_temporary(
-    workspace: pathlib.Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    before = listing(workspace)
-
-    def interrupted(descriptor: int) -> None:
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(os, "fsync", interrupted)
-    with pytest.raises(KeyboardInterrupt):
+    monkeypatch.setattr(os, function, failing)
+    with pytest.raises(type(error), match=match):
         write_text_atomic("reports/old.json", "new content\n")
     _assert_previous_kept(workspace, before)
 

@@ -117,30 +117,47 @@ def test_unknown_tool_with_suggestion(tmp_path: Path) -> None:
     assert "Did you mean 'find_symbol'?" in message
 
 
-def test_missing_expected_symbols(tmp_path: Path) -> None:
-    _write(tmp_path, "p.yaml", _probe(expected="expected: {}"))
-    assert "[p1] expected.symbols: required field is missing" in _problems(tmp_path)
-
-
-def test_missing_expected_section(tmp_path: Path) -> None:
-    _write(tmp_path, "p.yaml", _probe(expected=""))
-    assert "[p1] expected: required field is missing" in _problems(tmp_path)
-
-
-def test_empty_expected_symbols(tmp_path: Path) -> None:
-    _write(tmp_path, "p.yaml", _probe(expected="expected: {symbols: []}"))
-    assert "[p1] expected.symbols: must list at least one expected symbol" in _problems(tmp_path)
-
-
-def test_empty_string_expected_symbol(tmp_path: Path) -> None:
-    _write(tmp_path, "p.yaml", _probe(expected="expected: {symbols: [a, '']}"))
-    assert "[p1] expected.symbols.1: must be a non-empty string" in _problems(tmp_path)
-
-
-def test_repeated_expected_symbol(tmp_path: Path) -> None:
-    _write(tmp_path, "p.yaml", _probe(expected="expected: {symbols: [a, b, a]}"))
-    message = _problems(tmp_path)
-    assert "[p1] expected.symbols[2]: repeats expected.symbols[0]" in message
+@pytest.mark.parametrize(
+    ("overrides", "expected"),
+    [
+        pytest.param(
+            {"expected": "expected: {}"},
+            "[p1] expected.symbols: required field is missing",
+            id="missing-expected-symbols",
+        ),
+        pytest.param(
+            {"expected": ""}, "[p1] expected: required field is missing", id="missing-expected"
+        ),
+        pytest.param(
+            {"expected": "expected: {symbols: []}"},
+            "[p1] expected.symbols: must list at least one expected symbol",
+            id="empty-expected-symbols",
+        ),
+        pytest.param(
+            {"expected": "expected: {symbols: [a, '']}"},
+            "[p1] expected.symbols.1: must be a non-empty string",
+            id="empty-string-expected-symbol",
+        ),
+        pytest.param(
+            {"expected": "expected: {symbols: [a, b, a]}"},
+            "[p1] expected.symbols[2]: repeats expected.symbols[0]",
+            id="repeated-expected-symbol",
+        ),
+        pytest.param(
+            {"scoring": "scoring: {recall_minimum: 0.5}"},
+            "[p1] scoring.recall_minimum: unknown field",
+            id="unknown-nested-field",
+        ),
+        pytest.param(
+            {"scoring": "scoring: {precision_min: 1.5}"},
+            "[p1] scoring.precision_min: must be a number between 0.0 and 1.0",
+            id="threshold-out-of-range",
+        ),
+    ],
+)
+def test_field_problem(tmp_path: Path, overrides: dict[str, str], expected: str) -> None:
+    _write(tmp_path, "p.yaml", _probe(**overrides))
+    assert expected in _problems(tmp_path)
 
 
 def test_unknown_top_level_field(tmp_path: Path) -> None:
@@ -148,20 +165,10 @@ def test_unknown_top_level_field(tmp_path: Path) -> None:
     assert "[p1] colour: unknown field" in _problems(tmp_path)
 
 
-def test_unknown_nested_field(tmp_path: Path) -> None:
-    _write(tmp_path, "p.yaml", _probe(scoring="scoring: {recall_minimum: 0.5}"))
-    assert "[p1] scoring.recall_minimum: unknown field" in _problems(tmp_path)
-
-
 def test_wrong_type_threshold(tmp_path: Path) -> None:
     _write(tmp_path, "p.yaml", _probe(scoring="scoring: {recall_min: '0.5'}"))
     message = _problems(tmp_path)
     assert re.search(r"\[p1\] scoring\.recall_min: wrong type: .*, found str", message)
-
-
-def test_threshold_out_of_range(tmp_path: Path) -> None:
-    _write(tmp_path, "p.yaml", _probe(scoring="scoring: {precision_min: 1.5}"))
-    assert "[p1] scoring.precision_min: must be a number between 0.0 and 1.0" in _problems(tmp_path)
 
 
 def test_wrong_type_argument_value(tmp_path: Path) -> None:

@@ -9,7 +9,6 @@ the file, line and field, never the text.
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import NamedTuple
 import pandas as pd
 
 from evalkit.errors import FormatError
+from evalkit.formats.trec import _load_bytes
 
 __all__ = ["BeirDataset", "read_beir"]
 
@@ -65,15 +65,7 @@ def _find(root: Path, name: str) -> Path:
 
 
 def _lines(path: Path) -> list[bytes]:
-    try:
-        if path.suffix == ".gz":
-            with gzip.open(path, "rb") as handle:
-                return handle.read().split(b"\n")
-        return path.read_bytes().split(b"\n")
-    except (OSError, EOFError) as error:
-        raise FormatError(
-            f"cannot read the file ({type(error).__name__})", file=str(path)
-        ) from None
+    return _load_bytes(path).split(b"\n")
 
 
 def _read_jsonl(
@@ -103,7 +95,7 @@ def _read_jsonl(
         seen[object_id] = number
         values = [object_id]
         for name in fields:
-            value = record.get(name, "" if name in optional else None)
+            value = record.get(name)
             if value is None and name in optional:
                 value = ""
             if not isinstance(value, str):

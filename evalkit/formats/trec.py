@@ -25,6 +25,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from evalkit.errors import FormatError, InputError
+from evalkit.measures.ranking import require_columns
 
 __all__ = ["read_qrels", "read_run", "write_qrels", "write_run"]
 
@@ -64,7 +65,7 @@ def read_run(path: PathLike) -> pd.DataFrame:
 
 def write_qrels(qrels: pd.DataFrame, path: PathLike) -> None:
     """Write ``qrels`` (query_id, doc_id, relevance) as a TREC qrels file (``.gz`` compresses)."""
-    _require(qrels, "qrels", ("query_id", "doc_id", "relevance"))
+    require_columns(qrels, "qrels", ("query_id", "doc_id", "relevance"))
     relevance = qrels["relevance"].to_numpy()
     if relevance.dtype.kind not in "iu":
         raise InputError(
@@ -87,7 +88,7 @@ def write_run(run: pd.DataFrame, path: PathLike, *, run_id: str = "evalkit") -> 
     Rows are written by query ID, then rank. Without a ``rank`` column the rank is the position
     by score descending, then doc ID descending (trec_eval's order).
     """
-    _require(run, "run", ("query_id", "doc_id", "score"))
+    require_columns(run, "run", ("query_id", "doc_id", "score"))
     if not run_id or any(c.isspace() for c in run_id):
         raise InputError("run_id must be a non-empty string without whitespace")
     scores = run["score"].to_numpy()
@@ -238,16 +239,6 @@ def _convert(text: str, name: str, dtype: pa.DataType, path: Path, line: int) ->
 
 
 # --- writing -----------------------------------------------------------------------------------
-
-
-def _require(frame: object, what: str, columns: tuple[str, ...]) -> None:
-    if not isinstance(frame, pd.DataFrame):
-        raise InputError(f"{what} must be a pandas DataFrame, got {type(frame).__name__}")
-    missing = [c for c in columns if c not in frame.columns]
-    if missing:
-        raise InputError(
-            f"{what} is missing column(s) {', '.join(missing)}; expected {', '.join(columns)}"
-        )
 
 
 def _writable_ids(frame: pd.DataFrame, column: str, what: str) -> pa.Array:

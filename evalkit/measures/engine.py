@@ -66,7 +66,7 @@ def score(
     ranking = judged_ranking(qrels, run, ties=ties, duplicates=duplicates)
     values = [KERNELS.get(m.name)(ranking, m) for m in parsed]
     n_q, n_m = ranking.n_queries, len(parsed)
-    matrix = np.column_stack(values) if values and n_q else np.zeros((n_q, n_m))
+    matrix = np.column_stack(values)
     # the string columns are built in arrow (no Python string per row)
     labels = pa.table(
         {

@@ -77,14 +77,7 @@ class JudgedRanking:
 
     def rank_in_query(self, mask: npt.NDArray[np.bool_]) -> IntArray:
         """1-based running count, within each query, of the entries selected by ``mask``."""
-        q = self.query[mask]
-        if q.size == 0:
-            return np.zeros(0, dtype=np.int64)
-        first = np.ones(q.size, dtype=bool)
-        first[1:] = q[1:] != q[:-1]
-        starts = np.flatnonzero(first)
-        lengths = np.diff(np.append(starts, q.size))
-        return np.arange(1, q.size + 1, dtype=np.int64) - np.repeat(starts, lengths)
+        return _positions_in_group(self.query[mask]) + 1
 
 
 Kernel = Callable[[JudgedRanking, Measure], FloatArray]
@@ -168,13 +161,16 @@ def _ndcg(r: JudgedRanking, m: Measure) -> FloatArray:
 
 def _positions_in_group(sorted_groups: IntArray) -> IntArray:
     """0-based position of each entry within its run of equal values (input sorted)."""
-    if sorted_groups.size == 0:
-        return np.zeros(0, dtype=np.int64)
+    starts, lengths = _group_runs(sorted_groups)
+    return np.arange(sorted_groups.size, dtype=np.int64) - np.repeat(starts, lengths)
+
+
+def _group_runs(sorted_groups: IntArray) -> tuple[IntArray, IntArray]:
+    """Start index and length of each run of equal values (input sorted)."""
     first = np.ones(sorted_groups.size, dtype=bool)
     first[1:] = sorted_groups[1:] != sorted_groups[:-1]
     starts = np.flatnonzero(first)
-    lengths = np.diff(np.append(starts, sorted_groups.size))
-    return np.arange(sorted_groups.size, dtype=np.int64) - np.repeat(starts, lengths)
+    return starts, np.diff(starts, append=sorted_groups.size)
 
 
 def _rprec(r: JudgedRanking, m: Measure) -> FloatArray:
@@ -192,14 +188,9 @@ def _bpref(r: JudgedRanking, m: Measure) -> FloatArray:
     nonrel = (r.grade >= 0) & ~relevant
     num_rel = r.num_rel(rel)
     num_nonrel = r.count((r.qrels_grade >= 0) & (r.qrels_grade < max(rel, 0)), r.qrels_query)
-    nonrel_before = np.zeros(r.position.size, dtype=np.int64)
-    judged = relevant | nonrel
-    # running count of non-relevant entries within the query, up to and including each entry
-    running = np.zeros(r.position.size, dtype=np.int64)
-    running[judged] = _running_count(r.query[judged], nonrel[judged])
-    nonrel_before[relevant] = running[relevant]
+    # judged non-relevant entries ranked above each relevant one (within its query)
+    n = _running_count(r.query, nonrel)[relevant].astype(np.float64)
     q = r.query[relevant]
-    n = nonrel_before[relevant].astype(np.float64)
     big_r = num_rel[q]
     denom = np.minimum(num_nonrel[q], big_r)
     safe = np.where(denom > 0, denom, 1.0)
@@ -210,13 +201,8 @@ def _bpref(r: JudgedRanking, m: Measure) -> FloatArray:
 
 def _running_count(sorted_groups: IntArray, flags: npt.NDArray[np.bool_]) -> IntArray:
     """Within each group (input sorted by group), the running count of ``flags`` (inclusive)."""
-    if sorted_groups.size == 0:
-        return np.zeros(0, dtype=np.int64)
     total = np.cumsum(flags, dtype=np.int64)
-    first = np.ones(sorted_groups.size, dtype=bool)
-    first[1:] = sorted_groups[1:] != sorted_groups[:-1]
-    starts = np.flatnonzero(first)
-    lengths = np.diff(np.append(starts, sorted_groups.size))
+    starts, lengths = _group_runs(sorted_groups)
     before = total[starts] - flags[starts]
     return total - np.repeat(before, lengths)
 

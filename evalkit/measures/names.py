@@ -241,7 +241,6 @@ def _parse_params(text: str, inner: str | None) -> dict[str, ParamValue]:
 _TREC_BASE = {
     "P": "P",
     "R": "recall",
-    "AP": "map",
     "Success": "success",
     "Rprec": "Rprec",
     "Bpref": "bpref",
@@ -269,7 +268,7 @@ def trec_name(measure: Measure | str) -> str:
         return "recip_rank"
     if m.name == "AP":
         return "map" if k is None else f"map_cut_{k}"
-    if m.name in _TREC_BASE and m.name != "AP":
+    if m.name in _TREC_BASE:
         base = _TREC_BASE[m.name]
         return base if k is None else f"{base}_{k}"
     raise MeasureError(f"measure {str(m)!r} has no trec_eval equivalent")

@@ -39,7 +39,7 @@ import pyarrow.compute as pc
 from evalkit.errors import InputError, RunOnlyQueriesWarning
 from evalkit.measures.kernels import JudgedRanking
 
-__all__ = ["Duplicates", "Ties", "judged_ranking"]
+__all__ = ["Duplicates", "Ties", "judged_ranking", "require_columns"]
 
 Ties = Literal["trec", "given"]
 Duplicates = Literal["error", "keep-first"]
@@ -71,8 +71,8 @@ def judged_ranking(
         raise InputError(f"ties must be 'trec' or 'given', got {ties!r}")
     if duplicates not in ("error", "keep-first"):
         raise InputError(f"duplicates must be 'error' or 'keep-first', got {duplicates!r}")
-    _require_columns(qrels, "qrels", ("query_id", "doc_id", "relevance"))
-    _require_columns(run, "run", ("query_id", "doc_id", "score"))
+    require_columns(qrels, "qrels", ("query_id", "doc_id", "relevance"))
+    require_columns(run, "run", ("query_id", "doc_id", "score"))
 
     qrels_q = _id_array(qrels, "query_id", "qrels")
     qrels_d = _id_array(qrels, "doc_id", "qrels")
@@ -124,12 +124,10 @@ def judged_ranking(
     # Internal query codes: in order of first appearance when the run is grouped by query
     # (then every sort below meets presorted query blocks), else the sorted order.
     code_of_query = _grouped_code_order(block_query, n_queries)
-    query_sizes = None
+    grouped = code_of_query is not None
     if code_of_query is not None:
         block_query = code_of_query[block_query]
         qrels_code = code_of_query[qrels_qidx]
-        query_sizes = np.zeros(n_queries, dtype=np.int64)
-        query_sizes[block_query] = block_length
     else:
         code_of_query = np.arange(n_queries, dtype=np.int64)
         qrels_code = qrels_qidx
@@ -141,7 +139,9 @@ def judged_ranking(
     query_of_code[code_of_query] = np.arange(n_queries, dtype=np.int64)
     if rows is not None:
         run_fp = run_fp[rows]
-    packed = _packed_sort(qidx, run_fp, rows, n_queries, len(run_d), query_sizes=query_sizes)
+    packed = _packed_sort(
+        qidx, run_fp, rows, n_queries, len(run_d), query_sizes=num_ret if grouped else None
+    )
     del run_fp
     dup = _confirmed_duplicates(packed, rows, qidx, run_d)
     if dup.size:
@@ -285,7 +285,7 @@ def _grouped_code_order(block_query: IntArray, n_queries: int) -> IntArray | Non
 # --- validation --------------------------------------------------------------------------------
 
 
-def _require_columns(frame: object, what: str, columns: tuple[str, ...]) -> None:
+def require_columns(frame: object, what: str, columns: tuple[str, ...]) -> None:
     if not isinstance(frame, pd.DataFrame):
         raise InputError(f"{what} must be a pandas DataFrame, got {type(frame).__name__}")
     missing = [c for c in columns if c not in frame.columns]
@@ -658,7 +658,7 @@ def _trec_positions(
     rows: IntArray | None,
     judged: IntArray,
     num_ret: IntArray,
-    out: U64Array | None = None,
+    out: U64Array,
 ) -> IntArray:
     """0-based positions of the ``judged`` entries (indices into ``rows``, None: every row of
     ``docs``) within their query; ``num_ret``: rows per query code.
@@ -668,7 +668,7 @@ def _trec_positions(
     Order: float32 score descending, then doc ID descending. Only tie groups that hold a judged
     document are ordered by doc ID: the order among unjudged documents changes no measure.
     """
-    key = np.empty(qidx.size, dtype=np.uint64) if out is None else out
+    key = out
     for lo in range(0, key.size, _BLOCK):  # block by block: small temporaries
         hi = min(lo + _BLOCK, key.size)
         part = key[lo:hi]

@@ -198,15 +198,16 @@ def build_code_index(packages: Sequence[str]) -> CodeIndex:
     """Index the named installed packages (e.g. ``["email", "json"]``) from their source."""
     if not packages:
         raise InputError("build_code_index: expected at least one package name, found none")
+    names = tuple(sorted(set(packages)))
     builder = _Builder()
     file_hashes: dict[str, str] = {}
-    for package in sorted(set(packages)):
+    for package in names:
         for module, path in _package_modules(package):
             source = path.read_bytes()
             file_hashes[module] = "sha256:" + hashlib.sha256(source).hexdigest()
             builder.add_module(module, path.name == "__init__.py", ast.parse(source))
-    fingerprint = canonical_hash({"packages": sorted(set(packages)), "modules": file_hashes})
-    return builder.finish(tuple(sorted(set(packages))), fingerprint)
+    fingerprint = canonical_hash({"packages": list(names), "modules": file_hashes})
+    return builder.finish(names, fingerprint)
 
 
 def _package_modules(package: str) -> Iterator[tuple[str, Path]]:
@@ -403,8 +404,7 @@ def _outer_parts(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) ->
     """Parts of a definition evaluated in the enclosing scope (defaults, bases, keywords)."""
     if isinstance(node, ast.ClassDef):
         return [*node.bases, *node.keywords]
-    defaults = [d for d in (*node.args.defaults, *node.args.kw_defaults) if d is not None]
-    return list(defaults)
+    return [d for d in (*node.args.defaults, *node.args.kw_defaults) if d is not None]
 
 
 def _import_base(scope: _Scope, node: ast.ImportFrom) -> str:

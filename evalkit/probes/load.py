@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 
 from evalkit.errors import ProbeError, Problem
 from evalkit.registry import did_you_mean
+from evalkit.yamlio import compose_and_load, duplicate_keys, syntax_problem
 
 __all__ = ["Expected", "Probe", "ProbeCall", "Scoring", "load_probes"]
 
@@ -126,19 +127,17 @@ def _probes_in_file(
         )
         return
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        node, data = compose_and_load(text)
     except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f"{name}:{mark.line + 1}" if mark is not None else name
-        column = f", column {mark.column + 1}" if mark is not None else ""
-        problems.append(Problem(where, "", "", f"is not valid YAML (syntax error{column})"))
+        problems.append(syntax_problem(error, name))
         return
     if node is None or data is None:
         problems.append(Problem(name, "", "", "is empty; expected a list of probes"))
         return
-    for line, key in _duplicate_keys(node):
-        problems.append(Problem(f"{name}:{line}", "", key, "this key appears twice in one mapping"))
+    for line, key in duplicate_keys(node):
+        problems.append(
+            Problem(f"{name}:{line}", "", key, "this key appears twice in one mapping; keep one")
+        )
     items: list[Any]
     item_nodes: list[yaml.Node]
     if isinstance(data, list) and isinstance(node, yaml.SequenceNode):
@@ -239,18 +238,3 @@ def _check_probe(where: str, probe: Probe) -> list[Problem]:
         else:
             seen[symbol] = index
     return problems
-
-
-def _duplicate_keys(node: yaml.Node) -> Iterator[tuple[int, str]]:
-    """(1-based line, key) of every key repeated within one mapping, anywhere in the tree."""
-    if isinstance(node, yaml.MappingNode):
-        seen: set[str] = set()
-        for key_node, value_node in node.value:
-            key = str(key_node.value)
-            if key in seen:
-                yield key_node.start_mark.line + 1, key
-            seen.add(key)
-            yield from _duplicate_keys(value_node)
-    elif isinstance(node, yaml.SequenceNode):
-        for child in node.value:
-            yield from _duplicate_keys(child)

@@ -112,8 +112,8 @@ def baseline_drops(report: Mapping[str, Any], baseline: Mapping[str, Any]) -> pd
 
 def format_table(results: pd.DataFrame) -> str:
     """A fixed-width text table of a results frame (IDs, scores, status; no fixture text)."""
-    shown = results[["id", "tool", "recall", "precision", "f1", "rr", "ndcg", "status"]].copy()
-    shown["latency_ms"] = results["latency_ms"]
+    columns = ["id", "tool", "recall", "precision", "f1", "rr", "ndcg", "status", "latency_ms"]
+    shown = results[columns]
     if shown.empty:
         return "(no probes)"
     return shown.to_string(index=False, float_format=lambda v: f"{v:.3f}", na_rep="-")

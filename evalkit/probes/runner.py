@@ -6,7 +6,6 @@ import math
 import time
 from collections.abc import Sequence
 
-import numpy as np
 import pandas as pd
 
 from evalkit.errors import DispatchError
@@ -96,7 +95,7 @@ def _run_one(tools: Registry[Tool], probe: Probe) -> dict[str, object]:
         n_returned=len(set(result.symbols)),
         missing=score.missing,
         extra=score.extra,
-        error=np.nan,
+        error=math.nan,
         latency_ms=latency_ms,
     )
     if result.ordered:
