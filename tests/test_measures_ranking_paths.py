@@ -10,6 +10,7 @@ between two blocks of one query, and many score ties.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -33,7 +34,9 @@ def _length_fingerprint(strings: pa.ChunkedArray) -> np.ndarray:
     return lengths << np.uint64(40)
 
 
-def _data(layout: str) -> tuple[pd.DataFrame, pd.DataFrame, dict, dict]:
+def _data(
+    layout: str, name: Callable[[int], str] = "d{}".format
+) -> tuple[pd.DataFrame, pd.DataFrame, dict, dict]:
     rng = np.random.default_rng(11)
     qrels: dict[str, dict[str, int]] = {}
     run: dict[str, dict[str, float]] = {}
@@ -42,12 +45,12 @@ def _data(layout: str) -> tuple[pd.DataFrame, pd.DataFrame, dict, dict]:
         qid = f"q{q}"
         n_docs = int(rng.integers(5, 60))
         # IDs of one or two lengths: d0..d9 and d10..d99 collide among themselves
-        docs = [f"d{d}" for d in rng.choice(100, n_docs, replace=False)]
+        docs = [name(int(d)) for d in rng.choice(100, n_docs, replace=False)]
         scores = np.round(rng.random(n_docs) * 6) / 2  # heavy ties
         order = np.argsort(-scores, kind="stable")
         run[qid] = {docs[i]: float(scores[i]) for i in order}
         rows += [(qid, docs[i], float(scores[i])) for i in order]
-        judged = [*rng.choice(docs, min(8, n_docs), replace=False).tolist(), "d100", "zz"]
+        judged = [*rng.choice(docs, min(8, n_docs), replace=False).tolist(), name(100), "zz"]
         qrels[qid] = {d: int(rng.integers(-1, 4)) for d in judged}
         qrels[qid][judged[0]] = max(qrels[qid][judged[0]], 0)
     frame = pd.DataFrame(rows, columns=["query_id", "doc_id", "score"])
@@ -110,3 +113,100 @@ def test_combined_key_sort_equals_numpy_lexsort(pairs: list[tuple[int, int]], sm
     major = np.array([p[0] for p in pairs], dtype=np.int64)
     minor = np.array([p[1] % 5 - 2 if small else p[1] for p in pairs], dtype=np.int64)
     assert ranking._lexsort(major, minor).tolist() == np.lexsort((minor, major)).tolist()
+
+
+# --- ties among documents, and large runs ranked in parts ------------------------------------
+
+# Tied documents are ordered by ID descending, in byte order (trec_eval's strcmp). Most pairs
+# are decided by the IDs' first 8 bytes and lengths; these styles also reach the string
+# comparison (IDs of 8 bytes or more with equal first 8 bytes) and IDs that are prefixes of
+# others.
+ID_STYLES: dict[str, Callable[[int], str]] = {
+    "short": "d{}".format,
+    "shared 17-byte prefix": lambda d: f"clueweb09-en0000-{d:0{1 + d % 3}d}",
+    "8-byte prefix, longer": lambda d: "abcdefgh" + "1" * (d % 4) + chr(ord("a") + d // 4),
+    "prefixes of each other": lambda d: "abcdefg"[: d % 8] + str(d),
+    "multi-byte UTF-8": "文档{}".format,
+}
+
+
+def _assert_trec_eval_values(
+    qrels_frame: pd.DataFrame, run_frame: pd.DataFrame, qrels: dict, run: dict
+) -> None:
+    frame = score(qrels_frame, run_frame, MEASURES)
+    ours = {(q, m): v for q, m, v in frame.itertuples(index=False)}
+    expected = pytrec_eval.RelevanceEvaluator(qrels, PYTREC_MEASURES).evaluate(run)
+    for q in qrels:
+        for m in MEASURES:
+            assert ours[q, m] == pytest.approx(expected[q][trec_name(m)], abs=1e-9), (q, m)
+
+
+@pytest.mark.parametrize("layout", ["grouped", "shuffled"])
+@pytest.mark.parametrize("style", list(ID_STYLES))
+@pytest.mark.parametrize("ties", ["pairwise", "sorted"])
+@pytest.mark.parametrize("parts", [1, 4])
+def test_tied_documents_ranked_as_trec_eval(
+    layout: str, style: str, ties: str, parts: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if ties == "pairwise":
+        monkeypatch.setattr(ranking, "_PAIRWISE_MIN", 1 << 40)
+    else:
+        monkeypatch.setattr(ranking, "_rank_among_ties_pairwise", ranking._rank_among_ties_sorted)
+    if parts > 1:  # only a run grouped by query is cut into parts
+        monkeypatch.setattr(ranking, "_PARALLEL_MIN_ROWS", 0)
+        monkeypatch.setattr(ranking.os, "cpu_count", lambda: parts)
+    qrels_frame, run_frame, qrels, run = _data(layout, ID_STYLES[style])
+    _assert_trec_eval_values(qrels_frame, run_frame, qrels, run)
+
+
+@pytest.mark.parametrize("parts", [1, 3])
+def test_duplicates_are_found_in_every_part(parts: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ranking, "_PARALLEL_MIN_ROWS", 0)
+    monkeypatch.setattr(ranking.os, "cpu_count", lambda: parts)
+    qrels_frame, run_frame, _, _ = _data("grouped")
+    last = run_frame[run_frame["query_id"] == "q39"]
+    # the last query lists its top doc again, at the bottom of its ranking (last part)
+    again = last.iloc[[0]].assign(score=last["score"].min() - 1)
+    doubled = pd.concat([run_frame, again], ignore_index=True)
+    doc = again["doc_id"].iloc[0]
+    with pytest.raises(InputError, match=f"lists doc '{doc}' more than once for query 'q39'"):
+        score(qrels_frame, doubled, MEASURES)
+    # keep-first drops the lower-ranked copy: the values of the run without it
+    kept = score(qrels_frame, doubled, MEASURES, duplicates="keep-first")
+    pd.testing.assert_frame_equal(kept, score(qrels_frame, run_frame, MEASURES))
+
+
+@given(
+    st.lists(st.text(st.sampled_from("ab\x00z文"), max_size=12), min_size=1, max_size=30),
+    st.integers(0, 30),
+    st.booleans(),
+    st.data(),
+)
+@settings(max_examples=200, deadline=None)
+def test_leading_words_are_the_first_8_bytes_big_endian(
+    strings: list[str], cut: int, large: bool, data: st.DataObject
+) -> None:
+    kind = pa.large_string() if large else pa.string()
+    cut = min(cut, len(strings))
+    # two chunks, the first a slice (its offsets do not start at 0)
+    first = pa.array(["x" * 9, *strings[:cut]], kind).slice(1)
+    chunked = pa.chunked_array([first, pa.array(strings[cut:], kind)], kind)
+    at = np.array(data.draw(st.lists(st.integers(0, len(strings) - 1))), dtype=np.int64)
+    words, lengths = ranking._leading_words(chunked, at)
+    encoded = [strings[i].encode() for i in at]
+    assert lengths.tolist() == [len(b) for b in encoded]
+    assert [int(w) for w in words] == [int.from_bytes((b + bytes(8))[:8], "big") for b in encoded]
+
+
+@pytest.mark.parametrize("ties", ["pairwise", "sorted"])
+def test_tied_ids_that_differ_only_by_trailing_nul_bytes(
+    ties: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Equal first 8 bytes once zero-padded: only the lengths tell these IDs apart. Byte order
+    # puts a string after its own prefixes, so by ID descending the ranking is
+    # "a\0\0", "a\0", "a" and the one relevant doc "a" is third: RR = 1/3.
+    if ties == "sorted":
+        monkeypatch.setattr(ranking, "_rank_among_ties_pairwise", ranking._rank_among_ties_sorted)
+    qrels = pd.DataFrame({"query_id": ["q"], "doc_id": ["a"], "relevance": [1]})
+    run = pd.DataFrame({"query_id": ["q"] * 3, "doc_id": ["a", "a\0", "a\0\0"], "score": 1.0})
+    assert score(qrels, run, ["RR"])["value"].tolist() == pytest.approx([1 / 3])

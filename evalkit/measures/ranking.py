@@ -77,35 +77,34 @@ def judged_ranking(
     qrels_q = _id_array(qrels, "query_id", "qrels")
     qrels_d = _id_array(qrels, "doc_id", "qrels")
     grades = _integer_column(qrels, "relevance", "qrels")
-
-    # query IDs are hashed once per block of consecutive rows of one query, not once per row
-    qrels_start, qrels_length = _query_blocks(qrels_q)
-    qrels_heads = _take(qrels_q, qrels_start)
-    unique_queries = pc.unique(qrels_heads)
-    query_ids = pc.take(unique_queries, pc.sort_indices(unique_queries))
-    n_queries = len(query_ids)
-    head_qidx = pc.index_in(qrels_heads, value_set=query_ids).to_numpy(zero_copy_only=False)
-    qrels_qidx = np.repeat(head_qidx.astype(np.int64), qrels_length)
-
     run_q = _id_array(run, "query_id", "run")
     run_d = _id_array(run, "doc_id", "run")
     with ThreadPoolExecutor(max_workers=2) as pool:
-        # doc fingerprints (and the qrels' duplicate check) run on other cores meanwhile
-        # (numpy and pyarrow release the GIL); nothing depends on which finishes first
-        qrels_job = pool.submit(_qrels_fingerprints, qrels_qidx, qrels_d)
+        # the doc fingerprints (and the qrels' duplicate check) are computed on other cores
+        # while this thread works out the query codes (numpy and pyarrow release the GIL);
+        # nothing depends on which finishes first
         run_fp_job = pool.submit(_fingerprint, run_d)
-        qrels_fp, dup_rows, qrels_by_pair = qrels_job.result()
+        # query IDs are hashed once per block of consecutive rows of one query, not per row
+        qrels_start, qrels_length = _query_blocks(qrels_q)
+        qrels_heads = _take(qrels_q, qrels_start)
+        unique_queries = pc.unique(qrels_heads)
+        query_ids = pc.take(unique_queries, pc.sort_indices(unique_queries))
+        n_queries = len(query_ids)
+        head_qidx = pc.index_in(qrels_heads, value_set=query_ids).to_numpy(zero_copy_only=False)
+        qrels_qidx = np.repeat(head_qidx.astype(np.int64), qrels_length)
+        qrels_job = pool.submit(_qrels_fingerprints, qrels_qidx, qrels_d, grades)
+        # likewise, run query codes are looked up once per block of consecutive rows with the
+        # same query ID (a run file lists each query's rows together)
+        block_start, block_length = _query_blocks(run_q)
+        block_ids = _take(run_q, block_start)
+        block_code = pc.index_in(block_ids, value_set=query_ids)
+        qrels_fp, dup_rows, qrels_by_pair, qrels_order = qrels_job.result()
         if dup_rows.size:
             _raise_duplicates(
                 "qrels", "judges", (qrels_q, qrels_d), dup_rows, "remove the extra rows"
             )
         scores = _score_column(run, run_q)
         ranks = _integer_column(run, "rank", "run") if ties == "given" and "rank" in run else None
-        # Query codes are looked up once per block of consecutive rows with the same query ID
-        # (a run file lists each query's rows together), not once per row.
-        block_start, block_length = _query_blocks(run_q)
-        block_ids = _take(run_q, block_start)
-        block_code = pc.index_in(block_ids, value_set=query_ids)
         run_fp = run_fp_job.result()
     block_query = pc.fill_null(block_code, -1).to_numpy(zero_copy_only=False).astype(np.int64)
     rows: IntArray | None = None  # the run rows kept (None: all of them)
@@ -131,19 +130,30 @@ def judged_ranking(
     else:
         code_of_query = np.arange(n_queries, dtype=np.int64)
         qrels_code = qrels_qidx
-    qidx = np.repeat(block_query, block_length)
     # rows per query code
     num_ret = np.zeros(n_queries, dtype=np.int64)
     np.add.at(num_ret, block_query, block_length)
     query_of_code = np.empty(n_queries, dtype=np.int64)
     query_of_code[code_of_query] = np.arange(n_queries, dtype=np.int64)
-    if rows is not None:
-        run_fp = run_fp[rows]
-    packed = _packed_sort(
-        qidx, run_fp, rows, n_queries, len(run_d), query_sizes=num_ret if grouped else None
+    side = _RunSide(
+        block_query=block_query,
+        block_first=np.concatenate([[0], np.cumsum(block_length)]).astype(np.int64),
+        fp=run_fp if rows is None else run_fp[rows],
+        rows=rows,
+        docs=run_d,
+        scores=scores if rows is None else scores[rows],
+        ranks=ranks if ranks is None or rows is None else ranks[rows],
+        ties=ties,
+        num_ret=num_ret,
+        n_queries=n_queries,
+        grouped=grouped,
+        qrels=_Judgments(
+            code=qrels_code, fp=qrels_fp, by_pair=qrels_by_pair, docs=qrels_d, grades=grades
+        ),
     )
     del run_fp
-    dup = _confirmed_duplicates(packed, rows, qidx, run_d)
+    parts = side.ranked_parts()
+    dup = np.sort(np.concatenate([part.duplicates for part in parts]))
     if dup.size:
         if duplicates == "error":
             _raise_duplicates(
@@ -158,43 +168,129 @@ def judged_ranking(
         )
         return judged_ranking(qrels, run.iloc[keep], ties=ties, duplicates="error")
 
-    # Join: which run rows do the qrels judge, and with which grade.
-    judged_rows, judged_grade = _join(
-        packed,
-        qrels_qidx=qrels_code,
-        qrels_fp=qrels_fp,
-        search_order=qrels_by_pair,
-        run_d=run_d,
-        qrels_d=qrels_d,
-        grades=grades,
-    )
-    buffer = packed.keys  # no longer needed: reused for the ranking keys
-    del packed
-    # position of each row of `rows` in the subset arrays
-    local = _local_rows(rows, judged_rows)
-
-    if ties == "trec":
-        kept_scores = scores if rows is None else scores[rows]
-        position = _trec_positions(
-            qidx, kept_scores, docs=run_d, rows=rows, judged=local, num_ret=num_ret, out=buffer
-        )
-    else:
-        given = ranks if ranks is None or rows is None else ranks[rows]
-        position = _given_positions(qidx, given, local, num_ret)
-
-    num_ret = num_ret[code_of_query]
-    jq = query_of_code[qidx[local]]
+    jq = query_of_code[np.concatenate([part.code for part in parts])]
+    position = np.concatenate([part.position for part in parts])
     order = _lexsort(jq, position)
-    qrels_order = _lexsort(qrels_qidx, -grades)
     return JudgedRanking(
         query_ids=tuple(query_ids.to_pylist()),
-        num_ret=num_ret,
+        num_ret=num_ret[code_of_query],
         query=jq[order],
         position=position[order],
-        grade=judged_grade[order],
+        grade=np.concatenate([part.grade for part in parts])[order],
         qrels_query=qrels_qidx[qrels_order],
         qrels_grade=grades[qrels_order],
     )
+
+
+_PARALLEL_MIN_ROWS = 1 << 18  # runs of fewer rows are ranked in one part
+
+
+class _Judgments(NamedTuple):
+    """The qrels, as the join needs them."""
+
+    code: IntArray  # query code of each row
+    fp: U64Array  # doc fingerprint of each row
+    by_pair: IntArray  # row numbers in (query, fingerprint) order
+    docs: pa.ChunkedArray
+    grades: IntArray
+
+
+class _RankedPart(NamedTuple):
+    """The judged run rows of some whole queries: query code, 0-based position in the query's
+    ranking and grade of each; or, when some doc is listed twice for a query, only the run rows
+    of those duplicates."""
+
+    code: IntArray
+    position: IntArray
+    grade: IntArray
+    duplicates: IntArray
+
+
+class _RunSide(NamedTuple):
+    """The run's kept rows, grouped in blocks of consecutive rows of one query, with what
+    ranking them needs. Arrays named per row hold the kept rows (``rows``: their run row
+    numbers; None: every run row)."""
+
+    block_query: IntArray  # query code of each block
+    block_first: IntArray  # first kept row of each block, then the number of kept rows
+    fp: U64Array  # doc fingerprint per row (overwritten while ranking)
+    rows: IntArray | None
+    docs: pa.ChunkedArray  # doc IDs of every run row
+    scores: npt.NDArray[np.float64]  # per row
+    ranks: IntArray | None  # per row (ties="given" with a rank column)
+    ties: Ties
+    num_ret: IntArray  # rows per query code
+    n_queries: int
+    grouped: bool  # each query's rows are one block, blocks in increasing code order
+    qrels: _Judgments
+
+    def ranked_parts(self) -> list[_RankedPart]:
+        """Rank every block: one part, or (a large run grouped by query) one part of whole
+        queries per core, ranked in parallel. Parts never change a result."""
+        n_blocks = self.block_query.size
+        n_parts = min(os.cpu_count() or 1, 8, n_blocks)
+        n_rows = int(self.block_first[-1])
+        if not self.grouped or self.rows is not None or n_rows < _PARALLEL_MIN_ROWS:
+            n_parts = 1
+        if n_parts <= 1:
+            return [self.rank(0, n_blocks, workers=None)]
+        targets = np.arange(1, n_parts, dtype=np.int64) * n_rows // n_parts
+        cuts = np.unique(np.searchsorted(self.block_first, targets)).tolist()
+        bounds = [0, *[c for c in cuts if 0 < c < n_blocks], n_blocks]
+        spans = list(itertools.pairwise(bounds))
+        with ThreadPoolExecutor(max_workers=len(spans)) as pool:
+            return list(pool.map(lambda span: self.rank(*span, workers=1), spans))
+
+    def rank(self, first: int, last: int, *, workers: int | None) -> _RankedPart:
+        """Rank blocks ``first .. last - 1`` (all of them, or whole queries of a grouped run
+        whose codes are ``first .. last - 1``)."""
+        lo, hi = int(self.block_first[first]), int(self.block_first[last])
+        whole = first == 0 and last == self.block_query.size
+        qidx = np.repeat(self.block_query[first:last], np.diff(self.block_first[first : last + 1]))
+        # doc IDs and row numbers as the part sees them: a slice (rows None), or every run row
+        docs = self.docs if whole else self.docs.slice(lo, hi - lo)
+        sizes = None
+        if self.grouped:
+            sizes = self.num_ret if whole else self.num_ret[first:last]
+        packed = _packed_sort(
+            qidx,
+            self.fp[lo:hi],
+            self.rows,
+            self.n_queries,
+            len(docs),
+            query_sizes=sizes,
+            workers=workers,
+        )
+        dup = _confirmed_duplicates(packed, self.rows, qidx, docs)
+        empty = np.zeros(0, dtype=np.int64)
+        if dup.size:
+            return _RankedPart(empty, empty, empty, dup + lo)
+        qrels_rows = self.qrels.by_pair
+        if not whole:
+            code = self.qrels.code[qrels_rows]
+            qrels_rows = qrels_rows[(code >= first) & (code < last)]
+        judged_rows, grade = _join(
+            packed,
+            qrels_rows=qrels_rows,
+            qrels=self.qrels,
+            run_d=docs,
+        )
+        judged = _local_rows(self.rows, judged_rows)  # indices into the part's rows
+        query_start = np.cumsum(self.num_ret) - self.num_ret - lo
+        if self.ties == "trec":
+            position = _trec_positions(
+                qidx,
+                self.scores[lo:hi],
+                docs=docs,
+                rows=self.rows,
+                judged=judged,
+                query_start=query_start,
+                out=packed.keys,  # no longer needed: reused for the ranking keys
+            )
+        else:
+            ranks = None if self.ranks is None else self.ranks[lo:hi]
+            position = _given_positions(qidx, ranks, judged, query_start)
+        return _RankedPart(qidx[judged], position, grade, empty)
 
 
 def _lexsort(major: IntArray, minor: IntArray) -> IntArray:
@@ -218,14 +314,18 @@ def _lexsort(major: IntArray, minor: IntArray) -> IntArray:
 
 
 def _qrels_fingerprints(
-    qidx: IntArray, docs: pa.ChunkedArray
-) -> tuple[U64Array, IntArray, IntArray]:
-    """The qrels' doc fingerprints, the rows (sorted) of (query, doc) pairs judged twice, and
-    the row numbers in (query, fingerprint) order."""
+    qidx: IntArray, docs: pa.ChunkedArray, grades: IntArray
+) -> tuple[U64Array, IntArray, IntArray, IntArray]:
+    """The qrels' doc fingerprints, the rows (sorted) of (query, doc) pairs judged twice, the
+    row numbers in (query, fingerprint) order and in (query, grade descending) order."""
     fp = _fingerprint(docs)
     rows = np.arange(len(docs), dtype=np.int64)
-    packed = _packed_sort(qidx, fp.copy(), rows, int(qidx.max(initial=0)) + 1, len(docs))
-    return fp, _confirmed_duplicates(packed, rows, qidx, docs), packed.rows(rows)
+    n_queries = int(qidx.max(initial=0)) + 1
+    grouped = bool(np.all(qidx[1:] >= qidx[:-1]))
+    sizes = np.bincount(qidx, minlength=n_queries) if grouped else None
+    packed = _packed_sort(qidx, fp.copy(), rows, n_queries, len(docs), query_sizes=sizes)
+    by_grade = _lexsort(qidx, -grades)
+    return fp, _confirmed_duplicates(packed, rows, qidx, docs), packed.rows(rows), by_grade
 
 
 def _query_blocks(run_q: pa.ChunkedArray) -> tuple[IntArray, IntArray]:
@@ -500,12 +600,14 @@ def _packed_sort(
     n_rows: int,
     *,
     query_sizes: IntArray | None = None,
+    workers: int | None = None,
 ) -> _Packed:
     """Pack (query code, fingerprint, row number) into one uint64 per row and sort.
 
     ``fp`` is overwritten (it becomes the sorted keys). ``rows``: the row numbers (None:
     ``0 .. len(fp) - 1``). ``query_sizes``: rows per query code when the rows are grouped by
-    query in increasing code order (enables the per-query sort), else None.
+    query in increasing code order (enables the per-query sort), else None. ``workers``:
+    threads for the sort (None: one per core).
     """
     q_bits, row_bits = _bits(n_queries), _bits(n_rows)
     fp_bits = 64 - q_bits - row_bits
@@ -524,40 +626,59 @@ def _packed_sort(
         query = qidx[lo:hi].astype(np.uint64)
         query <<= _U64(fp_bits + row_bits)
         part |= query
-    _parallel_sort(keys, query_sizes)
+    _parallel_sort(keys, query_sizes, workers or min(os.cpu_count() or 1, 8))
     return _Packed(keys, fp_bits, row_bits)
 
 
-def _parallel_sort(keys: U64Array, query_sizes: IntArray | None) -> None:
+def _parallel_sort(keys: U64Array, query_sizes: IntArray | None, workers: int) -> None:
     """Sort ``keys`` in place; fast when the rows are grouped by query (``query_sizes``).
 
     When every query has the same number of rows the keys form a matrix whose rows are sorted;
-    otherwise they are cut at query boundaries into cache-sized parts (about 64k keys, whole
-    queries). Either way the parts are sorted independently, on every core (numpy's sort
-    releases the GIL), and sorted parts in increasing query order make a sorted array. Rows not
-    grouped by query get one global sort.
+    when the sizes differ but padding every query to the largest at most doubles the keys, the
+    rows of such a padded matrix are sorted; otherwise the keys are cut at query boundaries into
+    cache-sized parts (about 64k keys, whole queries). Either way the parts are sorted
+    independently, on every core (numpy's sort releases the GIL), and sorted parts in
+    increasing query order make a sorted array. Rows not grouped by query get one global sort.
     """
     if query_sizes is None or keys.size < 1 << 17:
         keys.sort()
         return
-    workers = min(os.cpu_count() or 1, 8)
     sizes = query_sizes[query_sizes > 0]
     width = int(sizes[0]) if sizes.size else 0
     if 0 < width <= 1 << 14 and bool(np.all(sizes == width)):
         # every query has `width` rows (a fixed-depth run): sort the rows of a matrix
-        matrix = keys.reshape(-1, width)
-        bounds = np.linspace(0, matrix.shape[0], workers + 1).astype(np.int64).tolist()
-        blocks = [matrix[lo:hi] for lo, hi in itertools.pairwise(bounds) if hi > lo]
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            for _ in pool.map(lambda block: block.sort(axis=1), blocks):
-                pass
+        _sort_matrix_rows(keys.reshape(-1, width), workers)
+        return
+    width = int(sizes.max(initial=0))
+    if 0 < width <= 1 << 14 and sizes.size * width <= 2 * keys.size:
+        # pad each query to `width` with the largest key, sort the rows, drop the padding
+        filled = np.arange(width) < sizes[:, None]
+        matrix = np.full((sizes.size, width), np.iinfo(np.uint64).max, dtype=np.uint64)
+        matrix[filled] = keys
+        _sort_matrix_rows(matrix, workers)
+        keys[:] = matrix[filled]
         return
     starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
     cuts = np.unique(starts[np.searchsorted(starts, np.arange(1 << 16, keys.size, 1 << 16))])
     bounds = [0, *[c for c in cuts.tolist() if 0 < c < keys.size], keys.size]
     parts = [keys[lo:hi] for lo, hi in itertools.pairwise(bounds) if hi > lo]
+    if workers == 1:
+        for part in parts:
+            part.sort()
+        return
     with ThreadPoolExecutor(max_workers=workers) as pool:
         for _ in pool.map(np.ndarray.sort, parts):
+            pass
+
+
+def _sort_matrix_rows(matrix: U64Array, workers: int) -> None:
+    if workers == 1:
+        matrix.sort(axis=1)
+        return
+    bounds = np.linspace(0, matrix.shape[0], workers + 1).astype(np.int64).tolist()
+    blocks = [matrix[lo:hi] for lo, hi in itertools.pairwise(bounds) if hi > lo]
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        for _ in pool.map(lambda block: block.sort(axis=1), blocks):
             pass
 
 
@@ -584,31 +705,20 @@ def _confirmed_duplicates(
 
 
 def _join(
-    packed: _Packed,
-    *,
-    qrels_qidx: IntArray,
-    qrels_fp: U64Array,
-    search_order: IntArray,
-    run_d: pa.ChunkedArray,
-    qrels_d: pa.ChunkedArray,
-    grades: IntArray,
+    packed: _Packed, *, qrels_rows: IntArray, qrels: _Judgments, run_d: pa.ChunkedArray
 ) -> tuple[IntArray, IntArray]:
     """Run rows (sorted) that the qrels judge, and their grades.
 
-    ``search_order``: a permutation of the qrels rows; any is correct, one that puts the pair
-    keys in increasing order (the qrels sorted by query, then fingerprint) is fastest: numpy
-    narrows each search from the previous one.
+    ``qrels_rows``: the qrels rows to look up; any order is correct, (query, fingerprint) order
+    is fastest: numpy narrows each search from the previous one.
     """
-    keys = packed.pair_keys(qrels_qidx, qrels_fp)
-    by_key = search_order
-    sorted_keys = keys[by_key]
+    keys = packed.pair_keys(qrels.code[qrels_rows], qrels.fp[qrels_rows])
     row_mask = (_U64(1) << _U64(packed.row_bits)) - _U64(1)
-    lo = np.empty(keys.size, dtype=np.int64)
-    lo[by_key] = np.searchsorted(packed.keys, sorted_keys, side="left")
-    # run rows with the same (query, fingerprint): one, or more on a fingerprint collision
     last = packed.keys.size - 1
-    if last < 0:
+    if last < 0 or keys.size == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    lo = np.searchsorted(packed.keys, keys, side="left").astype(np.int64)
+    # run rows with the same (query, fingerprint): one, or more on a fingerprint collision
     counts = ((packed.keys[np.minimum(lo, last)] ^ keys) <= row_mask).astype(np.int64)
     several = np.flatnonzero(counts.astype(bool) & (lo < last))
     several = several[(packed.keys[lo[several] + 1] ^ keys[several]) <= row_mask]
@@ -619,18 +729,18 @@ def _join(
     if total == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     if int(counts.max()) == 1:  # the usual case: at most one candidate per judged pair
-        qrels_rows = np.flatnonzero(counts)
-        slots = lo[qrels_rows]
+        found = np.flatnonzero(counts)
+        slots = lo[found]
     else:
-        qrels_rows = np.repeat(np.arange(keys.size, dtype=np.int64), counts)
+        found = np.repeat(np.arange(keys.size, dtype=np.int64), counts)
         slots = np.repeat(lo - (np.cumsum(counts) - counts), counts)
         slots += np.arange(total, dtype=np.int64)
-    run_rows = packed.rows(slots)
-    same = pc.equal(_take(run_d, run_rows), _take(qrels_d, qrels_rows))
+    run_rows, judged = packed.rows(slots), qrels_rows[found]
+    same = pc.equal(_take(run_d, run_rows), _take(qrels.docs, judged))
     ok = same.to_numpy(zero_copy_only=False)
-    run_rows, qrels_rows = run_rows[ok], qrels_rows[ok]
+    run_rows, judged = run_rows[ok], judged[ok]
     order = np.argsort(run_rows, kind="stable")
-    return run_rows[order], grades[qrels_rows[order]]
+    return run_rows[order], qrels.grades[judged[order]]
 
 
 # --- ranking order -----------------------------------------------------------------------------
@@ -657,11 +767,12 @@ def _trec_positions(
     docs: pa.ChunkedArray,
     rows: IntArray | None,
     judged: IntArray,
-    num_ret: IntArray,
+    query_start: IntArray,
     out: U64Array,
 ) -> IntArray:
     """0-based positions of the ``judged`` entries (indices into ``rows``, None: every row of
-    ``docs``) within their query; ``num_ret``: rows per query code.
+    ``docs``) within their query; ``query_start``: the index of each query code's first row
+    once the rows are sorted by query.
 
     ``out``: a uint64 array of ``qidx.size`` to build the sort keys in (overwritten).
 
@@ -678,9 +789,8 @@ def _trec_positions(
     presorted = bool(np.all(key[1:] >= key[:-1]))
     order = None if presorted else np.argsort(key, kind="stable")
     sorted_key = key if order is None else key[order]
-    starts = np.cumsum(num_ret) - num_ret
     jkey = key[judged]
-    begin = starts[qidx[judged]]
+    begin = query_start[qidx[judged]]
     if order is None:
         # already in order: an entry's slot is its index, unless it ties with a neighbour
         left, right = judged.astype(np.int64), judged.astype(np.int64) + 1
@@ -697,41 +807,153 @@ def _trec_positions(
     in_group = np.zeros(judged.size, dtype=np.int64)
     tied = np.flatnonzero(right - left > 1)
     if tied.size:
-        group_start, first = np.unique(left[tied], return_index=True)
-        sizes = right[tied][first] - group_start
-        member_slot = np.repeat(group_start - (np.cumsum(sizes) - sizes), sizes) + np.arange(
-            int(sizes.sum()), dtype=np.int64
+        rank_among_ties = (
+            _rank_among_ties_pairwise
+            if int((right[tied] - left[tied]).sum()) <= max(key.size, _PAIRWISE_MIN)
+            else _rank_among_ties_sorted
         )
-        member_local = member_slot if order is None else order[member_slot]
-        member_group = np.repeat(np.arange(group_start.size, dtype=np.int64), sizes)
-        member_row = member_local if rows is None else rows[member_local]
-        table = pa.table({"g": member_group, "d": _take(docs, member_row)})
-        ranked = pc.sort_indices(table, sort_keys=[("g", "ascending"), ("d", "descending")])
-        ranked_np = ranked.to_numpy(zero_copy_only=False).astype(np.int64)
-        member_rank = np.empty(ranked_np.size, dtype=np.int64)
-        member_rank[ranked_np] = np.arange(ranked_np.size, dtype=np.int64) - np.repeat(
-            np.cumsum(sizes) - sizes, sizes
+        in_group[tied] = rank_among_ties(
+            docs, rows=rows, order=order, judged=judged[tied], left=left[tied], right=right[tied]
         )
-        if order is None:  # members were listed by slot, which is their row order here
-            where = np.searchsorted(member_local, judged[tied])
-        else:
-            by_local = np.argsort(member_local)
-            where = by_local[np.searchsorted(member_local[by_local], judged[tied])]
-        in_group[tied] = member_rank[where]
     position: IntArray = left + in_group - begin
     return position
 
 
-def _given_positions(
-    qidx: IntArray, ranks: IntArray | None, judged: IntArray, num_ret: IntArray
+_PAIRWISE_MIN = 1 << 16  # tie pairs always compared pairwise below this many
+
+
+def _rank_among_ties_pairwise(
+    docs: pa.ChunkedArray,
+    *,
+    rows: IntArray | None,
+    order: IntArray | None,
+    judged: IntArray,
+    left: IntArray,
+    right: IntArray,
 ) -> IntArray:
-    """Positions by ``rank`` ascending (else row order) within each query (``num_ret``: rows
-    per query code)."""
+    """For each judged entry (index into ``rows``; None: every row of ``docs``) whose tie
+    group is the sorted slots ``left .. right - 1`` (slot ``i`` holds entry ``order[i]``;
+    None: entry ``i``): how many docs of its group have a greater ID (byte order).
+
+    Compares each entry with every member of its group: fast while groups are small. Most
+    pairs are decided by the IDs' first 8 bytes and their lengths; only pairs whose first 8
+    bytes are equal and one of which is longer compare the ID strings.
+    """
+    sizes = right - left
+    owner = np.repeat(np.arange(judged.size, dtype=np.int64), sizes)
+    member_slot = np.repeat(left - (np.cumsum(sizes) - sizes), sizes)
+    member_slot += np.arange(member_slot.size, dtype=np.int64)
+    member_local = member_slot if order is None else order[member_slot]
+    member_row = member_local if rows is None else rows[member_local]
+    judged_row = judged if rows is None else rows[judged]
+    words, lengths = _leading_words(docs, np.concatenate([member_row, judged_row]))
+    n = member_row.size
+    member_word, member_length = words[:n], lengths[:n]
+    owner_word, owner_length = words[n:][owner], lengths[n:][owner]
+    greater = member_word > owner_word
+    same_word = member_word == owner_word
+    greater |= same_word & (member_length > owner_length)
+    # equal first 8 bytes: an ID shorter than 8 bytes is then a prefix of the other, so the
+    # lengths decide; when both IDs have 8 bytes or more, only the strings can tell
+    unsure = np.flatnonzero(
+        same_word
+        & (np.minimum(member_length, owner_length) >= 8)
+        & (np.maximum(member_length, owner_length) > 8)
+        & (member_row != judged_row[owner])
+    )
+    if unsure.size:
+        greater[unsure] = pc.greater(
+            _take(docs, member_row[unsure]), _take(docs, judged_row[owner[unsure]])
+        ).to_numpy(zero_copy_only=False)
+    counts: IntArray = np.bincount(owner[greater], minlength=judged.size).astype(np.int64)
+    return counts
+
+
+def _leading_words(strings: pa.ChunkedArray, at: IntArray) -> tuple[U64Array, IntArray]:
+    """The first 8 bytes (zero-padded, big-endian: integer order is byte order) and the byte
+    length of the strings at rows ``at``."""
+    words = np.zeros(at.size, dtype=np.uint64)
+    lengths = np.zeros(at.size, dtype=np.int64)
+    lo = 0
+    for chunk in strings.chunks:
+        hi = lo + len(chunk)
+        mine = np.flatnonzero((at >= lo) & (at < hi)) if strings.num_chunks > 1 else None
+        local = at - lo if mine is None else at[mine] - lo
+        lo = hi
+        buffers = chunk.buffers()
+        if local.size == 0 or buffers[2] is None or buffers[2].size == 0:
+            continue  # no row here, or every string of the chunk is empty
+        offset_type = np.int64 if pa.types.is_large_string(chunk.type) else np.int32
+        offsets = np.frombuffer(buffers[1], dtype=offset_type)[chunk.offset :]
+        # every 8-byte window of the data (a strided view, no copy), the last 8 bytes padded
+        data = np.frombuffer(buffers[2], dtype=np.uint8)
+        tail = np.zeros(16, dtype=np.uint8)
+        tail[: min(8, data.size)] = data[max(0, data.size - 8) :]
+        start = offsets[local].astype(np.int64)
+        length = offsets[local + 1].astype(np.int64) - start
+        word = np.empty(local.size, dtype=np.uint64)
+        inside = start <= data.size - 8
+        if data.size >= 8:
+            windows = np.lib.stride_tricks.as_strided(data, (data.size - 7, 8), (1, 1))
+            word[inside] = windows[start[inside]].view(">u8").reshape(-1)
+        near_end = np.flatnonzero(~inside)
+        if near_end.size:
+            shift = start[near_end] - max(0, data.size - 8)
+            tail_windows = np.lib.stride_tricks.as_strided(tail, (9, 8), (1, 1))
+            word[near_end] = tail_windows[shift].view(">u8").reshape(-1)
+        # zero the bytes past each string's end
+        short = length < 8
+        word[short] &= ~(_U64(0xFFFFFFFFFFFFFFFF) >> (length[short] * 8).astype(np.uint64))
+        if mine is None:
+            words, lengths = word, length
+        else:
+            words[mine], lengths[mine] = word, length
+    return words, lengths
+
+
+def _rank_among_ties_sorted(
+    docs: pa.ChunkedArray,
+    *,
+    rows: IntArray | None,
+    order: IntArray | None,
+    judged: IntArray,
+    left: IntArray,
+    right: IntArray,
+) -> IntArray:
+    """:func:`_rank_among_ties_pairwise` for large tie groups: every member of the groups is
+    sorted once by (group, ID descending)."""
+    group_start, first = np.unique(left, return_index=True)
+    sizes = right[first] - group_start
+    member_slot = np.repeat(group_start - (np.cumsum(sizes) - sizes), sizes)
+    member_slot += np.arange(member_slot.size, dtype=np.int64)
+    member_local = member_slot if order is None else order[member_slot]
+    member_group = np.repeat(np.arange(group_start.size, dtype=np.int64), sizes)
+    member_row = member_local if rows is None else rows[member_local]
+    table = pa.table({"g": member_group, "d": _take(docs, member_row)})
+    ranked = pc.sort_indices(table, sort_keys=[("g", "ascending"), ("d", "descending")])
+    ranked_np = ranked.to_numpy(zero_copy_only=False).astype(np.int64)
+    member_rank = np.empty(ranked_np.size, dtype=np.int64)
+    member_rank[ranked_np] = np.arange(ranked_np.size, dtype=np.int64) - np.repeat(
+        np.cumsum(sizes) - sizes, sizes
+    )
+    if order is None:  # members were listed by slot, which is their row order here
+        where = np.searchsorted(member_local, judged)
+    else:
+        by_local = np.argsort(member_local)
+        where = by_local[np.searchsorted(member_local[by_local], judged)]
+    ranks: IntArray = member_rank[where]
+    return ranks
+
+
+def _given_positions(
+    qidx: IntArray, ranks: IntArray | None, judged: IntArray, query_start: IntArray
+) -> IntArray:
+    """Positions by ``rank`` ascending (else row order) within each query (``query_start``: as
+    for :func:`_trec_positions`)."""
     order = np.argsort(qidx, kind="stable") if ranks is None else np.lexsort((ranks, qidx))
     inverse = np.empty(order.size, dtype=np.int64)
     inverse[order] = np.arange(order.size, dtype=np.int64)
-    starts = np.cumsum(num_ret) - num_ret
-    position: IntArray = inverse[judged] - starts[qidx[judged]]
+    position: IntArray = inverse[judged] - query_start[qidx[judged]]
     return position
 
 
