@@ -18,8 +18,15 @@ Python loop runs per query or per document. The steps:
    ordered by doc ID.
 
 Large arrays are built block by block (small temporaries, fewer page faults) and reused where
-possible; fingerprints and sorts use a second core. Thread count never changes a result: each
-thread writes its own slice, or sorts its own whole queries.
+possible. Every core is used: the run's and the qrels' fingerprints are computed while the query
+codes are worked out, and a large run grouped by query is ranked in parts of whole queries, one
+per core. Thread count never changes a result: each thread writes its own slice, or ranks or
+sorts its own whole queries.
+
+Ties (``ties="trec"``) are broken by doc ID only within the tie groups that hold a judged
+document. Small groups compare each judged doc with every member of its group, by the IDs'
+first 8 bytes and lengths (the ID strings only when those cannot tell); large groups are
+sorted by ID.
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ from __future__ import annotations
 import itertools
 import os
 import warnings
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Literal, NamedTuple
 
 import numpy as np
@@ -80,10 +87,10 @@ def judged_ranking(
     run_q = _id_array(run, "query_id", "run")
     run_d = _id_array(run, "doc_id", "run")
     with ThreadPoolExecutor(max_workers=2) as pool:
-        # the doc fingerprints (and the qrels' duplicate check) are computed on other cores
-        # while this thread works out the query codes (numpy and pyarrow release the GIL);
-        # nothing depends on which finishes first
-        run_fp_job = pool.submit(_fingerprint, run_d)
+        # The run's doc fingerprints, and the qrels' fingerprints, duplicate check and orders,
+        # are computed on other cores while this thread prepares the run (numpy and pyarrow
+        # release the GIL); ranking the run waits for them only where it uses them.
+        run_fp = pool.submit(_fingerprint, run_d)
         # query IDs are hashed once per block of consecutive rows of one query, not per row
         qrels_start, qrels_length = _query_blocks(qrels_q)
         qrels_heads = _take(qrels_q, qrels_start)
@@ -92,67 +99,62 @@ def judged_ranking(
         n_queries = len(query_ids)
         head_qidx = pc.index_in(qrels_heads, value_set=query_ids).to_numpy(zero_copy_only=False)
         qrels_qidx = np.repeat(head_qidx.astype(np.int64), qrels_length)
-        qrels_job = pool.submit(_qrels_fingerprints, qrels_qidx, qrels_d, grades)
+        prepared = pool.submit(_prepare_qrels, qrels_qidx, qrels_d, grades)
         # likewise, run query codes are looked up once per block of consecutive rows with the
         # same query ID (a run file lists each query's rows together)
         block_start, block_length = _query_blocks(run_q)
         block_ids = _take(run_q, block_start)
         block_code = pc.index_in(block_ids, value_set=query_ids)
-        qrels_fp, dup_rows, qrels_by_pair, qrels_order = qrels_job.result()
-        if dup_rows.size:
-            _raise_duplicates(
-                "qrels", "judges", (qrels_q, qrels_d), dup_rows, "remove the extra rows"
-            )
         scores = _score_column(run, run_q)
         ranks = _integer_column(run, "rank", "run") if ties == "given" and "rank" in run else None
-        run_fp = run_fp_job.result()
-    block_query = pc.fill_null(block_code, -1).to_numpy(zero_copy_only=False).astype(np.int64)
-    rows: IntArray | None = None  # the run rows kept (None: all of them)
-    if block_code.null_count:
-        unknown = pc.unique(pc.filter(block_ids, pc.is_null(block_code)))
-        warnings.warn(
-            f"the run has {len(unknown)} queries that the qrels do not judge (e.g. "
-            f"{_quote_ids(unknown)}); they were ignored",
-            RunOnlyQueriesWarning,
-            stacklevel=3,
-        )
-        known = block_query >= 0
-        rows = np.flatnonzero(np.repeat(known, block_length))
-        block_query, block_length = block_query[known], block_length[known]
+        block_query = pc.fill_null(block_code, -1).to_numpy(zero_copy_only=False)
+        block_query = block_query.astype(np.int64)
+        rows: IntArray | None = None  # the run rows kept (None: all of them)
+        if block_code.null_count:
+            unknown = pc.unique(pc.filter(block_ids, pc.is_null(block_code)))
+            warnings.warn(
+                f"the run has {len(unknown)} queries that the qrels do not judge (e.g. "
+                f"{_quote_ids(unknown)}); they were ignored",
+                RunOnlyQueriesWarning,
+                stacklevel=3,
+            )
+            known = block_query >= 0
+            rows = np.flatnonzero(np.repeat(known, block_length))
+            block_query, block_length = block_query[known], block_length[known]
 
-    # Internal query codes: in order of first appearance when the run is grouped by query
-    # (then every sort below meets presorted query blocks), else the sorted order.
-    code_of_query = _grouped_code_order(block_query, n_queries)
-    grouped = code_of_query is not None
-    if code_of_query is not None:
-        block_query = code_of_query[block_query]
-        qrels_code = code_of_query[qrels_qidx]
-    else:
-        code_of_query = np.arange(n_queries, dtype=np.int64)
-        qrels_code = qrels_qidx
-    # rows per query code
-    num_ret = np.zeros(n_queries, dtype=np.int64)
-    np.add.at(num_ret, block_query, block_length)
-    query_of_code = np.empty(n_queries, dtype=np.int64)
-    query_of_code[code_of_query] = np.arange(n_queries, dtype=np.int64)
-    side = _RunSide(
-        block_query=block_query,
-        block_first=np.concatenate([[0], np.cumsum(block_length)]).astype(np.int64),
-        fp=run_fp if rows is None else run_fp[rows],
-        rows=rows,
-        docs=run_d,
-        scores=scores if rows is None else scores[rows],
-        ranks=ranks if ranks is None or rows is None else ranks[rows],
-        ties=ties,
-        num_ret=num_ret,
-        n_queries=n_queries,
-        grouped=grouped,
-        qrels=_Judgments(
-            code=qrels_code, fp=qrels_fp, by_pair=qrels_by_pair, docs=qrels_d, grades=grades
-        ),
-    )
-    del run_fp
-    parts = side.ranked_parts()
+        # Internal query codes: in order of first appearance when the run is grouped by query
+        # (then every sort below meets presorted query blocks), else the sorted order.
+        code_of_query = _grouped_code_order(block_query, n_queries)
+        grouped = code_of_query is not None
+        if code_of_query is not None:
+            block_query = code_of_query[block_query]
+            qrels_code = code_of_query[qrels_qidx]
+        else:
+            code_of_query = np.arange(n_queries, dtype=np.int64)
+            qrels_code = qrels_qidx
+        # rows per query code
+        num_ret = np.zeros(n_queries, dtype=np.int64)
+        np.add.at(num_ret, block_query, block_length)
+        query_of_code = np.empty(n_queries, dtype=np.int64)
+        query_of_code[code_of_query] = np.arange(n_queries, dtype=np.int64)
+        side = _RunSide(
+            block_query=block_query,
+            block_first=np.concatenate([[0], np.cumsum(block_length)]).astype(np.int64),
+            rows=rows,
+            docs=run_d,
+            fp=run_fp,
+            scores=scores if rows is None else scores[rows],
+            ranks=ranks if ranks is None or rows is None else ranks[rows],
+            ties=ties,
+            num_ret=num_ret,
+            n_queries=n_queries,
+            grouped=grouped,
+            qrels=_Judgments(code=qrels_code, docs=qrels_d, grades=grades, prepared=prepared),
+        )
+        parts = side.ranked_parts()
+        qrels_dup = prepared.result().duplicates
+    if qrels_dup.size:
+        _raise_duplicates("qrels", "judges", (qrels_q, qrels_d), qrels_dup, "remove the extra rows")
     dup = np.sort(np.concatenate([part.duplicates for part in parts]))
     if dup.size:
         if duplicates == "error":
@@ -177,8 +179,8 @@ def judged_ranking(
         query=jq[order],
         position=position[order],
         grade=np.concatenate([part.grade for part in parts])[order],
-        qrels_query=qrels_qidx[qrels_order],
-        qrels_grade=grades[qrels_order],
+        qrels_query=qrels_qidx[prepared.result().by_grade],
+        qrels_grade=grades[prepared.result().by_grade],
     )
 
 
@@ -189,10 +191,9 @@ class _Judgments(NamedTuple):
     """The qrels, as the join needs them."""
 
     code: IntArray  # query code of each row
-    fp: U64Array  # doc fingerprint of each row
-    by_pair: IntArray  # row numbers in (query, fingerprint) order
     docs: pa.ChunkedArray
     grades: IntArray
+    prepared: Future[_PreparedQrels]  # computed on another thread
 
 
 class _RankedPart(NamedTuple):
@@ -213,7 +214,7 @@ class _RunSide(NamedTuple):
 
     block_query: IntArray  # query code of each block
     block_first: IntArray  # first kept row of each block, then the number of kept rows
-    fp: U64Array  # doc fingerprint per row (overwritten while ranking)
+    fp: Future[U64Array]  # doc fingerprints of every run row (overwritten while ranking)
     rows: IntArray | None
     docs: pa.ChunkedArray  # doc IDs of every run row
     scores: npt.NDArray[np.float64]  # per row
@@ -252,9 +253,10 @@ class _RunSide(NamedTuple):
         sizes = None
         if self.grouped:
             sizes = self.num_ret if whole else self.num_ret[first:last]
+        fp = self.fp.result()
         packed = _packed_sort(
             qidx,
-            self.fp[lo:hi],
+            fp[lo:hi] if self.rows is None else fp[self.rows],
             self.rows,
             self.n_queries,
             len(docs),
@@ -265,7 +267,7 @@ class _RunSide(NamedTuple):
         empty = np.zeros(0, dtype=np.int64)
         if dup.size:
             return _RankedPart(empty, empty, empty, dup + lo)
-        qrels_rows = self.qrels.by_pair
+        qrels_rows = self.qrels.prepared.result().by_pair
         if not whole:
             code = self.qrels.code[qrels_rows]
             qrels_rows = qrels_rows[(code >= first) & (code < last)]
@@ -313,19 +315,27 @@ def _lexsort(major: IntArray, minor: IntArray) -> IntArray:
     return order
 
 
-def _qrels_fingerprints(
-    qidx: IntArray, docs: pa.ChunkedArray, grades: IntArray
-) -> tuple[U64Array, IntArray, IntArray, IntArray]:
-    """The qrels' doc fingerprints, the rows (sorted) of (query, doc) pairs judged twice, the
-    row numbers in (query, fingerprint) order and in (query, grade descending) order."""
+class _PreparedQrels(NamedTuple):
+    fp: U64Array  # doc fingerprint of each row
+    duplicates: IntArray  # rows (sorted) of (query, doc) pairs judged twice
+    by_pair: IntArray  # row numbers in (query, fingerprint) order
+    by_grade: IntArray  # row numbers in (query, grade descending) order
+
+
+def _prepare_qrels(qidx: IntArray, docs: pa.ChunkedArray, grades: IntArray) -> _PreparedQrels:
+    """The qrels' fingerprints, duplicates and orders (``qidx``: query index of each row)."""
     fp = _fingerprint(docs)
     rows = np.arange(len(docs), dtype=np.int64)
     n_queries = int(qidx.max(initial=0)) + 1
     grouped = bool(np.all(qidx[1:] >= qidx[:-1]))
     sizes = np.bincount(qidx, minlength=n_queries) if grouped else None
     packed = _packed_sort(qidx, fp.copy(), rows, n_queries, len(docs), query_sizes=sizes)
-    by_grade = _lexsort(qidx, -grades)
-    return fp, _confirmed_duplicates(packed, rows, qidx, docs), packed.rows(rows), by_grade
+    return _PreparedQrels(
+        fp=fp,
+        duplicates=_confirmed_duplicates(packed, rows, qidx, docs),
+        by_pair=packed.rows(rows),
+        by_grade=_lexsort(qidx, -grades),
+    )
 
 
 def _query_blocks(run_q: pa.ChunkedArray) -> tuple[IntArray, IntArray]:
@@ -712,7 +722,7 @@ def _join(
     ``qrels_rows``: the qrels rows to look up; any order is correct, (query, fingerprint) order
     is fastest: numpy narrows each search from the previous one.
     """
-    keys = packed.pair_keys(qrels.code[qrels_rows], qrels.fp[qrels_rows])
+    keys = packed.pair_keys(qrels.code[qrels_rows], qrels.prepared.result().fp[qrels_rows])
     row_mask = (_U64(1) << _U64(packed.row_bits)) - _U64(1)
     last = packed.keys.size - 1
     if last < 0 or keys.size == 0:
