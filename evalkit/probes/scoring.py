@@ -41,7 +41,9 @@ def score_symbols(expected: Iterable[str], returned: Iterable[str]) -> SetScore:
     hits = len(want & got)
     recall = hits / len(want) if want else 0.0
     precision = hits / len(got) if got else 0.0
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
+    # the harmonic mean 2PR / (P + R) is 2|hits| / (|expected| + |returned|): computed from the
+    # counts it is rounded once, so it never falls outside [min(P, R), max(P, R)]
+    f1 = 2 * hits / (len(want) + len(got)) if hits else 0.0
     return SetScore(recall, precision, f1, tuple(sorted(want - got)), tuple(sorted(got - want)))
 
 
