@@ -18,7 +18,8 @@ to its kernel.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -30,6 +31,7 @@ __all__ = ["KERNELS", "JudgedRanking", "Kernel"]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
+_Array = TypeVar("_Array", bound=npt.NDArray[Any])
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,18 @@ class JudgedRanking:
     grade: IntArray
     qrels_query: IntArray
     qrels_grade: IntArray
+    # arrays that several measures use, computed once (read-only)
+    _shared: dict[tuple[str, int], npt.NDArray[np.generic]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+
+    def _once(self, key: tuple[str, int], make: Callable[[], _Array]) -> _Array:
+        """``make()``, computed on the first call with this key only."""
+        if key not in self._shared:
+            value = make()
+            value.flags.writeable = False
+            self._shared[key] = value
+        return self._shared[key]  # type: ignore[return-value]  # stored by make() for key
 
     @property
     def n_queries(self) -> int:
@@ -68,12 +82,27 @@ class JudgedRanking:
 
     def num_rel(self, rel: int) -> FloatArray:
         """Per-query number of relevant qrels rows (grade >= rel and >= 0)."""
-        relevant = self.qrels_grade >= max(rel, 0)
-        return self.count(relevant, self.qrels_query)
+        rel = max(rel, 0)
+        return self._once(
+            ("num_rel", rel), lambda: self.count(self.qrels_grade >= rel, self.qrels_query)
+        )
 
     def relevant(self, rel: int) -> npt.NDArray[np.bool_]:
         """Mask of the judged retrieved entries that are relevant."""
-        return self.grade >= max(rel, 0)
+        rel = max(rel, 0)
+        return self._once(("relevant", rel), lambda: self.grade >= rel)
+
+    def ideal_positions(self) -> IntArray:
+        """0-based position of each qrels row with grade > 0 among its query's rows with
+        grade > 0 (by grade descending), -1 for the others."""
+
+        def make() -> IntArray:
+            positive = self.qrels_grade > 0
+            out = np.full(self.qrels_grade.size, -1, dtype=np.int64)
+            out[positive] = _positions_in_group(self.qrels_query[positive])
+            return out
+
+        return self._once(("ideal_positions", 0), make)
 
     def rank_in_query(self, mask: npt.NDArray[np.bool_]) -> IntArray:
         """1-based running count, within each query, of the entries selected by ``mask``."""
@@ -147,9 +176,8 @@ def _ndcg(r: JudgedRanking, m: Measure) -> FloatArray:
     weights = np.zeros(r.position.size, dtype=np.float64)
     weights[mask] = _gain(r.grade[mask], dcg) / np.log2(r.position[mask] + 2.0)
     actual = r.total(mask, weights)
-    positive = r.qrels_grade > 0
-    ideal_pos = np.zeros(r.qrels_grade.size, dtype=np.int64)
-    ideal_pos[positive] = _positions_in_group(r.qrels_query[positive])
+    ideal_pos = r.ideal_positions()
+    positive = ideal_pos >= 0
     if m.cutoff is not None:
         positive &= ideal_pos < m.cutoff
     ideal_weights = _gain(r.qrels_grade[positive], dcg) / np.log2(ideal_pos[positive] + 2.0)

@@ -355,8 +355,9 @@ def _take(strings: pa.ChunkedArray, at: IntArray) -> pa.Array:
     first concatenates all its chunks)."""
     if strings.num_chunks == 1:
         return strings.chunk(0).take(pa.array(at))
-    order = np.argsort(at, kind="stable")
-    sorted_at = at[order]
+    in_order = bool(np.all(at[1:] >= at[:-1]))
+    order = None if in_order else np.argsort(at, kind="stable")
+    sorted_at = at if order is None else at[order]
     bounds = np.cumsum([0, *(len(chunk) for chunk in strings.chunks)])
     cuts = np.searchsorted(sorted_at, bounds).tolist()
     parts = [
@@ -366,6 +367,8 @@ def _take(strings: pa.ChunkedArray, at: IntArray) -> pa.Array:
     ]
     if not parts:
         return pa.array([], type=strings.type)
+    if order is None:
+        return pa.concat_arrays(parts)
     inverse = np.empty_like(order)
     inverse[order] = np.arange(order.size, dtype=order.dtype)
     return pa.concat_arrays(parts).take(pa.array(inverse))
@@ -746,11 +749,12 @@ def _join(
         slots = np.repeat(lo - (np.cumsum(counts) - counts), counts)
         slots += np.arange(total, dtype=np.int64)
     run_rows, judged = packed.rows(slots), qrels_rows[found]
+    # in run row order, the run's IDs are read front to back
+    order = np.argsort(run_rows, kind="stable")
+    run_rows, judged = run_rows[order], judged[order]
     same = pc.equal(_take(run_d, run_rows), _take(qrels.docs, judged))
     ok = same.to_numpy(zero_copy_only=False)
-    run_rows, judged = run_rows[ok], judged[ok]
-    order = np.argsort(run_rows, kind="stable")
-    return run_rows[order], qrels.grades[judged[order]]
+    return run_rows[ok], qrels.grades[judged[ok]]
 
 
 # --- ranking order -----------------------------------------------------------------------------
