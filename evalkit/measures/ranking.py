@@ -899,24 +899,21 @@ def _leading_words(strings: pa.ChunkedArray, at: IntArray) -> tuple[U64Array, In
             continue  # no row here, or every string of the chunk is empty
         offset_type = np.int64 if pa.types.is_large_string(chunk.type) else np.int32
         offsets = np.frombuffer(buffers[1], dtype=offset_type)[chunk.offset :]
-        # every 8-byte window of the data (a strided view, no copy), the last 8 bytes padded
-        data = np.frombuffer(buffers[2], dtype=np.uint8)
-        tail = np.zeros(16, dtype=np.uint8)
-        tail[: min(8, data.size)] = data[max(0, data.size - 8) :]
         start = offsets[local].astype(np.int64)
         length = offsets[local + 1].astype(np.int64) - start
-        word = np.empty(local.size, dtype=np.uint64)
-        inside = start <= data.size - 8
-        if data.size >= 8:
-            windows = np.lib.stride_tricks.as_strided(data, (data.size - 7, 8), (1, 1))
-            word[inside] = windows[start[inside]].view(">u8").reshape(-1)
-        near_end = np.flatnonzero(~inside)
-        if near_end.size:
-            shift = start[near_end] - max(0, data.size - 8)
-            tail_windows = np.lib.stride_tricks.as_strided(tail, (9, 8), (1, 1))
-            word[near_end] = tail_windows[shift].view(">u8").reshape(-1)
+        data = np.frombuffer(buffers[2], dtype=np.uint8)
+        if data.size < 8:
+            data = np.concatenate([data, np.zeros(8, dtype=np.uint8)])
+        # every 8-byte window of the data as a big-endian integer (a strided view, no copy);
+        # a string starting in the last 7 bytes is read from the last window, then shifted
+        windows = np.ndarray((data.size - 7,), dtype=">u8", buffer=data, strides=(1,))
+        first = np.minimum(start, data.size - 8)
+        word = windows[first].astype(np.uint64)
+        late = np.flatnonzero(first < start)
+        shift = np.minimum(start[late] - first[late], 7).astype(np.uint64) * _U64(8)
+        word[late] <<= shift
         # zero the bytes past each string's end
-        short = length < 8
+        short = np.flatnonzero(length < 8)
         word[short] &= ~(_U64(0xFFFFFFFFFFFFFFFF) >> (length[short] * 8).astype(np.uint64))
         if mine is None:
             words, lengths = word, length
