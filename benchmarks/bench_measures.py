@@ -108,7 +108,8 @@ def _loader_and_scorer(library: str) -> tuple[Callable[..., Any], Callable[..., 
         from evalkit.measures import score
 
         def load(qrels: Path, run: Path) -> Any:
-            return read_qrels(qrels), read_run(run)
+            # without the rank column, which every peer skips too (trec_eval ranks by score)
+            return read_qrels(qrels), read_run(run, rank=False)
 
         def compute(loaded: Any) -> Any:
             return score(loaded[0], loaded[1], EVALKIT_MEASURES)

@@ -31,6 +31,16 @@ def test_reads_trec_eval_test_pair() -> None:
     )
 
 
+def test_run_without_its_rank_column(tmp_path: Path) -> None:
+    full = read_run(DATA / "results.test")
+    lean = read_run(DATA / "results.test", rank=False)
+    pd.testing.assert_frame_equal(lean, full.drop(columns="rank"))
+    # like trec_eval, which never reads it, rank=False does not check the rank field
+    path = tmp_path / "r.txt"
+    path.write_text("q Q0 d first 1.0 r\n")
+    assert read_run(path, rank=False)["doc_id"].tolist() == ["d"]
+
+
 @pytest.mark.parametrize("compress", [False, True])
 def test_ids_stay_strings_with_comments_tabs_and_gzip(tmp_path: Path, compress: bool) -> None:
     text = "# a comment line\n001 0 007 2\n\n1\t0\t7\t0\n  01  0 x  -1\n"
