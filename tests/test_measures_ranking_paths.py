@@ -28,10 +28,13 @@ MEASURES = ["nDCG@10", "AP", "RR", "P@5", "R@20", "NumRet", "NumRelRet"]
 PYTREC_MEASURES = {"ndcg_cut.10", "map", "recip_rank", "P.5", "recall.20", "num_ret", "num_rel_ret"}
 
 
-def _length_fingerprint(strings: pa.ChunkedArray) -> np.ndarray:
+def _length_fingerprint(strings: pa.ChunkedArray, out: np.ndarray | None = None) -> np.ndarray:
     """Colliding fingerprints: the same value for every ID of the same length."""
     lengths = pc.binary_length(strings).to_numpy(zero_copy_only=False).astype(np.uint64)
-    return lengths << np.uint64(40)
+    if out is None:
+        out = np.empty(len(strings), dtype=np.uint64)
+    out[:] = lengths << np.uint64(40)
+    return out
 
 
 def _data(
@@ -71,11 +74,15 @@ def _data(
 
 
 @pytest.mark.parametrize("layout", ["grouped", "split", "shuffled"])
+@pytest.mark.parametrize("cores", [1, 3])
 def test_colliding_fingerprints_give_trec_eval_values(
-    layout: str, monkeypatch: pytest.MonkeyPatch
+    layout: str, cores: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     qrels_frame, run_frame, qrels, run = _data(layout)
     monkeypatch.setattr(ranking, "_fingerprint", _length_fingerprint)
+    # on several cores: fingerprints in slices, and (grouped) the run ranked in parts
+    monkeypatch.setattr(ranking, "_PARALLEL_MIN_ROWS", 0)
+    monkeypatch.setattr(ranking.os, "cpu_count", lambda: cores)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RunOnlyQueriesWarning)
         frame = score(qrels_frame, run_frame, MEASURES)

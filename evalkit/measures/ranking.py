@@ -86,11 +86,15 @@ def judged_ranking(
     grades = _integer_column(qrels, "relevance", "qrels")
     run_q = _id_array(run, "query_id", "run")
     run_d = _id_array(run, "doc_id", "run")
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        # The run's doc fingerprints, and the qrels' fingerprints, duplicate check and orders,
-        # are computed on other cores while this thread prepares the run (numpy and pyarrow
-        # release the GIL); ranking the run waits for them only where it uses them.
-        run_fp = pool.submit(_fingerprint, run_d)
+    cores = min(os.cpu_count() or 1, 8)
+    with ThreadPoolExecutor(max_workers=max(2, cores)) as pool:
+        # The run's doc fingerprints (in slices, on every core for a large run), and the
+        # qrels' fingerprints, duplicate check and orders, are computed on other threads while
+        # this one prepares the run (numpy and pyarrow release the GIL); ranking the run waits
+        # for them only where it uses them.
+        run_fp = _SlicedFingerprints(
+            run_d, pool, slices=cores if len(run_d) >= _PARALLEL_MIN_ROWS else 1
+        )
         # query IDs are hashed once per block of consecutive rows of one query, not per row
         qrels_start, qrels_length = _query_blocks(qrels_q)
         qrels_heads = _take(qrels_q, qrels_start)
@@ -214,7 +218,7 @@ class _RunSide(NamedTuple):
 
     block_query: IntArray  # query code of each block
     block_first: IntArray  # first kept row of each block, then the number of kept rows
-    fp: Future[U64Array]  # doc fingerprints of every run row (overwritten while ranking)
+    fp: _SlicedFingerprints  # of every run row's doc ID (overwritten while ranking)
     rows: IntArray | None
     docs: pa.ChunkedArray  # doc IDs of every run row
     scores: npt.NDArray[np.float64]  # per row
@@ -498,10 +502,12 @@ def _raise_duplicates(
 # --- fingerprints, packed sort, join -----------------------------------------------------------
 
 
-def _fingerprint(strings: pa.ChunkedArray) -> U64Array:
+def _fingerprint(strings: pa.ChunkedArray, out: U64Array | None = None) -> U64Array:
     """A 64-bit fingerprint of each string: FNV-style mixing of its zero-padded little-endian
-    8-byte words and its length, then murmur3's fmix64 finalizer (so the high bits are mixed)."""
-    out = np.empty(len(strings), dtype=np.uint64)
+    8-byte words and its length, then murmur3's fmix64 finalizer (so the high bits are mixed).
+
+    Written into ``out`` when given (``len(strings)`` values)."""
+    out = np.empty(len(strings), dtype=np.uint64) if out is None else out
     lo = 0
     for chunk in strings.chunks:
         _fingerprint_chunk(chunk, out[lo : lo + len(chunk)])
@@ -509,7 +515,26 @@ def _fingerprint(strings: pa.ChunkedArray) -> U64Array:
     return out
 
 
+class _SlicedFingerprints:
+    """:func:`_fingerprint` of every string, computed in slices on a thread pool."""
+
+    def __init__(self, strings: pa.ChunkedArray, pool: ThreadPoolExecutor, slices: int) -> None:
+        self._out = np.empty(len(strings), dtype=np.uint64)
+        bounds = np.linspace(0, len(strings), max(slices, 1) + 1).astype(np.int64).tolist()
+        self._jobs = [
+            pool.submit(_fingerprint, strings.slice(lo, hi - lo), self._out[lo:hi])
+            for lo, hi in itertools.pairwise(bounds)
+        ]
+
+    def result(self) -> U64Array:
+        """The fingerprints, once every slice is done."""
+        for job in self._jobs:
+            job.result()
+        return self._out
+
+
 _BLOCK = 1 << 16  # rows per block: keeps temporaries small, in cache and off the page-fault path
+_ALL_BITS = _U64(0xFFFFFFFFFFFFFFFF)
 
 
 def _fingerprint_chunk(strings: pa.Array, h: U64Array) -> None:
@@ -526,49 +551,43 @@ def _fingerprint_chunk(strings: pa.Array, h: U64Array) -> None:
     )
     for lo in range(0, n, _BLOCK):
         hi = min(lo + _BLOCK, n)
-        h[lo:hi] = _fingerprint_block(data, offsets[lo : hi + 1])
+        _fingerprint_block(data, offsets[lo : hi + 1], h[lo:hi])
 
 
 def _fingerprint_block(
-    data: npt.NDArray[np.uint8], offsets: npt.NDArray[np.integer[Any]]
-) -> U64Array:
+    data: npt.NDArray[np.uint8], offsets: npt.NDArray[np.integer[Any]], h: U64Array
+) -> None:
     n = offsets.size - 1
     lengths = np.diff(offsets)
-    h = np.full(n, _FNV_OFFSET, dtype=np.uint64)
+    h.fill(_FNV_OFFSET)
     width = int(lengths.max())
-    n_words = (width + 7) // 8
     if int(lengths.min()) == width and width % 8 == 0:
         # every string has the same length, a multiple of 8: its words are a zero-copy view
+        n_words = width // 8
         words = data[offsets[0] : offsets[0] + n * width].view("<u8").reshape(n, n_words)
         for k in range(n_words):
             h ^= words[:, k]
             h *= _FNV_PRIME
-        h ^= _U64(width)
     else:
-        by_length = np.argsort(-lengths, kind="stable")
-        sorted_lengths = lengths[by_length]
-        starts = offsets[:-1][by_length]
-        hs = h[by_length]
+        # every 8-byte window of the block's data (padded) as a little-endian integer
         padded = np.concatenate([data[offsets[0] : offsets[-1]], np.zeros(8, dtype=np.uint8)])
-        starts = starts - offsets[0]
-        for k in range(n_words):
-            active = int(np.count_nonzero(sorted_lengths > 8 * k))  # a prefix (sorted by length)
-            word = np.zeros(active, dtype=np.uint64)
-            for j in range(8):
-                byte = padded[starts[:active] + (8 * k + j)].astype(np.uint64)
-                byte[sorted_lengths[:active] <= 8 * k + j] = 0
-                word |= byte << _U64(8 * j)
-            hs[:active] ^= word
-            hs[:active] *= _FNV_PRIME
-        h[by_length] = hs
-        h ^= lengths.astype(np.uint64)
+        windows = np.ndarray((padded.size - 7,), dtype="<u8", buffer=padded, strides=(1,))
+        starts = (offsets[:-1] - offsets[0]).astype(np.int64)
+        lengths = lengths.astype(np.int64)
+        for k in range((width + 7) // 8):
+            active = np.flatnonzero(lengths > 8 * k)  # strings with a k-th word
+            word = windows[starts[active] + 8 * k].astype(np.uint64)
+            tail = np.flatnonzero(lengths[active] < 8 * (k + 1))  # zero the bytes past the end
+            word[tail] &= _ALL_BITS >> ((8 * (k + 1) - lengths[active[tail]]) * 8).astype(np.uint64)
+            h[active] ^= word
+            h[active] *= _FNV_PRIME
+    h ^= lengths.astype(np.uint64)
     h *= _FNV_PRIME
     # murmur3 fmix64
     for multiplier in (_MIX_1, _MIX_2, None):
         h ^= h >> _U64(33)
         if multiplier is not None:
             h *= multiplier
-    return h
 
 
 class _Packed(NamedTuple):
