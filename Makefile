@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-dev
 FIXTURE ?= fixtures/synthetic-bilingual-v1
 
-.PHONY: report test lint unit gate probes bench lab clean
+.PHONY: report test lint unit fuzz gate probes bench lab clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -24,6 +24,9 @@ lint: $(STAMP)
 
 unit: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2
+
+fuzz: $(STAMP)  # the property tests on new random examples (make test repeats the same ones)
+	HYPOTHESIS_PROFILE=fuzz $(BIN)/python -m pytest -q -n 2 -p no:cacheprovider tests
 
 gate: $(STAMP)
 	$(BIN)/evalkit gate $(FIXTURE)

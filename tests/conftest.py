@@ -1,13 +1,24 @@
-"""Shared test helpers: a tiny valid fixture as plain data, and a writer for fixture dirs."""
+"""Shared test helpers: a tiny valid fixture as plain data, and a writer for fixture dirs.
+
+Property tests (hypothesis) draw the same examples on every run of ``make test`` and CI, so a
+red run can be repeated; ``make fuzz`` draws new ones (``HYPOTHESIS_PROFILE=fuzz``) to look
+for failures no earlier run has met.
+"""
 
 from __future__ import annotations
 
 import copy
+import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from hypothesis import settings
+
+settings.register_profile("repeatable", derandomize=True)
+settings.register_profile("fuzz", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 
 # The ferry text, with offsets counted by hand: "The ferry leaves at 06:40 and then " is 35
 # characters, so "every ninety minutes" (20 characters) spans 35..55.
