@@ -505,7 +505,7 @@ def _run_trec_eval(args: argparse.Namespace) -> int:
 
     measures = parse_measures(args.measures)
     qrels = read_qrels(args.qrels)
-    run = read_run(args.run, rank=False)  # trec_eval ranks by score and never reads it
+    run = read_run(args.run, rank=False)  # trec_eval ranks by score and ignores the rank field
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         per_query = score(qrels, run, measures)

@@ -320,6 +320,8 @@ def _lexsort(major: IntArray, minor: IntArray) -> IntArray:
 
 
 class _PreparedQrels(NamedTuple):
+    """What the qrels need before the join, computed on another thread."""
+
     fp: U64Array  # doc fingerprint of each row
     duplicates: IntArray  # rows (sorted) of (query, doc) pairs judged twice
     by_pair: IntArray  # row numbers in (query, fingerprint) order
@@ -704,6 +706,7 @@ def _parallel_sort(keys: U64Array, query_sizes: IntArray | None, workers: int) -
 
 
 def _sort_matrix_rows(matrix: U64Array, workers: int) -> None:
+    """Sort each row of ``matrix`` in place, blocks of rows on ``workers`` threads."""
     if workers == 1:
         matrix.sort(axis=1)
         return
@@ -869,8 +872,8 @@ def _rank_among_ties_pairwise(
     None: entry ``i``): how many docs of its group have a greater ID (byte order).
 
     Compares each entry with every member of its group: fast while groups are small. Most
-    pairs are decided by the IDs' first 8 bytes and their lengths; only pairs whose first 8
-    bytes are equal and one of which is longer compare the ID strings.
+    pairs are decided by the IDs' first 8 bytes and their lengths; only two different IDs of 8
+    bytes or more that share their first 8 bytes compare the ID strings.
     """
     sizes = right - left
     owner = np.repeat(np.arange(judged.size, dtype=np.int64), sizes)
@@ -933,7 +936,7 @@ def _leading_words(strings: pa.ChunkedArray, at: IntArray) -> tuple[U64Array, In
         word[late] <<= shift
         # zero the bytes past each string's end
         short = np.flatnonzero(length < 8)
-        word[short] &= ~(_U64(0xFFFFFFFFFFFFFFFF) >> (length[short] * 8).astype(np.uint64))
+        word[short] &= ~(_ALL_BITS >> (length[short] * 8).astype(np.uint64))
         if mine is None:
             words, lengths = word, length
         else:
