@@ -217,3 +217,51 @@ def test_tied_ids_that_differ_only_by_trailing_nul_bytes(
     qrels = pd.DataFrame({"query_id": ["q"], "doc_id": ["a"], "relevance": [1]})
     run = pd.DataFrame({"query_id": ["q"] * 3, "doc_id": ["a", "a\0", "a\0\0"], "score": 1.0})
     assert score(qrels, run, ["RR"])["value"].tolist() == pytest.approx([1 / 3])
+
+
+# --- runs not listed query by query, and the sorts behind them ---------------------------------
+
+
+def test_duplicates_of_a_run_sorted_across_queries_name_their_own_rows() -> None:
+    # rows sorted by score over all queries: each query's rows are in several places
+    qrels = pd.DataFrame({"query_id": ["a", "b"], "doc_id": ["d1", "d1"], "relevance": [1, 1]})
+    run = pd.DataFrame(
+        {
+            "query_id": ["a", "b", "a", "b", "a"],
+            "doc_id": ["d1", "d2", "d3", "d1", "d3"],
+            "score": [5.0, 4.0, 3.0, 2.0, 1.0],
+        }
+    )
+    with pytest.raises(InputError, match=r"doc 'd3' more than once for query 'a' .*first at row 2"):
+        score(qrels, run, ["RR"])
+    kept = score(qrels, run, ["RR", "NumRet"], duplicates="keep-first")
+    assert kept["value"].tolist() == [1.0, 2.0, 0.5, 2.0]
+
+
+@given(
+    st.lists(st.integers(1, 40), min_size=1, max_size=30),
+    st.integers(0, 2**32 - 1),
+    st.booleans(),
+    st.integers(0, 2**31),
+)
+@settings(max_examples=150, deadline=None)
+def test_order_within_queries_is_the_stable_argsort(
+    sizes: list[int], seed: int, few_values: bool, long_query: int
+) -> None:
+    rng = np.random.default_rng(seed)
+    query_sizes = np.array(sizes, dtype=np.int64)
+    if long_query % 3 == 0:
+        query_sizes[0] = 20_000  # longer than a matrix row: the argsort fallback
+    qidx = np.repeat(np.arange(query_sizes.size, dtype=np.int64), query_sizes)
+    low = rng.integers(0, 4 if few_values else 2**32, qidx.size, dtype=np.uint64)
+    key = (qidx.astype(np.uint64) << np.uint64(32)) | low
+    start = np.cumsum(query_sizes) - query_sizes
+    order = ranking._order_within_queries(key, qidx, start, query_sizes, workers=2)
+    assert order.tolist() == np.argsort(key, kind="stable").tolist()
+
+
+@given(st.lists(st.integers(0, 2**40), max_size=60), st.sampled_from([2**8, 2**20, 2**40]))
+@settings(max_examples=150, deadline=None)
+def test_stable_order_is_the_stable_argsort(values: list[int], bound: int) -> None:
+    array = np.array([v % bound for v in values], dtype=np.int64)
+    assert ranking._stable_order(array).tolist() == np.argsort(array, kind="stable").tolist()

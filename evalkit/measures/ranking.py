@@ -5,7 +5,9 @@ Python loop runs per query or per document. The steps:
 
 1. query IDs become integer codes (the qrels' sorted query IDs), looked up once per block of
    consecutive run rows with the same query ID; run rows of other queries are dropped and
-   counted in a :class:`~evalkit.errors.RunOnlyQueriesWarning`;
+   counted in a :class:`~evalkit.errors.RunOnlyQueriesWarning`. A run whose queries' rows are
+   not each in one block (rows sorted by score across queries, say) is ranked through a stable
+   radix sort of its rows by query;
 2. each document ID gets a 64-bit fingerprint; one sort of packed (query, fingerprint, row)
    integers finds duplicate (query, doc) pairs and the run rows that the qrels judge. A
    fingerprint match is only a candidate: every match and duplicate is confirmed by comparing
@@ -113,7 +115,6 @@ def judged_ranking(
         ranks = _integer_column(run, "rank", "run") if ties == "given" and "rank" in run else None
         block_query = pc.fill_null(block_code, -1).to_numpy(zero_copy_only=False)
         block_query = block_query.astype(np.int64)
-        rows: IntArray | None = None  # the run rows kept (None: all of them)
         if block_code.null_count:
             unknown = pc.unique(pc.filter(block_ids, pc.is_null(block_code)))
             warnings.warn(
@@ -122,20 +123,15 @@ def judged_ranking(
                 RunOnlyQueriesWarning,
                 stacklevel=3,
             )
-            known = block_query >= 0
-            rows = np.flatnonzero(np.repeat(known, block_length))
-            block_query, block_length = block_query[known], block_length[known]
-
-        # Internal query codes: in order of first appearance when the run is grouped by query
-        # (then every sort below meets presorted query blocks), else the sorted order.
+        # The rows ranked: every run row of a judged query, grouped by query. A run lists each
+        # query's rows together (then the rows are taken as they are, without the run-only
+        # queries); otherwise they are taken in query order (keeping their order within a query).
+        rows, block_query, block_length = _grouped_rows(block_query, block_length)
+        # Internal query codes: in order of first appearance (then every sort below meets
+        # presorted query blocks).
         code_of_query = _grouped_code_order(block_query, n_queries)
-        grouped = code_of_query is not None
-        if code_of_query is not None:
-            block_query = code_of_query[block_query]
-            qrels_code = code_of_query[qrels_qidx]
-        else:
-            code_of_query = np.arange(n_queries, dtype=np.int64)
-            qrels_code = qrels_qidx
+        block_query = code_of_query[block_query]
+        qrels_code = code_of_query[qrels_qidx]
         # rows per query code
         num_ret = np.zeros(n_queries, dtype=np.int64)
         np.add.at(num_ret, block_query, block_length)
@@ -145,6 +141,7 @@ def judged_ranking(
             block_query=block_query,
             block_first=np.concatenate([[0], np.cumsum(block_length)]).astype(np.int64),
             rows=rows,
+            row_index=None if rows is None else _inverse(rows, len(run_d)),
             docs=run_d,
             fp=run_fp,
             scores=scores if rows is None else scores[rows],
@@ -152,7 +149,6 @@ def judged_ranking(
             ties=ties,
             num_ret=num_ret,
             n_queries=n_queries,
-            grouped=grouped,
             qrels=_Judgments(code=qrels_code, docs=qrels_d, grades=grades, prepared=prepared),
         )
         parts = side.ranked_parts()
@@ -212,30 +208,30 @@ class _RankedPart(NamedTuple):
 
 
 class _RunSide(NamedTuple):
-    """The run's kept rows, grouped in blocks of consecutive rows of one query, with what
-    ranking them needs. Arrays named per row hold the kept rows (``rows``: their run row
-    numbers; None: every run row)."""
+    """The run's kept rows, one block of consecutive rows per query, with what ranking them
+    needs. Arrays named per row hold the kept rows (``rows``: their run row numbers; None:
+    every run row, in run order)."""
 
-    block_query: IntArray  # query code of each block
+    block_query: IntArray  # query code of each block, in increasing order
     block_first: IntArray  # first kept row of each block, then the number of kept rows
     fp: _SlicedFingerprints  # of every run row's doc ID (overwritten while ranking)
     rows: IntArray | None
+    row_index: IntArray | None  # run row -> kept row (-1: not kept); None: rows is None
     docs: pa.ChunkedArray  # doc IDs of every run row
     scores: npt.NDArray[np.float64]  # per row
     ranks: IntArray | None  # per row (ties="given" with a rank column)
     ties: Ties
     num_ret: IntArray  # rows per query code
     n_queries: int
-    grouped: bool  # each query's rows are one block, blocks in increasing code order
     qrels: _Judgments
 
     def ranked_parts(self) -> list[_RankedPart]:
-        """Rank every block: one part, or (a large run grouped by query) one part of whole
+        """Rank every block: one part, or (a large run ranked in run order) one part of whole
         queries per core, ranked in parallel. Parts never change a result."""
         n_blocks = self.block_query.size
         n_parts = min(os.cpu_count() or 1, 8, n_blocks)
         n_rows = int(self.block_first[-1])
-        if not self.grouped or self.rows is not None or n_rows < _PARALLEL_MIN_ROWS:
+        if self.rows is not None or n_rows < _PARALLEL_MIN_ROWS:
             n_parts = 1
         if n_parts <= 1:
             return [self.rank(0, n_blocks, workers=None)]
@@ -247,16 +243,13 @@ class _RunSide(NamedTuple):
             return list(pool.map(lambda span: self.rank(*span, workers=1), spans))
 
     def rank(self, first: int, last: int, *, workers: int | None) -> _RankedPart:
-        """Rank blocks ``first .. last - 1`` (all of them, or whole queries of a grouped run
-        whose codes are ``first .. last - 1``)."""
+        """Rank blocks ``first .. last - 1``, whose query codes are ``first .. last - 1``."""
         lo, hi = int(self.block_first[first]), int(self.block_first[last])
         whole = first == 0 and last == self.block_query.size
         qidx = np.repeat(self.block_query[first:last], np.diff(self.block_first[first : last + 1]))
         # doc IDs and row numbers as the part sees them: a slice (rows None), or every run row
         docs = self.docs if whole else self.docs.slice(lo, hi - lo)
-        sizes = None
-        if self.grouped:
-            sizes = self.num_ret if whole else self.num_ret[first:last]
+        sizes = self.num_ret if whole else self.num_ret[first:last]
         fp = self.fp.result()
         packed = _packed_sort(
             qidx,
@@ -267,7 +260,7 @@ class _RunSide(NamedTuple):
             query_sizes=sizes,
             workers=workers,
         )
-        dup = _confirmed_duplicates(packed, self.rows, qidx, docs)
+        dup = _confirmed_duplicates(packed, self.row_index, qidx, docs)
         empty = np.zeros(0, dtype=np.int64)
         if dup.size:
             return _RankedPart(empty, empty, empty, dup + lo)
@@ -281,7 +274,7 @@ class _RunSide(NamedTuple):
             qrels=self.qrels,
             run_d=docs,
         )
-        judged = _local_rows(self.rows, judged_rows)  # indices into the part's rows
+        judged = _local_rows(self.row_index, judged_rows)  # indices into the part's rows
         query_start = np.cumsum(self.num_ret) - self.num_ret - lo
         if self.ties == "trec":
             position = _trec_positions(
@@ -291,7 +284,9 @@ class _RunSide(NamedTuple):
                 rows=self.rows,
                 judged=judged,
                 query_start=query_start,
+                query_sizes=sizes,
                 out=packed.keys,  # no longer needed: reused for the ranking keys
+                workers=workers,
             )
         else:
             ranks = None if self.ranks is None else self.ranks[lo:hi]
@@ -338,7 +333,7 @@ def _prepare_qrels(qidx: IntArray, docs: pa.ChunkedArray, grades: IntArray) -> _
     packed = _packed_sort(qidx, fp.copy(), rows, n_queries, len(docs), query_sizes=sizes)
     return _PreparedQrels(
         fp=fp,
-        duplicates=_confirmed_duplicates(packed, rows, qidx, docs),
+        duplicates=_confirmed_duplicates(packed, None, qidx, docs),
         by_pair=packed.rows(rows),
         by_grade=_lexsort(qidx, -grades),
     )
@@ -380,20 +375,61 @@ def _take(strings: pa.ChunkedArray, at: IntArray) -> pa.Array:
     return pa.concat_arrays(parts).take(pa.array(inverse))
 
 
-def _local_rows(rows: IntArray | None, at: IntArray) -> IntArray:
-    """Positions in ``rows`` (sorted; None: every row) of the row numbers ``at``."""
-    return at if rows is None else np.searchsorted(rows, at).astype(np.int64)
+def _local_rows(row_index: IntArray | None, at: IntArray) -> IntArray:
+    """Kept-row indices of the run row numbers ``at`` (``row_index``: run row -> kept row;
+    None: every row is kept in run order)."""
+    return at if row_index is None else row_index[at]
 
 
-def _grouped_code_order(block_query: IntArray, n_queries: int) -> IntArray | None:
-    """Query index → code in order of first appearance, if each query's rows are contiguous.
+def _inverse(rows: IntArray, n: int) -> IntArray:
+    """``row_index`` for the kept ``rows`` out of ``n``: run row -> its index in ``rows``,
+    -1 for the rows not kept."""
+    index = np.full(n, -1, dtype=np.int64)
+    index[rows] = np.arange(rows.size, dtype=np.int64)
+    return index
 
-    ``block_query``: the query index of each block of consecutive rows of one query.
+
+def _grouped_rows(
+    block_query: IntArray, block_length: IntArray
+) -> tuple[IntArray | None, IntArray, IntArray]:
+    """The run rows to rank, one block of consecutive rows per query: ``(rows, block_query,
+    block_length)``, ``rows`` the run row numbers (None: every row, in run order).
+
+    ``block_query``: the query index of each block of consecutive run rows of one query (-1:
+    a query the qrels do not judge, dropped). When each query has one block, the blocks keep
+    their order; else the rows are put in query index order, stably (a query's rows keep
+    their order).
     """
-    if block_query.size == 0:
-        return None
-    if np.unique(block_query).size != block_query.size:
-        return None  # a query appears in two separate blocks
+    known = block_query >= 0
+    kept_query = block_query[known]
+    if int(np.bincount(kept_query).max(initial=0)) <= 1:  # one block per query
+        if bool(known.all()):
+            return None, block_query, block_length
+        return np.flatnonzero(np.repeat(known, block_length)), kept_query, block_length[known]
+    row_query = np.repeat(block_query, block_length)
+    kept = np.flatnonzero(row_query >= 0)
+    rows = kept[_stable_order(row_query[kept])]
+    counts = np.bincount(kept_query, weights=block_length[known]).astype(np.int64)
+    present = np.flatnonzero(counts)
+    return rows, present, counts[present]
+
+
+def _stable_order(values: IntArray) -> IntArray:
+    """``np.argsort(values, kind="stable")`` for non-negative integers; a radix sort (16-bit
+    digits) when they fit in 32 bits."""
+    high = int(values.max(initial=0))
+    if high >= 1 << 32:
+        return np.argsort(values, kind="stable").astype(np.int64)
+    order = np.argsort(values.astype(np.uint16), kind="stable")  # numpy's radix sort
+    if high >= 1 << 16:
+        upper = (values[order] >> 16).astype(np.uint16)
+        order = order[np.argsort(upper, kind="stable")]
+    return order.astype(np.int64)
+
+
+def _grouped_code_order(block_query: IntArray, n_queries: int) -> IntArray:
+    """Query index → code in order of first appearance (``block_query``: the query index of
+    each block, one block per query); queries without a block get the codes after."""
     code = np.full(n_queries, -1, dtype=np.int64)
     code[block_query] = np.arange(block_query.size, dtype=np.int64)
     absent = code < 0
@@ -677,21 +713,9 @@ def _parallel_sort(keys: U64Array, query_sizes: IntArray | None, workers: int) -
     if query_sizes is None or keys.size < 1 << 17:
         keys.sort()
         return
+    if _sort_segments(keys, query_sizes, workers):
+        return
     sizes = query_sizes[query_sizes > 0]
-    width = int(sizes[0]) if sizes.size else 0
-    if 0 < width <= 1 << 14 and bool(np.all(sizes == width)):
-        # every query has `width` rows (a fixed-depth run): sort the rows of a matrix
-        _sort_matrix_rows(keys.reshape(-1, width), workers)
-        return
-    width = int(sizes.max(initial=0))
-    if 0 < width <= 1 << 14 and sizes.size * width <= 2 * keys.size:
-        # pad each query to `width` with the largest key, sort the rows, drop the padding
-        filled = np.arange(width) < sizes[:, None]
-        matrix = np.full((sizes.size, width), np.iinfo(np.uint64).max, dtype=np.uint64)
-        matrix[filled] = keys
-        _sort_matrix_rows(matrix, workers)
-        keys[:] = matrix[filled]
-        return
     starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
     cuts = np.unique(starts[np.searchsorted(starts, np.arange(1 << 16, keys.size, 1 << 16))])
     bounds = [0, *[c for c in cuts.tolist() if 0 < c < keys.size], keys.size]
@@ -703,6 +727,28 @@ def _parallel_sort(keys: U64Array, query_sizes: IntArray | None, workers: int) -
     with ThreadPoolExecutor(max_workers=workers) as pool:
         for _ in pool.map(np.ndarray.sort, parts):
             pass
+
+
+def _sort_segments(keys: U64Array, sizes: IntArray, workers: int) -> bool:
+    """Sort in place each segment of ``keys`` (consecutive segments of ``sizes`` keys) as the
+    rows of a matrix: of one, when all segments have the same size, else padded with the
+    largest key. False (nothing done) when a segment is too long or padding would more than
+    double the keys."""
+    sizes = sizes[sizes > 0]
+    width = int(sizes.max(initial=0))
+    if width == 0 or width > 1 << 14:
+        return width == 0
+    if bool(np.all(sizes == width)):  # e.g. a fixed-depth run
+        _sort_matrix_rows(keys.reshape(-1, width), workers)
+        return True
+    if sizes.size * width > 2 * keys.size:
+        return False
+    filled = np.arange(width) < sizes[:, None]
+    matrix = np.full((sizes.size, width), np.iinfo(np.uint64).max, dtype=np.uint64)
+    matrix[filled] = keys
+    _sort_matrix_rows(matrix, workers)
+    keys[:] = matrix[filled]
+    return True
 
 
 def _sort_matrix_rows(matrix: U64Array, workers: int) -> None:
@@ -719,19 +765,20 @@ def _sort_matrix_rows(matrix: U64Array, workers: int) -> None:
 
 def _confirmed_duplicates(
     packed: _Packed,
-    rows: IntArray | None,
+    row_index: IntArray | None,
     qidx: IntArray,
     docs: pa.ChunkedArray,
 ) -> IntArray:
     """Row numbers (sorted) of every (query, doc) pair that occurs more than once.
 
-    ``rows`` (sorted; None: every row) are the row numbers packed, ``qidx`` their query codes.
+    ``qidx``: the query codes of the rows packed, in the order ``row_index`` maps row numbers
+    to (None: row ``i`` is entry ``i``).
     """
     at = packed.same_pair_as_next()
     if at.size == 0:
         return np.zeros(0, dtype=np.int64)
     candidates = np.unique(np.concatenate([packed.rows(at), packed.rows(at + 1)]))
-    local = _local_rows(rows, candidates)
+    local = _local_rows(row_index, candidates)
     frame = pd.DataFrame(
         {"q": qidx[local], "d": _take(docs, candidates).to_numpy(zero_copy_only=False)}
     )
@@ -804,11 +851,13 @@ def _trec_positions(
     rows: IntArray | None,
     judged: IntArray,
     query_start: IntArray,
+    query_sizes: IntArray,
     out: U64Array,
+    workers: int | None,
 ) -> IntArray:
     """0-based positions of the ``judged`` entries (indices into ``rows``, None: every row of
-    ``docs``) within their query; ``query_start``: the index of each query code's first row
-    once the rows are sorted by query.
+    ``docs``) within their query. The rows are grouped by query in increasing code order:
+    ``query_start`` and ``query_sizes`` are each query code's first row and number of rows.
 
     ``out``: a uint64 array of ``qidx.size`` to build the sort keys in (overwritten).
 
@@ -822,24 +871,25 @@ def _trec_positions(
         np.copyto(part, qidx[lo:hi], casting="unsafe")
         part <<= _U64(32)
         part |= _descending_float32_key(scores[lo:hi])
-    presorted = bool(np.all(key[1:] >= key[:-1]))
-    order = None if presorted else np.argsort(key, kind="stable")
-    sorted_key = key if order is None else key[order]
-    jkey = key[judged]
-    begin = query_start[qidx[judged]]
-    if order is None:
-        # already in order: an entry's slot is its index, unless it ties with a neighbour
-        left, right = judged.astype(np.int64), judged.astype(np.int64) + 1
-        before = key[np.maximum(judged - 1, 0)] == jkey
-        before[judged == 0] = False
-        after = key[np.minimum(judged + 1, key.size - 1)] == jkey
-        after[judged == key.size - 1] = False
-        tie = np.flatnonzero(before | after)
-        left[tie] = np.searchsorted(sorted_key, jkey[tie], side="left")
-        right[tie] = np.searchsorted(sorted_key, jkey[tie], side="right")
+    if bool(np.all(key[1:] >= key[:-1])):  # already in order: each entry's slot is its row
+        order, sorted_key, slot = None, key, judged.astype(np.int64)
     else:
-        left = np.searchsorted(sorted_key, jkey, side="left").astype(np.int64)
-        right = np.searchsorted(sorted_key, jkey, side="right").astype(np.int64)
+        order = _order_within_queries(key, qidx, query_start, query_sizes, workers)
+        sorted_key = key[order]
+        slot_of = np.empty(order.size, dtype=np.int64)
+        slot_of[order] = np.arange(order.size, dtype=np.int64)
+        slot = slot_of[judged]
+    jkey = sorted_key[slot]
+    begin = query_start[qidx[judged]]
+    # an entry's tie group is its own slot, unless it ties with a neighbour
+    left, right = slot.copy(), slot + 1
+    before = sorted_key[np.maximum(slot - 1, 0)] == jkey
+    before[slot == 0] = False
+    after = sorted_key[np.minimum(slot + 1, key.size - 1)] == jkey
+    after[slot == key.size - 1] = False
+    tie = np.flatnonzero(before | after)
+    left[tie] = np.searchsorted(sorted_key, jkey[tie], side="left")
+    right[tie] = np.searchsorted(sorted_key, jkey[tie], side="right")
     in_group = np.zeros(judged.size, dtype=np.int64)
     tied = np.flatnonzero(right - left > 1)
     if tied.size:
@@ -853,6 +903,29 @@ def _trec_positions(
         )
     position: IntArray = left + in_group - begin
     return position
+
+
+def _order_within_queries(
+    key: U64Array,
+    qidx: IntArray,
+    query_start: IntArray,
+    query_sizes: IntArray,
+    workers: int | None,
+) -> IntArray:
+    """The stable ascending order of ``key`` (``query << 32 | low 32 bits``), the rows being
+    grouped by query in increasing code order: each query's rows are sorted on their own, by
+    (low 32 bits, row within the query) packed in one uint64 (queries have at most 16,384
+    rows there, so the row fits)."""
+    base = query_start[qidx]  # first row of each row's query
+    within = np.arange(key.size, dtype=np.int64) - base
+    packed = key << _U64(32)  # the query bits go: each query is sorted on its own
+    packed |= within.astype(np.uint64)
+    if not _sort_segments(packed, query_sizes, workers or min(os.cpu_count() or 1, 8)):
+        return np.argsort(key, kind="stable").astype(np.int64)  # long or very ragged queries
+    packed &= _U64(0xFFFFFFFF)
+    order: IntArray = packed.astype(np.int64)
+    order += base
+    return order
 
 
 _PAIRWISE_MIN = 1 << 16  # tie pairs always compared pairwise below this many
