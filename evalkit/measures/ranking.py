@@ -407,8 +407,11 @@ def _grouped_rows(
             return None, block_query, block_length
         return np.flatnonzero(np.repeat(known, block_length)), kept_query, block_length[known]
     row_query = np.repeat(block_query, block_length)
-    kept = np.flatnonzero(row_query >= 0)
-    rows = kept[_stable_order(row_query[kept])]
+    if bool(known.all()):
+        rows = _stable_order(row_query)
+    else:
+        kept = np.flatnonzero(row_query >= 0)
+        rows = kept[_stable_order(row_query[kept])]
     counts = np.bincount(kept_query, weights=block_length[known]).astype(np.int64)
     present = np.flatnonzero(counts)
     return rows, present, counts[present]
@@ -419,12 +422,12 @@ def _stable_order(values: IntArray) -> IntArray:
     digits) when they fit in 32 bits."""
     high = int(values.max(initial=0))
     if high >= 1 << 32:
-        return np.argsort(values, kind="stable").astype(np.int64)
+        return np.argsort(values, kind="stable").astype(np.int64, copy=False)
     order = np.argsort(values.astype(np.uint16), kind="stable")  # numpy's radix sort
     if high >= 1 << 16:
         upper = (values[order] >> 16).astype(np.uint16)
         order = order[np.argsort(upper, kind="stable")]
-    return order.astype(np.int64)
+    return order.astype(np.int64, copy=False)
 
 
 def _grouped_code_order(block_query: IntArray, n_queries: int) -> IntArray:
@@ -871,25 +874,26 @@ def _trec_positions(
         np.copyto(part, qidx[lo:hi], casting="unsafe")
         part <<= _U64(32)
         part |= _descending_float32_key(scores[lo:hi])
-    if bool(np.all(key[1:] >= key[:-1])):  # already in order: each entry's slot is its row
-        order, sorted_key, slot = None, key, judged.astype(np.int64)
-    else:
-        order = _order_within_queries(key, qidx, query_start, query_sizes, workers)
-        sorted_key = key[order]
-        slot_of = np.empty(order.size, dtype=np.int64)
-        slot_of[order] = np.arange(order.size, dtype=np.int64)
-        slot = slot_of[judged]
-    jkey = sorted_key[slot]
+    jkey = key[judged]
     begin = query_start[qidx[judged]]
-    # an entry's tie group is its own slot, unless it ties with a neighbour
-    left, right = slot.copy(), slot + 1
-    before = sorted_key[np.maximum(slot - 1, 0)] == jkey
-    before[slot == 0] = False
-    after = sorted_key[np.minimum(slot + 1, key.size - 1)] == jkey
-    after[slot == key.size - 1] = False
-    tie = np.flatnonzero(before | after)
-    left[tie] = np.searchsorted(sorted_key, jkey[tie], side="left")
-    right[tie] = np.searchsorted(sorted_key, jkey[tie], side="right")
+    order: IntArray | None = None
+    if bool(np.all(key[1:] >= key[:-1])):
+        # already in order: an entry's slot is its row, unless it ties with a neighbour
+        left, right = judged.astype(np.int64), judged.astype(np.int64) + 1
+        before = key[np.maximum(judged - 1, 0)] == jkey
+        before[judged == 0] = False
+        after = key[np.minimum(judged + 1, key.size - 1)] == jkey
+        after[judged == key.size - 1] = False
+        tie = np.flatnonzero(before | after)
+        left[tie] = np.searchsorted(key, jkey[tie], side="left")
+        right[tie] = np.searchsorted(key, jkey[tie], side="right")
+    else:
+        order = _sort_within_queries(key, qidx, query_start, query_sizes, workers)
+        # searched in key order, each search starts where the last one ended
+        by_key = np.argsort(jkey)
+        left, right = np.empty_like(judged, dtype=np.int64), np.empty_like(judged, dtype=np.int64)
+        left[by_key] = np.searchsorted(key, jkey[by_key], side="left")
+        right[by_key] = np.searchsorted(key, jkey[by_key], side="right")
     in_group = np.zeros(judged.size, dtype=np.int64)
     tied = np.flatnonzero(right - left > 1)
     if tied.size:
@@ -905,27 +909,41 @@ def _trec_positions(
     return position
 
 
-def _order_within_queries(
+def _sort_within_queries(
     key: U64Array,
     qidx: IntArray,
     query_start: IntArray,
     query_sizes: IntArray,
     workers: int | None,
 ) -> IntArray:
-    """The stable ascending order of ``key`` (``query << 32 | low 32 bits``), the rows being
-    grouped by query in increasing code order: each query's rows are sorted on their own, by
-    (low 32 bits, row within the query) packed in one uint64 (queries have at most 16,384
-    rows there, so the row fits)."""
-    base = query_start[qidx]  # first row of each row's query
-    within = np.arange(key.size, dtype=np.int64) - base
-    packed = key << _U64(32)  # the query bits go: each query is sorted on its own
-    packed |= within.astype(np.uint64)
+    """Sort ``key`` (``query << 32 | low 32 bits``) in place and return the stable order it was
+    sorted by; the rows are grouped by query in increasing code order.
+
+    Each query's rows are sorted on their own (numpy's sort of many small rows is several times
+    faster than one sort of them all), by (low 32 bits, row within the query) packed in one
+    uint64; queries of more than 16,384 rows, or very ragged sizes, take one stable argsort.
+    """
+    packed = np.empty(key.size, dtype=np.uint64)
+    for lo in range(0, key.size, _BLOCK):  # block by block: small temporaries
+        hi = min(lo + _BLOCK, key.size)
+        part = packed[lo:hi]
+        np.left_shift(key[lo:hi], _U64(32), out=part)  # the query bits go
+        within = np.arange(lo, hi, dtype=np.int64) - query_start[qidx[lo:hi]]
+        part |= within.view(np.uint64)
     if not _sort_segments(packed, query_sizes, workers or min(os.cpu_count() or 1, 8)):
-        return np.argsort(key, kind="stable").astype(np.int64)  # long or very ragged queries
-    packed &= _U64(0xFFFFFFFF)
-    order: IntArray = packed.astype(np.int64)
-    order += base
-    return order
+        order: IntArray = np.argsort(key, kind="stable").astype(np.int64)
+        key[:] = key[order]
+        return order
+    low = _U64(0xFFFFFFFF)
+    for lo in range(0, key.size, _BLOCK):
+        hi = min(lo + _BLOCK, key.size)
+        part, sorted_part = key[lo:hi], packed[lo:hi]
+        part >>= _U64(32)  # the query bits stay (each row keeps its query's segment) ...
+        part <<= _U64(32)
+        part |= sorted_part >> _U64(32)  # ... with the sorted low bits
+        sorted_part &= low  # the row within the query ...
+        sorted_part.view(np.int64)[:] += query_start[qidx[lo:hi]]  # ... and the row itself
+    return packed.view(np.int64)
 
 
 _PAIRWISE_MIN = 1 << 16  # tie pairs always compared pairwise below this many
