@@ -99,12 +99,9 @@ def judged_ranking(
         )
         # query IDs are hashed once per block of consecutive rows of one query, not per row
         qrels_start, qrels_length = _query_blocks(qrels_q)
-        qrels_heads = _take(qrels_q, qrels_start)
-        unique_queries = pc.unique(qrels_heads)
-        query_ids = pc.take(unique_queries, pc.sort_indices(unique_queries))
+        query_ids, head_qidx = _sorted_codes(_take(qrels_q, qrels_start))
         n_queries = len(query_ids)
-        head_qidx = pc.index_in(qrels_heads, value_set=query_ids).to_numpy(zero_copy_only=False)
-        qrels_qidx = np.repeat(head_qidx.astype(np.int64), qrels_length)
+        qrels_qidx = np.repeat(head_qidx, qrels_length)
         prepared = pool.submit(_prepare_qrels, qrels_qidx, qrels_d, grades)
         # likewise, run query codes are looked up once per block of consecutive rows with the
         # same query ID (a run file lists each query's rows together)
@@ -297,7 +294,8 @@ class _RunSide(NamedTuple):
 def _lexsort(major: IntArray, minor: IntArray) -> IntArray:
     """``np.lexsort((minor, major))`` (stable: by ``major``, then ``minor``, then index).
 
-    ``major`` must be >= 0. One stable sort of a combined key when it fits in 63 bits.
+    ``major`` must be >= 0. One stable sort of a combined key when it fits in 63 bits (a radix
+    sort when it fits in 32).
     """
     if major.size == 0:
         return np.zeros(0, dtype=np.int64)
@@ -310,8 +308,7 @@ def _lexsort(major: IntArray, minor: IntArray) -> IntArray:
     key -= low
     if bool(np.all(key[1:] > key[:-1])):
         return np.arange(key.size, dtype=np.int64)  # already in order, no equal keys
-    order: IntArray = np.argsort(key, kind="stable").astype(np.int64)
-    return order
+    return _stable_order(key)
 
 
 class _PreparedQrels(NamedTuple):
@@ -337,6 +334,17 @@ def _prepare_qrels(qidx: IntArray, docs: pa.ChunkedArray, grades: IntArray) -> _
         by_pair=packed.rows(rows),
         by_grade=_lexsort(qidx, -grades),
     )
+
+
+def _sorted_codes(ids: pa.Array) -> tuple[pa.Array, IntArray]:
+    """The distinct ``ids``, sorted, and each ID's index among them (one hash pass)."""
+    encoded = pc.dictionary_encode(ids)
+    order = pc.sort_indices(encoded.dictionary).to_numpy(zero_copy_only=False)
+    rank = np.empty(order.size, dtype=np.int64)
+    rank[order] = np.arange(order.size, dtype=np.int64)
+    return encoded.dictionary.take(pa.array(order)), rank[
+        encoded.indices.to_numpy(zero_copy_only=False)
+    ]
 
 
 def _query_blocks(run_q: pa.ChunkedArray) -> tuple[IntArray, IntArray]:
