@@ -80,7 +80,7 @@ def test_colliding_fingerprints_give_trec_eval_values(
 ) -> None:
     qrels_frame, run_frame, qrels, run = _data(layout)
     monkeypatch.setattr(ranking, "_fingerprint", _length_fingerprint)
-    # on several cores: fingerprints in slices, and (grouped) the run ranked in parts
+    # on several cores: fingerprints in slices, and (listed query by query) the run in parts
     monkeypatch.setattr(ranking, "_PARALLEL_MIN_ROWS", 0)
     monkeypatch.setattr(ranking.os, "cpu_count", lambda: cores)
     with warnings.catch_warnings():
@@ -159,7 +159,7 @@ def test_tied_documents_ranked_as_trec_eval(
         monkeypatch.setattr(ranking, "_PAIRWISE_MIN", 1 << 40)
     else:
         monkeypatch.setattr(ranking, "_rank_among_ties_pairwise", ranking._rank_among_ties_sorted)
-    if parts > 1:  # only a run grouped by query is cut into parts
+    if parts > 1:  # only a run listed query by query is cut into parts
         monkeypatch.setattr(ranking, "_PARALLEL_MIN_ROWS", 0)
         monkeypatch.setattr(ranking.os, "cpu_count", lambda: parts)
     qrels_frame, run_frame, qrels, run = _data(layout, ID_STYLES[style])
