@@ -26,9 +26,13 @@ import numpy as np
 import pandas as pd
 
 from evalkit.canonical import canonical_json
-from evalkit.errors import InputError
-from evalkit.gates import ALL_LANGUAGES, fixed_width_lines, higher_is_better
-from evalkit.report import REPORT_SCHEMA
+from evalkit.gates import fixed_width_lines, higher_is_better
+from evalkit.report import (
+    ALL_LANGUAGES,
+    report_means,
+    report_measure_order,
+    report_per_query,
+)
 
 __all__ = [
     "DIFF_SCHEMA",
@@ -59,11 +63,12 @@ def diff_reports(old: Mapping[str, Any], new: Mapping[str, Any]) -> ReportDiff:
 
     Raises :class:`InputError` naming the side and key when a report is malformed.
     """
-    old_means, new_means = _means(old, "old report"), _means(new, "new report")
-    old_values, new_values = _per_query(old, "old report"), _per_query(new, "new report")
+    old_means, new_means = report_means(old, "old report"), report_means(new, "new report")
+    old_values = report_per_query(old, "old report")
+    new_values = report_per_query(new, "new report")
     systems = _union(list(old_means), list(new_means))
     measure_order = _union(
-        [*_settings_measures(new), *_settings_measures(old)],
+        [*report_measure_order(new), *report_measure_order(old)],
         [*_measures(new_means), *_measures(old_means)],
     )
     summary_rows = []
@@ -122,86 +127,8 @@ def _union(first: list[str], second: list[str]) -> list[str]:
     return list(dict.fromkeys([*first, *second]))
 
 
-def _settings_measures(report: Mapping[str, Any]) -> list[str]:
-    settings = report.get("settings")
-    order = settings.get("measures") if isinstance(settings, dict) else None
-    return [m for m in order if isinstance(m, str)] if isinstance(order, list) else []
-
-
 def _measures(means: Mapping[str, Mapping[str, Mapping[str, float]]]) -> list[str]:
     return _union([], [m for system in means.values() for table in system.values() for m in table])
-
-
-def _require_report(report: Mapping[str, Any], role: str) -> None:
-    if report.get("schema") != REPORT_SCHEMA:
-        raise InputError(
-            f"{role}: schema should be {REPORT_SCHEMA!r}; expected a report or baseline written "
-            "by this version of evalkit ('evalkit run --output' or 'evalkit baseline')"
-        )
-
-
-def _object(value: object, role: str, where: str) -> Mapping[str, Any]:
-    if not isinstance(value, dict):
-        found = "missing" if value is None else type(value).__name__
-        raise InputError(
-            f"{role}: {where} should be a JSON object, found {found}; expected a report "
-            f"of schema {REPORT_SCHEMA}"
-        )
-    return value
-
-
-def _number(value: object, role: str, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise InputError(
-            f"{role}: {where} should be a finite number; expected a report of schema "
-            f"{REPORT_SCHEMA}"
-        )
-    return float(value)
-
-
-def _means(report: Mapping[str, Any], role: str) -> dict[str, dict[str, dict[str, float]]]:
-    """{system: {language or "all": {measure: mean}}}."""
-    _require_report(report, role)
-    result: dict[str, dict[str, dict[str, float]]] = {}
-    overall = _object(report.get("summary"), role, "summary")
-    by_language = _object(report.get("summaryByLanguage"), role, "summaryByLanguage")
-    for system, measures in overall.items():
-        where = f"summary[{system!r}]"
-        result[system] = {ALL_LANGUAGES: _mean_table(measures, role, where)}
-    for system, languages in by_language.items():
-        tables = result.setdefault(system, {})
-        for language, measures in _object(
-            languages, role, f"summaryByLanguage[{system!r}]"
-        ).items():
-            where = f"summaryByLanguage[{system!r}][{language!r}]"
-            tables[language] = _mean_table(measures, role, where)
-    return result
-
-
-def _mean_table(measures: object, role: str, where: str) -> dict[str, float]:
-    return {
-        measure: _number(
-            _object(entry, role, f"{where}[{measure!r}]").get("mean"),
-            role,
-            f"{where}[{measure!r}].mean",
-        )
-        for measure, entry in _object(measures, role, where).items()
-    }
-
-
-def _per_query(report: Mapping[str, Any], role: str) -> dict[str, dict[str, dict[str, float]]]:
-    """{system: {query_id: {measure: value}}}."""
-    result: dict[str, dict[str, dict[str, float]]] = {}
-    for system, queries in _object(report.get("perQuery"), role, "perQuery").items():
-        where = f"perQuery[{system!r}]"
-        result[system] = {
-            query_id: {
-                measure: _number(value, role, f"{where}[{query_id!r}][{measure!r}]")
-                for measure, value in _object(values, role, f"{where}[{query_id!r}]").items()
-            }
-            for query_id, values in _object(queries, role, where).items()
-        }
-    return result
 
 
 # --- presenting -------------------------------------------------------------------------------

@@ -49,7 +49,14 @@ from evalkit.fixtures.schema import ID_PATTERN, LANGUAGE_PATTERN
 from evalkit.measures import parse_measure
 from evalkit.output import write_text_atomic
 from evalkit.registry import did_you_mean
-from evalkit.report import REPORT_SCHEMA, deterministic_projection
+from evalkit.report import (
+    ALL_LANGUAGES,
+    deterministic_projection,
+    report_list,
+    report_means,
+    report_measure_order,
+    short_repr,
+)
 from evalkit.yamlio import compose_and_load, duplicate_keys, syntax_problem
 
 __all__ = [
@@ -73,7 +80,6 @@ __all__ = [
 ]
 
 GATES_SCHEMA: Final = "evalkit.gates/1"
-ALL_LANGUAGES: Final = "all"
 # evalkit.measures has no notion of direction yet; every other measure is higher-is-better.
 LOWER_IS_BETTER: Final = frozenset({"NoAnswerFP"})
 COMPARISON_SLACK: Final = 1e-9
@@ -418,7 +424,7 @@ def check_baseline_fresh(
     if not differing:
         return
     details = "; ".join(
-        f"{key}: baseline {_short(baseline.get(key))}, current {_short(report.get(key))}"
+        f"{key}: baseline {short_repr(baseline.get(key))}, current {short_repr(report.get(key))}"
         for key in differing
     )
     changed = [
@@ -439,36 +445,27 @@ def check_baseline_fresh(
     )
 
 
-def _short(value: object) -> str:
-    if isinstance(value, str):
-        return repr(value[:19] + "...") if len(value) > 22 else repr(value)
-    return "missing" if value is None else type(value).__name__
-
-
 # --- checking ---------------------------------------------------------------------------------
 
 
 class _Means:
-    """Lookup of ``mean`` values in a report's ``summary``/``summaryByLanguage``."""
+    """Lookup of a report's means (``summary`` and ``summaryByLanguage``), for gates."""
 
     def __init__(self, report: Mapping[str, Any], role: str) -> None:
         self.role = role
-        self.systems = _require(report, "systems", list, role)
-        self.overall = _require(report, "summary", dict, role)
-        self.by_language = _require(report, "summaryByLanguage", dict, role)
-        settings = report.get("settings")
-        order = settings.get("measures") if isinstance(settings, dict) else None
-        self.measure_order = [str(m) for m in order] if isinstance(order, list) else []
+        self.means = report_means(report, role)  # checks the schema and every mean
+        self.systems = report_list(report, "systems", role)
+        self.measure_order = report_measure_order(report)
 
     def measures(self, system: str) -> list[str]:
         """The system's measures, in the evaluation's measure order (``settings.measures``)."""
-        known = list(self.overall.get(system, {}))
+        known = list(self.means.get(system, {}).get(ALL_LANGUAGES, {}))
         return [m for m in self.measure_order if m in known] + sorted(
             m for m in known if m not in self.measure_order
         )
 
     def languages(self, system: str) -> list[str]:
-        return sorted(self.by_language.get(system, {}))
+        return sorted(k for k in self.means.get(system, {}) if k != ALL_LANGUAGES)
 
     def get(self, system: str, measure: str, language: str, gate: str) -> float:
         if system not in self.systems:
@@ -478,16 +475,14 @@ class _Means:
                 f"{', '.join(known) or 'none'});{did_you_mean(system, known)} evaluate that "
                 "system or fix the gate"
             )
-        table = self.overall.get(system, {})
-        if language != ALL_LANGUAGES:
-            languages = self.by_language.get(system, {})
-            if language not in languages:
-                raise InputError(
-                    f"gate {gate!r}: language {language!r} has no results for system {system!r} "
-                    f"in the {self.role} (languages: {', '.join(sorted(languages)) or 'none'}); "
-                    "fix the gate's language"
-                )
-            table = languages[language]
+        tables = self.means.get(system, {})
+        if language != ALL_LANGUAGES and language not in tables:
+            raise InputError(
+                f"gate {gate!r}: language {language!r} has no results for system {system!r} "
+                f"in the {self.role} (languages: "
+                f"{', '.join(self.languages(system)) or 'none'}); fix the gate's language"
+            )
+        table = tables.get(language, {})
         if measure not in table:
             known = list(table)
             raise InputError(
@@ -495,29 +490,7 @@ class _Means:
                 f"the {self.role} (measures: {', '.join(known) or 'none'});"
                 f"{did_you_mean(measure, known)} fix the gate or evaluate that measure"
             )
-        entry = table[measure]
-        value = entry.get("mean") if isinstance(entry, dict) else None
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int | float)
-            or not math.isfinite(value)
-        ):
-            raise InputError(
-                f"{self.role}: summary of system {system!r}, measure {measure!r}, language "
-                f"{language!r} has no finite 'mean'; expected a report written by evalkit"
-            )
-        return float(value)
-
-
-def _require(report: Mapping[str, Any], key: str, kind: type, role: str) -> Any:
-    value = report.get(key)
-    if not isinstance(value, kind):
-        found = "missing" if value is None else type(value).__name__
-        raise InputError(
-            f"{role}: key {key!r} should be a JSON {'array' if kind is list else 'object'}, found "
-            f"{found}; expected a report of schema {REPORT_SCHEMA} written by evalkit"
-        )
-    return value
+        return table[measure]
 
 
 def _row(
@@ -568,11 +541,6 @@ def check_gates(
     Raises :class:`InputError` for unknown systems/measures/languages or a missing baseline and
     :class:`StaleBaselineError` for a stale one. Inputs are not modified.
     """
-    if report.get("schema") != REPORT_SCHEMA:
-        raise InputError(
-            f"report: schema should be {REPORT_SCHEMA!r}, found {_short(report.get('schema'))}; "
-            "expected a report written by this version of evalkit"
-        )
     current = _Means(report, "report")
     rows: list[dict[str, Any]] = []
     measure_gates: tuple[AbsoluteGate | RelativeGate, ...] = (*gates.absolute, *gates.relative)
@@ -665,7 +633,7 @@ def _baseline_rows(
 
 def _failure_keys(report: Mapping[str, Any], system: str, role: str) -> set[tuple[str, str]]:
     keys: set[tuple[str, str]] = set()
-    for index, failure in enumerate(_require(report, "failures", list, role)):
+    for index, failure in enumerate(report_list(report, "failures", role)):
         if not isinstance(failure, dict) or not all(
             isinstance(failure.get(k), str) for k in ("system", "queryId", "kind")
         ):

@@ -27,12 +27,15 @@ only ever hashed.
 
 from __future__ import annotations
 
+import math
 import os
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Final
 
 import pandas as pd
 
 from evalkit.canonical import canonical_hash, canonical_json
+from evalkit.errors import InputError
 from evalkit.output import write_text_atomic
 
 if TYPE_CHECKING:
@@ -42,15 +45,23 @@ if TYPE_CHECKING:
     from evalkit.fixtures import Fixture
 
 __all__ = [
+    "ALL_LANGUAGES",
     "MEASURES_VERSION",
     "REPORT_SCHEMA",
     "build_report",
+    "check_report_schema",
     "corpus_hash",
     "deterministic_projection",
+    "report_list",
+    "report_means",
+    "report_measure_order",
+    "report_per_query",
+    "short_repr",
     "write_report",
 ]
 
 REPORT_SCHEMA = "evalkit.report/1"
+ALL_LANGUAGES: Final = "all"  # the language of a system's overall means, as read back
 # Bump when a measure's definition changes, so old baselines become stale instead of wrong.
 MEASURES_VERSION = "1"
 NONDETERMINISTIC_KEYS = frozenset({"latency"})
@@ -165,3 +176,112 @@ def write_report(
 ) -> Path:
     """Write ``report`` as canonical JSON to a safe workspace-relative ``path`` (atomically)."""
     return write_text_atomic(path, canonical_json(report), workspace=workspace)
+
+
+# --- reading a report (or baseline) back --------------------------------------------------------
+# ``role`` names the side in messages ("report", "baseline", "old report", ...).
+
+
+def check_report_schema(report: Mapping[str, Any], role: str) -> None:
+    """Raise InputError unless ``report`` says it has this version's schema."""
+    if report.get("schema") != REPORT_SCHEMA:
+        raise InputError(
+            f"{role}: schema should be {REPORT_SCHEMA!r}, found {short_repr(report.get('schema'))}"
+            "; expected a report or baseline written by this version of evalkit ('evalkit run "
+            "--output' or 'evalkit baseline')"
+        )
+
+
+def report_means(report: Mapping[str, Any], role: str) -> dict[str, dict[str, dict[str, float]]]:
+    """``{system: {language or ALL_LANGUAGES: {measure: mean}}}`` from ``summary`` and
+    ``summaryByLanguage``, after checking the schema; InputError names the malformed key."""
+    check_report_schema(report, role)
+    result: dict[str, dict[str, dict[str, float]]] = {}
+    overall = _object(report.get("summary"), role, "summary")
+    by_language = _object(report.get("summaryByLanguage"), role, "summaryByLanguage")
+    for system, measures in overall.items():
+        where = f"summary[{system!r}]"
+        result[system] = {ALL_LANGUAGES: _mean_table(measures, role, where)}
+    for system, languages in by_language.items():
+        tables = result.setdefault(system, {})
+        for language, measures in _object(
+            languages, role, f"summaryByLanguage[{system!r}]"
+        ).items():
+            where = f"summaryByLanguage[{system!r}][{language!r}]"
+            tables[language] = _mean_table(measures, role, where)
+    return result
+
+
+def report_per_query(
+    report: Mapping[str, Any], role: str
+) -> dict[str, dict[str, dict[str, float]]]:
+    """``{system: {query_id: {measure: value}}}`` from ``perQuery``."""
+    result: dict[str, dict[str, dict[str, float]]] = {}
+    for system, queries in _object(report.get("perQuery"), role, "perQuery").items():
+        where = f"perQuery[{system!r}]"
+        result[system] = {
+            query_id: {
+                measure: _number(value, role, f"{where}[{query_id!r}][{measure!r}]")
+                for measure, value in _object(values, role, f"{where}[{query_id!r}]").items()
+            }
+            for query_id, values in _object(queries, role, where).items()
+        }
+    return result
+
+
+def report_list(report: Mapping[str, Any], key: str, role: str) -> list[Any]:
+    """The JSON array under ``key`` (``systems``, ``failures``)."""
+    value = report.get(key)
+    if not isinstance(value, list):
+        raise InputError(
+            f"{role}: {key} should be a JSON array, found {_found(value)}; expected a report of "
+            f"schema {REPORT_SCHEMA}"
+        )
+    return value
+
+
+def report_measure_order(report: Mapping[str, Any]) -> list[str]:
+    """The evaluation's measures in order (``settings.measures``; empty when absent)."""
+    settings = report.get("settings")
+    order = settings.get("measures") if isinstance(settings, dict) else None
+    return [m for m in order if isinstance(m, str)] if isinstance(order, list) else []
+
+
+def short_repr(value: object) -> str:
+    """A value for a message: a string's repr cut to about 20 characters, else its type."""
+    if isinstance(value, str):
+        return repr(value[:19] + "...") if len(value) > 22 else repr(value)
+    return _found(value)
+
+
+def _found(value: object) -> str:
+    return "missing" if value is None else type(value).__name__
+
+
+def _object(value: object, role: str, where: str) -> Mapping[str, Any]:
+    if not isinstance(value, dict):
+        raise InputError(
+            f"{role}: {where} should be a JSON object, found {_found(value)}; expected a report "
+            f"of schema {REPORT_SCHEMA}"
+        )
+    return value
+
+
+def _number(value: object, role: str, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise InputError(
+            f"{role}: {where} should be a finite number; expected a report of schema "
+            f"{REPORT_SCHEMA}"
+        )
+    return float(value)
+
+
+def _mean_table(measures: object, role: str, where: str) -> dict[str, float]:
+    return {
+        measure: _number(
+            _object(entry, role, f"{where}[{measure!r}]").get("mean"),
+            role,
+            f"{where}[{measure!r}].mean",
+        )
+        for measure, entry in _object(measures, role, where).items()
+    }
