@@ -127,16 +127,14 @@ def judged_ranking(
         # Internal query codes: in order of first appearance (then every sort below meets
         # presorted query blocks).
         code_of_query = _grouped_code_order(block_query, n_queries)
-        block_query = code_of_query[block_query]
         qrels_code = code_of_query[qrels_qidx]
-        # rows per query code
+        # block i holds the rows of query code i: rows per query code
         num_ret = np.zeros(n_queries, dtype=np.int64)
-        np.add.at(num_ret, block_query, block_length)
+        num_ret[: block_length.size] = block_length
         query_of_code = np.empty(n_queries, dtype=np.int64)
         query_of_code[code_of_query] = np.arange(n_queries, dtype=np.int64)
         side = _RunSide(
-            block_query=block_query,
-            block_first=np.concatenate([[0], np.cumsum(block_length)]).astype(np.int64),
+            query_first=np.concatenate([[0], np.cumsum(num_ret)]).astype(np.int64),
             rows=rows,
             row_index=None if rows is None else _inverse(rows, len(run_d)),
             docs=run_d,
@@ -144,8 +142,6 @@ def judged_ranking(
             scores=scores if rows is None else scores[rows],
             ranks=ranks if ranks is None or rows is None else ranks[rows],
             ties=ties,
-            num_ret=num_ret,
-            n_queries=n_queries,
             qrels=_Judgments(code=qrels_code, docs=qrels_d, grades=grades, prepared=prepared),
         )
         parts = side.ranked_parts()
@@ -205,12 +201,11 @@ class _RankedPart(NamedTuple):
 
 
 class _RunSide(NamedTuple):
-    """The run's kept rows, one block of consecutive rows per query, with what ranking them
-    needs. Arrays named per row hold the kept rows (``rows``: their run row numbers; None:
-    every run row, in run order)."""
+    """The run's kept rows, the rows of each query code together and in code order, with what
+    ranking them needs. Arrays named per row hold the kept rows (``rows``: their run row
+    numbers; None: every run row, in run order)."""
 
-    block_query: IntArray  # query code of each block, in increasing order
-    block_first: IntArray  # first kept row of each block, then the number of kept rows
+    query_first: IntArray  # first kept row of each query code, then the number of kept rows
     fp: _SlicedFingerprints  # of every run row's doc ID (overwritten while ranking)
     rows: IntArray | None
     row_index: IntArray | None  # run row -> kept row (-1: not kept); None: rows is None
@@ -218,41 +213,37 @@ class _RunSide(NamedTuple):
     scores: npt.NDArray[np.float64]  # per row
     ranks: IntArray | None  # per row (ties="given" with a rank column)
     ties: Ties
-    num_ret: IntArray  # rows per query code
-    n_queries: int
     qrels: _Judgments
 
     def ranked_parts(self) -> list[_RankedPart]:
-        """Rank every block: one part, or (a large run ranked in run order) one part of whole
+        """Rank every query: one part, or (a large run ranked in run order) one part of whole
         queries per core, ranked in parallel. Parts never change a result."""
-        n_blocks = self.block_query.size
-        n_parts = min(os.cpu_count() or 1, 8, n_blocks)
-        n_rows = int(self.block_first[-1])
-        if self.rows is not None or n_rows < _PARALLEL_MIN_ROWS:
-            n_parts = 1
-        if n_parts <= 1:
-            return [self.rank(0, n_blocks, workers=None)]
+        n_queries = self.query_first.size - 1
+        n_rows = int(self.query_first[-1])
+        n_parts = min(os.cpu_count() or 1, 8)
+        if self.rows is not None or n_rows < _PARALLEL_MIN_ROWS or n_parts == 1:
+            return [self.rank(0, n_queries, workers=None)]
         targets = np.arange(1, n_parts, dtype=np.int64) * n_rows // n_parts
-        cuts = np.unique(np.searchsorted(self.block_first, targets)).tolist()
-        bounds = [0, *[c for c in cuts if 0 < c < n_blocks], n_blocks]
+        cuts = np.unique(np.searchsorted(self.query_first, targets)).tolist()
+        bounds = [0, *[c for c in cuts if 0 < c < n_queries], n_queries]
         spans = list(itertools.pairwise(bounds))
         with ThreadPoolExecutor(max_workers=len(spans)) as pool:
             return list(pool.map(lambda span: self.rank(*span, workers=1), spans))
 
     def rank(self, first: int, last: int, *, workers: int | None) -> _RankedPart:
-        """Rank blocks ``first .. last - 1``, whose query codes are ``first .. last - 1``."""
-        lo, hi = int(self.block_first[first]), int(self.block_first[last])
-        whole = first == 0 and last == self.block_query.size
-        qidx = np.repeat(self.block_query[first:last], np.diff(self.block_first[first : last + 1]))
+        """Rank the rows of query codes ``first .. last - 1``."""
+        lo, hi = int(self.query_first[first]), int(self.query_first[last])
+        whole = first == 0 and last == self.query_first.size - 1
+        sizes = np.diff(self.query_first[first : last + 1])
+        qidx = np.repeat(np.arange(first, last, dtype=np.int64), sizes)
         # doc IDs and row numbers as the part sees them: a slice (rows None), or every run row
         docs = self.docs if whole else self.docs.slice(lo, hi - lo)
-        sizes = self.num_ret if whole else self.num_ret[first:last]
         fp = self.fp.result()
         packed = _packed_sort(
             qidx,
             fp[lo:hi] if self.rows is None else fp[self.rows],
             self.rows,
-            self.n_queries,
+            self.query_first.size - 1,
             len(docs),
             query_sizes=sizes,
             workers=workers,
@@ -272,7 +263,7 @@ class _RunSide(NamedTuple):
             run_d=docs,
         )
         judged = _local_rows(self.row_index, judged_rows)  # indices into the part's rows
-        query_start = np.cumsum(self.num_ret) - self.num_ret - lo
+        query_start = self.query_first[:-1] - lo
         if self.ties == "trec":
             position = _trec_positions(
                 qidx,
