@@ -52,6 +52,7 @@ from traitlets import default
 from evalkit.errors import InputError, NotebookError, UnknownNameError
 from evalkit.output import resolve_output_path, write_text_atomic
 from evalkit.registry import did_you_mean
+from evalkit.render import CONTENT_SECURITY_POLICY
 
 __all__ = [
     "DEFAULT_REPORT_NOTEBOOK",
@@ -113,7 +114,9 @@ _TEXT_MIMES: Final = ("text/plain", "text/html", "text/markdown", "text/latex", 
 
 _TEMPLATE_NAME: Final = "evalkit_report.html.j2"
 _TEMPLATE: Final = """{%- extends 'lab/index.html.j2' -%}
-{%- block html_head_js -%}{%- endblock html_head_js -%}
+{%- block html_head_js -%}
+<meta http-equiv="Content-Security-Policy" content="{{ resources.evalkit_csp | e }}">
+{%- endblock html_head_js -%}
 {%- block jupyter_widgets -%}{%- endblock jupyter_widgets -%}
 {%- block html_head_js_mathjax -%}{%- endblock html_head_js_mathjax -%}
 {%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
@@ -428,7 +431,9 @@ def _scrub_text(text: str, replacements: Mapping[str, str]) -> str:
 
 def export_html(nb: nbformat.NotebookNode, *, title: str = "evalkit report") -> str:
     """Standalone HTML of ``nb``'s outputs and Markdown: no code, no prompts, no external
-    resources; images are embedded as ``data:`` URIs."""
+    resources; images are embedded as ``data:`` URIs. The page carries a Content-Security-Policy
+    ``<meta>`` (:data:`evalkit.render.CONTENT_SECURITY_POLICY`: inline styles and ``data:``
+    images only, no script), so markup that an escaping bug let through cannot run."""
     import jinja2
     from nbconvert import HTMLExporter
 
@@ -443,7 +448,8 @@ def export_html(nb: nbformat.NotebookNode, *, title: str = "evalkit report") -> 
     )
     prepared = copy.deepcopy(nb)
     prepared.metadata["title"] = title
-    html, _ = exporter.from_notebook_node(prepared, resources={"metadata": {"name": title}})
+    resources = {"metadata": {"name": title}, "evalkit_csp": CONTENT_SECURITY_POLICY}
+    html, _ = exporter.from_notebook_node(prepared, resources=resources)
     return str(html)
 
 

@@ -2,7 +2,9 @@
 names only, never fixture text.
 
 Each function returns a new ``matplotlib.figure.Figure`` that is not registered with pyplot
-(so nothing is shown twice and no global state changes); Jupyter displays it as a PNG.
+(so nothing is shown twice and no global state changes); Jupyter displays it as a PNG. Every
+label made from a name goes through :func:`evalkit.render.plot_label`, so a ``$`` in a system or
+measure name is drawn as written, never parsed as mathtext.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import numpy.typing as npt
 import pandas as pd
 from matplotlib.figure import Figure
 
+from evalkit.render import plot_label
 from evalkit.stats import TIE_TOLERANCE
 
 __all__ = ["LOG_SPREAD", "latency_figure", "paired_difference_figure", "uses_log_scale"]
@@ -58,14 +61,14 @@ def latency_figure(latency: pd.DataFrame, *, systems: Sequence[str]) -> Figure:
         showfliers=True,
         flierprops={"markersize": 3, "alpha": 0.6},
     )
-    box_axes.set_yticks(positions, labels=list(systems))
+    box_axes.set_yticks(positions, labels=[plot_label(s) for s in systems])
     box_axes.set_title("latency per query (box: quartiles, whiskers 1.5 IQR)")
     for index, (system, values) in enumerate(zip(systems, samples, strict=True)):
         color = _COLORS[index % len(_COLORS)]
         if values.size == 0:
             continue
         fraction = np.arange(1, values.size + 1) / values.size
-        cdf_axes.step(values, fraction, where="post", color=color, label=system)
+        cdf_axes.step(values, fraction, where="post", color=color, label=plot_label(system))
         p50, p95 = np.percentile(values, [50, 95])
         cdf_axes.plot([p50], [0.5], "o", color=color, markersize=5)
         cdf_axes.plot([p95], [0.95], "^", color=color, markersize=6)
@@ -123,7 +126,8 @@ def paired_difference_figure(
             axes.axhline(0, color="black", linewidth=0.6)
             wins, losses = int((diffs > 0).sum()), int((diffs < 0).sum())
             axes.set_title(
-                f"{system} − {base}\n{measure}\n{wins} up, {int(ties.sum())} tied, {losses} down",
+                f"{plot_label(system)} − {plot_label(base)}\n{plot_label(measure)}\n"
+                f"{wins} up, {int(ties.sum())} tied, {losses} down",
                 fontsize="small",
             )
             axes.set_xticks([])

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import platform
+import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +27,7 @@ import pandas as pd
 
 from evalkit.errors import InputError
 from evalkit.gates import higher_is_better
+from evalkit.render import html_text, styled
 from evalkit.stats import COMPARE_COLUMNS, compare, summarize_with_ci
 
 if TYPE_CHECKING:
@@ -185,7 +187,8 @@ def _in_order(
 
 def style_ablation(table: pd.DataFrame, *, digits: int = 3, caption: str = "") -> Styler:
     """A styled wide view of :func:`ablation_table`: rows ``(*by, system)``, one column per
-    measure, cells ``mean [ci_low, ci_high]``, best cells bold on a green background."""
+    measure, cells ``mean [ci_low, ci_high]``, best cells bold on a green background. Labels
+    and the caption are HTML-escaped (:func:`evalkit.render.styled`)."""
     index = [c for c in table.columns if c not in ABLATION_COLUMNS] + ["system"]
     measures = list(dict.fromkeys(table["measure"]))
     cells = table.assign(
@@ -203,10 +206,10 @@ def style_ablation(table: pd.DataFrame, *, digits: int = 3, caption: str = "") -
     css = pd.DataFrame(
         np.where(best.to_numpy(), _BEST_STYLE, ""), index=text.index, columns=text.columns
     )
-    styler = text.style.apply(lambda _: css, axis=None)
-    styler.set_uuid(f"ablation-{'-'.join(index)}")
+    styler = styled(text).apply(lambda _: css, axis=None)
+    styler.set_uuid("ablation-" + re.sub(r"[^A-Za-z0-9_-]", "_", "-".join(index)))
     if caption:
-        styler.set_caption(caption)
+        styler.set_caption(html_text(caption))
     return styler
 
 

@@ -1,0 +1,163 @@
+"""Escaping at the output boundary: every user-provided string (IDs, system, gate and probe names,
+probe symbols, tags, fixture text, paths) goes through one of these before it reaches an output.
+
+Which function for which output:
+
+- **HTML** (the report's tables and text): :func:`html_text`, or :func:`styled` for a DataFrame
+  (pandas ``Styler`` with ``escape="html"`` on cells and both index axes).
+- **Markdown** (the notebook's Markdown outputs, pull-request summaries): :func:`markdown_text`
+  for inline text, :func:`markdown_table` for a GFM table. Every ASCII punctuation character is
+  backslash-escaped (CommonMark allows escaping any of them, and an escaped character is always
+  literal text), so no emphasis, code span, link, image, heading, list, table pipe, HTML tag,
+  entity or math delimiter can form. Line breaks become spaces. A WORD JOINER (U+2060, invisible)
+  is put after each ``@`` and ``#`` and inside ``://`` and ``www.``, so GitHub neither mentions a
+  user, links an issue nor autolinks a URL.
+- **XML** (JUnit reports): :func:`xml_text` for text built by hand, :func:`xml_chars` for a value
+  handed to ``xml.etree`` (which escapes itself but writes characters XML 1.0 forbids).
+- **CSV**: :func:`csv_cell` keeps a spreadsheet from reading a cell as a formula.
+- **Plot labels** (matplotlib): :func:`plot_label` escapes ``$`` so mathtext never parses user
+  text.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from pandas.io.formats.style import Styler
+
+__all__ = [
+    "CONTENT_SECURITY_POLICY",
+    "WORD_JOINER",
+    "csv_cell",
+    "html_text",
+    "markdown_table",
+    "markdown_text",
+    "plot_label",
+    "styled",
+    "xml_chars",
+    "xml_text",
+]
+
+CONTENT_SECURITY_POLICY: Final = (
+    "default-src 'none'; script-src 'none'; object-src 'none'; base-uri 'none'; "
+    "form-action 'none'; frame-src 'none'; style-src 'unsafe-inline'; img-src data:; "
+    "font-src data:"
+)
+"""The policy of the exported report: inline styles (nbconvert's stylesheet, pandas Styler
+tables) and ``data:`` images and fonts only; no script, no frame, no form target, no network."""
+
+WORD_JOINER: Final = "\u2060"
+"""U+2060, invisible: put after ``@`` and ``#`` and inside ``://`` and ``www.`` by
+:func:`markdown_text`."""
+_MD_PUNCTUATION: Final = re.compile(r"([!-/:-@\[-`{-~])")  # every ASCII punctuation character
+_LINE_BREAKS: Final = re.compile(r"\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
+_MD_UNLINK: Final = re.compile(r"(?<=[@#])|(?<=:)(?=\\/\\/)|(?<=www)(?=\\\.)", re.IGNORECASE)
+_XML_ILLEGAL: Final = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+# OWASP's formula triggers, line feed, and the full-width = + - @ some spreadsheets also read.
+_CSV_TRIGGERS: Final = ("=", "+", "-", "@", "\t", "\r", "\n", "＝", "＋", "－", "＠")
+
+
+def html_text(value: object) -> str:
+    """``str(value)`` escaped for HTML text and quoted attribute values (``& < > " '``)."""
+    return html.escape(str(value), quote=True)
+
+
+def markdown_text(value: object) -> str:
+    """``str(value)`` as literal Markdown inline text (rules in the module docstring).
+
+    Renders, in any CommonMark or GFM renderer, to exactly the original characters (line breaks
+    as spaces, plus the invisible word joiners); safe inside a GFM table cell.
+    """
+    text = _LINE_BREAKS.sub(" ", str(value))
+    return _MD_UNLINK.sub(WORD_JOINER, _MD_PUNCTUATION.sub(r"\\\1", text))
+
+
+def markdown_table(columns: Sequence[object], rows: Iterable[Sequence[object]]) -> str:
+    """A GFM table: a header of ``columns``, then one line per row, every cell through
+    :func:`markdown_text`. A row must have one cell per column (``ValueError`` otherwise)."""
+    width = len(columns)
+    lines = [_markdown_row(columns), "| " + " | ".join(["---"] * width) + " |"]
+    for number, row in enumerate(rows, 1):
+        if len(row) != width:
+            raise ValueError(f"markdown_table: row {number} has {len(row)} cells, expected {width}")
+        lines.append(_markdown_row(row))
+    return "\n".join(lines) + "\n"
+
+
+def _markdown_row(cells: Sequence[object]) -> str:
+    return "| " + " | ".join(markdown_text(c) for c in cells) + " |"
+
+
+def xml_chars(value: object) -> str:
+    """``str(value)`` with every character XML 1.0 forbids (most C0 controls, surrogates,
+    U+FFFE/U+FFFF) replaced by U+FFFD; give this to ``xml.etree``, which escapes the rest."""
+    return _XML_ILLEGAL.sub("\ufffd", str(value))
+
+
+def xml_text(value: object) -> str:
+    """:func:`xml_chars` of ``value`` escaped for XML text and attribute values
+    (``& < > " '``), for XML written without an XML library."""
+    return html.escape(xml_chars(value), quote=True).replace("&#x27;", "&apos;")
+
+
+def csv_cell(value: object) -> object:
+    """A CSV cell that no spreadsheet evaluates: a string starting with ``= + - @``, a tab or a
+    line break (or their full-width forms) gets a leading ``'`` (OWASP's CSV-injection rule).
+    Non-strings (numbers, booleans, ``None``) are returned unchanged; quoting is the ``csv``
+    module's job."""
+    if isinstance(value, str) and value.startswith(_CSV_TRIGGERS):
+        return "'" + value
+    return value
+
+
+def plot_label(value: object) -> str:
+    """``str(value)`` for a matplotlib text (title, tick, legend): every ``$`` escaped, so
+    mathtext never parses it and it is drawn as written."""
+    return str(value).replace("$", r"\$")
+
+
+def styled(
+    frame: pd.DataFrame,
+    *,
+    precision: int | None = None,
+    na_rep: str | None = None,
+    hide_index: bool = False,
+) -> Styler:
+    """``frame.style`` with every text cell, index label and column label HTML-escaped (pandas'
+    own ``escape="html"``), floats at ``precision`` digits, missing values as ``na_rep``.
+
+    Cells holding other objects than strings and numbers (lists, tuples, ...) are converted to
+    strings first, so the escaping reaches them too. ``frame`` is not modified.
+    """
+    shown = frame.copy()
+    for column in shown.columns[shown.dtypes == object]:  # noqa: E721 - object dtype columns
+        shown[column] = shown[column].map(_as_cell)
+    shown.index.names = [_name(n) for n in shown.index.names]
+    shown.columns.names = [_name(n) for n in shown.columns.names]
+    styler = shown.style.format(precision=precision, na_rep=na_rep, escape="html")
+    styler = styler.format_index(escape="html", axis=0).format_index(escape="html", axis=1)
+    return styler.hide(axis="index") if hide_index else styler
+
+
+def _as_cell(value: Any) -> Any:
+    """A cell as pandas' escaping sees it: strings and scalars as they are, anything else str."""
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    try:
+        import numpy as np
+
+        if isinstance(value, np.generic):
+            return value
+    except ImportError:  # pragma: no cover - numpy is a dependency
+        pass
+    return str(value)
+
+
+def _name(name: object) -> object:
+    """An index or columns name, escaped (Styler prints names without escaping)."""
+    return None if name is None else html_text(name)
