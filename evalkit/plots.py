@@ -10,7 +10,7 @@ measure name is drawn as written, never parsed as mathtext.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -63,12 +63,15 @@ def latency_figure(latency: pd.DataFrame, *, systems: Sequence[str]) -> Figure:
     )
     box_axes.set_yticks(positions, labels=[plot_label(s) for s in systems])
     box_axes.set_title("latency per query (box: quartiles, whiskers 1.5 IQR)")
+    lines: list[Any] = []
+    labels: list[str] = []
     for index, (system, values) in enumerate(zip(systems, samples, strict=True)):
         color = _COLORS[index % len(_COLORS)]
         if values.size == 0:
             continue
         fraction = np.arange(1, values.size + 1) / values.size
-        cdf_axes.step(values, fraction, where="post", color=color, label=plot_label(system))
+        lines += cdf_axes.step(values, fraction, where="post", color=color)
+        labels.append(plot_label(system))
         p50, p95 = np.percentile(values, [50, 95])
         cdf_axes.plot([p50], [0.5], "o", color=color, markersize=5)
         cdf_axes.plot([p95], [0.95], "^", color=color, markersize=6)
@@ -78,7 +81,8 @@ def latency_figure(latency: pd.DataFrame, *, systems: Sequence[str]) -> Figure:
     cdf_axes.set_ylabel("fraction of queries")
     cdf_axes.set_title("ECDF (o = p50, ^ = p95)")
     if any(s.size for s in samples):
-        cdf_axes.legend(loc="lower right", fontsize="small")
+        # Explicit labels: matplotlib would drop a label starting with "_" from an automatic legend.
+        cdf_axes.legend(lines, labels, loc="lower right", fontsize="small")
     scale_note = " (log scale)" if log_scale else ""
     for axes in (box_axes, cdf_axes):
         if log_scale:

@@ -134,8 +134,10 @@ def styled(
     Cells holding other objects than strings and numbers (lists, tuples, ...) are converted to
     strings first, so the escaping reaches them too. ``frame`` is not modified.
     """
+    from pandas.api.types import is_object_dtype
+
     shown = frame.copy()
-    for column in shown.columns[shown.dtypes == object]:  # noqa: E721 - object dtype columns
+    for column in [c for c, dtype in shown.dtypes.items() if is_object_dtype(dtype)]:
         shown[column] = shown[column].map(_as_cell)
     shown.index.names = [_name(n) for n in shown.index.names]
     shown.columns.names = [_name(n) for n in shown.columns.names]

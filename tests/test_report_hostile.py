@@ -8,8 +8,8 @@ Two executions, shared by module-scoped fixtures:
   user system that finds nothing, so every answerable query reaches the drill-down.
 - **names**: the default, redacted report of a user system whose *name* is markup, as the base
   system, with gates and a baseline over it, on a generated random-text fixture (the leak scan
-  would refuse the hostile fixture's text, which shares pieces with the name). Skipped once system names are refused at
-  evaluation (ID validation), since then no such name reaches a report.
+  would refuse the hostile fixture's text, which shares pieces with the name). Skipped once
+  system names are refused at evaluation (ID validation): then no such name reaches a report.
 
 The exported HTML is parsed with html5lib (the WHATWG algorithm browsers use). A payload is
 marked by ``evk``: no element, attribute or URL may carry it, and each shown text must appear
@@ -27,7 +27,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import textwrap
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -313,7 +312,9 @@ def test_browser_opens_the_hostile_reports_with_their_title(
 @needs_chromium
 def test_browser_csp_blocks_markup_an_escaping_bug_lets_through(tmp_path: Path) -> None:
     """An output that is raw markup (as an escaping bug would make) runs only without the CSP."""
-    live = "<img src=x onerror=\"document.title='evk-ran'\"><script>document.title='evk-ran'</script>"
+    live = (
+        "<img src=x onerror=\"document.title='evk-ran'\"><script>document.title='evk-ran'</script>"
+    )
     nb = new_notebook(
         cells=[new_code_cell("", outputs=[new_output("display_data", data={"text/html": live})])]
     )
