@@ -129,7 +129,8 @@ def styled(
     hide_index: bool = False,
 ) -> Styler:
     """``frame.style`` with every text cell, index label and column label HTML-escaped (pandas'
-    own ``escape="html"``), floats at ``precision`` digits, missing values as ``na_rep``.
+    own ``escape="html"``), floats at ``precision`` digits, missing values as ``na_rep``, and
+    the table marked for MathJax to leave alone.
 
     Cells holding other objects than strings and numbers (lists, tuples, ...) are converted to
     strings first, so the escaping reaches them too. ``frame`` is not modified.
@@ -143,6 +144,8 @@ def styled(
     shown.columns.names = [_name(n) for n in shown.columns.names]
     styler = shown.style.format(precision=precision, na_rep=na_rep, escape="html")
     styler = styler.format_index(escape="html", axis=0).format_index(escape="html", axis=1)
+    # MathJax (JupyterLab typesets HTML outputs) skips these classes: a "$" stays text.
+    styler = styler.set_table_attributes('class="tex2jax_ignore mathjax_ignore"')
     return styler.hide(axis="index") if hide_index else styler
 
 

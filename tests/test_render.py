@@ -151,6 +151,9 @@ def test_styled_keeps_numbers_and_hides_the_index() -> None:
     soup = _parse(styled(frame, precision=3, na_rep="-", hide_index=True).to_html())
     rows = [[c.get_text() for c in tr.find_all("td")] for tr in soup.find_all("tr")[1:]]
     assert rows == [["0.123", "1", "x"], ["-", "2", "y"]]
+    table = soup.find("table")
+    assert isinstance(table, Tag)
+    assert {"tex2jax_ignore", "mathjax_ignore"} <= set(table["class"])  # MathJax skips it
 
 
 _TABLE_TAGS = {"table", "thead", "tbody", "tr", "th", "td", "caption"}
