@@ -8,6 +8,7 @@ the csv module and matplotlib's mathtext detection and drawing.
 
 from __future__ import annotations
 
+import ast
 import csv
 import io
 import re
@@ -16,6 +17,7 @@ from typing import Any
 
 import matplotlib
 import mistune
+import nbformat
 import numpy as np
 import pandas as pd
 import pytest
@@ -24,7 +26,7 @@ from markdown_it import MarkdownIt
 from nbconvert.filters.markdown_mistune import markdown2html_mistune
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
-from evalkit.notebooks import export_html
+from evalkit.notebooks import DEFAULT_REPORT_NOTEBOOK, export_html
 from evalkit.plots import latency_figure, paired_difference_figure
 from evalkit.render import (
     CONTENT_SECURITY_POLICY,
@@ -451,3 +453,69 @@ def test_export_html_carries_a_script_free_content_security_policy() -> None:
     assert directives["img-src"] == ["data:"]
     assert directives["style-src"] == ["'unsafe-inline'"]
     assert soup.find("script") is None  # nbconvert's template adds no script of its own
+
+
+# --- the notebook shows user strings through evalkit.render only --------------------------
+
+_SAFE_FORMATTED = {"markdown_text", "len"}  # f-string parts of a Markdown(...) text
+_SAFE_NAMES = {"verdict"}  # one of two literal strings chosen in the notebook
+
+
+def _shown_safely(node: ast.expr) -> bool:
+    """A displayed value: a styled() table, a Markdown(...) text, a figure, the ablation view."""
+    if isinstance(node, ast.IfExp):
+        return _shown_safely(node.body) and _shown_safely(node.orelse)
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        # figures (labels through plot_label) and the ablation view (styled() inside)
+        return func.value.id == "plots" or ast.unparse(func) == "report_tables.style_ablation"
+    return isinstance(func, ast.Name) and func.id in {"styled", "Markdown"}
+
+
+def _markdown_text_is_escaped(call: ast.Call) -> bool:
+    (argument,) = call.args
+    if isinstance(argument, ast.Constant):
+        return True
+    if not isinstance(argument, ast.JoinedStr):
+        return False
+    for part in argument.values:
+        if isinstance(part, ast.FormattedValue):
+            value = part.value
+            called = isinstance(value, ast.Call) and isinstance(value.func, ast.Name)
+            if called and value.func.id in _SAFE_FORMATTED:  # type: ignore[union-attr]
+                continue
+            if isinstance(value, ast.Name) and value.id in _SAFE_NAMES:
+                continue
+            return False
+    return True
+
+
+def test_the_report_notebook_shows_user_strings_only_through_render() -> None:
+    """Every table is styled(), every Markdown text escapes its parts, no bare .style."""
+    notebook = nbformat.read(DEFAULT_REPORT_NOTEBOOK, as_version=4)
+    displayed = 0
+    for index, cell in enumerate(notebook.cells):
+        if cell.cell_type != "code":
+            continue
+        source = "\n".join(
+            line for line in cell.source.splitlines() if not line.lstrip().startswith("%")
+        )
+        tree = ast.parse(source)
+        for node in ast.walk(tree):
+            assert not (isinstance(node, ast.Attribute) and node.attr == "style"), index
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                if node.func.id == "display":
+                    displayed += 1
+                    assert _shown_safely(node.args[0]), (index, ast.unparse(node))
+                if node.func.id == "Markdown":
+                    assert _markdown_text_is_escaped(node), (index, ast.unparse(node))
+        last = tree.body[-1] if tree.body else None
+        if isinstance(last, ast.Expr) and not (
+            isinstance(last.value, ast.Call)
+            and isinstance(last.value.func, ast.Name)
+            and last.value.func.id == "display"
+        ):
+            assert _shown_safely(last.value), (index, ast.unparse(last))
+    assert displayed >= 15  # the check saw the notebook's displays
