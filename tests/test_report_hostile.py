@@ -327,3 +327,23 @@ def test_browser_csp_blocks_markup_an_escaping_bug_lets_through(tmp_path: Path) 
     unprotected.write_text(meta.sub("", html), encoding="utf-8")
     assert _browser_title(unprotected) == "evk-ran"  # the check sees a payload that runs
     assert _browser_title(protected) == "csp check"
+
+
+def test_the_hostile_fixture_is_valid_and_hostile_everywhere() -> None:
+    assert main(["validate", str(HOSTILE_FIXTURE)]) == 0
+    fixture = load_fixture(HOSTILE_FIXTURE)
+    fields = [fixture.meta.description]
+    fields += [d.title for d in fixture.documents]
+    fields += [t for c in fixture.chunks for t in (c.title, c.text)]
+    fields += [q.text for q in fixture.queries]
+    families = {
+        "HTML tag": r"</?[a-z]+[\s>]",
+        "Markdown": r"\||`|\*\*|!\[|\]\(|(^|\n)# ",
+        "formula": r"(^|\s|\")[=+@-][A-Za-z0-9(]",
+    }
+    for field in fields:
+        for family, pattern in families.items():
+            assert re.search(pattern, field), (family, field[:60])
+        assert MARKER in field
+    spans = [s.text for q in fixture.queries for j in q.judgments for s in j.spans]
+    assert sum(bool(re.search(families["HTML tag"], s)) for s in spans) >= 2
