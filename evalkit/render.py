@@ -26,6 +26,8 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
+import numpy as np
+
 if TYPE_CHECKING:
     import pandas as pd
     from pandas.io.formats.style import Styler
@@ -151,15 +153,8 @@ def styled(
 
 def _as_cell(value: Any) -> Any:
     """A cell as pandas' escaping sees it: strings and scalars as they are, anything else str."""
-    if value is None or isinstance(value, str | int | float | bool):
+    if value is None or isinstance(value, str | int | float | bool | np.generic):
         return value
-    try:
-        import numpy as np
-
-        if isinstance(value, np.generic):
-            return value
-    except ImportError:  # pragma: no cover - numpy is a dependency
-        pass
     return str(value)
 
 
