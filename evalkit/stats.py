@@ -3,9 +3,11 @@
 Public API::
 
     compare(per_query, base, ...)        -> DataFrame   every system against a base system
+    compare(per_query, None, ...)        -> DataFrame   every pair of systems (all pairs)
     summarize_with_ci(per_query, ...)    -> DataFrame   group means with bootstrap intervals
     bootstrap_ci(values, ...)            -> (low, high) interval of the mean of a 1-D array
     paired_test(a, b, ...)               -> float       two-sided p-value of a paired test
+    t_interval(values, ...)              -> (low, high) t-based interval of the mean
     adjust_pvalues(p, method)            -> ndarray     Bonferroni, Holm or Benjamini-Hochberg
 
 Conventions shared by every function here:
@@ -26,11 +28,15 @@ Conventions shared by every function here:
   values) have defined results, not errors: see :func:`paired_test` and :func:`compare`. A
   p-value that is undefined is ``NaN``; :func:`adjust_pvalues` keeps ``NaN`` and leaves it out
   of the family size (like R's ``p.adjust``), and a ``NaN`` p-value is never significant.
+
+Tests for many systems at once (ANOVA, Tukey's HSD, the randomized Tukey HSD) live in
+:mod:`evalkit.stats_multi`.
 """
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import warnings
 from collections.abc import Hashable, Iterable, Sequence
@@ -46,7 +52,9 @@ from evalkit.registry import did_you_mean
 
 __all__ = [
     "COMPARE_COLUMNS",
+    "COMPARE_INTERVALS",
     "CORRECTIONS",
+    "EFFECT_SIZE_DZ",
     "INTERVAL_METHODS",
     "SUMMARY_COLUMNS",
     "TESTS",
@@ -56,12 +64,14 @@ __all__ = [
     "compare",
     "paired_test",
     "summarize_with_ci",
+    "t_interval",
 ]
 
 FloatArray = npt.NDArray[np.float64]
 
-TESTS = ("randomization", "ttest", "wilcoxon")
-"""Names accepted by ``test=``: paired sign-flip randomization, paired t, Wilcoxon signed-rank."""
+TESTS = ("randomization", "ttest", "wilcoxon", "bootstrap")
+"""Names accepted by ``test=``: paired sign-flip randomization, paired t, Wilcoxon signed-rank,
+and the studentized, mean-shifted bootstrap test."""
 
 CORRECTIONS = ("holm", "bonferroni", "bh", "none")
 """Names accepted by ``correction=`` / ``method=`` of :func:`adjust_pvalues`."""
@@ -69,33 +79,54 @@ CORRECTIONS = ("holm", "bonferroni", "bh", "none")
 INTERVAL_METHODS = ("percentile", "bca")
 """Bootstrap interval methods: percentile, and bias-corrected and accelerated (BCa)."""
 
+COMPARE_INTERVALS = (*INTERVAL_METHODS, "t")
+"""``interval=`` of :func:`compare`: a bootstrap method, or ``"t"`` (Student t, df = n - 1)."""
+
+EFFECT_SIZE_DZ = "d_z"
+"""``effect_size_kind`` of :func:`compare`: ``mean(d) / std(d, ddof=1)`` (Cohen's d_z)."""
+
 TIE_TOLERANCE = 1e-12
 """Relative and absolute tolerance under which two paired values count as equal."""
 
 COMPARE_COLUMNS = (
     "system",
+    "base",
     "measure",
     "n",
     "base_mean",
     "mean",
     "diff",
+    "variance",
+    "ci_method",
     "ci_low",
     "ci_high",
+    "t",
+    "df",
+    "t_ci_low",
+    "t_ci_high",
     "effect_size",
+    "effect_size_kind",
     "wins",
     "ties",
     "losses",
+    "test",
     "p_value",
+    "family",
+    "family_size",
     "p_adjusted",
     "significant",
 )
 """Columns of :func:`compare`; the ``by`` columns are inserted after ``measure``."""
+
+_TEXT_COLUMNS = ("system", "base", "measure", "ci_method", "effect_size_kind", "test", "family")
+_INT_COLUMNS = ("n", "df", "wins", "ties", "losses", "family_size")
 
 SUMMARY_COLUMNS = ("n", "mean", "ci_low", "ci_high")
 """Columns of :func:`summarize_with_ci` after the ``by`` columns."""
 
 _BLOCK_VALUES = 1 << 20  # values resampled per block: memory stays near 8 MB per array
 _RANDOMIZATION_RTOL = 1e-12  # float-tie tolerance of the randomization test, see _sign_flip_p
+_STUDENTIZED_RTOL = 1e-9  # relative float-tie tolerance of studentized statistics (bootstrap)
 _ID_COLUMNS = ("system", "query_id", "measure")
 _MAX_LISTED_IDS = 5
 
@@ -130,6 +161,22 @@ def bootstrap_ci(
     )
 
 
+def t_interval(values: npt.ArrayLike, *, confidence: float = 0.95) -> tuple[float, float]:
+    """Two-sided Student t interval ``(low, high)`` of the mean of a 1-D array.
+
+    ``mean ± t_{(1 + confidence) / 2}(n - 1) * std(values, ddof=1) / sqrt(n)`` with the
+    quantile from ``scipy.stats.t.ppf``; for paired differences this is the interval that goes
+    with the paired t-test (Sakai 2018, Section 2.2: its half-width is the margin of error).
+    Constant values give ``(v, v)``; a single value gives ``(nan, nan)`` (no variance).
+    Raises :class:`InputError` for an empty, non-1-D or non-finite array or a bad confidence.
+    """
+    _check_resampling(confidence=confidence, n_resamples=1, seed=0)
+    array = _finite_vector(values, "values")
+    if array.size == 0:
+        raise InputError("t_interval: 'values' is empty; expected at least one value")
+    return _t_interval(array, confidence)
+
+
 def paired_test(
     a: npt.ArrayLike,
     b: npt.ArrayLike,
@@ -152,10 +199,20 @@ def paired_test(
       ``ttest_1samp(d, 0)``, which is how scipy defines it, on the tie-snapped ``d``).
     * ``"wilcoxon"``: ``scipy.stats.wilcoxon(d, zero_method="wilcox", method="auto")``: zero
       differences are dropped before ranking (scipy's default).
+    * ``"bootstrap"``: the studentized, mean-shifted bootstrap test (Sakai 2018, Section 4.3;
+      Efron and Tibshirani 1993, Algorithm 16.2). ``t_obs = mean(d) / (std(d, ddof=1) /
+      sqrt(n))``; the null is imposed by shifting ``w = d - mean(d)``; each of ``n_resamples``
+      resamples ``w*`` (``n`` draws with replacement, ``Generator(PCG64(seed))``) gives
+      ``t* = mean(w*) / (std(w*, ddof=1) / sqrt(n))``, and
+      ``p = (#{|t*| >= |t_obs| (1 - 1e-9)} + 1) / (n_resamples + 1)``. The relative slack
+      counts resamples that tie with ``t_obs`` up to float rounding as ties; a constant
+      resample counts as at least as extreme (``|t*| = inf``) unless it is all zeros
+      (``t* = 0``).
 
     Degenerate cases: when every difference is 0 the p-value is ``1.0`` for every test. The
-    t-test is undefined (``NaN``) for a single pair or for constant non-zero differences
-    (zero variance). ``seed`` and ``n_resamples`` only matter for the randomization test.
+    t-test and the bootstrap test are undefined (``NaN``) for a single pair or for constant
+    non-zero differences (zero variance). ``seed`` and ``n_resamples`` only matter for the
+    randomization and bootstrap tests.
     Raises :class:`InputError` for arrays of different lengths, empty or non-finite input.
     """
     _check_choice("test", test, TESTS)
@@ -203,39 +260,52 @@ def adjust_pvalues(p: npt.ArrayLike, method: str = "holm") -> FloatArray:
 
 def compare(
     per_query: pd.DataFrame,
-    base: str,
+    base: str | None = None,
     measures: str | Sequence[str] | None = None,
     *,
     by: str | Sequence[str] | None = None,
     test: str = "randomization",
     correction: str = "holm",
+    interval: str = "percentile",
     n_resamples: int = 10_000,
     confidence: float = 0.95,
     alpha: float = 0.05,
     seed: int = 0,
 ) -> pd.DataFrame:
-    """Compare every system with ``base`` on paired queries: one row per (system, measure, *by).
+    """Paired comparisons of systems: one row per (pair of systems, measure, *by).
 
     ``per_query`` is the tidy frame (``system, query_id, measure, value`` plus the ``by``
-    columns). Queries are paired by ``query_id`` within each measure. ``measures=None`` means
-    every measure present (sorted by name); a list keeps its order. ``by`` names query-attribute
-    columns (e.g. ``"language"``) to split each comparison into groups.
+    columns). Queries are paired by ``query_id`` within each measure. With ``base`` a system
+    name, every other system is compared with it; with ``base=None`` every pair of systems is
+    compared (all pairs: for systems sorted by name ``s_1 < s_2 < ...``, the row of the pair
+    ``i < j`` has ``system = s_i`` and ``base = s_j``). ``measures=None`` means every measure
+    present (sorted by name); a list keeps its order. ``by`` names query-attribute columns
+    (e.g. ``"language"``) to split each comparison into groups.
 
-    Rows are sorted by system name (the base system excluded), then measure, then the ``by``
-    values in ascending order. Columns, in order:
+    Rows are sorted by ``system``, then ``base``, then measure, then the ``by`` values in
+    ascending order. Columns (:data:`COMPARE_COLUMNS`, the ``by`` columns after ``measure``):
 
-    ``system, measure, *by``; ``n`` (int) paired queries; ``base_mean`` and ``mean`` of the base
-    and of the system; ``diff`` the mean of the paired differences ``d = system - base``;
-    ``ci_low, ci_high`` a percentile bootstrap interval of ``diff`` at ``confidence``;
-    ``effect_size`` Cohen's d_z = ``mean(d) / std(d, ddof=1)`` (``0.0`` when every ``d`` is 0,
-    ``NaN`` when undefined: one query, or constant non-zero ``d``); ``wins, ties, losses`` (int)
-    queries where the system is above, equal to (within ``TIE_TOLERANCE``), or below the base
-    (higher is read as better; for lower-is-better measures read wins as increases);
-    ``p_value`` of ``test`` (see :func:`paired_test`); ``p_adjusted`` by ``correction`` over
-    the family of *all rows of this result*; ``significant`` (bool) ``p_adjusted <= alpha``.
+    ``system, base, measure, *by``; ``n`` (int) paired queries; ``base_mean`` and ``mean`` of
+    ``base`` and of ``system``; ``diff`` the mean of the paired differences
+    ``d = system - base``; ``variance`` their sample variance (``ddof=1``; NaN for one query);
+    ``ci_method, ci_low, ci_high`` an interval of ``diff`` at ``confidence`` by ``interval``
+    (``"percentile"`` or ``"bca"`` bootstrap, or ``"t"``); ``t, df`` the paired t statistic
+    ``diff / sqrt(variance / n)`` and its degrees of freedom ``n - 1`` (``t = 0.0`` when every
+    ``d`` is 0, NaN when undefined); ``t_ci_low, t_ci_high`` the t-based interval
+    (:func:`t_interval`) beside the one chosen by ``interval``; ``effect_size`` and
+    ``effect_size_kind`` (:data:`EFFECT_SIZE_DZ`): Cohen's d_z = ``diff / sqrt(variance)``
+    (``0.0`` when every ``d`` is 0, ``NaN`` when undefined: one query, or constant non-zero
+    ``d``); ``wins, ties, losses`` (int) queries where ``system`` is above, equal to (within
+    ``TIE_TOLERANCE``), or below ``base`` (higher is read as better; for lower-is-better
+    measures read wins as increases); ``test`` and ``p_value`` (see :func:`paired_test`);
+    ``family`` (text) and ``family_size`` (int): the family of comparisons the correction runs
+    over, which is *every row of this result* (its non-NaN p-values); ``p_adjusted`` by
+    ``correction`` over that family; ``significant`` (bool) ``p_adjusted <= alpha``.
 
-    Each row's bootstrap and randomization streams come from ``seed`` and the row's key, so the
-    same inputs and seed give byte-identical frames, whatever the row order of ``per_query``.
+    Each row's bootstrap and test streams come from ``seed`` and the row's key (system, base,
+    measure, group), so the same inputs and seed give byte-identical frames, whatever the row
+    order of ``per_query``, and a row's numbers (all but the family columns, ``p_adjusted``
+    and ``significant``) do not depend on the other systems, measures or groups present.
     Raises :class:`InputError` (naming systems, measures, query IDs and columns) when ``base``
     or a measure is absent, a column is missing, a (system, query_id, measure) row is
     duplicated, a value is missing or not finite, a query is present for one system and missing
@@ -244,35 +314,48 @@ def compare(
     by_columns = _column_names(by, "by")
     _check_choice("test", test, TESTS)
     _check_choice("correction", correction, CORRECTIONS)
+    _check_choice("interval", interval, COMPARE_INTERVALS)
     _check_resampling(confidence=confidence, n_resamples=n_resamples, seed=seed)
     if not (isinstance(alpha, float | int) and 0.0 < alpha < 1.0):
         raise InputError(f"compare: 'alpha' must be a number in (0, 1); found {alpha!r}")
     frame = _validated_frame(per_query, by_columns, function="compare")
     systems = sorted(frame["system"].unique())
-    if base not in systems:
+    if base is not None and base not in systems:
         raise InputError(
             f"compare: base system {base!r} has no rows; systems present: "
             f"{_listed(systems)}.{did_you_mean(str(base), systems)}"
         )
     measure_names = _selected_measures(frame, measures)
+    if base is None:
+        pairs = list(itertools.combinations(systems, 2))
+    else:
+        pairs = [(system, base) for system in systems if system != base]
 
     records: list[dict[str, Any]] = []
-    for system in (s for s in systems if s != base):
+    for system, other in pairs:
         for measure in measure_names:
             records += _compare_one(
                 frame,
                 system=system,
-                base=base,
+                base=other,
                 measure=measure,
                 by_columns=by_columns,
                 test=test,
+                interval=interval,
                 n_resamples=n_resamples,
                 confidence=confidence,
                 seed=seed,
             )
 
     result = _compare_frame(records, by_columns, per_query)
-    result["p_adjusted"] = adjust_pvalues(result["p_value"].to_numpy(), correction)
+    p_values = result["p_value"].to_numpy()
+    family_size = int(np.count_nonzero(~np.isnan(p_values)))
+    result["family"] = pd.Series(
+        [_family(base, systems, measure_names, by_columns, family_size, correction)] * len(result),
+        dtype="str",
+    )
+    result["family_size"] = pd.Series([family_size] * len(result), dtype=np.int64)
+    result["p_adjusted"] = adjust_pvalues(p_values, correction)
     result["significant"] = (result["p_adjusted"] <= alpha).astype(bool)
     return result
 
@@ -342,6 +425,7 @@ def _compare_one(
     measure: str,
     by_columns: tuple[str, ...],
     test: str,
+    interval: str,
     n_resamples: int,
     confidence: float,
     seed: int,
@@ -387,12 +471,14 @@ def _compare_one(
         records.append(
             {
                 "system": system,
+                "base": base,
                 "measure": measure,
                 **dict(zip(by_columns, group, strict=True)),
                 **_paired_row(
                     base_values[mask],
                     system_values[mask],
                     test=test,
+                    interval=interval,
                     n_resamples=n_resamples,
                     confidence=confidence,
                     interval_stream=interval_stream,
@@ -409,6 +495,7 @@ def _paired_row(
     system_values: FloatArray,
     *,
     test: str,
+    interval: str,
     n_resamples: int,
     confidence: float,
     interval_stream: np.random.Generator,
@@ -417,25 +504,37 @@ def _paired_row(
 ) -> dict[str, Any]:
     """Statistics of one paired comparison (values already aligned by query_id)."""
     diffs = _differences(system_values, base_values)
-    low, high = _mean_interval(
-        diffs,
-        interval_stream,
-        confidence=confidence,
-        n_resamples=n_resamples,
-        method="percentile",
-        where=where,
-    )
+    t_low, t_high = _t_interval(diffs, confidence)
+    if interval == "t":
+        low, high = t_low, t_high
+    else:
+        low, high = _mean_interval(
+            diffs,
+            interval_stream,
+            confidence=confidence,
+            n_resamples=n_resamples,
+            method=interval,
+            where=where,
+        )
     return {
         "n": diffs.size,
         "base_mean": float(base_values.mean()),
         "mean": float(system_values.mean()),
         "diff": float(diffs.mean()),
+        "variance": float(diffs.var(ddof=1)) if diffs.size > 1 else float("nan"),
+        "ci_method": interval,
         "ci_low": low,
         "ci_high": high,
+        "t": _t_statistic(diffs),
+        "df": diffs.size - 1,
+        "t_ci_low": t_low,
+        "t_ci_high": t_high,
         "effect_size": _cohens_dz(diffs),
+        "effect_size_kind": EFFECT_SIZE_DZ,
         "wins": int(np.count_nonzero(diffs > 0.0)),
         "ties": int(np.count_nonzero(diffs == 0.0)),
         "losses": int(np.count_nonzero(diffs < 0.0)),
+        "test": test,
         "p_value": _p_value(diffs, test=test, rng=test_stream, n_resamples=n_resamples),
     }
 
@@ -444,11 +543,36 @@ def _compare_frame(
     records: list[dict[str, Any]], by_columns: tuple[str, ...], per_query: pd.DataFrame
 ) -> pd.DataFrame:
     """The records as a frame with :data:`COMPARE_COLUMNS` up to ``p_value``, fixed dtypes."""
-    dtypes: dict[str, Any] = {"system": "str", "measure": "str"}
-    dtypes.update((column, per_query[column].dtype) for column in by_columns)
-    for name in COMPARE_COLUMNS[2 : COMPARE_COLUMNS.index("p_value") + 1]:
-        dtypes[name] = np.int64 if name in ("n", "wins", "ties", "losses") else np.float64
+    names = COMPARE_COLUMNS[: COMPARE_COLUMNS.index("p_value") + 1]
+    dtypes: dict[str, Any] = {}
+    for name in names:
+        if name in _TEXT_COLUMNS:
+            dtypes[name] = "str"
+        else:
+            dtypes[name] = np.int64 if name in _INT_COLUMNS else np.float64
+        if name == "measure":
+            dtypes.update((column, per_query[column].dtype) for column in by_columns)
     return _typed_frame(records, dtypes)
+
+
+def _family(
+    base: str | None,
+    systems: Sequence[str],
+    measures: Sequence[str],
+    by_columns: Sequence[str],
+    size: int,
+    correction: str,
+) -> str:
+    """The ``family`` text of :func:`compare`: which comparisons the correction runs over."""
+    k = len(systems)
+    if base is None:
+        pairs = f"all {k * (k - 1) // 2} pairs of {k} systems"
+    else:
+        pairs = f"{k - 1} system{'s' if k != 2 else ''} against base {base!r}"
+    parts = [pairs, f"{len(measures)} measure{'s' if len(measures) != 1 else ''}"]
+    if by_columns:
+        parts.append(f"groups of {', '.join(by_columns)}")
+    return f"{' x '.join(parts)}: {size} tests, correction {correction}"
 
 
 def _typed_frame(records: list[dict[str, Any]], dtypes: dict[str, Any]) -> pd.DataFrame:
@@ -475,6 +599,29 @@ def _check_same_queries(
             f"{base!r} and {system!r} ({'; '.join(parts)}); give every system a row for every "
             "query (a system that returned nothing still gets a row with value 0.0)"
         )
+
+
+def _t_statistic(diffs: FloatArray) -> float:
+    """Paired t statistic ``mean / (std(ddof=1) / sqrt(n))``; 0.0 when all are 0, else NaN
+    when undefined (one value, or constant non-zero values)."""
+    if not diffs.any():
+        return 0.0
+    if diffs.size < 2 or np.ptp(diffs) == 0.0:
+        return float("nan")
+    return float(diffs.mean() / (diffs.std(ddof=1) / np.sqrt(diffs.size)))
+
+
+def _t_interval(values: FloatArray, confidence: float) -> tuple[float, float]:
+    """Student t interval of the mean of non-empty finite ``values`` (see t_interval)."""
+    if np.ptp(values) == 0.0 and values.size > 1:
+        return float(values[0]), float(values[0])
+    if values.size < 2:
+        return float("nan"), float("nan")
+    margin = float(scipy.stats.t.ppf(0.5 + confidence / 2.0, values.size - 1)) * float(
+        values.std(ddof=1) / np.sqrt(values.size)
+    )
+    mean = float(values.mean())
+    return mean - margin, mean + margin
 
 
 def _cohens_dz(diffs: FloatArray) -> float:
@@ -508,6 +655,10 @@ def _p_value(
         return 1.0
     if test == "randomization":
         return _sign_flip_p(diffs, rng, n_resamples)
+    if test == "bootstrap":
+        if diffs.size < 2 or np.ptp(diffs) == 0.0:
+            return float("nan")
+        return _bootstrap_test_p(diffs, rng, n_resamples)
     if test == "ttest":
         if diffs.size < 2 or np.ptp(diffs) == 0.0:
             return float("nan")
@@ -530,6 +681,29 @@ def _sign_flip_p(diffs: FloatArray, rng: np.random.Generator, n_resamples: int) 
         flips = np.unpackbits(bits, axis=1, count=n).astype(bool)
         totals = np.abs(np.where(flips, negated, diffs).sum(axis=1))
         at_least_as_extreme += int(np.count_nonzero(totals >= threshold))
+    return (at_least_as_extreme + 1) / (n_resamples + 1)
+
+
+def _bootstrap_test_p(diffs: FloatArray, rng: np.random.Generator, n_resamples: int) -> float:
+    """Studentized mean-shifted bootstrap p-value of non-constant ``diffs`` (see paired_test)."""
+    n = diffs.size
+    root_n = np.sqrt(n)
+    observed = abs(float(diffs.mean() / (diffs.std(ddof=1) / root_n)))
+    threshold = observed * (1.0 - _STUDENTIZED_RTOL)
+    shifted = diffs - diffs.mean()
+    scale = _STUDENTIZED_RTOL * float(np.abs(shifted).max())
+    rows_per_block = max(1, _BLOCK_VALUES // n)
+    at_least_as_extreme = 0
+    for start in range(0, n_resamples, rows_per_block):
+        rows = min(rows_per_block, n_resamples - start)
+        sample = shifted[rng.integers(0, n, size=(rows, n))]
+        means = sample.mean(axis=1)
+        spread = sample.std(axis=1, ddof=1)
+        constant = spread <= scale
+        with np.errstate(divide="ignore", invalid="ignore"):
+            statistic = np.abs(means) / (spread / root_n)
+        statistic[constant] = np.where(np.abs(means[constant]) > scale, np.inf, 0.0)
+        at_least_as_extreme += int(np.count_nonzero(statistic >= threshold))
     return (at_least_as_extreme + 1) / (n_resamples + 1)
 
 
@@ -610,8 +784,9 @@ def _validated_frame(
         raise InputError(
             f"{function}: 'per_query' must be a pandas DataFrame; found {type(per_query).__name__}"
         )
-    required = ("system", "query_id", "measure") if function == "compare" else ("query_id",)
-    reserved = (*required, "value") if function == "compare" else ("value",)
+    paired = function != "summarize_with_ci"  # every other function pairs systems by query
+    required = ("system", "query_id", "measure") if paired else ("query_id",)
+    reserved = (*required, "value") if paired else ("value",)
     clashing = [c for c in by_columns if c in reserved]
     if clashing:
         raise InputError(
