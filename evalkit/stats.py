@@ -211,7 +211,8 @@ def paired_test(
 
     Degenerate cases: when every difference is 0 the p-value is ``1.0`` for every test. The
     t-test and the bootstrap test are undefined (``NaN``) for a single pair or for constant
-    non-zero differences (zero variance). ``seed`` and ``n_resamples`` only matter for the
+    non-zero differences (zero variance; constant up to rounding:
+    ``ptp(d) <= 1e-12 max|d|``). ``seed`` and ``n_resamples`` only matter for the
     randomization and bootstrap tests.
     Raises :class:`InputError` for arrays of different lengths, empty or non-finite input.
     """
@@ -351,7 +352,17 @@ def compare(
     p_values = result["p_value"].to_numpy()
     family_size = int(np.count_nonzero(~np.isnan(p_values)))
     result["family"] = pd.Series(
-        [_family(base, systems, measure_names, by_columns, family_size, correction)] * len(result),
+        [
+            _family(
+                base,
+                systems,
+                measures=measure_names,
+                by_columns=by_columns,
+                size=family_size,
+                correction=correction,
+            )
+        ]
+        * len(result),
         dtype="str",
     )
     result["family_size"] = pd.Series([family_size] * len(result), dtype=np.int64)
@@ -558,6 +569,7 @@ def _compare_frame(
 def _family(
     base: str | None,
     systems: Sequence[str],
+    *,
     measures: Sequence[str],
     by_columns: Sequence[str],
     size: int,
@@ -601,20 +613,26 @@ def _check_same_queries(
         )
 
 
+def _constant(values: FloatArray) -> bool:
+    """Whether all values are equal up to float rounding (``ptp <= 1e-12 * max|v|``): then
+    the sample variance is rounding noise and variance-based statistics are undefined."""
+    return bool(np.ptp(values) <= TIE_TOLERANCE * float(np.abs(values).max()))
+
+
 def _t_statistic(diffs: FloatArray) -> float:
     """Paired t statistic ``mean / (std(ddof=1) / sqrt(n))``; 0.0 when all are 0, else NaN
     when undefined (one value, or constant non-zero values)."""
     if not diffs.any():
         return 0.0
-    if diffs.size < 2 or np.ptp(diffs) == 0.0:
+    if diffs.size < 2 or _constant(diffs):
         return float("nan")
     return float(diffs.mean() / (diffs.std(ddof=1) / np.sqrt(diffs.size)))
 
 
 def _t_interval(values: FloatArray, confidence: float) -> tuple[float, float]:
     """Student t interval of the mean of non-empty finite ``values`` (see t_interval)."""
-    if np.ptp(values) == 0.0 and values.size > 1:
-        return float(values[0]), float(values[0])
+    if values.size > 1 and _constant(values):
+        return float(values.mean()), float(values.mean())
     if values.size < 2:
         return float("nan"), float("nan")
     margin = float(scipy.stats.t.ppf(0.5 + confidence / 2.0, values.size - 1)) * float(
@@ -628,7 +646,7 @@ def _cohens_dz(diffs: FloatArray) -> float:
     """Cohen's d_z of paired differences; 0.0 when all are 0, NaN when undefined."""
     if not diffs.any():
         return 0.0
-    if diffs.size < 2 or np.ptp(diffs) == 0.0:
+    if diffs.size < 2 or _constant(diffs):
         return float("nan")
     return float(diffs.mean() / diffs.std(ddof=1))
 
@@ -656,11 +674,11 @@ def _p_value(
     if test == "randomization":
         return _sign_flip_p(diffs, rng, n_resamples)
     if test == "bootstrap":
-        if diffs.size < 2 or np.ptp(diffs) == 0.0:
+        if diffs.size < 2 or _constant(diffs):
             return float("nan")
         return _bootstrap_test_p(diffs, rng, n_resamples)
     if test == "ttest":
-        if diffs.size < 2 or np.ptp(diffs) == 0.0:
+        if diffs.size < 2 or _constant(diffs):
             return float("nan")
         # ttest_rel(a, b) is ttest_1samp(a - b, 0); passing d keeps tie snapping consistent.
         return float(scipy.stats.ttest_1samp(diffs, 0.0).pvalue)

@@ -205,10 +205,10 @@ def tukey_hsd(
             measure,
             n,
             systems,
-            means,
-            first,
-            second,
-            diffs,
+            means=means,
+            first=first,
+            second=second,
+            diffs=diffs,
             v_e=v_e,
             df=df,
             q=q,
@@ -255,7 +255,7 @@ def randomized_tukey_hsd(
     records: list[dict[str, Any]] = []
     for measure in _selected_measures(frame, measures):
         matrix, systems = _matrix(frame, measure, function="randomized_tukey_hsd")
-        n, k = matrix.shape
+        n = matrix.shape[0]
         v_e, df = _residual_variance(matrix)
         means, first, second, diffs = _pairs(matrix)
         totals = matrix.sum(axis=0)
@@ -273,10 +273,10 @@ def randomized_tukey_hsd(
             measure,
             n,
             systems,
-            means,
-            first,
-            second,
-            diffs,
+            means=means,
+            first=first,
+            second=second,
+            diffs=diffs,
             v_e=v_e,
             df=df,
             q=q,
@@ -387,9 +387,7 @@ def _pairs(
     return means, first, second, means[first] - means[second]
 
 
-def _permuted_ranges(
-    matrix: FloatArray, rng: np.random.Generator, n_resamples: int
-) -> FloatArray:
+def _permuted_ranges(matrix: FloatArray, rng: np.random.Generator, n_resamples: int) -> FloatArray:
     """``max - min`` of the system totals after permuting each topic's row, per trial.
 
     Up to 8 systems a trial's permutation of a topic is a uniform index into the table of all
@@ -419,11 +417,11 @@ def _pair_rows(
     measure: str,
     n: int,
     systems: list[str],
+    *,
     means: FloatArray,
     first: npt.NDArray[np.intp],
     second: npt.NDArray[np.intp],
     diffs: FloatArray,
-    *,
     v_e: float,
     df: int,
     q: FloatArray,
