@@ -49,6 +49,12 @@ import scipy.stats
 
 from evalkit.errors import InputError
 from evalkit.registry import did_you_mean
+from evalkit.stats_resampling import (
+    BLOCK_VALUES,
+    bootstrap_test_p,
+    percentile_intervals,
+    sign_flip_p,
+)
 
 __all__ = [
     "COMPARE_COLUMNS",
@@ -124,9 +130,7 @@ _INT_COLUMNS = ("n", "df", "wins", "ties", "losses", "family_size")
 SUMMARY_COLUMNS = ("n", "mean", "ci_low", "ci_high")
 """Columns of :func:`summarize_with_ci` after the ``by`` columns."""
 
-_BLOCK_VALUES = 1 << 20  # values resampled per block: memory stays near 8 MB per array
-_RANDOMIZATION_RTOL = 1e-12  # float-tie tolerance of the randomization test, see _sign_flip_p
-_STUDENTIZED_RTOL = 1e-9  # relative float-tie tolerance of studentized statistics (bootstrap)
+_BLOCK_VALUES = BLOCK_VALUES  # values resampled per block: memory stays near 8 MB per array
 _ID_COLUMNS = ("system", "query_id", "measure")
 _MAX_LISTED_IDS = 5
 
@@ -227,8 +231,8 @@ def paired_test(
         )
     if first.size == 0:
         raise InputError("paired_test: 'a' and 'b' are empty; expected at least one pair")
-    rng = _generator(seed)
-    return _p_value(_differences(first, second), test=test, rng=rng, n_resamples=n_resamples)
+    diffs = _differences(first, second)[:, None]
+    return float(_p_values(diffs, test=test, rng=_generator(seed), n_resamples=n_resamples)[0])
 
 
 def adjust_pvalues(p: npt.ArrayLike, method: str = "holm") -> FloatArray:
@@ -332,21 +336,21 @@ def compare(
     else:
         pairs = [(system, base) for system in systems if system != base]
 
-    records: list[dict[str, Any]] = []
-    for system, other in pairs:
-        for measure in measure_names:
-            records += _compare_one(
-                frame,
-                system=system,
-                base=other,
-                measure=measure,
-                by_columns=by_columns,
-                test=test,
-                interval=interval,
-                n_resamples=n_resamples,
-                confidence=confidence,
-                seed=seed,
-            )
+    keyed: list[tuple[tuple[int, int, int], dict[str, Any]]] = []
+    for measure_index, measure in enumerate(measure_names if pairs else []):
+        for (pair_index, group_index), row in _compare_measure(
+            frame,
+            pairs=pairs,
+            measure=measure,
+            by_columns=by_columns,
+            test=test,
+            interval=interval,
+            n_resamples=n_resamples,
+            confidence=confidence,
+            seed=seed,
+        ):
+            keyed.append(((pair_index, measure_index, group_index), row))
+    records = [row for _, row in sorted(keyed, key=lambda item: item[0])]
 
     result = _compare_frame(records, by_columns, per_query)
     p_values = result["p_value"].to_numpy()
@@ -428,11 +432,10 @@ def summarize_with_ci(
 # --- comparison internals ------------------------------------------------------------------
 
 
-def _compare_one(
+def _compare_measure(
     frame: pd.DataFrame,
     *,
-    system: str,
-    base: str,
+    pairs: Sequence[tuple[str, str]],
     measure: str,
     by_columns: tuple[str, ...],
     test: str,
@@ -440,114 +443,176 @@ def _compare_one(
     n_resamples: int,
     confidence: float,
     seed: int,
-) -> list[dict[str, Any]]:
-    """The result rows of one (system, measure): one per ``by`` group, sorted by group."""
-    of_measure = frame[frame["measure"] == measure]
-    base_rows = of_measure[of_measure["system"] == base].set_index("query_id").sort_index()
-    system_rows = of_measure[of_measure["system"] == system].set_index("query_id")
-    if base_rows.empty:
-        raise InputError(
-            f"compare: base system {base!r} has no rows for measure {measure!r}; every system "
-            "needs a row per query for each compared measure"
-        )
-    _check_same_queries(base_rows.index, system_rows.index, system, base, measure)
-    system_rows = system_rows.loc[base_rows.index]
-    for column in by_columns:
-        differs = base_rows[column].to_numpy() != system_rows[column].to_numpy()
-        if differs.any():
-            raise InputError(
-                f"compare: column {column!r} differs between systems {base!r} and {system!r} "
-                f"for measure {measure!r} at query IDs {_listed(base_rows.index[differs])}; "
-                "a query attribute must be the same for every system"
-            )
+) -> list[tuple[tuple[int, int], dict[str, Any]]]:
+    """The result rows of one measure, each with its sort key (pair index, group index).
 
-    base_values = base_rows["value"].to_numpy(dtype=np.float64)
-    system_values = system_rows["value"].to_numpy(dtype=np.float64)
+    All pairs of a (measure, group) share one bootstrap and one test stream, derived from
+    ``seed`` and the (measure, group) key, and are resampled together (see
+    :mod:`evalkit.stats_resampling`): a pair's numbers depend only on its two systems.
+    """
+    of_measure = frame[frame["measure"] == measure]
+    rows_of = {
+        str(system): rows.set_index("query_id").sort_index()
+        for system, rows in of_measure.groupby("system", sort=True)
+    }
+    no_rows = of_measure.iloc[0:0].set_index("query_id")
+    for system, base in pairs:
+        base_rows = rows_of.get(base, no_rows)
+        if base_rows.empty:
+            raise InputError(
+                f"compare: system {base!r} has no rows for measure {measure!r}; every system "
+                "needs a row per query for each compared measure"
+            )
+        system_rows = rows_of.get(system, no_rows)
+        _check_same_queries(base_rows.index, system_rows.index, system, base, measure)
+        system_rows = system_rows.loc[base_rows.index]
+        for column in by_columns:
+            differs = base_rows[column].to_numpy() != system_rows[column].to_numpy()
+            if differs.any():
+                raise InputError(
+                    f"compare: column {column!r} differs between systems {base!r} and "
+                    f"{system!r} for measure {measure!r} at query IDs "
+                    f"{_listed(base_rows.index[differs])}; a query attribute must be the same "
+                    "for every system"
+                )
+
+    involved = sorted({name for pair in pairs for name in pair})
+    reference = rows_of[pairs[0][1]]
+    matrix = np.column_stack(
+        [rows_of[name].loc[reference.index, "value"].to_numpy(np.float64) for name in involved]
+    )
+    position = {name: i for i, name in enumerate(involved)}
+    firsts = [position[system] for system, _ in pairs]
+    seconds = [position[base] for _, base in pairs]
     if by_columns:
-        group_keys = base_rows[list(by_columns)].drop_duplicates().sort_values(list(by_columns))
+        group_keys = reference[list(by_columns)].drop_duplicates().sort_values(list(by_columns))
         groups = [tuple(row) for row in group_keys.itertuples(index=False)]
     else:
         groups = [()]
 
     records = []
-    for group in groups:
-        mask = np.ones(base_values.size, dtype=bool)
+    for group_index, group in enumerate(groups):
+        mask = np.ones(len(reference), dtype=bool)
         for column, value in zip(by_columns, group, strict=True):
-            mask &= base_rows[column].to_numpy() == value
-        key = (system, base, measure, *group)
-        seed_sequence = _group_seed(
-            seed, "compare", ("system", "base", "measure", *by_columns), key
-        )
+            mask &= reference[column].to_numpy() == value
+        values = matrix[mask]
+        diffs = _differences(values[:, firsts], values[:, seconds])
+        key = (measure, *group)
+        seed_sequence = _group_seed(seed, "compare", ("measure", *by_columns), key)
         interval_stream, test_stream = (_generator(child) for child in seed_sequence.spawn(2))
-        records.append(
-            {
+        lows, highs = _intervals(
+            diffs,
+            interval=interval,
+            rng=interval_stream,
+            n_resamples=n_resamples,
+            confidence=confidence,
+            streams=[
+                _generator(
+                    _group_seed(
+                        seed, "compare-bca", ("pair", "measure", *by_columns), (*pair, *key)
+                    )
+                )
+                for pair in pairs
+            ]
+            if interval == "bca"
+            else [],
+            places=[
+                _describe(("system", "measure", *by_columns), (system, measure, *group))
+                for system, _ in pairs
+            ],
+        )
+        p_values = _p_values(diffs, test=test, rng=test_stream, n_resamples=n_resamples)
+        for index, (system, base) in enumerate(pairs):
+            d = diffs[:, index]
+            t_low, t_high = _t_interval(d, confidence)
+            row = {
                 "system": system,
                 "base": base,
                 "measure": measure,
                 **dict(zip(by_columns, group, strict=True)),
-                **_paired_row(
-                    base_values[mask],
-                    system_values[mask],
-                    test=test,
-                    interval=interval,
-                    n_resamples=n_resamples,
-                    confidence=confidence,
-                    interval_stream=interval_stream,
-                    test_stream=test_stream,
-                    where=_describe(("system", "measure", *by_columns), (system, measure, *group)),
-                ),
+                "n": d.size,
+                "base_mean": float(values[:, seconds[index]].mean()),
+                "mean": float(values[:, firsts[index]].mean()),
+                "diff": float(d.mean()),
+                "variance": float(d.var(ddof=1)) if d.size > 1 else float("nan"),
+                "ci_method": interval,
+                "ci_low": float(lows[index]),
+                "ci_high": float(highs[index]),
+                "t": _t_statistic(d),
+                "df": d.size - 1,
+                "t_ci_low": t_low,
+                "t_ci_high": t_high,
+                "effect_size": _cohens_dz(d),
+                "effect_size_kind": EFFECT_SIZE_DZ,
+                "wins": int(np.count_nonzero(d > 0.0)),
+                "ties": int(np.count_nonzero(d == 0.0)),
+                "losses": int(np.count_nonzero(d < 0.0)),
+                "test": test,
+                "p_value": float(p_values[index]),
             }
-        )
+            records.append(((index, group_index), row))
     return records
 
 
-def _paired_row(
-    base_values: FloatArray,
-    system_values: FloatArray,
+def _intervals(
+    diffs: FloatArray,
     *,
-    test: str,
     interval: str,
+    rng: np.random.Generator,
     n_resamples: int,
     confidence: float,
-    interval_stream: np.random.Generator,
-    test_stream: np.random.Generator,
-    where: str,
-) -> dict[str, Any]:
-    """Statistics of one paired comparison (values already aligned by query_id)."""
-    diffs = _differences(system_values, base_values)
-    t_low, t_high = _t_interval(diffs, confidence)
+    streams: Sequence[np.random.Generator],
+    places: Sequence[str],
+) -> tuple[FloatArray, FloatArray]:
+    """``(low, high)`` interval of each column's mean by ``interval`` (see compare).
+
+    Percentile intervals of all columns come from one set of resamples drawn from ``rng``;
+    BCa intervals use ``scipy.stats.bootstrap`` per column with that column's stream."""
+    width = diffs.shape[1]
+    lows = np.empty(width, dtype=np.float64)
+    highs = np.empty(width, dtype=np.float64)
     if interval == "t":
-        low, high = t_low, t_high
+        for column in range(width):
+            lows[column], highs[column] = _t_interval(diffs[:, column], confidence)
+        return lows, highs
+    if interval == "percentile":
+        lows, highs = percentile_intervals(diffs, rng, n_resamples, confidence)
     else:
-        low, high = _mean_interval(
-            diffs,
-            interval_stream,
-            confidence=confidence,
-            n_resamples=n_resamples,
-            method=interval,
-            where=where,
-        )
-    return {
-        "n": diffs.size,
-        "base_mean": float(base_values.mean()),
-        "mean": float(system_values.mean()),
-        "diff": float(diffs.mean()),
-        "variance": float(diffs.var(ddof=1)) if diffs.size > 1 else float("nan"),
-        "ci_method": interval,
-        "ci_low": low,
-        "ci_high": high,
-        "t": _t_statistic(diffs),
-        "df": diffs.size - 1,
-        "t_ci_low": t_low,
-        "t_ci_high": t_high,
-        "effect_size": _cohens_dz(diffs),
-        "effect_size_kind": EFFECT_SIZE_DZ,
-        "wins": int(np.count_nonzero(diffs > 0.0)),
-        "ties": int(np.count_nonzero(diffs == 0.0)),
-        "losses": int(np.count_nonzero(diffs < 0.0)),
-        "test": test,
-        "p_value": _p_value(diffs, test=test, rng=test_stream, n_resamples=n_resamples),
-    }
+        for column in range(width):
+            lows[column], highs[column] = _mean_interval(
+                diffs[:, column],
+                streams[column],
+                confidence=confidence,
+                n_resamples=n_resamples,
+                method=interval,
+                where=places[column],
+            )
+    constant = np.ptp(diffs, axis=0) == 0.0  # every resample has the same mean
+    lows[constant] = highs[constant] = diffs[0, constant]
+    return lows, highs
+
+
+def _p_values(
+    diffs: FloatArray, *, test: str, rng: np.random.Generator, n_resamples: int
+) -> FloatArray:
+    """Two-sided p-value of ``test`` per column (degenerate cases as in paired_test)."""
+    width = diffs.shape[1]
+    result = np.ones(width, dtype=np.float64)  # every difference 0: p = 1
+    active = np.asarray(diffs.any(axis=0), dtype=bool)
+    if test == "randomization":
+        if active.any():
+            result[active] = sign_flip_p(diffs[:, active], rng, n_resamples)
+        return result
+    if test == "bootstrap":
+        undefined = np.array([active[c] and _variance_undefined(diffs[:, c]) for c in range(width)])
+        result[undefined] = float("nan")
+        usable = active & ~undefined
+        if usable.any():
+            result[usable] = bootstrap_test_p(diffs[:, usable], rng, n_resamples)
+        return result
+    for column in np.flatnonzero(active):
+        result[column] = _p_value(diffs[:, column], test=test, rng=rng, n_resamples=n_resamples)
+    return result
 
 
 def _compare_frame(
@@ -654,6 +719,11 @@ def _cohens_dz(diffs: FloatArray) -> float:
 # --- resampling and tests ------------------------------------------------------------------
 
 
+def _variance_undefined(diffs: FloatArray) -> bool:
+    """One value, or constant values up to rounding: the sample variance is 0 or undefined."""
+    return diffs.size < 2 or _constant(diffs)
+
+
 def _differences(first: FloatArray, second: FloatArray) -> FloatArray:
     """``first - second`` with pairs equal within ``TIE_TOLERANCE`` set to exactly 0.0."""
     diffs = first - second
@@ -671,58 +741,14 @@ def _p_value(
     """Two-sided p-value of ``test`` for paired samples (degenerate cases as in paired_test)."""
     if not diffs.any():
         return 1.0
-    if test == "randomization":
-        return _sign_flip_p(diffs, rng, n_resamples)
-    if test == "bootstrap":
-        if diffs.size < 2 or _constant(diffs):
-            return float("nan")
-        return _bootstrap_test_p(diffs, rng, n_resamples)
+    if test in ("randomization", "bootstrap"):
+        return float(_p_values(diffs[:, None], test=test, rng=rng, n_resamples=n_resamples)[0])
     if test == "ttest":
-        if diffs.size < 2 or _constant(diffs):
+        if _variance_undefined(diffs):
             return float("nan")
         # ttest_rel(a, b) is ttest_1samp(a - b, 0); passing d keeps tie snapping consistent.
         return float(scipy.stats.ttest_1samp(diffs, 0.0).pvalue)
     return float(scipy.stats.wilcoxon(diffs, zero_method="wilcox", method="auto").pvalue)
-
-
-def _sign_flip_p(diffs: FloatArray, rng: np.random.Generator, n_resamples: int) -> float:
-    """Randomization p-value of ``|sum(diffs)|`` under random sign flips (see paired_test)."""
-    n = diffs.size
-    observed = abs(float(diffs.sum()))
-    threshold = observed - _RANDOMIZATION_RTOL * float(np.abs(diffs).sum())
-    negated = -diffs
-    rows_per_block = max(1, _BLOCK_VALUES // n)
-    at_least_as_extreme = 0
-    for start in range(0, n_resamples, rows_per_block):
-        rows = min(rows_per_block, n_resamples - start)
-        bits = rng.integers(0, 256, size=(rows, (n + 7) // 8), dtype=np.uint8)
-        flips = np.unpackbits(bits, axis=1, count=n).astype(bool)
-        totals = np.abs(np.where(flips, negated, diffs).sum(axis=1))
-        at_least_as_extreme += int(np.count_nonzero(totals >= threshold))
-    return (at_least_as_extreme + 1) / (n_resamples + 1)
-
-
-def _bootstrap_test_p(diffs: FloatArray, rng: np.random.Generator, n_resamples: int) -> float:
-    """Studentized mean-shifted bootstrap p-value of non-constant ``diffs`` (see paired_test)."""
-    n = diffs.size
-    root_n = np.sqrt(n)
-    observed = abs(float(diffs.mean() / (diffs.std(ddof=1) / root_n)))
-    threshold = observed * (1.0 - _STUDENTIZED_RTOL)
-    shifted = diffs - diffs.mean()
-    scale = _STUDENTIZED_RTOL * float(np.abs(shifted).max())
-    rows_per_block = max(1, _BLOCK_VALUES // n)
-    at_least_as_extreme = 0
-    for start in range(0, n_resamples, rows_per_block):
-        rows = min(rows_per_block, n_resamples - start)
-        sample = shifted[rng.integers(0, n, size=(rows, n))]
-        means = sample.mean(axis=1)
-        spread = sample.std(axis=1, ddof=1)
-        constant = spread <= scale
-        with np.errstate(divide="ignore", invalid="ignore"):
-            statistic = np.abs(means) / (spread / root_n)
-        statistic[constant] = np.where(np.abs(means[constant]) > scale, np.inf, 0.0)
-        at_least_as_extreme += int(np.count_nonzero(statistic >= threshold))
-    return (at_least_as_extreme + 1) / (n_resamples + 1)
 
 
 def _mean_interval(

@@ -30,20 +30,21 @@ ties within float rounding count as ties; Monte Carlo p-values are ``(hits + 1) 
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
+import scipy.integrate
 import scipy.stats
 
 from evalkit.errors import InputError
 from evalkit.stats import (
-    _BLOCK_VALUES,
-    _RANDOMIZATION_RTOL,
     _check_resampling,
     _generator,
     _group_seed,
@@ -52,6 +53,7 @@ from evalkit.stats import (
     _typed_frame,
     _validated_frame,
 )
+from evalkit.stats_resampling import BLOCK_VALUES, RANDOMIZATION_RTOL
 
 __all__ = [
     "ANOVA_COLUMNS",
@@ -198,9 +200,9 @@ def tukey_hsd(
         means, first, second, diffs = _pairs(matrix)
         with np.errstate(divide="ignore", invalid="ignore"):
             q = np.where(diffs == 0.0, 0.0, np.abs(diffs) / scale)
-        p_values = np.asarray(scipy.stats.studentized_range.sf(q, k, df), dtype=np.float64)
+        p_values = _studentized_range_sf(q, k, df)
         p_values[diffs == 0.0] = 1.0
-        margin = float(scipy.stats.studentized_range.ppf(confidence, k, df)) * scale
+        margin = _studentized_range_quantile(confidence, k, df) * scale
         records += _pair_rows(
             measure,
             n,
@@ -260,7 +262,7 @@ def randomized_tukey_hsd(
         means, first, second, diffs = _pairs(matrix)
         totals = matrix.sum(axis=0)
         observed = np.abs(totals[first] - totals[second])
-        slack = _RANDOMIZATION_RTOL * float(np.abs(matrix).sum())
+        slack = RANDOMIZATION_RTOL * float(np.abs(matrix).sum())
         stream = _generator(_group_seed(seed, "randomized_tukey_hsd", ("measure",), (measure,)))
         ranges = _permuted_ranges(matrix, stream, n_resamples)
         hits = np.searchsorted(np.sort(ranges), observed - slack, side="left")
@@ -398,17 +400,20 @@ def _permuted_ranges(matrix: FloatArray, rng: np.random.Generator, n_resamples: 
     flat = matrix.ravel()
     offsets = (np.arange(n, dtype=np.intp) * k)[None, :, None]
     table = None
-    if k <= _PERMUTATION_TABLE_MAX_SYSTEMS:
-        table = np.array(list(itertools.permutations(range(k))), dtype=np.intp)
-    rows_per_block = max(1, _BLOCK_VALUES // (n * k))
+    if k <= _PERMUTATION_TABLE_MAX_SYSTEMS:  # k! <= 40,320: uint16 draws, a uint8 table
+        table = np.array(list(itertools.permutations(range(k))), dtype=np.uint8)
+    rows_per_block = max(1, BLOCK_VALUES // (n * k))
     ranges = np.empty(n_resamples, dtype=np.float64)
     for start in range(0, n_resamples, rows_per_block):
         rows = min(rows_per_block, n_resamples - start)
+        order: npt.NDArray[np.integer[Any]]
         if table is not None:
-            order = table[rng.integers(0, table.shape[0], size=(rows, n))]
+            draws = rng.integers(0, table.shape[0], size=(rows, n), dtype=np.uint16)
+            order = np.take(table, draws, axis=0)
         else:
             order = rng.random((rows, n, k)).argsort(axis=2)
-        totals = flat[order + offsets].sum(axis=1)
+        positions = np.add(order, offsets, dtype=np.intp)
+        totals = np.einsum("rnk->rk", np.take(flat, positions))
         ranges[start : start + rows] = totals.max(axis=1) - totals.min(axis=1)
     return ranges
 
@@ -478,6 +483,26 @@ def _pair_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
         else:
             dtypes[name] = np.int64 if name in _INTEGER else np.float64
     return _typed_frame(records, dtypes)
+
+
+def _studentized_range_sf(q: FloatArray, k: int, df: int) -> FloatArray:
+    """``P(Q_{k, df} >= q)`` by ``scipy.stats.studentized_range`` (numerical integration).
+
+    scipy may warn that an integral converges slowly for q near 0 at large df; the values
+    there agree with the df = inf limit to 1e-12, so the warning is silenced, and the result
+    is clipped to [0, 1] (scipy computes the tail as 1 - cdf, accurate to about 1e-12)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", scipy.integrate.IntegrationWarning)
+        tail = np.asarray(scipy.stats.studentized_range.sf(q, k, df), dtype=np.float64)
+    return np.clip(tail, 0.0, 1.0)
+
+
+@functools.lru_cache(maxsize=64)
+def _studentized_range_quantile(confidence: float, k: int, df: int) -> float:
+    """The ``confidence`` quantile of ``Q_{k, df}`` (cached: scipy inverts by root finding)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", scipy.integrate.IntegrationWarning)
+        return float(scipy.stats.studentized_range.ppf(confidence, k, df))
 
 
 def _check_alpha(alpha: float) -> None:
