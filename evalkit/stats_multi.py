@@ -5,6 +5,7 @@ Public API::
     anova(per_query, ...)                 -> DataFrame   two-way ANOVA without replication
     tukey_hsd(per_query, ...)             -> DataFrame   Tukey's HSD for paired data, all pairs
     randomized_tukey_hsd(per_query, ...)  -> DataFrame   the randomized Tukey HSD, all pairs
+    compact_letters(order, different)     -> dict        a compact letter display of the pairs
 
 Every function takes the tidy per-query frame (``system, query_id, measure, value``) and works
 on one measure at a time: the topic-by-system matrix ``x[t, j]`` of that measure, ``n``
@@ -61,6 +62,7 @@ __all__ = [
     "EFFECT_SIZE_TUKEY",
     "TUKEY_COLUMNS",
     "anova",
+    "compact_letters",
     "randomized_tukey_hsd",
     "tukey_hsd",
 ]
@@ -290,6 +292,31 @@ def randomized_tukey_hsd(
             alpha=alpha,
         )
     return _pair_frame(records)
+
+
+def compact_letters(order: Sequence[str], different: Sequence[tuple[str, str]]) -> dict[str, str]:
+    """Letters per item such that two items share a letter exactly when they are not in
+    ``different`` (Piepho 2004, insert and absorb). Letter ``a`` goes to the group of
+    ``order[0]``, then ``b``, ... by the best-placed member of each group in ``order``."""
+    groups: list[frozenset[str]] = [frozenset(order)]
+    for first, second in sorted(tuple(sorted(pair)) for pair in different):
+        split: list[frozenset[str]] = []
+        for group in groups:
+            if first in group and second in group:
+                split += [group - {first}, group - {second}]
+            else:
+                split.append(group)
+        unique = list(dict.fromkeys(split))
+        groups = [g for g in unique if not any(g < other for other in unique)]
+    rank = {item: i for i, item in enumerate(order)}
+    groups.sort(key=lambda g: sorted(rank[item] for item in g))
+    symbols = [*"abcdefghijklmnopqrstuvwxyz", *"ABCDEFGHIJKLMNOPQRSTUVWXYZ"]
+    letters = dict.fromkeys(order, "")
+    for index, group in enumerate(groups):
+        symbol = symbols[index] if index < len(symbols) else f"({index + 1})"
+        for item in sorted(group, key=rank.__getitem__):
+            letters[item] += symbol
+    return letters
 
 
 # --- internals -----------------------------------------------------------------------------
