@@ -21,7 +21,8 @@ Conventions shared by every function here:
   ``SeedSequence([seed, *sha256(group key)])`` (hashlib, never Python's ``hash()``) and sort each
   group's rows by ``query_id`` first, so a group's numbers do not depend on the frame's row order
   or on which other groups are present. Resampling runs in fixed-size blocks of about
-  ``2**20`` values with numpy's own reductions (no BLAS, numpy's Generator is single-threaded),
+  ``2**20`` values with numpy's own reductions and ``numpy.einsum`` (no BLAS; numpy's
+  Generator is single-threaded),
   so results are identical for any thread count, and identical across machines for the same
   numpy and scipy versions.
 * **Degenerate cases** (every difference 0, a single query, constant differences, identical
@@ -307,10 +308,13 @@ def compare(
     over, which is *every row of this result* (its non-NaN p-values); ``p_adjusted`` by
     ``correction`` over that family; ``significant`` (bool) ``p_adjusted <= alpha``.
 
-    Each row's bootstrap and test streams come from ``seed`` and the row's key (system, base,
-    measure, group), so the same inputs and seed give byte-identical frames, whatever the row
-    order of ``per_query``, and a row's numbers (all but the family columns, ``p_adjusted``
-    and ``significant``) do not depend on the other systems, measures or groups present.
+    Resampling is vectorized over pairs: every pair of one (measure, group) uses the same
+    bootstrap resamples and sign vectors (:mod:`evalkit.stats_resampling`), drawn from two
+    streams derived from ``seed`` and the (measure, group) key (BCa intervals: one stream per
+    row key). So the same inputs and seed give byte-identical frames, whatever the row order of
+    ``per_query``, and a row's numbers (all but the family columns, ``p_adjusted`` and
+    ``significant``) depend only on its two systems' values, not on the other systems,
+    measures or groups present.
     Raises :class:`InputError` (naming systems, measures, query IDs and columns) when ``base``
     or a measure is absent, a column is missing, a (system, query_id, measure) row is
     duplicated, a value is missing or not finite, a query is present for one system and missing
