@@ -892,7 +892,9 @@ def _validated_frame(
     return frame
 
 
-def _selected_measures(frame: pd.DataFrame, measures: str | Sequence[str] | None) -> list[str]:
+def _selected_measures(
+    frame: pd.DataFrame, measures: str | Sequence[str] | None, *, function: str = "compare"
+) -> list[str]:
     """The measures to compare: all present (sorted) or the given ones, which must be present."""
     present = sorted(frame["measure"].unique())
     if measures is None:
@@ -901,7 +903,7 @@ def _selected_measures(frame: pd.DataFrame, measures: str | Sequence[str] | None
     for measure in wanted:
         if measure not in present:
             raise InputError(
-                f"compare: measure {measure!r} has no rows; measures present: "
+                f"{function}: measure {measure!r} has no rows; measures present: "
                 f"{_listed(present)}.{did_you_mean(measure, present)}"
             )
     return wanted

@@ -147,17 +147,12 @@ def anova(
     _check_resampling(confidence=confidence, n_resamples=1, seed=0)
     frame = _validated_frame(per_query, (), function="anova")
     records: list[dict[str, Any]] = []
-    for measure in _selected_measures(frame, measures):
+    for measure in _selected_measures(frame, measures, function="anova"):
         matrix, _ = _matrix(frame, measure, function="anova")
         records += _anova_rows(matrix, measure, confidence)
-    dtypes = {
-        name: "str"
-        if name in ("measure", "source")
-        else np.int64
-        if name in ("df", "n_topics", "n_systems")
-        else np.float64
-        for name in ANOVA_COLUMNS
-    }
+    dtypes: dict[str, Any] = dict.fromkeys(ANOVA_COLUMNS, np.float64)
+    dtypes.update(dict.fromkeys(("measure", "source"), "str"))
+    dtypes.update(dict.fromkeys(("df", "n_topics", "n_systems"), np.int64))
     return _typed_frame(records, dtypes)
 
 
@@ -186,15 +181,15 @@ def tukey_hsd(
     ``effect_size`` ``diff / sqrt(V_E)`` and ``effect_size_kind`` (:data:`EFFECT_SIZE_TUKEY`);
     ``q``; ``df`` (int); ``test`` (``"tukey-hsd"``); ``p_value``; ``family`` and
     ``family_size`` (``k (k - 1) / 2``); ``significant`` (bool) ``p_value <= alpha``. Rows by
-    measure, then pairs in order. ``V_E = 0``: ``q`` and ``effect_size`` are ``inf``-signed
-    (``p = 0``) for a non-zero ``diff`` and ``0`` (``p = 1``) for a zero one. Raises as
+    measure, then pairs in order. ``V_E = 0``: ``q = inf`` and ``effect_size = ±inf``
+    (``p = 0``) for a non-zero ``diff``, ``0`` (``p = 1``) for a zero one. Raises as
     :func:`anova`.
     """
     _check_resampling(confidence=confidence, n_resamples=1, seed=0)
     _check_alpha(alpha)
     frame = _validated_frame(per_query, (), function="tukey_hsd")
     records: list[dict[str, Any]] = []
-    for measure in _selected_measures(frame, measures):
+    for measure in _selected_measures(frame, measures, function="tukey_hsd"):
         matrix, systems = _matrix(frame, measure, function="tukey_hsd")
         n, k = matrix.shape
         v_e, df = _residual_variance(matrix)
@@ -257,7 +252,7 @@ def randomized_tukey_hsd(
     _check_alpha(alpha)
     frame = _validated_frame(per_query, (), function="randomized_tukey_hsd")
     records: list[dict[str, Any]] = []
-    for measure in _selected_measures(frame, measures):
+    for measure in _selected_measures(frame, measures, function="randomized_tukey_hsd"):
         matrix, systems = _matrix(frame, measure, function="randomized_tukey_hsd")
         n = matrix.shape[0]
         v_e, df = _residual_variance(matrix)
