@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from evalkit.measures import aggregate, parse_measure, score
     from evalkit.report import write_report
     from evalkit.stats import compare, summarize_with_ci
+    from evalkit.stats_multi import anova, randomized_tukey_hsd, tukey_hsd
     from evalkit.systems import SYSTEMS, BaseRetriever, FunctionRetriever, Hit, Retriever
 
 __version__ = "0.1.0"
@@ -36,17 +37,20 @@ __all__ = [
     "Hit",
     "Retriever",
     "aggregate",
+    "anova",
     "compare",
     "evaluate",
     "fixture_from_beir",
     "generate_fixture",
     "load_fixture",
     "parse_measure",
+    "randomized_tukey_hsd",
     "read_beir",
     "read_qrels",
     "read_run",
     "score",
     "summarize_with_ci",
+    "tukey_hsd",
     "validate_fixture",
     "write_qrels",
     "write_report",
@@ -73,6 +77,9 @@ _MODULE_OF = {
     "write_report": "evalkit.report",
     "compare": "evalkit.stats",
     "summarize_with_ci": "evalkit.stats",
+    "anova": "evalkit.stats_multi",
+    "tukey_hsd": "evalkit.stats_multi",
+    "randomized_tukey_hsd": "evalkit.stats_multi",
     "SYSTEMS": "evalkit.systems",
     "BaseRetriever": "evalkit.systems",
     "FunctionRetriever": "evalkit.systems",

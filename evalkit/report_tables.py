@@ -37,10 +37,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ABLATION_COLUMNS",
+    "ALL_PAIRS_METHODS",
     "COMPARISON_COLUMNS",
     "ENVIRONMENT_PACKAGES",
     "HASH_HEX_DIGITS",
     "ablation_table",
+    "all_pairs_table",
     "chunk_table",
     "display_text",
     "environment_versions",
@@ -397,3 +399,83 @@ def display_text(text: str, redact: bool, limit: int = 400) -> str:
     if redact:
         return f"sha256:{text_hash(text)}"
     return text if len(text) <= limit else text[:limit] + "…"
+
+
+ALL_PAIRS_METHODS = ("randomized-tukey", "tukey")
+"""``method=`` of :func:`all_pairs_table`: the randomized Tukey HSD or the paired Tukey HSD."""
+
+
+def all_pairs_table(
+    per_query: pd.DataFrame,
+    *,
+    systems: Sequence[str],
+    measures: Sequence[str],
+    method: str = "randomized-tukey",
+    n_resamples: int = 2000,
+    alpha: float = 0.05,
+    seed: int = 0,
+) -> tuple[pd.DataFrame, str]:
+    """All-pairs significance as a compact letter display, and the sentence that states it.
+
+    Returns ``(table, note)``. ``table``: index ``system`` (in ``systems`` order), one text
+    column per measure present (in ``measures`` order), cells ``"<mean> <letters>"``: within a
+    measure, two systems that share a letter are not significantly different at ``alpha``;
+    ``a`` marks the group of the best system (highest mean; lowest for ``NoAnswerFP``).
+    Letters come from Piepho's insert-and-absorb algorithm (2004) on the significant pairs of
+    :func:`evalkit.stats_multi.randomized_tukey_hsd` (``n_resamples``, ``seed``) or
+    :func:`evalkit.stats_multi.tukey_hsd` (``method="tukey"``). ``note`` (Markdown) names the
+    method, its family of comparisons (all pairs of the systems, within each measure) and
+    ``alpha``. Fewer than two systems or no measure present: an empty table.
+    """
+    from evalkit.stats_multi import compact_letters, randomized_tukey_hsd, tukey_hsd
+
+    if method not in ALL_PAIRS_METHODS:
+        raise InputError(
+            f"all_pairs_table: unknown method {method!r}; expected one of "
+            f"{', '.join(ALL_PAIRS_METHODS)}"
+        )
+    selected = per_query[
+        per_query["system"].isin(list(systems)) & per_query["measure"].isin(list(measures))
+    ]
+    present = [m for m in measures if m in set(selected["measure"])]
+    shown = [s for s in systems if s in set(selected["system"])]
+    k = len(shown)
+    if method == "tukey":
+        described = "Tukey's HSD for paired data (systems x topics, error term V_E)"
+    else:
+        described = (
+            f"the randomized Tukey HSD ({n_resamples} within-topic permutations, seed {seed})"
+        )
+    note = (
+        f"**All pairs, compact letter display.** Within a measure (column), systems that share "
+        f"a letter are not significantly different at alpha = {alpha}; `a` is the best "
+        f"system's group. Test: {described}. Family: all {k * (k - 1) // 2} pairs of {k} "
+        "systems within each measure (family-wise error rate controlled per measure, not "
+        "across measures). Cells: mean, then letters."
+    )
+    table = pd.DataFrame(index=pd.Index(shown, name="system"), columns=present, dtype="str")
+    if k < 2 or not present:
+        return table, note
+    if method == "tukey":
+        pairs = tukey_hsd(selected, present, alpha=alpha)
+    else:
+        pairs = randomized_tukey_hsd(
+            selected, present, n_resamples=n_resamples, alpha=alpha, seed=seed
+        )
+    for measure in present:
+        rows = pairs[pairs["measure"] == measure]
+        means = selected[selected["measure"] == measure].groupby("system")["value"].mean()
+        best_first = sorted(
+            shown,
+            key=lambda s: (-means[s] if higher_is_better(measure) else means[s], shown.index(s)),
+        )
+        different = [
+            (str(a), str(b))
+            for a, b, significant in zip(
+                rows["system"], rows["base"], rows["significant"], strict=True
+            )
+            if significant
+        ]
+        letters = compact_letters(best_first, different)
+        table[measure] = [f"{means[s]:.3f} {letters[s]}" for s in shown]
+    return table, note

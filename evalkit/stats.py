@@ -3,9 +3,11 @@
 Public API::
 
     compare(per_query, base, ...)        -> DataFrame   every system against a base system
+    compare(per_query, None, ...)        -> DataFrame   every pair of systems (all pairs)
     summarize_with_ci(per_query, ...)    -> DataFrame   group means with bootstrap intervals
     bootstrap_ci(values, ...)            -> (low, high) interval of the mean of a 1-D array
     paired_test(a, b, ...)               -> float       two-sided p-value of a paired test
+    t_interval(values, ...)              -> (low, high) t-based interval of the mean
     adjust_pvalues(p, method)            -> ndarray     Bonferroni, Holm or Benjamini-Hochberg
 
 Conventions shared by every function here:
@@ -19,18 +21,23 @@ Conventions shared by every function here:
   ``SeedSequence([seed, *sha256(group key)])`` (hashlib, never Python's ``hash()``) and sort each
   group's rows by ``query_id`` first, so a group's numbers do not depend on the frame's row order
   or on which other groups are present. Resampling runs in fixed-size blocks of about
-  ``2**20`` values with numpy's own reductions (no BLAS, numpy's Generator is single-threaded),
+  ``2**20`` values with numpy's own reductions and ``numpy.einsum`` (no BLAS; numpy's
+  Generator is single-threaded),
   so results are identical for any thread count, and identical across machines for the same
   numpy and scipy versions.
 * **Degenerate cases** (every difference 0, a single query, constant differences, identical
   values) have defined results, not errors: see :func:`paired_test` and :func:`compare`. A
   p-value that is undefined is ``NaN``; :func:`adjust_pvalues` keeps ``NaN`` and leaves it out
   of the family size (like R's ``p.adjust``), and a ``NaN`` p-value is never significant.
+
+Tests for many systems at once (ANOVA, Tukey's HSD, the randomized Tukey HSD) live in
+:mod:`evalkit.stats_multi`.
 """
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import warnings
 from collections.abc import Hashable, Iterable, Sequence
@@ -43,10 +50,18 @@ import scipy.stats
 
 from evalkit.errors import InputError
 from evalkit.registry import did_you_mean
+from evalkit.stats_resampling import (
+    BLOCK_VALUES,
+    bootstrap_test_p,
+    percentile_intervals,
+    sign_flip_p,
+)
 
 __all__ = [
     "COMPARE_COLUMNS",
+    "COMPARE_INTERVALS",
     "CORRECTIONS",
+    "EFFECT_SIZE_DZ",
     "INTERVAL_METHODS",
     "SUMMARY_COLUMNS",
     "TESTS",
@@ -56,12 +71,14 @@ __all__ = [
     "compare",
     "paired_test",
     "summarize_with_ci",
+    "t_interval",
 ]
 
 FloatArray = npt.NDArray[np.float64]
 
-TESTS = ("randomization", "ttest", "wilcoxon")
-"""Names accepted by ``test=``: paired sign-flip randomization, paired t, Wilcoxon signed-rank."""
+TESTS = ("randomization", "ttest", "wilcoxon", "bootstrap")
+"""Names accepted by ``test=``: paired sign-flip randomization, paired t, Wilcoxon signed-rank,
+and the studentized, mean-shifted bootstrap test."""
 
 CORRECTIONS = ("holm", "bonferroni", "bh", "none")
 """Names accepted by ``correction=`` / ``method=`` of :func:`adjust_pvalues`."""
@@ -69,33 +86,52 @@ CORRECTIONS = ("holm", "bonferroni", "bh", "none")
 INTERVAL_METHODS = ("percentile", "bca")
 """Bootstrap interval methods: percentile, and bias-corrected and accelerated (BCa)."""
 
+COMPARE_INTERVALS = (*INTERVAL_METHODS, "t")
+"""``interval=`` of :func:`compare`: a bootstrap method, or ``"t"`` (Student t, df = n - 1)."""
+
+EFFECT_SIZE_DZ = "d_z"
+"""``effect_size_kind`` of :func:`compare`: ``mean(d) / std(d, ddof=1)`` (Cohen's d_z)."""
+
 TIE_TOLERANCE = 1e-12
 """Relative and absolute tolerance under which two paired values count as equal."""
 
 COMPARE_COLUMNS = (
     "system",
+    "base",
     "measure",
     "n",
     "base_mean",
     "mean",
     "diff",
+    "variance",
+    "ci_method",
     "ci_low",
     "ci_high",
+    "t",
+    "df",
+    "t_ci_low",
+    "t_ci_high",
     "effect_size",
+    "effect_size_kind",
     "wins",
     "ties",
     "losses",
+    "test",
     "p_value",
+    "family",
+    "family_size",
     "p_adjusted",
     "significant",
 )
 """Columns of :func:`compare`; the ``by`` columns are inserted after ``measure``."""
 
+_TEXT_COLUMNS = ("system", "base", "measure", "ci_method", "effect_size_kind", "test", "family")
+_INT_COLUMNS = ("n", "df", "wins", "ties", "losses", "family_size")
+
 SUMMARY_COLUMNS = ("n", "mean", "ci_low", "ci_high")
 """Columns of :func:`summarize_with_ci` after the ``by`` columns."""
 
-_BLOCK_VALUES = 1 << 20  # values resampled per block: memory stays near 8 MB per array
-_RANDOMIZATION_RTOL = 1e-12  # float-tie tolerance of the randomization test, see _sign_flip_p
+_BLOCK_VALUES = BLOCK_VALUES  # values resampled per block: memory stays near 8 MB per array
 _ID_COLUMNS = ("system", "query_id", "measure")
 _MAX_LISTED_IDS = 5
 
@@ -130,6 +166,22 @@ def bootstrap_ci(
     )
 
 
+def t_interval(values: npt.ArrayLike, *, confidence: float = 0.95) -> tuple[float, float]:
+    """Two-sided Student t interval ``(low, high)`` of the mean of a 1-D array.
+
+    ``mean ± t_{(1 + confidence) / 2}(n - 1) * std(values, ddof=1) / sqrt(n)`` with the
+    quantile from ``scipy.stats.t.ppf``; for paired differences this is the interval that goes
+    with the paired t-test (Sakai 2018, Section 2.2: its half-width is the margin of error).
+    Constant values give ``(v, v)``; a single value gives ``(nan, nan)`` (no variance).
+    Raises :class:`InputError` for an empty, non-1-D or non-finite array or a bad confidence.
+    """
+    _check_resampling(confidence=confidence, n_resamples=1, seed=0)
+    array = _finite_vector(values, "values")
+    if array.size == 0:
+        raise InputError("t_interval: 'values' is empty; expected at least one value")
+    return _t_interval(array, confidence)
+
+
 def paired_test(
     a: npt.ArrayLike,
     b: npt.ArrayLike,
@@ -152,10 +204,21 @@ def paired_test(
       ``ttest_1samp(d, 0)``, which is how scipy defines it, on the tie-snapped ``d``).
     * ``"wilcoxon"``: ``scipy.stats.wilcoxon(d, zero_method="wilcox", method="auto")``: zero
       differences are dropped before ranking (scipy's default).
+    * ``"bootstrap"``: the studentized, mean-shifted bootstrap test (Sakai 2018, Section 4.3;
+      Efron and Tibshirani 1993, Algorithm 16.2). ``t_obs = mean(d) / (std(d, ddof=1) /
+      sqrt(n))``; the null is imposed by shifting ``w = d - mean(d)``; each of ``n_resamples``
+      resamples ``w*`` (``n`` draws with replacement, ``Generator(PCG64(seed))``) gives
+      ``t* = mean(w*) / (std(w*, ddof=1) / sqrt(n))``, and
+      ``p = (#{|t*| >= |t_obs| (1 - 1e-9)} + 1) / (n_resamples + 1)``. The relative slack
+      counts resamples that tie with ``t_obs`` up to float rounding as ties; a constant
+      resample counts as at least as extreme (``|t*| = inf``) unless it is all zeros
+      (``t* = 0``).
 
     Degenerate cases: when every difference is 0 the p-value is ``1.0`` for every test. The
-    t-test is undefined (``NaN``) for a single pair or for constant non-zero differences
-    (zero variance). ``seed`` and ``n_resamples`` only matter for the randomization test.
+    t-test and the bootstrap test are undefined (``NaN``) for a single pair or for constant
+    non-zero differences (zero variance; constant up to rounding:
+    ``ptp(d) <= 1e-12 max|d|``). ``seed`` and ``n_resamples`` only matter for the
+    randomization and bootstrap tests.
     Raises :class:`InputError` for arrays of different lengths, empty or non-finite input.
     """
     _check_choice("test", test, TESTS)
@@ -169,8 +232,8 @@ def paired_test(
         )
     if first.size == 0:
         raise InputError("paired_test: 'a' and 'b' are empty; expected at least one pair")
-    rng = _generator(seed)
-    return _p_value(_differences(first, second), test=test, rng=rng, n_resamples=n_resamples)
+    diffs = _differences(first, second)[:, None]
+    return float(_p_values(diffs, test=test, rng=_generator(seed), n_resamples=n_resamples)[0])
 
 
 def adjust_pvalues(p: npt.ArrayLike, method: str = "holm") -> FloatArray:
@@ -203,39 +266,55 @@ def adjust_pvalues(p: npt.ArrayLike, method: str = "holm") -> FloatArray:
 
 def compare(
     per_query: pd.DataFrame,
-    base: str,
+    base: str | None = None,
     measures: str | Sequence[str] | None = None,
     *,
     by: str | Sequence[str] | None = None,
     test: str = "randomization",
     correction: str = "holm",
+    interval: str = "percentile",
     n_resamples: int = 10_000,
     confidence: float = 0.95,
     alpha: float = 0.05,
     seed: int = 0,
 ) -> pd.DataFrame:
-    """Compare every system with ``base`` on paired queries: one row per (system, measure, *by).
+    """Paired comparisons of systems: one row per (pair of systems, measure, *by).
 
     ``per_query`` is the tidy frame (``system, query_id, measure, value`` plus the ``by``
-    columns). Queries are paired by ``query_id`` within each measure. ``measures=None`` means
-    every measure present (sorted by name); a list keeps its order. ``by`` names query-attribute
-    columns (e.g. ``"language"``) to split each comparison into groups.
+    columns). Queries are paired by ``query_id`` within each measure. With ``base`` a system
+    name, every other system is compared with it; with ``base=None`` every pair of systems is
+    compared (all pairs: for systems sorted by name ``s_1 < s_2 < ...``, the row of the pair
+    ``i < j`` has ``system = s_i`` and ``base = s_j``). ``measures=None`` means every measure
+    present (sorted by name); a list keeps its order. ``by`` names query-attribute columns
+    (e.g. ``"language"``) to split each comparison into groups.
 
-    Rows are sorted by system name (the base system excluded), then measure, then the ``by``
-    values in ascending order. Columns, in order:
+    Rows are sorted by ``system``, then ``base``, then measure, then the ``by`` values in
+    ascending order. Columns (:data:`COMPARE_COLUMNS`, the ``by`` columns after ``measure``):
 
-    ``system, measure, *by``; ``n`` (int) paired queries; ``base_mean`` and ``mean`` of the base
-    and of the system; ``diff`` the mean of the paired differences ``d = system - base``;
-    ``ci_low, ci_high`` a percentile bootstrap interval of ``diff`` at ``confidence``;
-    ``effect_size`` Cohen's d_z = ``mean(d) / std(d, ddof=1)`` (``0.0`` when every ``d`` is 0,
-    ``NaN`` when undefined: one query, or constant non-zero ``d``); ``wins, ties, losses`` (int)
-    queries where the system is above, equal to (within ``TIE_TOLERANCE``), or below the base
-    (higher is read as better; for lower-is-better measures read wins as increases);
-    ``p_value`` of ``test`` (see :func:`paired_test`); ``p_adjusted`` by ``correction`` over
-    the family of *all rows of this result*; ``significant`` (bool) ``p_adjusted <= alpha``.
+    ``system, base, measure, *by``; ``n`` (int) paired queries; ``base_mean`` and ``mean`` of
+    ``base`` and of ``system``; ``diff`` the mean of the paired differences
+    ``d = system - base``; ``variance`` their sample variance (``ddof=1``; NaN for one query);
+    ``ci_method, ci_low, ci_high`` an interval of ``diff`` at ``confidence`` by ``interval``
+    (``"percentile"`` or ``"bca"`` bootstrap, or ``"t"``); ``t, df`` the paired t statistic
+    ``diff / sqrt(variance / n)`` and its degrees of freedom ``n - 1`` (``t = 0.0`` when every
+    ``d`` is 0, NaN when undefined); ``t_ci_low, t_ci_high`` the t-based interval
+    (:func:`t_interval`) beside the one chosen by ``interval``; ``effect_size`` and
+    ``effect_size_kind`` (:data:`EFFECT_SIZE_DZ`): Cohen's d_z = ``diff / sqrt(variance)``
+    (``0.0`` when every ``d`` is 0, ``NaN`` when undefined: one query, or constant non-zero
+    ``d``); ``wins, ties, losses`` (int) queries where ``system`` is above, equal to (within
+    ``TIE_TOLERANCE``), or below ``base`` (higher is read as better; for lower-is-better
+    measures read wins as increases); ``test`` and ``p_value`` (see :func:`paired_test`);
+    ``family`` (text) and ``family_size`` (int): the family of comparisons the correction runs
+    over, which is *every row of this result* (its non-NaN p-values); ``p_adjusted`` by
+    ``correction`` over that family; ``significant`` (bool) ``p_adjusted <= alpha``.
 
-    Each row's bootstrap and randomization streams come from ``seed`` and the row's key, so the
-    same inputs and seed give byte-identical frames, whatever the row order of ``per_query``.
+    Resampling is vectorized over pairs: every pair of one (measure, group) uses the same
+    bootstrap resamples and sign vectors (:mod:`evalkit.stats_resampling`), drawn from two
+    streams derived from ``seed`` and the (measure, group) key (BCa intervals: one stream per
+    row key). So the same inputs and seed give byte-identical frames, whatever the row order of
+    ``per_query``, and a row's numbers (all but the family columns, ``p_adjusted`` and
+    ``significant``) depend only on its two systems' values, not on the other systems,
+    measures or groups present.
     Raises :class:`InputError` (naming systems, measures, query IDs and columns) when ``base``
     or a measure is absent, a column is missing, a (system, query_id, measure) row is
     duplicated, a value is missing or not finite, a query is present for one system and missing
@@ -244,35 +323,58 @@ def compare(
     by_columns = _column_names(by, "by")
     _check_choice("test", test, TESTS)
     _check_choice("correction", correction, CORRECTIONS)
+    _check_choice("interval", interval, COMPARE_INTERVALS)
     _check_resampling(confidence=confidence, n_resamples=n_resamples, seed=seed)
     if not (isinstance(alpha, float | int) and 0.0 < alpha < 1.0):
         raise InputError(f"compare: 'alpha' must be a number in (0, 1); found {alpha!r}")
     frame = _validated_frame(per_query, by_columns, function="compare")
     systems = sorted(frame["system"].unique())
-    if base not in systems:
+    if base is not None and base not in systems:
         raise InputError(
             f"compare: base system {base!r} has no rows; systems present: "
             f"{_listed(systems)}.{did_you_mean(str(base), systems)}"
         )
     measure_names = _selected_measures(frame, measures)
+    if base is None:
+        pairs = list(itertools.combinations(systems, 2))
+    else:
+        pairs = [(system, base) for system in systems if system != base]
 
-    records: list[dict[str, Any]] = []
-    for system in (s for s in systems if s != base):
-        for measure in measure_names:
-            records += _compare_one(
-                frame,
-                system=system,
-                base=base,
-                measure=measure,
-                by_columns=by_columns,
-                test=test,
-                n_resamples=n_resamples,
-                confidence=confidence,
-                seed=seed,
-            )
+    keyed: list[tuple[tuple[int, int, int], dict[str, Any]]] = []
+    for measure_index, measure in enumerate(measure_names if pairs else []):
+        for (pair_index, group_index), row in _compare_measure(
+            frame,
+            pairs=pairs,
+            measure=measure,
+            by_columns=by_columns,
+            test=test,
+            interval=interval,
+            n_resamples=n_resamples,
+            confidence=confidence,
+            seed=seed,
+        ):
+            keyed.append(((pair_index, measure_index, group_index), row))
+    records = [row for _, row in sorted(keyed, key=lambda item: item[0])]
 
     result = _compare_frame(records, by_columns, per_query)
-    result["p_adjusted"] = adjust_pvalues(result["p_value"].to_numpy(), correction)
+    p_values = result["p_value"].to_numpy()
+    family_size = int(np.count_nonzero(~np.isnan(p_values)))
+    result["family"] = pd.Series(
+        [
+            _family(
+                base,
+                systems,
+                measures=measure_names,
+                by_columns=by_columns,
+                size=family_size,
+                correction=correction,
+            )
+        ]
+        * len(result),
+        dtype="str",
+    )
+    result["family_size"] = pd.Series([family_size] * len(result), dtype=np.int64)
+    result["p_adjusted"] = adjust_pvalues(p_values, correction)
     result["significant"] = (result["p_adjusted"] <= alpha).astype(bool)
     return result
 
@@ -334,121 +436,224 @@ def summarize_with_ci(
 # --- comparison internals ------------------------------------------------------------------
 
 
-def _compare_one(
+def _compare_measure(
     frame: pd.DataFrame,
     *,
-    system: str,
-    base: str,
+    pairs: Sequence[tuple[str, str]],
     measure: str,
     by_columns: tuple[str, ...],
     test: str,
+    interval: str,
     n_resamples: int,
     confidence: float,
     seed: int,
-) -> list[dict[str, Any]]:
-    """The result rows of one (system, measure): one per ``by`` group, sorted by group."""
-    of_measure = frame[frame["measure"] == measure]
-    base_rows = of_measure[of_measure["system"] == base].set_index("query_id").sort_index()
-    system_rows = of_measure[of_measure["system"] == system].set_index("query_id")
-    if base_rows.empty:
-        raise InputError(
-            f"compare: base system {base!r} has no rows for measure {measure!r}; every system "
-            "needs a row per query for each compared measure"
-        )
-    _check_same_queries(base_rows.index, system_rows.index, system, base, measure)
-    system_rows = system_rows.loc[base_rows.index]
-    for column in by_columns:
-        differs = base_rows[column].to_numpy() != system_rows[column].to_numpy()
-        if differs.any():
-            raise InputError(
-                f"compare: column {column!r} differs between systems {base!r} and {system!r} "
-                f"for measure {measure!r} at query IDs {_listed(base_rows.index[differs])}; "
-                "a query attribute must be the same for every system"
-            )
+) -> list[tuple[tuple[int, int], dict[str, Any]]]:
+    """The result rows of one measure, each with its sort key (pair index, group index).
 
-    base_values = base_rows["value"].to_numpy(dtype=np.float64)
-    system_values = system_rows["value"].to_numpy(dtype=np.float64)
+    All pairs of a (measure, group) share one bootstrap and one test stream, derived from
+    ``seed`` and the (measure, group) key, and are resampled together (see
+    :mod:`evalkit.stats_resampling`): a pair's numbers depend only on its two systems.
+    """
+    of_measure = frame[frame["measure"] == measure]
+    rows_of = {
+        str(system): rows.set_index("query_id").sort_index()
+        for system, rows in of_measure.groupby("system", sort=True)
+    }
+    no_rows = of_measure.iloc[0:0].set_index("query_id")
+    for system, base in pairs:
+        base_rows = rows_of.get(base, no_rows)
+        if base_rows.empty:
+            raise InputError(
+                f"compare: system {base!r} has no rows for measure {measure!r}; every system "
+                "needs a row per query for each compared measure"
+            )
+        system_rows = rows_of.get(system, no_rows)
+        _check_same_queries(base_rows.index, system_rows.index, system, base, measure)
+        system_rows = system_rows.loc[base_rows.index]
+        for column in by_columns:
+            differs = base_rows[column].to_numpy() != system_rows[column].to_numpy()
+            if differs.any():
+                raise InputError(
+                    f"compare: column {column!r} differs between systems {base!r} and "
+                    f"{system!r} for measure {measure!r} at query IDs "
+                    f"{_listed(base_rows.index[differs])}; a query attribute must be the same "
+                    "for every system"
+                )
+
+    involved = sorted({name for pair in pairs for name in pair})
+    reference = rows_of[pairs[0][1]]
+    matrix = np.column_stack(
+        [rows_of[name].loc[reference.index, "value"].to_numpy(np.float64) for name in involved]
+    )
+    position = {name: i for i, name in enumerate(involved)}
+    firsts = [position[system] for system, _ in pairs]
+    seconds = [position[base] for _, base in pairs]
     if by_columns:
-        group_keys = base_rows[list(by_columns)].drop_duplicates().sort_values(list(by_columns))
+        group_keys = reference[list(by_columns)].drop_duplicates().sort_values(list(by_columns))
         groups = [tuple(row) for row in group_keys.itertuples(index=False)]
     else:
         groups = [()]
 
     records = []
-    for group in groups:
-        mask = np.ones(base_values.size, dtype=bool)
+    for group_index, group in enumerate(groups):
+        mask = np.ones(len(reference), dtype=bool)
         for column, value in zip(by_columns, group, strict=True):
-            mask &= base_rows[column].to_numpy() == value
-        key = (system, base, measure, *group)
-        seed_sequence = _group_seed(
-            seed, "compare", ("system", "base", "measure", *by_columns), key
-        )
+            mask &= reference[column].to_numpy() == value
+        values = matrix[mask]
+        diffs = _differences(values[:, firsts], values[:, seconds])
+        key = (measure, *group)
+        seed_sequence = _group_seed(seed, "compare", ("measure", *by_columns), key)
         interval_stream, test_stream = (_generator(child) for child in seed_sequence.spawn(2))
-        records.append(
-            {
+        lows, highs = _intervals(
+            diffs,
+            interval=interval,
+            rng=interval_stream,
+            n_resamples=n_resamples,
+            confidence=confidence,
+            streams=[
+                _generator(
+                    _group_seed(
+                        seed, "compare-bca", ("pair", "measure", *by_columns), (*pair, *key)
+                    )
+                )
+                for pair in pairs
+            ]
+            if interval == "bca"
+            else [],
+            places=[
+                _describe(("system", "measure", *by_columns), (system, measure, *group))
+                for system, _ in pairs
+            ],
+        )
+        p_values = _p_values(diffs, test=test, rng=test_stream, n_resamples=n_resamples)
+        for index, (system, base) in enumerate(pairs):
+            d = diffs[:, index]
+            t_low, t_high = _t_interval(d, confidence)
+            row = {
                 "system": system,
+                "base": base,
                 "measure": measure,
                 **dict(zip(by_columns, group, strict=True)),
-                **_paired_row(
-                    base_values[mask],
-                    system_values[mask],
-                    test=test,
-                    n_resamples=n_resamples,
-                    confidence=confidence,
-                    interval_stream=interval_stream,
-                    test_stream=test_stream,
-                    where=_describe(("system", "measure", *by_columns), (system, measure, *group)),
-                ),
+                "n": d.size,
+                "base_mean": float(values[:, seconds[index]].mean()),
+                "mean": float(values[:, firsts[index]].mean()),
+                "diff": float(d.mean()),
+                "variance": float(d.var(ddof=1)) if d.size > 1 else float("nan"),
+                "ci_method": interval,
+                "ci_low": float(lows[index]),
+                "ci_high": float(highs[index]),
+                "t": _t_statistic(d),
+                "df": d.size - 1,
+                "t_ci_low": t_low,
+                "t_ci_high": t_high,
+                "effect_size": _cohens_dz(d),
+                "effect_size_kind": EFFECT_SIZE_DZ,
+                "wins": int(np.count_nonzero(d > 0.0)),
+                "ties": int(np.count_nonzero(d == 0.0)),
+                "losses": int(np.count_nonzero(d < 0.0)),
+                "test": test,
+                "p_value": float(p_values[index]),
             }
-        )
+            records.append(((index, group_index), row))
     return records
 
 
-def _paired_row(
-    base_values: FloatArray,
-    system_values: FloatArray,
+def _intervals(
+    diffs: FloatArray,
     *,
-    test: str,
+    interval: str,
+    rng: np.random.Generator,
     n_resamples: int,
     confidence: float,
-    interval_stream: np.random.Generator,
-    test_stream: np.random.Generator,
-    where: str,
-) -> dict[str, Any]:
-    """Statistics of one paired comparison (values already aligned by query_id)."""
-    diffs = _differences(system_values, base_values)
-    low, high = _mean_interval(
-        diffs,
-        interval_stream,
-        confidence=confidence,
-        n_resamples=n_resamples,
-        method="percentile",
-        where=where,
-    )
-    return {
-        "n": diffs.size,
-        "base_mean": float(base_values.mean()),
-        "mean": float(system_values.mean()),
-        "diff": float(diffs.mean()),
-        "ci_low": low,
-        "ci_high": high,
-        "effect_size": _cohens_dz(diffs),
-        "wins": int(np.count_nonzero(diffs > 0.0)),
-        "ties": int(np.count_nonzero(diffs == 0.0)),
-        "losses": int(np.count_nonzero(diffs < 0.0)),
-        "p_value": _p_value(diffs, test=test, rng=test_stream, n_resamples=n_resamples),
-    }
+    streams: Sequence[np.random.Generator],
+    places: Sequence[str],
+) -> tuple[FloatArray, FloatArray]:
+    """``(low, high)`` interval of each column's mean by ``interval`` (see compare).
+
+    Percentile intervals of all columns come from one set of resamples drawn from ``rng``;
+    BCa intervals use ``scipy.stats.bootstrap`` per column with that column's stream."""
+    width = diffs.shape[1]
+    lows = np.empty(width, dtype=np.float64)
+    highs = np.empty(width, dtype=np.float64)
+    if interval == "t":
+        for column in range(width):
+            lows[column], highs[column] = _t_interval(diffs[:, column], confidence)
+        return lows, highs
+    if interval == "percentile":
+        lows, highs = percentile_intervals(diffs, rng, n_resamples, confidence)
+    else:
+        for column in range(width):
+            lows[column], highs[column] = _mean_interval(
+                diffs[:, column],
+                streams[column],
+                confidence=confidence,
+                n_resamples=n_resamples,
+                method=interval,
+                where=places[column],
+            )
+    constant = np.ptp(diffs, axis=0) == 0.0  # every resample has the same mean
+    lows[constant] = highs[constant] = diffs[0, constant]
+    return lows, highs
+
+
+def _p_values(
+    diffs: FloatArray, *, test: str, rng: np.random.Generator, n_resamples: int
+) -> FloatArray:
+    """Two-sided p-value of ``test`` per column (degenerate cases as in paired_test)."""
+    width = diffs.shape[1]
+    result = np.ones(width, dtype=np.float64)  # every difference 0: p = 1
+    active = np.asarray(diffs.any(axis=0), dtype=bool)
+    if test == "randomization":
+        if active.any():
+            result[active] = sign_flip_p(diffs[:, active], rng, n_resamples)
+        return result
+    if test == "bootstrap":
+        undefined = np.array([active[c] and _variance_undefined(diffs[:, c]) for c in range(width)])
+        result[undefined] = float("nan")
+        usable = active & ~undefined
+        if usable.any():
+            result[usable] = bootstrap_test_p(diffs[:, usable], rng, n_resamples)
+        return result
+    for column in np.flatnonzero(active):
+        result[column] = _p_value(diffs[:, column], test=test, rng=rng, n_resamples=n_resamples)
+    return result
 
 
 def _compare_frame(
     records: list[dict[str, Any]], by_columns: tuple[str, ...], per_query: pd.DataFrame
 ) -> pd.DataFrame:
     """The records as a frame with :data:`COMPARE_COLUMNS` up to ``p_value``, fixed dtypes."""
-    dtypes: dict[str, Any] = {"system": "str", "measure": "str"}
-    dtypes.update((column, per_query[column].dtype) for column in by_columns)
-    for name in COMPARE_COLUMNS[2 : COMPARE_COLUMNS.index("p_value") + 1]:
-        dtypes[name] = np.int64 if name in ("n", "wins", "ties", "losses") else np.float64
+    names = COMPARE_COLUMNS[: COMPARE_COLUMNS.index("p_value") + 1]
+    dtypes: dict[str, Any] = {}
+    for name in names:
+        if name in _TEXT_COLUMNS:
+            dtypes[name] = "str"
+        else:
+            dtypes[name] = np.int64 if name in _INT_COLUMNS else np.float64
+        if name == "measure":
+            dtypes.update((column, per_query[column].dtype) for column in by_columns)
     return _typed_frame(records, dtypes)
+
+
+def _family(
+    base: str | None,
+    systems: Sequence[str],
+    *,
+    measures: Sequence[str],
+    by_columns: Sequence[str],
+    size: int,
+    correction: str,
+) -> str:
+    """The ``family`` text of :func:`compare`: which comparisons the correction runs over."""
+    k = len(systems)
+    if base is None:
+        pairs = f"all {k * (k - 1) // 2} pairs of {k} systems"
+    else:
+        pairs = f"{k - 1} system{'s' if k != 2 else ''} against base {base!r}"
+    parts = [pairs, f"{len(measures)} measure{'s' if len(measures) != 1 else ''}"]
+    if by_columns:
+        parts.append(f"groups of {', '.join(by_columns)}")
+    return f"{' x '.join(parts)}: {size} tests, correction {correction}"
 
 
 def _typed_frame(records: list[dict[str, Any]], dtypes: dict[str, Any]) -> pd.DataFrame:
@@ -477,16 +682,50 @@ def _check_same_queries(
         )
 
 
+def _constant(values: FloatArray) -> bool:
+    """Whether all values are equal up to float rounding (``ptp <= 1e-12 * max|v|``): then
+    the sample variance is rounding noise and variance-based statistics are undefined."""
+    return bool(np.ptp(values) <= TIE_TOLERANCE * float(np.abs(values).max()))
+
+
+def _t_statistic(diffs: FloatArray) -> float:
+    """Paired t statistic ``mean / (std(ddof=1) / sqrt(n))``; 0.0 when all are 0, else NaN
+    when undefined (one value, or constant non-zero values)."""
+    if not diffs.any():
+        return 0.0
+    if diffs.size < 2 or _constant(diffs):
+        return float("nan")
+    return float(diffs.mean() / (diffs.std(ddof=1) / np.sqrt(diffs.size)))
+
+
+def _t_interval(values: FloatArray, confidence: float) -> tuple[float, float]:
+    """Student t interval of the mean of non-empty finite ``values`` (see t_interval)."""
+    if values.size > 1 and _constant(values):
+        return float(values.mean()), float(values.mean())
+    if values.size < 2:
+        return float("nan"), float("nan")
+    margin = float(scipy.stats.t.ppf(0.5 + confidence / 2.0, values.size - 1)) * float(
+        values.std(ddof=1) / np.sqrt(values.size)
+    )
+    mean = float(values.mean())
+    return mean - margin, mean + margin
+
+
 def _cohens_dz(diffs: FloatArray) -> float:
     """Cohen's d_z of paired differences; 0.0 when all are 0, NaN when undefined."""
     if not diffs.any():
         return 0.0
-    if diffs.size < 2 or np.ptp(diffs) == 0.0:
+    if diffs.size < 2 or _constant(diffs):
         return float("nan")
     return float(diffs.mean() / diffs.std(ddof=1))
 
 
 # --- resampling and tests ------------------------------------------------------------------
+
+
+def _variance_undefined(diffs: FloatArray) -> bool:
+    """One value, or constant values up to rounding: the sample variance is 0 or undefined."""
+    return diffs.size < 2 or _constant(diffs)
 
 
 def _differences(first: FloatArray, second: FloatArray) -> FloatArray:
@@ -506,31 +745,14 @@ def _p_value(
     """Two-sided p-value of ``test`` for paired samples (degenerate cases as in paired_test)."""
     if not diffs.any():
         return 1.0
-    if test == "randomization":
-        return _sign_flip_p(diffs, rng, n_resamples)
+    if test in ("randomization", "bootstrap"):
+        return float(_p_values(diffs[:, None], test=test, rng=rng, n_resamples=n_resamples)[0])
     if test == "ttest":
-        if diffs.size < 2 or np.ptp(diffs) == 0.0:
+        if _variance_undefined(diffs):
             return float("nan")
         # ttest_rel(a, b) is ttest_1samp(a - b, 0); passing d keeps tie snapping consistent.
         return float(scipy.stats.ttest_1samp(diffs, 0.0).pvalue)
     return float(scipy.stats.wilcoxon(diffs, zero_method="wilcox", method="auto").pvalue)
-
-
-def _sign_flip_p(diffs: FloatArray, rng: np.random.Generator, n_resamples: int) -> float:
-    """Randomization p-value of ``|sum(diffs)|`` under random sign flips (see paired_test)."""
-    n = diffs.size
-    observed = abs(float(diffs.sum()))
-    threshold = observed - _RANDOMIZATION_RTOL * float(np.abs(diffs).sum())
-    negated = -diffs
-    rows_per_block = max(1, _BLOCK_VALUES // n)
-    at_least_as_extreme = 0
-    for start in range(0, n_resamples, rows_per_block):
-        rows = min(rows_per_block, n_resamples - start)
-        bits = rng.integers(0, 256, size=(rows, (n + 7) // 8), dtype=np.uint8)
-        flips = np.unpackbits(bits, axis=1, count=n).astype(bool)
-        totals = np.abs(np.where(flips, negated, diffs).sum(axis=1))
-        at_least_as_extreme += int(np.count_nonzero(totals >= threshold))
-    return (at_least_as_extreme + 1) / (n_resamples + 1)
 
 
 def _mean_interval(
@@ -610,8 +832,9 @@ def _validated_frame(
         raise InputError(
             f"{function}: 'per_query' must be a pandas DataFrame; found {type(per_query).__name__}"
         )
-    required = ("system", "query_id", "measure") if function == "compare" else ("query_id",)
-    reserved = (*required, "value") if function == "compare" else ("value",)
+    paired = function != "summarize_with_ci"  # every other function pairs systems by query
+    required = ("system", "query_id", "measure") if paired else ("query_id",)
+    reserved = (*required, "value") if paired else ("value",)
     clashing = [c for c in by_columns if c in reserved]
     if clashing:
         raise InputError(
@@ -669,7 +892,9 @@ def _validated_frame(
     return frame
 
 
-def _selected_measures(frame: pd.DataFrame, measures: str | Sequence[str] | None) -> list[str]:
+def _selected_measures(
+    frame: pd.DataFrame, measures: str | Sequence[str] | None, *, function: str = "compare"
+) -> list[str]:
     """The measures to compare: all present (sorted) or the given ones, which must be present."""
     present = sorted(frame["measure"].unique())
     if measures is None:
@@ -678,7 +903,7 @@ def _selected_measures(frame: pd.DataFrame, measures: str | Sequence[str] | None
     for measure in wanted:
         if measure not in present:
             raise InputError(
-                f"compare: measure {measure!r} has no rows; measures present: "
+                f"{function}: measure {measure!r} has no rows; measures present: "
                 f"{_listed(present)}.{did_you_mean(measure, present)}"
             )
     return wanted
