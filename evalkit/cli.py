@@ -81,28 +81,27 @@ def _check_since(fixture: Fixture, since: str) -> int:
     import os
 
     from evalkit.fixtures.diff import fixture_outline, scan_output
-    from evalkit.fixtures.versioning import check_version, last_release, read_releases
+    from evalkit.fixtures.versioning import check_releases, check_version, read_releases
 
     new = fixture_outline(fixture)
     if os.path.isdir(since):
         old_fixture = _load_old_fixture(since)
-        old, source, others = fixture_outline(old_fixture), since, [old_fixture]
+        check = check_version(fixture_outline(old_fixture), new)
+        lines = [
+            f"version rule against {since}: {check.bump} bump, {len(check.changes)} change(s), "
+            f"needs {check.required}: {'ok' if check.ok else 'FAILED'}",
+            *check.problems(),
+        ]
+        failed, others = not check.ok, [old_fixture]
     else:
-        release = last_release(read_releases(since), fixture.meta.id)
-        if release is None:
-            raise EvalkitError(
-                f"release record {since!r} has no release of fixture {fixture.meta.id!r}; record "
-                f"one with `evalkit fixture release {fixture.path or 'FIXTURE'} --releases {since}`"
-            )
-        old, source, others = release["outline"], f"{since} ({release['version']})", []
-    check = check_version(old, new)
-    lines = [f"version rule against {source}: {check.bump} bump, {len(check.changes)} change(s)"]
-    lines[0] += f", needs {check.required}" + (": ok" if check.ok else ": FAILED")
-    lines += check.problems()
+        summary, problems = check_releases(read_releases(since), new)
+        lines = [f"version rule against {since} ({summary}): {'FAILED' if problems else 'ok'}"]
+        lines += problems
+        failed, others = bool(problems), []
     text = "\n".join(lines) + "\n"
     scan_output(text, [fixture, *others])
     print(text, end="")
-    return 0 if check.ok else 1
+    return 1 if failed else 0
 
 
 def _load_old_fixture(path: str) -> Fixture:
@@ -592,7 +591,11 @@ def _add_fixture(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Ha
         help="what changed between two fixture directories, IDs only (no text unless "
         "--show-text --allow-text); exit 1 if the output would contain fixture text",
     )
-    d.add_argument("old", help="old fixture directory")
+    d.add_argument(
+        "old",
+        help="old fixture directory, or a release record (fixtures/releases.json: the last "
+        "recorded release of the new fixture's ID; its text is not available to --show-text)",
+    )
     d.add_argument("new", help="new fixture directory")
     d.add_argument("--json", action="store_true", help="print canonical JSON instead of tables")
     d.add_argument(
@@ -645,6 +648,8 @@ def _run_fixture(args: argparse.Namespace) -> int:
 
 
 def _run_fixture_diff(args: argparse.Namespace) -> int:
+    import os
+
     from evalkit.errors import InputError, LeakError
     from evalkit.fixtures.diff import (
         fixture_diff_json,
@@ -653,15 +658,27 @@ def _run_fixture_diff(args: argparse.Namespace) -> int:
         scan_output,
         with_text,
     )
-    from evalkit.fixtures.versioning import check_version
+    from evalkit.fixtures.versioning import check_version, last_release, read_releases
 
     if args.show_text and not args.allow_text:
         raise InputError(
             "--show-text prints private fixture text; add --allow-text to confirm that the "
             "output stays inside the team, or drop --show-text for the ID-only diff"
         )
-    old_fixture, new_fixture = _load_old_fixture(args.old), _load_old_fixture(args.new)
-    old, new = fixture_outline(old_fixture), fixture_outline(new_fixture)
+    new_fixture = _load_old_fixture(args.new)
+    new = fixture_outline(new_fixture)
+    if os.path.isdir(args.old):
+        loaded = _load_old_fixture(args.old)
+        old, old_fixture = fixture_outline(loaded), loaded
+    else:
+        old_fixture = None
+        release = last_release(read_releases(args.old), new_fixture.meta.id)
+        if release is None:
+            raise InputError(
+                f"release record {args.old!r} has no release of fixture "
+                f"{new_fixture.meta.id!r}; pass the old fixture directory instead"
+            )
+        old = release["outline"]
     check = check_version(old, new)
     changes = check.changes
     if args.show_text:
@@ -676,7 +693,7 @@ def _run_fixture_diff(args: argparse.Namespace) -> int:
         )
     else:
         try:
-            scan_output(text, [old_fixture, new_fixture])
+            scan_output(text, [f for f in (old_fixture, new_fixture) if f is not None])
         except LeakError as error:
             _print_error(error)
             return 1
