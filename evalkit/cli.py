@@ -104,8 +104,8 @@ def _check_since(fixture: Fixture, since: str) -> int:
     return 1 if failed else 0
 
 
-def _load_old_fixture(path: str) -> Fixture:
-    """The old side of a comparison; an invalid one is an input error (exit 2)."""
+def _load_old_fixture(path: str, side: str = "old") -> Fixture:
+    """One side of a comparison; an invalid one is an input error (exit 2)."""
     from evalkit.errors import FixtureError, InputError
     from evalkit.fixtures import load_fixture
 
@@ -113,7 +113,7 @@ def _load_old_fixture(path: str) -> Fixture:
         return load_fixture(path)
     except FixtureError as error:
         raise InputError(
-            f"the old fixture {path!r} does not load ({len(error.problems)} problem(s)); "
+            f"the {side} fixture {path!r} does not load ({len(error.problems)} problem(s)); "
             f"expected a valid fixture directory — run `evalkit validate {path}`"
         ) from None
 
@@ -665,7 +665,7 @@ def _run_fixture_diff(args: argparse.Namespace) -> int:
             "--show-text prints private fixture text; add --allow-text to confirm that the "
             "output stays inside the team, or drop --show-text for the ID-only diff"
         )
-    new_fixture = _load_old_fixture(args.new)
+    new_fixture = _load_old_fixture(args.new, "new")
     new = fixture_outline(new_fixture)
     if os.path.isdir(args.old):
         loaded = _load_old_fixture(args.old)
