@@ -32,8 +32,11 @@ from fixture_edits import (
     remove_judgment,
     remove_query,
     remove_span,
+    set_version,
     write_copy,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from evalkit.cli import main
 from evalkit.errors import LeakError
@@ -396,6 +399,32 @@ def test_language_removed_is_the_reverse_of_added(base: Fixture) -> None:
     assert [r[3] for r in rows] == ["removed"] * 5
 
 
+_EDITS: tuple[Edit, ...] = (
+    add_query,
+    remove_query,
+    regrade_judgment,
+    remove_judgment,
+    add_judgment,
+    move_span,
+    add_span,
+    fix_text_before_spans,
+    _add_chunk,
+    _remove_document,
+    _meta("license", "CC-BY-4.0"),
+)
+
+
+@settings(max_examples=12, deadline=None)
+@given(chosen=st.lists(st.sampled_from(range(len(_EDITS))), unique=True, max_size=4))
+def test_content_hash_changes_exactly_when_the_diff_is_not_empty(
+    base: Fixture, chosen: list[int]
+) -> None:
+    new = edited(base, *(_EDITS[i] for i in sorted(chosen)), set_version("9.0.0"))
+    changes = diff_fixtures(base, new)
+    assert changes.empty == (not chosen)
+    assert (fixture_content_hash(new) == fixture_content_hash(base)) == changes.empty
+
+
 def test_no_change_and_what_is_not_a_change(base: Fixture) -> None:
     """Version, file order, tag order and writing a span with its offsets are not changes."""
 
@@ -426,11 +455,14 @@ def test_profile_counts_the_balance(base: Fixture) -> None:
     assert (profile["documents"], profile["chunks"], profile["queries"]) == (55, 160, 96)
 
 
+@pytest.mark.parametrize("old_side", ["directory", "release record"])
 def test_cli_shows_exactly_three_changes(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], old_side: str
 ) -> None:
     """The committed fixture vs a copy edited as a labeller would (YAML text edits): one query
-    added, one judgment regraded, one span moved; the diff lists exactly those three."""
+    added, one judgment regraded, one span moved; the diff lists exactly those three. The old
+    side is the committed directory, or its release in the committed fixtures/releases.json."""
+    old_arg = str(COMMITTED if old_side == "directory" else COMMITTED.parent / "releases.json")
     copy = tmp_path / "copy"
     shutil.copytree(COMMITTED, copy)
     en = copy / "queries" / "en.yaml"
@@ -455,7 +487,7 @@ def test_cli_shows_exactly_three_changes(
     assert main(["validate", str(copy)]) == 0
     capsys.readouterr()
 
-    assert main(["fixture", "diff", str(COMMITTED), str(copy), "--json"]) == 0
+    assert main(["fixture", "diff", old_arg, str(copy), "--json"]) == 0
     out = capsys.readouterr().out
     report = json.loads(out)
     span_old = _offsets(
@@ -481,7 +513,7 @@ def test_cli_shows_exactly_three_changes(
     fixtures = (committed(), load_fixture(copy))
     _assert_leak_free(out, *fixtures)
 
-    assert main(["fixture", "diff", str(COMMITTED), str(copy)]) == 0
+    assert main(["fixture", "diff", old_arg, str(copy)]) == 0
     table = capsys.readouterr().out
     _assert_leak_free(table, *fixtures)
     lines = table.splitlines()
