@@ -233,3 +233,16 @@ def test_release_record_problems(
     history = add_release(add_release([], outline), regraded)
     _, problems = check_releases(history, regraded)
     assert problems[0] == "the record's releases 1.0.0 -> 1.1.0:"
+
+
+def test_a_removed_id_may_not_come_back(base: Fixture) -> None:
+    v1 = fixture_outline(base)
+    v2 = fixture_outline(edited(base, remove_query, set_version("2.0.0")))
+    back = fixture_outline(edited(base, set_version("2.1.0")))  # q-en-045 re-added: minor
+    assert check_version(v2, back).ok  # the pairwise rule alone would accept it
+    summary, problems = check_releases(add_release(add_release([], v1), v2), back)
+    assert problems[0] == (
+        "query q-en-045 was removed in version 2.0.0 and is back in 2.1.0; a removed ID is "
+        "never reused — give it a new ID"
+    )
+    assert "last release 2.0.0" in summary
