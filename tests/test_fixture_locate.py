@@ -198,3 +198,13 @@ def test_works_on_a_fixture_being_edited(
         == 0
     )
     assert '"late opening on Thursdays"' in capsys.readouterr().out
+
+
+def test_cli_missing_fixture_is_an_input_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = str(tmp_path / "missing")
+    assert main(["fixture", "locate", missing, "q-en-001", "chunk-ferry-01-01", "words"]) == 2
+    err = capsys.readouterr().err
+    assert "does not exist" in err
+    assert "Traceback" not in err
