@@ -4,8 +4,10 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-dev
 FIXTURE ?= fixtures/synthetic-bilingual-v1
+# Fixtures `make versions` checks against their recorded releases (fixtures/releases.json).
+RELEASED ?= fixtures/synthetic-bilingual-v1
 
-.PHONY: report test lint unit fuzz gate probes bench lab clean
+.PHONY: report test lint unit fuzz gate probes versions bench lab clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -34,7 +36,10 @@ gate: $(STAMP)
 probes: $(STAMP)
 	$(BIN)/evalkit probes fixtures/probes --target stdlib --baseline fixtures/probes/baseline.json
 
-test: lint gate probes unit  # pytest last, so its summary closes the output
+versions: $(STAMP)  # each released fixture's version rule against its recorded releases
+	for f in $(RELEASED); do $(BIN)/evalkit validate $$f --since fixtures/releases.json || exit 1; done
+
+test: lint gate probes versions unit  # pytest last, so its summary closes the output
 
 lab: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[dev,lab]'
