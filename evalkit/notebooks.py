@@ -40,7 +40,7 @@ import re
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, cast
 
@@ -49,14 +49,17 @@ from jupyter_client.kernelspec import KernelSpec
 from jupyter_client.manager import AsyncKernelManager
 from traitlets import default
 
+from evalkit.artifacts import Artifact, check_output, write_artifacts
 from evalkit.errors import InputError, NotebookError, UnknownNameError
-from evalkit.output import resolve_output_path, write_text_atomic
+from evalkit.output import shown_path
+from evalkit.privacy import PrivateText
 from evalkit.registry import did_you_mean
 
 __all__ = [
     "DEFAULT_REPORT_NOTEBOOK",
     "KERNEL_NAME",
     "RenderedReport",
+    "check_report_output",
     "coerce_parameters",
     "execute_notebook",
     "export_html",
@@ -458,12 +461,14 @@ def external_references(html: str) -> list[str]:
 
 @dataclass(frozen=True)
 class RenderedReport:
-    """An executed, scrubbed report: ``html`` and ``notebook`` (``.ipynb`` JSON text)."""
+    """An executed, scrubbed report: ``html`` and ``notebook`` (``.ipynb`` JSON text);
+    ``private`` is what :func:`write_rendered_report` scans both for again before writing."""
 
     html: str
     notebook: str
     redacted: bool
     parameters: dict[str, Any]
+    private: tuple[PrivateText, ...] = field(default=(), repr=False)
 
 
 def render_report(
@@ -523,12 +528,33 @@ def render_report(
             f"the exported HTML would load {len(external)} external resource(s); a report must "
             "open offline: remove links and remote images from the notebook's outputs"
         )
+    private = tuple(private_texts(fixture, definitions))
     if redact:
-        assert_no_leaks(
-            {"HTML": html, "notebook": notebook_text}, private_texts(fixture, definitions)
-        )
+        assert_no_leaks({"HTML": html, "notebook": notebook_text}, private)
     return RenderedReport(
-        html=html, notebook=notebook_text, redacted=redact, parameters=dict(merged)
+        html=html,
+        notebook=notebook_text,
+        redacted=redact,
+        parameters=dict(merged),
+        private=private,
+    )
+
+
+def check_report_output(
+    output: str | os.PathLike[str], *, workspace: str | os.PathLike[str] | None = None
+) -> tuple[Path, Path]:
+    """Check ``output`` (must end in ``.html``/``.htm``) and the ``.ipynb`` beside it with THE
+    output-path check (:func:`evalkit.artifacts.check_output`, creates nothing); both absolute
+    paths. The CLI calls it before executing the notebook."""
+    html_path = Path(output)
+    if html_path.suffix.lower() not in (".html", ".htm"):
+        raise InputError(
+            f"report output {shown_path(output)} should end in .html; the executed notebook is "
+            "written beside it with the .ipynb suffix"
+        )
+    return (
+        check_output(html_path, workspace=workspace),
+        check_output(html_path.with_suffix(".ipynb"), workspace=workspace),
     )
 
 
@@ -539,22 +565,21 @@ def write_rendered_report(
     workspace: str | os.PathLike[str] | None = None,
 ) -> tuple[Path, Path]:
     """Write ``report.html`` to ``output`` (must end in ``.html``) and the notebook beside it
-    (same name, ``.ipynb``), both atomically under the safe-path rules; (html, ipynb) paths.
-
-    Both paths are checked before either file is written.
-    """
+    (same name, ``.ipynb``) through :func:`evalkit.artifacts.write_artifacts`: both paths are
+    checked and both texts leak-scanned against ``report.private`` (unless the report is
+    unredacted by permission) before either is written; (html, ipynb) paths."""
+    check_report_output(output, workspace=workspace)
     html_path = Path(output)
-    if html_path.suffix.lower() not in (".html", ".htm"):
-        raise InputError(
-            f"report output {os.fspath(output)!r} should end in .html; the executed notebook is "
-            "written beside it with the .ipynb suffix"
-        )
-    ipynb_path = html_path.with_suffix(".ipynb")
-    resolve_output_path(html_path, workspace=workspace)
-    resolve_output_path(ipynb_path, workspace=workspace)
-    written_html = write_text_atomic(html_path, report.html, workspace=workspace)
-    written_ipynb = write_text_atomic(ipynb_path, report.notebook, workspace=workspace)
-    return written_html, written_ipynb
+    written = write_artifacts(
+        [
+            Artifact(html_path, report.html, "html"),
+            Artifact(html_path.with_suffix(".ipynb"), report.notebook, "notebook"),
+        ],
+        private=report.private,
+        workspace=workspace,
+        allow_private_text=not report.redacted,
+    )
+    return written[0], written[1]
 
 
 def _system_definitions(systems: str) -> dict[str, dict[str, Any]]:

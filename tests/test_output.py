@@ -250,19 +250,27 @@ def test_resolves_inside_the_current_directory(workspace: pathlib.Path) -> None:
     assert listing(workspace) == before  # nothing new: the parent existed
 
 
-def test_missing_parents_are_created(workspace: pathlib.Path) -> None:
+def test_the_check_creates_no_missing_parent(workspace: pathlib.Path) -> None:
+    before = listing(workspace)
     result = resolve_output_path(pathlib.Path("a") / "b" / "c" / "run.json")
+    assert result == workspace / "a" / "b" / "c" / "run.json"
+    assert listing(workspace) == before  # parents are created only when writing
+
+
+def test_missing_parents_are_created_by_the_write(workspace: pathlib.Path) -> None:
+    result = write_text_atomic(pathlib.Path("a") / "b" / "c" / "run.json", "x\n")
     assert result == workspace / "a" / "b" / "c" / "run.json"
     for directory in ("a", "a/b", "a/b/c"):
         info = os.lstat(workspace / directory)
         assert stat.S_ISDIR(info.st_mode)
-    assert not result.exists()
+    assert result.read_bytes() == b"x\n"
 
 
 def test_explicit_workspace(tmp_path: pathlib.Path, workspace: pathlib.Path) -> None:
     other = tmp_path / "other"
     other.mkdir()
     assert resolve_output_path("x/y.json", workspace=other) == other / "x" / "y.json"
+    assert write_text_atomic("x/y.json", "y\n", workspace=other) == other / "x" / "y.json"
     assert (other / "x").is_dir()
     assert not (workspace / "x").exists()
 
