@@ -574,8 +574,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     parser, handlers = build_parser()
     args = parser.parse_args(argv)
+    from evalkit.errors import LeakError
+
     try:
         return handlers[args.command](args)
+    except LeakError as error:  # a failed check (the leak scan), not a usage error
+        _print_error(error)
+        return 1
     except EvalkitError as error:
         _print_error(error)
         return 2

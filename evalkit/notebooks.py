@@ -11,6 +11,10 @@ Rules:
   (``sys.executable -m ipykernel_launcher``), whatever kernel specs are installed: no kernel spec
   needs installing, and a user's own ``python3`` spec can never pick another environment.
   The notebook's metadata names the ``python3`` kernel, so JupyterLab opens it as usual.
+  Its connection is encrypted with CurveZMQ, or (pyzmq without CurveZMQ, POSIX) uses Unix
+  sockets in Jupyter's per-user runtime folder, never plain TCP; shutting it down sends no
+  interrupt (see ``_InterpreterKernelManager``), so a successful run prints nothing from the
+  kernel.
 - **Parameters** are those of the notebook's cell tagged ``parameters``; a value given as text
   (``-p NAME VALUE`` on the command line) is converted to the type of the default value.
 - **Scrubbing** (:func:`scrub_notebook`): papermill's ``input_path``, ``output_path`` and
@@ -257,17 +261,39 @@ def find_input(path: str | os.PathLike[str], *, base: str | os.PathLike[str] | N
 # --- execution ----------------------------------------------------------------------------
 
 
+def _curve_available() -> bool:
+    """Whether pyzmq can encrypt the kernel's connection (CurveZMQ)."""
+    import zmq
+
+    return bool(zmq.has("curve"))
+
+
 class _InterpreterKernelManager(AsyncKernelManager):
     """A kernel manager that always runs ipykernel on ``sys.executable`` (see module docs).
 
-    The local connection is encrypted with CurveZMQ keys when pyzmq supports it.
+    The local connection is encrypted with CurveZMQ keys when pyzmq supports it; without
+    CurveZMQ (POSIX) the kernel listens on Unix sockets in Jupyter's per-user runtime folder
+    instead of unencrypted TCP, which ipykernel would (rightly) warn about on the terminal.
     """
 
     @default("transport_encryption")
     def _default_transport_encryption(self) -> str:
-        import zmq
+        return "auto" if _curve_available() else "disabled"
 
-        return "auto" if zmq.has("curve") else "disabled"
+    @default("transport")
+    def _default_transport(self) -> str:
+        return "tcp" if _curve_available() or os.name == "nt" else "ipc"
+
+    async def _async_interrupt_kernel(self) -> None:
+        # jupyter_client's shutdown_kernel() interrupts the kernel before asking it to shut down,
+        # in case a cell still runs. evalkit only shuts a kernel down once the notebook has
+        # finished or failed, and a SIGINT that lands while ipykernel handles a message is
+        # logged on the terminal as "[IPKernelApp] ERROR | KeyboardInterrupt caught in kernel".
+        # The shutdown request needs no interrupt; a kernel that ignores it is killed after
+        # shutdown_wait_time.
+        if self.shutting_down:
+            return
+        await super()._async_interrupt_kernel()
 
     @property
     def kernel_spec(self) -> KernelSpec:

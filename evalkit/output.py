@@ -131,11 +131,11 @@ def resolve_output_path(
             f"output path {shown_path(path)} should end in {' or '.join(suffixes)}; "
             f"found another suffix; rename the output, e.g. reports/report{suffixes[0]}"
         )
+    _check_lengths(root, [*parents, name])
     deepest, existing = _walk_parents(parents, root)
     destination = root.joinpath(*parents, name)
     if existing == len(parents):
         _check_destination(destination, root)
-    _check_lengths(deepest, root, [*parents, name])
     _check_writable(deepest, root)
     return destination
 
@@ -295,6 +295,12 @@ def _lstat_or_none(target: pathlib.Path) -> os.stat_result | None:
         return os.lstat(target)
     except FileNotFoundError:
         return None
+    except OSError as error:  # e.g. a folder that may not be searched
+        raise UnsafePathError(
+            f"output path: cannot inspect component {shown_path(target.name, label='name')} "
+            f"({error.strerror or type(error).__name__}); expected a folder evalkit may search; "
+            "fix its permissions or choose another --output"
+        ) from None
 
 
 def _check_directory(target: pathlib.Path, root: pathlib.Path, info: os.stat_result) -> None:
@@ -371,8 +377,10 @@ def _limit(directory: pathlib.Path, name: str, default: int) -> int:
         return default
 
 
-def _check_lengths(deepest: pathlib.Path, root: pathlib.Path, parts: Sequence[str]) -> None:
-    name_max = _limit(deepest, "PC_NAME_MAX", _DEFAULT_NAME_MAX)
+def _check_lengths(root: pathlib.Path, parts: Sequence[str]) -> None:
+    """Each component within ``NAME_MAX`` and the whole path within ``PATH_MAX`` (as the
+    workspace's file system reports them), before any ``lstat`` could fail on them."""
+    name_max = _limit(root, "PC_NAME_MAX", _DEFAULT_NAME_MAX)
     for index, part in enumerate(parts):
         size = len(os.fsencode(part))
         limit = name_max  # the temporary file's name is cut to fit (_create_temporary)
@@ -382,7 +390,7 @@ def _check_lengths(deepest: pathlib.Path, root: pathlib.Path, parts: Sequence[st
                 f"output path: the {what} is {size} bytes long; expected at most {limit} bytes "
                 "(the file system's name limit); choose a shorter name"
             )
-    path_max = _limit(deepest, "PC_PATH_MAX", _DEFAULT_PATH_MAX)
+    path_max = _limit(root, "PC_PATH_MAX", _DEFAULT_PATH_MAX)
     size = len(os.fsencode(os.fspath(root.joinpath(*parts)))) + _TEMPORARY_EXTRA
     if size >= path_max:
         raise UnsafePathError(
