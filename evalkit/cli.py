@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from evalkit.errors import EvalkitError
+from evalkit.errors import EvalkitError, LeakError
 
 if TYPE_CHECKING:
     from evalkit.evaluate import Evaluation
@@ -574,8 +574,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     parser, handlers = build_parser()
     args = parser.parse_args(argv)
-    from evalkit.errors import LeakError
-
     try:
         return handlers[args.command](args)
     except LeakError as error:  # a failed check (the leak scan), not a usage error

@@ -496,10 +496,11 @@ class _Means:
     def get(self, system: str, measure: str, language: str, gate: str) -> float:
         if system not in self.systems:
             known = [safe_id(s) or "(a name not shown)" for s in self.systems]
-            shown_system = repr(safe_id(system) or "(not shown)")
+            shown_system = repr(system) if safe_id(system) else "(not shown)"
+            shown_gate = repr(gate) if safe_id(gate) else "(not shown)"
             hint = did_you_mean(system, known) if safe_id(system) else ""
             raise InputError(
-                f"gate {safe_id(gate) or '(not shown)'!r}: system {shown_system} is not in the "
+                f"gate {shown_gate}: system {shown_system} is not in the "
                 f"{self.role} (systems: {', '.join(known) or 'none'});{hint} evaluate that "
                 "system or fix the gate"
             )
