@@ -45,14 +45,14 @@ def _run_validate(args: argparse.Namespace) -> int:
     path = Path(args.path)
     if not path.is_dir():
         what = "does not exist" if not path.exists() else "is not a directory"
-        _print_error(EvalkitError(f"fixture directory {args.path!r} {what}"))
+        _print_error(EvalkitError(f"fixture directory {_quoted(args.path)} {what}"))
         return 2
     try:
         fixture = load_fixture(path)
     except FixtureError as error:
         for problem in error.problems:
             print(problem)
-        print(f"{args.path}: invalid — {len(error.problems)} problem(s)")
+        print(f"{_shown(args.path)}: invalid — {len(error.problems)} problem(s)")
         return 1
     per_language = Counter(q.language for q in fixture.queries)
     no_answer = sum(1 for q in fixture.queries if not q.answerable)
@@ -127,6 +127,13 @@ def _shown(path: object) -> str:
     text = str(path)
     reason = unshown_reason(text)
     return text if reason is None else f"(path not shown: {reason})"
+
+
+def _quoted(path: object) -> str:
+    """A path for an error message: quoted, or a note when it must not be shown."""
+    from evalkit.output import shown_path
+
+    return shown_path(str(path))
 
 
 def _run_run(args: argparse.Namespace) -> int:

@@ -50,6 +50,7 @@ WINDOW_LATIN = 16
 WINDOW_CJK = 6
 MIN_PRIVATE_VALUE = 6
 
+_BLOCK = 1 << 20  # haystack positions per block of the needle search
 _SPACE_RE = re.compile(r"\s+")
 _CJK_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
@@ -159,17 +160,30 @@ class _NeedleIndex:
                 table.setdefault(needle[:size], []).append((needle, item.object_id))
 
     def find(self, haystack: str) -> list[str]:
+        """Sorted object IDs with a needle in ``haystack``: the set of the haystack's key-length
+        substrings (taken in blocks, to bound memory) meets the keys, then only the rare
+        matching keys are located with ``str.find`` and their needles verified."""
         leaked: set[str] = set()
         for size, table in self.tables.items():
-            for start in range(len(haystack) - size + 1):
-                candidates = table.get(haystack[start : start + size])
-                if candidates:
-                    leaked.update(
-                        object_id
-                        for needle, object_id in candidates
-                        if object_id not in leaked and haystack.startswith(needle, start)
-                    )
+            for block in range(0, max(len(haystack) - size + 1, 0), _BLOCK):
+                stop = min(block + _BLOCK, len(haystack) - size + 1)
+                grams = {haystack[i : i + size] for i in range(block, stop)}
+                for key in grams.intersection(table):
+                    self._verify(haystack, key, table[key], leaked)
         return sorted(leaked)
+
+    @staticmethod
+    def _verify(
+        haystack: str, key: str, candidates: list[tuple[str, str]], leaked: set[str]
+    ) -> None:
+        start = haystack.find(key)
+        while start != -1 and any(object_id not in leaked for _, object_id in candidates):
+            leaked.update(
+                object_id
+                for needle, object_id in candidates
+                if object_id not in leaked and haystack.startswith(needle, start)
+            )
+            start = haystack.find(key, start + 1)
 
 
 def find_leaks(artifact: str, private: Iterable[PrivateText]) -> list[str]:

@@ -202,3 +202,12 @@ def test_reports_hold_checked_names_only(tiny_dir: Path) -> None:
     report = json.dumps(evaluation.to_report())
     assert all(name_problem(s) is None for s in evaluation.to_report()["systems"])
     assert "candidate" in report
+
+
+def test_validate_does_not_echo_a_token_like_fixture_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["validate", str(tmp_path / TOKEN)]) == 2
+    err = capsys.readouterr().err
+    assert TOKEN not in err
+    assert "does not exist" in err
