@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from evalkit.errors import EvalkitError
+from evalkit.errors import EvalkitError, LeakError
 
 if TYPE_CHECKING:
     from evalkit.evaluate import Evaluation
@@ -54,14 +54,14 @@ def _run_validate(args: argparse.Namespace) -> int:
     path = Path(args.path)
     if not path.is_dir():
         what = "does not exist" if not path.exists() else "is not a directory"
-        _print_error(EvalkitError(f"fixture directory {args.path!r} {what}"))
+        _print_error(EvalkitError(f"fixture directory {_quoted(args.path)} {what}"))
         return 2
     try:
         fixture = load_fixture(path)
     except FixtureError as error:
         for problem in error.problems:
             print(problem)
-        print(f"{args.path}: invalid — {len(error.problems)} problem(s)")
+        print(f"{_shown(args.path)}: invalid — {len(error.problems)} problem(s)")
         return 1
     per_language = Counter(q.language for q in fixture.queries)
     no_answer = sum(1 for q in fixture.queries if not q.answerable)
@@ -164,12 +164,29 @@ def _evaluate_fixture(args: argparse.Namespace, *, progress: bool = False) -> Ev
 
 def _checked_output(cli_value: str | None) -> str | None:
     """``--output`` or ``$EVALKIT_OUTPUT`` (None: write nothing), refused early if unsafe."""
-    from evalkit.output import output_path_from_env, resolve_output_path
+    from evalkit.artifacts import check_output
+    from evalkit.output import output_path_from_env
 
     output = output_path_from_env(cli_value)
     if output is not None:
-        resolve_output_path(output)  # refuse an unsafe path before spending time evaluating
+        check_output(output)  # refuse an unsafe path before any work; creates nothing
     return output
+
+
+def _shown(path: object) -> str:
+    """A path for a printed line: as given, or a note when it must not be shown."""
+    from evalkit.output import unshown_reason
+
+    text = str(path)
+    reason = unshown_reason(text)
+    return text if reason is None else f"(path not shown: {reason})"
+
+
+def _quoted(path: object) -> str:
+    """A path for an error message: quoted, or a note when it must not be shown."""
+    from evalkit.output import shown_path
+
+    return shown_path(str(path))
 
 
 def _run_run(args: argparse.Namespace) -> int:
@@ -191,8 +208,8 @@ def _run_run(args: argparse.Namespace) -> int:
     print(f"evaluationDefinitionHash: {report['evaluationDefinitionHash']}")
     print(f"determinism: {report['determinism']['verdict']} ({evaluation.repeats} repeats)")
     if output is not None:
-        write_report(report, output)
-        print(f"report: {output}")
+        write_report(report, output, private=evaluation.private_texts())
+        print(f"report: {_shown(output)}")
     return 0
 
 
@@ -222,9 +239,10 @@ def _add_probes(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Han
 def _run_probes(args: argparse.Namespace) -> int:
     import json
 
+    from evalkit.artifacts import check_output, write_artifact
     from evalkit.canonical import canonical_json
     from evalkit.errors import InputError
-    from evalkit.output import resolve_output_path, write_text_atomic
+    from evalkit.output import shown_path
     from evalkit.probes import (
         baseline_drops,
         format_table,
@@ -236,7 +254,7 @@ def _run_probes(args: argparse.Namespace) -> int:
 
     output = args.output
     if output is not None:
-        resolve_output_path(output)  # refuse an unsafe path before running anything
+        check_output(output)  # refuse an unsafe path before running anything; creates nothing
     baseline = None
     if args.baseline is not None:
         try:
@@ -244,11 +262,11 @@ def _run_probes(args: argparse.Namespace) -> int:
                 baseline = json.load(handle)
         except (OSError, ValueError) as error:
             raise InputError(
-                f"cannot read baseline {args.baseline!r} ({type(error).__name__}); expected a "
-                "JSON file written by `evalkit probes ... --output PATH`"
+                f"cannot read baseline {shown_path(args.baseline)} ({type(error).__name__}); "
+                "expected a JSON file written by `evalkit probes ... --output PATH`"
             ) from None
         if not isinstance(baseline, dict):
-            raise InputError(f"baseline {args.baseline!r} is not a JSON object")
+            raise InputError(f"baseline {shown_path(args.baseline)} is not a JSON object")
     target = get_target(args.target)
     probes = load_probes(args.fixtures, tools=target.tools.names())
     results = run_probes(target.tools, probes)
@@ -274,10 +292,12 @@ def _run_probes(args: argparse.Namespace) -> int:
             print("baseline: dropped below the baseline:")
             print(drops.to_string(index=False, float_format=lambda v: f"{v:.3f}", na_rep="-"))
         else:
-            print(f"baseline: no recall/precision drop against {args.baseline}")
+            print(f"baseline: no recall/precision drop against {_shown(args.baseline)}")
     if output is not None:
-        write_text_atomic(output, canonical_json(report))
-        print(f"report: {output}")
+        # A probe run has no private text (probes name public code symbols): the artifact gets
+        # the path check and the shape scan (no path, endpoint or credential in any string).
+        write_artifact(output, canonical_json(report), kind="json", private=())
+        print(f"report: {_shown(output)}")
     if summary["errors"]:
         return 2
     return 1 if summary["failed"] or drops_found else 0
@@ -332,7 +352,7 @@ def _run_gate(args: argparse.Namespace) -> int:
     if args.baseline is not None:
         if gates.baseline is None:
             raise InputError(
-                f"--baseline was given but gates file {str(gates_path)!r} has no baseline "
+                f"--baseline was given but gates file {_shown(gates_path)} has no baseline "
                 "section; add 'baseline:' (see fixtures/README.md) or drop --baseline"
             )
         baseline_path = pathlib.Path(args.baseline)
@@ -348,10 +368,11 @@ def _run_gate(args: argparse.Namespace) -> int:
         )
     results = check_gates(report, gates, baseline)
     if output is not None:
-        write_report({**report, "gates": gates_to_report(results)}, output)
-        print(f"report: {output}")
-    print(f"{fixture.meta.id} {fixture.meta.version}: gates {gates_path}", end="")
-    print(f", baseline {baseline_path}" if baseline_path is not None else "")
+        gated = {**report, "gates": gates_to_report(results)}
+        write_report(gated, output, private=evaluation.private_texts())
+        print(f"report: {_shown(output)}")
+    print(f"{fixture.meta.id} {fixture.meta.version}: gates {_shown(gates_path)}", end="")
+    print(f", baseline {_shown(baseline_path)}" if baseline_path is not None else "")
     print(format_gate_table(results, failed_only=args.failed_only), end="")
     return 0 if bool(results["passed"].all()) else 1
 
@@ -373,14 +394,16 @@ def _add_baseline(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> H
 
 
 def _run_baseline(args: argparse.Namespace) -> int:
+    from evalkit.artifacts import check_output
     from evalkit.gates import write_baseline
-    from evalkit.output import resolve_output_path
 
     output = args.output
-    resolve_output_path(output)  # refuse an unsafe path before spending time evaluating
-    report = _evaluate_fixture(args).to_report()
-    write_baseline(report, output)
-    print(f"baseline: {output} (evaluationDefinitionHash {report['evaluationDefinitionHash']})")
+    check_output(output)  # refuse an unsafe path before any work; creates nothing
+    evaluation = _evaluate_fixture(args)
+    report = evaluation.to_report()
+    write_baseline(report, output, private=evaluation.private_texts())
+    hash_ = report["evaluationDefinitionHash"]
+    print(f"baseline: {_shown(output)} (evaluationDefinitionHash {hash_})")
     return 0
 
 
@@ -470,15 +493,15 @@ def _run_report(args: argparse.Namespace) -> int:
     from evalkit.errors import LeakError, NotebookError
     from evalkit.notebooks import (
         DEFAULT_REPORT_NOTEBOOK,
+        check_report_output,
         coerce_parameters,
         notebook_parameters,
         render_report,
         write_rendered_report,
     )
-    from evalkit.output import resolve_output_path
 
     notebook = args.notebook or DEFAULT_REPORT_NOTEBOOK
-    resolve_output_path(args.output)  # refuse an unsafe path before executing anything
+    check_report_output(args.output)  # suffix, HTML and sibling .ipynb: before executing
     pairs = [(str(name), str(value)) for name, value in args.parameter]
     if args.fixture is not None:
         pairs.insert(0, ("fixture", args.fixture))
@@ -820,6 +843,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return handlers[args.command](args)
+    except LeakError as error:  # a failed check (the leak scan), not a usage error
+        _print_error(error)
+        return 1
     except EvalkitError as error:
         _print_error(error)
         return 2

@@ -13,6 +13,7 @@ Hierarchy::
     ├── DispatchError(EvalkitError, RuntimeError)    a probe could not run
     ├── DeterminismError(EvalkitError, RuntimeError) two repeats of one evaluation differ
     ├── UnsafePathError(EvalkitError, ValueError)    an output path is unsafe
+    ├── OutputError(EvalkitError, OSError)           the file system refused an output write
     ├── LeakError(EvalkitError, RuntimeError)        an artifact contains fixture text
     ├── StaleBaselineError(EvalkitError, ValueError) baseline of another evaluation definition
     └── NotebookError(EvalkitError, RuntimeError)    the report notebook failed to execute
@@ -40,6 +41,7 @@ __all__ = [
     "LeakError",
     "MeasureError",
     "NotebookError",
+    "OutputError",
     "ProbeError",
     "Problem",
     "RunOnlyQueriesWarning",
@@ -127,6 +129,11 @@ class DeterminismError(EvalkitError, RuntimeError):
 
 class UnsafePathError(EvalkitError, ValueError):
     """An output path was refused; nothing was written."""
+
+
+class OutputError(EvalkitError, OSError):
+    """Writing an output file failed in the file system (permissions, space); nothing was
+    written."""
 
 
 class LeakError(EvalkitError, RuntimeError):

@@ -8,10 +8,14 @@ Rules (the deterministic projection depends on nothing else):
 - Ranking measures are computed by ``evalkit.measures.score`` with ``ties="given"`` over
   answerable queries only; ``NoAnswerFP`` (1.0 when a no-answer query returned anything) over
   no-answer queries only. So every row has a value: no NaN, no missing rows.
-- With ``repeats >= 2`` every system runs again and its rankings (chunk IDs, ranks, scores,
-  grades) must be identical, else ``DeterminismError``. Measure values and failures are pure
-  functions of the rankings, so this checks the whole deterministic projection; latency is
-  excluded.
+- Each system's ``name`` must pass :func:`evalkit.names.check_name` against its own
+  ``definition()`` (an ID; no path, endpoint, credential or private definition value), else
+  ``InputError`` naming the system's position, not its name.
+- With ``repeats >= 2`` every system runs again; its definition hash (``canonical_hash`` of
+  ``definition()``) and its rankings (chunk IDs, ranks, scores, grades) must be identical, else
+  ``DeterminismError`` naming the system. Measure values and failures are pure functions of the
+  rankings, and the report's definition hashes of the definitions, so this checks the whole
+  deterministic projection; latency is excluded.
 """
 
 from __future__ import annotations
@@ -26,14 +30,18 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
+from evalkit.canonical import canonical_hash
 from evalkit.errors import DeterminismError, InputError
+from evalkit.fixtures.rules import safe_id
 from evalkit.measures import aggregate, parse_measure, score
+from evalkit.names import check_name
 from evalkit.spans import QuerySpans, context_precision_recall
 from evalkit.systems.protocol import Retriever
 from evalkit.systems.reference import REFERENCE_SYSTEMS, resolve_system
 
 if TYPE_CHECKING:
     from evalkit.fixtures import Fixture
+    from evalkit.privacy import PrivateText
 
 __all__ = ["DEFAULT_RANKING_MEASURES", "Evaluation", "evaluate"]
 
@@ -114,6 +122,13 @@ class Evaluation:
         summary = summary.reindex(list(self.systems)).fillna(0.0).astype({"count": "int64"})
         return summary.rename_axis("system").reset_index()
 
+    def private_texts(self) -> list[PrivateText]:
+        """What the leak scan looks for in this evaluation's artifacts: the fixture's text and
+        the systems' private definition values (:func:`evalkit.privacy.private_texts`)."""
+        from evalkit.privacy import private_texts
+
+        return private_texts(self.fixture, self.definitions)
+
     def to_report(self) -> dict[str, Any]:
         """The privacy-safe report dict (IDs, hashes, aggregates); see ``evalkit.report``."""
         from evalkit.report import build_report
@@ -170,9 +185,11 @@ def evaluate(
     rankings, latency, definitions = _run_systems(fixture, specs, k, 0, progress)
     latency_frames = [latency]
     for repeat in range(1, repeats):
-        again, latency, _ = _run_systems(fixture, specs, k, repeat, progress)
+        again, latency, definitions_again = _run_systems(fixture, specs, k, repeat, progress)
         # Measure values and failures are pure functions of the rankings and the fixture, so
-        # equal rankings (IDs, ranks, scores, grades) mean an equal deterministic projection.
+        # equal definitions and rankings (IDs, ranks, scores, grades) mean an equal
+        # deterministic projection.
+        _check_same_definitions(definitions, definitions_again, repeat)
         _check_same(rankings, again)
         latency_frames.append(latency)
     systems_run = tuple(definitions)
@@ -199,12 +216,21 @@ def _run_systems(
     ranking_rows: list[tuple[str, str, int, str, float, int]] = []
     latency_rows: list[tuple[str, str, int, float]] = []
     definitions: dict[str, dict[str, Any]] = {}
-    for spec in specs:
-        system = resolve_system(spec)
-        name = str(system.name)
+    for position, spec in enumerate(specs, start=1):
+        where = f"system #{position} of {len(specs)}"
+        system = resolve_system(spec, where=where)
+        try:
+            definition = system.definition()
+            name = check_name(
+                getattr(system, "name", None), kind="system", where=where, definition=definition
+            )
+        except BaseException:
+            _close(system)
+            raise
         if name in definitions:
+            _close(system)
             raise InputError(f"two systems are both named {name!r}; give each a unique name")
-        definitions[name] = system.definition()
+        definitions[name] = definition
         try:
             system.index(fixture.chunks)
             queries = tqdm(
@@ -225,9 +251,7 @@ def _run_systems(
                     for rank, (chunk_id, hit_score) in enumerate(ranked, start=1)
                 ]
         finally:
-            close = getattr(system, "close", None)
-            if callable(close):
-                close()
+            _close(system)
     rankings = pd.DataFrame(ranking_rows, columns=RANKING_COLUMNS).astype(
         {
             "system": str,
@@ -244,6 +268,12 @@ def _run_systems(
     return rankings, latency, definitions
 
 
+def _close(system: Any) -> None:
+    close = getattr(system, "close", None)
+    if callable(close):
+        close()
+
+
 def _deduplicated(
     system: str, query_id: str, hits: Iterable[Any], k: int, fixture: Fixture
 ) -> list[tuple[str, float]]:
@@ -255,9 +285,12 @@ def _deduplicated(
         if chunk_id in ranked:
             continue
         if chunk_id not in fixture.chunks_by_id:
+            shown = safe_id(chunk_id)
+            what = repr(shown) if shown else "(not shown: not a well-formed, safe ID)"
             raise InputError(
-                f"system {system!r} returned chunk ID {chunk_id!r} for query {query_id!r}, "
-                f"which is not in fixture {fixture.meta.id!r}"
+                f"system {system!r} returned chunk ID {what} for query {query_id!r}, "
+                f"which is not in fixture {fixture.meta.id!r}; return the IDs of the chunks "
+                "it was given"
             )
         if not np.isfinite(hit_score):
             raise InputError(
@@ -368,6 +401,27 @@ def _find_failures(
                         (system, q.id, q.language, "near-duplicate-above", f"{chunk_id},{target}")
                     )
     return pd.DataFrame(rows, columns=FAILURE_COLUMNS).astype(str)
+
+
+def _check_same_definitions(
+    first: dict[str, dict[str, Any]], again: dict[str, dict[str, Any]], repeat: int
+) -> None:
+    """Raise ``DeterminismError`` naming the systems whose definition hash changed."""
+    changed = [
+        name
+        for name in first
+        if name not in again or canonical_hash(first[name]) != canonical_hash(again[name])
+    ]
+    changed += [name for name in again if name not in first]
+    if changed:
+        raise DeterminismError(
+            f"the definition of system(s) {', '.join(map(repr, changed))} changed between "
+            f"repeat 1 and repeat {repeat + 1} (its definition() hash differs; the values are "
+            "not shown). definition() must describe the configuration and nothing else: no "
+            "timestamps, counters, random seeds drawn at run time or object addresses; "
+            "otherwise every baseline goes stale on every run",
+            differences=[(name, "") for name in changed],
+        )
 
 
 def _check_same(rankings: pd.DataFrame, again: pd.DataFrame) -> None:

@@ -34,20 +34,30 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Final, Literal
 
 import pandas as pd
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from evalkit.canonical import canonical_json
 from evalkit.errors import FixtureError, InputError, Problem, StaleBaselineError
+from evalkit.fixtures.rules import safe_id
 from evalkit.fixtures.schema import ID_PATTERN, LANGUAGE_PATTERN
 from evalkit.measures import parse_measure
-from evalkit.output import write_text_atomic
+from evalkit.names import name_problem
+from evalkit.output import shown_path, unshown_reason
+from evalkit.privacy import PrivateText
 from evalkit.registry import did_you_mean
 from evalkit.report import (
     ALL_LANGUAGES,
@@ -111,8 +121,17 @@ def _canonical_measure(name: str) -> str:
 
 # --- the gates file ---------------------------------------------------------------------------
 
-GateId = Annotated[str, Field(pattern=ID_PATTERN)]
-SystemName = Annotated[str, Field(pattern=ID_PATTERN)]
+
+def _safe_name(value: str) -> str:
+    """Gate IDs and system names are IDs that reach reports: no path/endpoint/secret shape."""
+    problem = name_problem(value)
+    if problem is not None:
+        raise ValueError(f"{problem}; rename it (the value is not shown here)")
+    return value
+
+
+GateId = Annotated[str, Field(pattern=ID_PATTERN), AfterValidator(_safe_name)]
+SystemName = Annotated[str, Field(pattern=ID_PATTERN), AfterValidator(_safe_name)]
 Language = Annotated[str, Field(pattern=LANGUAGE_PATTERN, max_length=35)]
 Bound = Annotated[float, Field(allow_inf_nan=False)]
 Drop = Annotated[float, Field(ge=0.0, allow_inf_nan=False)]
@@ -228,7 +247,8 @@ def load_gates(path: str | os.PathLike[str]) -> Gates:
     Raises :class:`FixtureError` listing every problem (file:line, gate ID or position, field).
     """
     file = Path(path)
-    name, source = file.name, f"gates file {os.fspath(path)!r}"
+    name = file.name if safe_id(file.name) else "gates file"
+    source = f"gates file {shown_path(path)}"
     try:
         text = file.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -290,8 +310,8 @@ def _item_lines(node: yaml.MappingNode) -> dict[tuple[str, int], int]:
 def _label(data: Mapping[str, Any], section: str, index: int) -> str:
     items = data.get(section)
     if isinstance(items, list) and index < len(items) and isinstance(items[index], dict):
-        gate_id = items[index].get("id")
-        if isinstance(gate_id, str) and re.fullmatch(ID_PATTERN, gate_id):
+        gate_id = safe_id(items[index].get("id"))
+        if gate_id is not None:
             return gate_id
     return f"{section}[{index}]"
 
@@ -399,12 +419,16 @@ def write_baseline(
     report: Mapping[str, Any],
     path: str | os.PathLike[str],
     *,
+    private: Iterable[PrivateText],
     workspace: str | os.PathLike[str] | None = None,
 ) -> Path:
-    """Write ``baseline_from_report(report)`` as canonical JSON to a safe relative ``path``."""
-    return write_text_atomic(
-        path, canonical_json(baseline_from_report(report)), workspace=workspace
-    )
+    """Write ``baseline_from_report(report)`` as canonical JSON to a safe relative ``path``,
+    through :func:`evalkit.artifacts.write_artifact` (path check and leak scan against
+    ``private``, e.g. ``private_texts(evaluation.fixture, evaluation.definitions)``)."""
+    from evalkit.artifacts import write_artifact
+
+    text = canonical_json(baseline_from_report(report))
+    return write_artifact(path, text, kind="json", private=private, workspace=workspace)
 
 
 def check_baseline_fresh(
@@ -437,11 +461,13 @@ def check_baseline_fresh(
         if changed
         else "the queries, judgments, corpus or measures version changed since the baseline"
     )
+    baseline_shown = "BASELINE.json" if unshown_reason(baseline_path) else baseline_path
+    fixture_shown = "FIXTURE" if unshown_reason(fixture) else fixture
     raise StaleBaselineError(
-        f"baseline {baseline_path} is stale and was not compared: it was made for another "
+        f"baseline {baseline_shown} is stale and was not compared: it was made for another "
         f"evaluation definition ({details}); {cause}. If the change is intended, review it with "
-        f"'evalkit diff {baseline_path} NEW.json' and refresh the baseline with "
-        f"'evalkit baseline {fixture} --output {baseline_path}'"
+        f"'evalkit diff {baseline_shown} NEW.json' and refresh the baseline with "
+        f"'evalkit baseline {fixture_shown} --output {baseline_shown}'"
     )
 
 
@@ -469,10 +495,13 @@ class _Means:
 
     def get(self, system: str, measure: str, language: str, gate: str) -> float:
         if system not in self.systems:
-            known = [str(s) for s in self.systems]
+            known = [safe_id(s) or "(a name not shown)" for s in self.systems]
+            shown_system = repr(system) if safe_id(system) else "(not shown)"
+            shown_gate = repr(gate) if safe_id(gate) else "(not shown)"
+            hint = did_you_mean(system, known) if safe_id(system) else ""
             raise InputError(
-                f"gate {gate!r}: system {system!r} is not in the {self.role} (systems: "
-                f"{', '.join(known) or 'none'});{did_you_mean(system, known)} evaluate that "
+                f"gate {shown_gate}: system {shown_system} is not in the "
+                f"{self.role} (systems: {', '.join(known) or 'none'});{hint} evaluate that "
                 "system or fix the gate"
             )
         tables = self.means.get(system, {})

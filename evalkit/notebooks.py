@@ -11,6 +11,10 @@ Rules:
   (``sys.executable -m ipykernel_launcher``), whatever kernel specs are installed: no kernel spec
   needs installing, and a user's own ``python3`` spec can never pick another environment.
   The notebook's metadata names the ``python3`` kernel, so JupyterLab opens it as usual.
+  Its connection is encrypted with CurveZMQ, or (pyzmq without CurveZMQ, POSIX) uses Unix
+  sockets in Jupyter's per-user runtime folder, never plain TCP; shutting it down sends no
+  interrupt (see ``_InterpreterKernelManager``), so a successful run prints nothing from the
+  kernel.
 - **Parameters** are those of the notebook's cell tagged ``parameters``; a value given as text
   (``-p NAME VALUE`` on the command line) is converted to the type of the default value.
 - **Scrubbing** (:func:`scrub_notebook`): papermill's ``input_path``, ``output_path`` and
@@ -40,7 +44,7 @@ import re
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, cast
 
@@ -49,8 +53,10 @@ from jupyter_client.kernelspec import KernelSpec
 from jupyter_client.manager import AsyncKernelManager
 from traitlets import default
 
+from evalkit.artifacts import Artifact, check_output, write_artifacts
 from evalkit.errors import InputError, NotebookError, UnknownNameError
-from evalkit.output import resolve_output_path, write_text_atomic
+from evalkit.output import shown_path
+from evalkit.privacy import PrivateText
 from evalkit.registry import did_you_mean
 from evalkit.render import CONTENT_SECURITY_POLICY
 
@@ -58,6 +64,7 @@ __all__ = [
     "DEFAULT_REPORT_NOTEBOOK",
     "KERNEL_NAME",
     "RenderedReport",
+    "check_report_output",
     "coerce_parameters",
     "execute_notebook",
     "export_html",
@@ -257,17 +264,39 @@ def find_input(path: str | os.PathLike[str], *, base: str | os.PathLike[str] | N
 # --- execution ----------------------------------------------------------------------------
 
 
+def _curve_available() -> bool:
+    """Whether pyzmq can encrypt the kernel's connection (CurveZMQ)."""
+    import zmq
+
+    return bool(zmq.has("curve"))
+
+
 class _InterpreterKernelManager(AsyncKernelManager):
     """A kernel manager that always runs ipykernel on ``sys.executable`` (see module docs).
 
-    The local connection is encrypted with CurveZMQ keys when pyzmq supports it.
+    The local connection is encrypted with CurveZMQ keys when pyzmq supports it; without
+    CurveZMQ (POSIX) the kernel listens on Unix sockets in Jupyter's per-user runtime folder
+    instead of unencrypted TCP, which ipykernel would (rightly) warn about on the terminal.
     """
 
     @default("transport_encryption")
     def _default_transport_encryption(self) -> str:
-        import zmq
+        return "auto" if _curve_available() else "disabled"
 
-        return "auto" if zmq.has("curve") else "disabled"
+    @default("transport")
+    def _default_transport(self) -> str:
+        return "tcp" if _curve_available() or os.name == "nt" else "ipc"
+
+    async def _async_interrupt_kernel(self) -> None:
+        # jupyter_client's shutdown_kernel() interrupts the kernel before asking it to shut down,
+        # in case a cell still runs. evalkit only shuts a kernel down once the notebook has
+        # finished or failed, and a SIGINT that lands while ipykernel handles a message is
+        # logged on the terminal as "[IPKernelApp] ERROR | KeyboardInterrupt caught in kernel".
+        # The shutdown request needs no interrupt; a kernel that ignores it is killed after
+        # shutdown_wait_time.
+        if self.shutting_down:
+            return
+        await super()._async_interrupt_kernel()
 
     @property
     def kernel_spec(self) -> KernelSpec:
@@ -464,12 +493,14 @@ def external_references(html: str) -> list[str]:
 
 @dataclass(frozen=True)
 class RenderedReport:
-    """An executed, scrubbed report: ``html`` and ``notebook`` (``.ipynb`` JSON text)."""
+    """An executed, scrubbed report: ``html`` and ``notebook`` (``.ipynb`` JSON text);
+    ``private`` is what :func:`write_rendered_report` scans both for again before writing."""
 
     html: str
     notebook: str
     redacted: bool
     parameters: dict[str, Any]
+    private: tuple[PrivateText, ...] = field(default=(), repr=False)
 
 
 def render_report(
@@ -529,12 +560,33 @@ def render_report(
             f"the exported HTML would load {len(external)} external resource(s); a report must "
             "open offline: remove links and remote images from the notebook's outputs"
         )
+    private = tuple(private_texts(fixture, definitions))
     if redact:
-        assert_no_leaks(
-            {"HTML": html, "notebook": notebook_text}, private_texts(fixture, definitions)
-        )
+        assert_no_leaks({"HTML": html, "notebook": notebook_text}, private)
     return RenderedReport(
-        html=html, notebook=notebook_text, redacted=redact, parameters=dict(merged)
+        html=html,
+        notebook=notebook_text,
+        redacted=redact,
+        parameters=dict(merged),
+        private=private,
+    )
+
+
+def check_report_output(
+    output: str | os.PathLike[str], *, workspace: str | os.PathLike[str] | None = None
+) -> tuple[Path, Path]:
+    """Check ``output`` (must end in ``.html``/``.htm``) and the ``.ipynb`` beside it with THE
+    output-path check (:func:`evalkit.artifacts.check_output`, creates nothing); both absolute
+    paths. The CLI calls it before executing the notebook."""
+    html_path = Path(output)
+    if html_path.suffix.lower() not in (".html", ".htm"):
+        raise InputError(
+            f"report output {shown_path(output)} should end in .html; the executed notebook is "
+            "written beside it with the .ipynb suffix"
+        )
+    return (
+        check_output(html_path, workspace=workspace),
+        check_output(html_path.with_suffix(".ipynb"), workspace=workspace),
     )
 
 
@@ -545,22 +597,21 @@ def write_rendered_report(
     workspace: str | os.PathLike[str] | None = None,
 ) -> tuple[Path, Path]:
     """Write ``report.html`` to ``output`` (must end in ``.html``) and the notebook beside it
-    (same name, ``.ipynb``), both atomically under the safe-path rules; (html, ipynb) paths.
-
-    Both paths are checked before either file is written.
-    """
+    (same name, ``.ipynb``) through :func:`evalkit.artifacts.write_artifacts`: both paths are
+    checked and both texts leak-scanned against ``report.private`` (unless the report is
+    unredacted by permission) before either is written; (html, ipynb) paths."""
+    check_report_output(output, workspace=workspace)
     html_path = Path(output)
-    if html_path.suffix.lower() not in (".html", ".htm"):
-        raise InputError(
-            f"report output {os.fspath(output)!r} should end in .html; the executed notebook is "
-            "written beside it with the .ipynb suffix"
-        )
-    ipynb_path = html_path.with_suffix(".ipynb")
-    resolve_output_path(html_path, workspace=workspace)
-    resolve_output_path(ipynb_path, workspace=workspace)
-    written_html = write_text_atomic(html_path, report.html, workspace=workspace)
-    written_ipynb = write_text_atomic(ipynb_path, report.notebook, workspace=workspace)
-    return written_html, written_ipynb
+    written = write_artifacts(
+        [
+            Artifact(html_path, report.html, "html"),
+            Artifact(html_path.with_suffix(".ipynb"), report.notebook, "notebook"),
+        ],
+        private=report.private,
+        workspace=workspace,
+        allow_private_text=not report.redacted,
+    )
+    return written[0], written[1]
 
 
 def _system_definitions(systems: str) -> dict[str, dict[str, Any]]:

@@ -1,8 +1,10 @@
 """The leak scan: does an artifact contain any text of the fixture or any private provider value?
 
-What counts as private: every document and chunk title, chunk text, query text and judgment
-span of the fixture, and every string value (at least ``MIN_PRIVATE_VALUE`` characters) inside
-the systems' ``definition()`` (model names, endpoints, ...).
+What counts as private (:func:`private_texts`): every document and chunk title, chunk text,
+query text and judgment span of the fixture; every string value inside the systems'
+``definition()`` (model names, endpoints, ...) and each ``/``-separated part of one (the model of
+``org/model``, the host of an endpoint), when at least ``MIN_PRIVATE_VALUE`` characters long
+(:func:`definition_values`). Mapping keys of a definition are its field names, not private.
 
 The matching rule. Both sides are NFKC-normalized, case-folded, HTML-unescaped and have
 white-space runs collapsed to one space, so escaping or re-wrapping does not hide a leak.
@@ -37,6 +39,7 @@ if TYPE_CHECKING:
 __all__ = [
     "PrivateText",
     "assert_no_leaks",
+    "definition_values",
     "find_leaks",
     "private_texts",
 ]
@@ -47,6 +50,7 @@ WINDOW_LATIN = 16
 WINDOW_CJK = 6
 MIN_PRIVATE_VALUE = 6
 
+_BLOCK = 1 << 20  # haystack positions per block of the needle search
 _SPACE_RE = re.compile(r"\s+")
 _CJK_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
@@ -83,12 +87,19 @@ def private_texts(
         for judgment in query.judgments:
             found.extend(PrivateText(f"query:{query.id}", span.text) for span in judgment.spans)
     for system, definition in (definitions or {}).items():
-        found.extend(
-            PrivateText(f"system:{system}", value)
-            for value in _string_leaves(definition)
-            if len(value) >= MIN_PRIVATE_VALUE
-        )
+        found.extend(PrivateText(f"system:{system}", v) for v in definition_values(definition))
     return found
+
+
+def definition_values(definition: Any) -> list[str]:
+    """The private strings of one system definition: every string value and every
+    ``/``-separated part of one, at least ``MIN_PRIVATE_VALUE`` characters long, in order."""
+    values: dict[str, None] = {}
+    for value in _string_leaves(definition):
+        for part in (value, *value.split("/")):
+            if len(part) >= MIN_PRIVATE_VALUE:
+                values.setdefault(part)
+    return list(values)
 
 
 def _string_leaves(value: Any, *, keys: bool = False) -> Iterator[str]:
@@ -106,6 +117,8 @@ def _string_leaves(value: Any, *, keys: bool = False) -> Iterator[str]:
 
 
 def _needles(text: str) -> list[str]:
+    """The normalized strings to search for ``text`` (rule above): the whole string when it is
+    short, else its aligned windows (a whole long string contains every one of them)."""
     normalized = _normalize(text)
     cjk = _is_mostly_cjk(normalized)
     window = WINDOW_CJK if cjk else WINDOW_LATIN
@@ -114,8 +127,7 @@ def _needles(text: str) -> list[str]:
         return []
     if len(normalized) <= 2 * window:
         return [normalized]
-    pieces = [normalized[i : i + window] for i in range(0, len(normalized) - window + 1, window)]
-    return [normalized, *pieces]
+    return [normalized[i : i + window] for i in range(0, len(normalized) - window + 1, window)]
 
 
 def artifact_text(text: str) -> str:
@@ -124,28 +136,65 @@ def artifact_text(text: str) -> str:
     if stripped.startswith(("{", "[")):
         try:
             decoded = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):
             pass
         else:
             return _normalize("\n".join(_string_leaves(decoded, keys=True)) + "\n" + text)
     return _normalize(text)
 
 
+class _NeedleIndex:
+    """Every needle keyed by its first ``_KEY_LONG`` (or, for shorter needles, ``_KEY_SHORT``)
+    characters, so one pass over an artifact per key length finds every needle in it: the cost
+    grows with the artifact's length, not with artifact length x number of needles."""
+
+    _KEY_LONG = MIN_WHOLE_LATIN
+    _KEY_SHORT = MIN_WHOLE_CJK
+
+    def __init__(self, private: Iterable[PrivateText]) -> None:
+        self.tables: dict[int, dict[str, list[tuple[str, str]]]] = {}
+        for item in private:
+            for needle in _needles(item.text):
+                size = self._KEY_LONG if len(needle) >= self._KEY_LONG else self._KEY_SHORT
+                table = self.tables.setdefault(size, {})
+                table.setdefault(needle[:size], []).append((needle, item.object_id))
+
+    def find(self, haystack: str) -> list[str]:
+        """Sorted object IDs with a needle in ``haystack``: the set of the haystack's key-length
+        substrings (taken in blocks, to bound memory) meets the keys, then only the rare
+        matching keys are located with ``str.find`` and their needles verified."""
+        leaked: set[str] = set()
+        for size, table in self.tables.items():
+            for block in range(0, max(len(haystack) - size + 1, 0), _BLOCK):
+                stop = min(block + _BLOCK, len(haystack) - size + 1)
+                grams = {haystack[i : i + size] for i in range(block, stop)}
+                for key in grams.intersection(table):
+                    self._verify(haystack, key, table[key], leaked)
+        return sorted(leaked)
+
+    @staticmethod
+    def _verify(
+        haystack: str, key: str, candidates: list[tuple[str, str]], leaked: set[str]
+    ) -> None:
+        start = haystack.find(key)
+        while start != -1 and any(object_id not in leaked for _, object_id in candidates):
+            leaked.update(
+                object_id
+                for needle, object_id in candidates
+                if object_id not in leaked and haystack.startswith(needle, start)
+            )
+            start = haystack.find(key, start + 1)
+
+
 def find_leaks(artifact: str, private: Iterable[PrivateText]) -> list[str]:
     """Sorted object IDs whose private text occurs in ``artifact`` (rule in module docstring)."""
-    haystack = artifact_text(artifact)
-    leaked = {
-        item.object_id
-        for item in private
-        if any(needle in haystack for needle in _needles(item.text))
-    }
-    return sorted(leaked)
+    return _NeedleIndex(private).find(artifact_text(artifact))
 
 
 def assert_no_leaks(artifacts: Mapping[str, str], private: Iterable[PrivateText]) -> None:
     """Raise ``LeakError`` naming the artifact names and leaked object IDs, if any leak."""
-    items = list(private)
-    problems = {name: find_leaks(text, items) for name, text in artifacts.items()}
+    index = _NeedleIndex(private)
+    problems = {name: index.find(artifact_text(text)) for name, text in artifacts.items()}
     problems = {name: ids for name, ids in problems.items() if ids}
     if problems:
         ids = sorted({i for found in problems.values() for i in found})

@@ -1,4 +1,9 @@
-"""A small named registry: the plugin point for systems and probe tools."""
+"""A small named registry: the plugin point for systems, probe targets and probe tools.
+
+Every registered name is checked by :func:`evalkit.names.check_name` (no path, endpoint or
+credential shapes; with ``ids=True``, as for systems and targets, also the fixture ID rule), and
+an unknown name is only quoted back in an error when it passes the same check.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,7 @@ from collections.abc import Iterator
 from typing import Generic, TypeVar
 
 from evalkit.errors import UnknownNameError
+from evalkit.names import check_name, shown_name
 
 __all__ = ["Registry", "did_you_mean"]
 
@@ -28,14 +34,17 @@ class Registry(Generic[T]):
     1
     """
 
-    def __init__(self, kind: str) -> None:
+    def __init__(self, kind: str, *, ids: bool = False) -> None:
         self.kind = kind
+        self.ids = ids
         self._entries: dict[str, T] = {}
 
     def register(self, name: str, entry: T, *, replace: bool = False) -> None:
-        """Add ``entry`` under ``name``; re-registering a name needs ``replace=True``."""
-        if not name or not isinstance(name, str):
-            raise ValueError(f"a {self.kind} name must be a non-empty string, got {name!r}")
+        """Add ``entry`` under ``name``; re-registering a name needs ``replace=True``.
+
+        Raises :class:`~evalkit.errors.InputError` (a ``ValueError``) for a refused name.
+        """
+        check_name(name, kind=self.kind, where=f"{self.kind} registry", ids=self.ids)
         if name in self._entries and not replace:
             raise ValueError(
                 f"{self.kind} {name!r} is already registered; pass replace=True to override it"
@@ -48,9 +57,11 @@ class Registry(Generic[T]):
             return self._entries[name]
         except KeyError:
             known = sorted(self._entries)
+            shown = shown_name(name, kind=self.kind, ids=self.ids)
+            hint = did_you_mean(name, known) if shown.startswith(("'", '"')) else ""
             raise UnknownNameError(
-                f"unknown {self.kind} {name!r}; known {self.kind}s: {', '.join(known) or 'none'}."
-                + did_you_mean(name, known)
+                f"unknown {self.kind} {shown}; known {self.kind}s: {', '.join(known) or 'none'}."
+                + hint
             ) from None
 
     def names(self) -> list[str]:

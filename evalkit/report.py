@@ -36,13 +36,14 @@ import pandas as pd
 
 from evalkit.canonical import canonical_hash, canonical_json
 from evalkit.errors import InputError
-from evalkit.output import write_text_atomic
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from pathlib import Path
 
     from evalkit.evaluate import Evaluation
     from evalkit.fixtures import Fixture
+    from evalkit.privacy import PrivateText
 
 __all__ = [
     "ALL_LANGUAGES",
@@ -172,10 +173,16 @@ def write_report(
     report: dict[str, Any],
     path: str | os.PathLike[str],
     *,
+    private: Iterable[PrivateText],
     workspace: str | os.PathLike[str] | None = None,
 ) -> Path:
-    """Write ``report`` as canonical JSON to a safe workspace-relative ``path`` (atomically)."""
-    return write_text_atomic(path, canonical_json(report), workspace=workspace)
+    """Write ``report`` as canonical JSON to a safe workspace-relative ``path`` (atomically),
+    through :func:`evalkit.artifacts.write_artifact`: the path check, then the leak scan
+    against ``private`` (``private_texts(evaluation.fixture, evaluation.definitions)``)."""
+    from evalkit.artifacts import write_artifact
+
+    text = canonical_json(report)
+    return write_artifact(path, text, kind="json", private=private, workspace=workspace)
 
 
 # --- reading a report (or baseline) back --------------------------------------------------------

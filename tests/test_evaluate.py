@@ -195,3 +195,28 @@ def test_inputs_are_not_modified(result: Evaluation) -> None:
     result.failures()
     result.wide()
     pd.testing.assert_frame_equal(result.per_query, before)
+
+
+class _DriftingDefinition(FunctionRetriever):
+    """Same rankings on every run, but definition() counts its calls (a drifting definition)."""
+
+    def __init__(self) -> None:
+        super().__init__(user_search, name="drifting")
+        self.calls = 0
+
+    def definition(self) -> dict[str, object]:
+        self.calls += 1
+        return {**super().definition(), "built": self.calls}
+
+
+def test_a_drifting_definition_is_a_determinism_error(tiny: Fixture) -> None:
+    # Issue 16 item 2: the rankings agree, so only the definition hash can catch this system,
+    # whose baseline would otherwise go stale on every run without pointing at the cause.
+    system = _DriftingDefinition()
+    with pytest.raises(DeterminismError, match=r"definition of system\(s\) 'drifting' changed"):
+        evaluate(tiny, [make_user_system(), system], repeats=2)
+    assert system.calls == 2
+
+
+def test_a_stable_definition_passes_the_determinism_check(tiny: Fixture) -> None:
+    assert evaluate(tiny, [make_user_system()], repeats=3).deterministic is True

@@ -552,7 +552,7 @@ def test_table_and_report_section(tmp_path: pathlib.Path) -> None:
 
 def test_write_baseline_is_canonical_without_latency_or_gates(tmp_path: pathlib.Path) -> None:
     report = {**REPORT, "gates": [{"gate": "x"}]}
-    written = write_baseline(report, "fx/baseline.json", workspace=tmp_path)
+    written = write_baseline(report, "fx/baseline.json", private=(), workspace=tmp_path)
     assert written == tmp_path / "fx" / "baseline.json"
     loaded = load_report(written)
     assert "latency" not in loaded

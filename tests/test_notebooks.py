@@ -668,8 +668,13 @@ def generated_report(
     generated_fixture: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> tuple[str, str, str]:
     workspace = tmp_path_factory.mktemp("generated-report")
-    same_evaluation = evaluate(load_fixture(generated_fixture)).to_report()
-    write_baseline(same_evaluation, "baseline.json", workspace=workspace)
+    evaluation = evaluate(load_fixture(generated_fixture))
+    write_baseline(
+        evaluation.to_report(),
+        "baseline.json",
+        private=evaluation.private_texts(),
+        workspace=workspace,
+    )
     return _report_via_cli(
         workspace,
         str(generated_fixture),

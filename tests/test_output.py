@@ -8,13 +8,19 @@ from __future__ import annotations
 
 import os
 import pathlib
+import re
 import stat
 from collections.abc import Callable
 
 import pytest
 
-from evalkit.errors import EvalkitError, InputError, UnsafePathError
-from evalkit.output import output_path_from_env, resolve_output_path, write_text_atomic
+from evalkit.errors import EvalkitError, InputError, OutputError, UnsafePathError
+from evalkit.output import (
+    output_path_from_env,
+    resolve_output_path,
+    write_text_atomic,
+    write_texts_atomic,
+)
 
 posix_only = pytest.mark.skipif(os.name == "nt", reason="POSIX path semantics")
 
@@ -250,19 +256,27 @@ def test_resolves_inside_the_current_directory(workspace: pathlib.Path) -> None:
     assert listing(workspace) == before  # nothing new: the parent existed
 
 
-def test_missing_parents_are_created(workspace: pathlib.Path) -> None:
+def test_the_check_creates_no_missing_parent(workspace: pathlib.Path) -> None:
+    before = listing(workspace)
     result = resolve_output_path(pathlib.Path("a") / "b" / "c" / "run.json")
+    assert result == workspace / "a" / "b" / "c" / "run.json"
+    assert listing(workspace) == before  # parents are created only when writing
+
+
+def test_missing_parents_are_created_by_the_write(workspace: pathlib.Path) -> None:
+    result = write_text_atomic(pathlib.Path("a") / "b" / "c" / "run.json", "x\n")
     assert result == workspace / "a" / "b" / "c" / "run.json"
     for directory in ("a", "a/b", "a/b/c"):
         info = os.lstat(workspace / directory)
         assert stat.S_ISDIR(info.st_mode)
-    assert not result.exists()
+    assert result.read_bytes() == b"x\n"
 
 
 def test_explicit_workspace(tmp_path: pathlib.Path, workspace: pathlib.Path) -> None:
     other = tmp_path / "other"
     other.mkdir()
     assert resolve_output_path("x/y.json", workspace=other) == other / "x" / "y.json"
+    assert write_text_atomic("x/y.json", "y\n", workspace=other) == other / "x" / "y.json"
     assert (other / "x").is_dir()
     assert not (workspace / "x").exists()
 
@@ -376,3 +390,121 @@ def test_output_path_defaults_to_none(monkeypatch: pytest.MonkeyPatch, value: st
     else:
         monkeypatch.setenv("EVALKIT_OUTPUT", value)
     assert output_path_from_env(None) is None
+
+
+# --- issue 16: control characters, length limits, unwritable folders, no leftovers -----------
+
+
+@pytest.mark.parametrize(
+    ("character", "code"),
+    [
+        ("\n", "U+000A"),
+        ("\r", "U+000D"),
+        ("\x1b", "U+001B"),
+        ("\t", "U+0009"),
+        ("\x7f", "U+007F"),
+        ("\x85", "U+0085"),  # C1 next line
+        ("\x9b", "U+009B"),  # C1 control sequence introducer
+        ("\u2028", "U+2028"),  # line separator
+        ("\u202e", "U+202E"),  # right-to-left override
+    ],
+)
+def test_control_characters_refused(workspace: pathlib.Path, character: str, code: str) -> None:
+    message = assert_refused(
+        workspace, f"reports/a{character}b.json", rf"{re.escape(code)}.*character 9"
+    )
+    assert character not in message
+
+
+def test_control_character_in_a_new_folder_creates_nothing(workspace: pathlib.Path) -> None:
+    assert_refused(workspace, "new\x1b[31m/x.json", r"U\+001B")
+
+
+def test_overlong_file_name_refused(workspace: pathlib.Path) -> None:
+    message = assert_refused(workspace, "reports/" + "a" * 300 + ".json", "305 bytes long")
+    assert "a" * 50 not in message
+
+
+def test_overlong_multibyte_name_counts_bytes(workspace: pathlib.Path) -> None:
+    # 100 characters of 3 UTF-8 bytes each: 300 bytes, over the 255-byte NAME_MAX of ext4/tmpfs.
+    assert_refused(workspace, "中" * 100 + ".json", "305 bytes long")
+
+
+def test_overlong_whole_path_refused(workspace: pathlib.Path) -> None:
+    path = "/".join(["d" * 200] * 25) + "/x.json"  # ~5,000 bytes: over PATH_MAX (4096)
+    assert_refused(workspace, path, "full path")
+
+
+def test_longest_allowed_name_is_written(workspace: pathlib.Path) -> None:
+    name = "n" * 250 + ".json"  # 255 bytes: the temporary file's name is cut to fit
+    assert write_text_atomic(name, "x\n").read_bytes() == b"x\n"
+    assert sorted(os.listdir(workspace)) == sorted(["reports", name])
+
+
+@pytest.mark.skipif(not os.path.isdir("/sys/kernel"), reason="needs Linux sysfs")
+def test_unwritable_folder_refused_even_for_root(tmp_path: pathlib.Path) -> None:
+    # sysfs refuses new files to every user, root included (os.access would say "writable").
+    for call in (
+        lambda: resolve_output_path("x.json", workspace="/sys/kernel"),
+        lambda: write_text_atomic("x.json", "x\n", workspace="/sys/kernel"),
+    ):
+        with pytest.raises(UnsafePathError, match="does not accept new files"):
+            call()
+    assert not os.path.exists("/sys/kernel/x.json")
+
+
+@posix_only
+def test_read_only_folder_refused(workspace: pathlib.Path) -> None:
+    if os.geteuid() == 0:
+        pytest.skip("root may write into a read-only folder")
+    (workspace / "reports").chmod(0o555)
+    try:
+        assert_refused(workspace, "reports/new/x.json", "does not accept new files")
+    finally:
+        (workspace / "reports").chmod(0o755)
+
+
+def test_failed_write_removes_the_folders_it_created(
+    workspace: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = listing(workspace)
+
+    def failing(*args: object, **kwargs: object) -> None:
+        raise OSError(13, "Permission denied")
+
+    monkeypatch.setattr(os, "replace", failing)
+    with pytest.raises(OutputError, match="Permission denied"):
+        write_text_atomic("reports/new/deeper/x.json", "x\n")
+    assert listing(workspace) == before
+
+
+def test_output_error_is_an_os_error_and_names_no_path(
+    workspace: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def failing(*args: object, **kwargs: object) -> None:
+        raise OSError(28, "No space left on device", str(workspace / "reports"))
+
+    monkeypatch.setattr(os, "replace", failing)
+    with pytest.raises(OSError, match="No space left on device") as info:
+        write_text_atomic("reports/x.json", "x\n")
+    assert isinstance(info.value, OutputError)
+    assert isinstance(info.value, EvalkitError)
+    assert str(workspace) not in str(info.value)
+
+
+def test_token_like_component_is_not_echoed(workspace: pathlib.Path) -> None:
+    token = "sk-proj-" + "A1b2C3d4" * 4
+    (workspace / "target").mkdir()
+    (workspace / token).symlink_to(workspace / "target")
+    message = assert_refused(workspace, f"{token}/x.json", "symbolic link")
+    assert token not in message
+    assert "not shown" in message
+
+
+def test_several_files_are_all_checked_before_any_is_written(workspace: pathlib.Path) -> None:
+    before = listing(workspace)
+    with pytest.raises(UnsafePathError, match=r"U\+000A"):
+        write_texts_atomic([("reports/a.html", "a"), ("new/b\n.ipynb", "b")])
+    assert listing(workspace) == before
+    written = write_texts_atomic([("reports/a.html", "a"), ("new/b.ipynb", "b")])
+    assert [p.read_text() for p in written] == ["a", "b"]

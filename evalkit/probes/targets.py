@@ -29,7 +29,7 @@ class Target:
     fingerprint: str  # "sha256:..." of the target's data, e.g. the indexed source files
 
 
-TARGETS: Registry[Callable[[], Target]] = Registry("target")
+TARGETS: Registry[Callable[[], Target]] = Registry("target", ids=True)
 
 
 def get_target(name: str) -> Target:

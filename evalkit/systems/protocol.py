@@ -2,18 +2,23 @@
 
 A system is anything with a ``name``, a JSON-able ``definition()``, ``index(chunks)`` and
 ``search(query, k)``. ``definition()`` must describe the configuration completely: it is hashed
-into reports (so a changed setting changes the evaluation definition) and is never written out
-raw, so it may hold private values such as a model name or an endpoint.
+into reports (so a changed setting changes the evaluation definition) and is never printed or
+written out raw, so it may hold private values such as a model name or an endpoint. It must be
+deterministic: evaluation compares its hash across repeats. ``name`` is an ID that reaches every
+report: it is checked by :func:`evalkit.names.check_name` (the fixture ID rule, no path,
+endpoint or credential shape, no private value of the definition).
 """
 
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from evalkit.canonical import canonical_hash
 from evalkit.errors import InputError
+from evalkit.names import check_name
 
 __all__ = [
     "BaseRetriever",
@@ -120,7 +125,9 @@ class FunctionRetriever(BaseRetriever):
     """Adapts a plain ``fn(query_text, k) -> [(chunk_id, score), ...]`` function.
 
     The function's own module-qualified name is its definition; pass ``definition`` to describe
-    settings the function closes over.
+    settings the function closes over. ``name`` defaults to the function's ``__name__`` with
+    ``_`` written as ``-``; a name that breaks the name rule (:mod:`evalkit.names`), such as a
+    lambda's, is an :class:`InputError`: pass ``name=``.
     """
 
     def __init__(
@@ -131,7 +138,13 @@ class FunctionRetriever(BaseRetriever):
         definition: Mapping[str, Any] | None = None,
     ) -> None:
         self._fn = fn
-        self.name = name or str(getattr(fn, "__name__", "function"))
+        if name is None:
+            default = str(getattr(fn, "__name__", "")).replace("_", "-")
+            self.name = check_name(
+                default, kind="system", where="FunctionRetriever (default name from the function)"
+            )
+        else:
+            self.name = check_name(name, kind="system", where="FunctionRetriever(name=...)")
         self._definition = dict(definition or {})
 
     def definition(self) -> dict[str, Any]:
@@ -152,35 +165,47 @@ def fingerprint(system: Retriever) -> str:
     return canonical_hash({"name": system.name, "definition": system.definition()})
 
 
-def load_factory(spec: str) -> Retriever:
+_IDENTIFIER = r"[A-Za-z_][A-Za-z0-9_]*"
+_SPEC_RE = re.compile(rf"^{_IDENTIFIER}(?:\.{_IDENTIFIER})*:{_IDENTIFIER}$")
+
+
+def load_factory(spec: str, *, where: str = "system spec") -> Retriever:
     """Build a user's system from ``"package.module:factory"`` (the factory takes no arguments).
 
-    Raises ``InputError`` naming the spec part that failed and what was expected.
+    A factory returning a plain function is wrapped in :class:`FunctionRetriever` named after
+    the factory (``_`` as ``-``). Raises ``InputError`` naming ``where`` (e.g. ``system #2``) and
+    the part that failed; the spec is quoted only when it is a dotted name with no path,
+    endpoint or credential shape.
     """
-    module_name, sep, attribute = spec.partition(":")
-    if not sep or not module_name or not attribute:
+    from evalkit.fixtures.rules import find_sensitive
+
+    if not isinstance(spec, str) or not _SPEC_RE.match(spec) or find_sensitive(spec):
         raise InputError(
-            f"system spec {spec!r} is not of the form 'package.module:factory'; "
-            "name an importable module and a callable in it, separated by ':'"
+            f"{where}: the system spec is not of the form 'package.module:factory' (Python "
+            "identifiers separated by '.', then ':' and the factory's name) or looks like a "
+            "path, endpoint or credential; name an importable module and a callable in it (the "
+            "spec is not shown here)"
         )
+    module_name, _, attribute = spec.partition(":")
     try:
         module = importlib.import_module(module_name)
     except ImportError as error:
         raise InputError(
-            f"system spec {spec!r}: cannot import module {module_name!r} ({type(error).__name__}); "
-            "check the module is on PYTHONPATH or installed"
+            f"{where}: system spec {spec!r}: cannot import module {module_name!r} "
+            f"({type(error).__name__}); check the module is on PYTHONPATH or installed"
         ) from None
     factory = getattr(module, attribute, None)
     if not callable(factory):
         raise InputError(
-            f"system spec {spec!r}: module {module_name!r} has no callable {attribute!r}"
+            f"{where}: system spec {spec!r}: module {module_name!r} has no callable {attribute!r}"
         )
     system = factory()
     if isinstance(system, Retriever):
         return system
     if callable(system):
-        return FunctionRetriever(system, name=attribute)
+        return FunctionRetriever(system, name=attribute.replace("_", "-"))
     raise InputError(
-        f"system spec {spec!r}: the factory returned {type(system).__name__}, expected an object "
-        "with name, definition(), index(chunks) and search(query, k), or a search function"
+        f"{where}: system spec {spec!r}: the factory returned {type(system).__name__}, expected "
+        "an object with name, definition(), index(chunks) and search(query, k), or a search "
+        "function"
     )

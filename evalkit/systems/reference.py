@@ -28,7 +28,7 @@ __all__ = ["REFERENCE_SYSTEMS", "SYSTEMS", "resolve_system"]
 
 SystemFactory = Callable[[], Retriever]
 
-SYSTEMS: Registry[SystemFactory] = Registry("system")
+SYSTEMS: Registry[SystemFactory] = Registry("system", ids=True)
 
 
 def _lexical() -> Retriever:
@@ -78,10 +78,13 @@ SYSTEMS.register("hybrid-rerank", _hybrid_rerank)
 REFERENCE_SYSTEMS: tuple[str, ...] = tuple(SYSTEMS.names())
 
 
-def resolve_system(spec: str | Retriever) -> Retriever:
-    """A fresh system from a registered name, a ``package.module:factory`` spec, or an instance."""
+def resolve_system(spec: str | Retriever, *, where: str = "system spec") -> Retriever:
+    """A fresh system from a registered name, a ``package.module:factory`` spec, or an instance.
+
+    ``where`` (e.g. ``system #2``) names the spec in errors, which never quote an unsafe spec.
+    """
     if not isinstance(spec, str):
         return spec
     if ":" in spec and spec not in SYSTEMS:
-        return load_factory(spec)
+        return load_factory(spec, where=where)
     return SYSTEMS.get(spec)()

@@ -1,0 +1,73 @@
+"""The report kernel is quiet on a successful run (issue 16, item 7): no interrupt on shutdown
+(ipykernel logs "KeyboardInterrupt caught in kernel" for it), no unencrypted TCP (ipykernel
+warns "Kernel is running over TCP without encryption")."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from pathlib import Path
+
+import nbformat
+import pytest
+import zmq
+from nbformat.v4 import new_code_cell, new_notebook
+
+from evalkit.notebooks import _InterpreterKernelManager, execute_notebook
+
+
+class _Recording(_InterpreterKernelManager):
+    """The real kernel manager, recording every signal it sends to the kernel process."""
+
+    sent: list[int]
+
+    async def _async_signal_kernel(self, signum: int) -> None:
+        self.sent.append(signum)
+        await super()._async_signal_kernel(signum)
+
+
+@pytest.mark.slow
+def test_a_clean_kernel_shutdown_sends_no_interrupt() -> None:
+    async def start_and_stop() -> _Recording:
+        manager = _Recording()
+        manager.sent = []
+        await manager.start_kernel()
+        client = manager.client()
+        client.start_channels()
+        await client.wait_for_ready(timeout=60)
+        client.stop_channels()
+        await manager.shutdown_kernel()
+        return manager
+
+    manager = asyncio.run(start_and_stop())
+    assert signal.SIGINT not in manager.sent
+    assert not manager.has_kernel
+
+
+def _notebook(path: Path) -> Path:
+    nb = new_notebook()
+    nb.cells = [
+        new_code_cell("x = 1", metadata={"tags": ["parameters"]}),
+        new_code_cell("print(x + 1)"),
+    ]
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    nbformat.write(nb, path)
+    return path
+
+
+@pytest.mark.slow
+def test_without_curve_the_kernel_does_not_run_on_unencrypted_tcp(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    real_has = zmq.has
+    monkeypatch.setattr(zmq, "has", lambda feature: feature != "curve" and real_has(feature))
+    executed = execute_notebook(_notebook(tmp_path / "nb.ipynb"), {"x": 41}, cwd=tmp_path)
+    assert executed.cells[-1].outputs[0].text == "42\n"
+    err = capfd.readouterr().err
+    assert "without encryption" not in err
+    assert "KeyboardInterrupt" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["nb.ipynb"]  # no socket files left
