@@ -82,8 +82,9 @@ _ABLATION_DTYPES = {
 }
 _COMPARISON_DTYPES = {
     **dict.fromkeys(COMPARISON_COLUMNS, "float64"),
-    **dict.fromkeys(("system", "measure"), "str"),
-    **dict.fromkeys(("n", "wins", "ties", "losses"), "int64"),
+    **dict.fromkeys(("system", "base", "measure", "ci_method", "effect_size_kind"), "str"),
+    **dict.fromkeys(("test", "family"), "str"),
+    **dict.fromkeys(("n", "df", "wins", "ties", "losses", "family_size"), "int64"),
     "significant": "bool",
 }
 _WORST_DTYPES = {"failing_systems": "int64", "mean_value": "float64"}

@@ -13,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evalkit.errors import InputError
-from evalkit.report_tables import all_pairs_table
+from evalkit.report_tables import all_pairs_table, paired_comparisons
+from evalkit.stats import compare
 from evalkit.stats_multi import compact_letters, randomized_tukey_hsd
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "retrieval_report.ipynb"
@@ -118,3 +119,13 @@ def test_report_notebook_has_one_all_pairs_cell_for_more_than_two_systems() -> N
     assert len(calling) == 1
     assert calling[0].startswith("if len(SYSTEMS) > 2:")
     assert "display(Markdown(" in calling[0]  # the method and family, next to the table
+
+
+def test_paired_comparisons_empty_table_has_the_dtypes_of_compare() -> None:
+    # One system: report_tables builds the empty table itself; it must match compare's.
+    frame = frame_of({"a": np.linspace(0, 1, 5), "b": np.linspace(1, 0, 5)}, "R@5")
+    expected = compare(frame, "a", n_resamples=50).iloc[0:0]
+    empty = paired_comparisons(frame, "a", systems=["a"], measures=["R@5"])
+    assert list(empty.columns) == list(expected.columns)
+    for column in expected.columns:
+        assert str(empty[column].dtype) == str(expected[column].dtype), column
