@@ -73,11 +73,19 @@ def _add_evaluation_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--systems",
         default=None,
-        help="comma-separated system names or package.module:factory specs (default: all five "
-        "reference systems)",
+        help="comma-separated system names, package.module:factory specs, run:PATH (a TREC or "
+        "JSONL run file) or http:NAME (a service at $EVALKIT_HTTP_<NAME>_URL) (default: all "
+        "five reference systems)",
     )
     p.add_argument("--k", type=int, default=10, help="ranking cutoff (default 10)")
     p.add_argument("--repeats", type=int, default=2, help="determinism repeats (default 2)")
+    p.add_argument(
+        "--concurrency",
+        type=int,
+        default=1,
+        help="most search calls in flight at once for systems that allow it, e.g. http:NAME "
+        "(default 1); latency is still measured per call and results stay in query order",
+    )
 
 
 def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handler:
@@ -106,7 +114,14 @@ def _evaluate_fixture(args: argparse.Namespace, *, progress: bool = False) -> Ev
 
     fixture = load_fixture(args.fixture)
     systems = _split_systems(args.systems)
-    return evaluate(fixture, systems, k=args.k, repeats=args.repeats, progress=progress)
+    return evaluate(
+        fixture,
+        systems,
+        k=args.k,
+        repeats=args.repeats,
+        progress=progress,
+        concurrency=args.concurrency,
+    )
 
 
 def _checked_output(cli_value: str | None) -> str | None:
@@ -130,8 +145,14 @@ def _run_run(args: argparse.Namespace) -> int:
     print(f"{fixture.meta.id} {fixture.meta.version}: {len(fixture.queries)} queries, k={args.k}")
     print(table.to_string(float_format=lambda v: f"{v:.4f}"))
     print()
-    latency = evaluation.latency_summary().set_index("system")
-    print(latency.to_string(float_format=lambda v: f"{v:.3f}"))
+    latency = evaluation.latency_summary().set_index("system").drop(columns="measured")
+    print(latency.to_string(float_format=lambda v: f"{v:.3f}", na_rep="not measured"))
+    for name, notes in evaluation.notes.items():
+        if "queriesMissing" in notes:
+            print(
+                f"run {name}: latency not measured; {notes['queriesMissing']} of "
+                f"{notes['queries']} queries not in the run (scored as returning nothing)"
+            )
     report = evaluation.to_report()
     print()
     print(f"corpusHash: {report['corpusHash']}")
@@ -263,9 +284,11 @@ def _run_gate(args: argparse.Namespace) -> int:
 
     from evalkit.errors import InputError
     from evalkit.gates import (
+        baseline_systems,
         check_baseline_fresh,
         check_gates,
         format_gate_table,
+        gates_failed,
         gates_to_report,
         load_gates,
         load_report,
@@ -289,9 +312,13 @@ def _run_gate(args: argparse.Namespace) -> int:
     evaluation = _evaluate_fixture(args)
     fixture = evaluation.fixture
     report = evaluation.to_report()
-    if baseline is not None:
+    if baseline is not None and gates.baseline is not None:
         check_baseline_fresh(
-            report, baseline, fixture=args.fixture, baseline_path=str(baseline_path)
+            report,
+            baseline,
+            systems=baseline_systems(report, baseline, gates.baseline),
+            fixture=args.fixture,
+            baseline_path=str(baseline_path),
         )
     results = check_gates(report, gates, baseline)
     if output is not None:
@@ -300,7 +327,7 @@ def _run_gate(args: argparse.Namespace) -> int:
     print(f"{fixture.meta.id} {fixture.meta.version}: gates {gates_path}", end="")
     print(f", baseline {baseline_path}" if baseline_path is not None else "")
     print(format_gate_table(results, failed_only=args.failed_only), end="")
-    return 0 if bool(results["passed"].all()) else 1
+    return 1 if gates_failed(results) else 0
 
 
 def _add_baseline(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handler:

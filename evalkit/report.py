@@ -9,14 +9,22 @@ Schema ``evalkit.report/1`` (keys in camelCase)::
                               judgments), settings (k, repeats, measures), systems, provider
                               definitions and the measures version
     providerDefinitionsHash   SHA-256 of the systems' definitions
+    definitionHashes          {shared, systems: {system: hash}}: the evaluation definition in
+                              parts, so a baseline is stale only for what changed. ``shared``
+                              covers fixture, corpus, queries and settings; each system's hash
+                              its name and definition
     settings                  {k, repeats, measures, measuresVersion}
     systems                   system names, in evaluation order
     summary                   {system: {measure: {mean, n}}}
     summaryByLanguage         {system: {language: {measure: {mean, n}}}}
     perQuery                  {system: {query_id: {measure: value}}}
     failures                  [{system, queryId, language, kind, chunkIds}]
+    systemNotes               {system: notes} of systems that give notes (a run file: latency
+                              "not measured", queriesMissing, missingQueryIds)
     determinism               {verdict: "deterministic" | "unchecked", repeats}
-    latency                   {system: {count, minMs, medianMs, p95Ms, maxMs, meanMs}}
+    latency                   {system: {count, minMs, medianMs, p95Ms, maxMs, meanMs}}, or
+                              {count, measured: false} for a system whose latency was not
+                              measured (a precomputed run file)
     gates                     (only from ``evalkit gate --output``) the gate results
 
 Everything but ``latency`` is the deterministic projection: byte-identical across runs of the
@@ -91,6 +99,24 @@ def _definition_hash(evaluation: Evaluation, corpus: str) -> str:
     )
 
 
+def _definition_parts(evaluation: Evaluation, corpus: str) -> dict[str, Any]:
+    """``{shared, systems}``: the parts of the evaluation definition that staleness compares."""
+    fixture = evaluation.fixture
+    shared = canonical_hash(
+        {
+            "fixture": {"id": fixture.meta.id, "version": fixture.meta.version},
+            "corpus": corpus,
+            "queries": [q.model_dump(mode="json") for q in fixture.queries],
+            "settings": _settings(evaluation),
+        }
+    )
+    systems = {
+        name: canonical_hash({"name": name, "definition": evaluation.definitions[name]})
+        for name in evaluation.systems
+    }
+    return {"shared": shared, "systems": systems}
+
+
 def _settings(evaluation: Evaluation) -> dict[str, Any]:
     return {
         "k": evaluation.k,
@@ -129,14 +155,18 @@ def build_report(evaluation: Evaluation) -> dict[str, Any]:
         for row in _records(evaluation.failures())
     ]
     latency = {
-        row["system"]: {
-            "count": int(row["count"]),
-            "minMs": float(row["min_ms"]),
-            "medianMs": float(row["median_ms"]),
-            "p95Ms": float(row["p95_ms"]),
-            "maxMs": float(row["max_ms"]),
-            "meanMs": float(row["mean_ms"]),
-        }
+        row["system"]: (
+            {
+                "count": int(row["count"]),
+                "minMs": float(row["min_ms"]),
+                "medianMs": float(row["median_ms"]),
+                "p95Ms": float(row["p95_ms"]),
+                "maxMs": float(row["max_ms"]),
+                "meanMs": float(row["mean_ms"]),
+            }
+            if row["measured"]
+            else {"count": int(row["count"]), "measured": False}  # a run file: not measured
+        )
         for row in _records(evaluation.latency_summary())
     }
     return {
@@ -145,12 +175,16 @@ def build_report(evaluation: Evaluation) -> dict[str, Any]:
         "corpusHash": corpus,
         "evaluationDefinitionHash": _definition_hash(evaluation, corpus),
         "providerDefinitionsHash": canonical_hash(evaluation.definitions),
+        "definitionHashes": _definition_parts(evaluation, corpus),
         "settings": _settings(evaluation),
         "systems": list(evaluation.systems),
         "summary": summary,
         "summaryByLanguage": by_language,
         "perQuery": per_query,
         "failures": failures,
+        "systemNotes": {
+            s: evaluation.notes[s] for s in evaluation.systems if s in evaluation.notes
+        },
         "determinism": {
             "verdict": "deterministic" if evaluation.deterministic else "unchecked",
             "repeats": evaluation.repeats,

@@ -120,7 +120,10 @@ class FunctionRetriever(BaseRetriever):
     """Adapts a plain ``fn(query_text, k) -> [(chunk_id, score), ...]`` function.
 
     The function's own module-qualified name is its definition; pass ``definition`` to describe
-    settings the function closes over.
+    settings the function closes over. ``index()`` keeps the chunks in ``self.chunks`` and
+    passes them to ``on_index(chunks)`` when given, so the function can build its index.
+    ``concurrent=True`` says the function may be called from several threads at once
+    (``evaluate(concurrency=N)``).
     """
 
     def __init__(
@@ -129,10 +132,15 @@ class FunctionRetriever(BaseRetriever):
         *,
         name: str | None = None,
         definition: Mapping[str, Any] | None = None,
+        on_index: Callable[[Sequence[ChunkLike]], object] | None = None,
+        concurrent: bool = False,
     ) -> None:
         self._fn = fn
         self.name = name or str(getattr(fn, "__name__", "function"))
         self._definition = dict(definition or {})
+        self._on_index = on_index
+        self.concurrent_searches = concurrent
+        self.chunks: Sequence[ChunkLike] = ()
 
     def definition(self) -> dict[str, Any]:
         qualname = (
@@ -141,7 +149,9 @@ class FunctionRetriever(BaseRetriever):
         return {"class": "FunctionRetriever", "function": qualname, **self._definition}
 
     def index(self, chunks: Sequence[ChunkLike]) -> None:
-        return None
+        self.chunks = chunks
+        if self._on_index is not None:
+            self._on_index(chunks)
 
     def search(self, query: QueryLike, k: int) -> Sequence[Hit]:
         return [Hit(str(chunk_id), float(score)) for chunk_id, score in self._fn(query.text, k)]
