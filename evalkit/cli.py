@@ -551,6 +551,104 @@ def _run_trec_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+# --- import ---------------------------------------------------------------------------------
+
+
+def _add_import(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handler:
+    p = sub.add_parser(
+        "import",
+        help="turn a BEIR folder, TREC files or tables (JSONL/CSV/Parquet) into a fixture that "
+        "'evalkit validate' accepts; prints what was imported and dropped (IDs and counts)",
+        description="Rules for IDs, chunking, judgments and answer spans: evalkit.importers.core "
+        "and evalkit.fixtures.chunking (and README, 'Evaluate your own system').",
+    )
+    formats = p.add_subparsers(dest="format", required=True, metavar="FORMAT")
+    beir = formats.add_parser("beir", help="a BEIR folder: corpus.jsonl, queries.jsonl, qrels/")
+    beir.add_argument("folder", help="BEIR dataset folder")
+    beir.add_argument("--split", default="test", help="qrels split (default test)")
+    trec = formats.add_parser("trec", help="TREC qrels, topics and a corpus")
+    trec.add_argument("--qrels", required=True, help="qrels file")
+    trec.add_argument("--topics", required=True, help="topics: TREC <top> format or id<TAB>text")
+    trec.add_argument("--corpus", required=True, help="corpus: JSONL or TREC <DOC> SGML")
+    trec.add_argument("--topic-field", default="title", choices=("title", "desc"))
+    table = formats.add_parser("table", help="tables of documents, queries and judgments")
+    table.add_argument("--documents", required=True, help=".jsonl, .csv or .parquet")
+    table.add_argument("--queries", required=True, help=".jsonl, .csv or .parquet")
+    table.add_argument("--judgments", required=True, help=".jsonl, .csv or .parquet")
+    from evalkit.importers import TableColumns
+
+    for name, column in TableColumns().__dict__.items():
+        table.add_argument(
+            f"--{name.replace('_', '-')}",
+            dest=f"column_{name}",
+            default=column,
+            help=f"column name (default {column!r}{', none' if not column else ''})",
+        )
+    for each in (beir, trec, table):
+        each.add_argument("--output", required=True, help="new, workspace-relative fixture dir")
+        each.add_argument("--id", default=None, help="fixture ID (default: from --output)")
+        each.add_argument("--language", default="en", help="language of every object without one")
+        each.add_argument("--license", default="NOASSERTION", help="SPDX license expression")
+        each.add_argument("--version", default="1.0.0", help="fixture version (semver)")
+        each.add_argument(
+            "--chunking",
+            default="paragraphs",
+            choices=("none", "characters", "paragraphs"),
+            help="how long documents are cut (default paragraphs)",
+        )
+        each.add_argument("--size", type=int, default=4000, help="max chunk characters (4000)")
+        each.add_argument(
+            "--overlap",
+            type=int,
+            default=0,
+            help="overlap: characters (characters) or paragraphs (paragraphs); default 0",
+        )
+    return _run_import
+
+
+def _run_import(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from evalkit.importers import (
+        ChunkingPolicy,
+        TableColumns,
+        beir_source,
+        fixture_id,
+        import_collection,
+        table_source,
+        trec_source,
+    )
+
+    policy = ChunkingPolicy(args.chunking, args.size, args.overlap)
+    if args.format == "beir":
+        sources = beir_source(args.folder, args.split)
+        origin = f"a BEIR collection (split {args.split})"
+    elif args.format == "trec":
+        sources = trec_source(args.qrels, args.topics, args.corpus, topic_field=args.topic_field)
+        origin = "TREC qrels, topics and corpus"
+    else:
+        columns = TableColumns(
+            **{name: getattr(args, f"column_{name}") for name in TableColumns().__dict__}
+        )
+        sources = table_source(args.documents, args.queries, args.judgments, columns)
+        origin = "tables of documents, queries and judgments"
+    name = args.id or fixture_id(Path(args.output).name) or "imported"
+    summary = import_collection(
+        *sources,
+        args.output,
+        fixture_name=name,
+        description=f"Imported by evalkit import from {origin}.",
+        policy=policy,
+        language=args.language,
+        version=args.version,
+        license=args.license,
+        progress=sys.stderr.isatty(),
+    )
+    print("\n".join(summary.lines()))
+    print(f"fixture: {args.output} (check it with 'evalkit validate {args.output}')")
+    return 0
+
+
 # --- end of subcommands ---------------------------------------------------------------------
 
 Registrar = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], Handler]
@@ -565,6 +663,7 @@ _SUBCOMMANDS: tuple[Registrar, ...] = (
     _add_schema,
     _add_report,
     _add_trec_eval,
+    _add_import,
 )
 
 

@@ -5,9 +5,9 @@ Schema ``evalkit.report/1`` (keys in camelCase)::
     schema                    "evalkit.report/1"
     fixture                   {id, version}
     corpusHash                SHA-256 of the canonical documents and chunks
-    evaluationDefinitionHash  SHA-256 of fixture ID/version, the corpus hash, queries (text and
-                              judgments), settings (k, repeats, measures), systems, provider
-                              definitions and the measures version
+    evaluationDefinitionHash  SHA-256 of fixture ID/version (and chunking policy, if any), the
+                              corpus hash, queries (text and judgments), settings (k, repeats,
+                              measures), systems, provider definitions and the measures version
     providerDefinitionsHash   SHA-256 of the systems' definitions
     definitionHashes          {shared, systems: {system: hash}}: the evaluation definition in
                               parts, so a baseline is stale only for what changed. ``shared``
@@ -85,11 +85,19 @@ def corpus_hash(fixture: Fixture) -> str:
     )
 
 
+def _fixture_identity(fixture: Fixture) -> dict[str, Any]:
+    """Fixture ID and version, and the chunking policy of an imported fixture (if any)."""
+    identity: dict[str, Any] = {"id": fixture.meta.id, "version": fixture.meta.version}
+    if fixture.meta.chunking is not None:
+        identity["chunking"] = fixture.meta.chunking.model_dump()
+    return identity
+
+
 def _definition_hash(evaluation: Evaluation, corpus: str) -> str:
     fixture = evaluation.fixture
     return canonical_hash(
         {
-            "fixture": {"id": fixture.meta.id, "version": fixture.meta.version},
+            "fixture": _fixture_identity(fixture),
             "corpus": corpus,
             "queries": [q.model_dump(mode="json") for q in fixture.queries],
             "settings": _settings(evaluation),
@@ -104,7 +112,7 @@ def _definition_parts(evaluation: Evaluation, corpus: str) -> dict[str, Any]:
     fixture = evaluation.fixture
     shared = canonical_hash(
         {
-            "fixture": {"id": fixture.meta.id, "version": fixture.meta.version},
+            "fixture": _fixture_identity(fixture),
             "corpus": corpus,
             "queries": [q.model_dump(mode="json") for q in fixture.queries],
             "settings": _settings(evaluation),
