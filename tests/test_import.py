@@ -307,9 +307,11 @@ def test_too_long_ids_are_dropped_not_truncated() -> None:
 def documents(draw: st.DrawFn) -> tuple[str, list[tuple[int, int]]]:
     """A text of unique words (``w<i><letters>``) in paragraphs, and word-aligned spans, so
     every span and every chunk of 20+ characters has exactly one position in the text."""
-    count = draw(st.integers(1, 120))
-    words = [f"w{i}{draw(st.text('xyz', max_size=3))}" for i in range(count)]
-    separators = [draw(st.sampled_from([" ", " ", "  ", "\n", "\n\n", "\n \n"])) for _ in words]
+    suffixes = draw(st.lists(st.sampled_from(["", "x", "yz", "zzx"]), min_size=1, max_size=80))
+    count = len(suffixes)
+    words = [f"w{i}{suffix}" for i, suffix in enumerate(suffixes)]
+    separator = st.sampled_from([" ", " ", "  ", "\n", "\n\n", "\n \n"])
+    separators = draw(st.lists(separator, min_size=count, max_size=count))
     text, starts, ends = "", [], []
     for word, separator in zip(words, separators, strict=True):
         starts.append(len(text))
@@ -335,6 +337,7 @@ policies = st.one_of(
 )
 
 
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(documents(), policies)
 def test_chunks_are_verbatim_bounded_and_cover_the_text(
     document: tuple[str, list[tuple[int, int]]], policy: ChunkingPolicy
@@ -348,7 +351,9 @@ def test_chunks_are_verbatim_bounded_and_cover_the_text(
 
 
 @settings(
-    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(document=documents(), policy=policies)
 def test_every_span_lands_verbatim_in_exactly_the_chunks_that_contain_it(
@@ -419,3 +424,30 @@ def test_chunking_changes_the_definition_hash(
         report = evaluate(load_fixture(tmp_path / out), ["lexical"], repeats=1).to_report()
         hashes.append(report["evaluationDefinitionHash"])
     assert hashes[0] != hashes[1]
+
+
+def test_python_beir_reader_gives_evalkit_errors_not_validation_errors(
+    tmp_path: pathlib.Path,
+) -> None:
+    from evalkit.errors import FixtureError
+    from evalkit.fixtures.beir import fixture_from_beir
+
+    root = tmp_path / "b"
+    (root / "qrels").mkdir(parents=True)
+    write_jsonl(
+        root / "corpus.jsonl",
+        [
+            {"_id": "12#3", "title": "", "text": "fine"},
+            {"_id": "has space", "title": "", "text": "bad id"},
+            {"_id": "long", "title": "", "text": "x" * 20_001},
+        ],
+    )
+    write_jsonl(root / "queries.jsonl", [{"_id": "q1", "text": "q"}])
+    (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\t12#3\t1\n", "utf-8")
+    with pytest.raises(FixtureError) as caught:
+        fixture_from_beir(root)
+    message = str(caught.value)
+    assert "evalkit import beir" in message
+    assert "has space" not in message  # an unsafe ID is not echoed
+    assert "long" in message  # the over-long document is named
+    assert {p.field for p in caught.value.problems} == {"id", "text"}
