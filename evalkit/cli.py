@@ -399,9 +399,13 @@ def _add_report(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Han
         "Python, scrub it (no absolute paths, no tracebacks, no papermill environment), export "
         "HTML without code and without external resources, scan both for fixture text and "
         "write them. Parameters: fixture, systems, k, base_system, redact, baseline, seed, "
-        "n_resamples, worst (see the notebook's parameters cell). With '-p redact false' the "
-        "report shows query and chunk text: it is refused unless --allow-unredacted is given, "
-        "and is then written unscanned with a 'do not publish' banner.",
+        "n_resamples, worst, concurrency (see the notebook's parameters cell); systems may "
+        "include run:PATH and http:NAME. They are checked first: an unknown system, a "
+        "base_system not among the systems (when given; else the first system is the base if "
+        "hybrid is not evaluated) or k < 1 exits 2 before the notebook runs. With "
+        "'-p redact false' the report shows query and chunk text: it is refused unless "
+        "--allow-unredacted is given, and is then written unscanned with a 'do not publish' "
+        "banner.",
     )
     p.add_argument(
         "fixture",
