@@ -451,3 +451,21 @@ def test_python_beir_reader_gives_evalkit_errors_not_validation_errors(
     assert "has space" not in message  # an unsafe ID is not echoed
     assert "long" in message  # the over-long document is named
     assert {p.field for p in caught.value.problems} == {"id", "text"}
+
+
+def test_awkward_text_round_trips_verbatim(tmp_path: pathlib.Path) -> None:
+    text = 'He said: "no" \\ # - [x] {y} \u2028 line\u2029 tab\tend \ufeff 文字 \x85 é\n- item'
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(tmp_path)
+        import_collection(
+            [SourceDocument("d", text, "Title: # x")],
+            [SourceQuery("q", "query")],
+            [SourceJudgment("q", "d", 1)],
+            "fx",
+            fixture_name="awkward",
+            description="Awkward characters.",
+        )
+    fixture = load_fixture(tmp_path / "fx")
+    # U+0085 is a C1 control character: it becomes a space, everything else is kept
+    assert fixture.chunk("d").text == text.replace("\x85", " ")
+    assert fixture.document("d").title == "Title: # x"

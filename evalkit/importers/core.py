@@ -17,11 +17,13 @@ Rules:
   ``x~a~2Fb``, ``/x`` -> ``x~~2Fx``). Safe IDs never contain ``~``, so an ID with a ``~`` is
   a mapped one and :func:`original_id` undoes the mapping exactly. An ID that is empty, or
   longer than 128 characters once mapped, is dropped (counted).
-- **Text.** Control characters other than tab and line breaks become spaces (offsets do not
-  move). A document whose text is empty, or any of whose strings looks like a path, an endpoint
-  or a credential (:func:`evalkit.fixtures.find_sensitive`; fixtures must not hold them), is
-  dropped; so is a query (text over 2,000 characters, empty, or sensitive). Titles are cut to
-  300 characters; an empty title becomes the document ID.
+- **Text.** Control characters other than tab and line breaks (C0, DEL, C1) and lone
+  surrogates become spaces (offsets do not move). A document whose text is empty, or any of
+  whose strings looks like a path, an endpoint or a credential
+  (:func:`evalkit.fixtures.find_sensitive`; fixtures must not hold them), is dropped; so is a
+  query (text over 2,000 characters, empty, or sensitive). Titles are cut to 300 characters;
+  an empty title becomes the document ID. Documents and chunks are written as YAML lists of
+  double-quoted (JSON-syntax) strings, a form that reads back verbatim.
 - **Chunking**: :mod:`evalkit.fixtures.chunking`; the policy is written to ``fixture.yaml``.
 - **Judgments.** Grades above 3 become 3; negative grades are dropped. A judgment with answer
   spans (document offsets, or answer strings located by :func:`locate_answer`) gives each chunk
@@ -34,6 +36,7 @@ Rules:
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -73,7 +76,9 @@ _SAFE_CHARS: Final = frozenset(
 )
 _SAFE_ID: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:#-]{0,127}$")
 _ESCAPED: Final = re.compile(r"(?:~[0-9A-F]{2})+")
-_CONTROL: Final = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_CONTROL: Final = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+# Characters YAML reads as line breaks or that a reader may drop: written as \u escapes.
+_YAML_ESCAPE: Final = re.compile(r"[\u2028\u2029\ufeff\ufffe\uffff]")
 _LISTED: Final = 20
 
 
@@ -225,16 +230,32 @@ def _dump(items: list[dict[str, Any]]) -> str:
     return text
 
 
+def _scalar(value: str) -> str:
+    """``value`` as a YAML double-quoted scalar (JSON string syntax is valid YAML)."""
+    return json.dumps(value, ensure_ascii=_YAML_ESCAPE.search(value) is not None)
+
+
+def _dump_flat(items: list[dict[str, str]]) -> str:
+    """A YAML list of flat string mappings, written directly (much faster than yaml.dump)."""
+    lines = []
+    for item in items:
+        prefix = "- "
+        for key, value in item.items():
+            lines.append(f"{prefix}{key}: {_scalar(value)}\n")
+            prefix = "  "
+    return "".join(lines)
+
+
 class _BatchWriter:
     """Appends entries to ``<root>/<kind>/NNNNNN.yaml``, ``BATCH`` entries per file."""
 
     def __init__(self, root: Path, kind: str) -> None:
         self.directory = root / kind
         self.directory.mkdir()
-        self.buffer: list[dict[str, Any]] = []
+        self.buffer: list[dict[str, str]] = []
         self.files = 0
 
-    def add(self, entry: dict[str, Any]) -> None:
+    def add(self, entry: dict[str, str]) -> None:
         self.buffer.append(entry)
         if len(self.buffer) >= BATCH:
             self.flush()
@@ -242,7 +263,7 @@ class _BatchWriter:
     def flush(self) -> None:
         if self.buffer:
             path = self.directory / f"{self.files:06d}.yaml"
-            path.write_text(_dump(self.buffer), encoding="utf-8")
+            path.write_text(_dump_flat(self.buffer), encoding="utf-8")
             self.files += 1
             self.buffer = []
 
