@@ -215,6 +215,13 @@ class Service(BaseHTTPRequestHandler):
         if self.mode == "badjson":
             self._send(200, b'{"hits": [')
             return
+        if self.mode == "truncated":  # promises 100 bytes, sends 10, closes the connection
+            self.send_response(200)
+            self.send_header("Content-Length", "100")
+            self.end_headers()
+            self.wfile.write(b'{"hits": [')
+            self.close_connection = True
+            return
         k = body["k"] if self.shape == "default" else body["size"]
         hits = self.rankings.get(query_id, [])[:k]
         if self.shape == "default":
@@ -333,6 +340,13 @@ def test_malformed_json_is_reported(fixture: Fixture, service: type[Service]) ->
     service.mode = "badjson"
     message = failure(HttpRetriever("my-svc"), fixture, service)
     assert message.endswith("the response is not valid JSON")
+
+
+def test_a_truncated_response_is_a_network_error(fixture: Fixture, service: type[Service]) -> None:
+    service.mode = "truncated"
+    system = HttpRetriever("my-svc", config=HttpConfig(retries=1, backoff_s=0.0))
+    message = failure(system, fixture, service)
+    assert "network error (IncompleteRead) after 2 attempt(s)" in message
 
 
 def test_a_timeout_is_reported(fixture: Fixture, service: type[Service]) -> None:

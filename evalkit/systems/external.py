@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import http.client
 import json
 import math
 import os
@@ -454,7 +455,7 @@ class HttpRetriever(BaseRetriever):
                     kind = type(reason).__name__ if isinstance(reason, BaseException) else "error"
                     errno = getattr(reason, "errno", None)
                     problem = f"network error ({kind}{f', errno {errno}' if errno else ''})"
-            except (OSError, ValueError) as error:  # connection reset, bad status line, ...
+            except (OSError, ValueError, http.client.HTTPException) as error:  # reset, bad line
                 problem = f"network error ({type(error).__name__})"
         raise self._fail(
             query,
