@@ -152,7 +152,8 @@ def test_chunking_none_refuses_a_long_document_with_its_id(
     assert code == 2
     assert "document 'x~long~2Fdoc~201': a document of" in err
     assert "Traceback" not in err
-    assert not (tmp_path / "n").exists() or not any((tmp_path / "n").iterdir())
+    assert not (tmp_path / "n").exists()  # a failed import leaves nothing behind
+    assert [p.name for p in tmp_path.iterdir()] == ["collection"]
 
 
 # --- TREC ---------------------------------------------------------------------------------------

@@ -278,15 +278,17 @@ class _JudgedDocument:
     text: str | None  # kept only when an answer must be located
 
 
-def _output_directory(output: str | os.PathLike[str]) -> Path:
+def _output_directory(output: str | os.PathLike[str]) -> tuple[Path, bool]:
+    """The checked, empty output directory (created if missing) and whether it was created."""
     target = Path(output)
-    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+    existed = target.exists()
+    if existed and (not target.is_dir() or any(target.iterdir())):
         raise InputError(
             f"output {os.fspath(output)!r} already exists and is not an empty directory; "
             "choose a new fixture directory (nothing was written)"
         )
     resolve_output_path(target / "fixture.yaml")  # safe, workspace-relative; creates it
-    return target.resolve()
+    return target.resolve(), not existed
 
 
 def import_collection(
@@ -312,7 +314,7 @@ def import_collection(
     to every object without one. Returns the :class:`ImportSummary`.
     """
     policy = policy or ChunkingPolicy()
-    target = _output_directory(output)
+    target, created = _output_directory(output)
     summary = ImportSummary(fixture=fixture_name)
     by_query: dict[str, list[SourceJudgment]] = {}
     answers_needed: set[str] = set()
@@ -354,6 +356,8 @@ def import_collection(
         staging.rename(target)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
+        if created and target.is_dir() and not any(target.iterdir()):
+            target.rmdir()  # leave nothing behind that was not there before
         raise
     return summary
 
