@@ -126,11 +126,19 @@ def _add_evaluation_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--systems",
         default=None,
-        help="comma-separated system names or package.module:factory specs (default: all five "
-        "reference systems)",
+        help="comma-separated system names, package.module:factory specs, run:PATH (a TREC or "
+        "JSONL run file) or http:NAME (a service at $EVALKIT_HTTP_<NAME>_URL) (default: all "
+        "five reference systems)",
     )
     p.add_argument("--k", type=int, default=10, help="ranking cutoff (default 10)")
     p.add_argument("--repeats", type=int, default=2, help="determinism repeats (default 2)")
+    p.add_argument(
+        "--concurrency",
+        type=int,
+        default=1,
+        help="most search calls in flight at once for systems that allow it, e.g. http:NAME "
+        "(default 1); latency is still measured per call and results stay in query order",
+    )
 
 
 def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handler:
@@ -159,7 +167,14 @@ def _evaluate_fixture(args: argparse.Namespace, *, progress: bool = False) -> Ev
 
     fixture = load_fixture(args.fixture)
     systems = _split_systems(args.systems)
-    return evaluate(fixture, systems, k=args.k, repeats=args.repeats, progress=progress)
+    return evaluate(
+        fixture,
+        systems,
+        k=args.k,
+        repeats=args.repeats,
+        progress=progress,
+        concurrency=args.concurrency,
+    )
 
 
 def _checked_output(cli_value: str | None) -> str | None:
@@ -200,8 +215,14 @@ def _run_run(args: argparse.Namespace) -> int:
     print(f"{fixture.meta.id} {fixture.meta.version}: {len(fixture.queries)} queries, k={args.k}")
     print(table.to_string(float_format=lambda v: f"{v:.4f}"))
     print()
-    latency = evaluation.latency_summary().set_index("system")
-    print(latency.to_string(float_format=lambda v: f"{v:.3f}"))
+    latency = evaluation.latency_summary().set_index("system").drop(columns="measured")
+    print(latency.to_string(float_format=lambda v: f"{v:.3f}", na_rep="not measured"))
+    for name, notes in evaluation.notes.items():
+        if "queriesMissing" in notes:
+            print(
+                f"run {name}: latency not measured; {notes['queriesMissing']} of "
+                f"{notes['queries']} queries not in the run (scored as returning nothing)"
+            )
     report = evaluation.to_report()
     print()
     print(f"corpusHash: {report['corpusHash']}")
@@ -336,9 +357,11 @@ def _run_gate(args: argparse.Namespace) -> int:
 
     from evalkit.errors import InputError
     from evalkit.gates import (
+        baseline_systems,
         check_baseline_fresh,
         check_gates,
         format_gate_table,
+        gates_failed,
         gates_to_report,
         load_gates,
         load_report,
@@ -362,9 +385,13 @@ def _run_gate(args: argparse.Namespace) -> int:
     evaluation = _evaluate_fixture(args)
     fixture = evaluation.fixture
     report = evaluation.to_report()
-    if baseline is not None:
+    if baseline is not None and gates.baseline is not None:
         check_baseline_fresh(
-            report, baseline, fixture=args.fixture, baseline_path=str(baseline_path)
+            report,
+            baseline,
+            systems=baseline_systems(report, baseline, gates.baseline),
+            fixture=args.fixture,
+            baseline_path=str(baseline_path),
         )
     results = check_gates(report, gates, baseline)
     if output is not None:
@@ -374,7 +401,7 @@ def _run_gate(args: argparse.Namespace) -> int:
     print(f"{fixture.meta.id} {fixture.meta.version}: gates {_shown(gates_path)}", end="")
     print(f", baseline {_shown(baseline_path)}" if baseline_path is not None else "")
     print(format_gate_table(results, failed_only=args.failed_only), end="")
-    return 0 if bool(results["passed"].all()) else 1
+    return 1 if gates_failed(results) else 0
 
 
 def _add_baseline(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handler:
@@ -448,9 +475,13 @@ def _add_report(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Han
         "Python, scrub it (no absolute paths, no tracebacks, no papermill environment), export "
         "HTML without code and without external resources, scan both for fixture text and "
         "write them. Parameters: fixture, systems, k, base_system, redact, baseline, seed, "
-        "n_resamples, worst (see the notebook's parameters cell). With '-p redact false' the "
-        "report shows query and chunk text: it is refused unless --allow-unredacted is given, "
-        "and is then written unscanned with a 'do not publish' banner.",
+        "n_resamples, worst, concurrency (see the notebook's parameters cell); systems may "
+        "include run:PATH and http:NAME. They are checked first: an unknown system, a "
+        "base_system not among the systems (when given; else the first system is the base if "
+        "hybrid is not evaluated) or k < 1 exits 2 before the notebook runs. With "
+        "'-p redact false' the report shows query and chunk text: it is refused unless "
+        "--allow-unredacted is given, and is then written unscanned with a 'do not publish' "
+        "banner.",
     )
     p.add_argument(
         "fixture",
@@ -806,6 +837,104 @@ def _run_fixture_release(args: argparse.Namespace) -> int:
     return 0
 
 
+# --- import ---------------------------------------------------------------------------------
+
+
+def _add_import(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handler:
+    p = sub.add_parser(
+        "import",
+        help="turn a BEIR folder, TREC files or tables (JSONL/CSV/Parquet) into a fixture that "
+        "'evalkit validate' accepts; prints what was imported and dropped (IDs and counts)",
+        description="Rules for IDs, chunking, judgments and answer spans: evalkit.importers.core "
+        "and evalkit.fixtures.chunking (and README, 'Evaluate your own system').",
+    )
+    formats = p.add_subparsers(dest="format", required=True, metavar="FORMAT")
+    beir = formats.add_parser("beir", help="a BEIR folder: corpus.jsonl, queries.jsonl, qrels/")
+    beir.add_argument("folder", help="BEIR dataset folder")
+    beir.add_argument("--split", default="test", help="qrels split (default test)")
+    trec = formats.add_parser("trec", help="TREC qrels, topics and a corpus")
+    trec.add_argument("--qrels", required=True, help="qrels file")
+    trec.add_argument("--topics", required=True, help="topics: TREC <top> format or id<TAB>text")
+    trec.add_argument("--corpus", required=True, help="corpus: JSONL or TREC <DOC> SGML")
+    trec.add_argument("--topic-field", default="title", choices=("title", "desc"))
+    table = formats.add_parser("table", help="tables of documents, queries and judgments")
+    table.add_argument("--documents", required=True, help=".jsonl, .csv or .parquet")
+    table.add_argument("--queries", required=True, help=".jsonl, .csv or .parquet")
+    table.add_argument("--judgments", required=True, help=".jsonl, .csv or .parquet")
+    from evalkit.importers import TableColumns
+
+    for name, column in TableColumns().__dict__.items():
+        table.add_argument(
+            f"--{name.replace('_', '-')}",
+            dest=f"column_{name}",
+            default=column,
+            help=f"column name (default {column!r}{', none' if not column else ''})",
+        )
+    for each in (beir, trec, table):
+        each.add_argument("--output", required=True, help="new, workspace-relative fixture dir")
+        each.add_argument("--id", default=None, help="fixture ID (default: from --output)")
+        each.add_argument("--language", default="en", help="language of every object without one")
+        each.add_argument("--license", default="NOASSERTION", help="SPDX license expression")
+        each.add_argument("--version", default="1.0.0", help="fixture version (semver)")
+        each.add_argument(
+            "--chunking",
+            default="paragraphs",
+            choices=("none", "characters", "paragraphs"),
+            help="how long documents are cut (default paragraphs)",
+        )
+        each.add_argument("--size", type=int, default=4000, help="max chunk characters (4000)")
+        each.add_argument(
+            "--overlap",
+            type=int,
+            default=0,
+            help="overlap: characters (characters) or paragraphs (paragraphs); default 0",
+        )
+    return _run_import
+
+
+def _run_import(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from evalkit.importers import (
+        ChunkingPolicy,
+        TableColumns,
+        beir_source,
+        fixture_id,
+        import_collection,
+        table_source,
+        trec_source,
+    )
+
+    policy = ChunkingPolicy(args.chunking, args.size, args.overlap)
+    if args.format == "beir":
+        sources = beir_source(args.folder, args.split)
+        origin = f"a BEIR collection (split {args.split})"
+    elif args.format == "trec":
+        sources = trec_source(args.qrels, args.topics, args.corpus, topic_field=args.topic_field)
+        origin = "TREC qrels, topics and corpus"
+    else:
+        columns = TableColumns(
+            **{name: getattr(args, f"column_{name}") for name in TableColumns().__dict__}
+        )
+        sources = table_source(args.documents, args.queries, args.judgments, columns)
+        origin = "tables of documents, queries and judgments"
+    name = args.id or fixture_id(Path(args.output).name) or "imported"
+    summary = import_collection(
+        *sources,
+        args.output,
+        fixture_name=name,
+        description=f"Imported by evalkit import from {origin}.",
+        policy=policy,
+        language=args.language,
+        version=args.version,
+        license=args.license,
+        progress=sys.stderr.isatty(),
+    )
+    print("\n".join(summary.lines()))
+    print(f"fixture: {args.output} (check it with 'evalkit validate {args.output}')")
+    return 0
+
+
 # --- end of subcommands ---------------------------------------------------------------------
 
 Registrar = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], Handler]
@@ -821,6 +950,7 @@ _SUBCOMMANDS: tuple[Registrar, ...] = (
     _add_report,
     _add_trec_eval,
     _add_fixture,
+    _add_import,
 )
 
 

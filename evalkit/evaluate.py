@@ -11,6 +11,14 @@ Rules (the deterministic projection depends on nothing else):
 - Each system's ``name`` must pass :func:`evalkit.names.check_name` against its own
   ``definition()`` (an ID; no path, endpoint, credential or private definition value), else
   ``InputError`` naming the system's position, not its name.
+- ``concurrency > 1`` sends up to that many ``search`` calls at once to each system that says
+  it is safe (``concurrent_searches = True``, e.g. ``http:`` systems); others are called one at
+  a time. Each call's latency is measured around that call; results are put back in query
+  order, so the output does not depend on completion order.
+- A system with ``latency_measured = False`` (a precomputed ``run:`` file) gets NaN latency:
+  ``latency_summary`` marks it ``measured = False`` and reports say "not measured".
+- A system with a ``bind_queries(queries)`` method is given the fixture's queries before
+  searching (a ``run:`` file checks its query IDs there).
 - With ``repeats >= 2`` every system runs again; its definition hash (``canonical_hash`` of
   ``definition()``) and its rankings (chunk IDs, ranks, scores, grades) must be identical, else
   ``DeterminismError`` naming the system. Measure values and failures are pure functions of the
@@ -21,7 +29,8 @@ Rules (the deterministic projection depends on nothing else):
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -43,7 +52,7 @@ if TYPE_CHECKING:
     from evalkit.fixtures import Fixture
     from evalkit.privacy import PrivateText
 
-__all__ = ["DEFAULT_RANKING_MEASURES", "Evaluation", "evaluate"]
+__all__ = ["DEFAULT_RANKING_MEASURES", "Evaluation", "default_measures", "evaluate"]
 
 DEFAULT_RANKING_MEASURES: tuple[str, ...] = ("R@5", "R@10", "RR@10", "nDCG(dcg='exp-log2')@10")
 NO_ANSWER_MEASURE = "NoAnswerFP"
@@ -61,6 +70,8 @@ class Evaluation:
     - ``rankings``: ``system, query_id, rank, chunk_id, score, grade`` (grade 0 when unjudged)
     - ``latency``: ``system, query_id, repeat, latency_ms``
     - ``definitions``: each system's ``definition()`` — private, never published raw
+    - ``notes``: per system with a ``notes()`` method (a ``run:`` file), its ID-and-count-only
+      notes, e.g. ``{"latency": "not measured", "queriesMissing": 3, ...}``
     """
 
     fixture: Fixture
@@ -72,6 +83,7 @@ class Evaluation:
     latency: pd.DataFrame
     definitions: dict[str, dict[str, Any]] = field(repr=False)
     repeats: int = 2
+    notes: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def deterministic(self) -> bool | None:
@@ -107,7 +119,10 @@ class Evaluation:
         return _in_order(out, self.systems, self.measures, by=list(by))
 
     def latency_summary(self) -> pd.DataFrame:
-        """Per system: ``system, count, min_ms, median_ms, p95_ms, max_ms, mean_ms``."""
+        """Per system: ``system, count, min_ms, median_ms, p95_ms, max_ms, mean_ms, measured``.
+
+        ``count`` is the number of calls; a system whose latency was not measured (a ``run:``
+        file) has ``measured`` False and NaN statistics, never invented numbers."""
         latency = self.latency.groupby("system", sort=False)["latency_ms"]
         summary = pd.DataFrame(
             {
@@ -119,7 +134,10 @@ class Evaluation:
                 "mean_ms": latency.mean(),
             }
         )
-        summary = summary.reindex(list(self.systems)).fillna(0.0).astype({"count": "int64"})
+        summary = summary.reindex(list(self.systems))
+        summary["measured"] = summary["mean_ms"].notna()
+        summary["count"] = summary["count"].fillna(0)
+        summary = summary.astype({"count": "int64", "measured": bool})
         return summary.rename_axis("system").reset_index()
 
     def private_texts(self) -> list[PrivateText]:
@@ -151,6 +169,26 @@ class Evaluation:
         return self._failures.copy()
 
 
+def default_measures(k: int) -> tuple[str, ...]:
+    """The default ranking measures at cutoff ``k``: ``R@5`` (only when ``k >= 5``), then
+    ``R@k``, ``RR@k`` and ``nDCG(dcg='exp-log2')@k`` (``DEFAULT_RANKING_MEASURES`` at k=10)."""
+    names = (*(("R@5",) if k >= 5 else ()), f"R@{k}", f"RR@{k}", f"nDCG(dcg='exp-log2')@{k}")
+    return tuple(dict.fromkeys(names))  # k == 5: R@5 once
+
+
+def _checked_measures(measures: Sequence[str], k: int) -> tuple[str, ...]:
+    """Canonical names of ``measures``; a cutoff above ``k`` is an ``InputError`` saying why."""
+    parsed = [parse_measure(m) for m in measures]
+    above = [str(m) for m in parsed if m.cutoff is not None and m.cutoff > k]
+    if above:
+        raise InputError(
+            f"measure(s) {', '.join(above)} have a cutoff above k={k}: each system returns at "
+            f"most k={k} results, so a deeper cutoff would silently score only the top {k}. "
+            f"Lower the cutoff to at most {k} or raise k"
+        )
+    return tuple(dict.fromkeys(str(m) for m in parsed))
+
+
 def evaluate(
     fixture: Fixture,
     systems: Sequence[str | Retriever] | None = None,
@@ -159,22 +197,27 @@ def evaluate(
     repeats: int = 2,
     measures: Sequence[str] | None = None,
     progress: bool = False,
+    concurrency: int = 1,
 ) -> Evaluation:
     """Evaluate ``systems`` (names, ``package.module:factory`` specs or instances) on ``fixture``.
 
     ``systems=None`` runs the five reference systems. ``measures`` are ranking measures of the
-    measures engine (default: R@5, R@10, RR@10, nDCG(dcg='exp-log2')@10); the span measures
+    measures engine with cutoffs of at most ``k`` (default: :func:`default_measures`, at k=10
+    R@5, R@10, RR@10, nDCG(dcg='exp-log2')@10); the span measures
     ``ContextPrecision@k``/``ContextRecall@k`` and ``NoAnswerFP`` are always added.
-    ``progress=True`` shows a progress bar (on stderr) per system and repeat.
+    ``progress=True`` shows a progress bar (on stderr) per system and repeat. ``concurrency``
+    is the most ``search`` calls in flight at once for systems that allow it (module docs).
     """
     if not isinstance(k, int) or k < 1:
         raise InputError(f"k must be a positive integer, got {k!r}")
     if not isinstance(repeats, int) or repeats < 1:
         raise InputError(f"repeats must be a positive integer, got {repeats!r}")
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+        raise InputError(f"concurrency must be a positive integer, got {concurrency!r}")
     specs = list(systems) if systems is not None else list(REFERENCE_SYSTEMS)
     if not specs:
         raise InputError("systems is empty; name at least one system or pass None for all")
-    ranking_measures = tuple(str(parse_measure(m)) for m in (measures or DEFAULT_RANKING_MEASURES))
+    ranking_measures = _checked_measures(measures or default_measures(k), k)
     all_measures = (
         *ranking_measures,
         f"ContextPrecision@{k}",
@@ -182,10 +225,15 @@ def evaluate(
         NO_ANSWER_MEASURE,
     )
 
-    rankings, latency, definitions = _run_systems(fixture, specs, k, 0, progress)
+    notes: dict[str, dict[str, Any]] = {}
+    rankings, latency, definitions = _run_systems(
+        fixture, specs, k, 0, progress, concurrency, notes
+    )
     latency_frames = [latency]
     for repeat in range(1, repeats):
-        again, latency, definitions_again = _run_systems(fixture, specs, k, repeat, progress)
+        again, latency, definitions_again = _run_systems(
+            fixture, specs, k, repeat, progress, concurrency, {}
+        )
         # Measure values and failures are pure functions of the rankings and the fixture, so
         # equal definitions and rankings (IDs, ranks, scores, grades) mean an equal
         # deterministic projection.
@@ -206,11 +254,44 @@ def evaluate(
         latency=pd.concat(latency_frames, ignore_index=True),
         definitions=definitions,
         repeats=repeats,
+        notes=notes,
     )
 
 
-def _run_systems(
-    fixture: Fixture, specs: Sequence[str | Retriever], k: int, repeat: int, progress: bool
+def _timed(search: Callable[[Any, int], Any], query: Any, k: int) -> tuple[list[Any], float]:
+    """``(hits, elapsed ms)`` of one ``search`` call; hits are materialized inside the timing."""
+    started = time.perf_counter_ns()
+    hits = list(search(query, k))
+    return hits, (time.perf_counter_ns() - started) / 1e6
+
+
+def _search_all(
+    system: Retriever, queries: Iterable[Any], k: int, concurrency: int
+) -> Iterable[tuple[Any, list[Any], float]]:
+    """``(query, hits, elapsed ms)`` per query, in query order, whatever the completion order."""
+    if concurrency <= 1 or not getattr(system, "concurrent_searches", False):
+        for query in queries:
+            yield (query, *_timed(system.search, query, k))
+        return
+    with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="evalkit-search") as pool:
+        listed = list(queries)
+        futures = [pool.submit(_timed, system.search, query, k) for query in listed]
+        try:
+            for query, future in zip(listed, futures, strict=True):
+                yield (query, *future.result())
+        finally:
+            for future in futures:
+                future.cancel()
+
+
+def _run_systems(  # noqa: PLR0917 - private helper, called positionally from evaluate only
+    fixture: Fixture,
+    specs: Sequence[str | Retriever],
+    k: int,
+    repeat: int,
+    progress: bool,
+    concurrency: int = 1,
+    notes: dict[str, dict[str, Any]] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, dict[str, Any]]]:
     grades = {(q.id, j.chunk_id): j.grade for q in fixture.queries for j in q.judgments}
     ranking_rows: list[tuple[str, str, int, str, float, int]] = []
@@ -233,6 +314,10 @@ def _run_systems(
         definitions[name] = definition
         try:
             system.index(fixture.chunks)
+            bind = getattr(system, "bind_queries", None)
+            if callable(bind):
+                bind(fixture.queries)
+            measured = bool(getattr(system, "latency_measured", True))
             queries = tqdm(
                 fixture.queries,
                 desc=f"{name} (repeat {repeat + 1})",
@@ -240,16 +325,16 @@ def _run_systems(
                 disable=not progress,
                 leave=False,
             )
-            for query in queries:
-                started = time.perf_counter_ns()
-                hits = system.search(query, k)
-                elapsed_ms = (time.perf_counter_ns() - started) / 1e6
-                latency_rows.append((name, query.id, repeat, elapsed_ms))
+            for query, hits, elapsed_ms in _search_all(system, queries, k, concurrency):
+                latency_rows.append((name, query.id, repeat, elapsed_ms if measured else np.nan))
                 ranked = _deduplicated(name, query.id, hits, k, fixture)
                 ranking_rows += [
                     (name, query.id, rank, chunk_id, hit_score, grades.get((query.id, chunk_id), 0))
                     for rank, (chunk_id, hit_score) in enumerate(ranked, start=1)
                 ]
+            system_notes = getattr(system, "notes", None)
+            if notes is not None and callable(system_notes):
+                notes[name] = dict(system_notes())
         finally:
             _close(system)
     rankings = pd.DataFrame(ranking_rows, columns=RANKING_COLUMNS).astype(

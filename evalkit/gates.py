@@ -21,12 +21,21 @@ Rules of :func:`check_gates`:
   that language (``summaryByLanguage``).
 - A new failure is a (query ID, failure kind) pair of a system in the report's ``failures`` that
   the baseline does not have; the gate counts the distinct query IDs (``query_ids`` lists them).
-- A baseline whose ``schema``, ``evaluationDefinitionHash`` or ``corpusHash`` differs from the
-  report's is stale: :class:`~evalkit.errors.StaleBaselineError`, never a silent comparison.
-- A gate naming a system, measure or language the report does not have is an
-  :class:`~evalkit.errors.InputError`.
+- Staleness is checked for what is compared. A baseline whose ``schema`` differs, or whose
+  shared definition (``definitionHashes.shared``: fixture, corpus, queries, k, repeats,
+  measures) differs from the report's, is stale as a whole; a system whose own definition hash
+  differs is stale for that system. Either is a :class:`~evalkit.errors.StaleBaselineError`,
+  never a silent comparison. A baseline without ``definitionHashes`` (an older evalkit) is
+  compared by ``evaluationDefinitionHash`` and ``corpusHash`` as a whole.
+- **Not evaluated.** A gate naming a system that is not in the report (an absolute gate's
+  system, a relative gate's system or reference, a baseline system the report lacks), or a
+  measure whose cutoff is above the report's k, is a row with status ``not evaluated``:
+  neither passed nor failed (``passed`` is NA), counted separately, never an error. So any
+  subset of systems and any k can be gated. A measure the report lacks at a cutoff within k,
+  or a language a system has no results in, is an :class:`~evalkit.errors.InputError`.
 - Rows come in order: absolute gates (file order), relative gates (file order), then per
-  baseline system: every measure overall, then per language (sorted), then its new-failure row.
+  baseline system: every measure overall, then per language (sorted), then its new-failure row
+  (a baseline system not in the report: one ``not evaluated`` row).
 """
 
 from __future__ import annotations
@@ -74,14 +83,18 @@ __all__ = [
     "GATES_SCHEMA",
     "GATE_COLUMNS",
     "LOWER_IS_BETTER",
+    "NOT_EVALUATED",
     "AbsoluteGate",
     "BaselineGate",
     "Gates",
     "RelativeGate",
     "baseline_from_report",
+    "baseline_systems",
     "check_baseline_fresh",
     "check_gates",
     "format_gate_table",
+    "gate_counts",
+    "gates_failed",
     "gates_to_report",
     "higher_is_better",
     "load_gates",
@@ -106,7 +119,12 @@ GATE_COLUMNS: Final = [
     "actual",
     "passed",
     "query_ids",
+    "status",
+    "note",
 ]
+PASS: Final = "pass"
+FAIL: Final = "fail"
+NOT_EVALUATED: Final = "not evaluated"
 _STALE_KEYS: Final = ("schema", "evaluationDefinitionHash", "corpusHash")
 
 
@@ -435,25 +453,59 @@ def check_baseline_fresh(
     report: Mapping[str, Any],
     baseline: Mapping[str, Any],
     *,
+    systems: Sequence[str] | None = None,
     fixture: str = "FIXTURE",
     baseline_path: str = "BASELINE.json",
 ) -> None:
-    """Raise :class:`StaleBaselineError` unless the baseline was made for this evaluation.
+    """Raise :class:`StaleBaselineError` unless the baseline was made for this evaluation, as
+    far as ``systems`` are concerned (default: every system both have); rule in the module
+    docstring.
 
-    Compares ``schema``, ``evaluationDefinitionHash`` and ``corpusHash``; the message names the
-    differing keys, the visible parts that changed (fixture, settings, systems, providers) and
-    the command that refreshes the baseline (``fixture``/``baseline_path`` fill it in).
+    The message names the differing keys or systems, the visible parts that changed (fixture,
+    settings, systems, providers) and the command that refreshes the baseline
+    (``fixture``/``baseline_path`` fill it in).
     """
-    differing = [key for key in _STALE_KEYS if baseline.get(key) != report.get(key)]
-    if not differing:
-        return
+    baseline_shown = "BASELINE.json" if unshown_reason(baseline_path) else baseline_path
+    fixture_shown = "FIXTURE" if unshown_reason(fixture) else fixture
+    refresh = (
+        f"If the change is intended, review it with 'evalkit diff {baseline_shown} NEW.json' and "
+        f"refresh the baseline with 'evalkit baseline {fixture_shown} --output {baseline_shown}'"
+    )
+    current_parts, baseline_parts = (
+        _definition_parts(r) if r.get("schema") == baseline.get("schema") else None
+        for r in (report, baseline)
+    )
+    if current_parts is not None and baseline_parts is not None:
+        if current_parts[0] == baseline_parts[0]:
+            compared = _systems_in_both(report, baseline) if systems is None else list(systems)
+            changed_systems = [
+                s
+                for s in compared
+                if s in current_parts[1]
+                and s in baseline_parts[1]
+                and current_parts[1][s] != baseline_parts[1][s]
+            ]
+            if not changed_systems:
+                return
+            raise StaleBaselineError(
+                f"baseline {baseline_shown} is stale for system(s) {', '.join(changed_systems)} "
+                "and was not compared: their definition (configuration) changed since the "
+                f"baseline; the other systems are unchanged. {refresh}"
+            )
+        differing = ["definitionHashes.shared"]
+    else:
+        differing = [key for key in _STALE_KEYS if baseline.get(key) != report.get(key)]
+        if not differing:
+            return
     details = "; ".join(
-        f"{key}: baseline {short_repr(baseline.get(key))}, current {short_repr(report.get(key))}"
+        f"{key}: baseline {short_repr(_lookup(baseline, key))}, current "
+        f"{short_repr(_lookup(report, key))}"
         for key in differing
     )
     changed = [
         key
-        for key in ("fixture", "settings", "systems", "providerDefinitionsHash")
+        for key in ("fixture", "settings")
+        + (() if current_parts and baseline_parts else ("systems", "providerDefinitionsHash"))
         if baseline.get(key) != report.get(key)
     ]
     cause = (
@@ -461,14 +513,51 @@ def check_baseline_fresh(
         if changed
         else "the queries, judgments, corpus or measures version changed since the baseline"
     )
-    baseline_shown = "BASELINE.json" if unshown_reason(baseline_path) else baseline_path
-    fixture_shown = "FIXTURE" if unshown_reason(fixture) else fixture
     raise StaleBaselineError(
         f"baseline {baseline_shown} is stale and was not compared: it was made for another "
-        f"evaluation definition ({details}); {cause}. If the change is intended, review it with "
-        f"'evalkit diff {baseline_shown} NEW.json' and refresh the baseline with "
-        f"'evalkit baseline {fixture_shown} --output {baseline_shown}'"
+        f"evaluation definition ({details}); {cause}. {refresh}"
     )
+
+
+def _lookup(report: Mapping[str, Any], key: str) -> object:
+    value: object = report
+    for part in key.split("."):
+        value = value.get(part) if isinstance(value, Mapping) else None
+    return value
+
+
+def _definition_parts(report: Mapping[str, Any]) -> tuple[str, dict[str, str]] | None:
+    """``(shared hash, {system: hash})`` of ``definitionHashes``, None when absent/malformed."""
+    parts = report.get("definitionHashes")
+    if not isinstance(parts, Mapping):
+        return None
+    shared, systems = parts.get("shared"), parts.get("systems")
+    if not isinstance(shared, str) or not isinstance(systems, Mapping):
+        return None
+    return shared, {str(k): str(v) for k, v in systems.items()}
+
+
+def _systems_in_both(report: Mapping[str, Any], baseline: Mapping[str, Any]) -> list[str]:
+    current = report.get("systems")
+    previous = baseline.get("systems")
+    if not isinstance(current, list) or not isinstance(previous, list):
+        return []
+    return [str(s) for s in previous if s in current]
+
+
+def baseline_systems(
+    report: Mapping[str, Any], baseline: Mapping[str, Any], spec: BaselineGate
+) -> list[str]:
+    """The systems a baseline gate compares: its ``systems`` (all of the baseline's for
+    ``"all"``) that the report also has."""
+    current = report.get("systems")
+    present = {str(s) for s in current} if isinstance(current, list) else set()
+    if spec.systems == "all":
+        listed = baseline.get("systems")
+        named = [str(s) for s in listed] if isinstance(listed, list) else []
+    else:
+        named = list(spec.systems)
+    return [s for s in named if s in present]
 
 
 # --- checking ---------------------------------------------------------------------------------
@@ -551,12 +640,56 @@ def _row(
         "actual": float(actual),
         "passed": bool(passed),
         "query_ids": ",".join(query_ids),
+        "status": PASS if passed else FAIL,
+        "note": "",
+    }
+
+
+def _not_evaluated(
+    *, gate: str, kind: str, system: str, measure: str, language: str, reference: str, note: str
+) -> dict[str, Any]:
+    """A row for a gate the report cannot answer: neither passed nor failed."""
+    return {
+        "gate": gate,
+        "kind": kind,
+        "system": system,
+        "measure": measure,
+        "language": language,
+        "reference": reference,
+        "op": "",
+        "threshold": math.nan,
+        "actual": math.nan,
+        "passed": pd.NA,
+        "query_ids": "",
+        "status": NOT_EVALUATED,
+        "note": note,
     }
 
 
 def _worse_bound(measure: str, value: float, slack: float) -> tuple[str, float]:
     """(op, threshold) for "at most ``slack`` worse than ``value``"."""
     return (">=", value - slack) if higher_is_better(measure) else ("<=", value + slack)
+
+
+def _report_k(report: Mapping[str, Any]) -> int | None:
+    settings = report.get("settings")
+    k = settings.get("k") if isinstance(settings, Mapping) else None
+    return k if isinstance(k, int) and not isinstance(k, bool) else None
+
+
+def _why_not_evaluated(
+    current: _Means, k: int | None, systems: Sequence[str], measure: str
+) -> str | None:
+    """Why a gate on ``systems`` and ``measure`` cannot be checked on this report, or None."""
+    known = [str(s) for s in current.systems]
+    missing = [s for s in systems if s not in known]
+    if missing:
+        hint = "".join(did_you_mean(s, known) for s in missing)
+        return f"system {', '.join(missing)} not in the evaluation ({', '.join(known)}).{hint}"
+    cutoff = parse_measure(measure).cutoff if measure not in ("", NEW_FAILURES_MEASURE) else None
+    if k is not None and cutoff is not None and cutoff > k:
+        return f"cutoff {cutoff} of {measure} is above the evaluation's k={k}"
+    return None
 
 
 def check_gates(
@@ -566,19 +699,39 @@ def check_gates(
 
     Columns ``GATE_COLUMNS``: ``gate, kind (absolute|relative|baseline|new-failures), system,
     measure, language ("all" = overall), reference ("" | reference system | "baseline"), op
-    (">=" | "<="), threshold, actual, passed, query_ids`` (comma-separated, new failures only).
-    Raises :class:`InputError` for unknown systems/measures/languages or a missing baseline and
+    (">=" | "<=" | "" when not evaluated), threshold, actual (NaN when not evaluated), passed
+    (nullable boolean: NA when not evaluated), query_ids`` (comma-separated, new failures
+    only), ``status`` (pass | fail | not evaluated), ``note`` (why not evaluated).
+    Raises :class:`InputError` for unknown measures/languages or a missing baseline and
     :class:`StaleBaselineError` for a stale one. Inputs are not modified.
     """
     current = _Means(report, "report")
+    k = _report_k(report)
     rows: list[dict[str, Any]] = []
     measure_gates: tuple[AbsoluteGate | RelativeGate, ...] = (*gates.absolute, *gates.relative)
     for gate, gate_id in zip(measure_gates, gates.gate_ids(), strict=True):
+        is_absolute = isinstance(gate, AbsoluteGate)
+        kind = "absolute" if is_absolute else "relative"
+        reference = "" if isinstance(gate, AbsoluteGate) else gate.reference
+        involved = [gate.system] if isinstance(gate, AbsoluteGate) else [gate.system, reference]
+        why = _why_not_evaluated(current, k, involved, gate.measure)
+        if why is not None:
+            rows.append(
+                _not_evaluated(
+                    gate=gate_id,
+                    kind=kind,
+                    system=gate.system,
+                    measure=gate.measure,
+                    language=gate.language,
+                    reference=reference,
+                    note=why,
+                )
+            )
+            continue
         actual = current.get(gate.system, gate.measure, gate.language, gate_id)
         if isinstance(gate, AbsoluteGate):
-            kind, reference, (op, threshold) = "absolute", "", gate.bound()
+            op, threshold = gate.bound()
         else:
-            kind, reference = "relative", gate.reference
             reference_mean = current.get(gate.reference, gate.measure, gate.language, gate_id)
             op, threshold = _worse_bound(gate.measure, reference_mean, gate.max_drop)
         rows.append(
@@ -601,10 +754,12 @@ def check_gates(
                 "'evalkit baseline FIXTURE --output FIXTURE/baseline.json' or remove the "
                 "baseline section"
             )
-        check_baseline_fresh(report, baseline)
+        check_baseline_fresh(
+            report, baseline, systems=baseline_systems(report, baseline, gates.baseline)
+        )
         rows += _baseline_rows(report, current, gates.baseline, baseline)
     return pd.DataFrame(rows, columns=GATE_COLUMNS).astype(
-        {"threshold": "float64", "actual": "float64", "passed": bool}
+        {"threshold": "float64", "actual": "float64", "passed": "boolean"}
     )
 
 
@@ -616,12 +771,27 @@ def _baseline_rows(
 ) -> list[dict[str, Any]]:
     previous = _Means(baseline, "baseline")
     systems = [str(s) for s in previous.systems] if spec.systems == "all" else list(spec.systems)
+    k = _report_k(report)
     rows: list[dict[str, Any]] = []
     for system in systems:
         gate = f"baseline:{system}"
-        measures = previous.measures(system) if spec.measures == "all" else list(spec.measures)
         if system not in previous.systems:
             previous.get(system, "", ALL_LANGUAGES, gate)  # raises: names the known systems
+        why = _why_not_evaluated(current, k, [system], "")
+        if why is not None:
+            rows.append(
+                _not_evaluated(
+                    gate=gate,
+                    kind="baseline",
+                    system=system,
+                    measure="all",
+                    language=ALL_LANGUAGES,
+                    reference="baseline",
+                    note=why,
+                )
+            )
+            continue
+        measures = previous.measures(system) if spec.measures == "all" else list(spec.measures)
         languages = [ALL_LANGUAGES, *(previous.languages(system) if spec.per_language else [])]
         for language in languages:
             for measure in measures:
@@ -685,35 +855,65 @@ def _new_failures(report: Mapping[str, Any], baseline: Mapping[str, Any], system
 
 
 def gates_to_report(results: pd.DataFrame) -> list[dict[str, Any]]:
-    """The gate results as the report's ``gates`` section (camelCase keys, IDs only)."""
+    """The gate results as the report's ``gates`` section (camelCase keys, IDs only); a gate
+    that was not evaluated has ``passed: null``, ``threshold``/``actual`` null and a ``note``."""
     records = []
     for row in results.to_dict(orient="records"):
-        records.append(
-            {
-                "gate": str(row["gate"]),
-                "kind": str(row["kind"]),
-                "system": str(row["system"]),
-                "measure": str(row["measure"]),
-                "language": str(row["language"]),
-                "reference": str(row["reference"]),
-                "op": str(row["op"]),
-                "threshold": float(row["threshold"]),
-                "actual": float(row["actual"]),
-                "passed": bool(row["passed"]),
-                "queryIds": str(row["query_ids"]).split(",") if row["query_ids"] else [],
-            }
-        )
+        evaluated = row["status"] != NOT_EVALUATED
+        record: dict[str, Any] = {
+            "gate": str(row["gate"]),
+            "kind": str(row["kind"]),
+            "system": str(row["system"]),
+            "measure": str(row["measure"]),
+            "language": str(row["language"]),
+            "reference": str(row["reference"]),
+            "op": str(row["op"]),
+            "threshold": float(row["threshold"]) if evaluated else None,
+            "actual": float(row["actual"]) if evaluated else None,
+            "passed": bool(row["passed"]) if evaluated else None,
+            "queryIds": str(row["query_ids"]).split(",") if row["query_ids"] else [],
+            "status": str(row["status"]),
+        }
+        if not evaluated:
+            record["note"] = str(row["note"])
+        records.append(record)
     return records
 
 
+def gate_counts(results: pd.DataFrame) -> dict[str, int]:
+    """``{"pass": n, "fail": n, "not evaluated": n}`` of a :func:`check_gates` frame."""
+    counts = results["status"].value_counts()
+    return {status: int(counts.get(status, 0)) for status in (PASS, FAIL, NOT_EVALUATED)}
+
+
+def gates_failed(results: pd.DataFrame) -> bool:
+    """True when an evaluated gate check failed (not-evaluated checks never fail)."""
+    return bool((results["status"] == FAIL).any())
+
+
 def format_gate_table(results: pd.DataFrame, *, failed_only: bool = False) -> str:
-    """A fixed-width table of gate results, new-failure IDs, and a verdict line (IDs only);
-    ``failed_only`` lists only failing checks (the verdict still counts all)."""
+    """A fixed-width table of gate results, new-failure IDs, notes on checks that were not
+    evaluated, and a verdict line (IDs only); ``failed_only`` lists only failing checks (the
+    verdict still counts all)."""
     header = ("gate", "system", "measure", "language", "threshold", "actual", "result")
     lines: list[tuple[str, ...]] = [header]
     notes: list[str] = []
-    shown = results[~results["passed"].astype(bool)] if failed_only else results
+    shown = results[results["status"] == FAIL] if failed_only else results
     for row in shown.itertuples(index=False):
+        if row.status == NOT_EVALUATED:
+            lines.append(
+                (
+                    str(row.gate),
+                    str(row.system),
+                    str(row.measure),
+                    str(row.language),
+                    "-",
+                    "-",
+                    "not evaluated",
+                )
+            )
+            notes.append(f"not evaluated: {row.gate}: {row.note}")
+            continue
         digits = 0 if row.kind == "new-failures" else 4
         threshold = f"{row.op} {row.threshold:.{digits}f}"
         if row.kind != "absolute":
@@ -726,15 +926,19 @@ def format_gate_table(results: pd.DataFrame, *, failed_only: bool = False) -> st
                 str(row.language),
                 threshold,
                 f"{row.actual:.{digits}f}",
-                "pass" if row.passed else "FAIL",
+                "pass" if row.status == PASS else "FAIL",
             )
         )
         if row.query_ids:
             notes.append(f"new failures of {row.system}: {str(row.query_ids).replace(',', ', ')}")
     text = fixed_width_lines(lines) + notes
-    failed = int((~results["passed"].astype(bool)).sum())
-    verdict = f"{failed} of {len(results)} gate check(s) FAILED" if failed else "all gates pass"
-    text.append(f"{len(results)} check(s): {verdict}")
+    counts = gate_counts(results)
+    evaluated = counts[PASS] + counts[FAIL]
+    failed = counts[FAIL]
+    verdict = f"{failed} of {evaluated} gate check(s) FAILED" if failed else "all gates pass"
+    if counts[NOT_EVALUATED]:
+        verdict += f"; {counts[NOT_EVALUATED]} not evaluated"
+    text.append(f"{evaluated} check(s): {verdict}")
     return "\n".join(text) + "\n"
 
 

@@ -38,6 +38,7 @@ Rules:
 from __future__ import annotations
 
 import ast
+import contextlib
 import copy
 import os
 import re
@@ -65,6 +66,7 @@ __all__ = [
     "KERNEL_NAME",
     "RenderedReport",
     "check_report_output",
+    "check_report_parameters",
     "coerce_parameters",
     "execute_notebook",
     "export_html",
@@ -547,7 +549,11 @@ def render_report(
     workdir = Path(cwd) if cwd is not None else Path.cwd()
     fixture_path = find_input(str(merged["fixture"]), base=workdir)
     fixture = load_fixture(fixture_path)
-    definitions = _system_definitions(str(merged["systems"]))
+    # a run:PATH system is relative to the notebook's working directory
+    with contextlib.chdir(workdir):
+        definitions = _system_definitions(str(merged["systems"]))
+    parameters = check_report_parameters(merged, parameters, list(definitions))
+    merged = {**merged, **parameters}
 
     executed = execute_notebook(notebook, parameters, cwd=workdir, timeout_s=timeout_s)
     extra = [workdir, fixture_path.resolve(), Path(notebook).resolve().parent]
@@ -588,6 +594,48 @@ def check_report_output(
         check_output(html_path, workspace=workspace),
         check_output(html_path.with_suffix(".ipynb"), workspace=workspace),
     )
+
+
+def check_report_parameters(
+    merged: Mapping[str, Any], given: Mapping[str, Any], systems: Sequence[str]
+) -> dict[str, Any]:
+    """Check the report parameters before the notebook runs; ``given`` with ``base_system``
+    settled.
+
+    ``merged`` holds every parameter (defaults and ``given``), ``systems`` the names of the
+    systems the ``systems`` parameter resolves to, in order. Rules: ``k`` is an integer >= 1;
+    ``n_resamples`` >= 1 and ``worst`` >= 0 when declared; ``base_system`` (a name or a spec
+    of ``systems``) must be one of the systems. When ``base_system`` was not given and its
+    default is not among the systems, the first system is the base. Raises
+    :class:`InputError` saying which parameter is wrong and what is expected.
+    """
+    result = dict(given)
+    for name, minimum in (("k", 1), ("n_resamples", 1), ("worst", 0)):
+        if name not in merged:
+            continue
+        value = merged[name]
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            raise InputError(
+                f"notebook parameter {name!r} must be an integer >= {minimum}, found {value!r}; "
+                f"e.g. -p {name} {max(minimum, 5)}"
+            )
+    if "base_system" in merged and systems:
+        specs = [s.strip() for s in str(merged.get("systems", "")).split(",") if s.strip()]
+        by_spec = dict(zip(specs, systems, strict=False))
+        base = str(merged["base_system"]).strip()
+        if base in systems:
+            pass
+        elif base in by_spec:
+            result["base_system"] = by_spec[base]
+        elif "base_system" not in given:
+            result["base_system"] = systems[0]
+        else:
+            raise InputError(
+                f"notebook parameter base_system {base!r} is not among the systems of this "
+                f"report ({', '.join(systems)}); every other system is compared with the base, "
+                f"so choose one of them, e.g. -p base_system {systems[0]}"
+            )
+    return result
 
 
 def write_rendered_report(

@@ -5,18 +5,26 @@ Schema ``evalkit.report/1`` (keys in camelCase)::
     schema                    "evalkit.report/1"
     fixture                   {id, version}
     corpusHash                SHA-256 of the canonical documents and chunks
-    evaluationDefinitionHash  SHA-256 of fixture ID/version, the corpus hash, queries (text and
-                              judgments), settings (k, repeats, measures), systems, provider
-                              definitions and the measures version
+    evaluationDefinitionHash  SHA-256 of fixture ID/version (and chunking policy, if any), the
+                              corpus hash, queries (text and judgments), settings (k, repeats,
+                              measures), systems, provider definitions and the measures version
     providerDefinitionsHash   SHA-256 of the systems' definitions
+    definitionHashes          {shared, systems: {system: hash}}: the evaluation definition in
+                              parts, so a baseline is stale only for what changed. ``shared``
+                              covers fixture, corpus, queries and settings; each system's hash
+                              its name and definition
     settings                  {k, repeats, measures, measuresVersion}
     systems                   system names, in evaluation order
     summary                   {system: {measure: {mean, n}}}
     summaryByLanguage         {system: {language: {measure: {mean, n}}}}
     perQuery                  {system: {query_id: {measure: value}}}
     failures                  [{system, queryId, language, kind, chunkIds}]
+    systemNotes               {system: notes} of systems that give notes (a run file: latency
+                              "not measured", queriesMissing, missingQueryIds)
     determinism               {verdict: "deterministic" | "unchecked", repeats}
-    latency                   {system: {count, minMs, medianMs, p95Ms, maxMs, meanMs}}
+    latency                   {system: {count, minMs, medianMs, p95Ms, maxMs, meanMs}}, or
+                              {count, measured: false} for a system whose latency was not
+                              measured (a precomputed run file)
     gates                     (only from ``evalkit gate --output``) the gate results
 
 Everything but ``latency`` is the deterministic projection: byte-identical across runs of the
@@ -78,11 +86,19 @@ def corpus_hash(fixture: Fixture) -> str:
     )
 
 
+def _fixture_identity(fixture: Fixture) -> dict[str, Any]:
+    """Fixture ID and version, and the chunking policy of an imported fixture (if any)."""
+    identity: dict[str, Any] = {"id": fixture.meta.id, "version": fixture.meta.version}
+    if fixture.meta.chunking is not None:
+        identity["chunking"] = fixture.meta.chunking.model_dump()
+    return identity
+
+
 def _definition_hash(evaluation: Evaluation, corpus: str) -> str:
     fixture = evaluation.fixture
     return canonical_hash(
         {
-            "fixture": {"id": fixture.meta.id, "version": fixture.meta.version},
+            "fixture": _fixture_identity(fixture),
             "corpus": corpus,
             "queries": [q.model_dump(mode="json") for q in fixture.queries],
             "settings": _settings(evaluation),
@@ -90,6 +106,24 @@ def _definition_hash(evaluation: Evaluation, corpus: str) -> str:
             "providers": evaluation.definitions,
         }
     )
+
+
+def _definition_parts(evaluation: Evaluation, corpus: str) -> dict[str, Any]:
+    """``{shared, systems}``: the parts of the evaluation definition that staleness compares."""
+    fixture = evaluation.fixture
+    shared = canonical_hash(
+        {
+            "fixture": _fixture_identity(fixture),
+            "corpus": corpus,
+            "queries": [q.model_dump(mode="json") for q in fixture.queries],
+            "settings": _settings(evaluation),
+        }
+    )
+    systems = {
+        name: canonical_hash({"name": name, "definition": evaluation.definitions[name]})
+        for name in evaluation.systems
+    }
+    return {"shared": shared, "systems": systems}
 
 
 def _settings(evaluation: Evaluation) -> dict[str, Any]:
@@ -130,14 +164,18 @@ def build_report(evaluation: Evaluation) -> dict[str, Any]:
         for row in _records(evaluation.failures())
     ]
     latency = {
-        row["system"]: {
-            "count": int(row["count"]),
-            "minMs": float(row["min_ms"]),
-            "medianMs": float(row["median_ms"]),
-            "p95Ms": float(row["p95_ms"]),
-            "maxMs": float(row["max_ms"]),
-            "meanMs": float(row["mean_ms"]),
-        }
+        row["system"]: (
+            {
+                "count": int(row["count"]),
+                "minMs": float(row["min_ms"]),
+                "medianMs": float(row["median_ms"]),
+                "p95Ms": float(row["p95_ms"]),
+                "maxMs": float(row["max_ms"]),
+                "meanMs": float(row["mean_ms"]),
+            }
+            if row["measured"]
+            else {"count": int(row["count"]), "measured": False}  # a run file: not measured
+        )
         for row in _records(evaluation.latency_summary())
     }
     return {
@@ -146,12 +184,16 @@ def build_report(evaluation: Evaluation) -> dict[str, Any]:
         "corpusHash": corpus,
         "evaluationDefinitionHash": _definition_hash(evaluation, corpus),
         "providerDefinitionsHash": canonical_hash(evaluation.definitions),
+        "definitionHashes": _definition_parts(evaluation, corpus),
         "settings": _settings(evaluation),
         "systems": list(evaluation.systems),
         "summary": summary,
         "summaryByLanguage": by_language,
         "perQuery": per_query,
         "failures": failures,
+        "systemNotes": {
+            s: evaluation.notes[s] for s in evaluation.systems if s in evaluation.notes
+        },
         "determinism": {
             "verdict": "deterministic" if evaluation.deterministic else "unchecked",
             "repeats": evaluation.repeats,

@@ -142,6 +142,7 @@ def test_latency_summary_columns(result: Evaluation) -> None:
         "p95_ms",
         "max_ms",
         "mean_ms",
+        "measured",
     ]
     row = summary.iloc[0]
     assert row["count"] == 8

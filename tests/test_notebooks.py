@@ -139,6 +139,7 @@ def test_report_notebook_declares_the_documented_parameters() -> None:
         "worst": 5,
         "probes": "fixtures/probes",
         "probe_target": "stdlib",
+        "concurrency": 1,
     }
 
 

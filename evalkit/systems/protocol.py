@@ -127,7 +127,10 @@ class FunctionRetriever(BaseRetriever):
     The function's own module-qualified name is its definition; pass ``definition`` to describe
     settings the function closes over. ``name`` defaults to the function's ``__name__`` with
     ``_`` written as ``-``; a name that breaks the name rule (:mod:`evalkit.names`), such as a
-    lambda's, is an :class:`InputError`: pass ``name=``.
+    lambda's, is an :class:`InputError`: pass ``name=``. ``index()`` keeps the chunks in
+    ``self.chunks`` and passes them to ``on_index(chunks)`` when given, so the function can
+    build its index. ``concurrent=True`` says the function may be called from several threads
+    at once (``evaluate(concurrency=N)``).
     """
 
     def __init__(
@@ -136,6 +139,8 @@ class FunctionRetriever(BaseRetriever):
         *,
         name: str | None = None,
         definition: Mapping[str, Any] | None = None,
+        on_index: Callable[[Sequence[ChunkLike]], object] | None = None,
+        concurrent: bool = False,
     ) -> None:
         self._fn = fn
         if name is None:
@@ -146,6 +151,9 @@ class FunctionRetriever(BaseRetriever):
         else:
             self.name = check_name(name, kind="system", where="FunctionRetriever(name=...)")
         self._definition = dict(definition or {})
+        self._on_index = on_index
+        self.concurrent_searches = concurrent
+        self.chunks: Sequence[ChunkLike] = ()
 
     def definition(self) -> dict[str, Any]:
         qualname = (
@@ -154,7 +162,9 @@ class FunctionRetriever(BaseRetriever):
         return {"class": "FunctionRetriever", "function": qualname, **self._definition}
 
     def index(self, chunks: Sequence[ChunkLike]) -> None:
-        return None
+        self.chunks = chunks
+        if self._on_index is not None:
+            self._on_index(chunks)
 
     def search(self, query: QueryLike, k: int) -> Sequence[Hit]:
         return [Hit(str(chunk_id), float(score)) for chunk_id, score in self._fn(query.text, k)]

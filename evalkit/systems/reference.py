@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from evalkit.registry import Registry
+from evalkit.systems.external import external_system, is_external_spec
 from evalkit.systems.fusion import HeuristicReranker, HybridRetriever
 from evalkit.systems.lexical import LexicalRetriever
 from evalkit.systems.protocol import Retriever, load_factory
@@ -79,12 +80,15 @@ REFERENCE_SYSTEMS: tuple[str, ...] = tuple(SYSTEMS.names())
 
 
 def resolve_system(spec: str | Retriever, *, where: str = "system spec") -> Retriever:
-    """A fresh system from a registered name, a ``package.module:factory`` spec, or an instance.
+    """A fresh system from a registered name, a ``run:PATH`` or ``http:NAME`` spec (see
+    :mod:`evalkit.systems.external`), a ``package.module:factory`` spec, or an instance.
 
     ``where`` (e.g. ``system #2``) names the spec in errors, which never quote an unsafe spec.
     """
     if not isinstance(spec, str):
         return spec
+    if is_external_spec(spec) and spec not in SYSTEMS:
+        return external_system(spec)
     if ":" in spec and spec not in SYSTEMS:
         return load_factory(spec, where=where)
     return SYSTEMS.get(spec)()

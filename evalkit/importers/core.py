@@ -1,0 +1,560 @@
+"""Writing an imported collection as a fixture: IDs, chunking, judgments, spans, the summary.
+
+:func:`import_collection` takes the documents as a stream and the queries and judgments as
+(smaller) iterables, and writes a fixture directory that ``evalkit validate`` accepts. What it
+holds in memory: the judgments and queries, the set of document IDs, and for judged documents
+only their chunk offsets (and their text when an answer string must be located); documents and
+chunks go to disk in files of ``BATCH`` entries.
+
+Rules:
+
+- **IDs** (:func:`fixture_id`). An ID is kept unchanged when it is safe: 1-128 characters of
+  ``A-Z a-z 0-9 . _ : # -``, starting with a letter or digit (so MIRACL's ``12#3``, MS MARCO
+  v2.1's ``msmarco_v2.1_doc_00_0#3_1`` and TREC's ``FBIS3-10082`` stay as they are; nothing with
+  white space, control characters or ``/``). Any other ID is mapped reversibly: each character
+  outside that set, and a first character that is not a letter or digit, becomes ``~HH`` for
+  each byte of its UTF-8 encoding, and the result is prefixed with ``x~`` (``a/b`` ->
+  ``x~a~2Fb``, ``/x`` -> ``x~~2Fx``). Safe IDs never contain ``~``, so an ID with a ``~`` is
+  a mapped one and :func:`original_id` undoes the mapping exactly. An ID that is empty, or
+  longer than 128 characters once mapped, is dropped (counted).
+- **Text.** Control characters other than tab and line breaks (C0, DEL, C1) and lone
+  surrogates become spaces (offsets do not move). A document whose text is empty, or any of
+  whose strings looks like a path, an endpoint or a credential
+  (:func:`evalkit.fixtures.find_sensitive`; fixtures must not hold them), is dropped; so is a
+  query (text over 2,000 characters, empty, or sensitive). Titles are cut to 300 characters;
+  an empty title becomes the document ID. Documents and chunks are written as YAML lists of
+  double-quoted (JSON-syntax) strings, a form that reads back verbatim.
+- **Chunking**: :mod:`evalkit.fixtures.chunking`; the policy is written to ``fixture.yaml``.
+- **Judgments.** Grades above 3 become 3; negative grades are dropped. A judgment with answer
+  spans (document offsets, or answer strings located by :func:`locate_answer`) gives each chunk
+  that contains a span the judgment's grade and those spans; the document's other chunks are
+  not judged. A judgment without spans (or whose answers were not found) gives every chunk of
+  its document the grade. A chunk judged twice for one query keeps the higher grade and all
+  spans. Judgments of dropped or unknown documents are dropped. Queries left with no judgment
+  are dropped (imported collections have no no-answer queries; ``requires_spans`` is false).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import tempfile
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+import yaml
+from tqdm import tqdm
+
+from evalkit.errors import InputError
+from evalkit.fixtures.chunking import ChunkingPolicy, chunk_ids, chunk_offsets, spans_in_chunk
+from evalkit.fixtures.rules import find_sensitive
+from evalkit.fixtures.schema import MAX_JUDGMENTS, MAX_QUERY_TEXT, MAX_SPANS, MAX_TITLE
+from evalkit.output import resolve_output_path
+
+__all__ = [
+    "BATCH",
+    "ImportSummary",
+    "SourceDocument",
+    "SourceJudgment",
+    "SourceQuery",
+    "fixture_id",
+    "import_collection",
+    "locate_answer",
+    "original_id",
+]
+
+BATCH: Final = 5_000
+MAX_ID: Final = 128
+MAPPED_PREFIX: Final = "x~"
+_SAFE_CHARS: Final = frozenset(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._:#-"
+)
+_SAFE_ID: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:#-]{0,127}$")
+_ESCAPED: Final = re.compile(r"(?:~[0-9A-F]{2})+")
+_CONTROL: Final = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+# Characters YAML reads as line breaks or that a reader may drop: written as \u escapes.
+_YAML_ESCAPE: Final = re.compile(r"[\u2028\u2029\ufeff\ufffe\uffff]")
+_LISTED: Final = 20
+
+
+def fixture_id(raw: str) -> str | None:
+    """``raw`` as a fixture ID by the rule in the module docstring; None when it cannot be."""
+    if _SAFE_ID.fullmatch(raw):
+        return raw
+    if not raw:
+        return None
+    parts = []
+    for index, char in enumerate(raw):
+        keep = char in _SAFE_CHARS and (index > 0 or (char.isascii() and char.isalnum()))
+        parts.append(char if keep else "".join(f"~{b:02X}" for b in char.encode("utf-8")))
+    mapped = MAPPED_PREFIX + "".join(parts)
+    return mapped if len(mapped) <= MAX_ID else None
+
+
+def original_id(mapped: str) -> str:
+    """The original ID of a fixture ID made by :func:`fixture_id` (the inverse)."""
+    if not mapped.startswith(MAPPED_PREFIX):
+        return mapped
+    return _ESCAPED.sub(
+        lambda m: bytes.fromhex(m.group(0).replace("~", "")).decode("utf-8", "surrogateescape"),
+        mapped.removeprefix(MAPPED_PREFIX),
+    )
+
+
+def locate_answer(text: str, answer: str) -> list[tuple[int, int]]:
+    """Non-overlapping ``(start, end)`` occurrences of ``answer`` in ``text``: exact matches;
+    if there are none, matches ignoring case and runs of white space (offsets are those of
+    ``text``, so ``text[start:end]`` is the verbatim span). Empty answers match nothing.
+
+    (A stand-in for the shared ``evalkit.fixtures.locate.locate_span``.)
+    """
+    needle = answer.strip()
+    if not needle:
+        return []
+    found = [(m.start(), m.end()) for m in re.finditer(re.escape(needle), text)]
+    if found:
+        return found
+    words = [re.escape(w) for w in needle.split()]
+    pattern = re.compile(r"\s+".join(words), re.IGNORECASE)
+    return [(m.start(), m.end()) for m in pattern.finditer(text)]
+
+
+@dataclass(frozen=True)
+class SourceDocument:
+    """A document as read from the source (raw ID, text, title may be empty)."""
+
+    id: str
+    text: str
+    title: str = ""
+    language: str = ""
+
+
+@dataclass(frozen=True)
+class SourceQuery:
+    """A query as read from the source."""
+
+    id: str
+    text: str
+    language: str = ""
+
+
+@dataclass(frozen=True)
+class SourceJudgment:
+    """A judgment of a document for a query: grade, and optionally answer strings or spans
+    given as document offsets."""
+
+    query_id: str
+    document_id: str
+    grade: int
+    answers: tuple[str, ...] = ()
+    spans: tuple[tuple[int, int], ...] = ()
+
+
+@dataclass
+class ImportSummary:
+    """What an import wrote and dropped: counts, and IDs (never text) by reason."""
+
+    fixture: str = ""
+    documents: int = 0
+    chunks: int = 0
+    chunked_documents: int = 0
+    queries: int = 0
+    judgments: int = 0
+    spans: int = 0
+    mapped_ids: int = 0
+    clamped_grades: int = 0
+    dropped: dict[str, list[str]] = field(default_factory=dict)
+    unlocated: list[str] = field(default_factory=list)
+    spans_dropped: int = 0
+
+    def drop(self, reason: str, object_id: str) -> None:
+        self.dropped.setdefault(reason, []).append(object_id)
+
+    def lines(self) -> list[str]:
+        """The summary as text lines (IDs and counts only)."""
+        out = [
+            f"imported {self.fixture}: {self.documents} documents -> {self.chunks} chunks "
+            f"({self.chunked_documents} documents split into several chunks), {self.queries} "
+            f"queries, {self.judgments} chunk judgments, {self.spans} answer spans",
+        ]
+        if self.mapped_ids:
+            out.append(f"IDs mapped to the safe form (reversible, 'x~...~HH'): {self.mapped_ids}")
+        if self.clamped_grades:
+            out.append(f"grades above 3 set to 3: {self.clamped_grades}")
+        for reason, ids in sorted(self.dropped.items()):
+            out.append(f"dropped {len(ids)}: {reason}: {_listed(sorted(set(ids)))}")
+        if self.unlocated:
+            out.append(
+                f"answers not found in their document ({len(self.unlocated)} judgments; judged "
+                f"as whole documents), queries: {_listed(sorted(set(self.unlocated)))}"
+            )
+        if self.spans_dropped:
+            out.append(
+                f"spans crossing every chunk boundary, dropped: {self.spans_dropped} (a larger "
+                "--overlap keeps them)"
+            )
+        return out
+
+
+def _listed(ids: list[str]) -> str:
+    more = f" and {len(ids) - _LISTED} more" if len(ids) > _LISTED else ""
+    return ", ".join(ids[:_LISTED]) + more
+
+
+class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
+    """Block-style YAML, multi-line strings as literal blocks (libyaml when available)."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in value and not value.endswith((" ", "\t")) else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _represent_str)
+
+
+def _dump(items: list[dict[str, Any]]) -> str:
+    text: str = yaml.dump(
+        items,
+        Dumper=_Dumper,
+        allow_unicode=True,
+        sort_keys=False,
+        default_flow_style=False,
+        width=1_000_000,
+    )
+    return text
+
+
+def _scalar(value: str) -> str:
+    """``value`` as a YAML double-quoted scalar (JSON string syntax is valid YAML)."""
+    return json.dumps(value, ensure_ascii=_YAML_ESCAPE.search(value) is not None)
+
+
+def _dump_flat(items: list[dict[str, str]]) -> str:
+    """A YAML list of flat string mappings, written directly (much faster than yaml.dump)."""
+    lines = []
+    for item in items:
+        prefix = "- "
+        for key, value in item.items():
+            lines.append(f"{prefix}{key}: {_scalar(value)}\n")
+            prefix = "  "
+    return "".join(lines)
+
+
+class _BatchWriter:
+    """Appends entries to ``<root>/<kind>/NNNNNN.yaml``, ``BATCH`` entries per file."""
+
+    def __init__(self, root: Path, kind: str) -> None:
+        self.directory = root / kind
+        self.directory.mkdir()
+        self.buffer: list[dict[str, str]] = []
+        self.files = 0
+
+    def add(self, entry: dict[str, str]) -> None:
+        self.buffer.append(entry)
+        if len(self.buffer) >= BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.buffer:
+            path = self.directory / f"{self.files:06d}.yaml"
+            path.write_text(_dump_flat(self.buffer), encoding="utf-8")
+            self.files += 1
+            self.buffer = []
+
+
+def _clean(text: str) -> str:
+    return _CONTROL.sub(" ", text)
+
+
+@dataclass
+class _JudgedDocument:
+    chunks: list[tuple[str, tuple[int, int]]]  # (chunk ID, offsets)
+    text: str | None  # kept only when an answer must be located
+
+
+def _output_directory(output: str | os.PathLike[str]) -> tuple[Path, bool]:
+    """The checked, empty output directory (created if missing) and whether it was created."""
+    target = Path(output)
+    existed = target.exists()
+    if existed and (not target.is_dir() or any(target.iterdir())):
+        raise InputError(
+            f"output {os.fspath(output)!r} already exists and is not an empty directory; "
+            "choose a new fixture directory (nothing was written)"
+        )
+    resolve_output_path(target / "fixture.yaml")  # safe, workspace-relative; creates it
+    return target.resolve(), not existed
+
+
+def import_collection(
+    documents: Iterable[SourceDocument],
+    queries: Iterable[SourceQuery],
+    judgments: Iterable[SourceJudgment],
+    output: str | os.PathLike[str],
+    *,
+    fixture_name: str,
+    description: str,
+    policy: ChunkingPolicy | None = None,
+    language: str = "en",
+    version: str = "1.0.0",
+    license: str = "NOASSERTION",
+    progress: bool = False,
+    total: int | None = None,
+) -> ImportSummary:
+    """Write the collection as a fixture directory ``output`` (rules in the module docstring).
+
+    ``output`` must not exist or be an empty directory (workspace-relative, see
+    :mod:`evalkit.output`); the files are written to a temporary directory beside it and moved
+    into place at the end, so a failed import leaves nothing half-written. ``language`` applies
+    to every object without one. Returns the :class:`ImportSummary`.
+    """
+    policy = policy or ChunkingPolicy()
+    target, created = _output_directory(output)
+    summary = ImportSummary(fixture=fixture_name)
+    by_query: dict[str, list[SourceJudgment]] = {}
+    answers_needed: set[str] = set()
+    for judgment in judgments:
+        by_query.setdefault(judgment.query_id, []).append(judgment)
+        if judgment.answers or judgment.spans:
+            answers_needed.add(judgment.document_id)
+    judged_documents = {j.document_id for js in by_query.values() for j in js}
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        languages: set[str] = set()
+        judged = _write_documents(
+            documents,
+            staging,
+            policy,
+            language,
+            judged_documents,
+            answers_needed,
+            summary,
+            languages,
+            progress=progress,
+            total=total,
+        )
+        query_entries = _queries(queries, by_query, judged, language, summary, languages)
+        (staging / "queries.yaml").write_text(_dump(query_entries), encoding="utf-8")
+        meta = {
+            "id": fixture_name,
+            "version": version,
+            "license": license,
+            "description": description,
+            "languages": sorted(languages) or [language],
+            "requires_spans": False,
+            "chunking": policy.as_dict(),
+        }
+        (staging / "fixture.yaml").write_text(
+            yaml.safe_dump(meta, allow_unicode=True, sort_keys=False), encoding="utf-8"
+        )
+        target.rmdir()
+        staging.rename(target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        if created and target.is_dir() and not any(target.iterdir()):
+            target.rmdir()  # leave nothing behind that was not there before
+        raise
+    return summary
+
+
+def _write_documents(  # noqa: PLR0917 - private helper of import_collection
+    documents: Iterable[SourceDocument],
+    root: Path,
+    policy: ChunkingPolicy,
+    language: str,
+    judged_documents: set[str],
+    answers_needed: set[str],
+    summary: ImportSummary,
+    languages: set[str],
+    *,
+    progress: bool,
+    total: int | None,
+) -> dict[str, _JudgedDocument]:
+    """Stream documents to ``documents/`` and chunks to ``chunks/``; the judged ones' chunks."""
+    document_writer = _BatchWriter(root, "documents")
+    chunk_writer = _BatchWriter(root, "chunks")
+    seen: set[str] = set()
+    judged: dict[str, _JudgedDocument] = {}
+    stream: Iterator[SourceDocument] = iter(documents)
+    bar = tqdm(stream, desc="documents", unit="doc", total=total, disable=not progress)
+    for source in bar:
+        doc_id = fixture_id(source.id)
+        if doc_id is None:
+            summary.drop("document ID empty or too long to map", source.id[:MAX_ID])
+            continue
+        if doc_id != source.id:
+            summary.mapped_ids += 1
+        if doc_id in seen:
+            summary.drop("document ID appears twice (the first was kept)", doc_id)
+            continue
+        text = _clean(source.text)
+        title = _clean(source.title).strip()[:MAX_TITLE].strip() or doc_id
+        if not text.strip():
+            summary.drop("document text is empty", doc_id)
+            continue
+        if find_sensitive(text) or find_sensitive(title):
+            summary.drop("document looks like it holds a path, endpoint or credential", doc_id)
+            continue
+        try:
+            offsets = chunk_offsets(text, policy)
+        except InputError as error:
+            raise InputError(f"document {doc_id!r}: {error}") from None
+        ids = chunk_ids(doc_id, len(offsets))
+        if len(ids[-1]) > MAX_ID:
+            summary.drop("document ID too long for its chunk IDs", doc_id)
+            continue
+        seen.add(doc_id)
+        doc_language = source.language or language
+        languages.add(doc_language)
+        document_writer.add({"id": doc_id, "language": doc_language, "title": title})
+        for chunk_id, (start, end) in zip(ids, offsets, strict=True):
+            chunk_writer.add(
+                {
+                    "id": chunk_id,
+                    "document_id": doc_id,
+                    "language": doc_language,
+                    "title": title,
+                    "text": text[start:end],
+                }
+            )
+        summary.documents += 1
+        summary.chunks += len(ids)
+        summary.chunked_documents += len(ids) > 1
+        if source.id in judged_documents:
+            keep_text = text if source.id in answers_needed else None
+            judged[source.id] = _JudgedDocument(list(zip(ids, offsets, strict=True)), keep_text)
+    document_writer.flush()
+    chunk_writer.flush()
+    if not seen:
+        raise InputError("the corpus holds no importable document (see the summary reasons)")
+    return judged
+
+
+def _queries(  # noqa: PLR0917 - private helper of import_collection
+    queries: Iterable[SourceQuery],
+    by_query: dict[str, list[SourceJudgment]],
+    judged: dict[str, _JudgedDocument],
+    language: str,
+    summary: ImportSummary,
+    languages: set[str],
+) -> list[dict[str, Any]]:
+    entries: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    known_queries: set[str] = set()
+    for source in queries:
+        known_queries.add(source.id)
+        query_id = fixture_id(source.id)
+        if query_id is None:
+            summary.drop("query ID empty or too long to map", source.id[:MAX_ID])
+            continue
+        if query_id != source.id:
+            summary.mapped_ids += 1
+        if query_id in seen:
+            summary.drop("query ID appears twice (the first was kept)", query_id)
+            continue
+        seen.add(query_id)
+        text = _clean(source.text).strip()
+        if not text or len(text) > MAX_QUERY_TEXT:
+            summary.drop(f"query text empty or over {MAX_QUERY_TEXT} characters", query_id)
+            continue
+        if find_sensitive(text):
+            summary.drop("query looks like it holds a path, endpoint or credential", query_id)
+            continue
+        chunk_judgments = _chunk_judgments(source.id, by_query.get(source.id, []), judged, summary)
+        if not chunk_judgments:
+            summary.drop("query has no judgment of an imported document", query_id)
+            continue
+        query_language = source.language or language
+        languages.add(query_language)
+        entries.append(
+            {
+                "id": query_id,
+                "language": query_language,
+                "text": text,
+                "judgments": chunk_judgments,
+            }
+        )
+        summary.queries += 1
+        summary.judgments += len(chunk_judgments)
+        summary.spans += sum(len(j.get("spans", ())) for j in chunk_judgments)
+    for query_id in sorted(set(by_query) - known_queries):
+        summary.drop("judged query not in the queries", query_id)
+    return entries
+
+
+def _chunk_judgments(
+    query_id: str,
+    judgments: list[SourceJudgment],
+    judged: dict[str, _JudgedDocument],
+    summary: ImportSummary,
+) -> list[dict[str, Any]]:
+    """The query's chunk-level judgments (rule in the module docstring), in chunk order."""
+    grades: dict[str, int] = {}
+    spans: dict[str, list[dict[str, Any]]] = {}
+    order: dict[str, int] = {}
+    for judgment in judgments:
+        document = judged.get(judgment.document_id)
+        if document is None:
+            summary.drop(
+                "judgment of a document not imported (query IDs)", fixture_id(query_id) or ""
+            )
+            continue
+        if judgment.grade < 0:
+            summary.drop("judgment with a negative grade (query IDs)", fixture_id(query_id) or "")
+            continue
+        grade = min(judgment.grade, 3)
+        summary.clamped_grades += judgment.grade > 3
+        located = list(judgment.spans)
+        if judgment.answers and document.text is not None:
+            for answer in judgment.answers:
+                located += locate_answer(document.text, answer)
+            if not located:
+                summary.unlocated.append(fixture_id(query_id) or query_id)
+        targets: list[tuple[str, list[tuple[int, int]]]] = []
+        if located:
+            placed: set[tuple[int, int]] = set()
+            for chunk_id, offsets in document.chunks:
+                inside = spans_in_chunk(sorted(set(located)), offsets)
+                if inside:
+                    targets.append((chunk_id, inside))
+                    placed.update((s + offsets[0], e + offsets[0]) for s, e in inside)
+            summary.spans_dropped += len(set(located) - placed)
+        if not targets:  # a whole-document judgment: every chunk gets the grade
+            targets = [(chunk_id, []) for chunk_id, _ in document.chunks]
+        for chunk_id, inside in targets:
+            order.setdefault(chunk_id, len(order))
+            grades[chunk_id] = max(grades.get(chunk_id, 0), grade)
+            chunk_text = _chunk_text_lookup(document, chunk_id)
+            listed = spans.setdefault(chunk_id, [])
+            for start, end in inside:
+                span = {"text": chunk_text(start, end), "start": start, "end": end}
+                if span not in listed and len(listed) < MAX_SPANS:
+                    listed.append(span)
+    chunk_ids_in_order = sorted(order, key=order.__getitem__)[:MAX_JUDGMENTS]
+    result = []
+    for chunk_id in chunk_ids_in_order:
+        entry: dict[str, Any] = {"chunk_id": chunk_id, "grade": grades[chunk_id]}
+        if spans[chunk_id] and grades[chunk_id] >= 1:
+            entry["spans"] = spans[chunk_id]
+        result.append(entry)
+    return result
+
+
+def _chunk_text_lookup(document: _JudgedDocument, chunk_id: str) -> Callable[[int, int], str]:
+    offsets = dict(document.chunks)[chunk_id]
+    text = document.text or ""
+
+    def slice_text(start: int, end: int) -> str:
+        return text[offsets[0] + start : offsets[0] + end]
+
+    return slice_text
+
+
+def drop_counts(summary: ImportSummary) -> Counter[str]:
+    """Dropped objects per reason (for tests and benchmarks)."""
+    return Counter({reason: len(ids) for reason, ids in summary.dropped.items()})

@@ -1,0 +1,388 @@
+"""Readers of source collections, as streams of :mod:`evalkit.importers.core` records.
+
+- **BEIR** (:func:`beir_source`): ``corpus.jsonl`` (``_id``, ``title``, ``text``),
+  ``queries.jsonl`` (``_id``, ``text``) and ``qrels/<split>.tsv`` (``query-id``,
+  ``corpus-id``, ``score``, with a header line); ``.gz`` versions are read too.
+- **TREC** (:func:`trec_source`): a qrels file (``query_id iteration doc_id grade``); topics in
+  TREC ``<top>`` format (``<num>``, and the ``<title>`` or ``<desc>`` field) or TSV
+  (``id<TAB>text``); a corpus as JSONL (``id``/``_id``/``docno``, ``title``,
+  ``text``/``contents``/``body``) or TREC ``<DOC>`` SGML (``<DOCNO>``, the text of ``<TEXT>``
+  elements, else everything but ``<DOCNO>``; the title from ``<HEADLINE>``/``<TITLE>``).
+- **Tables** (:func:`table_rows`): JSONL, CSV or Parquet, chosen by suffix; columns are mapped
+  by name (:class:`TableColumns`). An answer column may hold one string, a JSON list of
+  strings, or a list (JSONL/Parquet).
+
+Everything streams: a file is read line by line (Parquet batch by batch). Errors name the file
+(by name only), the line and the field, never the content.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any, Final
+
+from evalkit.errors import InputError
+from evalkit.importers.core import SourceDocument, SourceJudgment, SourceQuery
+
+__all__ = [
+    "TableColumns",
+    "beir_source",
+    "table_rows",
+    "table_source",
+    "trec_source",
+]
+
+_TAG: Final = re.compile(r"<[^>]+>")
+
+
+def _open(path: Path) -> IO[str]:
+    try:
+        if path.suffix == ".gz":
+            return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8")
+        return path.open(encoding="utf-8", newline="")
+    except FileNotFoundError:
+        raise InputError(f"{path.name!r} does not exist (looked for {path.name})") from None
+    except OSError as error:
+        raise InputError(f"{path.name!r} cannot be read ({type(error).__name__})") from None
+
+
+def _lines(path: Path) -> Iterator[tuple[int, str]]:
+    with _open(path) as handle:
+        try:
+            yield from enumerate(handle, start=1)
+        except UnicodeDecodeError:
+            raise InputError(f"{path.name!r} is not UTF-8 text") from None
+
+
+def _jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    for number, line in _lines(path):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError:
+            raise InputError(f"{path.name} line {number}: not valid JSON") from None
+        if not isinstance(item, dict):
+            raise InputError(f"{path.name} line {number}: expected a JSON object")
+        yield number, item
+
+
+def _field(item: dict[str, Any], names: tuple[str, ...], where: str, *, required: bool) -> str:
+    for name in names:
+        value = item.get(name)
+        if value is not None:
+            if isinstance(value, str | int) and not isinstance(value, bool):
+                return str(value)
+            raise InputError(f"{where}: field {name!r} should be a string")
+    if required:
+        raise InputError(f"{where}: missing field {' or '.join(repr(n) for n in names)}")
+    return ""
+
+
+def _find(root: Path, name: str) -> Path:
+    for candidate in (root / name, root / f"{name}.gz"):
+        if candidate.exists():
+            return candidate
+    raise InputError(f"the BEIR folder has no {name}; expected corpus.jsonl, queries.jsonl, qrels/")
+
+
+# --- BEIR -------------------------------------------------------------------------------------
+
+
+def _beir_documents(path: Path) -> Iterator[SourceDocument]:
+    for number, item in _jsonl(path):
+        where = f"{path.name} line {number}"
+        yield SourceDocument(
+            id=_field(item, ("_id",), where, required=True),
+            text=_field(item, ("text",), where, required=False),
+            title=_field(item, ("title",), where, required=False),
+        )
+
+
+def _beir_queries(path: Path) -> Iterator[SourceQuery]:
+    for number, item in _jsonl(path):
+        where = f"{path.name} line {number}"
+        yield SourceQuery(
+            id=_field(item, ("_id",), where, required=True),
+            text=_field(item, ("text",), where, required=True),
+        )
+
+
+def _beir_qrels(path: Path) -> Iterator[SourceJudgment]:
+    for number, line in _lines(path):
+        parts = line.rstrip("\r\n").split("\t")
+        if number == 1 and parts[:2] == ["query-id", "corpus-id"]:
+            continue
+        if not line.strip():
+            continue
+        if len(parts) != 3:
+            raise InputError(f"{path.name} line {number}: expected query-id, corpus-id, score")
+        try:
+            grade = int(float(parts[2]))
+        except ValueError:
+            raise InputError(f"{path.name} line {number}: the score should be a number") from None
+        yield SourceJudgment(query_id=parts[0], document_id=parts[1], grade=grade)
+
+
+def beir_source(
+    folder: str | os.PathLike[str], split: str = "test"
+) -> tuple[Iterator[SourceDocument], Iterator[SourceQuery], Iterator[SourceJudgment]]:
+    """Documents, queries and judgments of a BEIR folder's ``split`` (streams)."""
+    root = Path(folder)
+    if not root.is_dir():
+        raise InputError(f"BEIR folder {root.name!r} does not exist or is not a directory")
+    corpus, queries = _find(root, "corpus.jsonl"), _find(root, "queries.jsonl")
+    qrels = _find(root / "qrels", f"{split}.tsv")
+    return _beir_documents(corpus), _beir_queries(queries), _beir_qrels(qrels)
+
+
+# --- TREC -------------------------------------------------------------------------------------
+
+
+def _trec_qrels(path: Path) -> Iterator[SourceJudgment]:
+    for number, line in _lines(path):
+        parts = line.split()
+        if not parts or parts[0].startswith("#"):
+            continue
+        if len(parts) != 4:
+            raise InputError(
+                f"{path.name} line {number}: expected 'query_id iteration doc_id grade'"
+            )
+        try:
+            grade = int(parts[3])
+        except ValueError:
+            raise InputError(f"{path.name} line {number}: the grade should be an integer") from None
+        yield SourceJudgment(query_id=parts[0], document_id=parts[2], grade=grade)
+
+
+_TOPIC_FIELD: Final = re.compile(r"<(num|title|desc|narr)>", re.IGNORECASE)
+
+
+def _trec_topics(path: Path, field: str) -> Iterator[SourceQuery]:
+    first = next((line for _, line in _lines(path) if line.strip()), "")
+    if "<top>" not in first.lower():
+        for number, line in _lines(path):
+            if not line.strip():
+                continue
+            parts = line.rstrip("\r\n").split("\t", 1)
+            if len(parts) != 2:
+                raise InputError(f"{path.name} line {number}: expected 'id<TAB>text'")
+            yield SourceQuery(id=parts[0].strip(), text=parts[1].strip())
+        return
+    buffer: list[str] = []
+    for _, line in _lines(path):
+        if "</top>" in line.lower():
+            yield _topic("".join(buffer), field, path)
+            buffer = []
+        elif "<top>" not in line.lower():
+            buffer.append(line)
+
+
+def _topic(block: str, field: str, path: Path) -> SourceQuery:
+    fields: dict[str, str] = {}
+    pieces = _TOPIC_FIELD.split(block)
+    for name, value in zip(pieces[1::2], pieces[2::2], strict=True):
+        fields[name.lower()] = " ".join(_TAG.sub(" ", value).split())
+    number = re.sub(r"^(Number:)\s*", "", fields.get("num", ""), flags=re.IGNORECASE).strip()
+    text = re.sub(r"^(Description:|Topic:)\s*", "", fields.get(field, ""), flags=re.IGNORECASE)
+    if not number:
+        raise InputError(f"{path.name}: a <top> block has no <num>")
+    return SourceQuery(id=number, text=text.strip())
+
+
+def _sgml_documents(path: Path) -> Iterator[SourceDocument]:
+    buffer: list[str] = []
+    inside = False
+    for _, line in _lines(path):
+        lowered = line.lower()
+        if "<doc>" in lowered:
+            inside, buffer = True, []
+        if inside:
+            buffer.append(line)
+        if "</doc>" in lowered and inside:
+            inside = False
+            yield _sgml_document("".join(buffer), path)
+
+
+def _element(block: str, name: str) -> list[str]:
+    pattern = re.compile(rf"<{name}(?:\s[^>]*)?>(.*?)</{name}>", re.IGNORECASE | re.DOTALL)
+    return pattern.findall(block)
+
+
+def _sgml_document(block: str, path: Path) -> SourceDocument:
+    docno = _element(block, "DOCNO")
+    if not docno:
+        raise InputError(f"{path.name}: a <DOC> has no <DOCNO>")
+    texts = _element(block, "TEXT")
+    if not texts:
+        body = re.sub(r"<DOCNO>.*?</DOCNO>", " ", block, flags=re.IGNORECASE | re.DOTALL)
+        texts = [body]
+    titles = _element(block, "HEADLINE") or _element(block, "TITLE")
+    text = "\n\n".join(_TAG.sub(" ", t).strip() for t in texts)
+    title = " ".join(_TAG.sub(" ", titles[0]).split()) if titles else ""
+    return SourceDocument(id=docno[0].strip(), text=text, title=title)
+
+
+def _jsonl_documents(path: Path) -> Iterator[SourceDocument]:
+    for number, item in _jsonl(path):
+        where = f"{path.name} line {number}"
+        yield SourceDocument(
+            id=_field(item, ("id", "_id", "docno", "doc_id"), where, required=True),
+            text=_field(item, ("text", "contents", "body"), where, required=False),
+            title=_field(item, ("title",), where, required=False),
+        )
+
+
+def trec_source(
+    qrels: str | os.PathLike[str],
+    topics: str | os.PathLike[str],
+    corpus: str | os.PathLike[str],
+    *,
+    topic_field: str = "title",
+) -> tuple[Iterator[SourceDocument], Iterator[SourceQuery], Iterator[SourceJudgment]]:
+    """Documents, queries and judgments of TREC files (formats in the module docstring)."""
+    if topic_field not in ("title", "desc"):
+        raise InputError(f"topic field {topic_field!r} should be title or desc")
+    corpus_path = Path(corpus)
+    name = corpus_path.name.lower().removesuffix(".gz")
+    documents = (
+        _jsonl_documents(corpus_path)
+        if name.endswith((".jsonl", ".json", ".ndjson"))
+        else _sgml_documents(corpus_path)
+    )
+    return documents, _trec_topics(Path(topics), topic_field), _trec_qrels(Path(qrels))
+
+
+# --- tables -----------------------------------------------------------------------------------
+
+
+def table_rows(path: str | os.PathLike[str]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """``(where, row)`` of each row of a JSONL, CSV or Parquet file (by suffix), streamed."""
+    file = Path(path)
+    suffix = file.name.lower().removesuffix(".gz").rsplit(".", 1)[-1]
+    if suffix in ("jsonl", "ndjson", "json"):
+        for number, item in _jsonl(file):
+            yield f"{file.name} line {number}", item
+    elif suffix in ("csv", "tsv"):
+        with _open(file) as handle:
+            reader = csv.DictReader(handle, delimiter="\t" if suffix == "tsv" else ",")
+            try:
+                for row in reader:
+                    yield f"{file.name} line {reader.line_num}", dict(row)
+            except (csv.Error, UnicodeDecodeError):
+                raise InputError(f"{file.name} line {reader.line_num}: not valid CSV") from None
+    elif suffix == "parquet":
+        import pyarrow.parquet as pq
+
+        try:
+            parquet = pq.ParquetFile(file)
+        except (OSError, ValueError) as error:
+            raise InputError(
+                f"{file.name} cannot be read as Parquet ({type(error).__name__})"
+            ) from None
+        number = 0
+        for batch in parquet.iter_batches(batch_size=4096):
+            for row in batch.to_pylist():
+                number += 1
+                yield f"{file.name} row {number}", row
+    else:
+        raise InputError(f"{file.name}: expected a .jsonl, .csv, .tsv or .parquet file")
+
+
+@dataclass(frozen=True)
+class TableColumns:
+    """Column names of the three tables (``language``/``title``/``grade``/``answers``: empty
+    means absent; a missing grade column means grade 1)."""
+
+    doc_id: str = "doc_id"
+    doc_text: str = "text"
+    doc_title: str = ""
+    doc_language: str = ""
+    query_id: str = "query_id"
+    query_text: str = "text"
+    query_language: str = ""
+    judgment_query: str = "query_id"
+    judgment_doc: str = "doc_id"
+    judgment_grade: str = ""
+    judgment_answers: str = ""
+
+
+def _cell(row: dict[str, Any], column: str, where: str, *, required: bool = True) -> str:
+    if not column:
+        return ""
+    if column not in row:
+        if required:
+            raise InputError(f"{where}: no column {column!r}; map the column with the options")
+        return ""
+    value = row[column]
+    if value is None:
+        return ""
+    return str(value)
+
+
+def _answers(value: object, where: str) -> tuple[str, ...]:
+    if value is None or value == "":
+        return ()
+    if isinstance(value, str):
+        text = value
+        if not text.strip().startswith("["):
+            return (text,)
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError:
+            return (text,)
+    if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    raise InputError(f"{where}: the answers should be a string or a list of strings")
+
+
+def table_source(
+    documents: str | os.PathLike[str],
+    queries: str | os.PathLike[str],
+    judgments: str | os.PathLike[str],
+    columns: TableColumns | None = None,
+) -> tuple[Iterator[SourceDocument], Iterator[SourceQuery], Iterator[SourceJudgment]]:
+    """Documents, queries and judgments of three tables with ``columns``."""
+    cols = columns or TableColumns()
+
+    def docs() -> Iterator[SourceDocument]:
+        for where, row in table_rows(documents):
+            yield SourceDocument(
+                id=_cell(row, cols.doc_id, where),
+                text=_cell(row, cols.doc_text, where),
+                title=_cell(row, cols.doc_title, where, required=False),
+                language=_cell(row, cols.doc_language, where),
+            )
+
+    def qs() -> Iterator[SourceQuery]:
+        for where, row in table_rows(queries):
+            yield SourceQuery(
+                id=_cell(row, cols.query_id, where),
+                text=_cell(row, cols.query_text, where),
+                language=_cell(row, cols.query_language, where),
+            )
+
+    def js() -> Iterator[SourceJudgment]:
+        for where, row in table_rows(judgments):
+            grade_text = _cell(row, cols.judgment_grade, where) if cols.judgment_grade else "1"
+            try:
+                grade = int(float(grade_text))
+            except ValueError:
+                raise InputError(f"{where}: the grade should be a number") from None
+            answers = row.get(cols.judgment_answers) if cols.judgment_answers else None
+            yield SourceJudgment(
+                query_id=_cell(row, cols.judgment_query, where),
+                document_id=_cell(row, cols.judgment_doc, where),
+                grade=grade,
+                answers=_answers(answers, where),
+            )
+
+    return docs(), qs(), js()
