@@ -93,10 +93,16 @@ def private_texts(
 
 def definition_values(definition: Any) -> list[str]:
     """The private strings of one system definition: every string value and every
-    ``/``-separated part of one, at least ``MIN_PRIVATE_VALUE`` characters long, in order."""
+    ``/``-separated part of one (``org/model``), at least ``MIN_PRIVATE_VALUE`` characters long,
+    in order. A URL (``scheme://host/path``) contributes itself and its host: its path segments
+    are route names such as ``search``, not identifying on their own."""
     values: dict[str, None] = {}
     for value in _string_leaves(definition):
-        for part in (value, *value.split("/")):
+        if "://" in value:
+            parts = [value, value.split("://", 1)[1].split("/", 1)[0]]
+        else:
+            parts = [value, *value.split("/")]
+        for part in parts:
             if len(part) >= MIN_PRIVATE_VALUE:
                 values.setdefault(part)
     return list(values)

@@ -54,7 +54,7 @@ from evalkit.errors import InputError
 from evalkit.fixtures.chunking import ChunkingPolicy, chunk_ids, chunk_offsets, spans_in_chunk
 from evalkit.fixtures.rules import find_sensitive
 from evalkit.fixtures.schema import MAX_JUDGMENTS, MAX_QUERY_TEXT, MAX_SPANS, MAX_TITLE
-from evalkit.output import resolve_output_path
+from evalkit.output import resolve_output_path, shown_path
 
 __all__ = [
     "BATCH",
@@ -278,17 +278,22 @@ class _JudgedDocument:
     text: str | None  # kept only when an answer must be located
 
 
-def _output_directory(output: str | os.PathLike[str]) -> tuple[Path, bool]:
-    """The checked, empty output directory (created if missing) and whether it was created."""
+def _output_directory(output: str | os.PathLike[str]) -> tuple[Path, list[Path]]:
+    """The checked, empty output directory (created if missing) and the directories this call
+    created, deepest first (removed again when the import fails)."""
     target = Path(output)
     existed = target.exists()
     if existed and (not target.is_dir() or any(target.iterdir())):
         raise InputError(
-            f"output {os.fspath(output)!r} already exists and is not an empty directory; "
+            f"output {shown_path(output)} already exists and is not an empty directory; "
             "choose a new fixture directory (nothing was written)"
         )
-    resolve_output_path(target / "fixture.yaml")  # safe, workspace-relative; creates it
-    return target.resolve(), not existed
+    resolve_output_path(target / "fixture.yaml")  # safe, workspace-relative; creates nothing
+    absolute = target.resolve()
+    created = [d for d in (absolute, *absolute.parents) if not d.exists()]
+    if not existed:
+        absolute.mkdir(parents=True)  # the check passed; removed again if the import fails
+    return absolute, created
 
 
 def import_collection(
@@ -356,8 +361,9 @@ def import_collection(
         staging.rename(target)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
-        if created and target.is_dir() and not any(target.iterdir()):
-            target.rmdir()  # leave nothing behind that was not there before
+        for directory in created:  # leave nothing behind that was not there before
+            if directory.is_dir() and not any(directory.iterdir()):
+                directory.rmdir()
         raise
     return summary
 
