@@ -453,7 +453,7 @@ def _add_schema(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Han
         "schema",
         help="print the JSON Schema of a fixture file (committed in evalkit/schema/ too)",
     )
-    p.add_argument("kind", choices=("fixture", "documents", "chunks", "queries"))
+    p.add_argument("kind", choices=("fixture", "documents", "chunks", "queries", "aliases"))
     return _run_schema
 
 

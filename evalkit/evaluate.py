@@ -6,8 +6,9 @@ Rules (the deterministic projection depends on nothing else):
   ``search(query, k)``. Hits are deduplicated by chunk ID (first occurrence kept) and cut at
   ``k`` before any measure is computed; ranks are 1-based in the system's order.
 - Ranking measures are computed by ``evalkit.measures.score`` with ``ties="given"`` over
-  answerable queries only; ``NoAnswerFP`` (1.0 when a no-answer query returned anything) over
-  no-answer queries only. So every row has a value: no NaN, no missing rows.
+  answerable queries only, and so is ``NoResult`` (1.0 when an answerable query returned
+  nothing: the price of abstaining); ``NoAnswerFP`` (1.0 when a no-answer query returned
+  anything) over no-answer queries only. So every row has a value: no NaN, no missing rows.
 - With ``repeats >= 2`` every system runs again and its rankings (chunk IDs, ranks, scores,
   grades) must be identical, else ``DeterminismError``. Measure values and failures are pure
   functions of the rankings, so this checks the whole deterministic projection; latency is
@@ -29,7 +30,7 @@ from tqdm import tqdm
 from evalkit.errors import DeterminismError, InputError
 from evalkit.measures import aggregate, parse_measure, score
 from evalkit.spans import QuerySpans, context_precision_recall
-from evalkit.systems.protocol import Retriever
+from evalkit.systems.protocol import Retriever, provide_aliases
 from evalkit.systems.reference import REFERENCE_SYSTEMS, resolve_system
 
 if TYPE_CHECKING:
@@ -39,6 +40,7 @@ __all__ = ["DEFAULT_RANKING_MEASURES", "Evaluation", "evaluate"]
 
 DEFAULT_RANKING_MEASURES: tuple[str, ...] = ("R@5", "R@10", "RR@10", "nDCG(dcg='exp-log2')@10")
 NO_ANSWER_MEASURE = "NoAnswerFP"
+NO_RESULT_MEASURE = "NoResult"
 RANKING_COLUMNS = ["system", "query_id", "rank", "chunk_id", "score", "grade"]
 LATENCY_COLUMNS = ["system", "query_id", "repeat", "latency_ms"]
 PER_QUERY_COLUMNS = ["system", "query_id", "language", "answerable", "measure", "value"]
@@ -149,7 +151,7 @@ def evaluate(
 
     ``systems=None`` runs the five reference systems. ``measures`` are ranking measures of the
     measures engine (default: R@5, R@10, RR@10, nDCG(dcg='exp-log2')@10); the span measures
-    ``ContextPrecision@k``/``ContextRecall@k`` and ``NoAnswerFP`` are always added.
+    ``ContextPrecision@k``/``ContextRecall@k``, ``NoResult`` and ``NoAnswerFP`` are always added.
     ``progress=True`` shows a progress bar (on stderr) per system and repeat.
     """
     if not isinstance(k, int) or k < 1:
@@ -164,6 +166,7 @@ def evaluate(
         *ranking_measures,
         f"ContextPrecision@{k}",
         f"ContextRecall@{k}",
+        NO_RESULT_MEASURE,
         NO_ANSWER_MEASURE,
     )
 
@@ -204,6 +207,7 @@ def _run_systems(
         name = str(system.name)
         if name in definitions:
             raise InputError(f"two systems are both named {name!r}; give each a unique name")
+        provide_aliases(system, fixture.aliases)  # the fixture's aliases.yaml, or None
         definitions[name] = system.definition()
         try:
             system.index(fixture.chunks)
@@ -305,6 +309,7 @@ def _measure(
             span_rows += [
                 (q.id, f"ContextPrecision@{k}", precision),
                 (q.id, f"ContextRecall@{k}", recall),
+                (q.id, NO_RESULT_MEASURE, float(q.id not in returned)),
             ]
         span_rows += [(q.id, NO_ANSWER_MEASURE, float(q.id in returned)) for q in no_answer]
         frame = pd.concat(

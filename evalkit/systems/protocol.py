@@ -4,6 +4,11 @@ A system is anything with a ``name``, a JSON-able ``definition()``, ``index(chun
 ``search(query, k)``. ``definition()`` must describe the configuration completely: it is hashed
 into reports (so a changed setting changes the evaluation definition) and is never written out
 raw, so it may hold private values such as a model name or an endpoint.
+
+Optional: ``use_aliases(table)``. A system that has it receives the fixture's concept table
+(``evalkit.fixtures.AliasTable``, or ``None`` when the fixture has no ``aliases.yaml``) before
+``definition()`` and ``index()`` are called (:func:`provide_aliases`). Systems never see queries
+or judgments through it.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ __all__ = [
     "TextRetriever",
     "fingerprint",
     "load_factory",
+    "provide_aliases",
 ]
 
 
@@ -184,3 +190,10 @@ def load_factory(spec: str) -> Retriever:
         f"system spec {spec!r}: the factory returned {type(system).__name__}, expected an object "
         "with name, definition(), index(chunks) and search(query, k), or a search function"
     )
+
+
+def provide_aliases(system: object, table: Any) -> None:
+    """Give ``system`` the fixture's concept table when it has a ``use_aliases`` method."""
+    use = getattr(system, "use_aliases", None)
+    if callable(use):
+        use(table)
