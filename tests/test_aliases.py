@@ -136,7 +136,8 @@ def test_the_table_enters_the_evaluation_definition_hash(make_fixture: Any) -> N
 def test_alias_vector_uses_the_fixture_table(make_fixture: Any) -> None:
     fixture = load_fixture(make_fixture(lambda data: data.update({"aliases.yaml": TABLE})))
     rankings = evaluate(fixture, ["alias-vector"], repeats=1).rankings
-    # "单程票多少钱？" mentions the fare concept (多少钱), as do c-en-2 ("ticket") and c-zh-1 ("票价").
+    # "单程票多少钱？" mentions the fare concept (多少钱), as do c-en-2 ("ticket") and
+    # c-zh-1 ("票价").
     returned = set(rankings.loc[rankings["query_id"] == "q-zh-1", "chunk_id"])
     assert returned == {"c-en-2", "c-zh-1"}
 

@@ -313,11 +313,12 @@ class HeuristicReranker(TextRetriever):
         concept_df: Counter[int] = Counter()
         title_terms: dict[str, frozenset[str]] = {}
         title_concepts: dict[str, frozenset[int]] = {}
+        counts = [self.embedder.concepts(text) for text in texts]
         for row, (chunk, text) in enumerate(zip(chunks, texts, strict=True)):
             self._row[chunk.id] = row
             self._chunk_terms[chunk.id] = frozenset(tokenize(text))
             title_terms[chunk.id] = frozenset(tokenize(chunk.title))
-            self._chunk_concepts[chunk.id] = frozenset(self.embedder.concepts(text))
+            self._chunk_concepts[chunk.id] = frozenset(counts[row])
             title_concepts[chunk.id] = frozenset(self.embedder.concepts(chunk.title))
             self._shapes[chunk.id] = evidence_shapes(text)
             self._language[chunk.id] = chunk.language
@@ -336,7 +337,7 @@ class HeuristicReranker(TextRetriever):
                 [("t", t) for t in title_terms[chunk.id]]
                 + [("c", c) for c in title_concepts[chunk.id]]
             )
-        self._vectors = self.embedder.embed(texts)
+        self._vectors = self.embedder.embed_counts(counts)
 
     def unseen_concepts(self, text: str) -> list[str]:
         """IDs of the table's concepts ``text`` mentions that no indexed chunk mentions, sorted."""
@@ -382,10 +383,10 @@ class HeuristicReranker(TextRetriever):
         ids = [hit.chunk_id for hit in candidates]
         # The pairwise near-duplicate contrast is skipped when it weighs nothing (speed).
         distinct = self._distinct(ids, units) if self.weights["distinct"] > 0 else {}
+        cosines = self._vectors[[self._row[c] for c in ids]] @ query_vector
         out = []
-        for hit in candidates:
+        for hit, cosine in zip(candidates, cosines.tolist(), strict=True):
             chunk_id = hit.chunk_id
-            cosine = float(self._vectors[self._row[chunk_id]] @ query_vector)
             chunk_units = self._chunk_units[chunk_id]
             features = RerankFeatures(
                 prior=min(hit.score / max_prior, 1.0) if max_prior > 0 else 0.0,
@@ -455,7 +456,7 @@ class HeuristicReranker(TextRetriever):
         candidates = self._features(query, text, language)
         if not candidates:
             return []
-        if max(self._support(query, hit.chunk_id) for hit, _ in candidates) <= self.min_support:
+        if not any(self._support(query, hit.chunk_id) > self.min_support for hit, _ in candidates):
             return []  # rule 2: no candidate covers enough of the query
         scored = sorted(
             ((self.score(f), hit.chunk_id) for hit, f in candidates),

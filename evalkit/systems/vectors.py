@@ -111,8 +111,8 @@ class AliasEmbedder:
     def _set_table(self, table: Mapping[str, Sequence[str]]) -> None:
         self.concept_ids = sorted(table)
         self._alias_to_concept: dict[str, int] = {}
-        for index, concept in enumerate(self.concept_ids):
-            for alias in table[concept]:
+        for index, concept_id in enumerate(self.concept_ids):
+            for alias in table[concept_id]:
                 key = normalize(alias).strip()
                 if key:
                     self._alias_to_concept.setdefault(key, index)
@@ -120,18 +120,18 @@ class AliasEmbedder:
             canonical_hash({c: sorted(table[c]) for c in self.concept_ids}) if table else None
         )
         phrases: dict[tuple[str, ...], int] = {}
-        for alias, concept in sorted(self._alias_to_concept.items()):
+        for alias, index in sorted(self._alias_to_concept.items()):
             words = tuple(_LATIN_WORD.findall(alias))
             if words and not _is_cjk(alias):
-                phrases.setdefault(words, concept)
+                phrases.setdefault(words, index)
         self._phrases = phrases
         self._longest = max((len(p) for p in phrases), default=0)
         by_first: dict[str, list[tuple[str, int]]] = {}
-        for alias, concept in sorted(
+        for alias, index in sorted(
             self._alias_to_concept.items(), key=lambda a: (-len(a[0]), a[0])
         ):
             if _is_cjk(alias):
-                by_first.setdefault(alias[0], []).append((alias, concept))
+                by_first.setdefault(alias[0], []).append((alias, index))
         self._cjk_aliases = by_first
 
     def use_aliases(self, table: AliasTable | None) -> None:
@@ -196,9 +196,13 @@ class AliasEmbedder:
 
     def embed(self, texts: Sequence[str]) -> Matrix:
         """One row per text; at least one column, so an empty table gives zero rows of width 1."""
-        matrix = np.zeros((len(texts), max(1, len(self.concept_ids))))
-        for row, text in enumerate(texts):
-            for concept, count in self.concepts(text).items():
+        return self.embed_counts([self.concepts(text) for text in texts])
+
+    def embed_counts(self, counts: Sequence[Counter[int]]) -> Matrix:
+        """The rows of ``embed`` from concept counts already found by :meth:`concepts`."""
+        matrix = np.zeros((len(counts), max(1, len(self.concept_ids))))
+        for row, found in enumerate(counts):
+            for concept, count in found.items():
                 matrix[row, concept] = 1.0 + math.log(count)
         return _normalize_rows(matrix)
 
@@ -208,8 +212,11 @@ _LATIN_WORD = re.compile(rf"[^\W_{_CJK_CHARS}]+")
 _WORD_RUN = re.compile(r"[^\W_]+")
 
 
+_CJK_SEARCH = re.compile("[\u3400-\u9fff\uf900-\ufaff]")
+
+
 def _is_cjk(alias: str) -> bool:
-    return any("\u3400" <= ch <= "\u9fff" or "\uf900" <= ch <= "\ufaff" for ch in alias)
+    return _CJK_SEARCH.search(alias) is not None
 
 
 def rank_by_score(
