@@ -106,6 +106,11 @@ def _evaluate_fixture(args: argparse.Namespace, *, progress: bool = False) -> Ev
 
     fixture = load_fixture(args.fixture)
     systems = _split_systems(args.systems)
+    from evalkit.systems.reference import no_aliases_notice
+
+    notice = no_aliases_notice(fixture.aliases, systems)
+    if notice:
+        print(notice, file=sys.stderr)
     return evaluate(fixture, systems, k=args.k, repeats=args.repeats, progress=progress)
 
 

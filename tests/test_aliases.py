@@ -149,7 +149,7 @@ def test_without_a_table_alias_vector_returns_nothing_and_says_so_once(
 
     vectors._NOTICED.clear()
     fixture = load_fixture(make_fixture())
-    with caplog.at_level(logging.WARNING, logger="evalkit.systems"):
+    with caplog.at_level(logging.INFO, logger="evalkit.systems"):
         evaluation = evaluate(fixture, ["alias-vector", "hybrid", "lexical"], repeats=2)
     notices = [r for r in caplog.records if "no aliases.yaml" in r.getMessage()]
     assert len(notices) == 1
@@ -159,6 +159,21 @@ def test_without_a_table_alias_vector_returns_nothing_and_says_so_once(
     hybrid = rankings[rankings["system"] == "hybrid"][["query_id", "chunk_id"]]
     lexical = rankings[rankings["system"] == "lexical"][["query_id", "chunk_id"]]
     assert hybrid.to_numpy().tolist() == lexical.to_numpy().tolist()
+
+
+def test_the_command_line_prints_the_notice_once(
+    make_fixture: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from evalkit.cli import main
+
+    plain = make_fixture()
+    assert main(["run", str(plain), "--systems", "lexical,hybrid", "--repeats", "1"]) == 0
+    assert capsys.readouterr().err.count("has no aliases.yaml") == 1
+    assert main(["run", str(plain), "--systems", "lexical", "--repeats", "1"]) == 0
+    assert "aliases.yaml" not in capsys.readouterr().err
+    with_table = make_fixture(lambda data: data.update({"aliases.yaml": TABLE}))
+    assert main(["run", str(with_table), "--repeats", "1"]) == 0
+    assert "aliases.yaml" not in capsys.readouterr().err
 
 
 def test_committed_aliases_schema_is_current_and_accepts_the_tables() -> None:

@@ -16,7 +16,7 @@ Reference settings (issue 14; none was chosen on ``synthetic-bilingual-v1``, whi
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from evalkit.registry import Registry
 from evalkit.systems.fusion import HybridRetriever
@@ -25,7 +25,7 @@ from evalkit.systems.protocol import Retriever, load_factory
 from evalkit.systems.rerank import HeuristicReranker
 from evalkit.systems.vectors import AliasEmbedder, TokenHashEmbedder, VectorRetriever
 
-__all__ = ["REFERENCE_SYSTEMS", "SYSTEMS", "resolve_system"]
+__all__ = ["ALIAS_SYSTEMS", "REFERENCE_SYSTEMS", "SYSTEMS", "no_aliases_notice", "resolve_system"]
 
 SystemFactory = Callable[[], Retriever]
 
@@ -77,6 +77,22 @@ SYSTEMS.register("hybrid", _hybrid)
 SYSTEMS.register("hybrid-rerank", _hybrid_rerank)
 
 REFERENCE_SYSTEMS: tuple[str, ...] = tuple(SYSTEMS.names())
+#: The reference systems that use the fixture's ``aliases.yaml``.
+ALIAS_SYSTEMS: frozenset[str] = frozenset({"alias-vector", "hybrid", "hybrid-rerank"})
+
+
+def no_aliases_notice(aliases: object, systems: Sequence[str] | None) -> str | None:
+    """The one-line notice for a run of alias systems on a fixture without ``aliases.yaml``.
+
+    ``systems`` are the names to run (``None``: all reference systems); ``None`` is returned when
+    the fixture has a table or no alias system runs.
+    """
+    if aliases is not None or not ALIAS_SYSTEMS.intersection(systems or REFERENCE_SYSTEMS):
+        return None
+    return (
+        "notice: the fixture has no aliases.yaml, so alias-vector returns no results and hybrid "
+        "and hybrid-rerank rank with their lexical components alone"
+    )
 
 
 def resolve_system(spec: str | Retriever) -> Retriever:

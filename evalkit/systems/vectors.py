@@ -11,8 +11,9 @@
   the numbers of ``alias-vector`` say nothing about the quality of any real embedding provider.
   **Without a table** (a fixture with no ``aliases.yaml``) the embedder knows no concept, every
   vector is zero and ``alias-vector`` returns no results for every query; one notice per
-  process says so (logger ``evalkit.systems``). The other systems are unaffected, and
-  ``hybrid``/``hybrid-rerank`` then rank with their lexical components alone.
+  process says so (logger ``evalkit.systems``, level INFO; the command line prints it to
+  stderr). The other systems are unaffected, and ``hybrid``/``hybrid-rerank`` then rank with
+  their lexical components alone.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ _NOTICED: set[str] = set()
 def _notice_once(key: str, message: str) -> None:
     if key not in _NOTICED:
         _NOTICED.add(key)
-        _LOG.warning(message)
+        _LOG.info(message)
 
 
 class Embedder(Protocol):
