@@ -32,8 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from evalkit.evaluate import evaluate
-from evalkit.fixtures import Fixture, generate_fixture, load_fixture
-from evalkit.fixtures.schema import AliasTable
+from evalkit.fixtures import AliasTable, Fixture, generate_fixture, load_fixture
 from evalkit.systems.reference import SYSTEMS
 from evalkit.systems.rerank import FEATURE_NAMES, HeuristicReranker
 

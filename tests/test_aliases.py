@@ -13,8 +13,14 @@ import yaml
 
 from evalkit.errors import FixtureError
 from evalkit.evaluate import evaluate
-from evalkit.fixtures import dump_fixture, load_fixture, validate_fixture
-from evalkit.fixtures.schema import AliasConcept, AliasTable, fixture_json_schema
+from evalkit.fixtures import (
+    AliasConcept,
+    AliasTable,
+    dump_fixture,
+    fixture_json_schema,
+    load_fixture,
+    validate_fixture,
+)
 from evalkit.report import build_report
 
 ROOT = Path(__file__).resolve().parents[1]
