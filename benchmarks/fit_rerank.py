@@ -84,7 +84,7 @@ def _cases(fixture: Fixture) -> list[_Case]:
             ideal = sorted((g for g in grades_of.values() if g > 0), reverse=True)[:CUTOFF]
             idcg = sum((2**g - 1) / math.log2(r + 2) for r, g in enumerate(ideal))
             derived = reranker._query(query.text)
-            pairs = reranker._features(derived, query.text, query.language)
+            pairs = reranker._features(derived, query.text, query.language, every_feature=True)
             pairs.sort(key=lambda p: p[0].chunk_id)  # ties go to chunk ID ascending
             support = max((reranker._support(derived, hit.chunk_id) for hit, _ in pairs), default=0)
             cases.append(

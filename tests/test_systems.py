@@ -232,7 +232,7 @@ def test_reranker_features_by_hand() -> None:
     assert a3.title == pytest.approx(LN2 / (LN2 + 3 * LN10_3))  # title "渡轮": the ferry concept
     assert (a1.answer, a3.answer) == (0.0, 0.0)  # the query asks for no answer shape
     assert (a1.language, a3.language) == (1.0, 0.0)
-    assert a1.distinct == a3.distinct == 0.5  # not computed: weight 0
+    assert a1.distinct == a3.distinct == 0.5  # no near duplicate among the candidates
     # RRF k = 60, equal weights: a1 is first in both lists (2/61, the maximum), a3 second in one.
     assert a1.prior == 1.0
     assert a3.prior == pytest.approx((1 / 62) / (2 / 61))

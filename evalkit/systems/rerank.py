@@ -20,12 +20,12 @@ features that do not depend on any fixture's vocabulary, each in [0, 1] (``Reran
   detected from question words of English and Chinese, ``answer_shapes``) that the chunk shows
   (``evidence_shapes``: clock times, dates, amounts of money, numerals); 0 when it asks for none;
 - ``language``: 1 when the chunk's language is the query's, else 0 (0.5 when unknown);
-- ``distinct``: near-duplicate contrast (computed only when it has a weight). For each other
-  candidate whose term set overlaps the chunk's with Jaccard >= ``NEAR_DUPLICATE_JACCARD``
-  (0.6), let ``a`` (``b``) be the IDF-weighted query units that only the chunk (only the other
-  one) contains; the contrast is ``0.5 + 0.5 (a - b) / (a + b)`` (0.5 when both are 0),
-  averaged over such candidates; a chunk without a near duplicate gets 0.5. It prefers the one
-  of two look-alike chunks whose differing words are the query's.
+- ``distinct``: near-duplicate contrast (``search`` computes it only when it has a weight).
+  For each other candidate whose term set overlaps the chunk's with Jaccard >=
+  ``NEAR_DUPLICATE_JACCARD`` (0.6), let ``a`` (``b``) be the IDF-weighted query units that
+  only the chunk (only the other one) contains; the contrast is ``0.5 + 0.5 (a - b) / (a + b)``
+  (0.5 when both are 0), averaged over such candidates; a chunk without a near duplicate gets
+  0.5. It prefers the one of two look-alike chunks whose differing words are the query's.
 
 ``score = sum(weights[name] * feature)``, rounded to 12 decimals; ties go to the chunk ID
 ascending.
@@ -364,10 +364,10 @@ class HeuristicReranker(TextRetriever):
 
     def features(self, text: str, language: str | None = None) -> list[tuple[Hit, RerankFeatures]]:
         """The first stage's top ``depth`` hits for ``text`` with their features, in its order."""
-        return self._features(self._query(text), text, language)
+        return self._features(self._query(text), text, language, every_feature=True)
 
     def _features(
-        self, query: _Query, text: str, language: str | None
+        self, query: _Query, text: str, language: str | None, *, every_feature: bool = False
     ) -> list[tuple[Hit, RerankFeatures]]:
         candidates, lists = self.first_stage.search_components(text, self.depth)
         if not candidates:
@@ -381,8 +381,9 @@ class HeuristicReranker(TextRetriever):
         query_terms = frozenset(units)
         shapes = query.shapes
         ids = [hit.chunk_id for hit in candidates]
-        # The pairwise near-duplicate contrast is skipped when it weighs nothing (speed).
-        distinct = self._distinct(ids, units) if self.weights["distinct"] > 0 else {}
+        # Searching skips the pairwise near-duplicate contrast when it weighs nothing (speed).
+        wanted = every_feature or self.weights["distinct"] > 0
+        distinct = self._distinct(ids, units) if wanted else {}
         cosines = self._vectors[[self._row[c] for c in ids]] @ query_vector
         out = []
         for hit, cosine in zip(candidates, cosines.tolist(), strict=True):
