@@ -32,6 +32,7 @@ fuzz: $(STAMP)  # the property tests on new random examples (make test repeats t
 
 gate: $(STAMP)
 	$(BIN)/evalkit gate $(FIXTURE)
+	$(BIN)/evalkit gate fixtures/synthetic-bilingual-dev-v1
 
 probes: $(STAMP)
 	$(BIN)/evalkit probes fixtures/probes --target stdlib --baseline fixtures/probes/baseline.json

@@ -167,6 +167,11 @@ def _evaluate_fixture(args: argparse.Namespace, *, progress: bool = False) -> Ev
 
     fixture = load_fixture(args.fixture)
     systems = _split_systems(args.systems)
+    from evalkit.systems.reference import no_aliases_notice
+
+    notice = no_aliases_notice(fixture.aliases, systems)
+    if notice:
+        print(notice, file=sys.stderr)
     return evaluate(
         fixture,
         systems,
@@ -560,7 +565,7 @@ def _add_schema(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Han
         "schema",
         help="print the JSON Schema of a fixture file (committed in evalkit/schema/ too)",
     )
-    p.add_argument("kind", choices=("fixture", "documents", "chunks", "queries"))
+    p.add_argument("kind", choices=("fixture", "documents", "chunks", "queries", "aliases"))
     return _run_schema
 
 

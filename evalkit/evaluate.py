@@ -6,8 +6,9 @@ Rules (the deterministic projection depends on nothing else):
   ``search(query, k)``. Hits are deduplicated by chunk ID (first occurrence kept) and cut at
   ``k`` before any measure is computed; ranks are 1-based in the system's order.
 - Ranking measures are computed by ``evalkit.measures.score`` with ``ties="given"`` over
-  answerable queries only; ``NoAnswerFP`` (1.0 when a no-answer query returned anything) over
-  no-answer queries only. So every row has a value: no NaN, no missing rows.
+  answerable queries only, and so is ``NoResult`` (1.0 when an answerable query returned
+  nothing: the price of abstaining); ``NoAnswerFP`` (1.0 when a no-answer query returned
+  anything) over no-answer queries only. So every row has a value: no NaN, no missing rows.
 - Each system's ``name`` must pass :func:`evalkit.names.check_name` against its own
   ``definition()`` (an ID; no path, endpoint, credential or private definition value), else
   ``InputError`` naming the system's position, not its name.
@@ -45,7 +46,7 @@ from evalkit.fixtures.rules import safe_id
 from evalkit.measures import aggregate, parse_measure, score
 from evalkit.names import check_name
 from evalkit.spans import QuerySpans, context_precision_recall
-from evalkit.systems.protocol import Retriever
+from evalkit.systems.protocol import Retriever, provide_aliases
 from evalkit.systems.reference import REFERENCE_SYSTEMS, resolve_system
 
 if TYPE_CHECKING:
@@ -56,6 +57,7 @@ __all__ = ["DEFAULT_RANKING_MEASURES", "Evaluation", "default_measures", "evalua
 
 DEFAULT_RANKING_MEASURES: tuple[str, ...] = ("R@5", "R@10", "RR@10", "nDCG(dcg='exp-log2')@10")
 NO_ANSWER_MEASURE = "NoAnswerFP"
+NO_RESULT_MEASURE = "NoResult"
 RANKING_COLUMNS = ["system", "query_id", "rank", "chunk_id", "score", "grade"]
 LATENCY_COLUMNS = ["system", "query_id", "repeat", "latency_ms"]
 PER_QUERY_COLUMNS = ["system", "query_id", "language", "answerable", "measure", "value"]
@@ -204,9 +206,10 @@ def evaluate(
     ``systems=None`` runs the five reference systems. ``measures`` are ranking measures of the
     measures engine with cutoffs of at most ``k`` (default: :func:`default_measures`, at k=10
     R@5, R@10, RR@10, nDCG(dcg='exp-log2')@10); the span measures
-    ``ContextPrecision@k``/``ContextRecall@k`` and ``NoAnswerFP`` are always added.
-    ``progress=True`` shows a progress bar (on stderr) per system and repeat. ``concurrency``
-    is the most ``search`` calls in flight at once for systems that allow it (module docs).
+    ``ContextPrecision@k``/``ContextRecall@k``, ``NoResult`` and ``NoAnswerFP`` are always
+    added. ``progress=True`` shows a progress bar (on stderr) per system and repeat.
+    ``concurrency`` is the most ``search`` calls in flight at once for systems that allow it
+    (module docs).
     """
     if not isinstance(k, int) or k < 1:
         raise InputError(f"k must be a positive integer, got {k!r}")
@@ -222,6 +225,7 @@ def evaluate(
         *ranking_measures,
         f"ContextPrecision@{k}",
         f"ContextRecall@{k}",
+        NO_RESULT_MEASURE,
         NO_ANSWER_MEASURE,
     )
 
@@ -301,6 +305,7 @@ def _run_systems(  # noqa: PLR0917 - private helper, called positionally from ev
         where = f"system #{position} of {len(specs)}"
         system = resolve_system(spec, where=where)
         try:
+            provide_aliases(system, fixture.aliases)  # the fixture's aliases.yaml, or None
             definition = system.definition()
             name = check_name(
                 getattr(system, "name", None), kind="system", where=where, definition=definition
@@ -423,6 +428,7 @@ def _measure(
             span_rows += [
                 (q.id, f"ContextPrecision@{k}", precision),
                 (q.id, f"ContextRecall@{k}", recall),
+                (q.id, NO_RESULT_MEASURE, float(q.id not in returned)),
             ]
         span_rows += [(q.id, NO_ANSWER_MEASURE, float(q.id in returned)) for q in no_answer]
         frame = pd.concat(

@@ -13,8 +13,8 @@ kinds of gate, all checked against a report dict of schema ``evalkit.report/1``:
 Rules of :func:`check_gates`:
 
 - "Worse" follows the measure's direction: higher is better except for the measures in
-  ``LOWER_IS_BETTER`` (``NoAnswerFP``). For a higher-is-better measure the threshold is
-  ``reference - max_drop`` (or ``baseline - tolerance``) and the gate passes when
+  ``LOWER_IS_BETTER`` (``NoAnswerFP``, ``NoResult``). For a higher-is-better measure the
+  threshold is ``reference - max_drop`` (or ``baseline - tolerance``) and the gate passes when
   ``actual >= threshold``; for a lower-is-better one it is ``reference + max_drop`` and
   ``actual <= threshold``. Comparisons allow ``COMPARISON_SLACK`` for float rounding.
 - ``language == "all"`` means the overall mean (``summary``), any other value the mean within
@@ -104,7 +104,7 @@ __all__ = [
 
 GATES_SCHEMA: Final = "evalkit.gates/1"
 # evalkit.measures has no notion of direction yet; every other measure is higher-is-better.
-LOWER_IS_BETTER: Final = frozenset({"NoAnswerFP"})
+LOWER_IS_BETTER: Final = frozenset({"NoAnswerFP", "NoResult"})
 COMPARISON_SLACK: Final = 1e-9
 NEW_FAILURES_MEASURE: Final = "new-failures"
 GATE_COLUMNS: Final = [

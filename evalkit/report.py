@@ -7,7 +7,8 @@ Schema ``evalkit.report/1`` (keys in camelCase)::
     corpusHash                SHA-256 of the canonical documents and chunks
     evaluationDefinitionHash  SHA-256 of fixture ID/version (and chunking policy, if any), the
                               corpus hash, queries (text and judgments), settings (k, repeats,
-                              measures), systems, provider definitions and the measures version
+                              measures), systems, provider definitions, the measures version
+                              and the fixture's aliases.yaml (when it has one)
     providerDefinitionsHash   SHA-256 of the systems' definitions
     definitionHashes          {shared, systems: {system: hash}}: the evaluation definition in
                               parts, so a baseline is stale only for what changed. ``shared``
@@ -104,6 +105,9 @@ def _definition_hash(evaluation: Evaluation, corpus: str) -> str:
             "settings": _settings(evaluation),
             "systems": list(evaluation.systems),
             "providers": evaluation.definitions,
+            # aliases.yaml, when the fixture has one (absent key: hashes of fixtures without
+            # a table are unchanged)
+            **({"aliases": fixture.aliases.model_dump(mode="json")} if fixture.aliases else {}),
         }
     )
 

@@ -619,6 +619,9 @@ class WronglyAbstains:
     def definition(self) -> dict[str, Any]:
         return dict(self.inner.definition())
 
+    def use_aliases(self, table: Any) -> None:  # a wrapper forwards the fixture's aliases.yaml
+        self.inner.use_aliases(table)
+
     def index(self, chunks: Any) -> None:
         self.inner.index(chunks)
 

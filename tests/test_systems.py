@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +27,7 @@ from evalkit.systems import (
     load_factory,
     resolve_system,
 )
+from evalkit.systems.rerank import answer_shapes, evidence_shapes
 from evalkit.systems.store import ChunkStore
 from evalkit.systems.text import tokenize
 
@@ -141,20 +143,6 @@ def test_hybrid_rrf_arithmetic() -> None:
         hybrid.close()
 
 
-def test_reranker_abstains_below_floor() -> None:
-    hybrid = HybridRetriever(
-        [LexicalRetriever(), VectorRetriever(AliasEmbedder(CONCEPTS), name="a")]
-    )
-    reranker = HeuristicReranker(hybrid, AliasEmbedder(CONCEPTS), min_score=0.99)
-    reranker.index(CHUNKS)
-    try:
-        assert reranker.search(Query("q", "ferry tickets price"), 10) == []
-        reranker.min_score = 0.0
-        assert reranker.search(Query("q", "ferry tickets price"), 10)
-    finally:
-        reranker.close()
-
-
 def test_registry_names_and_errors() -> None:
     assert SYSTEMS.names() == ["lexical", "token-hash", "alias-vector", "hybrid", "hybrid-rerank"]
     with pytest.raises(UnknownNameError, match="Did you mean 'hybrid'"):
@@ -192,7 +180,7 @@ def test_function_adapter_and_factory_spec() -> None:
         load_factory(f"{__name__}:no_such_factory")
 
 
-# --- reranker features and abstention (issue 9) -----------------------------------------------
+# --- reranker features and abstention (issue 14) ----------------------------------------------
 
 RERANK_CHUNKS = [
     Chunk("a1", "A ferry ticket costs 3 dollars at the pier.", title="Ferry tickets"),
@@ -207,61 +195,85 @@ RERANK_CONCEPTS = {
     "library": ["library", "图书馆"],
     "hotel": ["hotel", "酒店"],  # no chunk mentions it: an out-of-corpus concept
 }
+LN2, LN10_3 = math.log(2), math.log(10 / 3)
 
 
-def _reranker(**settings: Any) -> HeuristicReranker:
+def _reranker(chunks: list[Chunk] | None = None, **settings: Any) -> HeuristicReranker:
+    concepts = settings.pop("concepts", RERANK_CONCEPTS)
     hybrid = HybridRetriever(
-        [LexicalRetriever(), VectorRetriever(AliasEmbedder(RERANK_CONCEPTS), name="alias")]
+        [LexicalRetriever(), VectorRetriever(AliasEmbedder(concepts), name="alias")]
     )
-    reranker = HeuristicReranker(hybrid, AliasEmbedder(RERANK_CONCEPTS), **settings)
-    reranker.index(RERANK_CHUNKS)
+    reranker = HeuristicReranker(hybrid, AliasEmbedder(concepts), **settings)
+    reranker.index(chunks or RERANK_CHUNKS)
     return reranker
 
 
 def test_reranker_features_by_hand() -> None:
     reranker = _reranker()
     try:
-        features = {hit.chunk_id: f for hit, f in reranker.features("ferry ticket")}
+        features = {hit.chunk_id: f for hit, f in reranker.features("ferry ticket", "en")}
+        hits = reranker.search(Query("q", "ferry ticket"), 10)
     finally:
         reranker.close()
     # a2 (pier only) shares no term and no concept with the query: neither component returns it.
     assert sorted(features) == ["a1", "a3"]
-    # Concept document frequencies over the 4 chunks: ferry 2 (a1, a3), ticket 1 (a1), pier 3.
-    # IDF = ln(1 + (4 - df + 0.5) / (df + 0.5)): df 1 -> ln(10/3) = 1.2039728, df 2 -> ln 2.
     a1, a3 = features["a1"], features["a3"]
+    # Only a1 has BM25 terms of the query; lexical = BM25 / best BM25.
+    assert (a1.lexical, a3.lexical) == (1.0, 0.0)
     # a1 mentions ferry x2, ticket x2, pier x1 -> vector (1 + ln 2, 1 + ln 2, 1); query (1, 1, 0):
-    # cosine = 2(1 + ln 2) / (sqrt 2 * sqrt(2(1 + ln 2)^2 + 1)) = 0.9227615.
+    # cosine = 2(1 + ln 2) / (sqrt 2 * sqrt(2(1 + ln 2)^2 + 1)) = 0.9227615; a3 (ferry x2, pier x1)
+    # gives (1 + ln 2) / (sqrt 2 * sqrt((1 + ln 2)^2 + 1)) = 0.6088451.
     assert a1.cosine == pytest.approx(0.9227615, abs=1e-7)
-    assert a1.concept_recall == pytest.approx(1.0)
-    assert a1.concept_precision == pytest.approx(2 / 3)  # {ferry, ticket} of {ferry, ticket, pier}
-    assert a1.term_recall == pytest.approx(1.0)  # "ferri" and "ticket" both occur in a1
-    assert a1.title == pytest.approx(1.0)  # title "Ferry tickets" has both concepts and terms
-    # a3 (Chinese) mentions ferry x2, pier x1 ->
-    # cosine = (1 + ln 2) / (sqrt 2 * sqrt((1 + ln 2)^2 + 1)) = 0.6088451
     assert a3.cosine == pytest.approx(0.6088451, abs=1e-7)
-    # concept recall = idf(ferry) / (idf(ferry) + idf(ticket)) = ln 2 / (ln 2 + ln(10/3))
-    assert a3.concept_recall == pytest.approx(0.3653681, abs=1e-7)
-    assert a3.concept_precision == pytest.approx(1 / 2)  # {ferry} of {ferry, pier}
-    assert a3.term_recall == 0.0  # no English term in a Chinese chunk
-    # title pool: concepts ferry (ln 2), ticket (ln 10/3); terms ferri, ticket (df 1: ln 10/3 each);
-    # the title "渡轮" carries only the ferry concept: ln 2 / (ln 2 + 3 ln(10/3)) = 0.1610073.
-    assert a3.title == pytest.approx(0.1610073, abs=1e-7)
-    # prior = fused score / max fused score (a1 is first in both components: prior 1).
-    assert a1.prior == pytest.approx(1.0)
-    assert 0.0 < a3.prior < 1.0
-    assert all(0.0 <= value <= 1.0 for f in features.values() for value in f)
+    # Units: terms ferri, ticket (df 1 of 4: IDF ln(1 + 3.5 / 1.5) = ln(10/3)), concepts ferry
+    # (df 2: ln 2) and ticket (df 1: ln(10/3)). a1 holds them all; a3 only the ferry concept.
+    assert (a1.coverage, a1.title) == (1.0, 1.0)
+    assert a3.coverage == pytest.approx(LN2 / (LN2 + 3 * LN10_3))
+    assert a3.title == pytest.approx(LN2 / (LN2 + 3 * LN10_3))  # title "渡轮": the ferry concept
+    assert (a1.answer, a3.answer) == (0.0, 0.0)  # the query asks for no answer shape
+    assert (a1.language, a3.language) == (1.0, 0.0)
+    assert a1.distinct == a3.distinct == 0.5  # no near duplicate among the candidates
+    # RRF k = 60, equal weights: a1 is first in both lists (2/61, the maximum), a3 second in one.
+    assert a1.prior == 1.0
+    assert a3.prior == pytest.approx((1 / 62) / (2 / 61))
+    # Default weights 0.2 lexical + 0.8 cosine.
+    assert [h.chunk_id for h in hits] == ["a1", "a3"]
+    assert [h.score for h in hits] == pytest.approx([0.2 + 0.8 * 0.9227615, 0.8 * 0.6088451])
 
 
-def test_reranker_score_is_the_weighted_feature_sum() -> None:
-    reranker = _reranker(weights={"concept_recall": 0.5, "title": 0.5})
+def test_answer_shapes_of_questions_and_chunks() -> None:
+    assert answer_shapes("How much is a day ticket?") == {"price"}
+    assert answer_shapes("When does the ferry leave?") == {"time", "date"}
+    assert answer_shapes("渡轮几点出发？") == {"time", "number"}  # 几 also asks "how many"
+    assert answer_shapes("ferry pier") == frozenset()
+    assert evidence_shapes("A ferry ticket costs 3 dollars at the pier.") == {"price", "number"}
+    assert evidence_shapes("渡轮每天早上八点出发") == {"time", "date", "number"}
+    assert evidence_shapes("Leaves at 06:40 on Mondays") == {"time", "date", "number"}
+    reranker = _reranker(weights={"answer": 1.0})
     try:
-        hits = reranker.search(Query("q", "ferry ticket"), 10)
+        features = {h.chunk_id: f for h, f in reranker.features("how much is a ferry ticket")}
     finally:
         reranker.close()
-    # a1: 0.5 * 1 + 0.5 * 1; a3: 0.5 * 0.3653681 + 0.5 * 0.1610073 (values of the test above)
-    assert [h.chunk_id for h in hits] == ["a1", "a3"]
-    assert hits[0].score == pytest.approx(1.0)
-    assert hits[1].score == pytest.approx(0.5 * 0.3653681 + 0.5 * 0.1610073, abs=1e-7)
+    # price asked; a1 shows "3 dollars", a3 ("每天") shows a date but no price.
+    assert (features["a1"].answer, features["a3"].answer) == (1.0, 0.0)
+
+
+def test_near_duplicate_contrast_prefers_the_twin_with_the_query_words() -> None:
+    chunks = [
+        Chunk("d1", "The ferry leaves at noon from the north pier."),
+        Chunk("d2", "The ferry leaves at noon from the south pier."),
+        Chunk("d3", "Library cards are free."),
+    ]
+    reranker = _reranker(chunks, weights={"distinct": 1.0}, concepts={"x": ["xylophone"]})
+    try:
+        features = {h.chunk_id: f for h, f in reranker.features("north pier ferry")}
+        hits = reranker.search(Query("q", "north pier ferry"), 10)
+    finally:
+        reranker.close()
+    # Jaccard of the term sets {ferri, leav, noon, north|south, pier} is 4/6 >= 0.6; only d1's
+    # differing term (north) is the query's: contrast 0.5 + 0.5 * (a - 0) / a = 1 for d1, 0 for d2.
+    assert (features["d1"].distinct, features["d2"].distinct) == (1.0, 0.0)
+    assert [h.chunk_id for h in hits] == ["d1", "d2"]
 
 
 def test_reranker_abstains_on_a_concept_no_chunk_mentions() -> None:
@@ -271,55 +283,62 @@ def test_reranker_abstains_on_a_concept_no_chunk_mentions() -> None:
         assert reranker.unseen_concepts("ferry pier") == []
         assert reranker.search(Query("q", "hotel near the pier"), 10) == []
         reranker.abstain_on_unseen = False
-        hits = reranker.search(Query("q", "hotel near the pier"), 10)
-        # Only "pier" counts (hotel and "near" are in no chunk). Default weights
-        # 0.4 concept_recall + 0.2 concept_precision + 0.1 term_recall + 0.3 title:
-        # a2 = 0.4 + 0.2 * 1/1 + 0.1 + 0.3 (title "Pier") = 1.0
-        # a1 = 0.4 + 0.2 * 1/3 + 0.1 = 0.5667; a3 = 0.4 + 0.2 * 1/2 (no English term) = 0.5
-        assert [h.chunk_id for h in hits] == ["a2", "a1", "a3"]
-        assert [h.score for h in hits] == pytest.approx([1.0, 0.4 + 0.2 / 3 + 0.1, 0.5])
+        assert reranker.search(Query("q", "hotel near the pier"), 10)
     finally:
         reranker.close()
 
 
-def test_reranker_abstains_when_no_chunk_covers_the_query_concepts_together() -> None:
-    reranker = _reranker()
+def test_reranker_support_and_its_threshold() -> None:
+    reranker = _reranker(abstain_on_unseen=False)
     try:
-        # library (a4 only) and ticket (a1 only) have equal IDF, so the best candidate covers 0.5.
-        assert reranker.search(Query("q", "library ticket"), 10) == []
-        reranker.min_concept_recall = 0.5
-        assert {h.chunk_id for h in reranker.search(Query("q", "library ticket"), 10)} == {
-            "a1",
-            "a4",
-        }
+        # Terms: pier (df 2 of 4: ln 2), hotel (in no chunk: the largest IDF, ln(1 + 4.5 / 0.5)
+        # = ln 10). Concepts: pier (df 3: ln(10/7)), hotel (unseen: ln 10). For a2 the term
+        # support ln 2 / (ln 2 + ln 10) beats the concept support ln(10/7) / (ln(10/7) + ln 10).
+        expected = LN2 / (LN2 + math.log(10))
+        assert reranker.support("pier hotel", "a2") == pytest.approx(expected)
+        reranker.min_support = 0.25
+        assert reranker.search(Query("q", "pier hotel"), 10) == []
+        reranker.min_support = 0.2
+        assert reranker.search(Query("q", "pier hotel"), 10)
     finally:
         reranker.close()
 
 
-def test_reranker_score_floor_applies_to_queries_without_concepts() -> None:
-    reranker = _reranker()
+def test_reranker_abstains_when_only_question_words_match() -> None:
+    chunks = [*RERANK_CHUNKS, Chunk("a5", "You can borrow books here.")]
+    reranker = _reranker(chunks)
     try:
-        # No concept: the coverage check has nothing to say. Default weights give a2
-        # 0.1 * term_recall (1.0) + 0.3 * title (0: "Pier" holds neither term) = 0.1 < 0.2.
-        assert reranker.search(Query("q", "north dawn"), 10) == []
-        reranker.min_score = 0.05
-        hits = reranker.search(Query("q", "north dawn"), 10)
-        assert [h.chunk_id for h in hits] == ["a2"]
-        assert hits[0].score == pytest.approx(0.1)
+        # BM25 matches "can" (not a Lucene stop word), but "what", "can", "I", "do" are all
+        # question function words: no content unit, support 0, so the default threshold abstains.
+        assert reranker.first_stage.search_text("what can I do", 10)
+        assert reranker.support("what can I do", "a5") == 0.0
+        assert reranker.search(Query("q", "what can I do"), 10) == []
     finally:
         reranker.close()
+
+
+def test_reranker_without_a_table_orders_as_bm25() -> None:
+    hybrid = HybridRetriever(
+        [LexicalRetriever(), VectorRetriever(AliasEmbedder(), name="alias")]  # fixture mode
+    )
+    reranker = HeuristicReranker(hybrid, AliasEmbedder())
+    reranker.use_aliases(None)
+    reranker.index(RERANK_CHUNKS)
+    lexical = LexicalRetriever()
+    lexical.index(RERANK_CHUNKS)
+    try:
+        for text in ("ferry pier", "north pier", "library books"):
+            assert [h.chunk_id for h in reranker.search(Query("q", text), 10)] == [
+                h.chunk_id for h in lexical.search(Query("q", text), 10)
+            ]
+    finally:
+        reranker.close()
+        lexical.close()
 
 
 def test_reranker_ties_go_to_chunk_id_ascending() -> None:
     twins = [Chunk("z1", "A ferry leaves the pier."), Chunk("z0", "A ferry leaves the pier.")]
-    hybrid = HybridRetriever(
-        [LexicalRetriever(), VectorRetriever(AliasEmbedder(RERANK_CONCEPTS), name="alias")]
-    )
-    # Without the prior (which differs by first-stage rank) the twins' features are identical.
-    reranker = HeuristicReranker(
-        hybrid, AliasEmbedder(RERANK_CONCEPTS), weights={"cosine": 1.0}, min_score=0.0
-    )
-    reranker.index(twins)
+    reranker = _reranker(twins, weights={"cosine": 1.0})
     try:
         hits = reranker.search(Query("q", "ferry"), 10)
     finally:
@@ -334,19 +353,19 @@ def test_reranker_rejects_bad_settings() -> None:
         HeuristicReranker(hybrid, AliasEmbedder(CONCEPTS), weights={"bm25": 1.0})
     with pytest.raises(InputError, match="non-negative"):
         HeuristicReranker(hybrid, AliasEmbedder(CONCEPTS), weights={"title": -1.0})
-    with pytest.raises(InputError, match="min_concept_recall"):
-        HeuristicReranker(hybrid, AliasEmbedder(CONCEPTS), min_concept_recall=1.5)
+    with pytest.raises(InputError, match="min_support"):
+        HeuristicReranker(hybrid, AliasEmbedder(CONCEPTS), min_support=1.5)
+    with pytest.raises(InputError, match="depth"):
+        HeuristicReranker(hybrid, AliasEmbedder(CONCEPTS), depth=0)
     with pytest.raises(InputError, match="one weight per component"):
         HybridRetriever([LexicalRetriever()], weights=[1.0, 1.0])
 
 
 def test_abstention_settings_are_part_of_the_definition() -> None:
     definition = resolve_system("hybrid-rerank").definition()
-    assert {"min_score", "min_concept_recall", "abstain_on_unseen", "weights"} <= set(definition)
-    lenient = HeuristicReranker(
-        HybridRetriever([LexicalRetriever()]), AliasEmbedder(CONCEPTS), min_concept_recall=0.5
-    )
+    assert {"min_support", "unseen_cjk_weight", "abstain_on_unseen", "weights"} <= set(definition)
+    lenient = HeuristicReranker(HybridRetriever([LexicalRetriever()]), AliasEmbedder(CONCEPTS))
     strict = HeuristicReranker(
-        HybridRetriever([LexicalRetriever()]), AliasEmbedder(CONCEPTS), min_concept_recall=0.9
+        HybridRetriever([LexicalRetriever()]), AliasEmbedder(CONCEPTS), min_support=0.5
     )
     assert fingerprint(lenient) != fingerprint(strict)

@@ -73,6 +73,7 @@ _SPECS: tuple[MeasureSpec, ...] = (
     MeasureSpec("ContextPrecision", "answer-span characters / returned characters", "required"),
     MeasureSpec("ContextRecall", "answer-span characters returned / all span chars", "required"),
     MeasureSpec("NoAnswerFP", "1 if a no-answer query returned anything, else 0", "none"),
+    MeasureSpec("NoResult", "1 if an answerable query returned nothing, else 0", "none"),
 )
 
 _SPEC_BY_NAME: dict[str, MeasureSpec] = {spec.name: spec for spec in _SPECS}
@@ -80,7 +81,9 @@ _SPEC_BY_NAME: dict[str, MeasureSpec] = {spec.name: spec for spec in _SPECS}
 #: Every measure name the parser knows, in documentation order.
 MEASURE_NAMES: tuple[str, ...] = tuple(spec.name for spec in _SPECS)
 #: Measures that need a fixture with answer spans (computed by ``evalkit.evaluate``).
-SPAN_MEASURE_NAMES: frozenset[str] = frozenset({"ContextPrecision", "ContextRecall", "NoAnswerFP"})
+SPAN_MEASURE_NAMES: frozenset[str] = frozenset(
+    {"ContextPrecision", "ContextRecall", "NoAnswerFP", "NoResult"}
+)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Retrieval systems: the ``Retriever`` protocol, the system registry and the reference stack."""
 
-from evalkit.systems.fusion import HeuristicReranker, HybridRetriever
+from evalkit.systems.fusion import HybridRetriever
 from evalkit.systems.lexical import LexicalRetriever
 from evalkit.systems.protocol import (
     BaseRetriever,
@@ -11,6 +11,7 @@ from evalkit.systems.protocol import (
     load_factory,
 )
 from evalkit.systems.reference import REFERENCE_SYSTEMS, SYSTEMS, resolve_system
+from evalkit.systems.rerank import HeuristicReranker
 from evalkit.systems.vectors import AliasEmbedder, TokenHashEmbedder, VectorRetriever
 
 __all__ = [

@@ -7,6 +7,11 @@ written out raw, so it may hold private values such as a model name or an endpoi
 deterministic: evaluation compares its hash across repeats. ``name`` is an ID that reaches every
 report: it is checked by :func:`evalkit.names.check_name` (the fixture ID rule, no path,
 endpoint or credential shape, no private value of the definition).
+
+Optional: ``use_aliases(table)``. A system that has it receives the fixture's concept table
+(``evalkit.fixtures.AliasTable``, or ``None`` when the fixture has no ``aliases.yaml``) before
+``definition()`` and ``index()`` are called (:func:`provide_aliases`). Systems never see queries
+or judgments through it.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ __all__ = [
     "TextRetriever",
     "fingerprint",
     "load_factory",
+    "provide_aliases",
 ]
 
 
@@ -219,3 +225,10 @@ def load_factory(spec: str, *, where: str = "system spec") -> Retriever:
         "an object with name, definition(), index(chunks) and search(query, k), or a search "
         "function"
     )
+
+
+def provide_aliases(system: object, table: Any) -> None:
+    """Give ``system`` the fixture's concept table when it has a ``use_aliases`` method."""
+    use = getattr(system, "use_aliases", None)
+    if callable(use):
+        use(table)

@@ -5,27 +5,29 @@
   ``1 + log(tf)``, and the vector is L2-normalized. It knows nothing about any topic: a
   transparent lexical-overlap ablation in vector form.
 - ``AliasEmbedder``: **regression plumbing, not an embedding model.** It maps text onto a
-  handcrafted table of bilingual concept aliases written *for* the committed fixture
-  (``data/alias_concepts.yaml``; it even holds concepts that only the fixture's no-answer
-  queries mention), so it is fixture-aware by construction. It exists only to give
-  the vector, hybrid and rerank code paths stable cross-language matches to exercise. Its
-  numbers say nothing about the quality of any real embedding provider.
+  concept table of bilingual aliases that belongs to the fixture (its optional ``aliases.yaml``,
+  ``evalkit.fixtures.AliasTable``): evaluation hands the table over through ``use_aliases``
+  before indexing. A table written alongside a fixture is fixture-aware by construction, so
+  the numbers of ``alias-vector`` say nothing about the quality of any real embedding provider.
+  **Without a table** (a fixture with no ``aliases.yaml``) the embedder knows no concept, every
+  vector is zero and ``alias-vector`` returns no results for every query; one notice per
+  process says so (logger ``evalkit.systems``, level INFO; the command line prints it to
+  stderr). The other systems are unaffected, and ``hybrid``/``hybrid-rerank`` then rank with
+  their lexical components alone.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import math
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from functools import cached_property
-from importlib import resources
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
-import yaml
 from scipy import sparse
 
 from evalkit.canonical import canonical_hash
@@ -33,6 +35,9 @@ from evalkit.errors import InputError
 from evalkit.systems.protocol import ChunkLike, Hit
 from evalkit.systems.store import StoreBackedRetriever
 from evalkit.systems.text import normalize, tokenize
+
+if TYPE_CHECKING:
+    from evalkit.fixtures.schema import AliasTable
 
 __all__ = [
     "AliasEmbedder",
@@ -43,6 +48,14 @@ __all__ = [
 ]
 
 Matrix = npt.NDArray[np.float64]
+_LOG = logging.getLogger("evalkit.systems")
+_NOTICED: set[str] = set()
+
+
+def _notice_once(key: str, message: str) -> None:
+    if key not in _NOTICED:
+        _NOTICED.add(key)
+        _LOG.info(message)
 
 
 class Embedder(Protocol):
@@ -84,50 +97,65 @@ class TokenHashEmbedder:
 
 
 class AliasEmbedder:
-    """Counts of handcrafted concept aliases, one dimension per concept (see module docstring).
+    """Counts of concept aliases, one dimension per concept (see module docstring).
 
-    ``concepts`` maps a concept ID to its aliases; English aliases match whole words or phrases of
-    the lower-cased text, Chinese (CJK) aliases match as substrings. Longer aliases win.
+    ``concepts`` maps a concept ID to its aliases and fixes the table; without it (the reference
+    systems) the table is the fixture's, set by :meth:`use_aliases`, and empty until then.
+    English aliases match whole words or phrases of the lower-cased text, Chinese (CJK) aliases
+    match as substrings. Longer aliases win.
     """
 
     def __init__(self, concepts: Mapping[str, Sequence[str]] | None = None) -> None:
-        table = dict(concepts) if concepts is not None else _packaged_concepts()
-        if not table:
-            raise InputError("AliasEmbedder needs at least one concept with aliases")
+        self.from_fixture = concepts is None
+        self._set_table(dict(concepts) if concepts is not None else {})
+
+    def _set_table(self, table: Mapping[str, Sequence[str]]) -> None:
         self.concept_ids = sorted(table)
         self._alias_to_concept: dict[str, int] = {}
-        for index, concept in enumerate(self.concept_ids):
-            for alias in table[concept]:
-                self._alias_to_concept.setdefault(normalize(alias).strip(), index)
-        self._table_hash = canonical_hash({c: sorted(table[c]) for c in self.concept_ids})
+        for index, concept_id in enumerate(self.concept_ids):
+            for alias in table[concept_id]:
+                key = normalize(alias).strip()
+                if key:
+                    self._alias_to_concept.setdefault(key, index)
+        self._table_hash = (
+            canonical_hash({c: sorted(table[c]) for c in self.concept_ids}) if table else None
+        )
+        phrases: dict[tuple[str, ...], int] = {}
+        for alias, index in sorted(self._alias_to_concept.items()):
+            words = tuple(_LATIN_WORD.findall(alias))
+            if words and not _is_cjk(alias):
+                phrases.setdefault(words, index)
+        self._phrases = phrases
+        self._longest = max((len(p) for p in phrases), default=0)
+        by_first: dict[str, list[tuple[str, int]]] = {}
+        for alias, index in sorted(
+            self._alias_to_concept.items(), key=lambda a: (-len(a[0]), a[0])
+        ):
+            if _is_cjk(alias):
+                by_first.setdefault(alias[0], []).append((alias, index))
+        self._cjk_aliases = by_first
+
+    def use_aliases(self, table: AliasTable | None) -> None:
+        """Take the fixture's concept table (``None``: the fixture has none, so the table is empty).
+
+        Ignored when the embedder was built with its own ``concepts``.
+        """
+        if not self.from_fixture:
+            return
+        self._set_table(table.mapping() if table is not None else {})
+
+    @property
+    def empty(self) -> bool:
+        """True when the table knows no concept (every vector is zero)."""
+        return not self.concept_ids
 
     def definition(self) -> dict[str, Any]:
         return {
             "class": "AliasEmbedder",
+            "source": "fixture" if self.from_fixture else "given",
             "concepts": len(self.concept_ids),
             "table": self._table_hash,
         }
-
-    @cached_property
-    def _phrases(self) -> tuple[dict[tuple[str, ...], int], int]:
-        """English aliases as word tuples -> concept, and the longest alias in words."""
-        phrases: dict[tuple[str, ...], int] = {}
-        for alias, concept in sorted(self._alias_to_concept.items()):
-            words = tuple(_LATIN_WORD.findall(alias))
-            if words and not _is_cjk(alias):
-                phrases.setdefault(words, concept)
-        return phrases, max((len(p) for p in phrases), default=0)
-
-    @cached_property
-    def _cjk_aliases(self) -> dict[str, list[tuple[str, int]]]:
-        """Chinese aliases by first character, longest first."""
-        by_first: dict[str, list[tuple[str, int]]] = {}
-        for alias, concept in sorted(
-            self._alias_to_concept.items(), key=lambda a: (-len(a[0]), a[0])
-        ):
-            if _is_cjk(alias):
-                by_first.setdefault(alias[0], []).append((alias, concept))
-        return by_first
 
     def concepts(self, text: str) -> Counter[int]:
         """Concept indexes found in ``text`` with their counts.
@@ -136,9 +164,11 @@ class AliasEmbedder:
         (a phrase alias matches consecutive words); aliases containing Chinese characters match
         substrings (so ``65岁`` matches inside ``年满65岁``).
         """
-        normalized = normalize(text)
         found: Counter[int] = Counter()
-        phrases, longest = self._phrases
+        if not self._alias_to_concept:
+            return found
+        normalized = normalize(text)
+        phrases, longest = self._phrases, self._longest
         # A run of letters and digits touching a Chinese character is not an English word.
         words = [w if not _is_cjk(w) else "" for w in _WORD_RUN.findall(normalized)]
         i = 0
@@ -166,9 +196,14 @@ class AliasEmbedder:
         return found
 
     def embed(self, texts: Sequence[str]) -> Matrix:
-        matrix = np.zeros((len(texts), len(self.concept_ids)))
-        for row, text in enumerate(texts):
-            for concept, count in self.concepts(text).items():
+        """One row per text; at least one column, so an empty table gives zero rows of width 1."""
+        return self.embed_counts([self.concepts(text) for text in texts])
+
+    def embed_counts(self, counts: Sequence[Counter[int]]) -> Matrix:
+        """The rows of ``embed`` from concept counts already found by :meth:`concepts`."""
+        matrix = np.zeros((len(counts), max(1, len(self.concept_ids))))
+        for row, found in enumerate(counts):
+            for concept, count in found.items():
                 matrix[row, concept] = 1.0 + math.log(count)
         return _normalize_rows(matrix)
 
@@ -178,18 +213,11 @@ _LATIN_WORD = re.compile(rf"[^\W_{_CJK_CHARS}]+")
 _WORD_RUN = re.compile(r"[^\W_]+")
 
 
+_CJK_SEARCH = re.compile("[\u3400-\u9fff\uf900-\ufaff]")
+
+
 def _is_cjk(alias: str) -> bool:
-    return any("\u3400" <= ch <= "\u9fff" or "\uf900" <= ch <= "\ufaff" for ch in alias)
-
-
-def _packaged_concepts() -> dict[str, list[str]]:
-    source = resources.files("evalkit.systems").joinpath("data/alias_concepts.yaml")
-    data = yaml.safe_load(source.read_text(encoding="utf-8"))
-    return {
-        str(entry["id"]): [str(a) for a in entry.get("en", [])]
-        + [str(a) for a in entry.get("zh", [])]
-        for entry in data["concepts"]
-    }
+    return _CJK_SEARCH.search(alias) is not None
 
 
 def rank_by_score(
@@ -223,6 +251,19 @@ class VectorRetriever(StoreBackedRetriever):
         self._matrix = sparse.csr_matrix((0, 0))
         self._ids: list[str] = []
         self._id_order: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+
+    def use_aliases(self, table: AliasTable | None) -> None:
+        """Hand the fixture's concept table to the embedder, when it takes one."""
+        use = getattr(self.embedder, "use_aliases", None)
+        if callable(use):
+            use(table)
+            if table is None and getattr(self.embedder, "empty", False):
+                _notice_once(
+                    "no-aliases",
+                    "notice: the fixture has no aliases.yaml, so the alias concept table is "
+                    "empty: alias-vector returns no results, and hybrid and hybrid-rerank rank "
+                    "with their lexical components alone",
+                )
 
     def definition(self) -> dict[str, Any]:
         return {

@@ -1,0 +1,469 @@
+"""``hybrid-rerank``: a local, transparent reranker of a hybrid's candidates, and its abstention.
+
+Features
+--------
+``HeuristicReranker`` rescores the first stage's top ``depth`` candidates (default 30) with
+features that do not depend on any fixture's vocabulary, each in [0, 1] (``RerankFeatures``):
+
+- ``prior``: the first-stage fusion score divided by its maximum possible value;
+- ``lexical``: the candidate's BM25 score divided by the best BM25 score of the query (0 when
+  the lexical component did not return it);
+- ``cosine``: cosine of the query's and the chunk's concept vectors (``AliasEmbedder`` over the
+  fixture's ``aliases.yaml``; 0 for every candidate when the fixture has no table);
+- ``coverage``: IDF-weighted share of the query's evidence units that the chunk (title + text)
+  contains. Units are the query's index terms (``evalkit.systems.text``) except the function
+  words of questions (``QUERY_STOPWORDS``: what, how, can, 什么, 可以, ...) and its concepts; an
+  IDF is BM25's ``log(1 + (N - df + 0.5) / (df + 0.5))`` over the indexed chunks; units no
+  indexed chunk contains are left out (no candidate has them);
+- ``title``: the same share for the chunk's title alone (a section title names what it answers);
+- ``answer``: share of the answer shapes the query asks for (a time, a date, a price, a number;
+  detected from question words of English and Chinese, ``answer_shapes``) that the chunk shows
+  (``evidence_shapes``: clock times, dates, amounts of money, numerals); 0 when it asks for none;
+- ``language``: 1 when the chunk's language is the query's, else 0 (0.5 when unknown);
+- ``distinct``: near-duplicate contrast (``search`` computes it only when it has a weight).
+  For each other candidate whose term set overlaps the chunk's with Jaccard >=
+  ``NEAR_DUPLICATE_JACCARD`` (0.6), let ``a`` (``b``) be the IDF-weighted query units that
+  only the chunk (only the other one) contains; the contrast is ``0.5 + 0.5 (a - b) / (a + b)``
+  (0.5 when both are 0), averaged over such candidates; a chunk without a near duplicate gets
+  0.5. It prefers the one of two look-alike chunks whose differing words are the query's.
+
+``score = sum(weights[name] * feature)``, rounded to 12 decimals; ties go to the chunk ID
+ascending.
+
+Abstention
+----------
+``search`` returns nothing ("no answer") when
+
+1. ``abstain_on_unseen`` is true and the query mentions a concept of the table that no indexed
+   chunk mentions (an out-of-corpus entity check; it never fires without a table); or
+2. no candidate has ``support > min_support``. A candidate's support is the larger of its term
+   support and its concept support: the IDF-weighted share of *all* the query's terms (its
+   concepts) that it contains, where a Latin-script term no chunk contains weighs the largest
+   IDF of the corpus (an unknown word is the most specific part of a question) and such a CJK
+   bigram ``unseen_cjk_weight`` times that (default 0: a bigram across a word boundary is often
+   unseen and says nothing). With the default ``min_support`` 0 the rule fires when no
+   candidate shares a single content word or concept with the query.
+
+Settings and how they were chosen
+---------------------------------
+Nothing was chosen on ``fixtures/synthetic-bilingual-v1``; it is held out. ``benchmarks/
+fit_rerank.py`` fits on four sets: the development fixture ``fixtures/synthetic-bilingual-dev-v1``
+with its ``aliases.yaml``, with every other concept of it (a weaker table) and without it, and
+fixtures from ``evalkit.fixtures.generate_fixture`` (seeds 1-3, no table).
+
+- ``DEFAULT_RERANK_WEIGHTS``: the grid over the simplex in steps of 0.1 (19,448 points); among
+  the points whose nDCG(dcg='exp-log2')@10 is at least ``max(lexical, hybrid - 0.05)`` on every
+  set, the one with the best mean nDCG@10. It is ``0.2 lexical + 0.8 cosine``: a score-level
+  fusion of max-normalized BM25 and the concept cosine. The other features did not improve any
+  set and weigh 0; without a table the cosine is 0 and the order is BM25's.
+- Abstention: on the development fixture no ``min_support`` separates its in-domain no-answer
+  queries from answerable ones (NoAnswerFP stays 1.0 up to thresholds that already leave
+  answerable queries without results), so ``min_support`` is the principled 0; it only catches
+  queries that share nothing with the corpus (half of the generated no-answer queries).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Final, NamedTuple
+
+import numpy as np
+from bm25s.stopwords import STOPWORDS_EN_PLUS
+
+from evalkit.errors import InputError
+from evalkit.systems.fusion import HybridRetriever
+from evalkit.systems.protocol import ChunkLike, Hit, QueryLike, TextRetriever, provide_aliases
+from evalkit.systems.text import normalize, tokenize
+from evalkit.systems.vectors import AliasEmbedder, Matrix
+
+__all__ = [
+    "DEFAULT_RERANK_WEIGHTS",
+    "FEATURE_NAMES",
+    "NEAR_DUPLICATE_JACCARD",
+    "QUERY_STOPWORDS",
+    "HeuristicReranker",
+    "RerankFeatures",
+    "answer_shapes",
+    "evidence_shapes",
+]
+
+
+class RerankFeatures(NamedTuple):
+    """The reranker's features of one candidate chunk, each in [0, 1] (module docstring)."""
+
+    prior: float
+    lexical: float
+    cosine: float
+    coverage: float
+    title: float
+    answer: float
+    language: float
+    distinct: float
+
+
+FEATURE_NAMES: tuple[str, ...] = RerankFeatures._fields
+NEAR_DUPLICATE_JACCARD: Final = 0.6
+
+DEFAULT_RERANK_WEIGHTS: Mapping[str, float] = {
+    "prior": 0.0,
+    "lexical": 0.2,
+    "cosine": 0.8,
+    "coverage": 0.0,
+    "title": 0.0,
+    "answer": 0.0,
+    "language": 0.0,
+    "distinct": 0.0,
+}
+DEFAULT_MIN_SUPPORT: Final = 0.0
+DEFAULT_UNSEEN_CJK_WEIGHT: Final = 0.0
+
+# --- answer shapes: question words of English and Chinese, and what an answer looks like -------
+
+_SHAPES: Final = ("time", "date", "price", "number")
+_CUES: Final[dict[str, re.Pattern[str]]] = {
+    "time": re.compile(
+        r"\b(?:when|what time|how late|how early|until|opening hours|hours|open|opens|close|"
+        r"closes|start|starts|begin|begins|leave|leaves|depart|departs|first|last)\b"
+        r"|几点|什么时候|何时|时间|几时|开门|关门|首班|末班|营业|出发"
+    ),
+    "date": re.compile(
+        r"\b(?:when|what day|which day|what date|which date|date|dates|which month|what month|"
+        r"season|weekday|weekend|year)\b|哪天|哪一天|几号|几月|日期|星期几|周几|什么时候|月份|季节"
+    ),
+    "price": re.compile(
+        r"\b(?:how much|cost|costs|price|prices|fee|fees|fare|fares|pay|charge|charged|"
+        r"expensive|cheap|free)\b|多少钱|费用|价格|收费|票价|付|免费|花多少|贵"
+    ),
+    "number": re.compile(
+        r"\b(?:how many|how long|how old|how far|how heavy|how big|how high|how deep|minimum|"
+        r"maximum|limit|age|number|weight)\b|多少|几|多长|多久|多大|多重|多远|多高|年龄|限"
+    ),
+}
+_NUMERAL: Final = r"(?:[0-9]+(?:[.,][0-9]+)?|[一二两三四五六七八九十百千万零]+)"
+_EVIDENCE: Final[dict[str, re.Pattern[str]]] = {
+    "time": re.compile(
+        r"\b[0-2]?[0-9][:.][0-5][0-9]\b|\b[0-9]{1,2} ?(?:am|pm|a\.m\.|p\.m\.)|"
+        rf"{_NUMERAL}(?:点|时)|上午|下午|中午|晚上|早上|凌晨|noon|midnight|dawn|dusk"
+    ),
+    "date": re.compile(
+        r"\b(?:january|february|march|april|may|june|july|august|september|october|november|"
+        r"december|monday|tuesday|wednesday|thursday|friday|saturday|sunday|mondays|tuesdays|"
+        r"wednesdays|thursdays|fridays|saturdays|sundays|spring|summer|autumn|winter|daily|"
+        r"weekly)\b|\b(?:1[0-9]|20)[0-9]{2}\b|"
+        rf"{_NUMERAL}(?:月|日|号)|(?:星期|周|礼拜)[一二三四五六日天]|每年|每天|每周|[春夏秋冬][季天]"
+    ),
+    "price": re.compile(
+        r"[$€£¥₩₹]|\b(?:free|dollars?|euros?|pounds?|pence|cents?|yen|yuan|rmb|francs?|"
+        r"crowns?|kron(?:a|or|er|ur)|koruna|zloty|rupees?|pesos?|reais|rand)\b|"
+        r"元|块钱|欧元|美元|英镑|日元|克朗|法郎|卢比|免费|收费"
+    ),
+    "number": re.compile(rf"{_NUMERAL}"),
+}
+
+
+def answer_shapes(text: str) -> frozenset[str]:
+    """The answer shapes (``time``, ``date``, ``price``, ``number``) a question asks for.
+
+    >>> sorted(answer_shapes("How much is a day ticket?"))
+    ['price']
+    """
+    normalized = normalize(text)
+    return frozenset(shape for shape in _SHAPES if _CUES[shape].search(normalized))
+
+
+def evidence_shapes(text: str) -> frozenset[str]:
+    """The answer shapes ``text`` shows (clock times, dates, amounts of money, numerals).
+
+    >>> sorted(evidence_shapes("Doors open at 09:30; entry is 5 euros."))
+    ['number', 'price', 'time']
+    """
+    normalized = normalize(text)
+    return frozenset(shape for shape in _SHAPES if _EVIDENCE[shape].search(normalized))
+
+
+# --- the reranker ----------------------------------------------------------------------------
+
+# Function words of questions, left out of a query's evidence units: NLTK's English stop list as
+# bm25s ships it, a few question words it lacks, and Chinese question and pronoun bigrams.
+_QUESTION_WORDS: Final = (
+    "much many long often far please tell know want would could may might must shall get"
+)
+_QUESTION_BIGRAMS: Final = (
+    "什么 怎么 怎样 哪里 哪儿 哪些 哪个 多少 是否 是不 不是 可以 能不 不能 有没 没有 请问 "
+    "我们 我的 你们 需要 要不 还是 想知 知道"
+)
+QUERY_STOPWORDS: Final = frozenset(
+    tokenize(" ".join(sorted(STOPWORDS_EN_PLUS)) + " " + _QUESTION_WORDS)
+) | frozenset(_QUESTION_BIGRAMS.split())
+
+_CJK_RE: Final = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+
+def _idf(document_frequency: int, n_documents: int) -> float:
+    """BM25's non-negative IDF: ``log(1 + (N - df + 0.5) / (df + 0.5))``."""
+    return math.log(1 + (n_documents - document_frequency + 0.5) / (document_frequency + 0.5))
+
+
+def _share(items: Iterable[Any], present: frozenset[Any], weight: Mapping[Any, float]) -> float:
+    total = matched = 0.0
+    for item in items:
+        total += weight[item]
+        if item in present:
+            matched += weight[item]
+    return matched / total if total > 0 else 0.0
+
+
+class _Query(NamedTuple):
+    """What the reranker derives from a query once."""
+
+    terms: list[str]  # distinct index terms that some chunk contains
+    concepts: list[int]  # distinct concepts that some chunk mentions
+    units: dict[tuple[str, Any], float]  # ("t", term) / ("c", concept) -> IDF
+    all_terms: dict[str, float]  # every distinct term -> weight for support (unseen included)
+    mentioned: list[int]  # every distinct concept the query mentions
+    shapes: frozenset[str]
+
+
+class HeuristicReranker(TextRetriever):
+    """Rescores a hybrid's candidates with transparent features and abstains (module docstring)."""
+
+    def __init__(
+        self,
+        first_stage: HybridRetriever,
+        embedder: AliasEmbedder,
+        *,
+        name: str = "hybrid-rerank",
+        depth: int = 30,
+        weights: Mapping[str, float] | None = None,
+        min_support: float = DEFAULT_MIN_SUPPORT,
+        unseen_cjk_weight: float = DEFAULT_UNSEEN_CJK_WEIGHT,
+        abstain_on_unseen: bool = True,
+        lexical_component: int = 0,
+    ) -> None:
+        chosen = dict(DEFAULT_RERANK_WEIGHTS if weights is None else weights)
+        unknown = sorted(set(chosen) - set(FEATURE_NAMES))
+        if unknown:
+            raise InputError(
+                f"HeuristicReranker {name!r}: unknown feature weight(s) {unknown}; "
+                f"expected names from {list(FEATURE_NAMES)}"
+            )
+        if any(not math.isfinite(w) or w < 0 for w in chosen.values()):
+            raise InputError(
+                f"HeuristicReranker {name!r}: feature weights must be finite and non-negative"
+            )
+        if depth < 1:
+            raise InputError(f"HeuristicReranker {name!r}: depth must be at least 1, got {depth}")
+        for label, value in (
+            ("min_support", min_support),
+            ("unseen_cjk_weight", unseen_cjk_weight),
+        ):
+            if not 0.0 <= value <= 1.0:
+                raise InputError(
+                    f"HeuristicReranker {name!r}: {label} must be in [0, 1], got {value}"
+                )
+        self.name = name
+        self.first_stage = first_stage
+        self.embedder = embedder
+        self.depth = depth
+        self.weights = {f: float(chosen.get(f, 0.0)) for f in FEATURE_NAMES}
+        self.min_support = min_support
+        self.unseen_cjk_weight = unseen_cjk_weight
+        self.abstain_on_unseen = abstain_on_unseen
+        self.lexical_component = lexical_component
+        self._chunk_terms: dict[str, frozenset[str]] = {}
+        self._title_units: dict[str, frozenset[tuple[str, Any]]] = {}
+        self._chunk_units: dict[str, frozenset[tuple[str, Any]]] = {}
+        self._chunk_concepts: dict[str, frozenset[int]] = {}
+        self._shapes: dict[str, frozenset[str]] = {}
+        self._language: dict[str, str] = {}
+        self._term_idf: dict[str, float] = {}
+        self._concept_idf: dict[int, float] = {}
+        self._max_idf = 0.0
+        self._row: dict[str, int] = {}
+        self._vectors: Matrix = np.zeros((0, 0))
+
+    def definition(self) -> dict[str, Any]:
+        return {
+            "class": "HeuristicReranker",
+            "version": 2,
+            "first_stage": self.first_stage.definition(),
+            "embedder": self.embedder.definition(),
+            "depth": self.depth,
+            "weights": self.weights,
+            "min_support": self.min_support,
+            "unseen_cjk_weight": self.unseen_cjk_weight,
+            "abstain_on_unseen": self.abstain_on_unseen,
+            "lexical_component": self.lexical_component,
+            "near_duplicate_jaccard": NEAR_DUPLICATE_JACCARD,
+        }
+
+    def use_aliases(self, table: Any) -> None:
+        """Hand the fixture's concept table to the first stage and the embedder."""
+        provide_aliases(self.first_stage, table)
+        self.embedder.use_aliases(table)
+
+    def index(self, chunks: Sequence[ChunkLike]) -> None:
+        self.first_stage.index(chunks)
+        self._row = {}
+        texts = [f"{chunk.title}\n{chunk.text}" for chunk in chunks]
+        term_df: Counter[str] = Counter()
+        concept_df: Counter[int] = Counter()
+        title_terms: dict[str, frozenset[str]] = {}
+        title_concepts: dict[str, frozenset[int]] = {}
+        counts = [self.embedder.concepts(text) for text in texts]
+        for row, (chunk, text) in enumerate(zip(chunks, texts, strict=True)):
+            self._row[chunk.id] = row
+            self._chunk_terms[chunk.id] = frozenset(tokenize(text))
+            title_terms[chunk.id] = frozenset(tokenize(chunk.title))
+            self._chunk_concepts[chunk.id] = frozenset(counts[row])
+            title_concepts[chunk.id] = frozenset(self.embedder.concepts(chunk.title))
+            self._shapes[chunk.id] = evidence_shapes(text)
+            self._language[chunk.id] = chunk.language
+            term_df.update(self._chunk_terms[chunk.id])
+            concept_df.update(self._chunk_concepts[chunk.id])
+        n = len(chunks)
+        self._term_idf = {t: _idf(df, n) for t, df in term_df.items()}
+        self._concept_idf = {c: _idf(df, n) for c, df in concept_df.items()}
+        self._max_idf = _idf(0, n)
+        for chunk in chunks:
+            self._chunk_units[chunk.id] = frozenset(
+                [("t", t) for t in self._chunk_terms[chunk.id]]
+                + [("c", c) for c in self._chunk_concepts[chunk.id]]
+            )
+            self._title_units[chunk.id] = frozenset(
+                [("t", t) for t in title_terms[chunk.id]]
+                + [("c", c) for c in title_concepts[chunk.id]]
+            )
+        self._vectors = self.embedder.embed_counts(counts)
+
+    def unseen_concepts(self, text: str) -> list[str]:
+        """IDs of the table's concepts ``text`` mentions that no indexed chunk mentions, sorted."""
+        return sorted(
+            self.embedder.concept_ids[c]
+            for c in self.embedder.concepts(text)
+            if c not in self._concept_idf
+        )
+
+    def _query(self, text: str) -> _Query:
+        distinct_terms = [t for t in dict.fromkeys(tokenize(text)) if t not in QUERY_STOPWORDS]
+        terms = [t for t in distinct_terms if t in self._term_idf]
+        mentioned = list(self.embedder.concepts(text))
+        concepts = [c for c in mentioned if c in self._concept_idf]
+        units: dict[tuple[str, Any], float] = {("t", t): self._term_idf[t] for t in terms}
+        units.update({("c", c): self._concept_idf[c] for c in concepts})
+        all_terms = {
+            t: self._term_idf.get(
+                t, self._max_idf * (self.unseen_cjk_weight if _CJK_RE.match(t) else 1.0)
+            )
+            for t in distinct_terms
+        }
+        return _Query(terms, concepts, units, all_terms, mentioned, answer_shapes(text))
+
+    def features(self, text: str, language: str | None = None) -> list[tuple[Hit, RerankFeatures]]:
+        """The first stage's top ``depth`` hits for ``text`` with their features, in its order."""
+        return self._features(self._query(text), text, language, every_feature=True)
+
+    def _features(
+        self, query: _Query, text: str, language: str | None, *, every_feature: bool = False
+    ) -> list[tuple[Hit, RerankFeatures]]:
+        candidates, lists = self.first_stage.search_components(text, self.depth)
+        if not candidates:
+            return []
+        lexical_hits = lists[self.lexical_component] if lists else []
+        best_lexical = max((h.score for h in lexical_hits), default=0.0)
+        lexical = {h.chunk_id: h.score / best_lexical for h in lexical_hits if best_lexical > 0}
+        query_vector = self.embedder.embed([text])[0]
+        max_prior = self.first_stage.max_score
+        units = query.units
+        query_terms = frozenset(units)
+        shapes = query.shapes
+        ids = [hit.chunk_id for hit in candidates]
+        # Searching skips the pairwise near-duplicate contrast when it weighs nothing (speed).
+        wanted = every_feature or self.weights["distinct"] > 0
+        distinct = self._distinct(ids, units) if wanted else {}
+        cosines = self._vectors[[self._row[c] for c in ids]] @ query_vector
+        out = []
+        for hit, cosine in zip(candidates, cosines.tolist(), strict=True):
+            chunk_id = hit.chunk_id
+            chunk_units = self._chunk_units[chunk_id]
+            features = RerankFeatures(
+                prior=min(hit.score / max_prior, 1.0) if max_prior > 0 else 0.0,
+                lexical=min(lexical.get(chunk_id, 0.0), 1.0),
+                cosine=min(max(cosine, 0.0), 1.0),
+                coverage=_share(query_terms, chunk_units, units),
+                title=_share(query_terms, self._title_units[chunk_id], units),
+                answer=len(shapes & self._shapes[chunk_id]) / len(shapes) if shapes else 0.0,
+                language=(0.5 if language is None else float(self._language[chunk_id] == language)),
+                distinct=distinct.get(chunk_id, 0.5),
+            )
+            out.append((hit, features))
+        return out
+
+    def _distinct(
+        self, ids: Sequence[str], units: Mapping[tuple[str, Any], float]
+    ) -> dict[str, float]:
+        """Near-duplicate contrast per candidate that has near duplicates (module docstring)."""
+        terms = [frozenset(("t", t) for t in self._chunk_terms[c]) for c in ids]
+        sums: dict[str, list[float]] = {}
+        for i in range(len(ids)):
+            for j in range(i + 1, len(ids)):
+                union = len(terms[i] | terms[j])
+                if not union or len(terms[i] & terms[j]) / union < NEAR_DUPLICATE_JACCARD:
+                    continue
+                a = sum(units.get(u, 0.0) for u in terms[i] - terms[j])
+                b = sum(units.get(u, 0.0) for u in terms[j] - terms[i])
+                contrast = 0.5 + 0.5 * (a - b) / (a + b) if a + b > 0 else 0.5
+                sums.setdefault(ids[i], []).append(contrast)
+                sums.setdefault(ids[j], []).append(1.0 - contrast)
+        return {c: sum(v) / len(v) for c, v in sums.items()}
+
+    def support(self, text: str, chunk_id: str) -> float:
+        """The support of one indexed chunk for the query ``text`` (abstention rule 2)."""
+        return self._support(self._query(text), chunk_id)
+
+    def _support(self, query: _Query, chunk_id: str) -> float:
+        """The larger of the term and concept support of one chunk (module docstring)."""
+        terms = self._chunk_terms[chunk_id]
+        total = sum(query.all_terms.values())
+        term_support = (
+            sum(w for t, w in query.all_terms.items() if t in terms) / total if total > 0 else 0.0
+        )
+        concept_support = 0.0
+        if query.mentioned:
+            weights = {c: self._concept_idf.get(c, self._max_idf) for c in query.mentioned}
+            concept_support = _share(weights, self._chunk_concepts[chunk_id], weights)
+        return max(term_support, concept_support)
+
+    def score(self, features: RerankFeatures) -> float:
+        """The weighted feature sum, rounded to 12 decimals."""
+        return round(
+            sum(self.weights[f] * v for f, v in zip(FEATURE_NAMES, features, strict=True)), 12
+        )
+
+    def search(self, query: QueryLike, k: int) -> list[Hit]:
+        return self._search(query.text, k, getattr(query, "language", None))
+
+    def search_text(self, text: str, k: int) -> list[Hit]:
+        """Reranked hits (score descending, chunk ID ascending), or ``[]`` to abstain."""
+        return self._search(text, k, None)
+
+    def _search(self, text: str, k: int, language: str | None) -> list[Hit]:
+        query = self._query(text)
+        if self.abstain_on_unseen and len(query.concepts) < len(query.mentioned):
+            return []  # rule 1: a concept no indexed chunk mentions
+        candidates = self._features(query, text, language)
+        if not candidates:
+            return []
+        if not any(self._support(query, hit.chunk_id) > self.min_support for hit, _ in candidates):
+            return []  # rule 2: no candidate covers enough of the query
+        scored = sorted(
+            ((self.score(f), hit.chunk_id) for hit, f in candidates),
+            key=lambda x: (-x[0], x[1]),
+        )
+        return [Hit(c, s) for s, c in scored[:k]]
+
+    def close(self) -> None:
+        self.first_stage.close()
