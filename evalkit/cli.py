@@ -167,10 +167,9 @@ def _add_probes(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Han
 
 
 def _run_probes(args: argparse.Namespace) -> int:
-    import json
+    import warnings
 
     from evalkit.canonical import canonical_json
-    from evalkit.errors import InputError
     from evalkit.output import resolve_output_path, write_text_atomic
     from evalkit.probes import (
         baseline_drops,
@@ -180,24 +179,24 @@ def _run_probes(args: argparse.Namespace) -> int:
         probes_report,
         run_probes,
     )
+    from evalkit.report import read_json_object
 
     output = args.output
     if output is not None:
         resolve_output_path(output)  # refuse an unsafe path before running anything
     baseline = None
     if args.baseline is not None:
-        try:
-            with open(args.baseline, encoding="utf-8") as handle:
-                baseline = json.load(handle)
-        except (OSError, ValueError) as error:
-            raise InputError(
-                f"cannot read baseline {args.baseline!r} ({type(error).__name__}); expected a "
-                "JSON file written by `evalkit probes ... --output PATH`"
-            ) from None
-        if not isinstance(baseline, dict):
-            raise InputError(f"baseline {args.baseline!r} is not a JSON object")
+        baseline = read_json_object(
+            args.baseline,
+            "baseline",
+            "expected a JSON file written by `evalkit probes ... --output PATH`",
+        )
     target = get_target(args.target)
-    probes = load_probes(args.fixtures, tools=target.tools.names())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        probes = load_probes(args.fixtures, tools=target.tools.names())
+    for warning in caught:
+        print(f"evalkit: warning: {warning.message}", file=sys.stderr)
     results = run_probes(target.tools, probes)
     report = probes_report(
         results, target=target.name, fingerprint=target.fingerprint, probes=probes

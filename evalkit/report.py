@@ -36,6 +36,7 @@ import pandas as pd
 
 from evalkit.canonical import canonical_hash, canonical_json
 from evalkit.errors import InputError
+from evalkit.inputs import InputFileError, load_json, read_input_bytes
 from evalkit.output import write_text_atomic
 
 if TYPE_CHECKING:
@@ -52,6 +53,8 @@ __all__ = [
     "check_report_schema",
     "corpus_hash",
     "deterministic_projection",
+    "read_json_object",
+    "read_report",
     "report_list",
     "report_means",
     "report_measure_order",
@@ -180,6 +183,43 @@ def write_report(
 
 # --- reading a report (or baseline) back --------------------------------------------------------
 # ``role`` names the side in messages ("report", "baseline", "old report", ...).
+
+
+def read_json_object(path: str | os.PathLike[str], what: str, hint: str) -> dict[str, Any]:
+    """The JSON object in the regular file ``path`` (at most ``inputs.MAX_DEPTH`` deep).
+
+    Raises :class:`InputError` ``"{what} {path!r} ...: {reason}; {hint}"`` when the file is
+    missing, not a regular file (FIFO, device, directory), not UTF-8 JSON, nested too deeply or
+    not an object. The message never quotes the file's content.
+    """
+    where = os.fspath(path)
+    try:
+        data = read_input_bytes(path)
+    except InputFileError as error:
+        raise InputError(f"{what} {where!r} {error.reason}; {hint}") from None
+    try:
+        value = load_json(data)
+    except ValueError as error:
+        raise InputError(f"{what} {where!r} {error}; {hint}") from None
+    if not isinstance(value, dict):
+        raise InputError(
+            f"{what} {where!r}: expected a JSON object, found {type(value).__name__}; {hint}"
+        )
+    return value
+
+
+def read_report(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read a report or baseline JSON file (a JSON object); its shape is checked where used
+    (:func:`check_report_schema`, :func:`report_means`, ...).
+
+    Raises :class:`InputError` naming the file (and line) when it cannot be read or parsed.
+    """
+    return read_json_object(
+        path,
+        "report file",
+        "expected a report or baseline JSON file written by evalkit "
+        "('evalkit run --output PATH' or 'evalkit baseline FIXTURE --output PATH')",
+    )
 
 
 def check_report_schema(report: Mapping[str, Any], role: str) -> None:
