@@ -37,9 +37,9 @@ NESTED = """\
   probe:
     tool: pick
     args:
-      names: [b, a, b]
+      names: [c, a, b, a]
       options: {reverse: true}
-  expected: {symbols: [a, b]}
+  expected: {symbols: [a, b, c]}
 """
 
 
@@ -48,15 +48,16 @@ def test_args_take_lists_and_mappings_and_description_is_optional(
 ) -> None:
     probes = load_probes(_write(tmp_path, NESTED), tools=tools.names())
     assert probes[0].description is None
-    assert probes[0].probe.args == {"names": ["b", "a", "b"], "options": {"reverse": True}}
+    assert probes[0].probe.args == {"names": ["c", "a", "b", "a"], "options": {"reverse": True}}
     results = run_probes(tools, probes)
     row = results.iloc[0]
     assert row["status"] == "pass"
-    # got: what pick returned, in its order, repeats kept (reverse of [b, a, b])
-    assert row["got"] == ("b", "a", "b")
-    assert row["missing"] == () and row["extra"] == ()
+    # got: what pick returned, in its order, repeats kept (the reverse of [c, a, b, a])
+    assert row["got"] == ("a", "b", "a", "c")
+    assert row["missing"] == ()
+    assert row["extra"] == ()
     report = probes_report(results, target="toy", fingerprint="sha256:00", probes=probes)
-    assert report["probes"][0]["got"] == ["b", "a", "b"]
+    assert report["probes"][0]["got"] == ["a", "b", "a", "c"]
 
 
 def test_a_tool_cannot_change_the_probe_it_runs(tmp_path: Path) -> None:
