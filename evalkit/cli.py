@@ -498,6 +498,7 @@ def _add_trec_eval(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
 def _run_trec_eval(args: argparse.Namespace) -> int:
     import warnings
 
+    from evalkit.errors import InputError
     from evalkit.formats import read_qrels, read_run
     from evalkit.measures import parse_measures, score, trec_name
     from evalkit.measures.engine import trec_summary
@@ -507,7 +508,13 @@ def _run_trec_eval(args: argparse.Namespace) -> int:
     run = read_run(args.run, rank=False)  # trec_eval ranks by score and ignores the rank field
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        per_query = score(qrels, run, measures)
+        try:
+            per_query = score(qrels, run, measures)
+        except InputError as error:  # e.g. a doc judged twice: name the file it came from
+            source = args.qrels if str(error).startswith("qrels") else args.run
+            raise InputError(
+                f"{source}: {error} (rows count the file's data lines from 0)"
+            ) from None
     for warning in caught:
         print(f"evalkit: warning: {warning.message}", file=sys.stderr)
     names = {}

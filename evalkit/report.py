@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
@@ -36,6 +37,7 @@ import pandas as pd
 
 from evalkit.canonical import canonical_hash, canonical_json
 from evalkit.errors import InputError
+from evalkit.fixtures.rules import find_sensitive
 from evalkit.inputs import InputFileError, load_json, read_input_bytes
 from evalkit.output import write_text_atomic
 
@@ -240,14 +242,14 @@ def report_means(report: Mapping[str, Any], role: str) -> dict[str, dict[str, di
     overall = _object(report.get("summary"), role, "summary")
     by_language = _object(report.get("summaryByLanguage"), role, "summaryByLanguage")
     for system, measures in overall.items():
-        where = f"summary[{system!r}]"
+        where = f"summary[{_shown(system)}]"
         result[system] = {ALL_LANGUAGES: _mean_table(measures, role, where)}
     for system, languages in by_language.items():
         tables = result.setdefault(system, {})
         for language, measures in _object(
-            languages, role, f"summaryByLanguage[{system!r}]"
+            languages, role, f"summaryByLanguage[{_shown(system)}]"
         ).items():
-            where = f"summaryByLanguage[{system!r}][{language!r}]"
+            where = f"summaryByLanguage[{_shown(system)}][{_shown(language)}]"
             tables[language] = _mean_table(measures, role, where)
     return result
 
@@ -258,11 +260,11 @@ def report_per_query(
     """``{system: {query_id: {measure: value}}}`` from ``perQuery``."""
     result: dict[str, dict[str, dict[str, float]]] = {}
     for system, queries in _object(report.get("perQuery"), role, "perQuery").items():
-        where = f"perQuery[{system!r}]"
+        where = f"perQuery[{_shown(system)}]"
         result[system] = {
             query_id: {
-                measure: _number(value, role, f"{where}[{query_id!r}][{measure!r}]")
-                for measure, value in _object(values, role, f"{where}[{query_id!r}]").items()
+                measure: _number(value, role, f"{where}[{_shown(query_id)}][{_shown(measure)}]")
+                for measure, value in _object(values, role, f"{where}[{_shown(query_id)}]").items()
             }
             for query_id, values in _object(queries, role, where).items()
         }
@@ -287,9 +289,24 @@ def report_measure_order(report: Mapping[str, Any]) -> list[str]:
     return [m for m in order if isinstance(m, str)] if isinstance(order, list) else []
 
 
+_NAME_RE: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@=(),'/+-]{0,127}")
+
+
+def _shown(key: object) -> str:
+    """A key read from a report, as a message may show it: the repr of a name-shaped string
+    (system, language, query ID, measure) that does not look like a path, endpoint, secret or
+    e-mail address, else ``<key>`` (a report file's content is never echoed otherwise)."""
+    if isinstance(key, str) and _NAME_RE.fullmatch(key) and not find_sensitive(key):
+        return repr(key)
+    return "<key>"
+
+
 def short_repr(value: object) -> str:
-    """A value for a message: a string's repr cut to about 20 characters, else its type."""
+    """A value for a message: a name-shaped string's repr cut to about 20 characters (see
+    ``_shown``), ``a string`` for any other string, else its type."""
     if isinstance(value, str):
+        if _shown(value) == "<key>":
+            return "a string"
         return repr(value[:19] + "...") if len(value) > 22 else repr(value)
     return _found(value)
 
@@ -319,9 +336,9 @@ def _number(value: object, role: str, where: str) -> float:
 def _mean_table(measures: object, role: str, where: str) -> dict[str, float]:
     return {
         measure: _number(
-            _object(entry, role, f"{where}[{measure!r}]").get("mean"),
+            _object(entry, role, f"{where}[{_shown(measure)}]").get("mean"),
             role,
-            f"{where}[{measure!r}].mean",
+            f"{where}[{_shown(measure)}].mean",
         )
         for measure, entry in _object(measures, role, where).items()
     }

@@ -30,9 +30,8 @@ from typing import Any
 
 import pytest
 import yaml
+from badinput import run_cli, snapshot
 from conftest import TINY_FIXTURE, write_fixture
-
-from evalkit.cli import main
 
 CORPUS = Path(__file__).parent / "malformed"
 CASES = sorted(p.name for p in CORPUS.iterdir() if (p / "case.yaml").is_file())
@@ -47,17 +46,6 @@ def _fixture_texts() -> list[str]:
 
 
 FIXTURE_TEXTS = _fixture_texts()
-
-
-def snapshot(root: Path) -> dict[str, tuple[int, int]]:
-    """Every entry under ``root`` (symlinks not followed): relative path -> (mode, size+mtime)."""
-    entries: dict[str, tuple[int, int]] = {}
-    for directory, names, files in os.walk(root):
-        for name in names + files:
-            path = Path(directory) / name
-            info = path.lstat()
-            entries[str(path.relative_to(root))] = (info.st_mode, info.st_size + info.st_mtime_ns)
-    return entries
 
 
 def prepare(name: str, work: Path) -> dict[str, Any]:
@@ -102,18 +90,8 @@ def no_hang() -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
-def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    """Exit code and the combined stdout + stderr of ``evalkit argv``."""
-    try:
-        code = main(argv)
-    except SystemExit as error:  # argparse's usage errors
-        code = int(error.code or 0)
-    captured = capsys.readouterr()
-    return code, captured.out + captured.err
-
-
-def check_output(output: str, *, never: tuple[str, ...] | list[str] = ()) -> None:
-    """The assertions every malformed input shares."""
+def check_output(output: str, *, never: list[str]) -> None:
+    """The assertions every malformed input shares (beyond its own fragments)."""
     assert "Traceback" not in output
     assert output.strip(), "a malformed input must produce a message"
     assert "\n\n" not in output.strip(), f"more than one paragraph:\n{output}"
