@@ -74,7 +74,8 @@ def _arg_problem(args: dict[str, Any]) -> str | None:
         if count > MAX_ARG_ITEMS:
             return f"holds more than {MAX_ARG_ITEMS} values; pass fewer arguments"
         if depth > MAX_DEPTH:
-            return f"{where} is nested more than {MAX_DEPTH} levels deep"
+            root = re.split(r"[.\[]", where, maxsplit=1)[0]
+            return f"{root} is nested more than {MAX_DEPTH} levels deep"
         if isinstance(value, float) and not math.isfinite(value):
             return f"{where} must be a finite number, found {value!r}"
         if isinstance(value, str | bool | int | float):
