@@ -17,7 +17,28 @@ import yaml
 from evalkit.errors import Problem
 from evalkit.inputs import MAX_DEPTH
 
-__all__ = ["compose_and_load", "duplicate_keys", "syntax_problem", "yaml_error_place"]
+__all__ = [
+    "MAX_INT_DIGITS",
+    "bounded_int",
+    "compose_and_load",
+    "duplicate_keys",
+    "syntax_problem",
+    "yaml_error_place",
+]
+
+#: Longest integer literal read from YAML (Python refuses to convert more than 4300 digits,
+#: with a ValueError PyYAML does not turn into a YAML error).
+MAX_INT_DIGITS: Final = 1000
+
+
+def bounded_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
+    """PyYAML's int constructor, refusing literals longer than ``MAX_INT_DIGITS`` with a YAML
+    error at the value (a syntax problem, never a ``ValueError`` traceback)."""
+    if len(str(node.value)) > MAX_INT_DIGITS:
+        raise yaml.constructor.ConstructorError(
+            None, None, f"an integer of more than {MAX_INT_DIGITS} digits", node.start_mark
+        )
+    return int(yaml.SafeLoader.construct_yaml_int(loader, node))
 
 
 class _DepthLimitedLoader(yaml.SafeLoader):
@@ -38,6 +59,9 @@ class _DepthLimitedLoader(yaml.SafeLoader):
             return super().compose_node(parent, index)
         finally:
             self._depth -= 1
+
+
+_DepthLimitedLoader.add_constructor("tag:yaml.org,2002:int", bounded_int)
 
 
 def compose_and_load(text: str) -> tuple[yaml.Node | None, Any]:
