@@ -27,6 +27,7 @@ only ever hashed.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import re
@@ -60,6 +61,7 @@ __all__ = [
     "report_list",
     "report_means",
     "report_measure_order",
+    "report_name",
     "report_per_query",
     "short_repr",
     "write_report",
@@ -292,6 +294,7 @@ def report_measure_order(report: Mapping[str, Any]) -> list[str]:
 _NAME_RE: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@=(),'/+-]{0,127}")
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def _shown(key: object) -> str:
     """A key read from a report, as a message may show it: the repr of a name-shaped string
     (system, language, query ID, measure) that does not look like a path, endpoint, secret or
@@ -299,6 +302,12 @@ def _shown(key: object) -> str:
     if isinstance(key, str) and _NAME_RE.fullmatch(key) and not find_sensitive(key):
         return repr(key)
     return "<key>"
+
+
+def report_name(value: object) -> str | None:
+    """``value`` when it is a name-shaped string that may be printed (see ``_shown``), else
+    None."""
+    return value if isinstance(value, str) and _shown(value) != "<key>" else None
 
 
 def short_repr(value: object) -> str:
@@ -316,11 +325,20 @@ def _found(value: object) -> str:
 
 
 def _object(value: object, role: str, where: str) -> Mapping[str, Any]:
+    """``value`` when it is a JSON object whose keys are all names (system, language, query ID,
+    measure, ``mean``/``n``); InputError otherwise, never quoting a key that is not a name."""
     if not isinstance(value, dict):
         raise InputError(
             f"{role}: {where} should be a JSON object, found {_found(value)}; expected a report "
             f"of schema {REPORT_SCHEMA}"
         )
+    for position, key in enumerate(value, start=1):
+        if _shown(key) == "<key>":
+            raise InputError(
+                f"{role}: {where} key #{position} is not a system, language, query ID or "
+                "measure name (or looks like a path, endpoint, secret or e-mail address; it is "
+                f"not shown); expected a report of schema {REPORT_SCHEMA}"
+            )
     return value
 
 

@@ -269,3 +269,21 @@ def test_a_probe_file_that_is_a_directory_is_reported(tmp_path: Path) -> None:
         pytest.raises(ProbeError, match=re.escape("p.yaml: is a directory")),
     ):
         load_probes(tmp_path)
+
+
+# --- report JSON content is never echoed -----------------------------------------------------
+
+
+def test_diff_prints_only_name_shaped_header_values(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from evalkit.cli import main
+
+    report = {"schema": "evalkit.report/1", "summary": {}, "summaryByLanguage": {}, "perQuery": {}}
+    leaky = {**report, "fixture": {"id": "/home/anna/secret fixture", "version": "1.0.0"}}
+    (tmp_path / "old.json").write_text(json.dumps(report), encoding="utf-8")
+    (tmp_path / "new.json").write_text(json.dumps(leaky), encoding="utf-8")
+    assert main(["diff", str(tmp_path / "old.json"), str(tmp_path / "new.json")]) == 0
+    out = capsys.readouterr().out
+    assert "new: fixture ? 1.0.0" in out
+    assert "anna" not in out
