@@ -287,3 +287,10 @@ def test_diff_prints_only_name_shaped_header_values(
     out = capsys.readouterr().out
     assert "new: fixture ? 1.0.0" in out
     assert "anna" not in out
+
+
+def test_a_beir_file_that_is_a_fifo_is_named(tmp_path: Path) -> None:
+    (tmp_path / "qrels").mkdir()
+    os.mkfifo(tmp_path / "corpus.jsonl")
+    with pytest.raises(FormatError, match=re.escape("corpus.jsonl: is a FIFO (named pipe)")):
+        read_beir(tmp_path)

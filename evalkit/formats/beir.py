@@ -59,7 +59,7 @@ def read_beir(folder: str | os.PathLike[str], split: str = "test") -> BeirDatase
 
 def _find(root: Path, name: str) -> Path:
     for candidate in (root / name, root / f"{name}.gz"):
-        if candidate.is_file():
+        if candidate.exists():  # a FIFO, device or directory is refused when it is read
             return candidate
     raise FormatError(f"missing {name} (or {name}.gz)", file=str(root))
 
