@@ -263,12 +263,10 @@ def _add_probes(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Han
 
 
 def _run_probes(args: argparse.Namespace) -> int:
-    import json
+    import warnings
 
     from evalkit.artifacts import check_output, write_artifact
     from evalkit.canonical import canonical_json
-    from evalkit.errors import InputError
-    from evalkit.output import shown_path
     from evalkit.probes import (
         baseline_drops,
         format_table,
@@ -277,24 +275,24 @@ def _run_probes(args: argparse.Namespace) -> int:
         probes_report,
         run_probes,
     )
+    from evalkit.report import read_json_object
 
     output = args.output
     if output is not None:
         check_output(output)  # refuse an unsafe path before running anything; creates nothing
     baseline = None
     if args.baseline is not None:
-        try:
-            with open(args.baseline, encoding="utf-8") as handle:
-                baseline = json.load(handle)
-        except (OSError, ValueError) as error:
-            raise InputError(
-                f"cannot read baseline {shown_path(args.baseline)} ({type(error).__name__}); "
-                "expected a JSON file written by `evalkit probes ... --output PATH`"
-            ) from None
-        if not isinstance(baseline, dict):
-            raise InputError(f"baseline {shown_path(args.baseline)} is not a JSON object")
+        baseline = read_json_object(
+            args.baseline,
+            "baseline",
+            "expected a JSON file written by `evalkit probes ... --output PATH`",
+        )
     target = get_target(args.target)
-    probes = load_probes(args.fixtures, tools=target.tools.names())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        probes = load_probes(args.fixtures, tools=target.tools.names())
+    for warning in caught:
+        print(f"evalkit: warning: {warning.message}", file=sys.stderr)
     results = run_probes(target.tools, probes)
     report = probes_report(
         results, target=target.name, fingerprint=target.fingerprint, probes=probes
@@ -611,6 +609,7 @@ def _add_trec_eval(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
 def _run_trec_eval(args: argparse.Namespace) -> int:
     import warnings
 
+    from evalkit.errors import InputError
     from evalkit.formats import read_qrels, read_run
     from evalkit.measures import parse_measures, score, trec_name
     from evalkit.measures.engine import trec_summary
@@ -620,7 +619,13 @@ def _run_trec_eval(args: argparse.Namespace) -> int:
     run = read_run(args.run, rank=False)  # trec_eval ranks by score and ignores the rank field
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        per_query = score(qrels, run, measures)
+        try:
+            per_query = score(qrels, run, measures)
+        except InputError as error:  # e.g. a doc judged twice: name the file it came from
+            source = args.qrels if str(error).startswith("qrels") else args.run
+            raise InputError(
+                f"{source}: {error} (rows count the file's data lines from 0)"
+            ) from None
     for warning in caught:
         print(f"evalkit: warning: {warning.message}", file=sys.stderr)
     names = {}

@@ -31,6 +31,7 @@ from evalkit.report import (
     ALL_LANGUAGES,
     report_means,
     report_measure_order,
+    report_name,
     report_per_query,
 )
 
@@ -185,6 +186,12 @@ def _table(frame: pd.DataFrame) -> list[str]:
     return fixed_width_lines(rows)
 
 
+def _name(value: object) -> str:
+    """A header value read from a report, or ``?`` unless it is name-shaped and not secret-like
+    (a report file's other content is never printed)."""
+    return report_name(value) or "?"
+
+
 def format_diff(
     diff: ReportDiff, old: Mapping[str, Any], new: Mapping[str, Any], *, changed_only: bool = False
 ) -> str:
@@ -194,8 +201,8 @@ def format_diff(
         raw_fixture = report.get("fixture")
         fixture = raw_fixture if isinstance(raw_fixture, dict) else {}
         lines.append(
-            f"{role}: fixture {fixture.get('id', '?')} {fixture.get('version', '?')}, "
-            f"evaluationDefinitionHash {str(report.get('evaluationDefinitionHash'))[:19]}"
+            f"{role}: fixture {_name(fixture.get('id'))} {_name(fixture.get('version'))}, "
+            f"evaluationDefinitionHash {_name(report.get('evaluationDefinitionHash'))[:19]}"
         )
     same = all(old.get(key) == new.get(key) for key in _HEADER_KEYS)
     lines.append(

@@ -19,7 +19,8 @@ Hierarchy::
     └── NotebookError(EvalkitError, RuntimeError)    the report notebook failed to execute
 
     EvalkitWarning(UserWarning)
-    └── RunOnlyQueriesWarning                       a run has queries the qrels do not judge
+    ├── RunOnlyQueriesWarning                       a run has queries the qrels do not judge
+    └── RepeatedSymbolWarning                       a probe lists an expected symbol twice
 
 Messages say what is wrong, where (file, line or field, ID), what was expected, what was found and
 how to fix it. Messages never quote fixture text or secret values: IDs and field names only.
@@ -44,6 +45,7 @@ __all__ = [
     "OutputError",
     "ProbeError",
     "Problem",
+    "RepeatedSymbolWarning",
     "RunOnlyQueriesWarning",
     "StaleBaselineError",
     "UnknownNameError",
@@ -158,3 +160,7 @@ class EvalkitWarning(UserWarning):
 
 class RunOnlyQueriesWarning(EvalkitWarning):
     """A run contains queries that are not in the qrels; they were ignored."""
+
+
+class RepeatedSymbolWarning(EvalkitWarning):
+    """A probe's expected symbols list one symbol twice; the repeat was dropped."""

@@ -40,7 +40,6 @@ Rules of :func:`check_gates`:
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -63,6 +62,7 @@ from evalkit.canonical import canonical_json
 from evalkit.errors import FixtureError, InputError, Problem, StaleBaselineError
 from evalkit.fixtures.rules import safe_id
 from evalkit.fixtures.schema import ID_PATTERN, LANGUAGE_PATTERN
+from evalkit.inputs import InputFileError, read_input_bytes
 from evalkit.measures import parse_measure
 from evalkit.names import name_problem
 from evalkit.output import shown_path, unshown_reason
@@ -71,6 +71,7 @@ from evalkit.registry import did_you_mean
 from evalkit.report import (
     ALL_LANGUAGES,
     deterministic_projection,
+    read_report,
     report_list,
     report_means,
     report_measure_order,
@@ -268,15 +269,14 @@ def load_gates(path: str | os.PathLike[str]) -> Gates:
     name = file.name if safe_id(file.name) else "gates file"
     source = f"gates file {shown_path(path)}"
     try:
-        text = file.read_text(encoding="utf-8")
-    except FileNotFoundError:
+        text = read_input_bytes(file).decode("utf-8")
+    except InputFileError as error:
+        missing = error.reason == "does not exist"
+        message = "file not found; create it (see fixtures/README.md)" if missing else error.reason
+        raise FixtureError([Problem(name, "", "", message)], source=source) from None
+    except UnicodeDecodeError as error:
         raise FixtureError(
-            [Problem(name, "", "", "file not found; create it (see fixtures/README.md)")],
-            source=source,
-        ) from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise FixtureError(
-            [Problem(name, "", "", f"cannot be read as UTF-8 text ({type(error).__name__})")],
+            [Problem(name, "", "", f"is not UTF-8 (byte {error.start}); save it as UTF-8")],
             source=source,
         ) from None
     return _parse_gates(text, name, source=source)
@@ -396,34 +396,8 @@ def _cross_rules(gates: Gates, name: str, lines: Mapping[tuple[str, int], int]) 
 
 
 def load_report(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Read a report or baseline JSON file (a JSON object); its shape is checked where used.
-
-    Raises :class:`InputError` naming the file (and line) when it cannot be read or parsed.
-    """
-    where = os.fspath(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(
-            f"report file {where!r} does not exist; expected a report or baseline JSON file "
-            "(write one with 'evalkit baseline FIXTURE --output PATH')"
-        ) from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise InputError(
-            f"report file {where!r} cannot be read as UTF-8 text ({type(error).__name__})"
-        ) from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise InputError(
-            f"report file {where!r} line {error.lineno}: not valid JSON ({error.msg}); "
-            "expected a report written by evalkit"
-        ) from None
-    if not isinstance(data, dict):
-        raise InputError(
-            f"report file {where!r}: expected a JSON object, found {type(data).__name__}"
-        )
-    return data
+    """Read a report or baseline JSON file: :func:`evalkit.report.read_report`."""
+    return read_report(path)
 
 
 def baseline_from_report(report: Mapping[str, Any]) -> dict[str, Any]:

@@ -36,8 +36,10 @@ only ever hashed.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
@@ -45,6 +47,9 @@ import pandas as pd
 
 from evalkit.canonical import canonical_hash, canonical_json
 from evalkit.errors import InputError
+from evalkit.fixtures.rules import find_sensitive
+from evalkit.inputs import InputFileError, load_json, read_input_bytes
+from evalkit.output import shown_path
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -62,9 +67,12 @@ __all__ = [
     "check_report_schema",
     "corpus_hash",
     "deterministic_projection",
+    "read_json_object",
+    "read_report",
     "report_list",
     "report_means",
     "report_measure_order",
+    "report_name",
     "report_per_query",
     "short_repr",
     "write_report",
@@ -235,6 +243,44 @@ def write_report(
 # ``role`` names the side in messages ("report", "baseline", "old report", ...).
 
 
+def read_json_object(path: str | os.PathLike[str], what: str, hint: str) -> dict[str, Any]:
+    """The JSON object in the regular file ``path`` (at most ``inputs.MAX_DEPTH`` deep).
+
+    Raises :class:`InputError` ``"{what} {path!r} ...: {reason}; {hint}"`` (the path as
+    :func:`evalkit.output.shown_path` shows it) when the file is
+    missing, not a regular file (FIFO, device, directory), not UTF-8 JSON, nested too deeply or
+    not an object. The message never quotes the file's content.
+    """
+    where = shown_path(path, label=f"{what} file")  # a token-like file name is not echoed
+    try:
+        data = read_input_bytes(path)
+    except InputFileError as error:
+        raise InputError(f"{what} {where} {error.reason}; {hint}") from None
+    try:
+        value = load_json(data)
+    except ValueError as error:
+        raise InputError(f"{what} {where} {error}; {hint}") from None
+    if not isinstance(value, dict):
+        raise InputError(
+            f"{what} {where}: expected a JSON object, found {type(value).__name__}; {hint}"
+        )
+    return value
+
+
+def read_report(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read a report or baseline JSON file (a JSON object); its shape is checked where used
+    (:func:`check_report_schema`, :func:`report_means`, ...).
+
+    Raises :class:`InputError` naming the file (and line) when it cannot be read or parsed.
+    """
+    return read_json_object(
+        path,
+        "report file",
+        "expected a report or baseline JSON file written by evalkit "
+        "('evalkit run --output PATH' or 'evalkit baseline FIXTURE --output PATH')",
+    )
+
+
 def check_report_schema(report: Mapping[str, Any], role: str) -> None:
     """Raise InputError unless ``report`` says it has this version's schema."""
     if report.get("schema") != REPORT_SCHEMA:
@@ -253,14 +299,14 @@ def report_means(report: Mapping[str, Any], role: str) -> dict[str, dict[str, di
     overall = _object(report.get("summary"), role, "summary")
     by_language = _object(report.get("summaryByLanguage"), role, "summaryByLanguage")
     for system, measures in overall.items():
-        where = f"summary[{system!r}]"
+        where = f"summary[{_shown(system)}]"
         result[system] = {ALL_LANGUAGES: _mean_table(measures, role, where)}
     for system, languages in by_language.items():
         tables = result.setdefault(system, {})
         for language, measures in _object(
-            languages, role, f"summaryByLanguage[{system!r}]"
+            languages, role, f"summaryByLanguage[{_shown(system)}]"
         ).items():
-            where = f"summaryByLanguage[{system!r}][{language!r}]"
+            where = f"summaryByLanguage[{_shown(system)}][{_shown(language)}]"
             tables[language] = _mean_table(measures, role, where)
     return result
 
@@ -271,11 +317,11 @@ def report_per_query(
     """``{system: {query_id: {measure: value}}}`` from ``perQuery``."""
     result: dict[str, dict[str, dict[str, float]]] = {}
     for system, queries in _object(report.get("perQuery"), role, "perQuery").items():
-        where = f"perQuery[{system!r}]"
+        where = f"perQuery[{_shown(system)}]"
         result[system] = {
             query_id: {
-                measure: _number(value, role, f"{where}[{query_id!r}][{measure!r}]")
-                for measure, value in _object(values, role, f"{where}[{query_id!r}]").items()
+                measure: _number(value, role, f"{where}[{_shown(query_id)}][{_shown(measure)}]")
+                for measure, value in _object(values, role, f"{where}[{_shown(query_id)}]").items()
             }
             for query_id, values in _object(queries, role, where).items()
         }
@@ -300,9 +346,31 @@ def report_measure_order(report: Mapping[str, Any]) -> list[str]:
     return [m for m in order if isinstance(m, str)] if isinstance(order, list) else []
 
 
+_NAME_RE: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@=(),'/+-]{0,127}")
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _shown(key: object) -> str:
+    """A key read from a report, as a message may show it: the repr of a name-shaped string
+    (system, language, query ID, measure) that does not look like a path, endpoint, secret or
+    e-mail address, else ``<key>`` (a report file's content is never echoed otherwise)."""
+    if isinstance(key, str) and _NAME_RE.fullmatch(key) and not find_sensitive(key):
+        return repr(key)
+    return "<key>"
+
+
+def report_name(value: object) -> str | None:
+    """``value`` when it is a name-shaped string that may be printed (see ``_shown``), else
+    None."""
+    return value if isinstance(value, str) and _shown(value) != "<key>" else None
+
+
 def short_repr(value: object) -> str:
-    """A value for a message: a string's repr cut to about 20 characters, else its type."""
+    """A value for a message: a name-shaped string's repr cut to about 20 characters (see
+    ``_shown``), ``a string`` for any other string, else its type."""
     if isinstance(value, str):
+        if _shown(value) == "<key>":
+            return "a string"
         return repr(value[:19] + "...") if len(value) > 22 else repr(value)
     return _found(value)
 
@@ -312,11 +380,20 @@ def _found(value: object) -> str:
 
 
 def _object(value: object, role: str, where: str) -> Mapping[str, Any]:
+    """``value`` when it is a JSON object whose keys are all names (system, language, query ID,
+    measure, ``mean``/``n``); InputError otherwise, never quoting a key that is not a name."""
     if not isinstance(value, dict):
         raise InputError(
             f"{role}: {where} should be a JSON object, found {_found(value)}; expected a report "
             f"of schema {REPORT_SCHEMA}"
         )
+    for position, key in enumerate(value, start=1):
+        if _shown(key) == "<key>":
+            raise InputError(
+                f"{role}: {where} key #{position} is not a system, language, query ID or "
+                "measure name (or looks like a path, endpoint, secret or e-mail address; it is "
+                f"not shown); expected a report of schema {REPORT_SCHEMA}"
+            )
     return value
 
 
@@ -332,9 +409,9 @@ def _number(value: object, role: str, where: str) -> float:
 def _mean_table(measures: object, role: str, where: str) -> dict[str, float]:
     return {
         measure: _number(
-            _object(entry, role, f"{where}[{measure!r}]").get("mean"),
+            _object(entry, role, f"{where}[{_shown(measure)}]").get("mean"),
             role,
-            f"{where}[{measure!r}].mean",
+            f"{where}[{_shown(measure)}].mean",
         )
         for measure, entry in _object(measures, role, where).items()
     }

@@ -1,8 +1,10 @@
 """Shared test helpers: a tiny valid fixture as plain data, and a writer for fixture dirs.
 
 Property tests (hypothesis) draw the same examples on every run of ``make test`` and CI, so a
-red run can be repeated; ``make fuzz`` draws new ones (``HYPOTHESIS_PROFILE=fuzz``) to look
-for failures no earlier run has met.
+red run can be repeated; ``make fuzz`` draws new ones (``HYPOTHESIS_PROFILE=fuzz``), 500 per
+property instead of 100, to look for failures no earlier run has met. The input fuzz targets
+(``tests/test_fuzz_inputs.py``) run 12 fixed examples each in ``make test`` and the fuzz
+profile's count under ``make fuzz``.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import yaml
 from hypothesis import settings
 
 settings.register_profile("repeatable", derandomize=True)
-settings.register_profile("fuzz", derandomize=False)
+settings.register_profile("fuzz", derandomize=False, max_examples=500)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 
 # The ferry text, with offsets counted by hand: "The ferry leaves at 06:40 and then " is 35

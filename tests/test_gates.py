@@ -248,7 +248,8 @@ absolute:
                 "gates.yaml:2",
                 "",
                 "",
-                "is not valid YAML (syntax error, column 1); fix the syntax",  # end of input
+                "is not valid YAML (expected the node content, but found the end of the file, "
+                "column 1); fix the syntax",  # end of input
             ),
         ),
         (

@@ -132,7 +132,7 @@ def test_an_unreadable_baseline_exits_2(tmp_path: Path, capsys: pytest.CaptureFi
         ["probes", str(PROBES), "--target", "stdlib", "--baseline", str(tmp_path / "b.json")]
     )
     assert code == 2
-    assert "cannot read baseline" in capsys.readouterr().err
+    assert "b.json' line 1: not valid JSON" in capsys.readouterr().err
 
 
 def test_an_unknown_target_exits_2_with_a_suggestion(capsys: pytest.CaptureFixture[str]) -> None:

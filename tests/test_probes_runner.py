@@ -173,7 +173,7 @@ def test_report_shape_summary_and_nulls(tools: Registry[Tool]) -> None:
     assert [r["id"] for r in rows] == ["a", "b", "c"]
     assert set(rows[0]) == {
         "id", "tool", "status", "recall", "precision", "f1", "rr", "ndcg", "recall_min",
-        "precision_min", "pass_recall", "pass_precision", "missing", "extra", "error",
+        "precision_min", "pass_recall", "pass_precision", "missing", "extra", "got", "error",
     }  # fmt: skip
     assert rows[0]["rr"] is None  # unordered tool
     assert rows[0]["missing"] == ["beta"]

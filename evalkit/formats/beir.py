@@ -9,7 +9,6 @@ the file, line and field, never the text.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import NamedTuple
@@ -18,6 +17,7 @@ import pandas as pd
 
 from evalkit.errors import FormatError
 from evalkit.formats.trec import _load_bytes
+from evalkit.inputs import load_json
 
 __all__ = ["BeirDataset", "read_beir"]
 
@@ -59,7 +59,7 @@ def read_beir(folder: str | os.PathLike[str], split: str = "test") -> BeirDatase
 
 def _find(root: Path, name: str) -> Path:
     for candidate in (root / name, root / f"{name}.gz"):
-        if candidate.is_file():
+        if candidate.exists():  # a FIFO, device or directory is refused when it is read
             return candidate
     raise FormatError(f"missing {name} (or {name}.gz)", file=str(root))
 
@@ -77,8 +77,8 @@ def _read_jsonl(
         if not raw.strip():
             continue
         try:
-            record = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError):
+            record = load_json(raw)  # depth-checked: never a RecursionError
+        except ValueError:
             raise FormatError("is not a valid JSON object", file=str(path), line=number) from None
         if not isinstance(record, dict):
             raise FormatError("expected a JSON object", file=str(path), line=number)
@@ -152,6 +152,10 @@ def _read_qrels_tsv(root: Path, split: str) -> pd.DataFrame:
             raise FormatError(
                 "field score must be an integer", file=str(path), line=number
             ) from None
+        if not -(2**63) <= grade < 2**63:
+            raise FormatError(
+                "field score is outside the 64-bit integer range", file=str(path), line=number
+            )
         query_ids.append(parts[0].strip())
         doc_ids.append(parts[1].strip())
         grades.append(grade)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import gzip
 import math
 import os
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -25,6 +26,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from evalkit.errors import FormatError, InputError
+from evalkit.inputs import InputFileError, check_regular_file, read_input_bytes
 from evalkit.measures.ranking import require_columns
 
 __all__ = ["read_qrels", "read_run", "write_qrels", "write_run"]
@@ -33,16 +35,26 @@ PathLike = str | os.PathLike[str]
 
 _QRELS_FIELDS = ("query_id", "iteration", "doc_id", "relevance")
 _RUN_FIELDS = ("query_id", "q0", "doc_id", "rank", "score", "run_id")
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
 def read_qrels(path: PathLike) -> pd.DataFrame:
     """Read a TREC qrels file into columns ``query_id`` (str), ``doc_id`` (str), ``relevance``
-    (int64), in file order. Raises FormatError (file, line) on a malformed line."""
-    return _read(
+    (int64), in file order. Raises FormatError (file, line) on a malformed line, a grade
+    outside int64, and on a file without any judgment (empty, or only comments and blank
+    lines): nothing could be scored against it."""
+    qrels = _read(
         Path(path),
         _QRELS_FIELDS,
         {"query_id": pa.large_string(), "doc_id": pa.large_string(), "relevance": pa.int64()},
     )
+    if qrels.empty:
+        raise FormatError(
+            "holds no judgments (the file is empty, or only comments and blank lines); "
+            "expected lines 'query_id iteration doc_id relevance'",
+            file=str(path),
+        )
+    return qrels
 
 
 def read_run(path: PathLike, *, rank: bool = True) -> pd.DataFrame:
@@ -127,10 +139,11 @@ def write_run(run: pd.DataFrame, path: PathLike, *, run_id: str = "evalkit") -> 
 
 
 def _read(path: Path, fields: tuple[str, ...], keep: dict[str, pa.DataType]) -> pd.DataFrame:
-    if not path.exists():
-        raise FormatError("file not found", file=str(path))
-    if path.is_dir():
-        raise FormatError("is a directory, expected a file", file=str(path))
+    try:
+        check_regular_file(path)  # a FIFO or device would block pyarrow's reader
+    except InputFileError as error:
+        reason = "file not found" if error.reason == "does not exist" else error.reason
+        raise FormatError(reason, file=str(path)) from None
     table = _fast_parse(path, fields, keep)
     if table is None:
         table = _slow_parse(path, _load_bytes(path), fields, keep)
@@ -143,13 +156,17 @@ def _read(path: Path, fields: tuple[str, ...], keep: dict[str, pa.DataType]) -> 
 
 def _load_bytes(path: Path) -> bytes:
     try:
-        if path.suffix == ".gz":
-            with gzip.open(path, "rb") as handle:
-                return handle.read()
-        return path.read_bytes()
-    except (OSError, EOFError) as error:
+        data = read_input_bytes(path)
+    except InputFileError as error:
+        raise FormatError(error.reason, file=str(path)) from None
+    if path.suffix != ".gz":
+        return data
+    try:
+        return gzip.decompress(data)
+    except (OSError, EOFError, zlib.error) as error:
         raise FormatError(
-            f"cannot read the file ({type(error).__name__})", file=str(path)
+            f"cannot be decompressed ({type(error).__name__}); expected a gzip file",
+            file=str(path),
         ) from None
 
 
@@ -231,6 +248,13 @@ def _convert(text: str, name: str, dtype: pa.DataType, path: Path, line: int) ->
         value = convert(text)
     except ValueError:
         raise FormatError(f"field {name} must be {expected}", file=str(path), line=line) from None
+    if isinstance(value, int) and not _INT64_MIN <= value <= _INT64_MAX:
+        raise FormatError(
+            f"field {name} is outside the 64-bit integer range; expected an integer from "
+            f"{_INT64_MIN} to {_INT64_MAX}",
+            file=str(path),
+            line=line,
+        )
     if isinstance(value, float) and math.isnan(value):
         raise FormatError(f"field {name} is NaN; expected a number", file=str(path), line=line)
     return value

@@ -3,24 +3,36 @@
 A probe directory holds ``*.yaml``/``*.yml`` files (other files such as ``README.md`` and
 ``baseline.json`` are not probe files). Each file holds a list of probes, or a single probe
 mapping. Every problem of every file is collected and raised together as one
-:class:`~evalkit.errors.ProbeError`, each line naming file:line, probe ID and field.
+:class:`~evalkit.errors.ProbeError`, each line naming file:line, probe ID and field. A repeated
+expected symbol is not a problem: it is dropped with a
+:class:`~evalkit.errors.RepeatedSymbolWarning`.
 """
 
 from __future__ import annotations
 
+import math
 import re
+import warnings
 from collections.abc import Collection, Iterator
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Final
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    field_validator,
+)
 
-from evalkit.errors import ProbeError, Problem
+from evalkit.errors import ProbeError, Problem, RepeatedSymbolWarning
+from evalkit.inputs import MAX_DEPTH, InputFileError, read_input_bytes
 from evalkit.registry import did_you_mean
 from evalkit.yamlio import compose_and_load, duplicate_keys, syntax_problem
 
-__all__ = ["Expected", "Probe", "ProbeCall", "Scoring", "load_probes"]
+__all__ = ["ArgValue", "Expected", "Probe", "ProbeCall", "Scoring", "load_probes"]
 
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"
 _STRICT = ConfigDict(strict=True, extra="forbid", frozen=True)
@@ -29,17 +41,70 @@ NonEmptyStr = Annotated[str, StringConstraints(min_length=1, max_length=1000)]
 Fraction = Annotated[float, Field(ge=0.0, le=1.0)]
 
 
+#: A tool argument: JSON-like data (str, bool, int, finite float, and lists and string-keyed
+#: mappings of these, nested at most ``inputs.MAX_DEPTH`` deep); no null, no dates.
+ArgValue = str | bool | int | float | list[Any] | dict[str, Any]
+MAX_ARG_ITEMS: Final = 10_000  # scalars, lists and mappings in one probe's args
+
+
 class ProbeCall(BaseModel):
-    """``probe:`` which tool to call, with which keyword arguments (scalars only)."""
+    """``probe:`` which tool to call, with which keyword arguments (JSON-like values)."""
 
     model_config = _STRICT
 
     tool: NonEmptyStr
-    args: dict[NonEmptyStr, str | bool | int | float] = Field(default_factory=dict)
+    args: dict[NonEmptyStr, Any] = Field(default_factory=dict)
+
+    @field_validator("args")
+    @classmethod
+    def _json_like(cls, args: dict[str, Any]) -> dict[str, Any]:
+        problem = _arg_problem(args)
+        if problem is not None:
+            raise ValueError(problem)
+        return args
+
+
+def _arg_problem(args: dict[str, Any]) -> str | None:
+    """Why ``args`` is not JSON-like (naming the path, e.g. ``probe.args.paths[2]``), or None."""
+    pending: list[tuple[str, object, int]] = [(key, value, 1) for key, value in args.items()]
+    count = 0
+    while pending:
+        where, value, depth = pending.pop()
+        count += 1
+        if count > MAX_ARG_ITEMS:
+            return f"holds more than {MAX_ARG_ITEMS} values; pass fewer arguments"
+        if depth > MAX_DEPTH:
+            root = re.split(r"[.\[]", where, maxsplit=1)[0]
+            return f"{root} is nested more than {MAX_DEPTH} levels deep"
+        if isinstance(value, float) and not math.isfinite(value):
+            return f"{where} must be a finite number, found {value!r}"
+        if isinstance(value, str | bool | int | float):
+            continue
+        if isinstance(value, list):
+            pending += [(f"{where}[{i}]", item, depth + 1) for i, item in enumerate(value)]
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                if not isinstance(key, str) or not key:
+                    return (
+                        f"{where} has a key that is not a non-empty string "
+                        f"({type(key).__name__}); quote the key"
+                    )
+                pending.append((f"{where}.{key}", item, depth + 1))
+        else:
+            return (
+                f"{where} must be a string, integer, number, boolean, list or mapping, "
+                f"found {_yaml_type(value)}"
+            )
+    return None
+
+
+def _yaml_type(value: object) -> str:
+    return "null" if value is None else type(value).__name__
 
 
 class Expected(BaseModel):
-    """``expected:`` the symbols a correct answer holds (unordered, at least one, no repeats)."""
+    """``expected:`` the symbols a correct answer holds (unordered, at least one; a repeat is
+    dropped by :func:`load_probes` with a warning)."""
 
     model_config = _STRICT
 
@@ -61,7 +126,7 @@ class Probe(BaseModel):
     model_config = _STRICT
 
     id: Annotated[str, StringConstraints(pattern=ID_PATTERN)]
-    description: Annotated[str, StringConstraints(min_length=1, max_length=2000)]
+    description: Annotated[str, StringConstraints(min_length=1, max_length=2000)] | None = None
     probe: ProbeCall
     expected: Expected
     scoring: Scoring = Field(default_factory=Scoring)
@@ -73,7 +138,9 @@ def load_probes(directory: str | Path, *, tools: Collection[str] | None = None) 
     With ``tools`` (e.g. ``target.tools.names()``), a probe naming another tool is a problem.
     Raises :class:`ProbeError` listing every problem: unreadable or invalid YAML, a file that is
     not a list of probe mappings, missing/unknown fields, wrong types, an ID that is malformed
-    or used twice (also across files), an unknown tool, empty or repeated expected symbols.
+    or used twice (also across files), an unknown tool, an empty expected symbol. A repeated
+    expected symbol is dropped (the first occurrence is kept) with a
+    :class:`~evalkit.errors.RepeatedSymbolWarning` naming file:line, probe ID and positions.
     """
     root = Path(directory)
     if not root.is_dir():
@@ -81,7 +148,8 @@ def load_probes(directory: str | Path, *, tools: Collection[str] | None = None) 
             f"probe directory {str(root)!r} does not exist or is not a directory; "
             "pass the directory holding the probe .yaml files"
         )
-    files = sorted(p for p in root.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
+    # every *.yaml entry is read, so a directory or FIFO of that name is reported, not skipped
+    files = sorted(p for p in root.iterdir() if p.suffix in (".yaml", ".yml"))
     if not files:
         raise ProbeError(
             f"probe directory {str(root)!r} has no .yaml/.yml files; add probe files "
@@ -104,8 +172,7 @@ def load_probes(directory: str | Path, *, tools: Collection[str] | None = None) 
                 )
                 continue
             first_seen[probe.id] = where
-            problems += _check_probe(where, probe)
-            probes.append(probe)
+            probes.append(_without_repeats(where, probe))
     problems = list(dict.fromkeys(problems))  # a union type reports one error per member
     if problems:
         lines = [f"probe directory {str(root)!r} has {len(problems)} problem(s):"]
@@ -120,10 +187,13 @@ def _probes_in_file(
     """Yield (``file:line``, probe) for every valid probe; append problems for the rest."""
     name = path.name
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
+        text = read_input_bytes(path).decode("utf-8")
+    except InputFileError as error:
+        problems.append(Problem(name, "", "", error.reason))
+        return
+    except UnicodeDecodeError as error:
         problems.append(
-            Problem(name, "", "", f"cannot be read as UTF-8 text ({type(error).__name__})")
+            Problem(name, "", "", f"is not UTF-8 (byte {error.start}); save it as UTF-8")
         )
         return
     try:
@@ -206,6 +276,8 @@ def _problem(where: str, label: str, detail: Any) -> Problem:
         message = "must list at least one expected symbol"
     elif kind == "string_too_short":
         message = "must be a non-empty string"
+    elif kind == "value_error":
+        message = str(detail["msg"]).removeprefix("Value error, ")
     elif kind == "string_pattern_mismatch":
         message = f"must be an ID matching {ID_PATTERN}"
     elif kind in ("greater_than_equal", "less_than_equal"):
@@ -218,23 +290,29 @@ def _problem(where: str, label: str, detail: Any) -> Problem:
     if location and location[0] == "probe" and len(location) >= 3 and location[1] == "args":
         location = location[:3]  # the union's member names are noise: probe.args.<name>
         if kind.endswith("_type"):
-            message = f"wrong type: must be a string, integer, number or boolean, found {found}"
+            message = (
+                "wrong type: must be a string, integer, number, boolean, list or mapping, "
+                f"found {found}"
+            )
     return Problem(where, label, ".".join(location), message)
 
 
-def _check_probe(where: str, probe: Probe) -> list[Problem]:
-    problems = []
+def _without_repeats(where: str, probe: Probe) -> Probe:
+    """``probe`` with each expected symbol once (first occurrences, in order), warning about
+    every repeat by position (symbols are not quoted)."""
     seen: dict[str, int] = {}
     for index, symbol in enumerate(probe.expected.symbols):
         if symbol in seen:
-            problems.append(
-                Problem(
-                    where,
-                    probe.id,
-                    f"expected.symbols[{index}]",
-                    f"repeats expected.symbols[{seen[symbol]}]; list each symbol once",
-                )
+            warnings.warn(
+                f"{where} [{probe.id}] expected.symbols[{index}]: repeats "
+                f"expected.symbols[{seen[symbol]}]; the repeat is ignored — list each symbol "
+                "once",
+                RepeatedSymbolWarning,
+                stacklevel=4,
             )
         else:
             seen[symbol] = index
-    return problems
+    if len(seen) == len(probe.expected.symbols):
+        return probe
+    expected = probe.expected.model_copy(update={"symbols": list(seen)})
+    return probe.model_copy(update={"expected": expected})

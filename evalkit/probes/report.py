@@ -7,7 +7,8 @@ Report shape (``schema: evalkit.probes/1``)::
      "probes_hash": "sha256:...",            # hash of the probe definitions
      "probes": [{"id", "tool", "status", "recall", "precision", "f1", "rr", "ndcg",
                  "recall_min", "precision_min", "pass_recall", "pass_precision",
-                 "missing", "extra", "error"}, ...],   # in run order; NaN -> null
+                 "missing", "extra", "got", "error"}, ...],   # in run order; NaN -> null
+                                              # got: what the tool returned, in its order
      "summary": {"probes", "passed", "failed", "errors", "mean_recall", "mean_precision",
                  "mean_f1"}}                  # means over probes that ran (null if none)
 
@@ -44,6 +45,7 @@ _REPORTED = (
     "pass_precision",
     "missing",
     "extra",
+    "got",
     "error",
 )
 _GATED = ("recall", "precision")

@@ -34,6 +34,7 @@ RESULT_COLUMNS: dict[str, str] = {
     "n_returned": "int64",  # distinct names returned
     "missing": "object",  # tuple[str, ...], sorted: expected but not returned
     "extra": "object",  # tuple[str, ...], sorted: returned but not expected
+    "got": "object",  # tuple[str, ...]: what the tool returned, in its order, repeats kept
     "error": "str",  # the DispatchError message, NaN when the probe ran
     "latency_ms": "float64",  # wall-clock time of the tool call (not deterministic)
 }
@@ -77,6 +78,7 @@ def _run_one(tools: Registry[Tool], probe: Probe) -> dict[str, object]:
             n_returned=0,
             missing=(),
             extra=(),
+            got=(),
             error=f"probe {probe.id!r}: {error}",
             latency_ms=(time.perf_counter() - started) * 1000.0,
         )
@@ -95,6 +97,7 @@ def _run_one(tools: Registry[Tool], probe: Probe) -> dict[str, object]:
         n_returned=len(set(result.symbols)),
         missing=score.missing,
         extra=score.extra,
+        got=result.symbols,
         error=math.nan,
         latency_ms=latency_ms,
     )

@@ -14,36 +14,75 @@ the tool's own exception (probe arguments are fixture text).
 
 from __future__ import annotations
 
+import copy
 import inspect
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from evalkit.errors import DispatchError, UnknownNameError
 from evalkit.registry import Registry
 
 __all__ = ["Param", "Tool", "ToolResult", "dispatch"]
 
-ArgType = type[str] | type[int] | type[float] | type[bool]
-_ARG_TYPES: tuple[ArgType, ...] = (str, int, float, bool)
 _NO_DEFAULT = inspect.Parameter.empty
+
+
+def _accepts(annotation: object, value: object) -> bool:
+    """True when ``value`` matches ``annotation``: str, int, float, bool, ``list[X]``,
+    ``dict[str, X]`` (bare ``list``/``dict`` take any JSON-like items), or ``Any``/``object``.
+    bool is not an int; an int is a float."""
+    if annotation is Any or annotation is object:
+        return True
+    if annotation is float:
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if annotation is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if annotation in (str, bool):
+        return isinstance(value, annotation)
+    origin = typing.get_origin(annotation) or annotation
+    items = typing.get_args(annotation)
+    if origin is list:
+        return isinstance(value, list) and (
+            not items or all(_accepts(items[0], item) for item in value)
+        )
+    if origin is dict:
+        return isinstance(value, dict) and (
+            not items or all(_accepts(items[1], item) for item in value.values())
+        )
+    return False
+
+
+def _supported(annotation: object) -> bool:
+    if annotation in (str, int, float, bool, list, dict, Any, object):
+        return True
+    origin, items = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is list and len(items) == 1:
+        return _supported(items[0])
+    if origin is dict and len(items) == 2 and items[0] is str:
+        return _supported(items[1])
+    return False
+
+
+def _type_name(annotation: object) -> str:
+    if isinstance(annotation, type) and not typing.get_args(annotation):
+        return annotation.__name__
+    return str(annotation).replace("typing.", "")
 
 
 @dataclass(frozen=True)
 class Param:
-    """One declared argument: name, type (str, int, float or bool) and whether it is required."""
+    """One declared argument: name, type (str, int, float, bool, ``list[...]`` or
+    ``dict[str, ...]`` of these) and whether it is required."""
 
     name: str
-    type: ArgType
+    type: object
     required: bool = True
 
     def accepts(self, value: object) -> bool:
         """True when ``value`` has this parameter's type (bool is not an int; int is a float)."""
-        if self.type is float:
-            return isinstance(value, int | float) and not isinstance(value, bool)
-        if self.type is int:
-            return isinstance(value, int) and not isinstance(value, bool)
-        return isinstance(value, self.type)
+        return _accepts(self.type, value)
 
 
 @dataclass(frozen=True)
@@ -58,16 +97,18 @@ class Tool:
     @classmethod
     def from_function(cls, function: Callable[..., Sequence[str]], *, ordered: bool) -> Tool:
         """Declare a tool from a type-annotated function: each parameter must be annotated
-        ``str``, ``int``, ``float`` or ``bool``; parameters with a default are optional."""
+        ``str``, ``int``, ``float``, ``bool``, or ``list[X]`` / ``dict[str, X]`` of these (also
+        nested); parameters with a default are optional."""
         hints = typing.get_type_hints(function)
         params = []
         for parameter in inspect.signature(function).parameters.values():
             annotation = hints.get(parameter.name)
             if parameter.kind not in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY):
                 raise TypeError(f"tool parameter {parameter.name!r} must be a named parameter")
-            if annotation not in _ARG_TYPES:
+            if not _supported(annotation):
                 raise TypeError(
-                    f"tool parameter {parameter.name!r} must be annotated str, int, float or bool"
+                    f"tool parameter {parameter.name!r} must be annotated str, int, float, bool, "
+                    "list[...] or dict[str, ...]"
                 )
             required = parameter.default is _NO_DEFAULT
             params.append(Param(parameter.name, annotation, required))
@@ -110,11 +151,11 @@ def dispatch(tools: Registry[Tool], name: str, args: Mapping[str, object]) -> To
         param = declared[key]
         if not param.accepts(value):
             raise DispatchError(
-                f"tool {name!r}: argument {key!r} must be {param.type.__name__}, "
+                f"tool {name!r}: argument {key!r} must be {_type_name(param.type)}, "
                 f"found {type(value).__name__}; fix probe.args.{key}"
             )
     try:
-        returned = tool.function(**args)
+        returned = tool.function(**copy.deepcopy(dict(args)))  # a tool cannot edit the probe
     except Exception as error:  # a probe that cannot run is reported, not raised through
         raise DispatchError(
             f"tool {name!r} raised {type(error).__name__}; call the tool directly with the "
@@ -130,5 +171,7 @@ def dispatch(tools: Registry[Tool], name: str, args: Mapping[str, object]) -> To
 
 
 def _signature(tool: Tool) -> str:
-    parts = [f"{p.name}: {p.type.__name__}" + ("" if p.required else " = ...") for p in tool.params]
+    parts = [
+        f"{p.name}: {_type_name(p.type)}" + ("" if p.required else " = ...") for p in tool.params
+    ]
     return "(" + ", ".join(parts) + ")"
