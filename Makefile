@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-dev
 FIXTURE ?= fixtures/synthetic-bilingual-v1
 # Fixtures `make versions` checks against their recorded releases (fixtures/releases.json).
-RELEASED ?= fixtures/synthetic-bilingual-v1
+RELEASED ?= fixtures/synthetic-bilingual-v1 fixtures/synthetic-bilingual-dev-v1
 
 .PHONY: report test lint unit fuzz gate probes versions bench lab clean
 

@@ -51,7 +51,8 @@ from evalkit.fixtures.versioning import (
 
 @pytest.fixture(scope="module")
 def base() -> Fixture:
-    return committed()
+    # The rules below are written from version 1.0.0, whatever the committed fixture's is now.
+    return edited(committed(), set_version("1.0.0"))
 
 
 # (rule, edit, versions the rule refuses, versions it accepts); the base version is 1.0.0.

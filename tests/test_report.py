@@ -62,7 +62,7 @@ def test_report_schema_and_sections(committed_evaluation: Evaluation) -> None:
         "determinism",
         "latency",
     }
-    assert report["fixture"] == {"id": "synthetic-bilingual-v1", "version": "1.0.0"}
+    assert report["fixture"] == {"id": "synthetic-bilingual-v1", "version": "1.1.0"}
     assert report["determinism"] == {"verdict": "deterministic", "repeats": 2}
     assert set(report["summaryByLanguage"]["lexical"]) == {"en", "zh"}
     for key in ("corpusHash", "evaluationDefinitionHash", "providerDefinitionsHash"):
