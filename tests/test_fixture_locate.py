@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from fixture_edits import COMMITTED
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evalkit.cli import main
@@ -82,6 +82,7 @@ def test_nothing_resembling_and_blank_answers() -> None:
     _slices("short", locate_span("short", "shorty", min_score=0.1))
 
 
+@settings(deadline=None)  # wall-clock time is not what these check
 @given(
     text=st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=60),
     data=st.data(),
@@ -96,6 +97,7 @@ def test_any_slice_is_found_verbatim(text: str, data: Any) -> None:
         assert (start, end) in {(c.start, c.end) for c in found}
 
 
+@settings(deadline=None)
 @given(
     words=st.lists(
         st.sampled_from(["Ferry", "leaves", "AT", "06:40", "Quay", "码头", "渡轮"]),
