@@ -6,8 +6,10 @@ query text and judgment span of the fixture; every string value inside the syste
 ``org/model``, the host of an endpoint), when at least ``MIN_PRIVATE_VALUE`` characters long
 (:func:`definition_values`). Mapping keys of a definition are its field names, not private.
 
-The matching rule. Both sides are NFKC-normalized, case-folded, HTML-unescaped and have
-white-space runs collapsed to one space, so escaping or re-wrapping does not hide a leak.
+The matching rule. Both sides are NFKC-normalized, case-folded, HTML-unescaped, stripped of
+invisible characters (soft hyphen, zero-width spaces and joiners, word joiner, BOM) and of
+Markdown backslash escapes, and have white-space runs collapsed to one space, so escaping or
+re-wrapping (:mod:`evalkit.render` does both) does not hide a leak.
 A private string is reported when the artifact contains
 
 - the whole string, if it has at least ``MIN_WHOLE_LATIN`` characters (``MIN_WHOLE_CJK`` for
@@ -52,6 +54,8 @@ MIN_PRIVATE_VALUE = 6
 
 _BLOCK = 1 << 20  # haystack positions per block of the needle search
 _SPACE_RE = re.compile(r"\s+")
+_INVISIBLE_RE = re.compile("[\u00ad\u200b-\u200d\u2060\ufeff]")
+_MARKDOWN_ESCAPE_RE = re.compile(r"\\([!-/:-@\[-`{-~])")
 _CJK_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
 
@@ -65,6 +69,9 @@ class PrivateText:
 
 def _normalize(text: str) -> str:
     text = unicodedata.normalize("NFKC", html.unescape(text)).casefold()
+    # Invisible characters (soft hyphen, zero-width space/joiners, word joiner, BOM) and
+    # Markdown's backslash escapes (evalkit.render.markdown_text writes both) hide nothing.
+    text = _MARKDOWN_ESCAPE_RE.sub(r"\1", _INVISIBLE_RE.sub("", text))
     return _SPACE_RE.sub(" ", text).strip()
 
 

@@ -223,6 +223,7 @@ def test_evaluate_at_k5_names_measures_at_5(committed: Any) -> None:
         "nDCG(dcg='exp-log2')@5",
         "ContextPrecision@5",
         "ContextRecall@5",
+        "NoResult",
         "NoAnswerFP",
     )
     # R@5 of the top 5 is R@5 of the top 10: BM25's first five do not depend on k.
