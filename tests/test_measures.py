@@ -385,6 +385,8 @@ DEFAULT_INSTANCES = {
     "num_nonrel_judged_ret": "num_nonrel_judged_ret",
     "NumQ": "NumQ",
     "Rprec_mult": "Rprec_mult@0.6",
+    "infAP": "infAP",
+    "unjudged": "unjudged@5",
 }
 COUNTS = {"NumRet", "NumRel", "NumRelRet", "num_nonrel_judged_ret", "NumQ"}
 # the value of every query when nothing was retrieved, where not 0

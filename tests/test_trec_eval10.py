@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from trec_eval_oracle import TrecEval10, trec_eval10  # noqa: F401  (fixture)
 
 from evalkit.errors import RunOnlyQueriesWarning
-from evalkit.measures import parse_measure, score, trec_name
+from evalkit.measures import aggregate, parse_measure, score, trec_name
 
 QUERY_IDS = ("001", "1", "q2", "Q10")
 DOC_IDS = ("d0", "d1", "d10", "d2", "a", "bb", "B", "zz9", "0", "doc-7", "x", "doc-70000001")
@@ -53,6 +53,8 @@ MEASURES = [
     "num_nonrel_judged_ret",
     "NumQ",
     *(f"Rprec_mult@{m}" for m in (0.2, 0.5, 1.0, 1.5, 2.0)),
+    "infAP",
+    *(f"unjudged@{k}" for k in CUTOFFS),
 ]
 TREC_ARGS = [
     "P.1,2,3,5",
@@ -79,6 +81,8 @@ TREC_ARGS = [
     "num_nonrel_judged_ret",
     "num_q",
     "Rprec_mult.0.2,0.5,1.0,1.5,2.0",
+    "infAP",
+    "unj.1,2,3,5",
 ]
 SUMMED = {"NumRet", "NumRel", "NumRelRet", "num_nonrel_judged_ret", "NumQ"}
 SUMMARY_ONLY = {"NumQ"}  # trec_eval prints num_q in the "all" line only
@@ -209,7 +213,7 @@ def test_options_equal_trec_eval_10(
     _compare(oracle, frame, measures, names)
 
 
-NO_REL = {"nDCG", "NumRet", "NumQ"}  # measures without a relevance level
+NO_REL = {"nDCG", "NumRet", "NumQ", "unjudged"}  # measures without a relevance level
 
 
 def _with_rel2(measure: str) -> str:
@@ -244,3 +248,36 @@ def test_large_tie_groups_rank_as_doubles(trec_eval10: TrecEval10, tmp_path: Pat
     measures = ["AP", "nDCG@10", "P@5", "RR"]
     oracle = trec_eval10.values(qrels_path, run_path, ["map", "ndcg_cut.10", "P.5", "recip_rank"])
     _compare(oracle, _evalkit(qrels, run, measures), measures)
+
+
+@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(pairs=st.lists(pair(), min_size=20, max_size=20))
+def test_geometric_means_equal_trec_eval_10(
+    trec_eval10: TrecEval10,  # noqa: F811
+    tmp_path_factory: pytest.TempPathFactory,
+    pairs: list[tuple[list[tuple[str, str, int]], list[tuple[str, str, float]]]],
+) -> None:
+    qrels, run = _batch(pairs)
+    qrels_path, run_path = _write(qrels, run, tmp_path_factory.mktemp("pairs"))
+    oracle = trec_eval10.values(qrels_path, run_path, ["gm_map", "gm_bpref"], "-c")
+    means = aggregate(_evalkit(qrels, run, ["AP", "Bpref"]), geometric=["AP", "Bpref"])
+    got = dict(zip(means["measure"], means["value"], strict=True))
+    assert got["gm_map"] == pytest.approx(oracle[("gm_map", "all")], abs=1e-9)
+    assert got["gm_bpref"] == pytest.approx(oracle[("gm_bpref", "all")], abs=1e-9)
+
+
+def test_geometric_means_by_group() -> None:
+    # exp(mean(log(max(v, 1e-5)))) per group; 0.0 counts as 1e-5 (trec_eval's MIN_GEO_MEAN)
+    per_query = pd.DataFrame(
+        {
+            "system": ["a", "a", "b", "b"],
+            "query_id": ["1", "2", "1", "2"],
+            "measure": "AP",
+            "value": [0.25, 1.0, 0.0, 0.5],
+        }
+    )
+    out = aggregate(per_query, by=["system"], geometric=["AP"])
+    got = {(s, m): v for s, m, v in out.itertuples(index=False)}
+    assert got[("a", "gm_map")] == pytest.approx(0.5)
+    assert got[("b", "gm_map")] == pytest.approx((1e-5 * 0.5) ** 0.5)
+    assert got[("a", "AP")] == pytest.approx(0.625)

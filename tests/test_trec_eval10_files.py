@@ -45,8 +45,10 @@ _NAMES: list[tuple[str, str]] = [
     (r"num_nonrel_judged_ret", "num_nonrel_judged_ret"),
     (r"num_q", "NumQ"),
     (r"11pt_avg", "11pt_avg"),
+    (r"infAP", "infAP"),
+    (r"unj_(\d+)", "unjudged@{}"),
 ]
-_NO_REL = {"nDCG", "NumRet", "NumQ"}
+_NO_REL = {"nDCG", "NumRet", "NumQ", "unjudged"}
 
 
 def _measure(trec: str, rel: int) -> str | None:

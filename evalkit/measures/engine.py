@@ -117,13 +117,59 @@ def _check_options(max_docs: object, num_docs: object) -> None:
             raise InputError(f"{name} must be a non-negative integer or None, got {value!r}")
 
 
-def aggregate(per_query: pd.DataFrame, by: Sequence[str] = ()) -> pd.DataFrame:
+def aggregate(
+    per_query: pd.DataFrame, by: Sequence[str] = (), *, geometric: Iterable[str] = ()
+) -> pd.DataFrame:
     """Mean ``value`` per measure (and per each combination of the ``by`` columns).
 
     Returns columns ``*by, measure, value`` (value float64); measures keep their order of first
     appearance, groups are sorted. Works on any frame with ``measure`` and ``value`` columns
     (extra columns such as ``system``, ``language``, ``answerable`` are ignored unless in ``by``).
+
+    ``geometric``: measures of the frame (``AP`` or ``Bpref``, any ``rel``) whose geometric
+    mean, as trec_eval computes it (``exp(mean(log(max(value, 0.00001))))``), is added after
+    the means, named ``gm_map`` / ``gm_bpref`` (``gm_map(rel=2)``, ...): trec_eval's gm_map
+    and gm_bpref, which have no per-query values.
     """
+    geometric = list(geometric)
+    result = _arithmetic(per_query, by)
+    if not geometric:
+        return result
+    by = list(by)
+    parts = [result]
+    for name in geometric:
+        measure = parse_measure(name)
+        if measure.name not in _GEOMETRIC:
+            raise MeasureError(
+                f"geometric means are defined for AP and Bpref (trec_eval's gm_map, gm_bpref), "
+                f"got {name!r}"
+            )
+        rows = per_query[per_query["measure"] == str(measure)]
+        if rows.empty:
+            raise InputError(f"geometric: the frame has no rows of measure {str(measure)!r}")
+        logs = np.log(np.maximum(rows["value"].to_numpy(dtype=np.float64), _MIN_GEO_MEAN))
+        frame = rows[by].copy()
+        frame["value"] = logs
+        if by:
+            means = frame.groupby(by, sort=True, dropna=False, observed=True)["value"].mean()
+            part = means.reset_index()
+        else:
+            part = pd.DataFrame({"value": [float(logs.mean())]})
+        part["value"] = np.exp(part["value"].to_numpy(dtype=np.float64))
+        label = _GEOMETRIC[measure.name] + str(measure)[len(measure.name) :]
+        part.insert(len(by), "measure", label)
+        parts.append(part[[*by, "measure", "value"]])
+    out = pd.concat(parts, ignore_index=True)
+    if by:
+        out = out.sort_values(by, kind="stable").reset_index(drop=True)
+    return out
+
+
+_GEOMETRIC = {"AP": "gm_map", "Bpref": "gm_bpref"}
+_MIN_GEO_MEAN = 0.00001  # trec_eval.h MIN_GEO_MEAN
+
+
+def _arithmetic(per_query: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
     by = list(by)
     needed = [*by, "measure", "value"]
     missing = [c for c in needed if c not in per_query.columns]

@@ -396,6 +396,38 @@ def _rprec_mult(r: JudgedRanking, m: Measure) -> FloatArray:
     return _ratio(hits, count)
 
 
+_INFAP_EPSILON = 0.00001  # trec_eval.h
+
+
+def _inf_ap(r: JudgedRanking, m: Measure) -> FloatArray:
+    # trec_eval infAP: for the relevant doc at 0-based position j > 0, with R relevant (itself
+    # included), N judged non-relevant and U negative-grade (pooled, unjudged) docs at or above
+    # it: 1/(j+1) + j/(j+1) * ((R-1+N+U)/j) * ((R-1+eps)/(R-1+N+2 eps)); 1 at j = 0. Docs not
+    # in the qrels count only through j. The sum is divided by the number of relevant docs.
+    relevant = r.relevant(_rel(m))
+    nonrel = (r.grade >= 0) & ~relevant
+    big_r = _running_count(r.query, relevant)[relevant].astype(np.float64)
+    big_n = _running_count(r.query, nonrel)[relevant].astype(np.float64)
+    big_u = _running_count(r.query, r.grade < 0)[relevant].astype(np.float64)
+    j = r.position[relevant].astype(np.float64)
+    safe_j = np.where(j > 0, j, 1.0)
+    eps = _INFAP_EPSILON
+    later = 1.0 / (j + 1.0) + (j / (j + 1.0)) * ((big_r - 1 + big_n + big_u) / safe_j) * (
+        (big_r - 1 + eps) / (big_r - 1 + big_n + 2 * eps)
+    )
+    term = np.where(j == 0, 1.0, later)
+    total = np.bincount(r.query[relevant], weights=term, minlength=r.n_queries)
+    return _ratio(total.astype(np.float64, copy=False), r.num_rel(_rel(m)))
+
+
+def _unjudged(r: JudgedRanking, m: Measure) -> FloatArray:
+    # trec_eval unj_k: docs in the top k without a grade >= 0, divided by k
+    k = float(m.cutoff or 1)
+    shown = np.minimum(r.num_ret.astype(np.float64), k)
+    judged = r.count((r.grade >= 0) & (r.position < k))
+    return (shown - judged) / k
+
+
 #: Measure name → kernel; every measure :func:`evalkit.measures.score` computes.
 KERNELS: Registry[Kernel] = Registry("measure")
 for _name, _kernel in (
@@ -422,5 +454,7 @@ for _name, _kernel in (
     ("num_nonrel_judged_ret", _num_nonrel_judged_ret),
     ("NumQ", _num_q),
     ("Rprec_mult", _rprec_mult),
+    ("infAP", _inf_ap),
+    ("unjudged", _unjudged),
 ):
     KERNELS.register(_name, _kernel)

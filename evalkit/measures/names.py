@@ -92,6 +92,13 @@ _SPECS: tuple[MeasureSpec, ...] = (
     ),
     MeasureSpec("NumQ", "number of queries (1 per query; summed)", "none"),
     MeasureSpec(
+        "infAP",
+        "inferred AP (Yilmaz & Aslam 2006): negative grades are sampled-out",
+        "none",
+        (_REL,),
+    ),
+    MeasureSpec("unjudged", "docs in the top k not graded >= 0, / k", "required"),
+    MeasureSpec(
         "Rprec_mult",
         "precision at rank m * R, R = number of relevant docs",
         "required",
@@ -307,6 +314,8 @@ _TREC_BASE = {
     "relative_P": "relative_P",
     "num_nonrel_judged_ret": "num_nonrel_judged_ret",
     "NumQ": "num_q",
+    "infAP": "infAP",
+    "unjudged": "unj",
 }
 
 
