@@ -55,6 +55,7 @@ MEASURES = [
     *(f"Rprec_mult@{m}" for m in (0.2, 0.5, 1.0, 1.5, 2.0)),
     "infAP",
     *(f"unjudged@{k}" for k in CUTOFFS),
+    "utility(p1=2,p3=-0.5,p4=0.25)",
 ]
 TREC_ARGS = [
     "P.1,2,3,5",
@@ -83,7 +84,13 @@ TREC_ARGS = [
     "Rprec_mult.0.2,0.5,1.0,1.5,2.0",
     "infAP",
     "unj.1,2,3,5",
+    "utility.2,-1,-0.5,0.25",
 ]
+# trec_eval names a measure given parameters by them, as written on its command line
+TREC_NAMES = {
+    "utility(p1=2,p3=-0.5,p4=0.25)": "utility_2,-1,-0.5,0.25",
+    "utility(p1=2,p3=-0.5,p4=0.25,rel=2)": "utility_2,-1,-0.5,0.25",
+}
 SUMMED = {"NumRet", "NumRel", "NumRelRet", "num_nonrel_judged_ret", "NumQ"}
 SUMMARY_ONLY = {"NumQ"}  # trec_eval prints num_q in the "all" line only
 
@@ -144,7 +151,7 @@ def _compare(
     measures: list[str],
     names: dict[str, str] | None = None,
 ) -> None:
-    names = names or {m: trec_name(m) for m in measures}
+    names = names or {m: TREC_NAMES.get(m) or trec_name(m) for m in measures}
     queries = set(frame["query_id"])
     oracle_queries = {q for _, q in oracle if q != "all"}
     assert queries == oracle_queries
@@ -184,6 +191,7 @@ def test_per_query_values_equal_trec_eval_10(
         ({"max_docs": 4, "judged_only": True}, ["-c", "-M4", "-J"]),
         ({"complete": False}, []),
         ({"trec_version": "10", "complete": True}, ["-c", "-l2"]),
+        ({"num_docs": 50}, ["-c", "-N50"]),
     ],
 )
 @settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -208,7 +216,7 @@ def test_options_equal_trec_eval_10(
     measures = MEASURES
     if "-l2" in flags:
         measures = [_with_rel2(m) for m in MEASURES]
-    names = {m: trec_name(m) for m in measures}
+    names = {m: TREC_NAMES.get(m) or trec_name(m) for m in measures}
     frame = _evalkit(qrels, run, measures, **options)
     _compare(oracle, frame, measures, names)
 
@@ -221,6 +229,8 @@ def _with_rel2(measure: str) -> str:
     base, _, cut = measure.partition("@")
     if base in NO_REL:
         return measure
+    if base.endswith(")"):  # parameters: rel sorts after p1..p4
+        return base[:-1] + ",rel=2)" + (f"@{cut}" if cut else "")
     return f"{base}(rel=2)" + (f"@{cut}" if cut else "")
 
 

@@ -47,6 +47,7 @@ _NAMES: list[tuple[str, str]] = [
     (r"11pt_avg", "11pt_avg"),
     (r"infAP", "infAP"),
     (r"unj_(\d+)", "unjudged@{}"),
+    (r"utility", "utility"),
 ]
 _NO_REL = {"nDCG", "NumRet", "NumQ", "unjudged"}
 

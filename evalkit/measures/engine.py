@@ -87,7 +87,7 @@ def score(
     ranked = ranking.num_ret > 0
     if max_docs is not None or judged_only:
         ranking = ranking.restricted(max_docs=max_docs, judged_only=judged_only)
-    ranking = ranking.with_options(trec_version=trec_version, num_docs=num_docs)
+    ranking = ranking.with_options(trec_version=trec_version, num_docs=num_docs, unranked=~ranked)
     values = [KERNELS.get(m.name)(ranking, m) for m in parsed]
     n_q, n_m = ranking.n_queries, len(parsed)
     matrix = np.column_stack(values)

@@ -49,7 +49,7 @@ class JudgedRanking:
     descending).
     ``trec_version`` ("9" or "10") and ``num_docs`` (trec_eval's ``-N``, or None): options
     some kernels read; ``emptied``: bool[n], the queries whose ranking ``-J`` emptied (None:
-    none).
+    none); ``unranked``: bool[n], the queries the run does not rank (None: not known).
     """
 
     query_ids: tuple[str, ...]
@@ -62,6 +62,7 @@ class JudgedRanking:
     trec_version: str = "10"
     num_docs: int | None = None
     emptied: npt.NDArray[np.bool_] | None = None  # queries -J left without a doc
+    unranked: npt.NDArray[np.bool_] | None = None  # queries the run does not rank
     # arrays that several measures use, computed once (read-only)
     _shared: dict[tuple[str, int], npt.NDArray[np.generic]] = field(
         default_factory=dict, init=False, repr=False, compare=False
@@ -79,11 +80,15 @@ class JudgedRanking:
     def n_queries(self) -> int:
         return len(self.query_ids)
 
-    def with_options(self, *, trec_version: str, num_docs: int | None) -> JudgedRanking:
+    def with_options(
+        self,
+        *,
+        trec_version: str,
+        num_docs: int | None,
+        unranked: npt.NDArray[np.bool_] | None = None,
+    ) -> JudgedRanking:
         """This ranking with the options kernels read."""
-        if (trec_version, num_docs) == (self.trec_version, self.num_docs):
-            return self
-        return replace(self, trec_version=trec_version, num_docs=num_docs)
+        return replace(self, trec_version=trec_version, num_docs=num_docs, unranked=unranked)
 
     def restricted(self, *, max_docs: int | None, judged_only: bool) -> JudgedRanking:
         """trec_eval's ``-M max_docs`` (keep each query's first ``max_docs`` ranked docs), then
@@ -428,6 +433,27 @@ def _unjudged(r: JudgedRanking, m: Measure) -> FloatArray:
     return (shown - judged) / k
 
 
+def _utility(r: JudgedRanking, m: Measure) -> FloatArray:
+    # trec_eval utility.p1,p2,p3,p4 over the contingency table (relevant/non-relevant x
+    # retrieved/not); "non-relevant not retrieved" needs the collection size (-N, else 0).
+    # trec_eval -c ranks one unjudged placeholder doc for a query the run lacks (dropped by
+    # -J) and resets the value to 0 afterwards, but only under the name "utility", i.e. with
+    # the default p1..p4 (trec_eval.c).
+    p1, p2, p3, p4 = (float(m.param(name)) for name in ("p1", "p2", "p3", "p4"))
+    hits = _num_rel_ret(r, m)
+    ret = r.num_ret.astype(np.float64)
+    default = not any(key != "rel" for key, _ in m.params)
+    if r.unranked is not None and not default and r.emptied is None:
+        ret[r.unranked] = 1.0  # the placeholder doc
+    num_rel = r.num_rel(_rel(m))
+    n_docs = float(r.num_docs or 0)
+    value = p1 * hits + p2 * (ret - hits) + p3 * (num_rel - hits)
+    value = value + p4 * (n_docs + hits - ret - num_rel)
+    if r.unranked is not None and default:
+        value[r.unranked] = 0.0
+    return value
+
+
 #: Measure name → kernel; every measure :func:`evalkit.measures.score` computes.
 KERNELS: Registry[Kernel] = Registry("measure")
 for _name, _kernel in (
@@ -456,5 +482,6 @@ for _name, _kernel in (
     ("Rprec_mult", _rprec_mult),
     ("infAP", _inf_ap),
     ("unjudged", _unjudged),
+    ("utility", _utility),
 ):
     KERNELS.register(_name, _kernel)

@@ -99,6 +99,12 @@ _SPECS: tuple[MeasureSpec, ...] = (
     ),
     MeasureSpec("unjudged", "docs in the top k not graded >= 0, / k", "required"),
     MeasureSpec(
+        "utility",
+        "p1 * rel. retrieved + p2 * nonrel. retrieved + p3 * rel. missed + p4 * nonrel. missed",
+        "none",
+        (_REL, ("p1", 1.0), ("p2", -1.0), ("p3", 0.0), ("p4", 0.0)),
+    ),
+    MeasureSpec(
         "Rprec_mult",
         "precision at rank m * R, R = number of relevant docs",
         "required",
@@ -316,6 +322,7 @@ _TREC_BASE = {
     "NumQ": "num_q",
     "infAP": "infAP",
     "unjudged": "unj",
+    "utility": "utility",
 }
 
 
