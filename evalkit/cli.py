@@ -584,7 +584,8 @@ def _add_trec_eval(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         "trec-eval",
         help="score a TREC run against TREC qrels, printing trec_eval-style lines",
         description="Print 'measure<TAB>query_id|all<TAB>value' lines. Every qrels query counts "
-        "in 'all' (trec_eval -c); counts (NumRet, NumRel, NumRelRet) are summed, others averaged.",
+        "in 'all' (trec_eval -c) unless --no-complete; counts (NumRet, NumRel, NumRelRet) are "
+        "summed, others averaged.",
     )
     p.add_argument("qrels", help="TREC qrels file (.gz allowed)")
     p.add_argument("run", help="TREC run file (.gz allowed)")
@@ -603,7 +604,52 @@ def _add_trec_eval(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         action="store_true",
         help="print trec_eval's measure names (ndcg_cut_10, map, P_10, ...) where one exists",
     )
+    p.add_argument(
+        "--trec-version",
+        choices=("9", "10"),
+        default="10",
+        help="trec_eval release to reproduce: 10 (default) ranks by float64 scores, 9 (9.0.8, "
+        "pytrec-eval-terrier) by float32 scores",
+    )
+    p.add_argument(
+        "-M",
+        type=_non_negative,
+        default=None,
+        dest="max_docs",
+        metavar="N",
+        help="use at most N ranked docs per query (trec_eval -M)",
+    )
+    p.add_argument(
+        "-J",
+        action="store_true",
+        dest="judged_only",
+        help="drop the docs the qrels do not grade, then rank the rest (trec_eval -J)",
+    )
+    p.add_argument(
+        "-N",
+        type=_non_negative,
+        default=None,
+        dest="num_docs",
+        metavar="N",
+        help="number of docs in the collection, for Utility (trec_eval -N)",
+    )
+    p.add_argument(
+        "--no-complete",
+        action="store_true",
+        help="average only over queries in both files (trec_eval without -c); by default "
+        "every qrels query counts, like trec_eval -c",
+    )
     return _run_trec_eval
+
+
+def _non_negative(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}")
+    return value
 
 
 def _run_trec_eval(args: argparse.Namespace) -> int:
@@ -620,7 +666,16 @@ def _run_trec_eval(args: argparse.Namespace) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            per_query = score(qrels, run, measures)
+            per_query = score(
+                qrels,
+                run,
+                measures,
+                trec_version=args.trec_version,
+                max_docs=args.max_docs,
+                judged_only=args.judged_only,
+                complete=not args.no_complete,
+                num_docs=args.num_docs,
+            )
         except InputError as error:  # e.g. a doc judged twice: name the file it came from
             source = args.qrels if str(error).startswith("qrels") else args.run
             raise InputError(

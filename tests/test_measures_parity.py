@@ -110,7 +110,7 @@ def _frames(
 def _evalkit(qrels_frame: pd.DataFrame, run_frame: pd.DataFrame, measures: list[str]) -> dict:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RunOnlyQueriesWarning)
-        frame = score(qrels_frame, run_frame, measures)
+        frame = score(qrels_frame, run_frame, measures, trec_version="9")
     return {(q, m): v for q, m, v in frame.itertuples(index=False)}
 
 

@@ -85,7 +85,7 @@ def test_colliding_fingerprints_give_trec_eval_values(
     monkeypatch.setattr(ranking.os, "cpu_count", lambda: cores)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RunOnlyQueriesWarning)
-        frame = score(qrels_frame, run_frame, MEASURES)
+        frame = score(qrels_frame, run_frame, MEASURES, trec_version="9")
     ours = {(q, m): v for q, m, v in frame.itertuples(index=False)}
     expected = pytrec_eval.RelevanceEvaluator(qrels, PYTREC_MEASURES).evaluate(run)
     assert set(frame["query_id"]) == set(qrels)
@@ -140,7 +140,7 @@ ID_STYLES: dict[str, Callable[[int], str]] = {
 def _assert_trec_eval_values(
     qrels_frame: pd.DataFrame, run_frame: pd.DataFrame, qrels: dict, run: dict
 ) -> None:
-    frame = score(qrels_frame, run_frame, MEASURES)
+    frame = score(qrels_frame, run_frame, MEASURES, trec_version="9")
     ours = {(q, m): v for q, m, v in frame.itertuples(index=False)}
     expected = pytrec_eval.RelevanceEvaluator(qrels, PYTREC_MEASURES).evaluate(run)
     for q in qrels:

@@ -1,9 +1,10 @@
 """TREC qrels and run files: readers and writers.
 
 A qrels line is ``query_id iteration doc_id relevance``; a run line is
-``query_id Q0 doc_id rank score run_id``. Fields are separated by spaces or tabs; empty lines
-and lines starting with ``#`` are skipped; a ``.gz`` file is decompressed. IDs are always read
-as strings (``"001"`` stays ``"001"``).
+``query_id Q0 doc_id rank score run_id``, and may carry more fields after ``run_id``, which are
+ignored (as trec_eval 10.0 reads it, e.g. the lines of its ``test/results.trunc``). Fields
+are separated by spaces or tabs; empty lines and lines starting with ``#`` are skipped; a
+``.gz`` file is decompressed. IDs are always read as strings (``"001"`` stays ``"001"``).
 
 Well-formed files take a fast path (pyarrow's multi-threaded CSV reader); anything else is
 parsed line by line, which also produces the :class:`~evalkit.errors.FormatError` naming the
@@ -70,7 +71,7 @@ def read_run(path: PathLike, *, rank: bool = True) -> pd.DataFrame:
     columns = {"query_id": pa.large_string(), "doc_id": pa.large_string(), "score": pa.float64()}
     if rank:
         columns["rank"] = pa.int64()
-    return _read(Path(path), _RUN_FIELDS, columns)
+    return _read(Path(path), _RUN_FIELDS, columns, extra_fields=True)
 
 
 def write_qrels(qrels: pd.DataFrame, path: PathLike) -> None:
@@ -138,7 +139,13 @@ def write_run(run: pd.DataFrame, path: PathLike, *, run_id: str = "evalkit") -> 
 # --- reading -----------------------------------------------------------------------------------
 
 
-def _read(path: Path, fields: tuple[str, ...], keep: dict[str, pa.DataType]) -> pd.DataFrame:
+def _read(
+    path: Path,
+    fields: tuple[str, ...],
+    keep: dict[str, pa.DataType],
+    *,
+    extra_fields: bool = False,
+) -> pd.DataFrame:
     try:
         check_regular_file(path)  # a FIFO or device would block pyarrow's reader
     except InputFileError as error:
@@ -146,7 +153,7 @@ def _read(path: Path, fields: tuple[str, ...], keep: dict[str, pa.DataType]) -> 
         raise FormatError(reason, file=str(path)) from None
     table = _fast_parse(path, fields, keep)
     if table is None:
-        table = _slow_parse(path, _load_bytes(path), fields, keep)
+        table = _slow_parse(path, _load_bytes(path), fields, keep, extra_fields=extra_fields)
     frame: pd.DataFrame = table.select(list(keep)).to_pandas()
     for name, dtype in keep.items():
         if pa.types.is_large_string(dtype) and str(frame[name].dtype) != "str":
@@ -210,9 +217,16 @@ def _fast_parse(
 
 
 def _slow_parse(
-    path: Path, data: bytes, fields: tuple[str, ...], keep: dict[str, pa.DataType]
+    path: Path,
+    data: bytes,
+    fields: tuple[str, ...],
+    keep: dict[str, pa.DataType],
+    *,
+    extra_fields: bool = False,
 ) -> pa.Table:
-    """Line-by-line parser: any whitespace, comments; raises FormatError at the first bad line."""
+    """Line-by-line parser: any whitespace, comments; raises FormatError at the first bad line.
+
+    ``extra_fields``: a line may have more fields than ``fields`` (the rest are ignored)."""
     wanted = [(i, name, keep[name]) for i, name in enumerate(fields) if name in keep]
     columns: dict[str, list[object]] = {name: [] for name in keep}
     layout = " ".join(fields)
@@ -224,9 +238,10 @@ def _slow_parse(
         parts = line.split()
         if not parts or parts[0].startswith("#"):
             continue
-        if len(parts) != len(fields):
+        if len(parts) != len(fields) and not (extra_fields and len(parts) > len(fields)):
+            or_more = " or more" if extra_fields else ""
             raise FormatError(
-                f"expected {len(fields)} whitespace-separated fields ({layout}), "
+                f"expected {len(fields)} whitespace-separated fields ({layout}){or_more}, "
                 f"found {len(parts)}",
                 file=str(path),
                 line=number,
@@ -245,6 +260,8 @@ def _convert(text: str, name: str, dtype: pa.DataType, path: Path, line: int) ->
     else:
         convert, expected = float, "a number"
     try:
+        if "_" in text:  # Python reads "1_0" as 10; C's atof (trec_eval) does not
+            raise ValueError(text)
         value = convert(text)
     except ValueError:
         raise FormatError(f"field {name} must be {expected}", file=str(path), line=line) from None

@@ -11,7 +11,7 @@ import pyarrow as pa
 from evalkit.errors import InputError, MeasureError
 from evalkit.measures.kernels import KERNELS
 from evalkit.measures.names import SPAN_MEASURE_NAMES, Measure, parse_measure
-from evalkit.measures.ranking import Duplicates, Ties, judged_ranking
+from evalkit.measures.ranking import Duplicates, Ties, TrecVersion, judged_ranking
 
 __all__ = ["aggregate", "parse_measures", "score", "trec_summary"]
 
@@ -37,6 +37,11 @@ def score(
     *,
     ties: Ties = "trec",
     duplicates: Duplicates = "error",
+    trec_version: TrecVersion = "10",
+    max_docs: int | None = None,
+    judged_only: bool = False,
+    complete: bool = True,
+    num_docs: int | None = None,
 ) -> pd.DataFrame:
     """Per-query values of ``measures`` for ``run`` judged by ``qrels``.
 
@@ -50,11 +55,23 @@ def score(
     ranking (0.0 for every measure except ``NumRel``), like ``trec_eval -c``; run queries that
     the qrels do not judge are ignored and counted in a RunOnlyQueriesWarning.
 
-    ``ties="trec"`` (default) ranks by score descending (compared as float32, like trec_eval),
-    then doc ID descending; ``ties="given"`` uses the ``rank`` column ascending when present,
-    else the row order within each query. ``duplicates="error"`` (default) raises InputError
-    naming the query and doc of a doc listed twice in one query's ranking; ``"keep-first"``
-    keeps the occurrence ranked first. The inputs are never modified.
+    ``ties="trec"`` (default) ranks by score descending, then doc ID descending, as trec_eval;
+    ``ties="given"`` uses the ``rank`` column ascending when present, else the row order within
+    each query. ``trec_version`` picks the trec_eval release reproduced: ``"10"`` (default,
+    the current release) compares scores as float64, ``"9"`` (9.0.8, inside
+    pytrec-eval-terrier) as float32, so near-equal scores tie and fall back to the doc ID; it
+    also picks how ``IPrec``/``11pt_avg`` turn a recall level into a count of relevant docs
+    (10.0 rounds, 9.0.8 adds 0.9 and truncates).
+
+    trec_eval's options: ``max_docs`` (``-M``) keeps each query's first ``max_docs`` ranked
+    docs; ``judged_only`` (``-J``) then drops every doc without a grade >= 0 and ranks the
+    rest; ``complete=False`` (trec_eval without ``-c``) leaves out the qrels queries that the
+    run does not rank (by default they get the values of an empty ranking, like ``-c``);
+    ``num_docs`` (``-N``) is the collection size ``Utility`` may use.
+
+    ``duplicates="error"`` (default) raises InputError naming the query and doc of a doc
+    listed twice in one query's ranking; ``"keep-first"`` keeps the occurrence ranked first.
+    The inputs are never modified.
     """
     parsed = parse_measures(measures)
     for m in parsed:
@@ -63,7 +80,14 @@ def score(
                 f"measure {str(m)!r} needs a fixture with answer spans; it is computed by "
                 "evalkit.evaluate, not by score() on qrels and a run"
             )
-    ranking = judged_ranking(qrels, run, ties=ties, duplicates=duplicates)
+    _check_options(max_docs, num_docs)
+    ranking = judged_ranking(
+        qrels, run, ties=ties, duplicates=duplicates, trec_version=trec_version
+    )
+    ranked = ranking.num_ret > 0
+    if max_docs is not None or judged_only:
+        ranking = ranking.restricted(max_docs=max_docs, judged_only=judged_only)
+    ranking = ranking.with_options(trec_version=trec_version, num_docs=num_docs, unranked=~ranked)
     values = [KERNELS.get(m.name)(ranking, m) for m in parsed]
     n_q, n_m = ranking.n_queries, len(parsed)
     matrix = np.column_stack(values)
@@ -80,16 +104,72 @@ def score(
     )
     frame: pd.DataFrame = labels.to_pandas()
     frame["value"] = matrix.reshape(-1).astype(np.float64)
+    if not complete and not bool(ranked.all()):
+        frame = frame[np.repeat(ranked, n_m)].reset_index(drop=True)
     return frame
 
 
-def aggregate(per_query: pd.DataFrame, by: Sequence[str] = ()) -> pd.DataFrame:
+def _check_options(max_docs: object, num_docs: object) -> None:
+    for name, value in (("max_docs", max_docs), ("num_docs", num_docs)):
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
+            raise InputError(f"{name} must be a non-negative integer or None, got {value!r}")
+
+
+def aggregate(
+    per_query: pd.DataFrame, by: Sequence[str] = (), *, geometric: Iterable[str] = ()
+) -> pd.DataFrame:
     """Mean ``value`` per measure (and per each combination of the ``by`` columns).
 
     Returns columns ``*by, measure, value`` (value float64); measures keep their order of first
     appearance, groups are sorted. Works on any frame with ``measure`` and ``value`` columns
     (extra columns such as ``system``, ``language``, ``answerable`` are ignored unless in ``by``).
+
+    ``geometric``: measures of the frame (``AP`` or ``Bpref``, any ``rel``) whose geometric
+    mean, as trec_eval computes it (``exp(mean(log(max(value, 0.00001))))``), is added after
+    the means, named ``gm_map`` / ``gm_bpref`` (``gm_map(rel=2)``, ...): trec_eval's gm_map
+    and gm_bpref, which have no per-query values.
     """
+    geometric = list(geometric)
+    result = _arithmetic(per_query, by)
+    if not geometric:
+        return result
+    by = list(by)
+    parts = [result]
+    for name in geometric:
+        measure = parse_measure(name)
+        if measure.name not in _GEOMETRIC:
+            raise MeasureError(
+                f"geometric means are defined for AP and Bpref (trec_eval's gm_map, gm_bpref), "
+                f"got {name!r}"
+            )
+        rows = per_query[per_query["measure"] == str(measure)]
+        if rows.empty:
+            raise InputError(f"geometric: the frame has no rows of measure {str(measure)!r}")
+        logs = np.log(np.maximum(rows["value"].to_numpy(dtype=np.float64), _MIN_GEO_MEAN))
+        frame = rows[by].copy()
+        frame["value"] = logs
+        if by:
+            means = frame.groupby(by, sort=True, dropna=False, observed=True)["value"].mean()
+            part = means.reset_index()
+        else:
+            part = pd.DataFrame({"value": [float(logs.mean())]})
+        part["value"] = np.exp(part["value"].to_numpy(dtype=np.float64))
+        label = _GEOMETRIC[measure.name] + str(measure)[len(measure.name) :]
+        part.insert(len(by), "measure", label)
+        parts.append(part[[*by, "measure", "value"]])
+    out = pd.concat(parts, ignore_index=True)
+    if by:
+        out = out.sort_values(by, kind="stable").reset_index(drop=True)
+    return out
+
+
+_GEOMETRIC = {"AP": "gm_map", "Bpref": "gm_bpref"}
+_MIN_GEO_MEAN = 0.00001  # trec_eval.h MIN_GEO_MEAN
+
+
+def _arithmetic(per_query: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
     by = list(by)
     needed = [*by, "measure", "value"]
     missing = [c for c in needed if c not in per_query.columns]
@@ -110,7 +190,8 @@ def aggregate(per_query: pd.DataFrame, by: Sequence[str] = ()) -> pd.DataFrame:
     return result.reset_index(drop=True)[needed]
 
 
-_COUNT_MEASURES = frozenset({"NumRet", "NumRel", "NumRelRet"})
+_COUNT_MEASURES = frozenset({"NumRet", "NumRel", "NumRelRet", "num_nonrel_judged_ret", "NumQ"})
+_SUMMARY_ONLY = frozenset({"NumQ"})  # trec_eval prints num_q only in the "all" line
 
 
 def trec_summary(
@@ -120,11 +201,13 @@ def trec_summary(
 
     Per-query rows (when asked) come first, by query then measure; then one ``all`` row per
     measure: the mean over every query of the frame, or the sum for the counts ``NumRet``,
-    ``NumRel`` and ``NumRelRet`` (as trec_eval does). Counts print as integers, everything else
+    ``NumRel``, ``NumRelRet``, ``num_nonrel_judged_ret`` and ``NumQ`` (as trec_eval does;
+    ``NumQ`` has no per-query lines). Counts print as integers, everything else
     with 4 decimals.
     """
     measures = list(pd.unique(per_query["measure"]))
     counts = {m for m in measures if parse_measure(m).name in _COUNT_MEASURES}
+    summary_only = {m for m in measures if parse_measure(m).name in _SUMMARY_ONLY}
 
     def text(measure: str, value: float) -> str:
         return f"{round(value)}" if measure in counts else f"{value:.4f}"
@@ -134,10 +217,15 @@ def trec_summary(
         for query_id, measure, value in per_query[["query_id", "measure", "value"]].itertuples(
             index=False
         ):
-            rows.append((str(query_id), str(measure), text(str(measure), float(value))))
+            if measure not in summary_only:
+                rows.append((str(query_id), str(measure), text(str(measure), float(value))))
     grouped = per_query.groupby("measure", sort=False)["value"]
     sums, means = grouped.sum(), grouped.mean()
+    # trec_eval adds NaN values up (IPrec@0 with -J): a NaN makes the "all" value NaN
+    has_nan = per_query["value"].isna().groupby(per_query["measure"], sort=False).any()
     for measure in measures:
         value = sums[measure] if measure in counts else means[measure]
+        if has_nan[measure]:
+            value = float("nan")
         rows.append(("all", str(measure), text(str(measure), float(value))))
     return rows

@@ -9,7 +9,9 @@ cost does not depend on the length of the run. Semantics follow trec_eval 9.0.8:
 * negative grades mean "in the pool but unjudged": never relevant, never judged non-relevant,
   zero gain (they do count as judged for ``Judged``, as in ir_measures);
 * a query with no relevant documents gets 0.0 from every ratio measure (never NaN);
-* a query the run returned nothing for gets 0.0 from every measure except ``NumRel``.
+* a query the run returned nothing for gets 0.0 from every measure except ``NumRel``;
+  (with ``-J``, a query without a judged retrieved doc gets NaN from ``IPrec@0`` and
+  ``11pt_avg``, as trec_eval 10.0's 0 / 0).
 
 The registry :data:`KERNELS` maps each measure name that :func:`evalkit.measures.score` computes
 to its kernel.
@@ -18,11 +20,12 @@ to its kernel.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
+import pandas as pd
 
 from evalkit.measures.names import Measure
 from evalkit.registry import Registry
@@ -44,6 +47,9 @@ class JudgedRanking:
     the qrels, sorted by (query, position); ``position`` is the 0-based rank in the query.
     ``qrels_query``, ``qrels_grade``: int64[r], every qrels row, sorted by (query, grade
     descending).
+    ``trec_version`` ("9" or "10") and ``num_docs`` (trec_eval's ``-N``, or None): options
+    some kernels read; ``emptied``: bool[n], the queries whose ranking ``-J`` emptied (None:
+    none); ``unranked``: bool[n], the queries the run does not rank (None: not known).
     """
 
     query_ids: tuple[str, ...]
@@ -53,6 +59,10 @@ class JudgedRanking:
     grade: IntArray
     qrels_query: IntArray
     qrels_grade: IntArray
+    trec_version: str = "10"
+    num_docs: int | None = None
+    emptied: npt.NDArray[np.bool_] | None = None  # queries -J left without a doc
+    unranked: npt.NDArray[np.bool_] | None = None  # queries the run does not rank
     # arrays that several measures use, computed once (read-only)
     _shared: dict[tuple[str, int], npt.NDArray[np.generic]] = field(
         default_factory=dict, init=False, repr=False, compare=False
@@ -69,6 +79,38 @@ class JudgedRanking:
     @property
     def n_queries(self) -> int:
         return len(self.query_ids)
+
+    def with_options(
+        self,
+        *,
+        trec_version: str,
+        num_docs: int | None,
+        unranked: npt.NDArray[np.bool_] | None = None,
+    ) -> JudgedRanking:
+        """This ranking with the options kernels read."""
+        return replace(self, trec_version=trec_version, num_docs=num_docs, unranked=unranked)
+
+    def restricted(self, *, max_docs: int | None, judged_only: bool) -> JudgedRanking:
+        """trec_eval's ``-M max_docs`` (keep each query's first ``max_docs`` ranked docs), then
+        ``-J`` (drop every doc without a grade >= 0 and rank the rest, in their order)."""
+        query, position, grade, num_ret = self.query, self.position, self.grade, self.num_ret
+        if max_docs is not None:
+            keep = position < max_docs
+            query, position, grade = query[keep], position[keep], grade[keep]
+            num_ret = np.minimum(num_ret, max_docs)
+        emptied = None
+        if judged_only:
+            keep = grade >= 0
+            query, grade = query[keep], grade[keep]
+            position = _positions_in_group(query)
+            judged = np.bincount(query, minlength=self.n_queries).astype(np.int64)
+            # trec_eval -c ranks one unjudged placeholder doc for a query the run lacks,
+            # which -J drops too: every query without a judged doc ends up empty
+            emptied = judged == 0
+            num_ret = judged
+        return replace(
+            self, query=query, position=position, grade=grade, num_ret=num_ret, emptied=emptied
+        )
 
     def count(self, mask: npt.NDArray[np.bool_], index: IntArray | None = None) -> FloatArray:
         """Per-query count of the judged entries selected by ``mask``."""
@@ -271,6 +313,147 @@ def _num_rel(r: JudgedRanking, m: Measure) -> FloatArray:
     return r.num_rel(_rel(m))
 
 
+# --- trec_eval's other measures ------------------------------------------------------------
+
+
+def _recall_count(fraction: float, num_rel: FloatArray, trec_version: str) -> FloatArray:
+    """A recall level as a number of relevant docs: trec_eval 10.0 rounds (half away from
+    zero, ``lround``); 9.0.8 adds 0.9 and truncates."""
+    product = fraction * num_rel
+    return np.floor(product + 0.5) if trec_version == "10" else np.floor(product + 0.9)
+
+
+def _interpolated(r: JudgedRanking, rel: int) -> tuple[npt.NDArray[np.bool_], FloatArray]:
+    """Mask of the relevant retrieved entries and, for each, the interpolated precision at its
+    recall (max precision at it or any later relevant entry of its query)."""
+
+    def make() -> FloatArray:
+        mask = r.relevant(rel)
+        precision = r.rank_in_query(mask) / (r.position[mask] + 1.0)
+        # suffix maximum within each query: a cumulative max over the reversed entries
+        reversed_max = pd.Series(precision[::-1]).groupby(r.query[mask][::-1], sort=False).cummax()
+        values = np.asarray(reversed_max.to_numpy(), dtype=np.float64)
+        return np.ascontiguousarray(values[::-1])
+
+    return r.relevant(rel), r._once(("interpolated", max(rel, 0)), make)
+
+
+def _iprec_values(r: JudgedRanking, rel: int, fraction: float) -> FloatArray:
+    # trec_eval iprec_at_recall: the interpolated precision at the c-th relevant doc, c the
+    # recall level as a count; 0 when c > relevant retrieved; c = 0 takes the first relevant
+    # doc's (0 without one; NaN, trec_eval's 0 / 0, when -J emptied the ranking).
+    mask, interpolated = _interpolated(r, rel)
+    num_rel = r.num_rel(rel)
+    count = _recall_count(fraction, num_rel, r.trec_version)
+    nth = r.rank_in_query(mask)
+    q = r.query[mask]
+    wanted = nth == np.maximum(count[q], 1.0)
+    out = np.zeros(r.n_queries, dtype=np.float64)
+    out[q[wanted]] = interpolated[wanted]
+    if r.emptied is not None:
+        out[(count == 0) & r.emptied] = np.nan
+    return out
+
+
+def _iprec(r: JudgedRanking, m: Measure) -> FloatArray:
+    return _iprec_values(r, _rel(m), float(m.cutoff or 0.0))
+
+
+def _eleven_point(r: JudgedRanking, m: Measure) -> FloatArray:
+    # trec_eval 11pt_avg: the mean of iprec_at_recall at 0.0, 0.1, ..., 1.0
+    total = np.zeros(r.n_queries, dtype=np.float64)
+    for i in range(11):  # 11 recall levels, each vectorized over every query
+        total += _iprec_values(r, _rel(m), i / 10)
+    return total / 11.0
+
+
+def _set_ap(r: JudgedRanking, m: Measure) -> FloatArray:
+    # trec_eval set_map: relevant retrieved ** 2 / (retrieved * relevant)
+    hits = _num_rel_ret(r, m)
+    return _ratio(hits * hits, r.num_ret.astype(np.float64) * r.num_rel(_rel(m)))
+
+
+def _set_relative_p(r: JudgedRanking, m: Measure) -> FloatArray:
+    denominator = np.minimum(r.num_ret.astype(np.float64), r.num_rel(_rel(m)))
+    return _ratio(_num_rel_ret(r, m), denominator)
+
+
+def _relative_p(r: JudgedRanking, m: Measure) -> FloatArray:
+    k = float(m.cutoff or 1)
+    hits = r.count(r.relevant(_rel(m)) & (r.position < k))
+    return _ratio(hits, np.minimum(k, r.num_rel(_rel(m))))
+
+
+def _num_nonrel_judged_ret(r: JudgedRanking, m: Measure) -> FloatArray:
+    return r.count((r.grade >= 0) & ~r.relevant(_rel(m)))
+
+
+def _num_q(r: JudgedRanking, m: Measure) -> FloatArray:
+    return np.ones(r.n_queries, dtype=np.float64)
+
+
+def _rprec_mult(r: JudgedRanking, m: Measure) -> FloatArray:
+    # trec_eval Rprec_mult_m: precision at rank c = (long)(m * R + 0.9) (both versions), with
+    # nonrelevant docs filling a ranking shorter than c; 0 when c = 0.
+    num_rel = r.num_rel(_rel(m))
+    count = np.floor(float(m.cutoff or 0.0) * num_rel + 0.9)
+    hits = r.count(r.relevant(_rel(m)) & (r.position < count[r.query]))
+    return _ratio(hits, count)
+
+
+_INFAP_EPSILON = 0.00001  # trec_eval.h
+
+
+def _inf_ap(r: JudgedRanking, m: Measure) -> FloatArray:
+    # trec_eval infAP: for the relevant doc at 0-based position j > 0, with R relevant (itself
+    # included), N judged non-relevant and U negative-grade (pooled, unjudged) docs at or above
+    # it: 1/(j+1) + j/(j+1) * ((R-1+N+U)/j) * ((R-1+eps)/(R-1+N+2 eps)); 1 at j = 0. Docs not
+    # in the qrels count only through j. The sum is divided by the number of relevant docs.
+    relevant = r.relevant(_rel(m))
+    nonrel = (r.grade >= 0) & ~relevant
+    big_r = _running_count(r.query, relevant)[relevant].astype(np.float64)
+    big_n = _running_count(r.query, nonrel)[relevant].astype(np.float64)
+    big_u = _running_count(r.query, r.grade < 0)[relevant].astype(np.float64)
+    j = r.position[relevant].astype(np.float64)
+    safe_j = np.where(j > 0, j, 1.0)
+    eps = _INFAP_EPSILON
+    later = 1.0 / (j + 1.0) + (j / (j + 1.0)) * ((big_r - 1 + big_n + big_u) / safe_j) * (
+        (big_r - 1 + eps) / (big_r - 1 + big_n + 2 * eps)
+    )
+    term = np.where(j == 0, 1.0, later)
+    total = np.bincount(r.query[relevant], weights=term, minlength=r.n_queries)
+    return _ratio(total.astype(np.float64, copy=False), r.num_rel(_rel(m)))
+
+
+def _unjudged(r: JudgedRanking, m: Measure) -> FloatArray:
+    # trec_eval unj_k: docs in the top k without a grade >= 0, divided by k
+    k = float(m.cutoff or 1)
+    shown = np.minimum(r.num_ret.astype(np.float64), k)
+    judged = r.count((r.grade >= 0) & (r.position < k))
+    return (shown - judged) / k
+
+
+def _utility(r: JudgedRanking, m: Measure) -> FloatArray:
+    # trec_eval utility.p1,p2,p3,p4 over the contingency table (relevant/non-relevant x
+    # retrieved/not); "non-relevant not retrieved" needs the collection size (-N, else 0).
+    # trec_eval -c ranks one unjudged placeholder doc for a query the run lacks (dropped by
+    # -J) and resets the value to 0 afterwards, but only under the name "utility", i.e. with
+    # the default p1..p4 (trec_eval.c).
+    p1, p2, p3, p4 = (float(m.param(name)) for name in ("p1", "p2", "p3", "p4"))
+    hits = _num_rel_ret(r, m)
+    ret = r.num_ret.astype(np.float64)
+    default = not any(key != "rel" for key, _ in m.params)
+    if r.unranked is not None and not default and r.emptied is None:
+        ret[r.unranked] = 1.0  # the placeholder doc
+    num_rel = r.num_rel(_rel(m))
+    n_docs = float(r.num_docs or 0)
+    value = p1 * hits + p2 * (ret - hits) + p3 * (num_rel - hits)
+    value = value + p4 * (n_docs + hits - ret - num_rel)
+    if r.unranked is not None and default:
+        value[r.unranked] = 0.0
+    return value
+
+
 #: Measure name → kernel; every measure :func:`evalkit.measures.score` computes.
 KERNELS: Registry[Kernel] = Registry("measure")
 for _name, _kernel in (
@@ -289,5 +472,16 @@ for _name, _kernel in (
     ("NumRet", _num_ret),
     ("NumRel", _num_rel),
     ("NumRelRet", _num_rel_ret),
+    ("IPrec", _iprec),
+    ("11pt_avg", _eleven_point),
+    ("SetAP", _set_ap),
+    ("set_relative_P", _set_relative_p),
+    ("relative_P", _relative_p),
+    ("num_nonrel_judged_ret", _num_nonrel_judged_ret),
+    ("NumQ", _num_q),
+    ("Rprec_mult", _rprec_mult),
+    ("infAP", _inf_ap),
+    ("unjudged", _unjudged),
+    ("utility", _utility),
 ):
     KERNELS.register(_name, _kernel)

@@ -25,7 +25,8 @@ __all__ = [
     "trec_name",
 ]
 
-ParamValue = int | str
+ParamValue = int | float | str
+Cutoff = int | float
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,7 @@ class MeasureSpec:
     cutoff: str  # "required", "optional" or "none"
     params: tuple[tuple[str, ParamValue], ...] = ()
     choices: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    fraction: bool = False  # the cutoff is a fraction (IPrec@0.5), not a rank
 
     def default(self, param: str) -> ParamValue:
         """The default value of ``param``."""
@@ -69,6 +71,46 @@ _SPECS: tuple[MeasureSpec, ...] = (
     MeasureSpec("NumRet", "number of retrieved docs", "none"),
     MeasureSpec("NumRel", "number of relevant docs in the qrels", "none", (_REL,)),
     MeasureSpec("NumRelRet", "number of relevant retrieved docs", "none", (_REL,)),
+    # trec_eval 10.0's other per-query measures (ir_measures' names where it has one)
+    MeasureSpec(
+        "IPrec",
+        "interpolated precision at a recall level (0..1)",
+        "required",
+        (_REL,),
+        fraction=True,
+    ),
+    MeasureSpec(
+        "11pt_avg", "mean interpolated precision at recall 0, 0.1, ..., 1", "none", (_REL,)
+    ),
+    MeasureSpec("SetAP", "relevant retrieved ** 2 / (retrieved * relevant)", "none", (_REL,)),
+    MeasureSpec("set_relative_P", "relevant retrieved / min(retrieved, relevant)", "none", (_REL,)),
+    MeasureSpec(
+        "relative_P", "relevant docs in the top k / min(k, relevant docs)", "required", (_REL,)
+    ),
+    MeasureSpec(
+        "num_nonrel_judged_ret", "number of judged non-relevant retrieved docs", "none", (_REL,)
+    ),
+    MeasureSpec("NumQ", "number of queries (1 per query; summed)", "none"),
+    MeasureSpec(
+        "infAP",
+        "inferred AP (Yilmaz & Aslam 2006): negative grades are sampled-out",
+        "none",
+        (_REL,),
+    ),
+    MeasureSpec("unjudged", "docs in the top k not graded >= 0, / k", "required"),
+    MeasureSpec(
+        "utility",
+        "p1 * rel. retrieved + p2 * nonrel. retrieved + p3 * rel. missed + p4 * nonrel. missed",
+        "none",
+        (_REL, ("p1", 1.0), ("p2", -1.0), ("p3", 0.0), ("p4", 0.0)),
+    ),
+    MeasureSpec(
+        "Rprec_mult",
+        "precision at rank m * R, R = number of relevant docs",
+        "required",
+        (_REL,),
+        fraction=True,
+    ),
     # evalkit's own span / no-answer measures: computed by evalkit.evaluate, not by score().
     MeasureSpec("ContextPrecision", "answer-span characters / returned characters", "required"),
     MeasureSpec("ContextRecall", "answer-span characters returned / all span chars", "required"),
@@ -97,7 +139,7 @@ class Measure:
 
     name: str
     params: tuple[tuple[str, ParamValue], ...] = field(default=())
-    cutoff: int | None = None
+    cutoff: Cutoff | None = None
 
     def __post_init__(self) -> None:
         _check(self)
@@ -144,7 +186,9 @@ def _check(measure: Measure) -> None:
                     f"measure {measure.name!r}: {key} must be one of "
                     f"{', '.join(repr(c) for c in choices[key])}, got {value!r}"
                 )
-        elif type(value) is not type(known[key]):
+        elif type(value) is not type(known[key]) and not (
+            isinstance(known[key], float) and type(value) is int
+        ):
             raise MeasureError(
                 f"measure {measure.name!r}: {key} must be {type(known[key]).__name__}, "
                 f"got {value!r}"
@@ -163,6 +207,17 @@ def _check(measure: Measure) -> None:
             raise MeasureError(
                 f"measure {measure.name!r} takes no cutoff; write '{measure.name}' without '@k'"
             )
+        if spec.fraction:
+            if isinstance(measure.cutoff, bool) or not isinstance(measure.cutoff, int | float):
+                raise MeasureError(f"measure {measure.name!r}: cutoff must be a number")
+            if not 0 <= measure.cutoff <= (1 if measure.name == "IPrec" else 1e9):
+                raise MeasureError(
+                    f"measure {measure.name!r}: cutoff must be a recall level in 0..1, got "
+                    f"{measure.cutoff}"
+                    if measure.name == "IPrec"
+                    else f"measure {measure.name!r}: cutoff must be >= 0, got {measure.cutoff}"
+                )
+            return
         if isinstance(measure.cutoff, bool) or not isinstance(measure.cutoff, int):
             raise MeasureError(f"measure {measure.name!r}: cutoff must be an integer")
         if measure.cutoff < 1:
@@ -172,7 +227,8 @@ def _check(measure: Measure) -> None:
 
 
 _SYNTAX = re.compile(
-    r"^\s*(?P<name>[A-Za-z][A-Za-z0-9_]*)\s*(?:\((?P<params>.*)\))?\s*(?:@\s*(?P<cutoff>\d+))?\s*$",
+    r"^\s*(?P<name>[A-Za-z0-9][A-Za-z0-9_]*)\s*(?:\((?P<params>.*)\))?\s*"
+    r"(?:@\s*(?P<cutoff>\d+(?:\.\d*)?|\.\d+))?\s*$",
     re.DOTALL,
 )
 
@@ -205,7 +261,15 @@ def parse_measure(text: str | Measure) -> Measure:
     kept = tuple(
         sorted((k, v) for k, v in params.items() if not (k in defaults and v == defaults[k]))
     )
-    cutoff = int(match["cutoff"]) if match["cutoff"] is not None else None
+    cutoff: Cutoff | None = None
+    if match["cutoff"] is not None:
+        text_cut = match["cutoff"]
+        if spec.fraction:
+            cutoff = float(text_cut)
+        elif "." in text_cut:
+            raise MeasureError(f"measure {name!r}: cutoff must be an integer, got {text_cut}")
+        else:
+            cutoff = int(text_cut)
     return Measure(name, kept, cutoff)
 
 
@@ -233,9 +297,9 @@ def _parse_params(text: str, inner: str | None) -> dict[str, ParamValue]:
             ) from None
         if isinstance(value, float) and value.is_integer():
             value = int(value)
-        if not isinstance(value, int | str) or isinstance(value, bool):
+        if not isinstance(value, int | float | str) or isinstance(value, bool):
             raise MeasureError(
-                f"measure {text!r}: parameter {keyword.arg!r} must be an integer or a string"
+                f"measure {text!r}: parameter {keyword.arg!r} must be a number or a string"
             )
         params[keyword.arg] = value
     return params
@@ -253,6 +317,15 @@ _TREC_BASE = {
     "NumRet": "num_ret",
     "NumRel": "num_rel",
     "NumRelRet": "num_rel_ret",
+    "11pt_avg": "11pt_avg",
+    "SetAP": "set_map",
+    "set_relative_P": "set_relative_P",
+    "relative_P": "relative_P",
+    "num_nonrel_judged_ret": "num_nonrel_judged_ret",
+    "NumQ": "num_q",
+    "infAP": "infAP",
+    "unjudged": "unj",
+    "utility": "utility",
 }
 
 
@@ -271,6 +344,10 @@ def trec_name(measure: Measure | str) -> str:
         return "recip_rank"
     if m.name == "AP":
         return "map" if k is None else f"map_cut_{k}"
+    if m.name == "IPrec":
+        return f"iprec_at_recall_{k:.2f}"
+    if m.name == "Rprec_mult":
+        return f"Rprec_mult_{k:.2f}"
     if m.name in _TREC_BASE:
         base = _TREC_BASE[m.name]
         return base if k is None else f"{base}_{k}"

@@ -12,12 +12,13 @@ Python loop runs per query or per document. The steps:
    integers finds duplicate (query, doc) pairs and the run rows that the qrels judge. A
    fingerprint match is only a candidate: every match and duplicate is confirmed by comparing
    the ID strings, so a fingerprint collision can never change a result;
-3. the ranking order: with ``ties="trec"`` score descending (compared as float32, like
-   trec_eval, which stores scores as C floats), then doc ID descending (byte order, like
-   ``strcmp``); with ``ties="given"`` the ``rank`` column ascending when present, else the row
-   order within each query (rows of equal rank keep their row order). A run already sorted
-   by query block and score is not sorted again: only tie groups holding a judged document are
-   ordered by doc ID.
+3. the ranking order: with ``ties="trec"`` score descending, then doc ID descending (byte
+   order, like ``strcmp``); scores compare as float64 with ``trec_version="10"`` (trec_eval
+   10.0 stores them as C doubles) and as float32 with ``"9"`` (trec_eval 9.0.8's C floats);
+   with ``ties="given"`` the ``rank`` column ascending when present, else the row order within
+   each query (rows of equal rank keep their row order). A run already sorted by query block
+   and score is not sorted again: only tie groups holding a judged document are ordered by doc
+   ID.
 
 Large arrays are built block by block (small temporaries, fewer page faults) and reused where
 possible. Every core is used: the run's and the qrels' fingerprints are computed while the query
@@ -26,9 +27,11 @@ per core. Thread count never changes a result: each thread writes its own slice,
 sorts its own whole queries.
 
 Ties (``ties="trec"``) are broken by doc ID only within the tie groups that hold a judged
-document. Small groups compare each judged doc with every member of its group, by the IDs'
-first 8 bytes and lengths (the ID strings only when those cannot tell); large groups are
-sorted by ID.
+document. The sort key holds the float32 score; float32 rounding keeps the order of float64
+values, so with ``trec_version="10"`` only those same tie groups compare the float64 scores
+before the doc IDs (no extra cost on runs without float32 ties). Small groups compare each
+judged doc with every member of its group, by the IDs' first 8 bytes and lengths (the ID
+strings only when those cannot tell); large groups are sorted by ID.
 """
 
 from __future__ import annotations
@@ -48,9 +51,10 @@ import pyarrow.compute as pc
 from evalkit.errors import InputError, RunOnlyQueriesWarning
 from evalkit.measures.kernels import JudgedRanking
 
-__all__ = ["Duplicates", "Ties", "judged_ranking", "require_columns"]
+__all__ = ["Duplicates", "Ties", "TrecVersion", "judged_ranking", "require_columns"]
 
 Ties = Literal["trec", "given"]
+TrecVersion = Literal["9", "10"]
 Duplicates = Literal["error", "keep-first"]
 
 IntArray = npt.NDArray[np.int64]
@@ -69,6 +73,7 @@ def judged_ranking(
     *,
     ties: Ties = "trec",
     duplicates: Duplicates = "error",
+    trec_version: TrecVersion = "10",
 ) -> JudgedRanking:
     """Validate ``qrels`` and ``run`` and build the judged ranking the kernels work on.
 
@@ -78,6 +83,8 @@ def judged_ranking(
     """
     if ties not in ("trec", "given"):
         raise InputError(f"ties must be 'trec' or 'given', got {ties!r}")
+    if trec_version not in ("9", "10"):
+        raise InputError(f"trec_version must be '9' or '10', got {trec_version!r}")
     if duplicates not in ("error", "keep-first"):
         raise InputError(f"duplicates must be 'error' or 'keep-first', got {duplicates!r}")
     require_columns(qrels, "qrels", ("query_id", "doc_id", "relevance"))
@@ -142,6 +149,7 @@ def judged_ranking(
             scores=scores if rows is None else scores[rows],
             ranks=ranks if ranks is None or rows is None else ranks[rows],
             ties=ties,
+            double=trec_version == "10",
             qrels=_Judgments(code=qrels_code, docs=qrels_d, grades=grades, prepared=prepared),
         )
         parts = side.ranked_parts()
@@ -159,9 +167,18 @@ def judged_ranking(
                 "remove them or pass duplicates='keep-first'",
             )
         keep = _keep_first(
-            dup, run_q=run_q, run_d=run_d, scores=scores, ranks=ranks, ties=ties, n_rows=len(run)
+            dup,
+            run_q=run_q,
+            run_d=run_d,
+            scores=scores,
+            ranks=ranks,
+            ties=ties,
+            n_rows=len(run),
+            double=trec_version == "10",
         )
-        return judged_ranking(qrels, run.iloc[keep], ties=ties, duplicates="error")
+        return judged_ranking(
+            qrels, run.iloc[keep], ties=ties, duplicates="error", trec_version=trec_version
+        )
 
     jq = query_of_code[np.concatenate([part.code for part in parts])]
     position = np.concatenate([part.position for part in parts])
@@ -213,6 +230,7 @@ class _RunSide(NamedTuple):
     scores: npt.NDArray[np.float64]  # per row
     ranks: IntArray | None  # per row (ties="given" with a rank column)
     ties: Ties
+    double: bool  # compare tied float32 scores as float64 (trec_version="10")
     qrels: _Judgments
 
     def ranked_parts(self) -> list[_RankedPart]:
@@ -275,6 +293,7 @@ class _RunSide(NamedTuple):
                 query_sizes=sizes,
                 out=packed.keys,  # no longer needed: reused for the ranking keys
                 workers=workers,
+                double=self.double,
             )
         else:
             ranks = None if self.ranks is None else self.ranks[lo:hi]
@@ -856,6 +875,7 @@ def _trec_positions(
     query_sizes: IntArray,
     out: U64Array,
     workers: int | None,
+    double: bool = False,
 ) -> IntArray:
     """0-based positions of the ``judged`` entries (indices into ``rows``, None: every row of
     ``docs``) within their query. The rows are grouped by query in increasing code order:
@@ -863,8 +883,10 @@ def _trec_positions(
 
     ``out``: a uint64 array of ``qidx.size`` to build the sort keys in (overwritten).
 
-    Order: float32 score descending, then doc ID descending. Only tie groups that hold a judged
-    document are ordered by doc ID: the order among unjudged documents changes no measure.
+    Order: float32 score descending (``double``: float64), then doc ID descending. Only tie
+    groups (of equal float32 scores) that hold a judged document are ordered further, by the
+    float64 score when ``double``, then by doc ID: the order among unjudged documents changes
+    no measure.
     """
     key = out
     for lo in range(0, key.size, _BLOCK):  # block by block: small temporaries
@@ -902,7 +924,13 @@ def _trec_positions(
             else _rank_among_ties_sorted
         )
         in_group[tied] = rank_among_ties(
-            docs, rows=rows, order=order, judged=judged[tied], left=left[tied], right=right[tied]
+            docs,
+            rows=rows,
+            order=order,
+            judged=judged[tied],
+            left=left[tied],
+            right=right[tied],
+            scores=scores if double else None,
         )
     position: IntArray = left + in_group - begin
     return position
@@ -956,10 +984,12 @@ def _rank_among_ties_pairwise(
     judged: IntArray,
     left: IntArray,
     right: IntArray,
+    scores: npt.NDArray[np.float64] | None = None,
 ) -> IntArray:
     """For each judged entry (index into ``rows``; None: every row of ``docs``) whose tie
     group is the sorted slots ``left .. right - 1`` (slot ``i`` holds entry ``order[i]``;
-    None: entry ``i``): how many docs of its group have a greater ID (byte order).
+    None: entry ``i``): how many docs of its group have a greater ID (byte order); with
+    ``scores`` (per entry), how many have a greater score or an equal score and a greater ID.
 
     Compares each entry with every member of its group: fast while groups are small. Most
     pairs are decided by the IDs' first 8 bytes and their lengths; only two different IDs of 8
@@ -991,6 +1021,10 @@ def _rank_among_ties_pairwise(
         greater[unsure] = pc.greater(
             _take(docs, member_row[unsure]), _take(docs, judged_row[owner[unsure]])
         ).to_numpy(zero_copy_only=False)
+    if scores is not None:
+        member_score, owner_score = scores[member_local], scores[judged][owner]
+        greater &= member_score == owner_score  # -0.0 == 0.0, as in C
+        greater |= member_score > owner_score
     counts: IntArray = np.bincount(owner[greater], minlength=judged.size).astype(np.int64)
     return counts
 
@@ -1042,9 +1076,10 @@ def _rank_among_ties_sorted(
     judged: IntArray,
     left: IntArray,
     right: IntArray,
+    scores: npt.NDArray[np.float64] | None = None,
 ) -> IntArray:
     """:func:`_rank_among_ties_pairwise` for large tie groups: every member of the groups is
-    sorted once by (group, ID descending)."""
+    sorted once by (group, score descending when ``scores`` is given, ID descending)."""
     group_start, first = np.unique(left, return_index=True)
     sizes = right[first] - group_start
     member_slot = np.repeat(group_start - (np.cumsum(sizes) - sizes), sizes)
@@ -1052,8 +1087,12 @@ def _rank_among_ties_sorted(
     member_local = member_slot if order is None else order[member_slot]
     member_group = np.repeat(np.arange(group_start.size, dtype=np.int64), sizes)
     member_row = member_local if rows is None else rows[member_local]
-    table = pa.table({"g": member_group, "d": _take(docs, member_row)})
-    ranked = pc.sort_indices(table, sort_keys=[("g", "ascending"), ("d", "descending")])
+    columns = {"g": member_group, "d": _take(docs, member_row)}
+    sort_keys = [("g", "ascending"), ("d", "descending")]
+    if scores is not None:
+        columns["s"] = scores[member_local] + 0.0  # -0.0 + 0.0 == +0.0: ties with 0.0
+        sort_keys.insert(1, ("s", "descending"))
+    ranked = pc.sort_indices(pa.table(columns), sort_keys=sort_keys)
     ranked_np = ranked.to_numpy(zero_copy_only=False).astype(np.int64)
     member_rank = np.empty(ranked_np.size, dtype=np.int64)
     member_rank[ranked_np] = np.arange(ranked_np.size, dtype=np.int64) - np.repeat(
@@ -1089,6 +1128,7 @@ def _keep_first(
     ranks: IntArray | None,
     ties: Ties,
     n_rows: int,
+    double: bool = False,
 ) -> npt.NDArray[np.bool_]:
     """Row mask keeping, of each duplicated (query, doc) pair, the occurrence ranked first."""
     frame = pd.DataFrame(
@@ -1098,7 +1138,9 @@ def _keep_first(
             "row": dup_rows,
         }
     )
-    if ties == "trec":
+    if ties == "trec" and double:
+        frame["key"] = -(scores[dup_rows] + 0.0)
+    elif ties == "trec":
         frame["key"] = _descending_float32_key(scores[dup_rows])
     elif ranks is not None:
         frame["key"] = ranks[dup_rows]
