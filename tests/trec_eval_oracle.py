@@ -3,8 +3,8 @@
 The source is NIST's trec_eval 10.0 (``shared/oracles/trec_eval-10.0`` beside the repository,
 read-only; its licence is ``LICENSE.md`` there). The copy built here is a modified work: its
 print format is widened from ``%6.4f`` to ``%.17g`` in ``meas_print_single.c`` and
-``meas_print_final.c`` so values compare at 1e-9, not 4 decimals; nothing else changes. Tests that use it skip cleanly
-when the source, ``make`` or a C compiler is missing.
+``meas_print_final.c`` so values compare at 1e-9, not 4 decimals; nothing else changes. Tests
+that use it skip cleanly when the source, ``make`` or a C compiler is missing.
 
 Use the ``trec_eval10`` fixture (import it into a test module), which gives a
 :class:`TrecEval10`.
