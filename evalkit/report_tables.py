@@ -426,7 +426,7 @@ def all_pairs_table(
     :func:`evalkit.stats_multi.randomized_tukey_hsd` (``n_resamples``, ``seed``) or
     :func:`evalkit.stats_multi.tukey_hsd` (``method="tukey"``). ``note`` (Markdown) names the
     method, its family of comparisons (all pairs of the systems, within each measure) and
-    ``alpha``. Fewer than two systems or no measure present: an empty table.
+    ``alpha``, as plain text (the notebook escapes it). Fewer than two systems or no measure present: an empty table.
     """
     from evalkit.stats_multi import compact_letters, randomized_tukey_hsd, tukey_hsd
 
@@ -448,8 +448,8 @@ def all_pairs_table(
             f"the randomized Tukey HSD ({n_resamples} within-topic permutations, seed {seed})"
         )
     note = (
-        f"**All pairs, compact letter display.** Within a measure (column), systems that share "
-        f"a letter are not significantly different at alpha = {alpha}; `a` is the best "
+        f"All pairs, compact letter display. Within a measure (column), systems that share "
+        f"a letter are not significantly different at alpha = {alpha}; letter a is the best "
         f"system's group. Test: {described}. Family: all {k * (k - 1) // 2} pairs of {k} "
         "systems within each measure (family-wise error rate controlled per measure, not "
         "across measures). Cells: mean, then letters."
