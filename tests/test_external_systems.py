@@ -9,18 +9,17 @@ The HTTP failure tests start the same kind of server with a failure mode.
 from __future__ import annotations
 
 import contextlib
-import io
 import json
 import pathlib
 import threading
 import time
-import warnings
 from collections.abc import Iterator, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, ClassVar
 
 import pandas as pd
 import pytest
+from cli_runner import run_cli
 
 from evalkit.errors import InputError
 from evalkit.evaluate import Evaluation, evaluate
@@ -397,22 +396,6 @@ def test_function_retriever_receives_the_chunks(fixture: Fixture) -> None:
 
 
 # --- the report with run: and http: systems -----------------------------------------------------
-
-
-def run_cli(argv: list[str], workspace: pathlib.Path) -> tuple[int, str, str]:
-    from evalkit.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    with (
-        pytest.MonkeyPatch.context() as patch,
-        contextlib.redirect_stdout(out),
-        contextlib.redirect_stderr(err),
-        warnings.catch_warnings(),
-    ):
-        patch.chdir(workspace)
-        patch.delenv("EVALKIT_OUTPUT", raising=False)
-        code = main(argv)
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.mark.slow

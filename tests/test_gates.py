@@ -6,17 +6,15 @@ integration tests at the bottom evaluate the committed fixture once per module.
 
 from __future__ import annotations
 
-import contextlib
 import copy
-import io
 import json
 import math
 import pathlib
-import warnings
 from typing import Any
 
 import pytest
 import yaml
+from cli_runner import run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -640,23 +638,6 @@ def degraded_hybrid_rerank() -> WronglyAbstains:
     from evalkit.systems import resolve_system
 
     return WronglyAbstains(resolve_system("hybrid-rerank"), degraded_ids())
-
-
-def run_cli(argv: list[str], workspace: pathlib.Path) -> tuple[int, str, str]:
-    """Run ``evalkit`` in ``workspace``; (exit code, stdout, stderr)."""
-    from evalkit.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    with (
-        pytest.MonkeyPatch.context() as patch,
-        contextlib.redirect_stdout(out),
-        contextlib.redirect_stderr(err),
-        warnings.catch_warnings(),
-    ):
-        patch.chdir(workspace)
-        patch.delenv("EVALKIT_OUTPUT", raising=False)
-        code = main(argv)
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture(scope="module")

@@ -6,16 +6,14 @@ Expected values are written by hand from the small inputs built in each test.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import pathlib
 import re
-import warnings
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from cli_runner import run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -34,21 +32,6 @@ from evalkit.importers import (
 )
 
 LONG_PARAGRAPH = "Paragraph words repeat here. " * 200  # 5,800 characters
-
-
-def run_cli(argv: list[str], workspace: pathlib.Path) -> tuple[int, str, str]:
-    from evalkit.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    with (
-        pytest.MonkeyPatch.context() as patch,
-        contextlib.redirect_stdout(out),
-        contextlib.redirect_stderr(err),
-        warnings.catch_warnings(),
-    ):
-        patch.chdir(workspace)
-        code = main(argv)
-    return code, out.getvalue(), err.getvalue()
 
 
 def validate(workspace: pathlib.Path, fixture: str) -> str:

@@ -7,8 +7,6 @@ workspace holding a copy of ``examples/``; the HTTP example starts the shipped s
 
 from __future__ import annotations
 
-import contextlib
-import io
 import os
 import pathlib
 import re
@@ -16,9 +14,9 @@ import shlex
 import shutil
 import subprocess
 import sys
-import warnings
 
 import pytest
+from cli_runner import run_cli
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 
@@ -31,25 +29,13 @@ def readme_blocks() -> list[list[str]]:
     return [[line.strip() for line in block.splitlines() if line.strip()] for block in blocks]
 
 
-def run_cli(line: str, workspace: pathlib.Path, env: dict[str, str] | None = None) -> str:
-    from evalkit.cli import main
-
+def run_readme_line(line: str, workspace: pathlib.Path, env: dict[str, str] | None = None) -> str:
+    """Run one README command line (it must start with ``evalkit``); its stdout."""
     words = shlex.split(line)
     assert words[0] == "evalkit", line
-    out, err = io.StringIO(), io.StringIO()
-    with (
-        pytest.MonkeyPatch.context() as patch,
-        contextlib.redirect_stdout(out),
-        contextlib.redirect_stderr(err),
-        warnings.catch_warnings(),
-    ):
-        patch.chdir(workspace)
-        patch.delenv("EVALKIT_OUTPUT", raising=False)
-        for name, value in (env or {}).items():
-            patch.setenv(name, value)
-        code = main(words[1:])
-    assert code == 0, f"{line}\n{out.getvalue()}{err.getvalue()}"
-    return out.getvalue()
+    code, out, err = run_cli(words[1:], workspace, env)
+    assert code == 0, f"{line}\n{out}{err}"
+    return out
 
 
 @pytest.fixture
@@ -65,7 +51,7 @@ def test_the_section_has_the_three_commands() -> None:
 
 @pytest.mark.slow
 def test_three_commands_from_data_to_report(workspace: pathlib.Path) -> None:
-    imported, ran, reported = (run_cli(line, workspace) for line in readme_blocks()[0])
+    imported, ran, reported = (run_readme_line(line, workspace) for line in readme_blocks()[0])
     assert "5 queries" in imported
     assert "run my-system: latency not measured; 1 of 5 queries not in the run" in ran
     assert reported.splitlines()[-1] == "report: reports/my-report.html"
@@ -76,7 +62,7 @@ def test_three_commands_from_data_to_report(workspace: pathlib.Path) -> None:
 
 def test_http_example_with_the_stand_in_service(workspace: pathlib.Path) -> None:
     import_line = readme_blocks()[0][0]
-    run_cli(import_line, workspace)
+    run_readme_line(import_line, workspace)
     serve, evaluate_line = readme_blocks()[1]
     words = shlex.split(serve.rstrip("&").strip())
     assert words[:2] == ["python", "examples/own-data/serve_run.py"]
@@ -91,7 +77,7 @@ def test_http_example_with_the_stand_in_service(workspace: pathlib.Path) -> None
             assignment, rest = evaluate_line.split(" ", 1)
             name, url = assignment.split("=", 1)
             assert name == "EVALKIT_HTTP_MY_SEARCH_URL"
-            out = run_cli(rest, workspace, {name: url.replace("8765", port)})
+            out = run_readme_line(rest, workspace, {name: url.replace("8765", port)})
         finally:
             server.terminate()
     assert "my-search" in out

@@ -7,15 +7,13 @@ the committed fixture with two reference systems.
 
 from __future__ import annotations
 
-import contextlib
 import copy
-import io
 import pathlib
-import warnings
 from typing import Any
 
 import pandas as pd
 import pytest
+from cli_runner import run_cli
 
 from evalkit.errors import InputError, StaleBaselineError
 from evalkit.evaluate import DEFAULT_RANKING_MEASURES, default_measures, evaluate
@@ -267,22 +265,6 @@ def test_report_parameters_base_system_rules() -> None:
 def test_report_parameters_bounds(name: str, value: int) -> None:
     with pytest.raises(InputError, match=rf"parameter '{name}' must be an integer >="):
         check_report_parameters({**DEFAULTS, name: value}, {name: value}, ["hybrid"])
-
-
-def run_cli(argv: list[str], workspace: pathlib.Path) -> tuple[int, str, str]:
-    from evalkit.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    with (
-        pytest.MonkeyPatch.context() as patch,
-        contextlib.redirect_stdout(out),
-        contextlib.redirect_stderr(err),
-        warnings.catch_warnings(),
-    ):
-        patch.chdir(workspace)
-        patch.delenv("EVALKIT_OUTPUT", raising=False)
-        code = main(argv)
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.mark.parametrize(
