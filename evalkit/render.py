@@ -132,7 +132,7 @@ def styled(
 ) -> Styler:
     """``frame.style`` with every text cell, index label and column label HTML-escaped (pandas'
     own ``escape="html"``), floats at ``precision`` digits, missing values as ``na_rep``, and
-    the table marked for MathJax to leave alone.
+    the table marked for MathJax to leave alone; text columns are left-aligned.
 
     Cells holding other objects than strings and numbers (lists, tuples, ...) are converted to
     strings first, so the escaping reaches them too. ``frame`` is not modified.
@@ -140,7 +140,8 @@ def styled(
     from pandas.api.types import is_object_dtype
 
     shown = frame.copy()
-    for column in [c for c, dtype in shown.dtypes.items() if is_object_dtype(dtype)]:
+    text_columns = [c for c, dtype in shown.dtypes.items() if is_object_dtype(dtype)]
+    for column in text_columns:
         shown[column] = shown[column].map(_as_cell)
     shown.index.names = [_name(n) for n in shown.index.names]
     shown.columns.names = [_name(n) for n in shown.columns.names]
@@ -148,6 +149,8 @@ def styled(
     styler = styler.format_index(escape="html", axis=0).format_index(escape="html", axis=1)
     # MathJax (JupyterLab typesets HTML outputs) skips these classes: a "$" stays text.
     styler = styler.set_table_attributes('class="tex2jax_ignore mathjax_ignore"')
+    if text_columns:  # text reads from the left; numbers stay right-aligned
+        styler = styler.set_properties(subset=text_columns, **{"text-align": "left"})
     return styler.hide(axis="index") if hide_index else styler
 
 

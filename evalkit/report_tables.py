@@ -19,7 +19,7 @@ import hashlib
 import importlib.metadata
 import platform
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -58,6 +58,8 @@ __all__ = [
 ]
 
 HASH_HEX_DIGITS = 12
+NO_RESULTS = "no results (abstained)"
+"""The drill-down's cell for a system that returned nothing for a query."""
 ABLATION_COLUMNS = ("system", "measure", "n", "mean", "ci_low", "ci_high", "best")
 COMPARISON_COLUMNS = COMPARE_COLUMNS  # the paired-comparison table shows every column
 ENVIRONMENT_PACKAGES = (
@@ -377,21 +379,34 @@ def ranking_grid(
     systems: Sequence[str],
     k: int,
     near_duplicates: Mapping[str, str] | None = None,
+    judged: Collection[str] | None = None,
 ) -> pd.DataFrame:
-    """What each system returned for one query: index ``rank`` (1..k), one column per system,
-    cells ``"<chunk_id> (g<grade>)"``, with ``" ~<chunk_id>"`` appended for a near-duplicate of
-    another chunk (from ``near_duplicates``), ``""`` below the end of a shorter ranking."""
+    """What each system returned for one query: index ``rank`` (1..k), one column per system.
+
+    Cells are ``"<chunk_id> (g<grade>)"`` for a judged chunk (``g0``: judged not relevant) and
+    ``"<chunk_id> (unjudged)"`` for a chunk outside ``judged`` (the query's judged chunk IDs;
+    ``None`` marks every chunk by its grade), with ``" ~<chunk_id>"`` appended for a
+    near-duplicate of another chunk (from ``near_duplicates``), ``""`` below the end of a
+    shorter ranking, and ``"no results (abstained)"`` at rank 1 of a system that returned
+    nothing.
+    """
     duplicates = dict(near_duplicates or {})
+    judged_ids = None if judged is None else set(judged)
     mine = rankings[rankings["query_id"] == query_id]
     grid = pd.DataFrame("", index=pd.RangeIndex(1, k + 1, name="rank"), columns=list(systems))
     for system, chunk_id, rank, grade in zip(
         mine["system"], mine["chunk_id"], mine["rank"], mine["grade"], strict=True
     ):
         if system in grid.columns and 1 <= int(rank) <= k:
-            cell = f"{chunk_id} (g{int(grade)})"
+            unjudged = judged_ids is not None and chunk_id not in judged_ids
+            cell = f"{chunk_id} (unjudged)" if unjudged else f"{chunk_id} (g{int(grade)})"
             if chunk_id in duplicates:
                 cell += f" ~{duplicates[chunk_id]}"
             grid.loc[int(rank), str(system)] = cell
+    returned = set(mine["system"])
+    for system in grid.columns:
+        if system not in returned and k >= 1:
+            grid.loc[1, system] = NO_RESULTS
     return grid
 
 
@@ -424,9 +439,10 @@ def all_pairs_table(
     ``a`` marks the group of the best system (highest mean; lowest for ``NoAnswerFP``).
     Letters come from Piepho's insert-and-absorb algorithm (2004) on the significant pairs of
     :func:`evalkit.stats_multi.randomized_tukey_hsd` (``n_resamples``, ``seed``) or
-    :func:`evalkit.stats_multi.tukey_hsd` (``method="tukey"``). ``note`` (Markdown) names the
-    method, its family of comparisons (all pairs of the systems, within each measure) and
-    ``alpha``, as plain text (the notebook escapes it). Fewer than two systems or no measure present: an empty table.
+    :func:`evalkit.stats_multi.tukey_hsd` (``method="tukey"``). ``note`` (plain text; the
+    notebook escapes it) names the method, its family of comparisons (all pairs of the systems,
+    within each measure) and ``alpha``. Fewer than two systems or no measure present: an empty
+    table.
     """
     from evalkit.stats_multi import compact_letters, randomized_tukey_hsd, tukey_hsd
 

@@ -499,7 +499,18 @@ def test_judgment_table_and_ranking_grid_redact_text() -> None:
     assert grid.loc[1, "a"] == f"other (g0) ~{top}"
     assert grid.loc[2, "a"] == f"{top} (g{judged[0].grade})"
     assert grid.loc[3, "a"] == ""
-    assert grid["b"].tolist() == ["", "", ""]
+    assert grid["b"].tolist() == ["no results (abstained)", "", ""]  # b returned nothing
+    # With the query's judged chunks given, an unjudged chunk is not shown as grade 0.
+    judged_grid = ranking_grid(
+        rankings,
+        query.id,
+        systems=["a"],
+        k=3,
+        near_duplicates={"other": top},
+        judged=[j.chunk_id for j in judged],
+    )
+    assert judged_grid.loc[1, "a"] == f"other (unjudged) ~{top}"
+    assert judged_grid.loc[2, "a"] == f"{top} (g{judged[0].grade})"
 
 
 # --- figures ------------------------------------------------------------------------------
