@@ -56,6 +56,9 @@ MEASURES = [
     "infAP",
     *(f"unjudged@{k}" for k in CUTOFFS),
     "utility(p1=2,p3=-0.5,p4=0.25)",
+    "G",
+    "binG",
+    "yaap",
 ]
 TREC_ARGS = [
     "P.1,2,3,5",
@@ -85,6 +88,9 @@ TREC_ARGS = [
     "infAP",
     "unj.1,2,3,5",
     "utility.2,-1,-0.5,0.25",
+    "G",
+    "binG",
+    "yaap",
 ]
 # trec_eval names a measure given parameters by them, as written on its command line
 TREC_NAMES = {
@@ -221,7 +227,7 @@ def test_options_equal_trec_eval_10(
     _compare(oracle, frame, measures, names)
 
 
-NO_REL = {"nDCG", "NumRet", "NumQ", "unjudged"}  # measures without a relevance level
+NO_REL = {"nDCG", "NumRet", "NumQ", "unjudged", "G"}  # measures without a relevance level
 
 
 def _with_rel2(measure: str) -> str:

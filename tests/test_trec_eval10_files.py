@@ -48,8 +48,11 @@ _NAMES: list[tuple[str, str]] = [
     (r"infAP", "infAP"),
     (r"unj_(\d+)", "unjudged@{}"),
     (r"utility", "utility"),
+    (r"G", "G"),
+    (r"binG", "binG"),
+    (r"yaap", "yaap"),
 ]
-_NO_REL = {"nDCG", "NumRet", "NumQ", "unjudged"}
+_NO_REL = {"nDCG", "NumRet", "NumQ", "unjudged", "G"}
 
 
 def _measure(trec: str, rel: int) -> str | None:

@@ -299,10 +299,14 @@ def _set_recall(r: JudgedRanking, m: Measure) -> FloatArray:
 
 
 def _set_f(r: JudgedRanking, m: Measure) -> FloatArray:
-    # trec_eval set_F (beta = 1): 2 * P * R / (P + R), 0 when P + R = 0.
+    # trec_eval set_F.beta: (beta + 1) * P * R / (beta * P + R), 0 without a relevant
+    # retrieved doc (beta weighs linearly, not squared as in van Rijsbergen's F).
+    beta = float(m.param("beta"))
     p = _set_precision(r, m)
     rec = _set_recall(r, m)
-    return _ratio(2.0 * p * rec, p + rec)
+    value = _ratio((beta + 1.0) * p * rec, beta * p + rec)
+    value[_num_rel_ret(r, m) == 0] = 0.0
+    return value
 
 
 def _num_ret(r: JudgedRanking, m: Measure) -> FloatArray:
@@ -454,6 +458,53 @@ def _utility(r: JudgedRanking, m: Measure) -> FloatArray:
     return value
 
 
+def _g(r: JudgedRanking, m: Measure) -> FloatArray:
+    # trec_eval G (gain = grade, 0 for grades <= 0): the doc at 0-based position i with gain g
+    # adds g / log2(2 + C(i) - S(i)), S(i) the gain retrieved up to i (inclusive), C(i) the
+    # sum over j <= i of max(ideal(j), 1), ideal(j) the j-th largest positive gain of the
+    # qrels (0 past them); the sum is divided by the qrels' total positive gain.
+    gain = np.where(r.grade > 0, r.grade, 0).astype(np.float64)
+    ideal_pos = r.ideal_positions()
+    positive = ideal_pos >= 0
+    ideal_query = r.qrels_query[positive]
+    ideal_gain = r.qrels_grade[positive].astype(np.float64)
+    # C(i) = i + 1 + sum over the query's first min(i + 1, K) ideal docs of max(gain - 1, 0)
+    excess = np.concatenate(([0.0], np.cumsum(np.maximum(ideal_gain - 1.0, 0.0))))
+    k = np.bincount(ideal_query, minlength=r.n_queries)
+    start = np.cumsum(k) - k  # first ideal row of each query
+    q = r.query
+    end = start[q] + np.minimum(r.position + 1, k[q])
+    cost = r.position + 1.0 + excess[end] - excess[start[q]]
+    so_far = np.cumsum(gain)
+    starts, lengths = _group_runs(q)
+    so_far = so_far - np.repeat(so_far[starts] - gain[starts], lengths)
+    mask = gain != 0
+    weights = np.zeros(gain.size, dtype=np.float64)
+    weights[mask] = gain[mask] / np.log2(2.0 + cost[mask] - so_far[mask])
+    total_ideal = np.bincount(ideal_query, weights=ideal_gain, minlength=r.n_queries)
+    return _ratio(r.total(mask, weights), total_ideal.astype(np.float64, copy=False))
+
+
+def _bin_g(r: JudgedRanking, m: Measure) -> FloatArray:
+    # trec_eval binG: each relevant doc at 0-based position i, the r-th relevant one, adds
+    # 1 / log2(3 + i - r); the sum is divided by the number of relevant docs.
+    mask = r.relevant(_rel(m))
+    weights = np.zeros(r.position.size, dtype=np.float64)
+    weights[mask] = 1.0 / np.log2(3.0 + r.position[mask] - r.rank_in_query(mask))
+    return _ratio(r.total(mask, weights), r.num_rel(_rel(m)))
+
+
+def _yaap(r: JudgedRanking, m: Measure) -> FloatArray:
+    # trec_eval yaap: log((1 + S) / (1 + R - S)), S the sum of the precisions at the relevant
+    # retrieved docs, R the number of relevant docs.
+    mask = r.relevant(_rel(m))
+    weights = np.zeros(r.position.size, dtype=np.float64)
+    weights[mask] = r.rank_in_query(mask) / (r.position[mask] + 1.0)
+    total = r.total(mask, weights)
+    result: FloatArray = np.log((1.0 + total) / (1.0 + r.num_rel(_rel(m)) - total))
+    return result
+
+
 #: Measure name → kernel; every measure :func:`evalkit.measures.score` computes.
 KERNELS: Registry[Kernel] = Registry("measure")
 for _name, _kernel in (
@@ -483,5 +534,8 @@ for _name, _kernel in (
     ("infAP", _inf_ap),
     ("unjudged", _unjudged),
     ("utility", _utility),
+    ("G", _g),
+    ("binG", _bin_g),
+    ("yaap", _yaap),
 ):
     KERNELS.register(_name, _kernel)
