@@ -41,7 +41,7 @@ MEASURES = [
     "Bpref",
     "SetP",
     "SetR",
-    "SetF",
+    "SetF(beta=0.5)",  # the default beta = 1 is checked against trec_eval's expected files
     "NumRet",
     "NumRel",
     "NumRelRet",
@@ -73,7 +73,7 @@ TREC_ARGS = [
     "bpref",
     "set_P",
     "set_recall",
-    "set_F",
+    "set_F.0.5",
     "num_ret",
     "num_rel",
     "num_rel_ret",

@@ -369,6 +369,8 @@ def trec_name(measure: Measure | str) -> str:
         return "map" if k is None else f"map_cut_{k}"
     if m.name == "IPrec":
         return f"iprec_at_recall_{k:.2f}"
+    if m.name == "SetF" and m.param("beta") != 1.0:
+        return f"set_F_{m.param('beta'):g}"  # as trec_eval names -m set_F.0.5
     if m.name == "Rprec_mult":
         return f"Rprec_mult_{k:.2f}"
     if m.name in _TREC_BASE:
