@@ -391,6 +391,8 @@ DEFAULT_INSTANCES = {
     "G": "G",
     "binG": "binG",
     "yaap": "yaap",
+    "ndcg_rel": "ndcg_rel",
+    "Rndcg": "Rndcg",
 }
 COUNTS = {"NumRet", "NumRel", "NumRelRet", "num_nonrel_judged_ret", "NumQ", "utility", "yaap"}
 SIGNED = {"utility", "yaap"}  # may be negative

@@ -59,6 +59,8 @@ MEASURES = [
     "G",
     "binG",
     "yaap",
+    "ndcg_rel",
+    "Rndcg",
 ]
 TREC_ARGS = [
     "P.1,2,3,5",
@@ -91,6 +93,8 @@ TREC_ARGS = [
     "G",
     "binG",
     "yaap",
+    "ndcg_rel",
+    "Rndcg",
 ]
 # trec_eval names a measure given parameters by them, as written on its command line
 TREC_NAMES = {
@@ -227,7 +231,14 @@ def test_options_equal_trec_eval_10(
     _compare(oracle, frame, measures, names)
 
 
-NO_REL = {"nDCG", "NumRet", "NumQ", "unjudged", "G"}  # measures without a relevance level
+NO_REL = {
+    "nDCG",
+    "NumRet",
+    "NumQ",
+    "unjudged",
+    "G",
+    "ndcg_rel",
+}  # measures without a relevance level
 
 
 def _with_rel2(measure: str) -> str:

@@ -51,8 +51,10 @@ _NAMES: list[tuple[str, str]] = [
     (r"G", "G"),
     (r"binG", "binG"),
     (r"yaap", "yaap"),
+    (r"ndcg_rel", "ndcg_rel"),
+    (r"Rndcg", "Rndcg"),
 ]
-_NO_REL = {"nDCG", "NumRet", "NumQ", "unjudged", "G"}
+_NO_REL = {"nDCG", "NumRet", "NumQ", "unjudged", "G", "ndcg_rel"}
 
 
 def _measure(trec: str, rel: int) -> str | None:

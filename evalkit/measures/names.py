@@ -131,6 +131,13 @@ _SPECS: tuple[MeasureSpec, ...] = (
         "none",
         (_REL,),
     ),
+    MeasureSpec("ndcg_rel", "mean nDCG at the ranks of the docs graded > 0 (trec_eval)", "none"),
+    MeasureSpec(
+        "Rndcg",
+        "mean nDCG at the cutoffs where the ideal gain changes (trec_eval)",
+        "none",
+        (_REL,),
+    ),
     # evalkit's own span / no-answer measures: computed by evalkit.evaluate, not by score().
     MeasureSpec("ContextPrecision", "answer-span characters / returned characters", "required"),
     MeasureSpec("ContextRecall", "answer-span characters returned / all span chars", "required"),
@@ -349,6 +356,8 @@ _TREC_BASE = {
     "G": "G",
     "binG": "binG",
     "yaap": "yaap",
+    "ndcg_rel": "ndcg_rel",
+    "Rndcg": "Rndcg",
 }
 
 
