@@ -388,9 +388,14 @@ DEFAULT_INSTANCES = {
     "infAP": "infAP",
     "unjudged": "unjudged@5",
     "utility": "utility",
+    "G": "G",
+    "binG": "binG",
+    "yaap": "yaap",
+    "ndcg_rel": "ndcg_rel",
+    "Rndcg": "Rndcg",
 }
-COUNTS = {"NumRet", "NumRel", "NumRelRet", "num_nonrel_judged_ret", "NumQ", "utility"}
-SIGNED = {"utility"}  # may be negative
+COUNTS = {"NumRet", "NumRel", "NumRelRet", "num_nonrel_judged_ret", "NumQ", "utility", "yaap"}
+SIGNED = {"utility", "yaap"}  # may be negative
 # the value of every query when nothing was retrieved, where not 0
 EMPTY_VALUE = {"NumQ": 1.0}
 
@@ -441,6 +446,14 @@ def test_every_measure_is_complete_bounded_and_order_invariant(name: str, seed: 
         if name == "NumRel"
         else None
     )
+    if name == "yaap":  # trec_eval m_yaap.c: log((1 + 0) / (1 + R - 0)) without a retrieved doc
+        relevant = (
+            qrels[qrels["relevance"] >= 1]
+            .groupby("query_id")
+            .size()
+            .reindex(frame["query_id"], fill_value=0)
+        )
+        expected_empty = np.log(1.0 / (1.0 + relevant))
     if expected_empty is None:
         assert (empty["value"] == EMPTY_VALUE.get(name, 0.0)).all()
     else:

@@ -41,7 +41,7 @@ MEASURES = [
     "Bpref",
     "SetP",
     "SetR",
-    "SetF",
+    "SetF(beta=0.5)",  # the default beta = 1 is checked against trec_eval's expected files
     "NumRet",
     "NumRel",
     "NumRelRet",
@@ -56,6 +56,11 @@ MEASURES = [
     "infAP",
     *(f"unjudged@{k}" for k in CUTOFFS),
     "utility(p1=2,p3=-0.5,p4=0.25)",
+    "G",
+    "binG",
+    "yaap",
+    "ndcg_rel",
+    "Rndcg",
 ]
 TREC_ARGS = [
     "P.1,2,3,5",
@@ -70,7 +75,7 @@ TREC_ARGS = [
     "bpref",
     "set_P",
     "set_recall",
-    "set_F",
+    "set_F.0.5",
     "num_ret",
     "num_rel",
     "num_rel_ret",
@@ -85,6 +90,11 @@ TREC_ARGS = [
     "infAP",
     "unj.1,2,3,5",
     "utility.2,-1,-0.5,0.25",
+    "G",
+    "binG",
+    "yaap",
+    "ndcg_rel",
+    "Rndcg",
 ]
 # trec_eval names a measure given parameters by them, as written on its command line
 TREC_NAMES = {
@@ -221,7 +231,14 @@ def test_options_equal_trec_eval_10(
     _compare(oracle, frame, measures, names)
 
 
-NO_REL = {"nDCG", "NumRet", "NumQ", "unjudged"}  # measures without a relevance level
+NO_REL = {
+    "nDCG",
+    "NumRet",
+    "NumQ",
+    "unjudged",
+    "G",
+    "ndcg_rel",
+}  # measures without a relevance level
 
 
 def _with_rel2(measure: str) -> str:

@@ -48,8 +48,13 @@ _NAMES: list[tuple[str, str]] = [
     (r"infAP", "infAP"),
     (r"unj_(\d+)", "unjudged@{}"),
     (r"utility", "utility"),
+    (r"G", "G"),
+    (r"binG", "binG"),
+    (r"yaap", "yaap"),
+    (r"ndcg_rel", "ndcg_rel"),
+    (r"Rndcg", "Rndcg"),
 ]
-_NO_REL = {"nDCG", "NumRet", "NumQ", "unjudged"}
+_NO_REL = {"nDCG", "NumRet", "NumQ", "unjudged", "G", "ndcg_rel"}
 
 
 def _measure(trec: str, rel: int) -> str | None:

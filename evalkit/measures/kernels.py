@@ -299,10 +299,14 @@ def _set_recall(r: JudgedRanking, m: Measure) -> FloatArray:
 
 
 def _set_f(r: JudgedRanking, m: Measure) -> FloatArray:
-    # trec_eval set_F (beta = 1): 2 * P * R / (P + R), 0 when P + R = 0.
+    # trec_eval set_F.beta: (beta + 1) * P * R / (beta * P + R), 0 without a relevant
+    # retrieved doc (beta weighs linearly, not squared as in van Rijsbergen's F).
+    beta = float(m.param("beta"))
     p = _set_precision(r, m)
     rec = _set_recall(r, m)
-    return _ratio(2.0 * p * rec, p + rec)
+    value = _ratio((beta + 1.0) * p * rec, beta * p + rec)
+    value[_num_rel_ret(r, m) == 0] = 0.0
+    return value
 
 
 def _num_ret(r: JudgedRanking, m: Measure) -> FloatArray:
@@ -454,6 +458,139 @@ def _utility(r: JudgedRanking, m: Measure) -> FloatArray:
     return value
 
 
+def _g(r: JudgedRanking, m: Measure) -> FloatArray:
+    # trec_eval G (gain = grade, 0 for grades <= 0): the doc at 0-based position i with gain g
+    # adds g / log2(2 + C(i) - S(i)), S(i) the gain retrieved up to i (inclusive), C(i) the
+    # sum over j <= i of max(ideal(j), 1), ideal(j) the j-th largest positive gain of the
+    # qrels (0 past them); the sum is divided by the qrels' total positive gain.
+    gain = np.where(r.grade > 0, r.grade, 0).astype(np.float64)
+    ideal_pos = r.ideal_positions()
+    positive = ideal_pos >= 0
+    ideal_query = r.qrels_query[positive]
+    ideal_gain = r.qrels_grade[positive].astype(np.float64)
+    # C(i) = i + 1 + sum over the query's first min(i + 1, K) ideal docs of max(gain - 1, 0)
+    excess = np.concatenate(([0.0], np.cumsum(np.maximum(ideal_gain - 1.0, 0.0))))
+    k = np.bincount(ideal_query, minlength=r.n_queries)
+    start = np.cumsum(k) - k  # first ideal row of each query
+    q = r.query
+    end = start[q] + np.minimum(r.position + 1, k[q])
+    cost = r.position + 1.0 + excess[end] - excess[start[q]]
+    so_far = np.cumsum(gain)
+    starts, lengths = _group_runs(q)
+    so_far = so_far - np.repeat(so_far[starts] - gain[starts], lengths)
+    mask = gain != 0
+    weights = np.zeros(gain.size, dtype=np.float64)
+    weights[mask] = gain[mask] / np.log2(2.0 + cost[mask] - so_far[mask])
+    total_ideal = np.bincount(ideal_query, weights=ideal_gain, minlength=r.n_queries)
+    return _ratio(r.total(mask, weights), total_ideal.astype(np.float64, copy=False))
+
+
+def _bin_g(r: JudgedRanking, m: Measure) -> FloatArray:
+    # trec_eval binG: each relevant doc at 0-based position i, the r-th relevant one, adds
+    # 1 / log2(3 + i - r); the sum is divided by the number of relevant docs.
+    mask = r.relevant(_rel(m))
+    weights = np.zeros(r.position.size, dtype=np.float64)
+    weights[mask] = 1.0 / np.log2(3.0 + r.position[mask] - r.rank_in_query(mask))
+    return _ratio(r.total(mask, weights), r.num_rel(_rel(m)))
+
+
+def _yaap(r: JudgedRanking, m: Measure) -> FloatArray:
+    # trec_eval yaap: log((1 + S) / (1 + R - S)), S the sum of the precisions at the relevant
+    # retrieved docs, R the number of relevant docs.
+    mask = r.relevant(_rel(m))
+    weights = np.zeros(r.position.size, dtype=np.float64)
+    weights[mask] = r.rank_in_query(mask) / (r.position[mask] + 1.0)
+    total = r.total(mask, weights)
+    result: FloatArray = np.log((1.0 + total) / (1.0 + r.num_rel(_rel(m)) - total))
+    return result
+
+
+def _ideal_rows(r: JudgedRanking) -> tuple[IntArray, FloatArray, IntArray, IntArray]:
+    """The qrels' positive grades sorted descending per query: their query, gain and 0-based
+    ideal position, and each query's first row among them (int64[n])."""
+    ideal_pos = r.ideal_positions()
+    positive = ideal_pos >= 0
+    query = r.qrels_query[positive]
+    count = np.bincount(query, minlength=r.n_queries)
+    start = np.cumsum(count) - count
+    return query, r.qrels_grade[positive].astype(np.float64), ideal_pos[positive], start
+
+
+def _exclusive_cumsum(values: FloatArray) -> FloatArray:
+    """``out[i]`` = sum of ``values[:i]`` (length ``values.size + 1``)."""
+    return np.concatenate(([0.0], np.cumsum(values)))
+
+
+def _dcg_weights(r: JudgedRanking) -> FloatArray:
+    """grade / log2(position + 2) for the judged retrieved entries graded > 0, else 0."""
+    weights = np.zeros(r.position.size, dtype=np.float64)
+    positive = r.grade > 0
+    weights[positive] = r.grade[positive] / np.log2(r.position[positive] + 2.0)
+    return weights
+
+
+def _dcg_before(
+    r: JudgedRanking, weights: FloatArray, query: IntArray, cut: IntArray
+) -> FloatArray:
+    """For each (query, cut) pair, the sum of ``weights`` over the query's entries ranked above
+    ``cut`` (position < cut); pairs and entries both sorted by query."""
+    width = int(r.position.max(initial=0)) + 2
+    keys = r.query * width + r.position
+    wanted = query * width + np.minimum(cut, width - 1)
+    total = _exclusive_cumsum(weights)
+    first = np.searchsorted(keys, query * width, side="left")
+    return total[np.searchsorted(keys, wanted, side="left")] - total[first]
+
+
+def _ndcg_rel(r: JudgedRanking, m: Measure) -> FloatArray:
+    # trec_eval ndcg_rel (gain = grade): the mean, over the K docs graded > 0 in the qrels, of
+    # an nDCG value each: at a retrieved one, DCG / ideal DCG with both cut at its rank; for
+    # one not retrieved, DCG of the whole ranking / the full ideal DCG; 0 when that sum is 0.
+    query, gain, pos, start = _ideal_rows(r)
+    ideal = _exclusive_cumsum(gain / np.log2(pos + 2.0))
+    k = np.bincount(query, minlength=r.n_queries)
+    weights = _dcg_weights(r)
+    dcg = _exclusive_cumsum(weights)[1:]  # inclusive running sum ...
+    starts, lengths = _group_runs(r.query)
+    dcg = dcg - np.repeat(dcg[starts] - weights[starts], lengths)  # ... within each query
+    hit = r.grade > 0
+    q = r.query[hit]
+    cut_ideal = ideal[start[q] + np.minimum(r.position[hit] + 1, k[q])] - ideal[start[q]]
+    total = np.bincount(q, weights=dcg[hit] / cut_ideal, minlength=r.n_queries).astype(np.float64)
+    full_ideal = ideal[start + k] - ideal[start]
+    final = r.total(hit, weights)
+    missed = k - np.bincount(q, minlength=r.n_queries)
+    total = total + missed * _ratio(final, full_ideal)
+    return _ratio(np.where(total > 0, total, 0.0), k.astype(np.float64))
+
+
+def _rndcg(r: JudgedRanking, m: Measure) -> FloatArray:
+    # trec_eval Rndcg (gain = grade): the mean of nDCG@c over the cutoffs c where the ideal
+    # gain changes (after each run of equal grades among the K docs graded > 0, c = K
+    # included), plus c = the number retrieved when that is >= K + 2; DCG cut at c covers at
+    # most what was retrieved. 0 for a query without a relevant doc (grade >= rel).
+    query, gain, pos, start = _ideal_rows(r)
+    ideal = _exclusive_cumsum(gain / np.log2(pos + 2.0))
+    k = np.bincount(query, minlength=r.n_queries)
+    last = np.ones(gain.size, dtype=bool)  # last row of a run of equal gains in its query
+    last[:-1] = (query[1:] != query[:-1]) | (gain[1:] != gain[:-1])
+    b_query, cut = query[last], pos[last] + 1
+    weights = _dcg_weights(r)
+    ratio = _dcg_before(r, weights, b_query, cut) / (
+        ideal[start[b_query] + cut] - ideal[start[b_query]]
+    )
+    total = np.bincount(b_query, weights=ratio, minlength=r.n_queries).astype(np.float64)
+    count = np.bincount(b_query, minlength=r.n_queries).astype(np.float64)
+    extra = r.num_ret >= k + 2
+    full_ideal = ideal[start + k] - ideal[start]
+    final = r.total(r.grade > 0, weights)
+    total = total + np.where(extra, _ratio(final, full_ideal), 0.0)
+    count = count + extra
+    out = _ratio(total, count)
+    out[r.num_rel(_rel(m)) == 0] = 0.0
+    return out
+
+
 #: Measure name → kernel; every measure :func:`evalkit.measures.score` computes.
 KERNELS: Registry[Kernel] = Registry("measure")
 for _name, _kernel in (
@@ -483,5 +620,10 @@ for _name, _kernel in (
     ("infAP", _inf_ap),
     ("unjudged", _unjudged),
     ("utility", _utility),
+    ("G", _g),
+    ("binG", _bin_g),
+    ("yaap", _yaap),
+    ("ndcg_rel", _ndcg_rel),
+    ("Rndcg", _rndcg),
 ):
     KERNELS.register(_name, _kernel)

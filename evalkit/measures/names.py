@@ -67,7 +67,12 @@ _SPECS: tuple[MeasureSpec, ...] = (
     MeasureSpec("Judged", "fraction of the top k that is in the qrels", "optional"),
     MeasureSpec("SetP", "relevant retrieved / retrieved", "none", (_REL,)),
     MeasureSpec("SetR", "relevant retrieved / relevant", "none", (_REL,)),
-    MeasureSpec("SetF", "harmonic mean of SetP and SetR", "none", (_REL,)),
+    MeasureSpec(
+        "SetF",
+        "(1 + beta) * SetP * SetR / (beta * SetP + SetR) (trec_eval's set_F weighting)",
+        "none",
+        (("beta", 1.0), _REL),
+    ),
     MeasureSpec("NumRet", "number of retrieved docs", "none"),
     MeasureSpec("NumRel", "number of relevant docs in the qrels", "none", (_REL,)),
     MeasureSpec("NumRelRet", "number of relevant retrieved docs", "none", (_REL,)),
@@ -110,6 +115,28 @@ _SPECS: tuple[MeasureSpec, ...] = (
         "required",
         (_REL,),
         fraction=True,
+    ),
+    MeasureSpec(
+        "G",
+        "trec_eval's normalized gain: gain / log2(2 + ideal cost - gain so far), summed, "
+        "/ ideal gain",
+        "none",
+    ),
+    MeasureSpec(
+        "binG", "mean over relevant docs of 1 / log2(2 + non-relevant above)", "none", (_REL,)
+    ),
+    MeasureSpec(
+        "yaap",
+        "Robertson's yet another AP: log((1 + S) / (1 + R - S)), S = AP * R",
+        "none",
+        (_REL,),
+    ),
+    MeasureSpec("ndcg_rel", "mean nDCG at the ranks of the docs graded > 0 (trec_eval)", "none"),
+    MeasureSpec(
+        "Rndcg",
+        "mean nDCG at the cutoffs where the ideal gain changes (trec_eval)",
+        "none",
+        (_REL,),
     ),
     # evalkit's own span / no-answer measures: computed by evalkit.evaluate, not by score().
     MeasureSpec("ContextPrecision", "answer-span characters / returned characters", "required"),
@@ -326,6 +353,11 @@ _TREC_BASE = {
     "infAP": "infAP",
     "unjudged": "unj",
     "utility": "utility",
+    "G": "G",
+    "binG": "binG",
+    "yaap": "yaap",
+    "ndcg_rel": "ndcg_rel",
+    "Rndcg": "Rndcg",
 }
 
 
@@ -346,6 +378,8 @@ def trec_name(measure: Measure | str) -> str:
         return "map" if k is None else f"map_cut_{k}"
     if m.name == "IPrec":
         return f"iprec_at_recall_{k:.2f}"
+    if m.name == "SetF" and m.param("beta") != 1.0:
+        return f"set_F_{m.param('beta'):g}"  # as trec_eval names -m set_F.0.5
     if m.name == "Rprec_mult":
         return f"Rprec_mult_{k:.2f}"
     if m.name in _TREC_BASE:
