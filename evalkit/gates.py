@@ -12,7 +12,8 @@ kinds of gate, all checked against a report dict of schema ``evalkit.report/1``:
 
 Rules of :func:`check_gates`:
 
-- "Worse" follows the measure's direction: higher is better except for the measures in
+- "Worse" follows the measure's direction from the measures registry
+  (:func:`evalkit.measures.higher_is_better`): higher is better except for the measures in
   ``LOWER_IS_BETTER`` (``NoAnswerFP``, ``NoResult``). For a higher-is-better measure the
   threshold is ``reference - max_drop`` (or ``baseline - tolerance``) and the gate passes when
   ``actual >= threshold``; for a lower-is-better one it is ``reference + max_drop`` and
@@ -64,6 +65,7 @@ from evalkit.fixtures.rules import safe_id
 from evalkit.fixtures.schema import ID_PATTERN, LANGUAGE_PATTERN
 from evalkit.inputs import InputFileError, read_input_bytes
 from evalkit.measures import parse_measure
+from evalkit.measures.names import LOWER_IS_BETTER, higher_is_better
 from evalkit.names import name_problem
 from evalkit.output import shown_path, unshown_reason
 from evalkit.privacy import PrivateText
@@ -104,8 +106,6 @@ __all__ = [
 ]
 
 GATES_SCHEMA: Final = "evalkit.gates/1"
-# evalkit.measures has no notion of direction yet; every other measure is higher-is-better.
-LOWER_IS_BETTER: Final = frozenset({"NoAnswerFP", "NoResult"})
 COMPARISON_SLACK: Final = 1e-9
 NEW_FAILURES_MEASURE: Final = "new-failures"
 GATE_COLUMNS: Final = [
@@ -127,11 +127,6 @@ PASS: Final = "pass"
 FAIL: Final = "fail"
 NOT_EVALUATED: Final = "not evaluated"
 _STALE_KEYS: Final = ("schema", "evaluationDefinitionHash", "corpusHash")
-
-
-def higher_is_better(measure: str) -> bool:
-    """True unless ``measure`` is in ``LOWER_IS_BETTER``."""
-    return measure not in LOWER_IS_BETTER
 
 
 def _canonical_measure(name: str) -> str:

@@ -49,6 +49,7 @@ import pandas as pd
 import scipy.stats
 
 from evalkit.errors import InputError
+from evalkit.measures.names import higher_is_better
 from evalkit.registry import did_you_mean
 from evalkit.stats_resampling import (
     BLOCK_VALUES,
@@ -301,9 +302,10 @@ def compare(
     (:func:`t_interval`) beside the one chosen by ``interval``; ``effect_size`` and
     ``effect_size_kind`` (:data:`EFFECT_SIZE_DZ`): Cohen's d_z = ``diff / sqrt(variance)``
     (``0.0`` when every ``d`` is 0, ``NaN`` when undefined: one query, or constant non-zero
-    ``d``); ``wins, ties, losses`` (int) queries where ``system`` is above, equal to (within
-    ``TIE_TOLERANCE``), or below ``base`` (higher is read as better; for lower-is-better
-    measures read wins as increases); ``test`` and ``p_value`` (see :func:`paired_test`);
+    ``d``); ``wins, ties, losses`` (int) queries where ``system`` is better than, equal to (within
+    ``TIE_TOLERANCE``), or worse than ``base``, in the measure's direction
+    (:func:`evalkit.measures.higher_is_better`: for ``NoAnswerFP`` a win is a decrease);
+    ``test`` and ``p_value`` (see :func:`paired_test`);
     ``family`` (text) and ``family_size`` (int): the family of comparisons the correction runs
     over, which is *every row of this result* (its non-NaN p-values); ``p_adjusted`` by
     ``correction`` over that family; ``significant`` (bool) ``p_adjusted <= alpha``.
@@ -526,6 +528,7 @@ def _compare_measure(
             ],
         )
         p_values = _p_values(diffs, test=test, rng=test_stream, n_resamples=n_resamples)
+        direction = 1.0 if higher_is_better(str(measure)) else -1.0  # a win is a better query
         for index, (system, base) in enumerate(pairs):
             d = diffs[:, index]
             t_low, t_high = _t_interval(d, confidence)
@@ -548,9 +551,9 @@ def _compare_measure(
                 "t_ci_high": t_high,
                 "effect_size": _cohens_dz(d),
                 "effect_size_kind": EFFECT_SIZE_DZ,
-                "wins": int(np.count_nonzero(d > 0.0)),
+                "wins": int(np.count_nonzero(d * direction > 0.0)),
                 "ties": int(np.count_nonzero(d == 0.0)),
-                "losses": int(np.count_nonzero(d < 0.0)),
+                "losses": int(np.count_nonzero(d * direction < 0.0)),
                 "test": test,
                 "p_value": float(p_values[index]),
             }

@@ -31,7 +31,8 @@ Cutoff = int | float
 
 @dataclass(frozen=True)
 class MeasureSpec:
-    """What a measure name accepts: its parameters (name → default) and its cutoff rule."""
+    """What a measure name accepts: its parameters (name → default) and its cutoff rule, with
+    its one-line ``description`` and its direction (``higher_is_better``)."""
 
     name: str
     description: str
@@ -39,6 +40,7 @@ class MeasureSpec:
     params: tuple[tuple[str, ParamValue], ...] = ()
     choices: tuple[tuple[str, tuple[str, ...]], ...] = ()
     fraction: bool = False  # the cutoff is a fraction (IPrec@0.5), not a rank
+    higher_is_better: bool = True
 
     def default(self, param: str) -> ParamValue:
         """The default value of ``param``."""
@@ -141,14 +143,43 @@ _SPECS: tuple[MeasureSpec, ...] = (
     # evalkit's own span / no-answer measures: computed by evalkit.evaluate, not by score().
     MeasureSpec("ContextPrecision", "answer-span characters / returned characters", "required"),
     MeasureSpec("ContextRecall", "answer-span characters returned / all span chars", "required"),
-    MeasureSpec("NoAnswerFP", "1 if a no-answer query returned anything, else 0", "none"),
-    MeasureSpec("NoResult", "1 if an answerable query returned nothing, else 0", "none"),
+    MeasureSpec(
+        "NoAnswerFP",
+        "1 if a no-answer query returned anything, else 0",
+        "none",
+        higher_is_better=False,
+    ),
+    MeasureSpec(
+        "NoResult",
+        "1 if an answerable query returned nothing, else 0",
+        "none",
+        higher_is_better=False,
+    ),
 )
 
 _SPEC_BY_NAME: dict[str, MeasureSpec] = {spec.name: spec for spec in _SPECS}
 
 #: Every measure name the parser knows, in documentation order.
 MEASURE_NAMES: tuple[str, ...] = tuple(spec.name for spec in _SPECS)
+#: Measures for which a lower value is better (the registry's ``higher_is_better=False``).
+LOWER_IS_BETTER: frozenset[str] = frozenset(s.name for s in _SPECS if not s.higher_is_better)
+
+
+def higher_is_better(measure: str) -> bool:
+    """The direction of ``measure`` (a name such as ``NoAnswerFP`` or ``nDCG@10``) from the
+    registry: False for :data:`LOWER_IS_BETTER`, True otherwise (names the registry does not
+    know, such as a gate's ``new-failures`` count, included)."""
+    base = re.split(r"[(@]", measure, maxsplit=1)[0]
+    spec = _SPEC_BY_NAME.get(base)
+    return True if spec is None else spec.higher_is_better
+
+
+def describe_measure(measure: str) -> str:
+    """The registry's one-line description of ``measure``'s name ("" for unknown names)."""
+    spec = _SPEC_BY_NAME.get(re.split(r"[(@]", measure, maxsplit=1)[0])
+    return "" if spec is None else spec.description
+
+
 #: Measures that need a fixture with answer spans (computed by ``evalkit.evaluate``).
 SPAN_MEASURE_NAMES: frozenset[str] = frozenset(
     {"ContextPrecision", "ContextRecall", "NoAnswerFP", "NoResult"}
