@@ -17,6 +17,7 @@ import numpy.typing as npt
 import pandas as pd
 from matplotlib.figure import Figure
 
+from evalkit.measures.names import higher_is_better
 from evalkit.render import plot_label
 from evalkit.stats import TIE_TOLERANCE
 
@@ -102,8 +103,9 @@ def paired_difference_figure(
     """Per-query differences ``system - base``: one panel per (measure, other system).
 
     Each panel shows the sorted differences of the paired queries as bars (green: the system is
-    higher, red: lower, grey dot: tie within ``evalkit.stats.TIE_TOLERANCE``), with the counts
-    in the title. ``per_query`` has columns ``system, query_id, measure, value``.
+    better in the measure's direction, red: worse, grey dot: tie within
+    ``evalkit.stats.TIE_TOLERANCE``), with the counts in the title. ``per_query`` has columns
+    ``system, query_id, measure, value``.
     """
     others = [s for s in systems if s != base]
     rows, cols = max(1, len(measures)), max(1, len(others))
@@ -123,7 +125,10 @@ def paired_difference_figure(
             diffs[np.isclose(first, second, rtol=TIE_TOLERANCE, atol=TIE_TOLERANCE)] = 0.0
             ordered = np.sort(diffs)[::-1]
             x = np.arange(ordered.size)
-            colors = [_WIN if d > 0 else _LOSS if d < 0 else _TIE_COLOR for d in ordered]
+            sign = 1.0 if higher_is_better(str(measure)) else -1.0  # green is better
+            colors = [
+                _WIN if d * sign > 0 else _LOSS if d * sign < 0 else _TIE_COLOR for d in ordered
+            ]
             axes.bar(x, ordered, width=1.0, color=colors)
             ties = ordered == 0
             axes.plot(x[ties], ordered[ties], ".", color=_TIE_COLOR, markersize=3)

@@ -231,7 +231,8 @@ def paired_comparisons(
     """Every system against ``base`` on paired queries; columns ``COMPARISON_COLUMNS``.
 
     ``diff`` is ``system - base`` with a bootstrap interval; wins/ties/losses count queries
-    where the system is above/equal to/below the base; ``p_value`` is the two-sided paired
+    where the system is better than/equal to/worse than the base in the measure's direction;
+    ``p_value`` is the two-sided paired
     randomization test, ``p_adjusted`` corrected (``correction``, default Holm) over all
     systems and measures of the table (:func:`evalkit.stats.compare`).
     """
