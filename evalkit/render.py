@@ -137,12 +137,14 @@ def styled(
     Cells holding other objects than strings and numbers (lists, tuples, ...) are converted to
     strings first, so the escaping reaches them too. ``frame`` is not modified.
     """
-    from pandas.api.types import is_object_dtype
+    from pandas.api.types import is_object_dtype, is_string_dtype
 
     shown = frame.copy()
-    text_columns = [c for c, dtype in shown.dtypes.items() if is_object_dtype(dtype)]
-    for column in text_columns:
+    for column in [c for c, dtype in shown.dtypes.items() if is_object_dtype(dtype)]:
         shown[column] = shown[column].map(_as_cell)
+    text_columns = [
+        c for c, dtype in shown.dtypes.items() if is_object_dtype(dtype) or is_string_dtype(dtype)
+    ]
     shown.index.names = [_name(n) for n in shown.index.names]
     shown.columns.names = [_name(n) for n in shown.columns.names]
     styler = shown.style.format(precision=precision, na_rep=na_rep, escape="html")

@@ -519,3 +519,11 @@ def test_the_report_notebook_shows_user_strings_only_through_render() -> None:
         ):
             assert _shown_safely(last.value), (index, ast.unparse(last))
     assert displayed >= 15  # the check saw the notebook's displays
+
+
+def test_styled_left_aligns_text_columns_only() -> None:
+    frame = pd.DataFrame({"system": ["lexical", "hybrid"], "mean": [0.5, 0.25]})
+    html = styled(frame).to_html()
+    rules = re.findall(r"([^{}]*)\{[^}]*text-align: left", html)
+    columns = {c for selectors in rules for c in re.findall(r"_row\d+_col(\d+)", selectors)}
+    assert columns == {"0"}  # column 0 (text) only, pandas 3's str dtype included
