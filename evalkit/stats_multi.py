@@ -195,8 +195,7 @@ def tukey_hsd(
         v_e, df = _residual_variance(matrix)
         scale = math.sqrt(v_e / n)
         means, first, second, diffs = _pairs(matrix)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            q = np.where(diffs == 0.0, 0.0, np.abs(diffs) / scale)
+        q = _studentized_differences(diffs, scale)
         p_values = _studentized_range_sf(q, k, df)
         p_values[diffs == 0.0] = 1.0
         margin = _studentized_range_quantile(confidence, k, df) * scale
@@ -219,6 +218,12 @@ def tukey_hsd(
             alpha=alpha,
         )
     return _pair_frame(records)
+
+
+def _studentized_differences(diffs: npt.NDArray[np.float64], scale: float) -> Any:
+    """``|diff| / scale`` per pair (Tukey's q), 0.0 where the difference is 0."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(diffs == 0.0, 0.0, np.abs(diffs) / scale)
 
 
 def randomized_tukey_hsd(
@@ -265,9 +270,7 @@ def randomized_tukey_hsd(
         hits = np.searchsorted(np.sort(ranges), observed - slack, side="left")
         p_values = (n_resamples - hits + 1) / (n_resamples + 1)
         margin = float(np.quantile(ranges, confidence)) / n
-        scale = math.sqrt(v_e / n)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            q = np.where(diffs == 0.0, 0.0, np.abs(diffs) / scale)
+        q = _studentized_differences(diffs, math.sqrt(v_e / n))
         records += _pair_rows(
             measure,
             n,

@@ -52,6 +52,7 @@ from tqdm import tqdm
 
 from evalkit.errors import InputError
 from evalkit.fixtures.chunking import ChunkingPolicy, chunk_ids, chunk_offsets, spans_in_chunk
+from evalkit.fixtures.locate import locate_span
 from evalkit.fixtures.rules import find_sensitive
 from evalkit.fixtures.schema import MAX_JUDGMENTS, MAX_QUERY_TEXT, MAX_SPANS, MAX_TITLE
 from evalkit.output import resolve_output_path, shown_path
@@ -107,21 +108,16 @@ def original_id(mapped: str) -> str:
 
 
 def locate_answer(text: str, answer: str) -> list[tuple[int, int]]:
-    """Non-overlapping ``(start, end)`` occurrences of ``answer`` in ``text``: exact matches;
-    if there are none, matches ignoring case and runs of white space (offsets are those of
-    ``text``, so ``text[start:end]`` is the verbatim span). Empty answers match nothing.
-
-    (A stand-in for the shared ``evalkit.fixtures.locate.locate_span``.)
-    """
-    needle = answer.strip()
-    if not needle:
-        return []
-    found = [(m.start(), m.end()) for m in re.finditer(re.escape(needle), text)]
-    if found:
-        return found
-    words = [re.escape(w) for w in needle.split()]
-    pattern = re.compile(r"\s+".join(words), re.IGNORECASE)
-    return [(m.start(), m.end()) for m in pattern.finditer(text)]
+    """Non-overlapping ``(start, end)`` occurrences of ``answer`` in ``text``, by the span
+    locator the fixture tools use (:func:`evalkit.fixtures.locate.locate_span` with
+    ``fuzzy=False``): exact matches; if there are none, matches ignoring case, white-space runs
+    and compatibility forms. Offsets are those of ``text``, so ``text[start:end]`` is the
+    verbatim span. Empty answers match nothing."""
+    found: list[tuple[int, int]] = []
+    for candidate in locate_span(text, answer.strip(), fuzzy=False):
+        if not found or candidate.start >= found[-1][1]:
+            found.append((candidate.start, candidate.end))
+    return found
 
 
 @dataclass(frozen=True)
