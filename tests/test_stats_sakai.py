@@ -3,8 +3,9 @@
 Source of the data and of every expected value below: Tetsuya Sakai, *Laboratory Experiments
 in Information Retrieval* (Springer, 2018), Table 5.1 and the analyses of it in the book, as
 copied in ``tests/data/sakai-table-5.1/`` from ``shared/data/`` (README.md there; the CSV
-files come from the test data of the elinor project, kampersanda/elinor, test-data/sakai-book/). The published values
-are rounded to 4 decimals, so they are compared within 5e-5.
+files come from the test data of the elinor project, kampersanda/elinor,
+test-data/sakai-book/). The published values are rounded to 4 decimals, so they are compared
+within 5e-5.
 """
 
 from __future__ import annotations
