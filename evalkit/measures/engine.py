@@ -9,6 +9,7 @@ import pandas as pd
 import pyarrow as pa
 
 from evalkit.errors import InputError, MeasureError
+from evalkit.measures.diversity import diversity_values
 from evalkit.measures.kernels import KERNELS
 from evalkit.measures.names import SPAN_MEASURE_NAMES, Measure, parse_measure
 from evalkit.measures.ranking import Duplicates, Ties, TrecVersion, judged_ranking
@@ -42,6 +43,7 @@ def score(
     judged_only: bool = False,
     complete: bool = True,
     num_docs: int | None = None,
+    subtopics: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """Per-query values of ``measures`` for ``run`` judged by ``qrels``.
 
@@ -72,6 +74,12 @@ def score(
     ``duplicates="error"`` (default) raises InputError naming the query and doc of a doc
     listed twice in one query's ranking; ``"keep-first"`` keeps the occurrence ranked first.
     The inputs are never modified.
+
+    ``subtopics``: subtopic qrels (columns ``query_id``, ``subtopic``, ``doc_id``,
+    ``relevance``; :func:`evalkit.formats.read_subtopic_qrels`), needed by the diversity
+    measures (``alpha_nDCG@20``, ``ERR_IA@20``, ``NRBP``, ...; see
+    :mod:`evalkit.measures.diversity`). They rank ``run`` with the same options; a qrels query
+    the subtopic qrels do not judge gets 0.0 from them.
     """
     parsed = parse_measures(measures)
     for m in parsed:
@@ -88,7 +96,18 @@ def score(
     if max_docs is not None or judged_only:
         ranking = ranking.restricted(max_docs=max_docs, judged_only=judged_only)
     ranking = ranking.with_options(trec_version=trec_version, num_docs=num_docs, unranked=~ranked)
-    values = [KERNELS.get(m.name)(ranking, m) for m in parsed]
+    diverse = diversity_values(
+        subtopics,
+        run,
+        parsed,
+        ranking.query_ids,
+        ties=ties,
+        duplicates=duplicates,
+        trec_version=trec_version,
+        max_docs=max_docs,
+        judged_only=judged_only,
+    )
+    values = [diverse[m] if m in diverse else KERNELS.get(m.name)(ranking, m) for m in parsed]
     n_q, n_m = ranking.n_queries, len(parsed)
     matrix = np.column_stack(values)
     # the string columns are built in arrow (no Python string per row)

@@ -157,6 +157,42 @@ _SPECS: tuple[MeasureSpec, ...] = (
     ),
 )
 
+# alpha-nDCG and the intent-aware measures over subtopic qrels, as ndeval computes them
+# (evalkit.measures.diversity; ir_measures' names and defaults)
+_ALPHA, _BETA = ("alpha", 0.5), ("beta", 0.5)
+_SPECS += (
+    MeasureSpec(
+        "alpha_DCG",
+        "alpha-DCG (Clarke et al. 2008), over ndeval's ideal-ideal gain",
+        "required",
+        (_ALPHA, _REL),
+    ),
+    MeasureSpec(
+        "alpha_nDCG",
+        "alpha-DCG / alpha-DCG of ndeval's greedy ideal ranking",
+        "required",
+        (_ALPHA, _REL),
+    ),
+    MeasureSpec(
+        "ERR_IA", "intent-aware ERR (ndeval, alpha 0.5), over ideal-ideal", "required", (_REL,)
+    ),
+    MeasureSpec("nERR_IA", "intent-aware ERR / ERR-IA of the ideal ranking", "required", (_REL,)),
+    MeasureSpec(
+        "NRBP",
+        "novelty- and rank-biased precision (Clarke et al. 2009)",
+        "none",
+        (_ALPHA, _BETA, _REL),
+    ),
+    MeasureSpec("nNRBP", "NRBP / NRBP of the ideal ranking", "none", (_ALPHA, _BETA, _REL)),
+    MeasureSpec("AP_IA", "mean over the subtopics of their average precision", "none", (_REL,)),
+    MeasureSpec(
+        "P_IA", "relevant (subtopic, doc) pairs in the top k / (k * subtopics)", "required", (_REL,)
+    ),
+    MeasureSpec(
+        "StRecall", "subtopics with a relevant doc in the top k / subtopics", "required", (_REL,)
+    ),
+)
+
 _SPEC_BY_NAME: dict[str, MeasureSpec] = {spec.name: spec for spec in _SPECS}
 
 #: Every measure name the parser knows, in documentation order.

@@ -1,0 +1,561 @@
+"""alpha-nDCG and the intent-aware measures over subtopic qrels, as ndeval computes them.
+
+ndeval (Clarke et al.; the C program of the TREC Web track diversity task, inside the
+``pyndeval`` package that ir_measures calls) judges each document per *subtopic* (intent) of a
+query. The subtopic qrels are a frame with columns ``query_id``, ``subtopic``, ``doc_id``
+(strings) and ``relevance`` (int); a document is relevant to a subtopic when its grade there is
+``>= rel`` (default 1) and ``>= 0`` (relevance is binary, as in ndeval). A query's subtopics
+that no document is relevant to are left out; ``A`` below is the number left.
+
+With ``c_s(i)`` the number of documents ranked above position ``i`` (0-based) that are relevant
+to subtopic ``s``, the document at ``i`` gains ``g(i) = sum over its subtopics of
+(1 - alpha) ** c_s(i)``. Then, as ndeval (``k`` the cutoff, ``d(i) = log 2 / log(i + 2)``):
+
+* ``alpha_DCG@k`` = sum over i < k of g(i) d(i), divided by the same sum for an "ideal ideal"
+  ranking that gains ``A (1 - alpha) ** i`` at each rank (not divided at k = 1, as ndeval);
+* ``ERR_IA@k``: the same with ``1 / (i + 1)`` for ``d(i)`` and alpha = 0.5 (ndeval's);
+* ``alpha_nDCG@k``, ``nERR_IA@k``: divided instead by the value of ndeval's greedy ideal
+  ranking of the qrels (at each rank the doc of largest gain, ties to the largest doc ID);
+* ``NRBP`` = (1 - (1 - alpha) beta) / A * sum over every rank of g(i) beta ** i; ``nNRBP``
+  divides it by the ideal ranking's NRBP;
+* ``AP_IA``: the mean over the A subtopics of the subtopic's average precision;
+* ``P_IA@k``: (subtopic, doc) relevant pairs in the top k / (k A);
+* ``StRecall@k``: subtopics with a relevant doc in the top k / A.
+
+Every measure is 0.0 for a query with A = 0 (ndeval gives nNRBP NaN there) and for a query
+the run does not rank. ndeval stops at rank 20; these kernels compute the same sums at any
+cutoff. The run is ranked as by :func:`evalkit.measures.score` (``ties="trec"``: score
+descending, then doc ID descending, which is ndeval's ``-traditional`` order; pyndeval itself
+breaks ties by doc ID ascending).
+
+Everything is numpy over flattened (query, subtopic, rank) arrays; the greedy ideal ranking is
+one vectorized step per rank over every query still choosing, never a loop per query.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from evalkit.errors import InputError, MeasureError, RunOnlyQueriesWarning
+from evalkit.measures.kernels import JudgedRanking
+from evalkit.measures.names import Measure
+from evalkit.measures.ranking import (
+    Duplicates,
+    Ties,
+    TrecVersion,
+    _id_array,
+    _integer_column,
+    judged_ranking,
+    require_columns,
+)
+from evalkit.registry import Registry
+
+__all__ = [
+    "DIVERSITY_KERNELS",
+    "DIVERSITY_MEASURE_NAMES",
+    "SUBTOPIC_COLUMNS",
+    "SubtopicRanking",
+    "check_subtopic_qrels",
+    "diversity_values",
+    "subtopic_ranking",
+]
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+
+#: The columns of a subtopic qrels frame.
+SUBTOPIC_COLUMNS = ("query_id", "subtopic", "doc_id", "relevance")
+_ERR_ALPHA = 0.5  # ndeval's default alpha, which ir_measures uses for ERR_IA, nERR_IA
+_LOG2 = float(np.log(2.0))
+
+
+def check_subtopic_qrels(subtopics: pd.DataFrame) -> None:
+    """Raise InputError unless ``subtopics`` has string ``query_id``, ``subtopic``, ``doc_id``
+    and integer ``relevance`` columns and judges no (query, subtopic, doc) twice."""
+    require_columns(subtopics, "subtopics", SUBTOPIC_COLUMNS)
+    for column in ("query_id", "subtopic", "doc_id"):
+        _id_array(subtopics, column, "subtopics")
+    _integer_column(subtopics, "relevance", "subtopics")
+    keys = list(SUBTOPIC_COLUMNS[:3])
+    twice = subtopics.duplicated(keys, keep="first").to_numpy()
+    if twice.any():
+        row = int(np.flatnonzero(twice)[0])
+        raise InputError(
+            f"subtopics judges (query, subtopic, doc) {tuple(subtopics.iloc[row][keys])!r} "
+            f"twice (row {row} repeats an earlier row); remove the extra rows"
+        )
+
+
+@dataclass(frozen=True)
+class SubtopicRanking:
+    """The run's ranking joined with subtopic qrels; the input of every diversity kernel.
+
+    ``ranking``: the judged ranking of the subtopic qrels' (query, doc) pairs (``grade`` holds
+    each entry's pair code: the pair's index, or -1 - index when no subtopic grades the doc
+    >= 0); ``pair_query``: int64[p], the query (index into ``ranking.query_ids``) of each
+    pair; ``pair_doc``: int64[p], the rank of each pair's doc ID among all doc IDs (byte
+    order); ``rows_pair``, ``rows_subtopic``,
+    ``rows_grade``: int64[s], one entry per qrels row, sorted by (pair, subtopic order), the
+    subtopic as a dense code over (query, subtopic) (numbered in order of first appearance of
+    the subtopic ID, as pyndeval numbers them).
+    """
+
+    ranking: JudgedRanking
+    pair_query: IntArray
+    pair_doc: IntArray
+    rows_pair: IntArray
+    rows_subtopic: IntArray
+    rows_grade: IntArray
+    n_subtopics: int
+    _cache: dict[tuple[Any, ...], Any] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+
+    @property
+    def n_queries(self) -> int:
+        return self.ranking.n_queries
+
+    def once(self, key: tuple[Any, ...], make: Callable[[], Any]) -> Any:
+        """``make()``, computed on the first call with this key only."""
+        if key not in self._cache:
+            self._cache[key] = make()
+        return self._cache[key]
+
+
+def subtopic_ranking(
+    subtopics: pd.DataFrame,
+    run: pd.DataFrame,
+    *,
+    ties: Ties = "trec",
+    duplicates: Duplicates = "error",
+    trec_version: TrecVersion = "10",
+    max_docs: int | None = None,
+    judged_only: bool = False,
+) -> SubtopicRanking:
+    """Validate ``subtopics`` and rank ``run`` against it (the same ranking rules and options
+    as :func:`evalkit.measures.score`; ``judged_only`` keeps the docs the subtopic qrels grade
+    >= 0 for some subtopic)."""
+    check_subtopic_qrels(subtopics)
+    grade = _integer_column(subtopics, "relevance", "subtopics")
+    if grade.size == 0:
+        raise InputError("subtopics holds no judgments; expected at least one row")
+    # codes in sorted order (code point order of str = byte order of UTF-8, strcmp's order)
+    q_code, q_ids = pd.factorize(subtopics["query_id"].to_numpy(dtype=object), sort=True)
+    d_code, d_ids = pd.factorize(subtopics["doc_id"].to_numpy(dtype=object), sort=True)
+    # subtopics numbered in order of first appearance of the ID string (pyndeval's numbering)
+    s_code, _ = pd.factorize(subtopics["subtopic"].to_numpy(dtype=object))
+    n_docs = len(d_ids)
+    pair_key, row_pair = np.unique(q_code.astype(np.int64) * n_docs + d_code, return_inverse=True)
+    row_pair = row_pair.astype(np.int64)
+    pair_q, pair_d = pair_key // n_docs, pair_key % n_docs
+    n_pairs = pair_key.size
+    best = np.full(n_pairs, np.iinfo(np.int64).min, dtype=np.int64)
+    np.maximum.at(best, row_pair, grade)
+    # each pair's code, carried as the "grade" of a derived qrels: >= 0 when some subtopic
+    # grades the doc >= 0 (so -J keeps it), else negative
+    code = np.arange(n_pairs, dtype=np.int64)
+    derived = pd.DataFrame(
+        {
+            "query_id": pd.array(np.asarray(q_ids, dtype=object)[pair_q], dtype="str"),
+            "doc_id": pd.array(np.asarray(d_ids, dtype=object)[pair_d], dtype="str"),
+            "relevance": np.where(best >= 0, code, -code - 1),
+        }
+    )
+    with warnings.catch_warnings():
+        # the run's queries without judgments were reported by the main ranking already
+        warnings.simplefilter("ignore", RunOnlyQueriesWarning)
+        ranking = judged_ranking(
+            derived, run, ties=ties, duplicates=duplicates, trec_version=trec_version
+        )
+    if max_docs is not None or judged_only:
+        ranking = ranking.restricted(max_docs=max_docs, judged_only=judged_only)
+    query_of_code = _index_in(list(q_ids), ranking.query_ids).astype(np.int64)
+    pair_query = query_of_code[pair_q]
+    # dense (query, subtopic) codes, ordered by query then subtopic number
+    width = int(s_code.max()) + 1
+    unique_keys, row_subtopic = np.unique(
+        pair_query[row_pair] * width + s_code, return_inverse=True
+    )
+    order = np.lexsort((s_code, row_pair))
+    return SubtopicRanking(
+        ranking=ranking,
+        pair_query=pair_query,
+        pair_doc=pair_d,
+        rows_pair=row_pair[order],
+        rows_subtopic=row_subtopic.astype(np.int64)[order],
+        rows_grade=grade[order],
+        n_subtopics=int(unique_keys.size),
+    )
+
+
+def _index_in(values: Sequence[str], known: Sequence[str]) -> npt.NDArray[np.float64]:
+    """Index of each of ``values`` in ``known`` (float64; NaN where absent)."""
+    index = pc.index_in(
+        pa.array(list(values), pa.large_string()),
+        value_set=pa.array(list(known), pa.large_string()),
+    )
+    result: npt.NDArray[np.float64] = index.to_numpy(zero_copy_only=False).astype(np.float64)
+    return result
+
+
+# --- the relevant (pair, subtopic) rows at a relevance level --------------------------------
+
+
+@dataclass(frozen=True)
+class _Relevant:
+    """The qrels rows relevant at one ``rel``: per pair (CSR over ``rows_subtopic``), the
+    number of subtopics per query (``A``) and of relevant docs per subtopic."""
+
+    start: IntArray  # int64[p + 1]: the pair's first row in rows_subtopic
+    rows_subtopic: IntArray  # dense subtopic code of each relevant row, by (pair, order)
+    rows_pair: IntArray
+    actual: FloatArray  # float64[n]: A, subtopics with a relevant doc per query
+    per_subtopic: FloatArray  # float64[n_subtopics]: relevant docs of each subtopic
+    subtopic_query: IntArray  # int64[n_subtopics]
+
+
+def _relevant(sr: SubtopicRanking, rel: int) -> _Relevant:
+    def make() -> _Relevant:
+        keep = sr.rows_grade >= max(rel, 0)
+        pairs = sr.rows_pair[keep]
+        subs = sr.rows_subtopic[keep]
+        n_pairs = sr.pair_query.size
+        start = np.zeros(n_pairs + 1, dtype=np.int64)
+        np.cumsum(np.bincount(pairs, minlength=n_pairs), out=start[1:])
+        per_subtopic = np.bincount(subs, minlength=sr.n_subtopics).astype(np.float64)
+        subtopic_query = np.zeros(sr.n_subtopics, dtype=np.int64)
+        subtopic_query[subs] = sr.pair_query[pairs]
+        actual = np.bincount(subtopic_query[per_subtopic > 0], minlength=sr.n_queries).astype(
+            np.float64
+        )
+        return _Relevant(start, subs, pairs, actual, per_subtopic, subtopic_query)
+
+    result: _Relevant = sr.once(("relevant", max(rel, 0)), make)
+    return result
+
+
+def _expand(start: IntArray, items: IntArray) -> tuple[IntArray, IntArray]:
+    """For CSR offsets ``start`` and the selected ``items``: (item index, row) of every row."""
+    counts = start[items + 1] - start[items]
+    owner = np.repeat(np.arange(items.size, dtype=np.int64), counts)
+    offset = np.arange(owner.size, dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
+    return owner, start[items][owner] + offset
+
+
+@dataclass(frozen=True)
+class _RunGains:
+    """The run side at one (rel, alpha): per relevant (entry, subtopic) row its query,
+    position, subtopic, count of earlier docs of that subtopic (``seen``); per judged entry
+    its gain."""
+
+    query: IntArray
+    position: IntArray
+    subtopic: IntArray
+    seen: IntArray
+    entry_query: IntArray
+    entry_position: IntArray
+    entry_gain: FloatArray
+
+
+def _run_gains(sr: SubtopicRanking, rel: int, alpha: float) -> _RunGains:
+    def make() -> _RunGains:
+        relevant = _relevant(sr, rel)
+        r = sr.ranking
+        pair = np.where(r.grade >= 0, r.grade, -r.grade - 1)
+        owner, row = _expand(relevant.start, pair)
+        subtopic = relevant.rows_subtopic[row]
+        # rows are in (query, position, subtopic order); a stable sort by subtopic keeps
+        # each subtopic's rows in rank order
+        by_subtopic = np.argsort(subtopic, kind="stable")
+        sorted_sub = subtopic[by_subtopic]
+        first = np.ones(sorted_sub.size, dtype=bool)
+        first[1:] = sorted_sub[1:] != sorted_sub[:-1]
+        starts = np.flatnonzero(first)
+        lengths = np.diff(np.r_[starts, sorted_sub.size])
+        seen = np.empty(sorted_sub.size, dtype=np.int64)
+        seen[by_subtopic] = np.arange(sorted_sub.size) - np.repeat(starts, lengths)
+        gain = np.power(1.0 - alpha, seen.astype(np.float64))
+        entry_gain = np.bincount(owner, weights=gain, minlength=pair.size).astype(np.float64)
+        return _RunGains(
+            query=r.query[owner],
+            position=r.position[owner],
+            subtopic=subtopic,
+            seen=seen,
+            entry_query=r.query,
+            entry_position=r.position,
+            entry_gain=entry_gain,
+        )
+
+    result: _RunGains = sr.once(("run", max(rel, 0), alpha), make)
+    return result
+
+
+# --- ndeval's greedy ideal ranking -----------------------------------------------------------
+
+
+def _ideal_gains(sr: SubtopicRanking, rel: int, alpha: float, depth: int | None) -> FloatArray:
+    """float64[n, D]: the gain at each rank of ndeval's greedy ideal ranking (D ranks: every
+    relevant doc when ``depth`` is None, else at most ``depth``), 0 past a query's relevant
+    docs. At each rank every query still choosing takes the doc of largest gain (the sum of
+    its subtopics' current weights, 1 times (1 - alpha) per doc of the subtopic already
+    chosen), ties to the largest doc ID."""
+
+    def make() -> FloatArray:
+        relevant = _relevant(sr, rel)
+        # candidate pairs: those relevant to some subtopic, by (query, doc ID descending)
+        cand = np.flatnonzero(np.diff(relevant.start) > 0)
+        cand = cand[np.lexsort((-sr.pair_doc[cand], sr.pair_query[cand]))]
+        cand_query = sr.pair_query[cand]
+        most = int(np.bincount(cand_query, minlength=1).max())
+        steps = most if depth is None else min(depth, most)
+        out = np.zeros((sr.n_queries, max(steps, 1)), dtype=np.float64)
+        weight = np.ones(sr.n_subtopics, dtype=np.float64)
+        owner, row = _expand(relevant.start, cand)  # rows by (candidate, subtopic order)
+        row_sub = relevant.rows_subtopic[row]
+        for step in range(steps):  # one vectorized step per rank, over every query
+            if cand.size == 0:
+                break
+            # each candidate's gain, summed in subtopic order (as ndeval adds it up)
+            score = np.bincount(owner, weights=weight[row_sub], minlength=cand.size)
+            first = np.ones(cand.size, dtype=bool)
+            first[1:] = cand_query[1:] != cand_query[:-1]
+            starts = np.flatnonzero(first)
+            lengths = np.diff(np.r_[starts, cand.size])
+            best = np.repeat(np.maximum.reduceat(score, starts), lengths)
+            # per query, the first candidate of largest gain: the largest doc ID among them
+            hit = np.flatnonzero(score == best)
+            lead = np.ones(hit.size, dtype=bool)
+            lead[1:] = cand_query[hit[1:]] != cand_query[hit[:-1]]
+            chosen = hit[lead]
+            out[cand_query[chosen], step] = score[chosen]
+            taken = np.zeros(cand.size, dtype=bool)
+            taken[chosen] = True
+            weight[row_sub[taken[owner]]] *= 1.0 - alpha
+            # drop the chosen candidates and their rows
+            left = ~taken
+            remap = np.cumsum(left) - 1
+            keep_rows = left[owner]
+            owner, row_sub = remap[owner[keep_rows]], row_sub[keep_rows]
+            cand, cand_query = cand[left], cand_query[left]
+        return out
+
+    result: FloatArray = sr.once(("ideal", max(rel, 0), alpha, depth), make)
+    return result
+
+
+# --- the measures ----------------------------------------------------------------------------
+
+
+def _discount(position: npt.NDArray[Any]) -> FloatArray:
+    """ndeval's ``log(2) / log(rank + 2)`` for 0-based ranks (1 at rank 0)."""
+    result: FloatArray = _LOG2 / np.log(position.astype(np.float64) + 2.0)
+    return result
+
+
+def _cut_sum(sr: SubtopicRanking, gains: _RunGains, k: int, weights: FloatArray) -> FloatArray:
+    mask = gains.entry_position < k
+    total: FloatArray = np.bincount(
+        gains.entry_query[mask], weights=weights[mask], minlength=sr.n_queries
+    ).astype(np.float64)
+    return total
+
+
+def _ideal_ideal(actual: FloatArray, alpha: float, k: int, discount: FloatArray) -> FloatArray:
+    """ndeval's "ideal ideal" normalizer at cutoff k: sum over i < k of A (1 - alpha)^i d(i)."""
+    factor = np.power(1.0 - alpha, np.arange(k, dtype=np.float64)) * discount[:k]
+    result: FloatArray = actual * float(factor.sum())
+    return result
+
+
+def _ratio(numerator: FloatArray, denominator: FloatArray) -> FloatArray:
+    out = np.zeros(numerator.shape, dtype=np.float64)
+    np.divide(numerator, denominator, out=out, where=denominator > 0)
+    return out
+
+
+def _rel(m: Measure) -> int:
+    return int(m.param("rel"))
+
+
+def _alpha(m: Measure) -> float:
+    alpha = float(m.param("alpha"))
+    if not 0.0 <= alpha <= 1.0:
+        raise MeasureError(f"measure {str(m)!r}: alpha must be in 0..1, got {alpha}")
+    return alpha
+
+
+def _beta(m: Measure) -> float:
+    beta = float(m.param("beta"))
+    if not 0.0 <= beta <= 1.0:
+        raise MeasureError(f"measure {str(m)!r}: beta must be in 0..1, got {beta}")
+    return beta
+
+
+def _cutoff(m: Measure) -> int:
+    return int(m.cutoff or 1)  # every cutoff measure requires one (checked by its spec)
+
+
+def _cumulative(
+    sr: SubtopicRanking, m: Measure, alpha: float, kind: str, normalized: bool
+) -> FloatArray:
+    """alpha_DCG / ERR_IA (``kind`` "dcg" / "err") at the measure's cutoff, and their
+    ideal-normalized versions."""
+    rel, k = _rel(m), _cutoff(m)
+    gains = _run_gains(sr, rel, alpha)
+    ranks = np.arange(k, dtype=np.float64)
+    discount = _discount(ranks) if kind == "dcg" else 1.0 / (ranks + 1.0)
+    at = _discount(gains.entry_position) if kind == "dcg" else 1.0 / (gains.entry_position + 1.0)
+    value = _cut_sum(sr, gains, k, gains.entry_gain * at)
+    relevant = _relevant(sr, rel)
+    if normalized:
+        ideal = _ideal_gains(sr, rel, alpha, k)
+        width = min(k, ideal.shape[1])
+        ideal_value = ideal[:, :width] @ discount[:width]
+        return _ratio(value, ideal_value)
+    if k == 1:  # ndeval leaves its first rank undivided
+        return np.where(relevant.actual > 0, value, 0.0)
+    return _ratio(value, _ideal_ideal(relevant.actual, alpha, k, discount))
+
+
+def _alpha_dcg(sr: SubtopicRanking, m: Measure) -> FloatArray:
+    return _cumulative(sr, m, _alpha(m), "dcg", normalized=False)
+
+
+def _alpha_ndcg(sr: SubtopicRanking, m: Measure) -> FloatArray:
+    return _cumulative(sr, m, _alpha(m), "dcg", normalized=True)
+
+
+def _err_ia(sr: SubtopicRanking, m: Measure) -> FloatArray:
+    return _cumulative(sr, m, _ERR_ALPHA, "err", normalized=False)
+
+
+def _nerr_ia(sr: SubtopicRanking, m: Measure) -> FloatArray:
+    return _cumulative(sr, m, _ERR_ALPHA, "err", normalized=True)
+
+
+def _nrbp_value(sr: SubtopicRanking, rel: int, alpha: float, beta: float) -> FloatArray:
+    gains = _run_gains(sr, rel, alpha)
+    decay = np.power(beta, gains.entry_position.astype(np.float64))
+    total = np.bincount(
+        gains.entry_query, weights=gains.entry_gain * decay, minlength=sr.n_queries
+    ).astype(np.float64)
+    actual = _relevant(sr, rel).actual
+    return _ratio(total * (1.0 - (1.0 - alpha) * beta), actual)
+
+
+def _nrbp(sr: SubtopicRanking, m: Measure) -> FloatArray:
+    return _nrbp_value(sr, _rel(m), _alpha(m), _beta(m))
+
+
+def _nnrbp(sr: SubtopicRanking, m: Measure) -> FloatArray:
+    rel, alpha, beta = _rel(m), _alpha(m), _beta(m)
+    ideal = _ideal_gains(sr, rel, alpha, None)
+    decay = np.power(beta, np.arange(ideal.shape[1], dtype=np.float64))
+    # (1 - (1 - alpha) beta) / A cancels out of the ratio
+    gains = _run_gains(sr, rel, alpha)
+    run_decay = np.power(beta, gains.entry_position.astype(np.float64))
+    total = np.bincount(
+        gains.entry_query, weights=gains.entry_gain * run_decay, minlength=sr.n_queries
+    ).astype(np.float64)
+    return _ratio(total, ideal @ decay)
+
+
+def _ap_ia(sr: SubtopicRanking, m: Measure) -> FloatArray:
+    rel = _rel(m)
+    gains = _run_gains(sr, rel, _ERR_ALPHA)
+    relevant = _relevant(sr, rel)
+    precision = (gains.seen + 1.0) / (gains.position + 1.0)
+    per_subtopic = np.bincount(gains.subtopic, weights=precision, minlength=sr.n_subtopics).astype(
+        np.float64
+    )
+    ap = _ratio(per_subtopic, relevant.per_subtopic)
+    total = np.bincount(relevant.subtopic_query, weights=ap, minlength=sr.n_queries)
+    return _ratio(total.astype(np.float64), relevant.actual)
+
+
+def _p_ia(sr: SubtopicRanking, m: Measure) -> FloatArray:
+    rel, k = _rel(m), _cutoff(m)
+    gains = _run_gains(sr, rel, _ERR_ALPHA)
+    hits = np.bincount(gains.query[gains.position < k], minlength=sr.n_queries)
+    return _ratio(hits.astype(np.float64), k * _relevant(sr, rel).actual)
+
+
+def _st_recall(sr: SubtopicRanking, m: Measure) -> FloatArray:
+    rel, k = _rel(m), _cutoff(m)
+    gains = _run_gains(sr, rel, _ERR_ALPHA)
+    new = (gains.seen == 0) & (gains.position < k)
+    covered = np.bincount(gains.query[new], minlength=sr.n_queries)
+    return _ratio(covered.astype(np.float64), _relevant(sr, rel).actual)
+
+
+DiversityKernel = Callable[[SubtopicRanking, Measure], FloatArray]
+
+#: Measure name → kernel over a :class:`SubtopicRanking`; every diversity measure.
+DIVERSITY_KERNELS: Registry[DiversityKernel] = Registry("measure")
+for _name, _kernel in (
+    ("alpha_DCG", _alpha_dcg),
+    ("alpha_nDCG", _alpha_ndcg),
+    ("ERR_IA", _err_ia),
+    ("nERR_IA", _nerr_ia),
+    ("NRBP", _nrbp),
+    ("nNRBP", _nnrbp),
+    ("AP_IA", _ap_ia),
+    ("P_IA", _p_ia),
+    ("StRecall", _st_recall),
+):
+    DIVERSITY_KERNELS.register(_name, _kernel)
+
+#: The measures that need subtopic qrels.
+DIVERSITY_MEASURE_NAMES: frozenset[str] = frozenset(DIVERSITY_KERNELS.names())
+
+
+def diversity_values(
+    subtopics: pd.DataFrame | None,
+    run: pd.DataFrame,
+    measures: Sequence[Measure],
+    query_ids: Sequence[str],
+    *,
+    ties: Ties = "trec",
+    duplicates: Duplicates = "error",
+    trec_version: TrecVersion = "10",
+    max_docs: int | None = None,
+    judged_only: bool = False,
+) -> dict[Measure, FloatArray]:
+    """Per-query values (float64[len(query_ids)], in ``query_ids`` order) of each diversity
+    measure of ``measures``; 0.0 for a query the subtopic qrels do not judge. Raises
+    MeasureError when such a measure is asked for without ``subtopics``."""
+    wanted = [m for m in measures if m.name in DIVERSITY_MEASURE_NAMES]
+    if not wanted:
+        return {}
+    if subtopics is None:
+        raise MeasureError(
+            f"measure {str(wanted[0])!r} needs subtopic qrels: pass "
+            "subtopics=read_subtopic_qrels(path) (on the command line: --subtopic-qrels PATH)"
+        )
+    sr = subtopic_ranking(
+        subtopics,
+        run,
+        ties=ties,
+        duplicates=duplicates,
+        trec_version=trec_version,
+        max_docs=max_docs,
+        judged_only=judged_only,
+    )
+    index = _index_in(query_ids, sr.ranking.query_ids)
+    found = ~np.isnan(index)
+    at = np.where(found, index, 0).astype(np.int64)
+    out: dict[Measure, FloatArray] = {}
+    for m in wanted:
+        values = DIVERSITY_KERNELS.get(m.name)(sr, m)
+        out[m] = np.where(found, values[at] if values.size else 0.0, 0.0)
+    return out
