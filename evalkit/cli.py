@@ -639,6 +639,13 @@ def _add_trec_eval(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         help="average only over queries in both files (trec_eval without -c); by default "
         "every qrels query counts, like trec_eval -c",
     )
+    p.add_argument(
+        "--subtopic-qrels",
+        default=None,
+        metavar="PATH",
+        help="subtopic qrels ('query_id subtopic doc_id relevance' lines, as ndeval reads) for "
+        "the diversity measures: alpha_nDCG@k, ERR_IA@k, NRBP, AP_IA, P_IA@k, StRecall@k, ...",
+    )
     return _run_trec_eval
 
 
@@ -656,13 +663,14 @@ def _run_trec_eval(args: argparse.Namespace) -> int:
     import warnings
 
     from evalkit.errors import InputError
-    from evalkit.formats import read_qrels, read_run
+    from evalkit.formats import read_qrels, read_run, read_subtopic_qrels
     from evalkit.measures import parse_measures, score, trec_name
     from evalkit.measures.engine import trec_summary
 
     measures = parse_measures(args.measures)
     qrels = read_qrels(args.qrels)
     run = read_run(args.run, rank=False)  # trec_eval ranks by score and ignores the rank field
+    subtopics = None if args.subtopic_qrels is None else read_subtopic_qrels(args.subtopic_qrels)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -675,6 +683,7 @@ def _run_trec_eval(args: argparse.Namespace) -> int:
                 judged_only=args.judged_only,
                 complete=not args.no_complete,
                 num_docs=args.num_docs,
+                subtopics=subtopics,
             )
         except InputError as error:  # e.g. a doc judged twice: name the file it came from
             source = args.qrels if str(error).startswith("qrels") else args.run
