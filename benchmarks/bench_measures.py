@@ -14,6 +14,20 @@ compilation), one untimed warm-up round on the size's own files, then timed roun
 by default 5, or 3 for the 10-million-row size) of (a) loading both files into the library's
 input objects and (b) computing nDCG@10, R@10, R@100, RR@10, AP, P@10 for every query; medians
 are printed, with the process's peak resident memory and each peer's ratio to evalkit.
+
+``--wide`` times the 10,000 x 1,000 files measure by measure instead, one fresh process per
+library (inputs loaded once, one untimed warm-up call, then one timed call per measure,
+``--repeats`` rounds, median): the six measures above plus infAP, IPrec@0.5, ERR@20, RBP,
+Judged@10 and alpha_nDCG@20 (over generated subtopic qrels: each judged doc of grade > 0 is
+relevant to 1-3 of its query's 4 subtopics), each where the library computes it. A measure a
+library cannot compute is reported as such: "n/a in this build" for a name this evalkit does
+not parse yet (the peers then skip it: there is no ratio to print), "-" where a peer has no
+such measure, "error" where the peer's provider fails. ir_measures computes ERR@20 with gdeval
+(numeric query IDs only: it gets copies of the inputs with "q00042" as "42") and RBP with
+trectools (``pip install trectools``; not in its default pipeline).
+The table prints each measure's seconds per library and each peer's ratio to evalkit::
+
+    .venv/bin/python benchmarks/bench_measures.py --wide
 """
 
 from __future__ import annotations
@@ -37,6 +51,24 @@ SIZES = {"1k-100": (1_000, 100), "10k-100": (10_000, 100), "10k-1000": (10_000, 
 LIBRARIES = ("evalkit", "pytrec_eval", "ranx", "ir_measures")
 EVALKIT_MEASURES = ["nDCG@10", "R@10", "R@100", "RR@10", "AP", "P@10"]
 SEED = 0
+WIDE_SIZE = "10k-1000"
+WIDE_LIBRARIES = ("evalkit", "pytrec_eval", "ir_measures")
+#: (evalkit name, pytrec_eval measure or None, ir_measures name or None) of the wide case
+WIDE_MEASURES: list[tuple[str, str | None, str | None]] = [
+    ("nDCG@10", "ndcg_cut.10", "nDCG@10"),
+    ("R@10", "recall.10", "R@10"),
+    ("R@100", "recall.100", "R@100"),
+    ("RR@10", "recip_rank", "RR@10"),  # pytrec_eval: recip_rank, cut to 0 below 1/10
+    ("AP", "map", "AP"),
+    ("P@10", "P.10", "P@10"),
+    ("infAP", "infAP", "infAP"),
+    ("IPrec@0.5", "iprec_at_recall.0.50", "IPrec@0.5"),
+    ("ERR@20", None, "ERR@20"),
+    ("RBP", None, "RBP"),
+    ("Judged@10", None, "Judged@10"),
+    ("alpha_nDCG@20", None, "alpha_nDCG@20"),
+]
+NA_BUILD = "n/a in this build"
 
 
 # --- data --------------------------------------------------------------------------------------
@@ -221,6 +253,223 @@ def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+# --- the wide case ----------------------------------------------------------------------------
+
+
+def generate_subtopics(size: str) -> Path:
+    """Write (once) subtopic qrels for ``size``'s qrels: every judged doc of grade > 0 is
+    relevant (1) to 1-3 of its query's subtopics 1-4, every other judged doc is judged 0 for
+    subtopic 1. Returns the path."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    path = DATA / f"subtopics-{size}.txt"
+    if path.exists():
+        return path
+    _, qrels_path = generate(size)
+    read = pacsv.ReadOptions(column_names=["q", "it", "d", "rel"])
+    qrels = pacsv.read_csv(
+        qrels_path,
+        read_options=read,
+        parse_options=pacsv.ParseOptions(delimiter=" "),
+        convert_options=pacsv.ConvertOptions(
+            column_types={"q": pa.string(), "d": pa.string(), "rel": pa.int64()}
+        ),
+    )
+    rng = np.random.default_rng(SEED + 1)
+    rel = qrels["rel"].to_numpy()
+    n = rel.size
+    # a random subset of the 4 subtopics per relevant doc: bit masks 1..15 with 1-3 bits
+    masks = np.array([m for m in range(1, 16) if bin(m).count("1") <= 3])
+    mask = np.where(rel > 0, rng.choice(masks, n), 0)
+    rows, subtopic, grade = [], [], []
+    for bit in range(4):
+        on = (mask >> bit) & 1 == 1
+        rows.append(np.flatnonzero(on))
+        subtopic.append(np.full(int(on.sum()), str(bit + 1)))
+        grade.append(np.ones(int(on.sum()), dtype=np.int64))
+    zero = np.flatnonzero(rel <= 0)
+    rows.append(zero)
+    subtopic.append(np.full(zero.size, "1"))
+    grade.append(np.zeros(zero.size, dtype=np.int64))
+    at = np.concatenate(rows)
+    order = np.argsort(at, kind="stable")
+    table = pa.table(
+        {
+            "q": qrels["q"].take(pa.array(at[order])),
+            "s": np.concatenate(subtopic)[order],
+            "d": qrels["d"].take(pa.array(at[order])),
+            "rel": np.concatenate(grade)[order],
+        }
+    )
+    write = pacsv.WriteOptions(include_header=False, delimiter=" ", quoting_style="none")
+    pacsv.write_csv(table, path, write)
+    return path
+
+
+def _wide_compute(library: str) -> tuple[Callable[..., Any], dict[str, Callable[[Any], Any]]]:
+    """The library's loader and, per wide measure it computes, a function of the loaded inputs
+    (values are "n/a in this build" or "-" where it computes none)."""
+    computes: dict[str, Any] = {}
+    if library == "evalkit":
+        from evalkit.errors import MeasureError
+        from evalkit.formats import read_qrels, read_run, read_subtopic_qrels
+        from evalkit.measures import parse_measure, score
+
+        def load(qrels: Path, run: Path, subtopics: Path) -> Any:
+            return read_qrels(qrels), read_run(run, rank=False), read_subtopic_qrels(subtopics)
+
+        for name, _, _ in WIDE_MEASURES:
+            try:
+                parse_measure(name)
+            except MeasureError:
+                computes[name] = NA_BUILD
+                continue
+
+            def run_one(loaded: Any, name: str = name) -> Any:
+                return score(loaded[0], loaded[1], [name], subtopics=loaded[2])
+
+            computes[name] = run_one
+        return load, computes
+    if library == "pytrec_eval":
+        import pytrec_eval
+
+        def load(qrels: Path, run: Path, subtopics: Path) -> Any:
+            with open(qrels) as q, open(run) as r:
+                return pytrec_eval.parse_qrel(q), pytrec_eval.parse_run(r)
+
+        for name, trec, _ in WIDE_MEASURES:
+            if trec is None:
+                computes[name] = "-"
+                continue
+
+            def run_one(loaded: Any, trec: str = trec, name: str = name) -> Any:
+                values = pytrec_eval.RelevanceEvaluator(loaded[0], {trec}).evaluate(loaded[1])
+                if name == "RR@10":
+                    for per_query in values.values():
+                        rr = per_query["recip_rank"]
+                        per_query["RR@10"] = rr if rr >= 0.1 else 0.0
+                return values
+
+            computes[name] = run_one
+        return load, computes
+    if library == "ir_measures":
+        import ir_measures
+
+        def load(qrels: Path, run: Path, subtopics: Path) -> Any:
+            loaded_qrels = list(ir_measures.read_trec_qrels(str(qrels)))
+            loaded_run = list(ir_measures.read_trec_run(str(run)))
+            # gdeval (ERR) reads numeric query IDs only: "q00042" becomes "42" (not timed)
+            numeric = (
+                [q._replace(query_id=str(int(q.query_id[1:]))) for q in loaded_qrels],
+                [r._replace(query_id=str(int(r.query_id[1:]))) for r in loaded_run],
+            )
+            return (
+                loaded_qrels,
+                loaded_run,
+                list(ir_measures.read_trec_qrels(str(subtopics))),
+                numeric,
+            )
+
+        for name, _, peer in WIDE_MEASURES:
+            if peer is None:
+                computes[name] = "-"
+                continue
+
+            def run_one(loaded: Any, peer: str = peer) -> Any:
+                measure = ir_measures.parse_measure(peer)
+                if peer.startswith("alpha_"):  # ndeval's: the subtopic qrels
+                    return list(ir_measures.iter_calc([measure], loaded[2], loaded[1]))
+                if peer.startswith("ERR"):  # gdeval's: numeric query IDs only
+                    qrels, run = loaded[3]
+                    return list(ir_measures.iter_calc([measure], qrels, run))
+                if peer.startswith("RBP"):  # trectools' (not in the default pipeline)
+                    return list(ir_measures.trectools.iter_calc([measure], loaded[0], loaded[1]))
+                return list(ir_measures.iter_calc([measure], loaded[0], loaded[1]))
+
+            computes[name] = run_one
+        return load, computes
+    raise SystemExit(f"unknown library {library!r}; choose from {', '.join(WIDE_LIBRARIES)}")
+
+
+def wide_child(library: str, size: str, repeats: int, skip: list[str]) -> None:
+    """Time one library measure by measure on the wide case (not the ``skip`` ones); print a
+    JSON line."""
+    load, computes = _wide_compute(library)
+    for name in skip:
+        if callable(computes.get(name)):
+            computes[name] = "skipped: evalkit n/a"
+    run_path, qrels_path = DATA / f"run-{size}.txt", DATA / f"qrels-{size}.txt"
+    t = time.perf_counter()
+    loaded = load(qrels_path, run_path, DATA / f"subtopics-{size}.txt")
+    load_s = time.perf_counter() - t
+    callable_ = [f for f in computes.values() if callable(f)]
+    if callable_:
+        callable_[0](loaded)  # one untimed warm-up call
+    times: dict[str, Any] = {}
+    for name, compute in computes.items():
+        if not callable(compute):
+            times[name] = compute
+            continue
+        rounds = []
+        try:
+            for _ in range(repeats):
+                t = time.perf_counter()
+                compute(loaded)
+                rounds.append(time.perf_counter() - t)
+        except Exception as error:  # a peer's provider that fails (e.g. not installed)
+            times[name] = f"error: {type(error).__name__}: {str(error)[:60]}"
+            continue
+        times[name] = statistics.median(rounds)
+        print(f"    {library} {name}: {times[name]:.2f} s", file=sys.stderr, flush=True)
+    print(json.dumps({"library": library, "load_s": load_s, "times": times}))
+
+
+def wide_table(results: list[dict[str, Any]]) -> str:
+    """A Markdown table: seconds per measure per library, each peer's ratio to evalkit."""
+    by = {r["library"]: r["times"] for r in results}
+    peers = [lib for lib in by if lib != "evalkit"]
+    head = "| measure | " + " | ".join(f"{lib} s" for lib in by)
+    head += "".join(f" | {peer} / evalkit" for peer in peers) + " |"
+    lines = [head, "| --- |" + " ---: |" * (len(by) + len(peers))]
+
+    def shown(value: Any) -> str:
+        return f"{value:.2f}" if isinstance(value, float) else str(value)
+
+    for name, _, _ in WIDE_MEASURES:
+        cells = [shown(by[lib].get(name, "-")) for lib in by]
+        base = by.get("evalkit", {}).get(name)
+        for peer in peers:
+            value = by[peer].get(name)
+            if isinstance(value, float) and isinstance(base, float):
+                cells.append(f"{value / base:.1f}x")
+            else:
+                cells.append("-")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    loads = ", ".join(f"{r['library']} {r['load_s']:.1f} s" for r in results)
+    return "\n".join(lines) + f"\n\nloading the files (once per library): {loads}"
+
+
+def wide_main(libraries: list[str], size: str, repeats: int) -> None:
+    t = time.perf_counter()
+    generate("1k-100")
+    generate(size)
+    generate_subtopics(size)
+    print(f"data ready in {time.perf_counter() - t:.1f} s ({DATA})", flush=True)
+    results: list[dict[str, Any]] = []
+    skip: list[str] = []
+    # evalkit first: the peers skip the measures it cannot compute in this build (no ratio)
+    for library in sorted(libraries, key=lambda lib: lib != "evalkit"):
+        command = [sys.executable, __file__, "--wide-child", library, size]
+        command += ["--repeats", str(repeats), "--skip", *skip]
+        out = subprocess.run(command, check=True, stdout=subprocess.PIPE, text=True)
+        results.append(json.loads(out.stdout.strip().splitlines()[-1]))
+        if library == "evalkit":
+            skip = [m for m, value in results[-1]["times"].items() if value == NA_BUILD]
+    print()
+    print(wide_table(results))
+
+
 # --- parent ------------------------------------------------------------------------------------
 
 
@@ -232,7 +481,22 @@ def main() -> None:
         "--repeats", type=int, default=None, help="timed rounds (default: 5, or 3 at 10M rows)"
     )
     parser.add_argument("--child", nargs=2, metavar=("LIBRARY", "SIZE"), help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--wide", action="store_true", help="time each of 12 measures at 10,000 x 1,000"
+    )
+    parser.add_argument(
+        "--wide-size", default=WIDE_SIZE, choices=list(SIZES), help=argparse.SUPPRESS
+    )
+    parser.add_argument("--wide-child", nargs=2, metavar=("LIB", "SIZE"), help=argparse.SUPPRESS)
+    parser.add_argument("--skip", nargs="*", default=[], help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.wide_child:
+        wide_child(args.wide_child[0], args.wide_child[1], args.repeats or 1, args.skip)
+        return
+    if args.wide:
+        libraries = [lib for lib in args.libraries if lib in WIDE_LIBRARIES]
+        wide_main(libraries or list(WIDE_LIBRARIES), args.wide_size, args.repeats or 1)
+        return
     if args.child:
         child(args.child[0], args.child[1], args.repeats or default_repeats(args.child[1]))
         return

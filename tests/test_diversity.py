@@ -284,7 +284,7 @@ def test_measures_need_subtopics() -> None:
 
 def test_subtopics_judged_twice_is_an_input_error() -> None:
     sub = _subtopics([("q", "a", "d1", 1), ("q", "a", "d1", 0)])
-    with pytest.raises(InputError, match=r"twice \(row 1"):
+    with pytest.raises(InputError, match=r"twice \(rows 0 and 1\)"):
         score(_topic_qrels(sub), _run([("q", "d1", 1.0)]), ["AP_IA"], subtopics=sub)
 
 

@@ -79,21 +79,69 @@ _ERR_ALPHA = 0.5  # ndeval's default alpha, which ir_measures uses for ERR_IA, n
 _LOG2 = float(np.log(2.0))
 
 
-def check_subtopic_qrels(subtopics: pd.DataFrame) -> None:
+def check_subtopic_qrels(subtopics: pd.DataFrame) -> _Sorted:
     """Raise InputError unless ``subtopics`` has string ``query_id``, ``subtopic``, ``doc_id``
-    and integer ``relevance`` columns and judges no (query, subtopic, doc) twice."""
+    and integer ``relevance`` columns and judges no (query, subtopic, doc) twice; returns its
+    rows sorted by (query, doc, subtopic) (byte order, strcmp's)."""
     require_columns(subtopics, "subtopics", SUBTOPIC_COLUMNS)
-    for column in ("query_id", "subtopic", "doc_id"):
-        _id_array(subtopics, column, "subtopics")
-    _integer_column(subtopics, "relevance", "subtopics")
-    keys = list(SUBTOPIC_COLUMNS[:3])
-    twice = subtopics.duplicated(keys, keep="first").to_numpy()
-    if twice.any():
-        row = int(np.flatnonzero(twice)[0])
+    arrays = {c: _id_array(subtopics, c, "subtopics") for c in ("query_id", "subtopic", "doc_id")}
+    grade = _integer_column(subtopics, "relevance", "subtopics")
+    if grade.size == 0:
+        raise InputError("subtopics holds no judgments; expected at least one row")
+    table = pa.table({"q": arrays["query_id"], "d": arrays["doc_id"], "s": arrays["subtopic"]})
+    order = pc.sort_indices(
+        table, sort_keys=[("q", "ascending"), ("d", "ascending"), ("s", "ascending")]
+    )
+    ordered = table.take(order)
+    q = ordered["q"].combine_chunks()
+    d = ordered["d"].combine_chunks()
+    new_query = _changes(q)
+    new_pair = new_query | _changes(d)
+    same = ~(new_pair | _changes(ordered["s"].combine_chunks()))
+    same[0] = False
+    if same.any():
+        at = int(np.flatnonzero(same)[0])
+        rows = order.to_numpy()[[at - 1, at]]
         raise InputError(
-            f"subtopics judges (query, subtopic, doc) {tuple(subtopics.iloc[row][keys])!r} "
-            f"twice (row {row} repeats an earlier row); remove the extra rows"
+            f"subtopics judges (query, subtopic, doc) ({q[at].as_py()!r}, "
+            f"{ordered['s'][at].as_py()!r}, {d[at].as_py()!r}) twice (rows "
+            f"{int(rows.min())} and {int(rows.max())}); remove the extra rows"
         )
+    # subtopics numbered in order of first appearance of the ID (pyndeval's numbering)
+    number = pc.dictionary_encode(arrays["subtopic"].combine_chunks()).indices
+    return _Sorted(
+        order=order.to_numpy().astype(np.int64),
+        query=q,
+        doc=d,
+        new_query=new_query,
+        new_pair=new_pair,
+        grade=grade,
+        number=number.to_numpy(zero_copy_only=False).astype(np.int64),
+    )
+
+
+def _changes(values: pa.Array) -> BoolArray:
+    """True where an entry differs from the one before it (and at the first)."""
+    out = np.ones(len(values), dtype=bool)
+    if len(values) > 1:
+        differs = pc.not_equal(values.slice(1), values.slice(0, len(values) - 1))
+        out[1:] = differs.to_numpy(zero_copy_only=False)
+    return out
+
+
+@dataclass(frozen=True)
+class _Sorted:
+    """Subtopic qrels rows sorted by (query, doc, subtopic): ``order`` (their frame rows),
+    the sorted query and doc IDs, where a query / a (query, doc) pair starts, and per frame
+    row its grade and subtopic number."""
+
+    order: IntArray
+    query: pa.Array
+    doc: pa.Array
+    new_query: BoolArray
+    new_pair: BoolArray
+    grade: IntArray
+    number: IntArray
 
 
 @dataclass(frozen=True)
@@ -102,9 +150,8 @@ class SubtopicRanking:
 
     ``ranking``: the judged ranking of the subtopic qrels' (query, doc) pairs (``grade`` holds
     each entry's pair code: the pair's index, or -1 - index when no subtopic grades the doc
-    >= 0); ``pair_query``: int64[p], the query (index into ``ranking.query_ids``) of each
-    pair; ``pair_doc``: int64[p], the rank of each pair's doc ID among all doc IDs (byte
-    order); ``rows_pair``, ``rows_subtopic``,
+    >= 0); pairs are numbered in (query, doc ID) byte order; ``pair_query``: int64[p], the
+    query (index into ``ranking.query_ids``) of each pair; ``rows_pair``, ``rows_subtopic``,
     ``rows_grade``: int64[s], one entry per qrels row, sorted by (pair, subtopic order), the
     subtopic as a dense code over (query, subtopic) (numbered in order of first appearance of
     the subtopic ID, as pyndeval numbers them).
@@ -112,7 +159,6 @@ class SubtopicRanking:
 
     ranking: JudgedRanking
     pair_query: IntArray
-    pair_doc: IntArray
     rows_pair: IntArray
     rows_subtopic: IntArray
     rows_grade: IntArray
@@ -145,32 +191,24 @@ def subtopic_ranking(
     """Validate ``subtopics`` and rank ``run`` against it (the same ranking rules and options
     as :func:`evalkit.measures.score`; ``judged_only`` keeps the docs the subtopic qrels grade
     >= 0 for some subtopic)."""
-    check_subtopic_qrels(subtopics)
-    grade = _integer_column(subtopics, "relevance", "subtopics")
-    if grade.size == 0:
-        raise InputError("subtopics holds no judgments; expected at least one row")
-    # codes in sorted order (code point order of str = byte order of UTF-8, strcmp's order)
-    q_code, q_ids = pd.factorize(subtopics["query_id"].to_numpy(dtype=object), sort=True)
-    d_code, d_ids = pd.factorize(subtopics["doc_id"].to_numpy(dtype=object), sort=True)
-    # subtopics numbered in order of first appearance of the ID string (pyndeval's numbering)
-    s_code, _ = pd.factorize(subtopics["subtopic"].to_numpy(dtype=object))
-    n_docs = len(d_ids)
-    pair_key, row_pair = np.unique(q_code.astype(np.int64) * n_docs + d_code, return_inverse=True)
-    row_pair = row_pair.astype(np.int64)
-    pair_q, pair_d = pair_key // n_docs, pair_key % n_docs
-    n_pairs = pair_key.size
-    best = np.full(n_pairs, np.iinfo(np.int64).min, dtype=np.int64)
-    np.maximum.at(best, row_pair, grade)
+    rows = check_subtopic_qrels(subtopics)
+    grade = rows.grade[rows.order]  # per sorted row
+    number = rows.number[rows.order]
+    row_pair = np.cumsum(rows.new_pair) - 1
+    pair_first = np.flatnonzero(rows.new_pair)
+    n_pairs = pair_first.size
+    best = np.maximum.reduceat(grade, pair_first)
     # each pair's code, carried as the "grade" of a derived qrels: >= 0 when some subtopic
     # grades the doc >= 0 (so -J keeps it), else negative
     code = np.arange(n_pairs, dtype=np.int64)
-    derived = pd.DataFrame(
+    firsts = pa.array(pair_first)
+    derived: pd.DataFrame = pa.table(
         {
-            "query_id": pd.array(np.asarray(q_ids, dtype=object)[pair_q], dtype="str"),
-            "doc_id": pd.array(np.asarray(d_ids, dtype=object)[pair_d], dtype="str"),
+            "query_id": rows.query.take(firsts).cast(pa.large_string()),
+            "doc_id": rows.doc.take(firsts).cast(pa.large_string()),
             "relevance": np.where(best >= 0, code, -code - 1),
         }
-    )
+    ).to_pandas()
     with warnings.catch_warnings():
         # the run's queries without judgments were reported by the main ranking already
         warnings.simplefilter("ignore", RunOnlyQueriesWarning)
@@ -179,21 +217,20 @@ def subtopic_ranking(
         )
     if max_docs is not None or judged_only:
         ranking = ranking.restricted(max_docs=max_docs, judged_only=judged_only)
-    query_of_code = _index_in(list(q_ids), ranking.query_ids).astype(np.int64)
-    pair_query = query_of_code[pair_q]
+    # the query of each row and pair, counted in sorted order: ranking.query_ids holds the
+    # same distinct IDs, sorted the same way (pyarrow's byte order)
+    query_of_row = np.cumsum(rows.new_query) - 1
+    pair_query = query_of_row[pair_first]
     # dense (query, subtopic) codes, ordered by query then subtopic number
-    width = int(s_code.max()) + 1
-    unique_keys, row_subtopic = np.unique(
-        pair_query[row_pair] * width + s_code, return_inverse=True
-    )
-    order = np.lexsort((s_code, row_pair))
+    width = int(number.max()) + 1
+    unique_keys, row_subtopic = np.unique(query_of_row * width + number, return_inverse=True)
+    within = np.lexsort((number, row_pair))  # rows by (pair, subtopic number)
     return SubtopicRanking(
         ranking=ranking,
         pair_query=pair_query,
-        pair_doc=pair_d,
-        rows_pair=row_pair[order],
-        rows_subtopic=row_subtopic.astype(np.int64)[order],
-        rows_grade=grade[order],
+        rows_pair=row_pair[within],
+        rows_subtopic=row_subtopic.astype(np.int64)[within],
+        rows_grade=grade[within],
         n_subtopics=int(unique_keys.size),
     )
 
@@ -314,7 +351,7 @@ def _ideal_gains(sr: SubtopicRanking, rel: int, alpha: float, depth: int | None)
         relevant = _relevant(sr, rel)
         # candidate pairs: those relevant to some subtopic, by (query, doc ID descending)
         cand = np.flatnonzero(np.diff(relevant.start) > 0)
-        cand = cand[np.lexsort((-sr.pair_doc[cand], sr.pair_query[cand]))]
+        cand = cand[np.lexsort((-cand, sr.pair_query[cand]))]  # pairs in (query, doc) order
         cand_query = sr.pair_query[cand]
         most = int(np.bincount(cand_query, minlength=1).max())
         steps = most if depth is None else min(depth, most)
