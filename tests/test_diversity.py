@@ -312,3 +312,20 @@ def test_queries_without_subtopics_get_zero(tmp_path: Any) -> None:
     by = _values(values)
     assert by["q", "alpha_nDCG@5"] == 1.0
     assert np.all([by[q, m] == 0.0 for q in ("none", "extra") for m in ("nNRBP", "AP_IA")])
+
+
+@settings(max_examples=30, deadline=None)
+@given(case=cases())
+def test_judged_only_ranks_the_docs_the_subtopic_qrels_grade(
+    case: tuple[list[Row], list[tuple[str, str, float]]],
+) -> None:
+    # -J (judged_only): the oracle gets the run without the docs that no subtopic grades >= 0
+    sub_rows, run_rows = case
+    sub = _subtopics(sub_rows)
+    run = _run(run_rows)
+    run = run[run["query_id"].isin(set(sub["query_id"]))]
+    names = ["alpha_nDCG@5", "nNRBP", "AP_IA", "P_IA@3", "ERR_IA@10"]
+    ours = _values(score(_topic_qrels(sub), run, names, subtopics=sub, judged_only=True))
+    graded = {(q, d) for q, _, d, r in sub_rows if r >= 0}
+    kept = [row for row in run.itertuples(index=False, name=None) if (row[0], row[1]) in graded]
+    _assert_agree(ours, _oracle(sub_rows, kept, names))
