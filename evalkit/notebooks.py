@@ -601,7 +601,10 @@ def _exporter() -> Any:
         exclude_input_prompt=True,
         exclude_output_prompt=True,
         embed_images=True,
-        anchor_link_text="",
+        # no heading anchors: nbconvert writes them as <a ... />, which a browser reads as an
+        # open <a> holding the rest of the page (its own BeautifulSoup pass, skipped here,
+        # used to repair that)
+        exclude_anchor_links=True,
     )
 
 

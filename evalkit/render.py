@@ -154,11 +154,15 @@ def styled(
     styler = styler.format_index(escape="html", axis=0).format_index(escape="html", axis=1)
     # MathJax (JupyterLab typesets HTML outputs) skips these classes: a "$" stays text.
     styler = styler.set_table_attributes('class="tex2jax_ignore mathjax_ignore"')
-    # Text reads from the left, numbers stay right-aligned: one CSS rule per text column
-    # (``td.col<i>``), not one per cell.
+    # Text reads from the left (cells and their column heading), numbers stay right-aligned:
+    # one CSS rule per text column and cell kind (``td.col<i>``), not one per cell.
     positions = [i for i, c in enumerate(shown.columns) if c in set(text_columns)]
     styler = styler.set_table_styles(
-        [{"selector": f"td.col{i}", "props": [("text-align", "left")]} for i in positions],
+        [
+            {"selector": f"{cell}.col{i}", "props": [("text-align", "left")]}
+            for i in positions
+            for cell in ("td", "th.col_heading")
+        ],
         overwrite=False,
     )
     return styler.hide(axis="index") if hide_index else styler

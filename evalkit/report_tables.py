@@ -199,9 +199,10 @@ def _in_order(
     )
 
 
-def style_ablation(table: pd.DataFrame, *, digits: int = 3, caption: str = "") -> Styler:
+def style_ablation(table: pd.DataFrame, *, digits: int = 2, caption: str = "") -> Styler:
     """A styled wide view of :func:`ablation_table`: rows ``(*by, system)``, one column per
-    measure, cells ``mean [ci_low, ci_high]``, best cells bold on a green background. Labels
+    measure, cells ``mean [ci_low, ci_high]`` on one line (:func:`interval_text`, ``digits``
+    decimals), best cells bold on a green background. Labels
     and the caption are HTML-escaped (:func:`evalkit.render.styled`)."""
     index = [c for c in table.columns if c not in ABLATION_COLUMNS] + ["system"]
     measures = list(dict.fromkeys(table["measure"]))
@@ -260,15 +261,12 @@ def ablation_legend(*, n_resamples: int, seed: int, confidence: float = 0.95) ->
 
 COMPARISON_VIEW_COLUMNS = (
     "system",
-    "base",
     "measure",
     "n",
     "base_mean",
     "mean",
     "diff [95% CI]",
     "t",
-    "df",
-    "t interval",
     "effect_size",
     "wins",
     "ties",
@@ -283,11 +281,12 @@ COMPARISON_VIEW_COLUMNS = (
 def comparison_view(
     comparisons: pd.DataFrame, *, digits: int = 3, confidence: float = 0.95
 ) -> pd.DataFrame:
-    """The paired-comparison table as the report shows it: each interval in one text cell
-    beside its estimate (:func:`interval_text`), the columns that are the same on every row
-    (``ci_method, effect_size_kind, test, family, family_size``) and ``variance`` left out
-    (:func:`comparison_legend` states them). Columns :data:`COMPARISON_VIEW_COLUMNS`, with
-    ``95%`` replaced by ``confidence``."""
+    """The paired-comparison table as the report shows it, narrow enough for a page: the
+    interval of ``diff`` in one text cell beside it (:func:`interval_text`); left out are the
+    columns that are the same on every row (``base, ci_method, effect_size_kind, test,
+    family, family_size``, stated by :func:`comparison_legend`), ``df`` (``n - 1``) and
+    ``variance, t_ci_low, t_ci_high`` (in ``comparisons`` for whoever needs them). Columns
+    :data:`COMPARISON_VIEW_COLUMNS`, with ``95%`` replaced by ``confidence``."""
     level = f"{confidence:.0%}"
     diff_column = f"diff [{level} CI]"
     view = comparisons.assign(
@@ -297,10 +296,6 @@ def comparison_view(
                 for d, lo, hi in zip(
                     comparisons["diff"], comparisons["ci_low"], comparisons["ci_high"], strict=True
                 )
-            ],
-            "t interval": [
-                _bracket(lo, hi, digits)
-                for lo, hi in zip(comparisons["t_ci_low"], comparisons["t_ci_high"], strict=True)
             ],
         }
     )
@@ -335,8 +330,8 @@ def comparison_legend(
         else f"{effect} of the paired differences"
     )
     rows = [
-        ("system, base", "the system compared, and the base system it is compared with"),
-        ("measure", "the measure (direction from the measures registry)"),
+        ("system", f"the system compared with the base system, {one('base')}"),
+        ("measure", "the measure (its direction from the measures registry)"),
         ("n", "paired queries: those both systems have a value for"),
         ("base_mean, mean", "mean of the base system and of the system over those queries"),
         (
@@ -344,11 +339,7 @@ def comparison_legend(
             f"mean of d = system − base, then its {level} {one('ci_method')} bootstrap "
             f"interval ({n_resamples:,} resamples of the queries, seed {seed})",
         ),
-        (
-            "t, df",
-            "paired t statistic mean(d) / (sd(d) / sqrt(n)) and its n − 1 degrees of freedom",
-        ),
-        ("t interval", f"the {level} t interval of diff, for comparison with the bootstrap one"),
+        ("t", "paired t statistic mean(d) / (sd(d) / sqrt(n)), n − 1 degrees of freedom"),
         ("effect_size", effect_text),
         (
             "wins, ties, losses",

@@ -278,6 +278,23 @@ def test_export_html_has_outputs_only_and_loads_nothing_external() -> None:
     assert len(html) < 30_000  # the lab stylesheet (~240 kB) is replaced by a small one
 
 
+def test_exported_html_parses_as_a_browser_reads_it() -> None:
+    """Bug: without nbconvert's BeautifulSoup pass, heading anchors came out as
+    ``<a ... />``, which HTML parsers read as an open link holding the rest of the page (and
+    the report hid it all with ``a.anchor-link {display: none}``). html5lib parses as browsers
+    do (the WHATWG algorithm)."""
+    import html5lib
+
+    code = new_code_cell("1")
+    code.outputs = [new_output("execute_result", data={"text/plain": "output_marker"})]
+    html = export_html(_notebook(new_markdown_cell("# Title\n\n## Section two"), code))
+    tree = html5lib.parse(html, namespaceHTMLElements=False)
+    assert tree.findall(".//a") == []  # no anchor link: nothing can swallow the page
+    (h2,) = tree.findall(".//h2")
+    assert "".join(h2.itertext()) == "Section two"
+    assert "/>" not in re.sub(r"<(?:meta|img|br|hr|link|input)\b[^>]*>", "", html)
+
+
 @pytest.mark.parametrize(
     "snippet",
     [
@@ -407,7 +424,7 @@ def test_ablation_table_by_language_and_styled_view() -> None:
     }
     assert bold == {"row0_col0", "row3_col0"}  # en/a and zh/b, the best per language
     # one line: no-break spaces inside the cell, and the table does not wrap its cells
-    assert "1.000\u00a0[1.000,\u00a01.000]" in html
+    assert "1.00\u00a0[1.00,\u00a01.00]" in html
     assert re.search(r"#T_ablation-language-system td \{\s*white-space: nowrap;", html)
     empty = ablation_table(per_query, systems=["c"], measures=["R@5"], by=["language"])
     assert list(empty.columns) == list(table.columns)

@@ -533,5 +533,5 @@ def test_styled_left_aligns_text_columns_only() -> None:
     rules = re.findall(r"([^{}]*)\{[^}]*text-align: left", html)
     columns = {c for selectors in rules for c in re.findall(r"td\.col(\d+)", selectors)}
     assert columns == {"0"}  # column 0 (text) only, pandas 3's str dtype included
-    assert len(rules) == 1  # one rule for the column, not one per cell
+    assert len(rules) == 2  # one rule for the cells of the column and one for its heading
     assert 'id="T_' not in html.split("<table", 1)[1].split(">", 1)[1]  # no id on plain cells
