@@ -11,6 +11,9 @@ Rules:
   (``sys.executable -m ipykernel_launcher``), whatever kernel specs are installed: no kernel spec
   needs installing, and a user's own ``python3`` spec can never pick another environment.
   The notebook's metadata names the ``python3`` kernel, so JupyterLab opens it as usual.
+  :func:`render_report` starts the kernel first, importing :data:`REPORT_KERNEL_PRELOAD`, and
+  checks the fixture and the systems meanwhile; the notebook then runs on that kernel
+  (papermill, every cell as usual).
   Its connection is encrypted with CurveZMQ, or (pyzmq without CurveZMQ, POSIX) uses Unix
   sockets in Jupyter's per-user runtime folder, never plain TCP; shutting it down sends no
   interrupt (see ``_InterpreterKernelManager``), so a successful run prints nothing from the
@@ -24,9 +27,11 @@ Rules:
   placeholder such as ``<cwd>`` in cell sources, text outputs and metadata; an error output
   keeps its exception class name only (message and traceback may echo fixture text); stderr
   output is replaced by a one-line note. Image data is left untouched.
-- **HTML** (:func:`export_html`): nbconvert's ``lab`` template without code cells or prompts,
-  images embedded as ``data:`` URIs, and none of the template's scripts (require.js, MathJax,
-  Mermaid, widgets) or its large stylesheet: a small inline stylesheet instead. The result loads
+- **HTML** (:func:`export_html`): nbconvert's ``lab`` template without code cells, prompts or
+  heading anchors, images embedded as ``data:`` URIs, and none of the template's scripts
+  (require.js, MathJax, Mermaid, widgets) or its large stylesheet: a small inline stylesheet
+  instead. nbconvert's closing BeautifulSoup pass over the page is skipped
+  (:func:`_report_exporter_class`). The result loads
   nothing from the network (:func:`external_references` finds what would).
 - **Leak scan.** With ``redact`` true, :func:`render_report` refuses with
   :class:`~evalkit.errors.LeakError` (naming object IDs only) when the HTML or the scrubbed
@@ -140,16 +145,17 @@ _TEMPLATE: Final = """{%- extends 'lab/index.html.j2' -%}
 <style type="text/css">
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0;
        color: #1f2328; background: #fff; line-height: 1.45; }
-main { max-width: 1200px; margin: 0 auto; padding: 1.5rem 2rem 3rem; }
+main { max-width: 1400px; margin: 0 auto; padding: 1.5rem 1.25rem 3rem; }
 h1, h2, h3 { line-height: 1.2; }
 h2 { border-bottom: 1px solid #d0d7de; padding-bottom: .25rem; margin-top: 2rem; }
 a.anchor-link { display: none; }
 .jp-OutputArea-output { overflow-x: auto; margin: .5rem 0; }
 .jp-OutputArea-output pre, code { font-family: ui-monospace, SFMono-Regular, Menlo, monospace;
        font-size: .85rem; }
-table { border-collapse: collapse; font-size: .85rem; margin: .5rem 0; }
-th, td { border: 1px solid #d0d7de; padding: .2rem .5rem; text-align: right;
+table { border-collapse: collapse; font-size: .8rem; margin: .5rem 0; }
+th, td { border: 1px solid #d0d7de; padding: .2rem .4rem; text-align: right;
          vertical-align: top; }
+th.row_heading { white-space: nowrap; }
 th { background: #f6f8fa; }
 tbody tr:nth-child(even) td { background: #fbfcfd; }
 img { max-width: 100%; height: auto; }
