@@ -11,6 +11,9 @@ Rules:
   (``sys.executable -m ipykernel_launcher``), whatever kernel specs are installed: no kernel spec
   needs installing, and a user's own ``python3`` spec can never pick another environment.
   The notebook's metadata names the ``python3`` kernel, so JupyterLab opens it as usual.
+  :func:`render_report` starts the kernel first, importing :data:`REPORT_KERNEL_PRELOAD`, and
+  checks the fixture and the systems meanwhile; the notebook then runs on that kernel
+  (papermill, every cell as usual).
   Its connection is encrypted with CurveZMQ, or (pyzmq without CurveZMQ, POSIX) uses Unix
   sockets in Jupyter's per-user runtime folder, never plain TCP; shutting it down sends no
   interrupt (see ``_InterpreterKernelManager``), so a successful run prints nothing from the
@@ -24,9 +27,11 @@ Rules:
   placeholder such as ``<cwd>`` in cell sources, text outputs and metadata; an error output
   keeps its exception class name only (message and traceback may echo fixture text); stderr
   output is replaced by a one-line note. Image data is left untouched.
-- **HTML** (:func:`export_html`): nbconvert's ``lab`` template without code cells or prompts,
-  images embedded as ``data:`` URIs, and none of the template's scripts (require.js, MathJax,
-  Mermaid, widgets) or its large stylesheet: a small inline stylesheet instead. The result loads
+- **HTML** (:func:`export_html`): nbconvert's ``lab`` template without code cells, prompts or
+  heading anchors, images embedded as ``data:`` URIs, and none of the template's scripts
+  (require.js, MathJax, Mermaid, widgets) or its large stylesheet: a small inline stylesheet
+  instead. nbconvert's closing BeautifulSoup pass over the page is skipped
+  (:func:`_report_exporter_class`). The result loads
   nothing from the network (:func:`external_references` finds what would).
 - **Leak scan.** With ``redact`` true, :func:`render_report` refuses with
   :class:`~evalkit.errors.LeakError` (naming object IDs only) when the HTML or the scrubbed
@@ -40,14 +45,16 @@ from __future__ import annotations
 import ast
 import contextlib
 import copy
+import functools
 import os
 import re
 import sys
 import tempfile
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, cast
+from typing import Any, Final
 
 import nbformat
 from jupyter_client.kernelspec import KernelSpec
@@ -129,20 +136,26 @@ _TEMPLATE: Final = """{%- extends 'lab/index.html.j2' -%}
 {%- block jupyter_widgets -%}{%- endblock jupyter_widgets -%}
 {%- block html_head_js_mathjax -%}{%- endblock html_head_js_mathjax -%}
 {%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
+{%- block data_png scoped -%}
+<div class="jp-RenderedImage jp-OutputArea-output {{ extra_class }}">
+<img src="data:image/png;base64,{{ output.data['image/png'] | escape_html }}" alt="figure">
+</div>
+{%- endblock data_png -%}
 {%- block notebook_css -%}
 <style type="text/css">
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0;
        color: #1f2328; background: #fff; line-height: 1.45; }
-main { max-width: 1200px; margin: 0 auto; padding: 1.5rem 2rem 3rem; }
+main { max-width: 1400px; margin: 0 auto; padding: 1.5rem 1.25rem 3rem; }
 h1, h2, h3 { line-height: 1.2; }
 h2 { border-bottom: 1px solid #d0d7de; padding-bottom: .25rem; margin-top: 2rem; }
 a.anchor-link { display: none; }
 .jp-OutputArea-output { overflow-x: auto; margin: .5rem 0; }
 .jp-OutputArea-output pre, code { font-family: ui-monospace, SFMono-Regular, Menlo, monospace;
        font-size: .85rem; }
-table { border-collapse: collapse; font-size: .85rem; margin: .5rem 0; }
-th, td { border: 1px solid #d0d7de; padding: .2rem .5rem; text-align: right;
+table { border-collapse: collapse; font-size: .8rem; margin: .5rem 0; }
+th, td { border: 1px solid #d0d7de; padding: .2rem .4rem; text-align: right;
          vertical-align: top; }
+th.row_heading { white-space: nowrap; }
 th { background: #f6f8fa; }
 tbody tr:nth-child(even) td { background: #fbfcfd; }
 img { max-width: 100%; height: auto; }
@@ -300,16 +313,111 @@ class _InterpreterKernelManager(AsyncKernelManager):
             return
         await super()._async_interrupt_kernel()
 
+    preload: tuple[str, ...] = ()
+    """Modules the kernel imports while it starts (see :func:`_start_kernel`)."""
+
     @property
     def kernel_spec(self) -> KernelSpec:
         if self._kernel_spec is None:
+            argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+            if self.preload:
+                # One expression statement that evaluates to None: it defines no name in the
+                # user namespace and displays nothing.
+                names = ", ".join(repr(m) for m in self.preload)
+                argv.append(
+                    f"--IPKernelApp.exec_lines=[__import__(m) for m in ({names},)] and None"
+                )
             self._kernel_spec = KernelSpec(
-                argv=[sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                argv=argv,
                 display_name=f"Python {sys.version_info[0]} (evalkit)",
                 language="python",
                 metadata={"debugger": False, "supported_encryption": ["curve"]},
             )
         return self._kernel_spec
+
+
+REPORT_KERNEL_PRELOAD: Final = (
+    "pandas",
+    "matplotlib.figure",
+    "matplotlib.pyplot",
+    "matplotlib_inline.backend_inline",
+    "scipy.stats",
+    "evalkit.evaluate",
+    "evalkit.plots",
+    "evalkit.report_tables",
+    "evalkit.gates",
+    "evalkit.probes",
+    "evalkit.systems.reference",
+)
+"""What the kernel of :func:`render_report` imports while it starts: the report notebook's
+imports, so they load while this process checks the parameters and the systems (two cores at
+work instead of one). Importing defines no name in the notebook's namespace; a notebook that
+does not use a module has only paid for loading it."""
+_ENGINE_NAME: Final = "evalkit-started-kernel"
+
+
+def _start_kernel(
+    cwd: str | os.PathLike[str], preload: Sequence[str] = ()
+) -> _InterpreterKernelManager:
+    """A kernel started now in ``cwd`` (not waited for) that imports ``preload`` first; hand it
+    to :func:`execute_notebook`, which shuts it down."""
+    from jupyter_core.utils import run_sync
+
+    manager = _InterpreterKernelManager()
+    manager.preload = tuple(preload)
+    run_sync(manager.start_kernel)(cwd=os.fspath(cwd))
+    return manager
+
+
+def _stop_kernel(manager: _InterpreterKernelManager) -> None:
+    """Shut down a kernel of :func:`_start_kernel` that no notebook ran on."""
+    from jupyter_core.utils import run_sync
+
+    if manager.has_kernel:
+        run_sync(manager.shutdown_kernel)(now=True)  # cleans its connection files up too
+
+
+@functools.cache
+def _register_started_kernel_engine() -> None:
+    """Register the papermill engine that runs a notebook on an already started kernel.
+
+    papermill's own engine creates its kernel; given a kernel manager (``km``) it runs on that
+    kernel but leaves it running. This engine is the same call, plus ``cleanup_kc=True``
+    (nbclient's switch), so the kernel is shut down and its channels closed when the notebook
+    ends, as with papermill's own kernels.
+    """
+    from papermill.clientwrap import PapermillNotebookClient
+    from papermill.engines import NBClientEngine, papermill_engines
+    from papermill.log import logger
+
+    class StartedKernelEngine(NBClientEngine):  # type: ignore[misc]
+        @classmethod
+        def execute_managed_notebook(  # noqa: PLR0917 - papermill's signature
+            cls,
+            nb_man: Any,
+            kernel_name: str,
+            log_output: bool = False,
+            stdout_file: Any = None,
+            stderr_file: Any = None,
+            start_timeout: int = 60,
+            execution_timeout: int | None = None,
+            **kwargs: Any,
+        ) -> nbformat.NotebookNode:
+            client = PapermillNotebookClient(
+                nb_man,
+                km=kwargs["km"],
+                timeout=execution_timeout,
+                startup_timeout=start_timeout,
+                kernel_name=kernel_name,
+                log=logger,
+                log_output=log_output,
+                stdout_file=stdout_file,
+                stderr_file=stderr_file,
+            )
+            executed: nbformat.NotebookNode = client.execute(cleanup_kc=True)
+            return executed
+
+    papermill_engines.register(_ENGINE_NAME, StartedKernelEngine)
 
 
 def execute_notebook(
@@ -318,18 +426,25 @@ def execute_notebook(
     *,
     cwd: str | os.PathLike[str] | None = None,
     timeout_s: int = DEFAULT_TIMEOUT_S,
+    kernel: _InterpreterKernelManager | None = None,
 ) -> nbformat.NotebookNode:
     """Execute ``notebook`` with ``parameters`` headless (papermill); the executed notebook.
 
     Runs in ``cwd`` (default: the working directory), writes nothing, logs no cell output.
-    Raises :class:`NotebookError` naming the cell index and exception class only (the message
-    may quote fixture text): open the notebook in JupyterLab to see the full error.
+    ``kernel`` (private: :func:`_start_kernel`) is a kernel already started in ``cwd``; it is
+    shut down when the notebook ends. Raises :class:`NotebookError` naming the cell index and
+    exception class only (the message may quote fixture text): open the notebook in
+    JupyterLab to see the full error.
     """
     import papermill
     from papermill.exceptions import PapermillExecutionError
 
     name = _display(notebook)
     _read_notebook(notebook)  # a clear InputError for a missing or malformed file
+    engine: dict[str, Any] = {"kernel_manager_class": _InterpreterKernelManager}
+    if kernel is not None:
+        _register_started_kernel_engine()
+        engine = {"engine_name": _ENGINE_NAME, "km": kernel}
     try:
         executed: nbformat.NotebookNode = papermill.execute_notebook(
             os.fspath(notebook),
@@ -341,7 +456,7 @@ def execute_notebook(
             report_mode=True,
             cwd=os.fspath(cwd) if cwd is not None else None,
             execution_timeout=timeout_s,
-            kernel_manager_class=_InterpreterKernelManager,
+            **engine,
         )
     except PapermillExecutionError as error:
         raise NotebookError(
@@ -354,6 +469,9 @@ def execute_notebook(
             f"notebook {name!r} could not be executed ({type(error).__name__}); check that "
             "ipykernel is installed in this environment and the notebook runs in JupyterLab"
         ) from None
+    finally:
+        if kernel is not None:
+            _stop_kernel(kernel)  # nothing left when papermill stopped before the kernel ran
     return executed
 
 
@@ -465,23 +583,80 @@ def export_html(nb: nbformat.NotebookNode, *, title: str = "evalkit report") -> 
     resources; images are embedded as ``data:`` URIs. The page carries a Content-Security-Policy
     ``<meta>`` (:data:`evalkit.render.CONTENT_SECURITY_POLICY`: inline styles and ``data:``
     images only, no script), so markup that an escaping bug let through cannot run."""
-    import jinja2
-    from nbconvert import HTMLExporter
+    exporter = _exporter()
+    prepared = copy.deepcopy(nb)
+    prepared.metadata["title"] = title
+    resources = {"metadata": {"name": title}, "evalkit_csp": CONTENT_SECURITY_POLICY}
+    with _EXPORT_LOCK:  # one exporter per process, and an exporter is not thread-safe
+        html, _ = exporter.from_notebook_node(prepared, resources=resources)
+    return str(html)
 
-    exporter = cast(Any, HTMLExporter)(
+
+_EXPORT_LOCK: Final = threading.Lock()
+
+
+@functools.cache
+def _exporter() -> Any:
+    """The one exporter of this process (its compiled templates are kept for the next report)."""
+    import jinja2
+
+    return _report_exporter_class()(
         extra_loaders=[jinja2.DictLoader({_TEMPLATE_NAME: _TEMPLATE})],
         template_file=_TEMPLATE_NAME,
         exclude_input=True,
         exclude_input_prompt=True,
         exclude_output_prompt=True,
         embed_images=True,
-        anchor_link_text="",
+        # no heading anchors: nbconvert writes them as <a ... />, which a browser reads as an
+        # open <a> holding the rest of the page (its own BeautifulSoup pass, skipped here,
+        # used to repair that)
+        exclude_anchor_links=True,
     )
-    prepared = copy.deepcopy(nb)
-    prepared.metadata["title"] = title
-    resources = {"metadata": {"name": title}, "evalkit_csp": CONTENT_SECURITY_POLICY}
-    html, _ = exporter.from_notebook_node(prepared, resources=resources)
-    return str(html)
+
+
+def _warm_up_export() -> None:
+    """Import nbconvert and compile the report template (an empty notebook's export)."""
+    with contextlib.suppress(Exception):  # export_html itself reports any real problem
+        export_html(_NBFORMAT.v4.new_notebook())
+
+
+@functools.cache
+def _report_exporter_class() -> type[Any]:
+    """nbconvert's ``HTMLExporter`` without its closing BeautifulSoup pass.
+
+    ``HTMLExporter.from_notebook_node`` re-parses the whole page to add a placeholder ``alt``
+    to images and ``tabindex`` to outputs (about half of the export time of a report); the
+    template below writes the ``alt`` text itself, and a page without script needs no
+    ``tabindex``. Everything else is ``HTMLExporter``'s own code path.
+    """
+    from nbconvert import HTMLExporter
+    from nbconvert.exporters.templateexporter import TemplateExporter
+    from nbconvert.filters import highlight, widgetsdatatypefilter
+
+    base: Any = HTMLExporter  # nbconvert's classes are partly typed
+    template_exporter: Any = TemplateExporter
+    Highlight2HTML: Any = highlight.Highlight2HTML
+    WidgetsDataTypeFilter: Any = widgetsdatatypefilter.WidgetsDataTypeFilter
+
+    class ReportExporter(base):  # type: ignore[misc]
+        def from_notebook_node(
+            self, nb: nbformat.NotebookNode, resources: dict[str, Any] | None = None, **kw: Any
+        ) -> tuple[str, dict[str, Any]]:
+            language = nb.metadata.get("language_info", {})
+            lexer = language.get("pygments_lexer", language.get("name", None))
+            highlight = self.filters.get(
+                "highlight_code", Highlight2HTML(pygments_lexer=lexer, parent=self)
+            )
+            resources = self._init_resources(resources)
+            data_type = WidgetsDataTypeFilter(
+                notebook_metadata=self._nb_metadata, parent=self, resources=resources
+            )
+            self.register_filter("highlight_code", highlight)
+            self.register_filter("filter_data_type", data_type)
+            html, resources = template_exporter.from_notebook_node(self, nb, resources, **kw)
+            return str(html), resources
+
+    return ReportExporter
 
 
 def external_references(html: str) -> list[str]:
@@ -548,14 +723,26 @@ def render_report(
         )
     workdir = Path(cwd) if cwd is not None else Path.cwd()
     fixture_path = find_input(str(merged["fixture"]), base=workdir)
-    fixture = load_fixture(fixture_path)
-    # a run:PATH system is relative to the notebook's working directory
-    with contextlib.chdir(workdir):
-        definitions = _system_definitions(str(merged["systems"]))
-    parameters = check_report_parameters(merged, parameters, list(definitions))
+    # The kernel starts (and imports what the notebook needs) while this process loads the
+    # fixture and the systems' definitions; see REPORT_KERNEL_PRELOAD.
+    kernel = _start_kernel(workdir, REPORT_KERNEL_PRELOAD)
+    try:
+        fixture = load_fixture(fixture_path)
+        # a run:PATH system is relative to the notebook's working directory
+        with contextlib.chdir(workdir):
+            definitions = _system_definitions(str(merged["systems"]))
+        parameters = check_report_parameters(merged, parameters, list(definitions))
+    except BaseException:
+        _stop_kernel(kernel)
+        raise
     merged = {**merged, **parameters}
-
-    executed = execute_notebook(notebook, parameters, cwd=workdir, timeout_s=timeout_s)
+    # nbconvert loads and compiles its templates while the notebook runs
+    warm_up = threading.Thread(target=_warm_up_export, daemon=True)
+    warm_up.start()
+    executed = execute_notebook(
+        notebook, parameters, cwd=workdir, timeout_s=timeout_s, kernel=kernel
+    )
+    warm_up.join()
     extra = [workdir, fixture_path.resolve(), Path(notebook).resolve().parent]
     scrubbed = scrub_notebook(executed, paths=machine_paths(extra))
     html = export_html(scrubbed, title=f"evalkit report: {fixture.meta.id}")

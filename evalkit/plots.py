@@ -104,8 +104,9 @@ def paired_difference_figure(
 
     Each panel shows the sorted differences of the paired queries as bars (green: the system is
     better in the measure's direction, red: worse, grey dot: tie within
-    ``evalkit.stats.TIE_TOLERANCE``), with the counts in the title. ``per_query`` has columns
-    ``system, query_id, measure, value``.
+    ``evalkit.stats.TIE_TOLERANCE``), with the counts in the title. The bars are two filled
+    step patches per panel (``Axes.stairs``: the positive and the negative run).
+    ``per_query`` has columns ``system, query_id, measure, value``.
     """
     others = [s for s in systems if s != base]
     rows, cols = max(1, len(measures)), max(1, len(others))
@@ -113,24 +114,23 @@ def paired_difference_figure(
     grid = figure.subplots(rows, cols, squeeze=False, sharey="row")  # always 2-D
     for row, measure in enumerate(measures):
         of_measure = per_query[per_query["measure"] == measure]
-        base_values = of_measure[of_measure["system"] == base].set_index("query_id")["value"]
+        wide = of_measure.pivot_table(
+            index="query_id", columns="system", values="value", aggfunc="first"
+        ).sort_index()
+        sign = 1.0 if higher_is_better(str(measure)) else -1.0  # green is better
         for col, system in enumerate(others):
             axes = grid[row, col]
-            values = of_measure[of_measure["system"] == system].set_index("query_id")["value"]
-            paired = pd.concat([values, base_values], axis=1, keys=["s", "b"], join="inner")
-            paired = paired.sort_index()
-            first = paired["s"].to_numpy(dtype=np.float64)
-            second = paired["b"].to_numpy(dtype=np.float64)
+            first = second = np.empty(0, dtype=np.float64)
+            if {system, base} <= set(wide.columns):
+                paired = wide[[system, base]].dropna()  # the queries both systems have
+                first = paired[system].to_numpy(dtype=np.float64)
+                second = paired[base].to_numpy(dtype=np.float64)
             diffs = first - second
             diffs[np.isclose(first, second, rtol=TIE_TOLERANCE, atol=TIE_TOLERANCE)] = 0.0
             ordered = np.sort(diffs)[::-1]
-            x = np.arange(ordered.size)
-            sign = 1.0 if higher_is_better(str(measure)) else -1.0  # green is better
-            colors = [
-                _WIN if d * sign > 0 else _LOSS if d * sign < 0 else _TIE_COLOR for d in ordered
-            ]
-            axes.bar(x, ordered, width=1.0, color=colors)
+            _difference_bars(axes, ordered, sign)
             ties = ordered == 0
+            x = np.arange(ordered.size)
             axes.plot(x[ties], ordered[ties], ".", color=_TIE_COLOR, markersize=3)
             axes.axhline(0, color="black", linewidth=0.6)
             wins, losses = int((diffs > 0).sum()), int((diffs < 0).sum())
@@ -140,7 +140,24 @@ def paired_difference_figure(
                 fontsize="small",
             )
             axes.set_xticks([])
+            axes.set_xlim(-0.5, max(ordered.size, 1) - 0.5)
             if col == 0:
                 axes.set_ylabel("difference")
             axes.set_xlabel(f"{ordered.size} queries, sorted")
     return figure
+
+
+def _difference_bars(axes: Any, ordered: npt.NDArray[np.float64], sign: float) -> None:
+    """Bars of width 1 at x = 0, 1, ... for the descending ``ordered`` differences, drawn as
+    two filled step patches (the positive run, the negative run) instead of one rectangle per
+    query: the same picture, a fraction of the drawing time. Colours follow ``sign`` (1: a
+    positive difference is better)."""
+    edges = np.arange(ordered.size + 1, dtype=np.float64) - 0.5
+    positive, negative = int((ordered > 0).sum()), int((ordered < 0).sum())
+    start = ordered.size - negative
+    for values, steps, better in (
+        (ordered[:positive], edges[: positive + 1], sign > 0),
+        (ordered[start:], edges[start:], sign < 0),
+    ):
+        if values.size:
+            axes.stairs(values, steps, baseline=0.0, fill=True, color=_WIN if better else _LOSS)

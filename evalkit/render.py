@@ -138,6 +138,7 @@ def styled(
     strings first, so the escaping reaches them too. ``frame`` is not modified.
     """
     from pandas.api.types import is_object_dtype, is_string_dtype
+    from pandas.io.formats.style import Styler
 
     shown = frame.copy()
     for column in [c for c, dtype in shown.dtypes.items() if is_object_dtype(dtype)]:
@@ -147,12 +148,23 @@ def styled(
     ]
     shown.index.names = [_name(n) for n in shown.index.names]
     shown.columns.names = [_name(n) for n in shown.columns.names]
-    styler = shown.style.format(precision=precision, na_rep=na_rep, escape="html")
+    # No id on every cell (only on cells a style is applied to): half the HTML of a table.
+    styler = Styler(shown, cell_ids=False)
+    styler = styler.format(precision=precision, na_rep=na_rep, escape="html")
     styler = styler.format_index(escape="html", axis=0).format_index(escape="html", axis=1)
     # MathJax (JupyterLab typesets HTML outputs) skips these classes: a "$" stays text.
     styler = styler.set_table_attributes('class="tex2jax_ignore mathjax_ignore"')
-    if text_columns:  # text reads from the left; numbers stay right-aligned
-        styler = styler.set_properties(subset=text_columns, **{"text-align": "left"})
+    # Text reads from the left (cells and their column heading), numbers stay right-aligned:
+    # one CSS rule per text column and cell kind (``td.col<i>``), not one per cell.
+    positions = [i for i, c in enumerate(shown.columns) if c in set(text_columns)]
+    styler = styler.set_table_styles(
+        [
+            {"selector": f"{cell}.col{i}", "props": [("text-align", "left")]}
+            for i in positions
+            for cell in ("td", "th.col_heading")
+        ],
+        overwrite=False,
+    )
     return styler.hide(axis="index") if hide_index else styler
 
 

@@ -28,7 +28,7 @@ import pandas as pd
 from evalkit.errors import InputError
 from evalkit.gates import higher_is_better
 from evalkit.render import html_text, styled
-from evalkit.stats import COMPARE_COLUMNS, compare, summarize_with_ci
+from evalkit.stats import COMPARE_COLUMNS, EFFECT_SIZE_DZ, compare, summarize_with_ci
 
 if TYPE_CHECKING:
     from pandas.io.formats.style import Styler
@@ -39,18 +39,27 @@ __all__ = [
     "ABLATION_COLUMNS",
     "ALL_PAIRS_METHODS",
     "COMPARISON_COLUMNS",
+    "COMPARISON_VIEW_COLUMNS",
     "ENVIRONMENT_PACKAGES",
     "HASH_HEX_DIGITS",
+    "PROBE_COLUMNS",
+    "ablation_legend",
     "ablation_table",
     "all_pairs_table",
     "chunk_table",
+    "comparison_legend",
+    "comparison_view",
     "display_text",
     "environment_versions",
     "failure_counts",
     "failures_by_kind",
     "header_table",
+    "interval_text",
     "judgment_table",
     "paired_comparisons",
+    "probe_legend",
+    "probe_table",
+    "query_measures",
     "ranking_grid",
     "style_ablation",
     "text_hash",
@@ -190,15 +199,16 @@ def _in_order(
     )
 
 
-def style_ablation(table: pd.DataFrame, *, digits: int = 3, caption: str = "") -> Styler:
+def style_ablation(table: pd.DataFrame, *, digits: int = 2, caption: str = "") -> Styler:
     """A styled wide view of :func:`ablation_table`: rows ``(*by, system)``, one column per
-    measure, cells ``mean [ci_low, ci_high]``, best cells bold on a green background. Labels
+    measure, cells ``mean [ci_low, ci_high]`` on one line (:func:`interval_text`, ``digits``
+    decimals), best cells bold on a green background. Labels
     and the caption are HTML-escaped (:func:`evalkit.render.styled`)."""
     index = [c for c in table.columns if c not in ABLATION_COLUMNS] + ["system"]
     measures = list(dict.fromkeys(table["measure"]))
     cells = table.assign(
         cell=[
-            f"{m:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
+            interval_text(m, lo, hi, digits=digits)
             for m, lo, hi in zip(table["mean"], table["ci_low"], table["ci_high"], strict=True)
         ]
     )
@@ -212,10 +222,141 @@ def style_ablation(table: pd.DataFrame, *, digits: int = 3, caption: str = "") -
         np.where(best.to_numpy(), _BEST_STYLE, ""), index=text.index, columns=text.columns
     )
     styler = styled(text).apply(lambda _: css, axis=None)
+    styler.set_table_styles(
+        [{"selector": "td", "props": [("white-space", "nowrap")]}], overwrite=False
+    )
     styler.set_uuid("ablation-" + re.sub(r"[^A-Za-z0-9_-]", "_", "-".join(index)))
     if caption:
         styler.set_caption(html_text(caption))
     return styler
+
+
+def interval_text(value: float, low: float, high: float, *, digits: int = 3) -> str:
+    """``"0.810 [0.740, 0.870]"``: a value and its interval on one line (the spaces are
+    no-break spaces, so a narrow column does not wrap it); ``"–"`` for a missing value and
+    ``"0.810 [–]"`` for a missing interval."""
+    if not np.isfinite(value):
+        return "–"
+    return f"{value:.{digits}f}\u00a0{_bracket(low, high, digits)}"
+
+
+def _bracket(low: float, high: float, digits: int) -> str:
+    """``"[0.740, 0.870]"`` (a no-break space after the comma), ``"[–]"`` if either is missing."""
+    if not (np.isfinite(low) and np.isfinite(high)):
+        return "[–]"
+    return f"[{low:.{digits}f},\u00a0{high:.{digits}f}]"
+
+
+def ablation_legend(*, n_resamples: int, seed: int, confidence: float = 0.95) -> str:
+    """The sentence under an ablation table (plain text): what a cell holds, how the interval
+    was computed (method, level, resample count, seed) and what the highlight means."""
+    return (
+        f"Cells: mean over the queries [{confidence:.0%} interval]. Interval: percentile "
+        f"bootstrap of the mean (queries resampled with replacement, {n_resamples:,} "
+        f"resamples, seed {seed}). Highlighted: the best system per measure in the measure's "
+        "direction (lowest for NoAnswerFP and NoResult, highest otherwise); ties are all "
+        "highlighted."
+    )
+
+
+COMPARISON_VIEW_COLUMNS = (
+    "system",
+    "measure",
+    "n",
+    "base_mean",
+    "mean",
+    "diff [95% CI]",
+    "t",
+    "effect_size",
+    "wins",
+    "ties",
+    "losses",
+    "p_value",
+    "p_adjusted",
+    "significant",
+)
+"""Columns of :func:`comparison_view` (``95%`` follows the ``confidence`` given)."""
+
+
+def comparison_view(
+    comparisons: pd.DataFrame, *, digits: int = 3, confidence: float = 0.95
+) -> pd.DataFrame:
+    """The paired-comparison table as the report shows it, narrow enough for a page: the
+    interval of ``diff`` in one text cell beside it (:func:`interval_text`); left out are the
+    columns that are the same on every row (``base, ci_method, effect_size_kind, test,
+    family, family_size``, stated by :func:`comparison_legend`), ``df`` (``n - 1``) and
+    ``variance, t_ci_low, t_ci_high`` (in ``comparisons`` for whoever needs them). Columns
+    :data:`COMPARISON_VIEW_COLUMNS`, with ``95%`` replaced by ``confidence``."""
+    level = f"{confidence:.0%}"
+    diff_column = f"diff [{level} CI]"
+    view = comparisons.assign(
+        **{
+            diff_column: [
+                interval_text(d, lo, hi, digits=digits)
+                for d, lo, hi in zip(
+                    comparisons["diff"], comparisons["ci_low"], comparisons["ci_high"], strict=True
+                )
+            ],
+        }
+    )
+    columns = [diff_column if c == "diff [95% CI]" else c for c in COMPARISON_VIEW_COLUMNS]
+    return view[columns].reset_index(drop=True)
+
+
+def comparison_legend(
+    comparisons: pd.DataFrame,
+    *,
+    n_resamples: int,
+    seed: int,
+    alpha: float = 0.05,
+    confidence: float = 0.95,
+) -> pd.DataFrame:
+    """Columns ``column, meaning``: one row per column of :func:`comparison_view`, saying what
+    it holds: the interval method and level, the resample count and seed of the bootstrap and
+    of the test, the effect size statistic, the correction and its family. Read from
+    ``comparisons`` (:func:`paired_comparisons`) where it says so (``ci_method``,
+    ``effect_size_kind``, ``test``, ``family``)."""
+
+    def one(column: str) -> str:
+        values = sorted({str(v) for v in comparisons[column]}) if column in comparisons else []
+        return ", ".join(values) or "n/a"
+
+    level = f"{confidence:.0%}"
+    effect = one("effect_size_kind")
+    effect_text = (
+        "Cohen's d_z: mean(d) / sd(d) of the paired differences d = system − base (sd with "
+        "n − 1); about 0.2 small, 0.5 medium, 0.8 large"
+        if effect == EFFECT_SIZE_DZ
+        else f"{effect} of the paired differences"
+    )
+    rows = [
+        ("system", f"the system compared with the base system, {one('base')}"),
+        ("measure", "the measure (its direction from the measures registry)"),
+        ("n", "paired queries: those both systems have a value for"),
+        ("base_mean, mean", "mean of the base system and of the system over those queries"),
+        (
+            f"diff [{level} CI]",
+            f"mean of d = system − base, then its {level} {one('ci_method')} bootstrap "
+            f"interval ({n_resamples:,} resamples of the queries, seed {seed})",
+        ),
+        ("t", "paired t statistic mean(d) / (sd(d) / sqrt(n)), n − 1 degrees of freedom"),
+        ("effect_size", effect_text),
+        (
+            "wins, ties, losses",
+            "queries where the system is better than, equal to (within 1e-12) or worse than "
+            "the base, in the measure's direction (for NoAnswerFP and NoResult lower is better)",
+        ),
+        (
+            "p_value",
+            f"two-sided paired {one('test')} test (random sign flips of d, {n_resamples:,} "
+            f"resamples, seed {seed}); a Monte Carlo p-value: at p = 0.05 its standard error "
+            f"is about {np.sqrt(0.05 * 0.95 / n_resamples):.3f} (ek.compare's default is "
+            "10,000 resamples)",
+        ),
+        ("p_adjusted", f"p_value corrected over the family: {one('family')}"),
+        ("significant", f"p_adjusted <= {alpha}"),
+    ]
+    return pd.DataFrame(rows, columns=["column", "meaning"]).astype(str)
 
 
 def paired_comparisons(
@@ -497,3 +638,83 @@ def all_pairs_table(
         letters = compact_letters(best_first, different)
         table[measure] = [f"{means[s]:.3f} {letters[s]}" for s in shown]
     return table, note
+
+
+PROBE_COLUMNS = (
+    "id",
+    "tool",
+    "status",
+    "recall",
+    "recall_min",
+    "precision",
+    "precision_min",
+    "f1",
+    "rr",
+    "ndcg",
+    "missing",
+    "extra",
+    "note",
+)
+"""Columns of :func:`probe_table`."""
+_NO_THRESHOLD_NOTE = "thresholds 0: records a known blind spot, passes whatever it returns"
+
+
+def probe_table(results: pd.DataFrame, *, redact: bool = True) -> pd.DataFrame:
+    """The probe results as the report shows them; columns :data:`PROBE_COLUMNS`.
+
+    ``results`` is :func:`evalkit.probes.run_probes`'s frame. Each probe's own thresholds
+    (``recall_min``, ``precision_min``) stand beside its scores. ``missing`` and ``extra`` are
+    the sizes of those symbol sets when ``redact`` (their symbols, comma-separated,
+    otherwise). ``note`` says why a probe passed or failed when its status alone would mislead:
+    ``"thresholds 0: ..."`` for a probe whose thresholds are both 0 (it cannot fail: such
+    probes record a known limitation of the tool), which threshold a failed probe missed, or
+    the error of a probe that could not run (``"could not run"``, no message: it may quote
+    arguments).
+    """
+    notes = []
+    for row in results.itertuples(index=False):
+        if row.status == "error":
+            notes.append("could not run")
+        elif row.recall_min == 0 and row.precision_min == 0:
+            notes.append(_NO_THRESHOLD_NOTE)
+        elif row.status == "fail":
+            missed = [
+                name
+                for name, passed in (("recall", row.pass_recall), ("precision", row.pass_precision))
+                if not passed
+            ]
+            notes.append(f"{' and '.join(missed)} below its threshold")
+        else:
+            notes.append("")
+
+    def sets(column: str) -> list[Any]:
+        return [len(v) if redact else ", ".join(v) for v in results[column]]
+
+    table = results.assign(missing=sets("missing"), extra=sets("extra"), note=notes)
+    return table[list(PROBE_COLUMNS)].reset_index(drop=True)
+
+
+def probe_legend(results: pd.DataFrame) -> str:
+    """The sentence beside :func:`probe_table` (plain text): the pass rule and how many
+    probes cannot fail."""
+    free = int(((results["recall_min"] == 0) & (results["precision_min"] == 0)).sum())
+    return (
+        "A probe passes when recall >= recall_min and precision >= precision_min, its own "
+        "thresholds from its probe file; recall and precision are over deduplicated symbol "
+        "sets, rr and ndcg only for a tool that returns a ranking (n/a otherwise). "
+        f"{free} of {len(results)} probes have both thresholds at 0: they record a known "
+        "blind spot of the tool (see their descriptions) and pass whatever they return."
+    )
+
+
+def query_measures(
+    per_query: pd.DataFrame, query_id: str, *, systems: Sequence[str], measures: Sequence[str]
+) -> pd.DataFrame:
+    """Every measure of one query per system: index ``measure`` (in ``measures`` order, those
+    the query has), one float column per system (NaN where a system has no value)."""
+    mine = per_query[per_query["query_id"] == query_id]
+    wide = mine.pivot_table(index="measure", columns="system", values="value", aggfunc="first")
+    order = [m for m in measures if m in wide.index]
+    wide = wide.reindex(index=order, columns=list(systems)).astype("float64")
+    wide.index.name, wide.columns.name = "measure", None
+    return wide

@@ -17,6 +17,7 @@ from typing import Any
 import nbformat
 import pandas as pd
 import pytest
+from matplotlib.colors import to_hex
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
 from evalkit.cli import main
@@ -137,6 +138,7 @@ def test_report_notebook_declares_the_documented_parameters() -> None:
         "seed": 0,
         "n_resamples": 2000,
         "worst": 5,
+        "query_id": "",
         "probes": "fixtures/probes",
         "probe_target": "stdlib",
         "concurrency": 1,
@@ -276,6 +278,23 @@ def test_export_html_has_outputs_only_and_loads_nothing_external() -> None:
     assert len(html) < 30_000  # the lab stylesheet (~240 kB) is replaced by a small one
 
 
+def test_exported_html_parses_as_a_browser_reads_it() -> None:
+    """Bug: without nbconvert's BeautifulSoup pass, heading anchors came out as
+    ``<a ... />``, which HTML parsers read as an open link holding the rest of the page (and
+    the report hid it all with ``a.anchor-link {display: none}``). html5lib parses as browsers
+    do (the WHATWG algorithm)."""
+    import html5lib
+
+    code = new_code_cell("1")
+    code.outputs = [new_output("execute_result", data={"text/plain": "output_marker"})]
+    html = export_html(_notebook(new_markdown_cell("# Title\n\n## Section two"), code))
+    tree = html5lib.parse(html, namespaceHTMLElements=False)
+    assert tree.findall(".//a") == []  # no anchor link: nothing can swallow the page
+    (h2,) = tree.findall(".//h2")
+    assert "".join(h2.itertext()) == "Section two"
+    assert "/>" not in re.sub(r"<(?:meta|img|br|hr|link|input)\b[^>]*>", "", html)
+
+
 @pytest.mark.parametrize(
     "snippet",
     [
@@ -404,7 +423,9 @@ def test_ablation_table_by_language_and_styled_view() -> None:
         for cell in re.findall(r"row\d+_col\d+", selector)
     }
     assert bold == {"row0_col0", "row3_col0"}  # en/a and zh/b, the best per language
-    assert "1.000 [1.000, 1.000]" in html
+    # one line: no-break spaces inside the cell, and the table does not wrap its cells
+    assert "1.00\u00a0[1.00,\u00a01.00]" in html
+    assert re.search(r"#T_ablation-language-system td \{\s*white-space: nowrap;", html)
     empty = ablation_table(per_query, systems=["c"], measures=["R@5"], by=["language"])
     assert list(empty.columns) == list(table.columns)
     assert empty.empty
@@ -555,8 +576,20 @@ def test_paired_difference_figure_counts() -> None:
     )
     titles = [axes.get_title() for axes in figure.axes]
     assert titles == ["x − base\nM\n1 up, 1 tied, 1 down", "y − base\nM\n3 up, 0 tied, 0 down"]
-    heights = [patch.get_height() for patch in figure.axes[0].patches]
-    assert heights == [0.5, 0.0, -0.5]  # sorted differences, by hand: 1-.5, .5-.5, 0-.5
+    # sorted differences, by hand: 1-.5, .5-.5, 0-.5: a green bar at x=0, a tie dot at x=1 and
+    # a red bar at x=2 (bars are step patches spanning x-0.5 .. x+0.5)
+    bars = [
+        (patch.get_data().edges.tolist(), patch.get_data().values.tolist(), patch.get_facecolor())
+        for patch in figure.axes[0].patches
+    ]
+    assert [(edges, values) for edges, values, _ in bars] == [
+        ([-0.5, 0.5], [0.5]),
+        ([1.5, 2.5], [-0.5]),
+    ]
+    assert [to_hex(color) for *_, color in bars] == ["#2a9d55", "#c44e52"]
+    ties = figure.axes[0].lines[0]
+    assert ties.get_xdata().tolist() == [1]
+    assert ties.get_ydata().tolist() == [0.0]
 
 
 # --- execution (slow: starts kernels) -------------------------------------------------------

@@ -478,6 +478,12 @@ def _markdown_text_is_escaped(call: ast.Call) -> bool:
     (argument,) = call.args
     if isinstance(argument, ast.Constant):
         return True
+    if (
+        isinstance(argument, ast.Call)
+        and isinstance(argument.func, ast.Name)
+        and argument.func.id == "markdown_text"
+    ):
+        return True  # Markdown(markdown_text(...)): the whole text is escaped
     if not isinstance(argument, ast.JoinedStr):
         return False
     for part in argument.values:
@@ -525,5 +531,7 @@ def test_styled_left_aligns_text_columns_only() -> None:
     frame = pd.DataFrame({"system": ["lexical", "hybrid"], "mean": [0.5, 0.25]})
     html = styled(frame).to_html()
     rules = re.findall(r"([^{}]*)\{[^}]*text-align: left", html)
-    columns = {c for selectors in rules for c in re.findall(r"_row\d+_col(\d+)", selectors)}
+    columns = {c for selectors in rules for c in re.findall(r"td\.col(\d+)", selectors)}
     assert columns == {"0"}  # column 0 (text) only, pandas 3's str dtype included
+    assert len(rules) == 2  # one rule for the cells of the column and one for its heading
+    assert 'id="T_' not in html.split("<table", 1)[1].split(">", 1)[1]  # no id on plain cells

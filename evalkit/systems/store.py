@@ -54,6 +54,9 @@ class ChunkStore:
         self._directory = Path(tempfile.mkdtemp(prefix="evalkit-store-"))
         self.path = self._directory / "store.sqlite3"
         self._db = sqlite3.connect(self.path)
+        # A temporary database, deleted on close: journal in memory, no fsync per commit.
+        self._db.execute("PRAGMA journal_mode = MEMORY")
+        self._db.execute("PRAGMA synchronous = OFF")
         self._db.executescript(_SCHEMA)
         self._ids: list[str] = []
 

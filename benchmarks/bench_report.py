@@ -1,0 +1,237 @@
+"""Where the time of ``evalkit report`` goes, and whether it meets its 8 s target (issue 17).
+
+Run from the repository root::
+
+    python benchmarks/bench_report.py            # 3 end-to-end runs, phases measured once
+    python benchmarks/bench_report.py --runs 5 --fixture fixtures/synthetic-bilingual-v1
+
+It prints
+
+1. the phases, each timed on its own in a fresh interpreter (wall and CPU seconds): kernel
+   start (a bare kernel up and answering, then shut down), imports (what the notebook
+   imports), evaluation (``evaluate``, 5 systems, 2 repeats), statistics (the report's
+   ablation tables, paired comparisons and all-pairs test at the notebook's ``n_resamples``),
+   plots (both figures built and rendered to PNG as the inline backend does) and export
+   (scrub, HTML export and the two leak scans of the executed notebook, as ``evalkit report``
+   does them);
+2. the end-to-end ``evalkit report FIXTURE --output ...`` (a real papermill run on a real
+   kernel, nothing bypassed) ``--runs`` times: min and median wall time, the CPU seconds of
+   the command and its kernel, and the load average before the runs;
+3. the per-cell times papermill recorded in the last run, by report section.
+
+The machine is shared, so wall times are noisy: compare the minimum against the target and
+read the CPU seconds (which other processes inflate much less) next to it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+TARGET_S = 8.0
+
+_PHASES = r"""
+import json, sys, time
+
+fixture_dir, executed_path = sys.argv[1], sys.argv[2]
+times = {}
+
+def timed(name, run):
+    wall, cpu = time.perf_counter(), time.process_time()
+    result = run()
+    times[name] = (time.perf_counter() - wall, time.process_time() - cpu)
+    return result
+
+def kernel():
+    from jupyter_core.utils import run_sync
+    from evalkit.notebooks import _InterpreterKernelManager
+    manager = _InterpreterKernelManager()
+    run_sync(manager.start_kernel)()
+    client = manager.client()
+    client.start_channels()
+    run_sync(client.wait_for_ready)(timeout=120)
+    client.stop_channels()
+    run_sync(manager.shutdown_kernel)()
+
+def imports():
+    import pandas, matplotlib.pyplot  # noqa: F401  (%matplotlib inline loads pyplot)
+    from evalkit import plots, report_tables  # noqa: F401
+    from evalkit.evaluate import evaluate  # noqa: F401
+    from evalkit.fixtures import load_fixture  # noqa: F401
+    from evalkit.gates import check_gates  # noqa: F401
+    from evalkit.probes import run_probes  # noqa: F401
+
+timed("kernel start", kernel)
+timed("imports", imports)
+
+from evalkit import plots, report_tables
+from evalkit.evaluate import evaluate
+from evalkit.fixtures import load_fixture
+from evalkit.notebooks import notebook_parameters, DEFAULT_REPORT_NOTEBOOK
+
+defaults = notebook_parameters(DEFAULT_REPORT_NOTEBOOK)
+n, seed, base = defaults["n_resamples"], defaults["seed"], defaults["base_system"]
+
+def evaluation():
+    result = evaluate(load_fixture(fixture_dir), None, k=10, repeats=2)
+    result.to_report()
+    return result
+
+ev = timed("evaluation", evaluation)
+S, M, pq = list(ev.systems), list(ev.measures), ev.per_query
+
+def stats():
+    for by in ((), ("language",)):
+        table = report_tables.ablation_table(
+            pq, systems=S, measures=M, by=list(by), n_resamples=n, seed=seed
+        )
+        report_tables.style_ablation(table).to_html()
+    report_tables.paired_comparisons(pq, base, systems=S, measures=M, n_resamples=n, seed=seed)
+    report_tables.all_pairs_table(pq, systems=S, measures=M, n_resamples=n, seed=seed)
+
+timed("statistics", stats)
+
+def figures():
+    from IPython.core.pylabtools import print_figure
+    latency = plots.latency_figure(ev.latency.dropna(subset=["latency_ms"]), systems=S)
+    print_figure(latency, "png", bbox_inches="tight")
+    shown = [m for m in M if m.startswith(("nDCG", "RR@"))] or M[:1]
+    diff = plots.paired_difference_figure(pq, base=base, systems=S, measures=shown)
+    print_figure(diff, "png", bbox_inches="tight")
+
+timed("plots", figures)
+
+def export():
+    import nbformat
+    from evalkit.notebooks import export_html, machine_paths, scrub_notebook
+    from evalkit.privacy import assert_no_leaks, private_texts
+    from evalkit.notebooks import _system_definitions
+    private = private_texts(ev.fixture, _system_definitions(""))
+    scrubbed = scrub_notebook(nbformat.read(executed_path, as_version=4), paths=machine_paths())
+    html = export_html(scrubbed)
+    text = nbformat.writes(scrubbed)
+    for _ in range(2):  # render_report scans, then write_rendered_report scans again
+        assert_no_leaks({"HTML": html, "notebook": text}, private)
+
+if executed_path:
+    timed("export", export)
+print(json.dumps(times))
+"""
+
+_SECTIONS = (
+    ("parameters + imports + evaluation", ("# Parameters", "%matplotlib")),
+    ("header", ("display(styled(report_tables.header_table",)),
+    ("ablation", ("overall = report_tables", "by_language = report_tables")),
+    ("latency plot", ("latency_table =",)),
+    ("difference plot", ("difference_measures =",)),
+    ("paired tests", ("comparisons = report_tables", "if len(SYSTEMS) > 2")),
+    ("drill-down", ("failures = evaluation", "near_duplicates =")),
+    ("gates", ("from evalkit.diff import",)),
+    ("probes", ("from evalkit.errors import InputError",)),
+)
+
+
+def _section(source: str) -> str:
+    for name, starts in _SECTIONS:
+        if any(source.lstrip().startswith(s) or s in source[:200] for s in starts):
+            return name
+    return "other"
+
+
+def _report_once(fixture: str, workspace: Path) -> tuple[float, float, Path]:
+    """One ``evalkit report`` run: (wall s, CPU s of it and its children, executed .ipynb)."""
+    evalkit = Path(sys.executable).with_name("evalkit")
+    output = workspace / "bench-report.html"  # inside the repository: the probes are found
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run(
+        [str(evalkit), "report", fixture, "--output", str(output.relative_to(REPO))],
+        cwd=REPO,
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, output.with_suffix(".ipynb")
+
+
+def _cell_times(executed: Path) -> dict[str, float]:
+    nb = json.loads(executed.read_text(encoding="utf-8"))
+    sums: dict[str, float] = {}
+    for cell in nb["cells"]:
+        if cell["cell_type"] != "code":
+            continue
+        duration = cell.get("metadata", {}).get("papermill", {}).get("duration") or 0.0
+        name = _section("".join(cell["source"]))
+        sums[name] = sums.get(name, 0.0) + float(duration)
+    sums["(papermill total, kernel start and shutdown included)"] = float(
+        nb["metadata"]["papermill"]["duration"]
+    )
+    return sums
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--fixture", default="fixtures/synthetic-bilingual-v1")
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+
+    print(f"evalkit report benchmark: {args.fixture}, {os.cpu_count()} cores")
+    load = os.getloadavg()
+    print(f"load average before: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} (1, 5, 15 min)")
+
+    walls: list[float] = []
+    cpus: list[float] = []
+    with tempfile.TemporaryDirectory(prefix="bench-report-", dir=REPO / "reports") as tmp:
+        workspace = Path(tmp)
+        executed = workspace
+        for run in range(args.runs):
+            wall, cpu, executed = _report_once(args.fixture, workspace)
+            walls.append(wall)
+            cpus.append(cpu)
+            print(f"  run {run + 1}: {wall:6.2f} s wall, {cpu:6.2f} s CPU")
+        phases = subprocess.run(
+            [sys.executable, "-c", _PHASES, args.fixture, str(executed)],
+            cwd=REPO,
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        times: dict[str, Any] = json.loads(phases.stdout.strip().splitlines()[-1])
+        cells = _cell_times(executed)
+
+    print("\nphases, each on its own (wall s / CPU s):")
+    for name, (wall, cpu) in times.items():
+        print(f"  {name:<14} {wall:6.2f} / {cpu:5.2f}")
+    total_wall = sum(w for w, _ in times.values())
+    total_cpu = sum(c for _, c in times.values())
+    print(f"  {'sum':<14} {total_wall:6.2f} / {total_cpu:5.2f}")
+
+    print("\nlast run, kernel time per report section (papermill's cell durations, s):")
+    for name, seconds in cells.items():
+        print(f"  {name:<40} {seconds:6.2f}")
+
+    best, median = min(walls), statistics.median(walls)
+    load = os.getloadavg()
+    print(
+        f"\nevalkit report end to end ({len(walls)} runs): min {best:.2f} s, median "
+        f"{median:.2f} s wall; CPU min {min(cpus):.2f} s, median {statistics.median(cpus):.2f} s"
+    )
+    print(f"load average after: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    verdict = "met" if best <= TARGET_S else "NOT met"
+    print(f"target {TARGET_S:.0f} s wall: {verdict} (min {best:.2f} s = {best / TARGET_S:.2f}x)")
+
+
+if __name__ == "__main__":
+    main()
