@@ -503,7 +503,9 @@ def _cross_rules(gates: Gates, name: str, lines: Mapping[tuple[str, int], int]) 
         if problem is not None:
             where = f"{name}:{lines.get(('absolute', index), 0)}"
             label = gate.id or f"absolute[{index}]"
-            problems.append(Problem(where, label, "min" if gate.min is not None else "max", problem))
+            problems.append(
+                Problem(where, label, "min" if gate.min is not None else "max", problem)
+            )
     return problems
 
 

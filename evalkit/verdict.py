@@ -36,6 +36,7 @@ __all__ = [
     "CHANGE_COLUMNS",
     "FAILING_GATE_COLUMNS",
     "HEADLINE_COLUMNS",
+    "MEAN_COLUMNS",
     "PRIMARY_NAMES",
     "Verdict",
     "build_verdict",
@@ -95,16 +96,23 @@ HEADLINE_COLUMNS: Final = (
 evaluation's order; ``n`` queries averaged, ``ci_low, ci_high`` a percentile bootstrap
 interval of the mean."""
 
+MEAN_COLUMNS: Final = ("system", "measure", "n", "mean")
+"""Columns of :attr:`Verdict.means`: every measure's mean per system (the ablation table's
+means, :meth:`evalkit.evaluate.Evaluation.summary`), systems and measures in evaluation order."""
+
 
 @dataclass(frozen=True)
 class Verdict:
     """The verdict of one evaluation against ``base`` (frames are tidy; IDs only).
 
     ``gated`` is False when there were no gate results; ``gates_passed``, ``gates_failed`` and
-    ``gates_not_evaluated`` count checks (rows of :func:`evalkit.gates.check_gates`).
+    ``gates_not_evaluated`` count checks (rows of :func:`evalkit.gates.check_gates`);
+    ``gates_cannot_fail`` counts the passing checks whose threshold is the measure's worst
+    value (their baseline is already as bad as the measure gets).
     ``failing_gates`` has :data:`FAILING_GATE_COLUMNS`, ``changes`` :data:`CHANGE_COLUMNS`
     (sorted by system in evaluation order, ``worse`` before ``better``, then measure order),
-    ``headline`` :data:`HEADLINE_COLUMNS`. ``confidence`` is that of every interval.
+    ``headline`` :data:`HEADLINE_COLUMNS`, ``means`` :data:`MEAN_COLUMNS`. ``confidence`` is
+    that of every interval.
     """
 
     base: str
@@ -114,9 +122,11 @@ class Verdict:
     gates_passed: int
     gates_failed: int
     gates_not_evaluated: int
+    gates_cannot_fail: int
     failing_gates: pd.DataFrame
     changes: pd.DataFrame
     headline: pd.DataFrame
+    means: pd.DataFrame
     test: str
     correction: str
     alpha: float
@@ -189,7 +199,7 @@ def build_verdict(
             f"{', '.join(measures)}); choose measures it computed"
         )
     per_query = evaluation.per_query
-    passed, failed, not_evaluated, failing = _gates(gate_results)
+    passed, failed, not_evaluated, cannot_fail, failing = _gates(gate_results)
     return Verdict(
         base=base,
         systems=systems,
@@ -198,6 +208,7 @@ def build_verdict(
         gates_passed=passed,
         gates_failed=failed,
         gates_not_evaluated=not_evaluated,
+        gates_cannot_fail=cannot_fail,
         failing_gates=failing,
         changes=_changes(
             per_query,
@@ -211,8 +222,17 @@ def build_verdict(
             confidence=confidence,
         ),
         headline=_headline(
-            per_query, base, systems, chosen, n_resamples=n_resamples, seed=seed, confidence=confidence
+            per_query,
+            base,
+            systems,
+            chosen,
+            n_resamples=n_resamples,
+            seed=seed,
+            confidence=confidence,
         ),
+        means=evaluation.summary()
+        .rename(columns={"value": "mean"})[list(MEAN_COLUMNS)]
+        .reset_index(drop=True),
         test="randomization",
         correction=correction,
         alpha=alpha,
@@ -222,16 +242,17 @@ def build_verdict(
     )
 
 
-def _gates(results: pd.DataFrame | None) -> tuple[int, int, int, pd.DataFrame]:
+def _gates(results: pd.DataFrame | None) -> tuple[int, int, int, int, pd.DataFrame]:
     if results is None or results.empty:
         empty = pd.DataFrame({c: pd.Series(dtype=_GATE_DTYPES[c]) for c in FAILING_GATE_COLUMNS})
-        return 0, 0, 0, empty
+        return 0, 0, 0, 0, empty
     status = results["status"]
     failing = results.loc[status == "fail", list(FAILING_GATE_COLUMNS)].reset_index(drop=True)
     return (
         int((status == "pass").sum()),
         int((status == "fail").sum()),
         int((status == "not evaluated").sum()),
+        int(((status == "pass") & (results["note"] != "")).sum()),
         failing,
     )
 

@@ -198,9 +198,7 @@ def demoted_queries(count: int) -> frozenset[str]:
 
     fixture = load_fixture(FIXTURE_DIR)
     per_query = load_report(FIXTURE_DIR / "baseline.json")["perQuery"]["hybrid-rerank"]
-    single = {
-        q.id for q in fixture.queries if sum(1 for j in q.judgments if j.grade >= 1) == 1
-    }
+    single = {q.id for q in fixture.queries if sum(1 for j in q.judgments if j.grade >= 1) == 1}
     perfect = sorted(q for q in single if per_query.get(q, {}).get("RR@10") == 1.0)
     return frozenset(perfect[:count])
 
