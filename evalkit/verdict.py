@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 import pandas as pd
@@ -40,6 +40,7 @@ __all__ = [
     "PRIMARY_NAMES",
     "Verdict",
     "build_verdict",
+    "change_matrix",
     "primary_measures",
 ]
 
@@ -111,8 +112,10 @@ class Verdict:
     value (their baseline is already as bad as the measure gets).
     ``failing_gates`` has :data:`FAILING_GATE_COLUMNS`, ``changes`` :data:`CHANGE_COLUMNS`
     (sorted by system in evaluation order, ``worse`` before ``better``, then measure order),
-    ``headline`` :data:`HEADLINE_COLUMNS`, ``means`` :data:`MEAN_COLUMNS`. ``confidence`` is
-    that of every interval.
+    ``headline`` :data:`HEADLINE_COLUMNS`, ``means`` :data:`MEAN_COLUMNS`; ``comparisons`` is
+    the whole :func:`evalkit.stats.compare` frame the changes were taken from (every system
+    against the base on every measure), for a report to show without computing it again.
+    ``confidence`` is that of every interval.
     """
 
     base: str
@@ -127,6 +130,7 @@ class Verdict:
     changes: pd.DataFrame
     headline: pd.DataFrame
     means: pd.DataFrame
+    comparisons: pd.DataFrame
     test: str
     correction: str
     alpha: float
@@ -199,6 +203,17 @@ def build_verdict(
             f"{', '.join(measures)}); choose measures it computed"
         )
     per_query = evaluation.per_query
+    comparisons = _compare(
+        per_query,
+        base,
+        systems,
+        measures,
+        n_resamples=n_resamples,
+        seed=seed,
+        correction=correction,
+        alpha=alpha,
+        confidence=confidence,
+    )
     passed, failed, not_evaluated, cannot_fail, failing = _gates(gate_results)
     return Verdict(
         base=base,
@@ -210,17 +225,15 @@ def build_verdict(
         gates_not_evaluated=not_evaluated,
         gates_cannot_fail=cannot_fail,
         failing_gates=failing,
-        changes=_changes(
-            per_query,
-            base,
-            systems,
-            measures,
+        changes=_significant(
+            comparisons,
+            systems=systems,
+            measures=measures,
+            correction=correction,
             n_resamples=n_resamples,
             seed=seed,
-            correction=correction,
-            alpha=alpha,
-            confidence=confidence,
         ),
+        comparisons=comparisons,
         headline=_headline(
             per_query,
             base,
@@ -270,7 +283,7 @@ _GATE_DTYPES: Final = {
 }
 
 
-def _changes(
+def _compare(
     per_query: pd.DataFrame,
     base: str,
     systems: Sequence[str],
@@ -282,12 +295,11 @@ def _changes(
     alpha: float,
     confidence: float,
 ) -> pd.DataFrame:
-    empty = pd.DataFrame({c: pd.Series(dtype=_CHANGE_DTYPES[c]) for c in CHANGE_COLUMNS})
-    if len(systems) < 2:
-        return empty
+    """Every other system against ``base``: :func:`evalkit.stats.compare`'s frame (no rows
+    for a single system)."""
     selected = per_query[per_query["system"].isin(list(systems))]
     present = [m for m in measures if m in set(selected["measure"])]
-    result = compare(
+    return compare(
         selected,
         base,
         present,
@@ -298,9 +310,21 @@ def _changes(
         alpha=alpha,
         seed=seed,
     )
+
+
+def _significant(
+    result: pd.DataFrame,
+    *,
+    systems: Sequence[str],
+    measures: Sequence[str],
+    correction: str,
+    n_resamples: int,
+    seed: int,
+) -> pd.DataFrame:
+    """The significant rows of a comparison frame, with ``direction`` (``CHANGE_COLUMNS``)."""
     significant = result[result["significant"]].copy()
     if significant.empty:
-        return empty
+        return pd.DataFrame({c: pd.Series(dtype=_CHANGE_DTYPES[c]) for c in CHANGE_COLUMNS})
     better = np.where(
         [higher_is_better(str(m)) for m in significant["measure"]],
         significant["diff"] > 0,
@@ -311,7 +335,7 @@ def _changes(
     significant["n_resamples"] = n_resamples
     significant["seed"] = seed
     system_rank = {s: i for i, s in enumerate(systems)}
-    measure_rank = {m: i for i, m in enumerate(present)}
+    measure_rank = {m: i for i, m in enumerate(measures)}
     significant = significant.assign(
         _s=significant["system"].map(system_rank),
         _d=(significant["direction"] == "better").astype(int),
@@ -370,3 +394,18 @@ def _headline(
     table["higher_is_better"] = [higher_is_better(str(m)) for m in table["measure"]]
     table["is_base"] = table["system"] == base
     return table[list(HEADLINE_COLUMNS)].astype({"system": "object", "measure": "object"})
+
+
+def change_matrix(verdict: Verdict) -> pd.DataFrame:
+    """The significant changes at a glance: one row per system other than the base (index
+    ``system``), one column per measure compared (evaluation order), cells ``"▲ +0.247"``
+    (significantly better), ``"▼ -0.131"`` (significantly worse; the sign is that of ``diff``)
+    or ``"–"`` (no significant change)."""
+    measures = list(dict.fromkeys(verdict.means["measure"]))
+    others = [s for s in verdict.systems if s != verdict.base]
+    cells = pd.DataFrame("–", index=pd.Index(others, name="system"), columns=measures)
+    for row in verdict.changes.itertuples(index=False):
+        mark = "▲" if row.direction == "better" else "▼"
+        diff: Any = row.diff
+        cells.at[str(row.system), str(row.measure)] = f"{mark} {float(diff):+.3f}"
+    return cells
