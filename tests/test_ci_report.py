@@ -391,3 +391,44 @@ def test_probes_cli_refuses_a_path_shaped_message(tmp_path: pathlib.Path) -> Non
     assert code == 1, err
     assert "POSIX path" in err
     assert tree(workspace) == []
+
+
+class AbstainsOnNoAnswer:
+    """The lexical system, except that it returns nothing for the queries in ``query_ids``
+    (the generated fixture's no-answer queries): NoAnswerFP falls from 1 to 0 on them."""
+
+    name = "abstainer"
+
+    def __init__(self, query_ids: frozenset[str]) -> None:
+        from evalkit.systems import resolve_system
+
+        self.inner = resolve_system("lexical")
+        self.query_ids = query_ids
+
+    def definition(self) -> dict[str, Any]:
+        return {**self.inner.definition(), "abstains": "no-answer"}
+
+    def index(self, chunks: Any) -> None:
+        self.inner.index(chunks)
+
+    def search(self, query: Any, k: int) -> Any:
+        return [] if query.id in self.query_ids else self.inner.search(query, k)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def test_a_lower_no_answer_fp_is_a_significant_improvement() -> None:
+    from evalkit.evaluate import evaluate
+    from evalkit.fixtures.generate import generate_fixture
+
+    fixture = generate_fixture(7, queries=80, no_answer_fraction=0.4)
+    no_answer = frozenset(q.id for q in fixture.queries if not q.answerable)
+    assert len(no_answer) >= 20
+    evaluation = evaluate(fixture, ["lexical", AbstainsOnNoAnswer(no_answer)], repeats=1)
+    verdict = build_verdict(evaluation, None, base="lexical", n_resamples=500)
+    row = verdict.changes[verdict.changes["measure"] == "NoAnswerFP"]
+    assert len(row) == 1
+    assert row["diff"].iloc[0] < 0  # fewer false answers ...
+    assert row["direction"].iloc[0] == "better"  # ... is better
+    assert row["p_adjusted"].iloc[0] <= 0.05
