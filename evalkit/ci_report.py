@@ -147,20 +147,35 @@ def _missed_thresholds(row: Any) -> list[str]:
 
 
 def _cut(
-    columns: Sequence[str], rows: Sequence[Sequence[object]], budget: int, what: str
+    columns: Sequence[str],
+    rows: Sequence[Sequence[object]],
+    budget: int,
+    what: str,
+    where: str,
 ) -> list[str]:
     """A Markdown table of at most ``budget`` lines (header and rule included; a last line
-    says how many ``what`` were left out)."""
+    says how many ``what`` were left out and ``where`` they all are)."""
     if len(rows) + 2 <= budget:
         return markdown_table(columns, rows).splitlines()
     shown = max(0, budget - 3)
     lines = markdown_table(columns, rows[:shown]).splitlines()
     left = len(rows) - shown
-    return [*lines, f"{left} more {markdown_text(what)} not shown{_see_junit()}"]
+    return [*lines, markdown_text(f"{left} more {what} not shown; {where}.")]
 
 
-def _see_junit() -> str:
-    return "; every check is in the JUnit report\\."
+def _budgets(available: int, needs: Sequence[int]) -> list[int]:
+    """Lines for each of two tables needing ``needs`` lines within ``available``: each gets
+    what it needs when both fit, else at least half the lines (or its need), the other the
+    rest."""
+    first, second = needs
+    if first + second <= available:
+        return [first, second]
+    half = available // 2
+    if first <= half:
+        return [first, available - first]
+    if second <= half:
+        return [available - second, second]
+    return [half, available - half]
 
 
 def gates_markdown(
@@ -203,12 +218,13 @@ def gates_markdown(
     lines += markdown_table(columns, rows).splitlines()
     failing = verdict.failing_gates
     changes = verdict.changes
-    remaining = max_lines - len(lines) - 8  # two headings with blank lines, the legend
-    if failing.empty:
-        change_budget = remaining
-    else:
-        change_budget = max(5, remaining // 2) if not changes.empty else 0
-    change_budget = min(change_budget, len(changes) + 2)
+    # worse first: a regression is what a reader must not miss when the list is cut
+    changes = changes.sort_values("direction", key=lambda d: d != "worse", kind="stable")
+    available = max_lines - len(lines) - 9  # two headings with blank lines, the legend
+    change_budget, gate_budget = _budgets(
+        max(6, available),
+        [len(changes) + 2 if len(changes) else 1, len(failing) + 2 if len(failing) else 1],
+    )
     lines += [
         "",
         f"### Significant changes against {markdown_text(verdict.base)}",
@@ -239,6 +255,7 @@ def gates_markdown(
             change_rows,
             change_budget,
             "changes",
+            "section 6 of the HTML report lists every comparison",
         )
     lines += ["", "### Failing gates", ""]
     if not verdict.gated:
@@ -257,12 +274,12 @@ def gates_markdown(
             ]
             for row in failing.itertuples(index=False)
         ]
-        budget = max(3, max_lines - len(lines))
         lines += _cut(
             ["gate", "system", "measure", "language", "threshold", "actual"],
             gate_rows,
-            budget,
+            max(3, min(gate_budget, max_lines - len(lines))),
             "failing checks",
+            "the JUnit report has every check",
         )
     return "\n".join(lines[:max_lines]) + "\n"
 
@@ -376,6 +393,7 @@ def probes_markdown(
             rows,
             budget,
             "probes",
+            "the JUnit report has every probe",
         )
     if drops is not None and n_drops:
         lines += ["", "### Drops from the baseline", ""]
@@ -388,5 +406,6 @@ def probes_markdown(
             drop_rows,
             max(3, max_lines - len(lines)),
             "drops",
+            "evalkit probes prints every drop",
         )
     return "\n".join(lines[:max_lines]) + "\n"
