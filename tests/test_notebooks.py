@@ -765,7 +765,7 @@ def test_report_on_a_generated_fixture(
     visible = _visible_text(html)
     assert "Against the baseline: 0 changed" in visible  # the same evaluation as the baseline
     assert "Gates: all passed" in visible
-    assert "lexical-recall-floor" in visible
+    assert "lexical-abstains-rarely" in visible
     assert "rerank-near-hybrid" in visible
     assert "sha256:" in html  # the drill-down shows hashes instead of text
 
