@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from evalkit.stats import compare, summarize_with_ci
     from evalkit.stats_multi import anova, randomized_tukey_hsd, tukey_hsd
     from evalkit.systems import SYSTEMS, BaseRetriever, FunctionRetriever, Hit, Retriever
+    from evalkit.verdict import Verdict, build_verdict
 
 __version__ = "0.1.0"
 
@@ -36,8 +37,10 @@ __all__ = [
     "FunctionRetriever",
     "Hit",
     "Retriever",
+    "Verdict",
     "aggregate",
     "anova",
+    "build_verdict",
     "compare",
     "evaluate",
     "fixture_from_beir",
@@ -85,6 +88,8 @@ _MODULE_OF = {
     "FunctionRetriever": "evalkit.systems",
     "Hit": "evalkit.systems",
     "Retriever": "evalkit.systems",
+    "Verdict": "evalkit.verdict",
+    "build_verdict": "evalkit.verdict",
 }
 
 

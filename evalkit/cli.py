@@ -15,8 +15,13 @@ from typing import TYPE_CHECKING
 from evalkit.errors import EvalkitError, LeakError
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    import pandas as pd
+
     from evalkit.evaluate import Evaluation
     from evalkit.fixtures import Fixture
+    from evalkit.privacy import PrivateText
 
 __all__ = ["main"]
 
@@ -259,6 +264,7 @@ def _add_probes(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Han
     p.add_argument(
         "--baseline", default=None, help="a committed probes report to compare recall/precision"
     )
+    _add_ci_options(p, "probe")
     return _run_probes
 
 
@@ -280,6 +286,7 @@ def _run_probes(args: argparse.Namespace) -> int:
     output = args.output
     if output is not None:
         check_output(output)  # refuse an unsafe path before running anything; creates nothing
+    _check_ci_outputs(args)
     baseline = None
     if args.baseline is not None:
         baseline = read_json_object(
@@ -307,6 +314,7 @@ def _run_probes(args: argparse.Namespace) -> int:
     for row in results[results["status"] == "error"].itertuples():
         print(f"error: {row.error}", file=sys.stderr)
     drops_found = False
+    drops = None
     if baseline is not None:
         drops = baseline_drops(report, baseline)
         drops_found = not drops.empty
@@ -322,6 +330,14 @@ def _run_probes(args: argparse.Namespace) -> int:
         # the path check and the shape scan (no path, endpoint or credential in any string).
         write_artifact(output, canonical_json(report), kind="json", private=())
         print(f"report: {_shown(output)}")
+    from evalkit.ci_report import probes_junit, probes_markdown
+
+    _write_ci_outputs(
+        args,
+        lambda: probes_junit(results, suite=target.name, drops=drops),
+        lambda: probes_markdown(results, target=target.name, drops=drops),
+        (),
+    )
     if summary["errors"]:
         return 2
     return 1 if summary["failed"] or drops_found else 0
@@ -352,7 +368,61 @@ def _add_gate(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handl
         help="workspace-relative path of the JSON report with a 'gates' section (or set "
         "EVALKIT_OUTPUT); by default nothing is written",
     )
+    _add_ci_options(p, "gate check")
+    p.add_argument(
+        "--base",
+        default=None,
+        help="the system the Markdown summary compares every other system with (default: the "
+        "first system evaluated)",
+    )
     return _run_gate
+
+
+def _add_ci_options(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument(
+        "--junit",
+        default=None,
+        metavar="PATH",
+        help=f"workspace-relative path of a JUnit XML report (one test case per {what})",
+    )
+    p.add_argument(
+        "--markdown",
+        default=None,
+        metavar="PATH",
+        help="workspace-relative path of an ID-only Markdown summary (at most 60 lines), e.g. "
+        "for a pull-request comment or $GITHUB_STEP_SUMMARY",
+    )
+
+
+def _check_ci_outputs(args: argparse.Namespace) -> None:
+    """Refuse unsafe --junit/--markdown paths before any work (creates nothing)."""
+    from evalkit.artifacts import check_output
+
+    for path in (args.junit, args.markdown):
+        if path is not None:
+            check_output(path)
+
+
+def _write_ci_outputs(
+    args: argparse.Namespace,
+    junit: Callable[[], str],
+    markdown: Callable[[], str],
+    private: Iterable[PrivateText],
+) -> None:
+    """Write --junit and --markdown together through the artifact writer (leak-scanned)."""
+    from evalkit.artifacts import Artifact, write_artifacts
+
+    artifacts = [
+        Artifact(path, make(), "text")
+        for path, make in ((args.junit, junit), (args.markdown, markdown))
+        if path is not None
+    ]
+    if artifacts:
+        write_artifacts(artifacts, private=private)
+        for artifact in artifacts:
+            print(
+                f"{'junit' if artifact.path == args.junit else 'markdown'}: {_shown(artifact.path)}"
+            )
 
 
 def _run_gate(args: argparse.Namespace) -> int:
@@ -372,6 +442,7 @@ def _run_gate(args: argparse.Namespace) -> int:
     from evalkit.report import write_report
 
     output = _checked_output(args.output)
+    _check_ci_outputs(args)
     gates_path = pathlib.Path(args.gates or pathlib.Path(args.fixture) / "gates.yaml")
     gates = load_gates(gates_path)
     baseline_path: pathlib.Path | None = None
@@ -404,7 +475,28 @@ def _run_gate(args: argparse.Namespace) -> int:
     print(f"{fixture.meta.id} {fixture.meta.version}: gates {_shown(gates_path)}", end="")
     print(f", baseline {_shown(baseline_path)}" if baseline_path is not None else "")
     print(format_gate_table(results, failed_only=args.failed_only), end="")
+    _write_gate_ci(args, evaluation, results)
     return 1 if gates_failed(results) else 0
+
+
+def _write_gate_ci(args: argparse.Namespace, evaluation: Evaluation, results: pd.DataFrame) -> None:
+    """``evalkit gate --junit/--markdown``: the gate checks as JUnit, the verdict as Markdown."""
+    from evalkit.ci_report import gates_junit, gates_markdown
+    from evalkit.verdict import build_verdict
+
+    fixture = evaluation.fixture
+
+    def markdown() -> str:
+        base = args.base or evaluation.systems[0]
+        verdict = build_verdict(evaluation, results, base=base)
+        return gates_markdown(verdict, title=f"{fixture.meta.id} {fixture.meta.version}")
+
+    _write_ci_outputs(
+        args,
+        lambda: gates_junit(results, suite=fixture.meta.id),
+        markdown,
+        evaluation.private_texts(),
+    )
 
 
 def _add_baseline(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handler:

@@ -6,16 +6,35 @@ kinds of gate, all checked against a report dict of schema ``evalkit.report/1``:
 - ``absolute``: a bound on one system's mean of one measure, overall or in one language
   (``min`` -> ``actual >= min``, ``max`` -> ``actual <= max``; exactly one of them).
 - ``relative``: ``system`` may be at most ``max_drop`` worse than ``reference`` on a measure.
-- ``baseline``: no measure of the named systems may be more than ``tolerance`` worse than in
+- ``baseline``: no measure of the named systems may be more than its tolerance worse than in
   the committed baseline, overall and (``per_language``) in each language; optionally at most
   ``max_new_failures`` queries per system may fail that did not fail in the baseline.
+
+Tolerances (baseline gates). A :class:`Tolerance` allows a worsening of ``absolute`` (in the
+measure's units) and/or ``relative`` (a fraction of the baseline value); with both, the
+smaller allowance applies. ``tolerance`` is the default of every measure (a bare number means
+``{absolute: number}``), ``tolerances`` overrides it per measure, keyed by a measure name
+(``RR``: every cutoff and parameter) or an exact measure (``RR@10``, which wins over ``RR``).
+Without ``tolerance`` the default is :data:`DEFAULT_TOLERANCE`: ``absolute 0.02`` and
+``relative 0.10``. These were chosen a priori, not fitted to any fixture: 0.02 is the old
+fixed tolerance (a regression a reader notices in a two-decimal table), and the relative 10%
+keeps a gate alive on a measure whose baseline is near zero (0.02 below a baseline of 0.0199
+is a negative threshold that nothing can fail).
+
+Ranges. :func:`measure_range` gives the values a measure can take (``[0, 1]`` for rates and
+averages, ``[0, inf)`` for counts, unbounded for ``utility`` and ``yaap``). A baseline or
+relative threshold beyond the measure's worst value is clamped to it; a check whose threshold
+is the worst value cannot fail (the baseline is already as bad as the measure gets) and says
+so in its ``note``. An absolute gate whose bound is outside the range, or at the worst end of
+it (``min: 0`` on ``R@10``, ``max: 1`` on ``NoAnswerFP``), could never fail (or never pass)
+and is refused when the file is loaded.
 
 Rules of :func:`check_gates`:
 
 - "Worse" follows the measure's direction from the measures registry
   (:func:`evalkit.measures.higher_is_better`): higher is better except for the measures in
   ``LOWER_IS_BETTER`` (``NoAnswerFP``, ``NoResult``). For a higher-is-better measure the
-  threshold is ``reference - max_drop`` (or ``baseline - tolerance``) and the gate passes when
+  threshold is ``reference - max_drop`` (or ``baseline - allowance``) and the gate passes when
   ``actual >= threshold``; for a lower-is-better one it is ``reference + max_drop`` and
   ``actual <= threshold``. Comparisons allow ``COMPARISON_SLACK`` for float rounding.
 - ``language == "all"`` means the overall mean (``summary``), any other value the mean within
@@ -65,7 +84,7 @@ from evalkit.fixtures.rules import safe_id
 from evalkit.fixtures.schema import ID_PATTERN, LANGUAGE_PATTERN
 from evalkit.inputs import InputFileError, read_input_bytes
 from evalkit.measures import parse_measure
-from evalkit.measures.names import LOWER_IS_BETTER, higher_is_better
+from evalkit.measures.names import LOWER_IS_BETTER, MEASURE_NAMES, higher_is_better
 from evalkit.names import name_problem
 from evalkit.output import shown_path, unshown_reason
 from evalkit.privacy import PrivateText
@@ -83,6 +102,7 @@ from evalkit.yamlio import compose_and_load, duplicate_keys, syntax_problem
 
 __all__ = [
     "ALL_LANGUAGES",
+    "DEFAULT_TOLERANCE",
     "GATES_SCHEMA",
     "GATE_COLUMNS",
     "LOWER_IS_BETTER",
@@ -91,6 +111,7 @@ __all__ = [
     "BaselineGate",
     "Gates",
     "RelativeGate",
+    "Tolerance",
     "baseline_from_report",
     "baseline_systems",
     "check_baseline_fresh",
@@ -102,6 +123,7 @@ __all__ = [
     "higher_is_better",
     "load_gates",
     "load_report",
+    "measure_range",
     "write_baseline",
 ]
 
@@ -131,6 +153,28 @@ _STALE_KEYS: Final = ("schema", "evaluationDefinitionHash", "corpusHash")
 
 def _canonical_measure(name: str) -> str:
     return str(parse_measure(name))
+
+
+_COUNTS: Final = frozenset({"NumRet", "NumRel", "NumRelRet", "num_nonrel_judged_ret", "NumQ", "G"})
+_UNBOUNDED: Final = frozenset({"utility", "yaap"})
+
+
+def measure_range(measure: str) -> tuple[float, float]:
+    """``(lowest, highest)`` value of ``measure`` (a name such as ``RR@10``): ``(0, 1)`` for
+    the registry's rates and averages, ``(0, inf)`` for counts (and trec_eval's ``G``, whose
+    upper end this module does not rely on), ``(-inf, inf)`` for ``utility``, ``yaap`` and
+    names the registry does not know."""
+    base = measure.split("(", 1)[0].split("@", 1)[0]
+    if base in _UNBOUNDED or base not in MEASURE_NAMES:
+        return -math.inf, math.inf
+    if base in _COUNTS:
+        return 0.0, math.inf
+    return 0.0, 1.0
+
+
+def _worst_value(measure: str) -> float:
+    low, high = measure_range(measure)
+    return low if higher_is_better(measure) else high
 
 
 # --- the gates file ---------------------------------------------------------------------------
@@ -199,15 +243,85 @@ class RelativeGate(_MeasureGate):
         return self
 
 
+class Tolerance(_Model):
+    """How much worse than its baseline value a measure may get: ``absolute`` (measure units)
+    and/or ``relative`` (a fraction of the baseline value); with both the smaller applies."""
+
+    absolute: Drop | None = None
+    relative: Drop | None = None
+
+    @model_validator(mode="after")
+    def _some_allowance(self) -> Tolerance:
+        if self.absolute is None and self.relative is None:
+            raise ValueError("give absolute, relative or both")
+        return self
+
+    def allowance(self, baseline: float) -> float:
+        """The allowed worsening from a baseline value ``baseline`` (>= 0)."""
+        allowed = [
+            *([] if self.absolute is None else [self.absolute]),
+            *([] if self.relative is None else [self.relative * abs(baseline)]),
+        ]
+        return min(allowed)
+
+    def describe(self) -> str:
+        """``"0.02"``, ``"10%"`` or ``"min(0.02, 10%)"``: for notes and summaries."""
+        parts = [
+            *([] if self.absolute is None else [f"{self.absolute:g}"]),
+            *([] if self.relative is None else [f"{self.relative * 100:g}%"]),
+        ]
+        return parts[0] if len(parts) == 1 else f"min({', '.join(parts)})"
+
+
+DEFAULT_TOLERANCE: Final = Tolerance(absolute=0.02, relative=0.10)
+"""The baseline tolerance of every measure when ``tolerance`` is not given (module docstring)."""
+
+
+def _tolerance_value(value: object) -> object:
+    """A bare number is an absolute tolerance (the format before tolerances per measure)."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return {"absolute": float(value)}
+    return value
+
+
 class BaselineGate(_Model):
-    """No measure of ``systems`` may be more than ``tolerance`` worse than in the baseline."""
+    """No measure of ``systems`` may be more than its tolerance worse than in the baseline."""
 
     path: Annotated[str, Field(min_length=1, max_length=255)] = "baseline.json"
     systems: tuple[SystemName, ...] | Literal["all"] = "all"
     measures: tuple[str, ...] | Literal["all"] = "all"
-    tolerance: Drop = 0.0
+    tolerance: Tolerance = DEFAULT_TOLERANCE
+    tolerances: dict[str, Tolerance] = Field(default_factory=dict)
     per_language: bool = True
     max_new_failures: Annotated[int, Field(ge=0)] | None = None
+
+    @field_validator("tolerance", mode="before")
+    @classmethod
+    def _bare_number(cls, value: object) -> object:
+        return _tolerance_value(value)
+
+    @field_validator("tolerances", mode="before")
+    @classmethod
+    def _bare_numbers(cls, value: object) -> object:
+        if isinstance(value, dict):
+            return {key: _tolerance_value(item) for key, item in value.items()}
+        return value
+
+    @field_validator("tolerances")
+    @classmethod
+    def _known_tolerance_keys(cls, value: dict[str, Tolerance]) -> dict[str, Tolerance]:
+        keyed: dict[str, Tolerance] = {}
+        for key, tolerance in value.items():
+            name = key if key in MEASURE_NAMES else _canonical_measure(key)
+            if name in keyed:
+                raise ValueError(f"tolerance for {name} is given twice; keep one")
+            keyed[name] = tolerance
+        return keyed
+
+    def tolerance_for(self, measure: str) -> Tolerance:
+        """The tolerance of ``measure`` (canonical): its exact key, its name's, or the default."""
+        name = measure.split("(", 1)[0].split("@", 1)[0]
+        return self.tolerances.get(measure) or self.tolerances.get(name) or self.tolerance
 
     @field_validator("systems", "measures", mode="before")
     @classmethod
@@ -384,7 +498,37 @@ def _cross_rules(gates: Gates, name: str, lines: Mapping[tuple[str, int], int]) 
                 Problem(where, gate_id, "id", f"duplicate gate ID, first used at {seen[gate_id]}")
             )
         seen.setdefault(gate_id, where)
+    for index, gate in enumerate(gates.absolute):
+        problem = _bound_problem(gate)
+        if problem is not None:
+            where = f"{name}:{lines.get(('absolute', index), 0)}"
+            label = gate.id or f"absolute[{index}]"
+            problems.append(
+                Problem(where, label, "min" if gate.min is not None else "max", problem)
+            )
     return problems
+
+
+def _bound_problem(gate: AbsoluteGate) -> str | None:
+    """Why an absolute gate's bound can never fail (or never pass), or None."""
+    low, high = measure_range(gate.measure)
+    op, bound = gate.bound()
+    if op == ">=" and bound <= low:
+        return (
+            f"min {bound:g} can never fail: {gate.measure} is never below {low:g}; "
+            f"set a min above {low:g} or remove the gate"
+        )
+    if op == "<=" and bound >= high:
+        return (
+            f"max {bound:g} can never fail: {gate.measure} is never above {high:g}; "
+            f"set a max below {high:g} or remove the gate"
+        )
+    if (op == ">=" and bound > high) or (op == "<=" and bound < low):
+        return (
+            f"{'min' if op == '>=' else 'max'} {bound:g} can never pass: {gate.measure} lies "
+            f"in [{low:g}, {high:g}]; set a bound inside that range"
+        )
+    return None
 
 
 # --- reports and baselines --------------------------------------------------------------------
@@ -610,7 +754,7 @@ def _row(
         "passed": bool(passed),
         "query_ids": ",".join(query_ids),
         "status": PASS if passed else FAIL,
-        "note": "",
+        "note": _cannot_fail(measure, threshold) if kind in ("relative", "baseline") else "",
     }
 
 
@@ -636,8 +780,20 @@ def _not_evaluated(
 
 
 def _worse_bound(measure: str, value: float, slack: float) -> tuple[str, float]:
-    """(op, threshold) for "at most ``slack`` worse than ``value``"."""
-    return (">=", value - slack) if higher_is_better(measure) else ("<=", value + slack)
+    """(op, threshold) for "at most ``slack`` worse than ``value``", clamped to the measure's
+    worst value (:func:`measure_range`)."""
+    worst = _worst_value(measure)
+    if higher_is_better(measure):
+        return ">=", max(value - slack, worst)
+    return "<=", min(value + slack, worst)
+
+
+def _cannot_fail(measure: str, threshold: float) -> str:
+    """The note of a check whose threshold is the measure's worst value, else ""."""
+    worst = _worst_value(measure)
+    if math.isinf(worst) or not math.isclose(threshold, worst, rel_tol=0.0, abs_tol=1e-12):
+        return ""
+    return f"cannot fail: the threshold is the worst value of {measure} ({worst:g})"
 
 
 def _report_k(report: Mapping[str, Any]) -> int | None:
@@ -670,7 +826,8 @@ def check_gates(
     measure, language ("all" = overall), reference ("" | reference system | "baseline"), op
     (">=" | "<=" | "" when not evaluated), threshold, actual (NaN when not evaluated), passed
     (nullable boolean: NA when not evaluated), query_ids`` (comma-separated, new failures
-    only), ``status`` (pass | fail | not evaluated), ``note`` (why not evaluated).
+    only), ``status`` (pass | fail | not evaluated), ``note`` (why not evaluated, or why a
+    check cannot fail: its threshold is the measure's worst value; else "").
     Raises :class:`InputError` for unknown measures/languages or a missing baseline and
     :class:`StaleBaselineError` for a stale one. Inputs are not modified.
     """
@@ -766,7 +923,8 @@ def _baseline_rows(
             for measure in measures:
                 old = previous.get(system, measure, language, gate)
                 actual = current.get(system, measure, language, gate)
-                op, threshold = _worse_bound(measure, old, spec.tolerance)
+                allowed = spec.tolerance_for(measure).allowance(old)
+                op, threshold = _worse_bound(measure, old, allowed)
                 rows.append(
                     _row(
                         gate=gate,
@@ -825,7 +983,8 @@ def _new_failures(report: Mapping[str, Any], baseline: Mapping[str, Any], system
 
 def gates_to_report(results: pd.DataFrame) -> list[dict[str, Any]]:
     """The gate results as the report's ``gates`` section (camelCase keys, IDs only); a gate
-    that was not evaluated has ``passed: null``, ``threshold``/``actual`` null and a ``note``."""
+    that was not evaluated has ``passed: null``, ``threshold``/``actual`` null and a ``note``
+    (so has a check that cannot fail)."""
     records = []
     for row in results.to_dict(orient="records"):
         evaluated = row["status"] != NOT_EVALUATED
@@ -843,7 +1002,7 @@ def gates_to_report(results: pd.DataFrame) -> list[dict[str, Any]]:
             "queryIds": str(row["query_ids"]).split(",") if row["query_ids"] else [],
             "status": str(row["status"]),
         }
-        if not evaluated:
+        if row["note"]:
             record["note"] = str(row["note"])
         records.append(record)
     return records
@@ -900,6 +1059,13 @@ def format_gate_table(results: pd.DataFrame, *, failed_only: bool = False) -> st
         )
         if row.query_ids:
             notes.append(f"new failures of {row.system}: {str(row.query_ids).replace(',', ', ')}")
+    cannot = shown[(shown["status"] == PASS) & (shown["note"] != "")]
+    if len(cannot):
+        listed = sorted({f"{row.measure} ({row.gate})" for row in cannot.itertuples(index=False)})
+        notes.append(
+            f"{len(cannot)} check(s) cannot fail, their threshold being the measure's worst "
+            f"value: {', '.join(listed)}"
+        )
     text = fixed_width_lines(lines) + notes
     counts = gate_counts(results)
     evaluated = counts[PASS] + counts[FAIL]

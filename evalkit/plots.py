@@ -21,7 +21,13 @@ from evalkit.measures.names import higher_is_better
 from evalkit.render import plot_label
 from evalkit.stats import TIE_TOLERANCE
 
-__all__ = ["LOG_SPREAD", "latency_figure", "paired_difference_figure", "uses_log_scale"]
+__all__ = [
+    "LOG_SPREAD",
+    "headline_figure",
+    "latency_figure",
+    "paired_difference_figure",
+    "uses_log_scale",
+]
 
 LOG_SPREAD: Final = 20.0
 """Latency axes are logarithmic when the largest positive latency is this many times the
@@ -161,3 +167,45 @@ def _difference_bars(axes: Any, ordered: npt.NDArray[np.float64], sign: float) -
     ):
         if values.size:
             axes.stairs(values, steps, baseline=0.0, fill=True, color=_WIN if better else _LOSS)
+
+
+def headline_figure(headline: pd.DataFrame, *, base: str, confidence: float = 0.95) -> Figure:
+    """The primary measures per system with their intervals: one panel per measure, one row
+    per system (first system on top), a dot at the mean and a bar over ``[ci_low, ci_high]``;
+    the ``base`` system is drawn in black with a dotted line at its mean.
+
+    ``headline`` has columns ``system, measure, mean, ci_low, ci_high`` (e.g.
+    :attr:`evalkit.verdict.Verdict.headline`); panels and rows follow its order. Each panel's
+    title says which direction is better (:func:`evalkit.measures.higher_is_better`); the x
+    label states ``confidence``.
+    """
+    measures = list(dict.fromkeys(headline["measure"]))
+    systems = list(dict.fromkeys(headline["system"]))
+    columns = max(1, len(measures))
+    figure = Figure(
+        figsize=(min(3.6 * columns, 14), 0.38 * len(systems) + 1.5), layout="constrained"
+    )
+    grid = figure.subplots(1, columns, squeeze=False, sharey=True)
+    positions = {s: float(len(systems) - i) for i, s in enumerate(systems)}
+    for index, measure in enumerate(measures):
+        axes = grid[0, index]
+        rows = headline[headline["measure"] == measure]
+        for row in rows.itertuples(index=False):
+            system = str(row.system)
+            y = positions[system]
+            color = "black" if system == base else _COLORS[systems.index(system) % len(_COLORS)]
+            mean, low, high = float(row.mean), float(row.ci_low), float(row.ci_high)
+            axes.plot([low, high], [y, y], color=color, linewidth=2.2, alpha=0.75)
+            axes.plot([mean], [y], "o", color=color, markersize=6)
+            if system == base:
+                axes.axvline(mean, color="black", linewidth=0.7, linestyle=":")
+        better = "higher" if higher_is_better(str(measure)) else "lower"
+        axes.set_title(f"{plot_label(measure)}\n({better} is better)", fontsize="small")
+        axes.grid(True, axis="x", alpha=0.3)
+        axes.set_xlabel(f"mean, {confidence * 100:g}% interval")
+    grid[0, 0].set_yticks(
+        list(positions.values()),
+        labels=[plot_label(f"{s} (base)" if s == base else s) for s in systems],
+    )
+    grid[0, 0].set_ylim(0.4, len(systems) + 0.6)
+    return figure

@@ -130,7 +130,7 @@ def test_baseline_is_scanned(leaky_fixture: Path, workspace: Path) -> None:
 def test_gate_output_is_scanned(leaky_fixture: Path, workspace: Path) -> None:
     gates = workspace / "gates.yaml"
     gates.write_text(
-        "schema: evalkit.gates/1\nabsolute:\n  - {system: lexical, measure: R@5, min: 0.0}\n",
+        "schema: evalkit.gates/1\nabsolute:\n  - {system: lexical, measure: R@5, min: 0.001}\n",
         encoding="utf-8",
     )
     argv = ["gate", str(leaky_fixture), "--systems", "lexical", "--repeats", "1"]

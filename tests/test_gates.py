@@ -171,7 +171,7 @@ baseline:
         ("gates.yaml:7", "absolute[1]", "measure"),
         ("gates.yaml:11", "relative[0]", "max_drop"),
         ("gates.yaml:15", "baseline", "path"),
-        ("gates.yaml:15", "baseline", "tolerance"),
+        ("gates.yaml:15", "baseline", "tolerance.absolute"),  # a bare number is absolute
     }
 
 
@@ -512,11 +512,12 @@ def test_table_and_report_section(tmp_path: pathlib.Path) -> None:
     )
     results = check_gates(current, gates, baseline)
     table = format_gate_table(results)
+    # The default tolerance min(0.02, 10% of the baseline): 0.9 - 0.02 and 0.25 + 0.02.
     assert table.splitlines() == [
         "gate             system  measure       language  threshold             actual  result",
         "---------------  ------  ------------  --------  --------------------  ------  ------",
-        "baseline:hybrid  hybrid  RR@10         all       >= 0.9000 (baseline)  0.8000  FAIL",
-        "baseline:hybrid  hybrid  NoAnswerFP    all       <= 0.2500 (baseline)  0.2500  pass",
+        "baseline:hybrid  hybrid  RR@10         all       >= 0.8800 (baseline)  0.8000  FAIL",
+        "baseline:hybrid  hybrid  NoAnswerFP    all       <= 0.2700 (baseline)  0.2500  pass",
         "baseline:hybrid  hybrid  new-failures  all       <= 1 (baseline)       2       FAIL",
         "new failures of hybrid: q-1, q-2",
         "3 check(s): 2 of 3 gate check(s) FAILED",
@@ -535,7 +536,7 @@ def test_table_and_report_section(tmp_path: pathlib.Path) -> None:
         "language": "all",
         "reference": "baseline",
         "op": ">=",
-        "threshold": 0.9,
+        "threshold": pytest.approx(0.88),
         "actual": 0.8,
         "passed": False,
         "queryIds": [],

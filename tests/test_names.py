@@ -188,7 +188,7 @@ def test_a_gate_naming_a_system_missing_from_the_report_is_named_safely(
 ) -> None:
     gates = tmp_path / "gates.yaml"
     gates.write_text(
-        "schema: evalkit.gates/1\nabsolute:\n  - {system: hybrid, measure: R@5, min: 0.0}\n",
+        "schema: evalkit.gates/1\nabsolute:\n  - {system: hybrid, measure: R@5, min: 0.001}\n",
         encoding="utf-8",
     )
     argv = ["gate", str(tiny_dir), "--systems", "lexical", "--repeats", "1", "--gates"]

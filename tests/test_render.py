@@ -474,6 +474,18 @@ def _shown_safely(node: ast.expr) -> bool:
     return isinstance(func, ast.Name) and func.id in {"styled", "Markdown"}
 
 
+def _is_styled_html(node: ast.expr) -> bool:
+    """``styled(...).to_html()``: HTML whose every cell and label is escaped."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "to_html"
+        and isinstance(node.func.value, ast.Call)
+        and isinstance(node.func.value.func, ast.Name)
+        and node.func.value.func.id == "styled"
+    )
+
+
 def _markdown_text_is_escaped(call: ast.Call) -> bool:
     (argument,) = call.args
     if isinstance(argument, ast.Constant):
@@ -493,6 +505,8 @@ def _markdown_text_is_escaped(call: ast.Call) -> bool:
             if called and value.func.id in _SAFE_FORMATTED:  # type: ignore[union-attr]
                 continue
             if isinstance(value, ast.Name) and value.id in _SAFE_NAMES:
+                continue
+            if _is_styled_html(value):  # an escaped table inside HTML (a <details> block)
                 continue
             return False
     return True

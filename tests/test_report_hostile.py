@@ -80,7 +80,7 @@ absolute:
   - id: gate:_em_:floor
     system: lexical
     measure: RR@10
-    min: 0.0
+    min: 0.001
 baseline:
   path: baseline.json
   tolerance: 1.0
