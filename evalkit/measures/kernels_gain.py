@@ -14,7 +14,8 @@ largest grade + 1). The definitions, and where each follows its reference:
   keep 0). Value: ``(1 - p) * sum of gain * p ** i`` over the 0-based ranks i.
 * ``rbp_resid(p)``: m_rbp_resid.c: ``p ** n + (1 - p) * sum of p ** i`` over the unjudged
   retrieved docs (not in the qrels or graded < 0), n the number retrieved; 0 when no retrieved
-  doc is unjudged.
+  doc is unjudged. A qrels query the run lacks gets 0, but 1 with a non-default p (trec_eval
+  -c scores a placeholder unjudged doc and clears only the measure named ``rbp_resid``).
 * ``nDCG(gains=...)``: m_ndcg.c with a gain map. DCG sums gain / log2(i + 2) over every
   retrieved doc (negative gains included). The ideal walks the gain table from its last entry
   down, after trec_eval's ``qsort`` of it by ``(int)(gain1 - gain2)`` (a comparison that calls
@@ -154,6 +155,10 @@ def _trec_rbp_resid(r: JudgedRanking, m: Measure) -> FloatArray:
     unjudged = n - r.count(judged)
     value = powers[n] + (1.0 - p) * (below[n] - judged_weight)
     out: FloatArray = np.where(unjudged > 0, value, 0.0)
+    if r.unranked is not None and r.emptied is None and m.params:
+        # trec_eval -c ranks one unjudged placeholder doc for a query the run lacks and resets
+        # the value to 0 afterwards only under the name "rbp_resid", i.e. with the default p
+        out[r.unranked] = p + (1.0 - p) * 1.0
     return out
 
 
