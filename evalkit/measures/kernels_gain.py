@@ -11,7 +11,9 @@ largest grade + 1). The definitions, and where each follows its reference:
   query's gain table (grades ``0 .. L-1``, L = the query's largest grade >= 0 plus 1, gain =
   grade unless ``gains`` maps it, plus every mapped grade); when a gain of that table lies
   outside 0..1, every gain g becomes ``(g - min) / (max - min)`` over the table (unjudged docs
-  keep 0). Value: ``(1 - p) * sum of gain * p ** i`` over the 0-based ranks i.
+  keep 0; min and max include 0: m_rbp.c leaves them uninitialized, and trec_eval 10.0 built
+  with gcc, optimized or not, starts them at 0). Value: ``(1 - p) * sum of gain * p ** i``
+  over the 0-based ranks i.
 * ``rbp_resid(p)``: m_rbp_resid.c: ``p ** n + (1 - p) * sum of p ** i`` over the unjudged
   retrieved docs (not in the qrels or graded < 0), n the number retrieved; 0 when no retrieved
   doc is unjudged. A qrels query the run lacks gets 0, but 1 with a non-default p (trec_eval
@@ -129,7 +131,8 @@ def _trec_rbp(r: JudgedRanking, m: Measure) -> FloatArray:
     low = np.zeros(r.n_queries, dtype=np.float64)
     high = np.zeros(r.n_queries, dtype=np.float64)
     for count in np.unique(levels).tolist():  # one pass per distinct number of levels
-        values = [gain for _, gain in _gain_table(int(count), gains)] or [0.0]
+        # m_rbp.c never sets min and max before its loop; the built binary starts both at 0
+        values = [0.0, *(gain for _, gain in _gain_table(int(count), gains))]
         low[levels == count], high[levels == count] = min(values), max(values)
     judged = r.grade >= 0
     gain = np.zeros(r.grade.size, dtype=np.float64)
