@@ -513,6 +513,9 @@ def trec_name(measure: Measure | str) -> str:
         return f"iprec_at_recall_{k:.2f}"
     if m.name == "SetF" and m.param("beta") != 1.0:
         return f"set_F_{m.param('beta'):g}"  # as trec_eval names -m set_F.0.5
+    if m.name == "utility" and any(key != "rel" for key, _ in m.params):
+        written = ",".join(_number(float(m.param(key))) for key in ("p1", "p2", "p3", "p4"))
+        return f"utility_{written}"  # as trec_eval names -m utility.2,-1,0,0
     if m.name == "Rprec_mult":
         return f"Rprec_mult_{k:.2f}"
     if m.name == "nDCG" and m.param("gains") and m.param("dcg") == "log2" and k is None:
