@@ -1,13 +1,13 @@
 """The TREC readers read what trec_eval 10.0 reads, with the same meaning (get_trec_results.c,
 get_qrels.c): checked by scoring the same files with the 10.0 binary and ``evalkit trec-eval``.
 
-The files mix what trec_eval's line parsers allow: comment lines (in the run also after leading
-whitespace: trec_eval's qrels parser reads an indented ``#`` line as a judgment), blank lines of whitespace in the run (trec_eval rejects them in qrels, evalkit skips
-them), CRLF line ends, tabs, vertical tabs and form feeds
-between fields, extra fields after the run ID, a rank field that is not a number (trec_eval skips
-it), scores written as ``1e-3``, ``+2``, ``.5``, ``5.`` and ``-0``, and IDs holding bytes that
-Python's ``str.split`` would split at but C's ``isspace`` does not (no-break space, U+2003,
-``\\x1c``).
+The files mix what trec_eval's line parsers allow: comment lines (in the run also after
+leading whitespace: trec_eval's qrels parser reads an indented ``#`` line as a judgment), blank
+lines of whitespace in the run (trec_eval rejects them in qrels; evalkit skips them), CRLF line
+ends, tabs, vertical tabs and form feeds between fields, extra fields after the run ID, a rank
+field that is not a number (trec_eval skips it), scores written as ``1e-3``, ``+2``, ``.5``,
+``5.`` and ``-0``, and IDs holding bytes that Python's ``str.split`` would split at but C's
+``isspace`` does not (no-break space, U+2003, ``\\x1c``).
 """
 
 from __future__ import annotations

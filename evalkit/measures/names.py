@@ -521,10 +521,10 @@ def trec_name(measure: Measure | str) -> str:
     if m.name == "nDCG" and m.param("gains") and m.param("dcg") == "log2" and k is None:
         return f"ndcg_{m.param('gains')}"  # as trec_eval names -m ndcg.1=3,2=9
     if m.name in ("rbp", "rbp_resid"):
-        written = [f"p={_number(float(m.param('p')))}"] if m.param("p") != 0.9 else []
+        given = [f"p={_number(float(m.param('p')))}"] if m.param("p") != 0.9 else []
         if m.name == "rbp" and m.param("gains"):
-            written.append(str(m.param("gains")))
-        return m.name + ("_" + ",".join(written) if written else "")
+            given.append(str(m.param("gains")))
+        return m.name + ("_" + ",".join(given) if given else "")
     if m.name == "P" and m.param("judged_only"):
         raise MeasureError(f"measure {str(m)!r} is trec_eval's P with -J; it has no own name")
     if m.name in _TREC_BASE:
