@@ -103,3 +103,19 @@ def test_gain_sort_quirk_is_reproduced(trec_eval10: TrecEval10, tmp_path: Path) 
     # the ideal DCG without the 0.5 doc: 9 + 3 / log2(3); DCG 0.5 + 3 / log2(3) + 9 / log2(5)
     dcg = 0.5 + 3 / math.log2(3) + 9 / math.log2(5)
     assert got == pytest.approx(dcg / (9 + 3 / math.log2(3)), abs=1e-12)
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(pairs=st.lists(pair(), min_size=20, max_size=20))
+def test_p_judged_only_equals_trec_eval_10_with_j(
+    trec_eval10: TrecEval10,  # noqa: F811
+    tmp_path_factory: pytest.TempPathFactory,
+    pairs: list[tuple[list[tuple[str, str, int]], list[tuple[str, str, float]]]],
+) -> None:
+    # ir_measures' P(judged_only=True)@k is trec_eval's P_k under -J, without -J for the rest
+    qrels, run = _batch(pairs)
+    qrels_path, run_path = _write(qrels, run, tmp_path_factory.mktemp("judged"))
+    oracle = trec_eval10.values(qrels_path, run_path, ["P.1,2,3,5"], "-c", "-J")
+    measures = [f"P(judged_only=True)@{k}" for k in (1, 2, 3, 5)]
+    names = {m: f"P_{m.rsplit('@', 1)[1]}" for m in measures}
+    _compare(oracle, _evalkit(qrels, run, measures), measures, names)
