@@ -10,7 +10,7 @@ from evalkit.measures import LOWER_IS_BETTER, describe_measure, higher_is_better
 
 
 def test_the_registry_declares_direction_and_description() -> None:
-    assert {"NoAnswerFP", "NoResult"} == LOWER_IS_BETTER
+    assert {"NoAnswerFP", "NoResult", "rbp_resid"} == LOWER_IS_BETTER
     assert GATES_LOWER is LOWER_IS_BETTER  # gates read the registry, not a copy
     assert not higher_is_better("NoAnswerFP")
     assert higher_is_better("nDCG(dcg='exp-log2')@10")

@@ -393,6 +393,11 @@ DEFAULT_INSTANCES = {
     "yaap": "yaap",
     "ndcg_rel": "ndcg_rel",
     "Rndcg": "Rndcg",
+    "rbp": "rbp",
+    "rbp_resid": "rbp_resid",
+    "RBP": "RBP(rel=1)",  # graded RBP (the default) exceeds 1 with grades above 1
+    "ERR": "ERR@10",
+    "Compat": "Compat",
 }
 COUNTS = {"NumRet", "NumRel", "NumRelRet", "num_nonrel_judged_ret", "NumQ", "utility", "yaap"}
 SIGNED = {"utility", "yaap"}  # may be negative

@@ -61,6 +61,8 @@ MEASURES = [
     "yaap",
     "ndcg_rel",
     "Rndcg",
+    "rbp(p=0.7)",
+    "rbp_resid(p=0.7)",
 ]
 TREC_ARGS = [
     "P.1,2,3,5",
@@ -95,6 +97,8 @@ TREC_ARGS = [
     "yaap",
     "ndcg_rel",
     "Rndcg",
+    "rbp.p=0.7",
+    "rbp_resid.p=0.7",
 ]
 # trec_eval names a measure given parameters by them, as written on its command line
 TREC_NAMES = {
@@ -238,13 +242,15 @@ NO_REL = {
     "unjudged",
     "G",
     "ndcg_rel",
+    "rbp",
+    "rbp_resid",
 }  # measures without a relevance level
 
 
 def _with_rel2(measure: str) -> str:
     """``measure`` at relevance level 2 (trec_eval -l2), where it takes one."""
     base, _, cut = measure.partition("@")
-    if base in NO_REL:
+    if base.partition("(")[0] in NO_REL:
         return measure
     if base.endswith(")"):  # parameters: rel sorts after p1..p4
         return base[:-1] + ",rel=2)" + (f"@{cut}" if cut else "")

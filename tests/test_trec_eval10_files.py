@@ -53,8 +53,12 @@ _NAMES: list[tuple[str, str]] = [
     (r"yaap", "yaap"),
     (r"ndcg_rel", "ndcg_rel"),
     (r"Rndcg", "Rndcg"),
+    (r"rbp", "rbp"),
+    (r"rbp_resid", "rbp_resid"),
+    (r"ndcg_(\d+=[^,]+(?:,\d+=[^,]+)*)", "nDCG(gains='{}')"),
+    (r"utility_([^,]+),([^,]+),([^,]+),([^,]+)", "utility(p1={},p2={},p3={},p4={})"),
 ]
-_NO_REL = {"nDCG", "NumRet", "NumQ", "unjudged", "G", "ndcg_rel"}
+_NO_REL = {"nDCG", "NumRet", "NumQ", "unjudged", "G", "ndcg_rel", "rbp", "rbp_resid"}
 
 
 def _measure(trec: str, rel: int) -> str | None:
@@ -83,6 +87,7 @@ def _expected(name: str) -> list[tuple[str, str, str]]:
 # (expected file, qrels, run, evalkit options); the Makefile's quicktest commands
 CASES = [
     ("out.test", "qrels.test", "results.test", ["--no-complete"]),
+    ("out.test", "qrels.test.with-comments", "results.test", ["--no-complete"]),
     ("out.test.a", "qrels.test", "results.test", ["--no-complete"]),
     ("out.test.aq", "qrels.test", "results.test", ["--no-complete", "-q"]),
     ("out.test.aqc", "qrels.test", "results.trunc", ["-q"]),

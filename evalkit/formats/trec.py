@@ -3,8 +3,10 @@
 A qrels line is ``query_id iteration doc_id relevance``; a run line is
 ``query_id Q0 doc_id rank score run_id``, and may carry more fields after ``run_id``, which are
 ignored (as trec_eval 10.0 reads it, e.g. the lines of its ``test/results.trunc``). Fields
-are separated by spaces or tabs; empty lines and lines starting with ``#`` are skipped; a
-``.gz`` file is decompressed. IDs are always read as strings (``"001"`` stays ``"001"``).
+are separated by runs of the ASCII whitespace C's ``isspace`` knows (space, tab, CR, vertical
+tab, form feed; so CRLF files read as trec_eval reads them, and a no-break space stays inside
+an ID); empty lines and lines whose first field starts with ``#`` are skipped; a ``.gz`` file
+is decompressed. IDs are always read as strings (``"001"`` stays ``"001"``).
 
 Well-formed files take a fast path (pyarrow's multi-threaded CSV reader); anything else is
 parsed line by line, which also produces the :class:`~evalkit.errors.FormatError` naming the
@@ -232,10 +234,12 @@ def _slow_parse(
     layout = " ".join(fields)
     for number, raw in enumerate(data.split(b"\n"), start=1):
         try:
-            line = raw.decode("utf-8")
+            raw.decode("utf-8")
         except UnicodeDecodeError:
             raise FormatError("is not valid UTF-8", file=str(path), line=number) from None
-        parts = line.split()
+        # fields are separated by C's isspace() characters only (space, \t, \n, \v, \f, \r),
+        # as trec_eval splits them: a no-break space or U+2003 inside an ID stays in the ID
+        parts = [part.decode("utf-8") for part in raw.split()]
         if not parts or parts[0].startswith("#"):
             continue
         if len(parts) != len(fields) and not (extra_fields and len(parts) > len(fields)):

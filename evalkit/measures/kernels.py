@@ -173,6 +173,8 @@ def _cutoff_mask(r: JudgedRanking, measure: Measure) -> npt.NDArray[np.bool_]:
 
 def _precision(r: JudgedRanking, m: Measure) -> FloatArray:
     # trec_eval P_k: relevant in the top k divided by k, even when fewer than k were retrieved.
+    if m.param("judged_only"):
+        return kernels_gain.precision_judged_only(r, m)
     k = m.cutoff or 1  # P always has a cutoff (checked by its spec)
     return r.count(r.relevant(_rel(m)) & (r.position < k)) / k
 
@@ -213,6 +215,8 @@ def _gain(grades: IntArray, dcg: object) -> FloatArray:
 def _ndcg(r: JudgedRanking, m: Measure) -> FloatArray:
     # trec_eval ndcg / ndcg_cut_k: sum of gain / log2(rank + 1) over docs with grade > 0 in the
     # top k, divided by the same sum over the qrels' grades sorted descending (top k of them).
+    if m.param("gains"):
+        return kernels_gain.ndcg_with_gains(r, m)
     dcg = m.param("dcg")
     mask = (r.grade > 0) & _cutoff_mask(r, m)
     weights = np.zeros(r.position.size, dtype=np.float64)
@@ -627,3 +631,9 @@ for _name, _kernel in (
     ("Rndcg", _rndcg),
 ):
     KERNELS.register(_name, _kernel)
+
+# the gain-based measures (rbp, rbp_resid, RBP, ERR, Compat) live in their own module
+from evalkit.measures import kernels_gain  # noqa: E402  (it imports this module)
+
+for _gain_name, _gain_kernel in kernels_gain.GAIN_KERNELS.items():
+    KERNELS.register(_gain_name, _gain_kernel)

@@ -50,7 +50,12 @@ class MeasureSpec:
 _REL = ("rel", 1)
 
 _SPECS: tuple[MeasureSpec, ...] = (
-    MeasureSpec("P", "precision at k: relevant docs in the top k / k", "required", (_REL,)),
+    MeasureSpec(
+        "P",
+        "precision at k: relevant docs in the top k / k (judged_only: of the judged docs)",
+        "required",
+        (_REL, ("judged_only", False)),
+    ),
     MeasureSpec(
         "R", "recall at k: relevant docs in the top k / relevant docs", "required", (_REL,)
     ),
@@ -60,7 +65,7 @@ _SPECS: tuple[MeasureSpec, ...] = (
         "nDCG",
         "normalized discounted cumulative gain (of the top k)",
         "optional",
-        (("dcg", "log2"),),
+        (("dcg", "log2"), ("gains", "")),
         (("dcg", ("log2", "exp-log2")),),
     ),
     MeasureSpec("Rprec", "precision at rank R, R = number of relevant docs", "none", (_REL,)),
@@ -139,6 +144,40 @@ _SPECS: tuple[MeasureSpec, ...] = (
         "mean nDCG at the cutoffs where the ideal gain changes (trec_eval)",
         "none",
         (_REL,),
+    ),
+    # gain-based measures: trec_eval 10.0's rbp, rbp_resid; ir_measures' RBP, ERR, Compat
+    MeasureSpec(
+        "RBP",
+        "rank-biased precision (Moffat & Zobel 2008): (1 - p) * sum of gain * p ** (rank - 1); "
+        "gain = grade, or 1 for grades >= rel when rel is given",
+        "optional",
+        (("p", 0.8), ("rel", 0)),
+    ),
+    MeasureSpec(
+        "rbp",
+        "trec_eval 10.0's rbp: RBP with each query's gains scaled into 0..1",
+        "none",
+        (("gains", ""), ("p", 0.9)),
+    ),
+    MeasureSpec(
+        "rbp_resid",
+        "trec_eval 10.0's rbp_resid: the RBP weight of unjudged retrieved docs and of the "
+        "ranks past the run (0 without an unjudged retrieved doc)",
+        "none",
+        (("p", 0.9),),
+        higher_is_better=False,
+    ),
+    MeasureSpec(
+        "ERR",
+        "expected reciprocal rank (Chapelle et al. 2009), gdeval's: grades 0..4, "
+        "stop probability (2 ** grade - 1) / 16",
+        "optional",
+    ),
+    MeasureSpec(
+        "Compat",
+        "compatibility (Clarke et al. 2021): rank-biased overlap with the ideal ranking",
+        "none",
+        (("normalize", True), ("p", 0.95)),
     ),
     # evalkit's own span / no-answer measures: computed by evalkit.evaluate, not by score().
     MeasureSpec("ContextPrecision", "answer-span characters / returned characters", "required"),
@@ -287,6 +326,13 @@ def _check(measure: Measure) -> None:
                 f"measure {measure.name!r}: {key} must be {type(known[key]).__name__}, "
                 f"got {value!r}"
             )
+        if key == "gains" and isinstance(value, str) and value != canonical_gains(value, str(key)):
+            raise MeasureError(
+                f"measure {measure.name!r}: gains must be written 'level=gain,...' sorted by "
+                f"level, e.g. '1=3,2=9' (parse_measure normalizes it), got {value!r}"
+            )
+        if key == "p" and isinstance(value, int | float) and not 0 < value < 1:
+            raise MeasureError(f"measure {measure.name!r}: p must be in (0, 1), got {value}")
         if key == "rel" and isinstance(value, int) and value < 0:
             raise MeasureError(f"measure {measure.name!r}: rel must be >= 0, got {value}")
         if value == known[key]:
@@ -294,6 +340,15 @@ def _check(measure: Measure) -> None:
                 f"measure {measure.name!r}: {key}={value!r} is the default; leave it out "
                 "(use parse_measure to normalize)"
             )
+    if (
+        measure.name == "nDCG"
+        and dict(measure.params).get("gains")
+        and (measure.cutoff is not None or "dcg" in dict(measure.params))
+    ):
+        raise MeasureError(
+            f"measure {measure.name!r}: gains (trec_eval's ndcg gain map) take no cutoff and no "
+            "dcg; write e.g. \"nDCG(gains='1=3,2=9')\""
+        )
     if measure.cutoff is None and spec.cutoff == "required":
         raise MeasureError(f"measure {measure.name!r} needs a cutoff, e.g. '{measure.name}@10'")
     if measure.cutoff is not None:
@@ -391,12 +446,59 @@ def _parse_params(text: str, inner: str | None) -> dict[str, ParamValue]:
             ) from None
         if isinstance(value, float) and value.is_integer():
             value = int(value)
-        if not isinstance(value, int | float | str) or isinstance(value, bool):
+        if keyword.arg == "gains" and isinstance(value, dict | str):
+            value = canonical_gains(value, text)
+        if not isinstance(value, int | float | str):
             raise MeasureError(
                 f"measure {text!r}: parameter {keyword.arg!r} must be a number or a string"
             )
         params[keyword.arg] = value
     return params
+
+
+def canonical_gains(gains: object, where: str) -> str:
+    """A gain map (``{1: 3, 2: 9}``, or trec_eval's ``'1=3,2=9'``) as the canonical string
+    ``'1=3,2=9'``: levels (integers >= 0) ascending, gains as the shortest exact decimals.
+    Raises MeasureError for anything else (``where``: the measure, for the message)."""
+    if isinstance(gains, str):
+        pairs: list[tuple[object, object]] = []
+        for item in gains.split(",") if gains.strip() else []:
+            level, sep, gain = item.partition("=")
+            if not sep:
+                pairs = [(None, None)]
+                break
+            pairs.append((level.strip(), gain.strip()))
+    elif isinstance(gains, dict):
+        pairs = list(gains.items())
+    else:
+        pairs = [(None, None)]
+    parsed: dict[int, float] = {}
+    for key, number in pairs:
+        try:
+            lvl = int(str(key)) if not isinstance(key, bool) else -1
+            value = float(str(number)) if not isinstance(number, bool) else float("nan")
+        except ValueError:
+            lvl, value = -1, float("nan")
+        if lvl < 0 or lvl in parsed or not -1e300 < value < 1e300:
+            raise MeasureError(
+                f"measure {where!r}: gains must map grades (integers >= 0, each once) to finite "
+                "numbers, e.g. gains={1:3,2:9} or gains='1=3,2=9'"
+            )
+        parsed[lvl] = value
+    return ",".join(f"{lvl}={_number(parsed[lvl])}" for lvl in sorted(parsed))
+
+
+def parse_gains(gains: str) -> dict[int, float]:
+    """The canonical gain string (``'1=3,2=9'``) as ``{level: gain}`` (``''``: empty)."""
+    out: dict[int, float] = {}
+    for item in gains.split(",") if gains else []:
+        level, _, gain = item.partition("=")
+        out[int(level)] = float(gain)
+    return out
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if value.is_integer() else repr(value)
 
 
 _TREC_BASE = {
@@ -437,7 +539,7 @@ def trec_name(measure: Measure | str) -> str:
     """
     m = parse_measure(measure)
     k = m.cutoff
-    if m.name == "nDCG" and m.param("dcg") == "log2":
+    if m.name == "nDCG" and m.param("dcg") == "log2" and not m.param("gains"):
         return "ndcg" if k is None else f"ndcg_cut_{k}"
     if m.name == "RR" and k is None:
         return "recip_rank"
@@ -447,8 +549,20 @@ def trec_name(measure: Measure | str) -> str:
         return f"iprec_at_recall_{k:.2f}"
     if m.name == "SetF" and m.param("beta") != 1.0:
         return f"set_F_{m.param('beta'):g}"  # as trec_eval names -m set_F.0.5
+    if m.name == "utility" and any(key != "rel" for key, _ in m.params):
+        written = ",".join(_number(float(m.param(key))) for key in ("p1", "p2", "p3", "p4"))
+        return f"utility_{written}"  # as trec_eval names -m utility.2,-1,0,0
     if m.name == "Rprec_mult":
         return f"Rprec_mult_{k:.2f}"
+    if m.name == "nDCG" and m.param("gains") and m.param("dcg") == "log2" and k is None:
+        return f"ndcg_{m.param('gains')}"  # as trec_eval names -m ndcg.1=3,2=9
+    if m.name in ("rbp", "rbp_resid"):
+        given = [f"p={_number(float(m.param('p')))}"] if m.param("p") != 0.9 else []
+        if m.name == "rbp" and m.param("gains"):
+            given.append(str(m.param("gains")))
+        return m.name + ("_" + ",".join(given) if given else "")
+    if m.name == "P" and m.param("judged_only"):
+        raise MeasureError(f"measure {str(m)!r} is trec_eval's P with -J; it has no own name")
     if m.name in _TREC_BASE:
         base = _TREC_BASE[m.name]
         return base if k is None else f"{base}_{k}"
