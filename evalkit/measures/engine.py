@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 
 from evalkit.errors import InputError, MeasureError
-from evalkit.measures.kernels import KERNELS
+from evalkit.measures.kernels import KERNELS, JudgedRanking
 from evalkit.measures.names import SPAN_MEASURE_NAMES, Measure, parse_measure
 from evalkit.measures.ranking import Duplicates, Ties, TrecVersion, judged_ranking
 
-__all__ = ["aggregate", "parse_measures", "score", "trec_summary"]
+if TYPE_CHECKING:
+    from evalkit.measures.stream import RunSource
+
+__all__ = ["aggregate", "parse_measures", "score", "score_ranking", "trec_summary"]
 
 
 def parse_measures(measures: str | Measure | Iterable[str | Measure]) -> list[Measure]:
@@ -32,7 +36,7 @@ def parse_measures(measures: str | Measure | Iterable[str | Measure]) -> list[Me
 
 def score(
     qrels: pd.DataFrame,
-    run: pd.DataFrame,
+    run: pd.DataFrame | RunSource,
     measures: str | Measure | Iterable[str | Measure],
     *,
     ties: Ties = "trec",
@@ -42,6 +46,8 @@ def score(
     judged_only: bool = False,
     complete: bool = True,
     num_docs: int | None = None,
+    progress: bool | None = None,
+    client: Any = None,
 ) -> pd.DataFrame:
     """Per-query values of ``measures`` for ``run`` judged by ``qrels``.
 
@@ -72,6 +78,14 @@ def score(
     ``duplicates="error"`` (default) raises InputError naming the query and doc of a doc
     listed twice in one query's ranking; ``"keep-first"`` keeps the occurrence ranked first.
     The inputs are never modified.
+
+    ``run`` may also be a run too big for memory: the path of a TREC run file (plain or
+    ``.gz``), of a Parquet file or of a Parquet dataset (a directory), or a list of such files;
+    it is then read in blocks of whole queries in bounded memory, with a progress bar on stderr
+    (``progress``: None shows it when stderr is a terminal and the run takes over a second). A
+    Dask DataFrame (or any of these with ``client``, a ``dask.distributed.Client``) is judged
+    partition by partition on the cluster. Either way the result is this same pandas frame,
+    with values identical to the in-memory path: see :mod:`evalkit.measures.stream`.
     """
     parsed = parse_measures(measures)
     for m in parsed:
@@ -81,9 +95,49 @@ def score(
                 "evalkit.evaluate, not by score() on qrels and a run"
             )
     _check_options(max_docs, num_docs)
+    if not isinstance(run, pd.DataFrame):  # a file, a list of files, a dataset, a Dask frame
+        from evalkit.measures.stream import score_source
+
+        return score_source(
+            qrels,
+            run,
+            parsed,
+            ties=ties,
+            duplicates=duplicates,
+            trec_version=trec_version,
+            max_docs=max_docs,
+            judged_only=judged_only,
+            complete=complete,
+            num_docs=num_docs,
+            progress=progress,
+            client=client,
+        )
     ranking = judged_ranking(
         qrels, run, ties=ties, duplicates=duplicates, trec_version=trec_version
     )
+    return score_ranking(
+        ranking,
+        parsed,
+        trec_version=trec_version,
+        max_docs=max_docs,
+        judged_only=judged_only,
+        complete=complete,
+        num_docs=num_docs,
+    )
+
+
+def score_ranking(
+    ranking: JudgedRanking,
+    parsed: Sequence[Measure],
+    *,
+    trec_version: TrecVersion = "10",
+    max_docs: int | None = None,
+    judged_only: bool = False,
+    complete: bool = True,
+    num_docs: int | None = None,
+) -> pd.DataFrame:
+    """``score``'s result for an already judged ranking (the kernels and the tidy frame); the
+    streaming and Dask paths combine their blocks' rankings and finish here."""
     ranked = ranking.num_ret > 0
     if max_docs is not None or judged_only:
         ranking = ranking.restricted(max_docs=max_docs, judged_only=judged_only)
