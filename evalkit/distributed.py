@@ -26,6 +26,7 @@ readable there; an instance is pickled to the worker.
 
 from __future__ import annotations
 
+import itertools
 import math
 import pickle
 from collections import Counter
@@ -51,9 +52,10 @@ _INSTALL = "install the extra: pip install 'evalkit[dask]'"
 _ROW_BITS = 40  # order of a row: partition number << 40 | row within the partition
 
 
-def connect(scheduler: Any = None) -> Any:
+def connect(scheduler: Any = None, *, timeout: float = 20.0) -> Any:
     """A ``dask.distributed.Client``: ``scheduler`` itself when it is one, else a client of the
-    scheduler at that address (``tcp://host:8786``), else (None) the current client."""
+    scheduler at that address (``tcp://host:8786``; InputError when it does not answer within
+    ``timeout`` seconds), else (None) the current client."""
     try:
         from distributed import Client, get_client
     except ImportError:
@@ -68,7 +70,7 @@ def connect(scheduler: Any = None) -> Any:
                 "no Dask client: pass client=Client('tcp://HOST:8786') (or start one first)"
             ) from None
     try:
-        return Client(str(scheduler), timeout="20s")
+        return Client(str(scheduler), timeout=f"{timeout}s")
     except (OSError, TimeoutError) as error:
         raise InputError(
             f"cannot reach the Dask scheduler at the given address ({type(error).__name__}); "
@@ -90,27 +92,27 @@ def cluster_ranking(
 ) -> JudgedRanking:
     """The judged ranking of ``source`` (module docs), judged partition by partition on the
     cluster of ``client`` (None: the current client)."""
-    import dask
     import dask.dataframe as dd
+    from dask.delayed import delayed
 
     client = connect(client)
     options: dict[str, Any] = {"ties": ties, "duplicates": duplicates, "trec_version": trec_version}
     frame = _as_frame(source, client, rank=ties == "given")
     parts = frame.to_delayed()
-    shared = dask.delayed(index, pure=True)
-    first = client.compute([dask.delayed(_judge)(shared, p, options) for p in parts], sync=True)
+    shared = delayed(index, pure=True)
+    first = client.compute([delayed(_judge)(shared, p, options) for p in parts], sync=True)
     counts = Counter(q for piece in first for q in piece.query_ids)
     split = sorted(q for q, n in counts.items() if n > 1)
     pieces = [_without(piece, set(split)) for piece in first] if split else list(first)
     if split:
         # only the rows of the queries split across partitions move: shuffled by query ID
-        wanted = dask.delayed(tuple(split), pure=True)
-        rows = [dask.delayed(_rows_of)(p, wanted, i) for i, p in enumerate(parts)]
+        wanted = delayed(tuple(split), pure=True)
+        rows = [delayed(_rows_of)(p, wanted, i) for i, p in enumerate(parts)]
         meta = _meta(frame)
         moved = dd.from_delayed(rows, meta=meta, verify_meta=False)
         moved = moved.shuffle(on="query_id", npartitions=max(1, min(len(parts), len(split))))
         pieces += client.compute(
-            [dask.delayed(_judge_ordered)(shared, p, options) for p in moved.to_delayed()],
+            [delayed(_judge_ordered)(shared, p, options) for p in moved.to_delayed()],
             sync=True,
         )
     return combine_pieces(index, pieces)
@@ -161,13 +163,13 @@ def _portable(error: EvalkitError, message: str | None = None) -> EvalkitError:
     try:
         copy = type(error)(text)
         pickle.loads(pickle.dumps(copy))
-    except Exception:  # noqa: BLE001 - any failure means: send an InputError instead
+    except Exception:
         return InputError(text)
     return copy
 
 
 def _meta(frame: Any) -> pd.DataFrame:
-    meta = frame._meta  # dask's empty frame of the partitions' columns and dtypes
+    meta: pd.DataFrame = frame._meta  # dask's empty frame of the partitions' columns, dtypes
     if "query_id" not in meta.columns and meta.index.name == "query_id":
         meta = meta.reset_index()
     return meta.assign(_row=pd.Series([], dtype="int64"))
@@ -327,4 +329,4 @@ def shards(n_items: int, n_shards: int) -> Iterator[tuple[int, int]]:
     """``n_shards`` contiguous ``(lo, hi)`` ranges covering ``range(n_items)`` in order."""
     n_shards = max(1, min(n_shards, n_items))
     bounds = [math.floor(i * n_items / n_shards) for i in range(n_shards + 1)]
-    yield from zip(bounds, bounds[1:], strict=False)
+    yield from itertools.pairwise(bounds)

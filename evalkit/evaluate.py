@@ -241,9 +241,7 @@ def evaluate(
         from evalkit.distributed import run_systems as run_on_cluster
 
         run_systems = partial(run_on_cluster, connect(client))
-    rankings, latency, definitions = run_systems(
-        fixture, specs, k, 0, progress, concurrency, notes
-    )
+    rankings, latency, definitions = run_systems(fixture, specs, k, 0, progress, concurrency, notes)
     latency_frames = [latency]
     for repeat in range(1, repeats):
         again, latency, definitions_again = run_systems(

@@ -29,6 +29,7 @@ workers and combines them here.
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import sys
@@ -128,8 +129,7 @@ class QrelsIndex:
 
     def codes(self, query_ids: pa.Array | pa.ChunkedArray) -> IntArray:
         """Each ID's index in the sorted qrels query IDs (-1: a query the qrels lack)."""
-        found = pc.index_in(query_ids, value_set=self.ids)
-        return np.asarray(pc.fill_null(found, -1).to_numpy(zero_copy_only=False), np.int64)
+        return _codes(query_ids, self.ids)
 
     def subset(self, codes: IntArray) -> pd.DataFrame:
         """The qrels rows of the queries ``codes`` (in qrels order within each query)."""
@@ -137,10 +137,12 @@ class QrelsIndex:
         sizes = hi - lo
         rows = np.repeat(lo - (np.cumsum(sizes) - sizes), sizes)
         rows += np.arange(rows.size, dtype=np.int64)
-        return self.qrels.iloc[self._order[np.sort(rows)]]
+        subset: pd.DataFrame = self.qrels.iloc[self._order[rows]]
+        return subset
 
 
 def _codes(values: pa.Array | pa.ChunkedArray, ids: pa.Array) -> IntArray:
+    """Each value's index in ``ids`` (-1: not there)."""
     found = pc.index_in(values, value_set=ids)
     return np.asarray(pc.fill_null(found, -1).to_numpy(zero_copy_only=False), np.int64)
 
@@ -338,7 +340,7 @@ def _parquet_tables(path: Path, *, rank: bool) -> Iterator[pa.Table]:
 # --- streaming ----------------------------------------------------------------------------------
 
 
-class _Ungrouped(Exception):  # noqa: N818 - a signal, not an error
+class _Ungrouped(Exception):
     """A query's rows came back after another query's: the run is not grouped by query."""
 
 
@@ -370,7 +372,15 @@ def stream_ranking(
     again = _Source(source, rank=ties == "given")
     bar = _bar(again, progress, "partitioning run")
     try:
-        pieces = _partitioned_pieces(index, again, bar, block_rows, options, estimate, tmp_dir)
+        pieces = _partitioned_pieces(
+            index,
+            reader=again,
+            bar=bar,
+            block_rows=block_rows,
+            options=options,
+            estimate=estimate,
+            tmp_dir=tmp_dir,
+        )
         return combine_pieces(index, pieces)
     finally:
         bar.close()
@@ -443,6 +453,7 @@ def _last_query_start(query_ids: pa.ChunkedArray) -> int:
 
 def _partitioned_pieces(
     index: QrelsIndex,
+    *,
     reader: _Source,
     bar: tqdm[Any],
     block_rows: int,
@@ -453,13 +464,15 @@ def _partitioned_pieces(
     """Write the rows in partitions of whole queries on disk, then judge each partition."""
     n_parts = max(1, min(index.n_queries, math.ceil(1.25 * estimate / block_rows)))
     unknown: set[str] = set()
-    rank = options["ties"] == "given"
+    tables = reader.tables()
+    first = next(tables, None)
+    if first is None:
+        return
+    names = [c for c in ("query_id", "doc_id", "score", "rank") if c in first.column_names]
+    types = {"query_id": pa.large_string(), "doc_id": pa.large_string(), "score": pa.float64()}
     schema = pa.schema(
         [
-            ("query_id", pa.large_string()),
-            ("doc_id", pa.large_string()),
-            ("score", pa.float64()),
-            *([("rank", pa.int64())] if rank else []),
+            *[(name, types.get(name, pa.int64())) for name in names],
             ("_row", pa.int64()),
             ("_part", pa.int32()),
         ]
@@ -467,7 +480,7 @@ def _partitioned_pieces(
 
     def tagged() -> Iterator[pa.RecordBatch]:
         row = 0
-        for table in reader.tables():
+        for table in itertools.chain([first], tables):
             codes = index.codes(table["query_id"])
             known = codes >= 0
             if not known.all():
@@ -476,11 +489,8 @@ def _partitioned_pieces(
             rows = np.arange(row, row + table.num_rows, dtype=np.int64)
             row += table.num_rows
             part = (codes * n_parts // max(index.n_queries, 1)).astype(np.int32)
-            columns = [table[c] for c in schema.names[: -2]]
-            out = pa.table(
-                [*[c.cast(schema.field(i).type) for i, c in enumerate(columns)], rows, part],
-                schema=schema,
-            ).filter(pa.array(known))
+            columns = [table[name].cast(schema.field(name).type) for name in names]
+            out = pa.table([*columns, rows, part], schema=schema).filter(pa.array(known))
             _advance(bar, reader)
             yield from out.to_batches()
 
