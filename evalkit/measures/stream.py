@@ -68,9 +68,10 @@ __all__ = [
 RunSource = str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | Any
 IntArray = npt.NDArray[np.int64]
 
-#: Rows per block: about 4 million rows keep a block's working memory near 400 MB.
-DEFAULT_BLOCK_ROWS = 1 << 22
-_TEXT_BLOCK_BYTES = 1 << 24  # bytes of text per table of the streaming CSV reader
+#: Rows per block: 2 million rows (about 65 MB of TREC text) keep a streamed run's peak near
+#: 0.5 GB (``benchmarks/bench_scale.py``).
+DEFAULT_BLOCK_ROWS = 1 << 21
+_TEXT_BLOCK_BYTES = 1 << 20  # per table of the CSV reader: its memory grows with this size
 _PARQUET_BATCH_ROWS = 1 << 19
 
 
