@@ -148,10 +148,11 @@ def stream_run(
     (large_string), ``score`` (float64) and, unless ``rank=False``, ``rank`` (int64).
 
     pyarrow's streaming CSV reader holds a few dozen blocks at a time, so memory does not grow
-    with the file (it grows with ``block_size``: about 150 MB at the default 1 MB). A file that reader cannot take (fields separated by a mix of spaces and tabs,
-    comment lines, more than six fields, a NaN score, a malformed line) is read from the first
-    such block on by :func:`read_run`'s line parser, which reads the whole file: the same rows
-    come out, but that file takes :func:`read_run`'s memory, and a malformed line raises its
+    with the file (it grows with ``block_size``: about 150 MB at the default 1 MB). A file that
+    reader cannot take (fields separated by a mix of spaces and tabs, comment lines, more than
+    six fields, a NaN score, a malformed line) is read from the first such block on by
+    :func:`read_run`'s line parser, which reads the whole file: the same rows come out, but
+    that file takes :func:`read_run`'s memory, and a malformed line raises its
     FormatError (file, line). ``on_read(n)``: told the bytes of the file read so far
     (compressed bytes for ``.gz``) after each table.
     """
