@@ -433,10 +433,10 @@ def _grouped_pieces(
         _advance(bar, reader)
         if pending_rows < block_rows:
             continue
-        block = pa.concat_tables(pending)
-        cut = _last_query_start(block["query_id"])
+        cut = _last_query_start(pending)
         if cut == 0:
             continue  # one query so far: it grows until another one starts
+        block = pa.concat_tables(pending)
         yield judged(block.slice(0, cut))
         first_row += cut
         pending, pending_rows = [block.slice(cut)], block.num_rows - cut
@@ -444,12 +444,18 @@ def _grouped_pieces(
         yield judged(pa.concat_tables(pending))
 
 
-def _last_query_start(query_ids: pa.ChunkedArray) -> int:
-    """The first row of the last run of equal query IDs."""
-    last = query_ids[len(query_ids) - 1]
-    same = pc.equal(query_ids, last).to_numpy(zero_copy_only=False)
-    other = np.flatnonzero(~same)
-    return int(other[-1]) + 1 if other.size else 0
+def _last_query_start(tables: list[pa.Table]) -> int:
+    """The first row (in the concatenation of ``tables``) of the last run of equal query IDs;
+    only the tables that run covers are compared."""
+    last = tables[-1]["query_id"][tables[-1].num_rows - 1]
+    end = sum(t.num_rows for t in tables)
+    for table in reversed(tables):
+        end -= table.num_rows
+        same = pc.equal(table["query_id"], last).to_numpy(zero_copy_only=False)
+        other = np.flatnonzero(~same)
+        if other.size:
+            return end + int(other[-1]) + 1
+    return 0
 
 
 def _partitioned_pieces(
