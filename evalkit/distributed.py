@@ -251,7 +251,7 @@ def run_systems(  # noqa: PLR0917 - evaluate's own helper's arguments, in its or
             ranges = list(shards(n_queries, workers))
         for lo, hi in ranges:
             future = client.submit(
-                _run_one, shared, spec, where, lo, hi, k, repeat, concurrency, pure=False
+                _run_one, shared, _Opaque(spec), where, lo, hi, k, repeat, concurrency, pure=False
             )
             tasks.append((position, future))
     with tqdm(
@@ -279,9 +279,20 @@ def run_systems(  # noqa: PLR0917 - evaluate's own helper's arguments, in its or
     )
 
 
+class _Opaque:
+    """A value whose repr says nothing: a system spec may hold a path, which Dask's logs of a
+    failed task must not show."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        return "<system spec, not shown>"
+
+
 def _run_one(  # noqa: PLR0917 - called positionally by client.submit only
     fixture: Fixture,
-    spec: str | Retriever,
+    spec: _Opaque,
     where: str,
     lo: int | None,
     hi: int | None,
@@ -295,7 +306,7 @@ def _run_one(  # noqa: PLR0917 - called positionally by client.submit only
 
     notes: dict[str, dict[str, Any]] = {}
     try:
-        system: Any = resolve_system(spec, where=where)
+        system: Any = resolve_system(spec.value, where=where)
         view = fixture
         if lo is not None:
             system = _Shard(system, fixture.queries)

@@ -95,7 +95,7 @@ def score(
                 "evalkit.evaluate, not by score() on qrels and a run"
             )
     _check_options(max_docs, num_docs)
-    if not isinstance(run, pd.DataFrame):  # a file, a list of files, a dataset, a Dask frame
+    if client is not None or not isinstance(run, pd.DataFrame):  # a file, a Dask frame, ...
         from evalkit.measures.stream import score_source
 
         return score_source(

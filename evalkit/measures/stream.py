@@ -448,7 +448,7 @@ def _last_query_start(tables: list[pa.Table]) -> int:
     """The first row (in the concatenation of ``tables``) of the last run of equal query IDs;
     only the tables that run covers are compared."""
     last = tables[-1]["query_id"][tables[-1].num_rows - 1]
-    end = sum(t.num_rows for t in tables)
+    end = int(sum(t.num_rows for t in tables))
     for table in reversed(tables):
         end -= table.num_rows
         same = pc.equal(table["query_id"], last).to_numpy(zero_copy_only=False)
