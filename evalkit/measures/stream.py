@@ -450,7 +450,7 @@ def _last_query_start(tables: list[pa.Table]) -> int:
     last = tables[-1]["query_id"][tables[-1].num_rows - 1]
     end = int(sum(t.num_rows for t in tables))
     for table in reversed(tables):
-        end -= table.num_rows
+        end -= int(table.num_rows)
         same = pc.equal(table["query_id"], last).to_numpy(zero_copy_only=False)
         other = np.flatnonzero(~same)
         if other.size:
