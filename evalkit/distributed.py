@@ -7,8 +7,10 @@ DataFrame, or a run source (a TREC file, a list of them, a Parquet file or datas
 ``client=``) is judged partition by partition on the workers, each partition into a
 :class:`~evalkit.measures.stream.JudgedPiece` (the positions and grades of its judged docs,
 at most one entry per qrels row). A query whose rows sit in more than one partition is judged
-again from all its rows: only those rows are shuffled by query ID with Dask's shuffle, keeping
-their order. The client combines the pieces into the judged ranking the in-memory engine
+again from all its rows, in their order: when each such query is the first or last of its
+partitions (a frame cut inside queries), from the rows of those queries the partitions sent
+back with their pieces; otherwise those rows only are shuffled by query ID with Dask's
+shuffle. The client combines the pieces into the judged ranking the in-memory engine
 builds and runs the kernels once on it, so ``score`` returns the same **pandas** frame with
 values identical to the local path (the kernels' cost is that of the qrels, not of the run).
 
@@ -100,11 +102,24 @@ def cluster_ranking(
     frame = _as_frame(source, client, rank=ties == "given")
     parts = frame.to_delayed()
     shared = delayed(index, pure=True)
-    first = client.compute([delayed(_judge)(shared, p, options) for p in parts], sync=True)
+    judged = client.compute(
+        [delayed(_judge_with_edges)(shared, p, options, i) for i, p in enumerate(parts)],
+        sync=True,
+    )
+    first = [piece for piece, _ in judged]
     counts = Counter(q for piece in first for q in piece.query_ids)
     split = sorted(q for q, n in counts.items() if n > 1)
     pieces = [_without(piece, set(split)) for piece in first] if split else list(first)
-    if split:
+    if split and all(
+        set(piece.query_ids).intersection(split) <= set(edges["query_id"])
+        for piece, edges in judged
+    ):
+        # the usual case (a frame cut inside queries): the split queries are each partition's
+        # first or last, whose rows came back with the pieces
+        rows = pd.concat([edges for _, edges in judged], ignore_index=True)
+        rows = rows[rows["query_id"].isin(split)]
+        pieces.append(_judge_ordered(index, rows, options))  # a few queries: judged here
+    elif split:
         # only the rows of the queries split across partitions move: shuffled by query ID
         wanted = delayed(tuple(split), pure=True)
         rows = [delayed(_rows_of)(p, wanted, i) for i, p in enumerate(parts)]
@@ -186,6 +201,19 @@ def _judge(index: QrelsIndex, part: pd.DataFrame, options: dict[str, Any]) -> Ju
         return judge_block(index, _columns(part), **options)
     except EvalkitError as error:
         raise _portable(error) from None
+
+
+def _judge_with_edges(
+    index: QrelsIndex, part: pd.DataFrame, options: dict[str, Any], number: int
+) -> tuple[JudgedPiece, pd.DataFrame]:
+    """The partition's piece, and the rows (with their order) of its first and last query:
+    the queries a frame cut inside queries splits."""
+    frame = _columns(part)
+    piece = _judge(index, frame, options)
+    if frame.empty:
+        return piece, _rows_of(frame, (), number)
+    ends = (str(frame["query_id"].iloc[0]), str(frame["query_id"].iloc[-1]))
+    return piece, _rows_of(frame, ends, number)
 
 
 def _rows_of(part: pd.DataFrame, wanted: tuple[str, ...], number: int) -> pd.DataFrame:
