@@ -160,23 +160,29 @@ def judge_block(
     """Judge ``run``, rows of whole queries (``query_id``, ``doc_id``, ``score``[, ``rank``]),
     against the qrels of its queries. ``first_row``: the block's first row in the source, for
     error messages."""
-    table = run if isinstance(run, pa.Table) else pa.Table.from_pandas(run, preserve_index=False)
-    if table.num_rows == 0:
+    columns = run.column_names if isinstance(run, pa.Table) else list(run.columns)
+    if len(run) == 0:
         return _empty_piece()
     for column in ("query_id", "doc_id", "score"):
-        if column not in table.column_names:
+        if column not in columns:
             raise InputError(
                 f"run is missing column {column}; expected columns query_id, doc_id, score "
-                f"(and rank with ties='given'), found {', '.join(table.column_names)}"
+                f"(and rank with ties='given'), found {', '.join(map(str, columns))}"
             )
-    ids = pc.unique(table["query_id"])
+    if isinstance(run, pa.Table):
+        query_ids, frame = run["query_id"], run.to_pandas()
+    else:  # pandas' arrow-backed string columns convert without a copy
+        query_ids, frame = _string_ids(run), run
+        if query_ids is None:  # not strings: the engine raises its error for that
+            judged_ranking(index.qrels, run, ties=ties, duplicates=duplicates)
+            raise InputError("run.query_id must hold strings; convert it with .astype(str)")
+    ids = pc.unique(query_ids)
     codes = index.codes(ids)
     known = codes >= 0
     unknown = tuple(str(v) for v in pc.filter(ids, pa.array(~known)).to_pylist())
     if not known.any():
         return replace(_empty_piece(), unknown=unknown)
     qrels = index.subset(np.sort(codes[known]))
-    frame = table.to_pandas()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RunOnlyQueriesWarning)  # counted once, by the caller
         try:
@@ -198,6 +204,19 @@ def judge_block(
         grade=ranking.grade,
         unknown=unknown,
     )
+
+
+def _string_ids(run: pd.DataFrame) -> pa.Array | pa.ChunkedArray | None:
+    """``run.query_id`` as arrow strings, or None when it does not hold strings."""
+    try:
+        ids = pa.array(run["query_id"], from_pandas=True)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return None
+    if pa.types.is_dictionary(ids.type):
+        ids = ids.cast(ids.type.value_type)
+    if not (pa.types.is_string(ids.type) or pa.types.is_large_string(ids.type)):
+        return None
+    return ids
 
 
 def _empty_piece() -> JudgedPiece:
@@ -510,6 +529,7 @@ def _partitioned_pieces(
             partitioning=ds.partitioning(pa.schema([("_part", pa.int32())])),
             existing_data_behavior="overwrite_or_ignore",
             preserve_order=True,
+            max_partitions=max(n_parts, 1024),
         )
         for part in range(n_parts):
             folder = Path(tmp) / str(part)
