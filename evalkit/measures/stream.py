@@ -45,8 +45,6 @@ import numpy.typing as npt
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as ds
-import pyarrow.parquet as pq
 from tqdm import tqdm
 
 from evalkit.errors import InputError, RunOnlyQueriesWarning
@@ -299,6 +297,8 @@ class _Source:
         self.rows = 0
 
     def tables(self) -> Iterator[pa.Table]:
+        import pyarrow.parquet as pq
+
         from evalkit.formats.trec import stream_run
 
         start = 0
@@ -339,6 +339,8 @@ def _shown(path: Path) -> str:
 
 
 def _parquet_tables(path: Path, *, rank: bool) -> Iterator[pa.Table]:
+    import pyarrow.parquet as pq
+
     try:
         file = pq.ParquetFile(path)
     except (OSError, pa.ArrowInvalid) as error:
@@ -488,6 +490,8 @@ def _partitioned_pieces(
     tmp_dir: str | os.PathLike[str] | None,
 ) -> Iterator[JudgedPiece]:
     """Write the rows in partitions of whole queries on disk, then judge each partition."""
+    import pyarrow.dataset as ds
+
     n_parts = max(1, min(index.n_queries, math.ceil(1.25 * estimate / block_rows)))
     unknown: set[str] = set()
     tables = reader.tables()
