@@ -35,7 +35,8 @@ def client() -> Iterator[Any]:
             n_workers=2,
             threads_per_worker=1,
             processes=True,
-            dashboard_address=None,
+            dashboard_address=":0",  # a free port: other clusters may hold 8787
+            scheduler_port=0,
             silence_logs=40,
         ) as cluster,
         distributed.Client(cluster) as connected,
