@@ -155,6 +155,13 @@ def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handle
         help="workspace-relative path of the JSON report (or set EVALKIT_OUTPUT); "
         "by default nothing is written",
     )
+    p.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="ADDRESS",
+        help="run the systems on the Dask cluster of this scheduler (e.g. tcp://HOST:8786); "
+        "needs pip install 'evalkit[dask]' here and on the workers",
+    )
     return _run_run
 
 
@@ -177,6 +184,20 @@ def _evaluate_fixture(args: argparse.Namespace, *, progress: bool = False) -> Ev
     notice = no_aliases_notice(fixture.aliases, systems)
     if notice:
         print(notice, file=sys.stderr)
+    scheduler = getattr(args, "scheduler", None)
+    if scheduler is not None:
+        from evalkit.distributed import connect
+
+        with connect(scheduler) as client:
+            return evaluate(
+                fixture,
+                systems,
+                k=args.k,
+                repeats=args.repeats,
+                progress=progress,
+                concurrency=args.concurrency,
+                client=client,
+            )
     return evaluate(
         fixture,
         systems,
@@ -680,7 +701,11 @@ def _add_trec_eval(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         "summed, others averaged.",
     )
     p.add_argument("qrels", help="TREC qrels file (.gz allowed)")
-    p.add_argument("run", help="TREC run file (.gz allowed)")
+    p.add_argument(
+        "run",
+        help="TREC run file (.gz allowed) or Parquet file or dataset, of any size: read in "
+        "blocks of whole queries, with a progress bar on a terminal",
+    )
     p.add_argument(
         "-m",
         "--measure",
@@ -761,8 +786,10 @@ def _run_trec_eval(args: argparse.Namespace) -> int:
 
     measures = parse_measures(args.measures)
     qrels = read_qrels(args.qrels)
-    run = read_run(args.run, rank=False)  # trec_eval ranks by score and ignores the rank field
     subtopics = None if args.subtopic_qrels is None else read_subtopic_qrels(args.subtopic_qrels)
+    # the diversity measures rank an in-memory run; every other measure streams the run file
+    # in blocks of whole queries (trec_eval ranks by score and ignores the rank field)
+    run = args.run if subtopics is None else read_run(args.run, rank=False)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:

@@ -200,6 +200,7 @@ def evaluate(
     measures: Sequence[str] | None = None,
     progress: bool = False,
     concurrency: int = 1,
+    client: Any = None,
 ) -> Evaluation:
     """Evaluate ``systems`` (names, ``package.module:factory`` specs or instances) on ``fixture``.
 
@@ -209,7 +210,8 @@ def evaluate(
     ``ContextPrecision@k``/``ContextRecall@k``, ``NoResult`` and ``NoAnswerFP`` are always
     added. ``progress=True`` shows a progress bar (on stderr) per system and repeat.
     ``concurrency`` is the most ``search`` calls in flight at once for systems that allow it
-    (module docs).
+    (module docs). ``client`` (a ``dask.distributed.Client`` or a scheduler address) runs the
+    systems on that Dask cluster, with the same result (:mod:`evalkit.distributed`).
     """
     if not isinstance(k, int) or k < 1:
         raise InputError(f"k must be a positive integer, got {k!r}")
@@ -230,12 +232,19 @@ def evaluate(
     )
 
     notes: dict[str, dict[str, Any]] = {}
-    rankings, latency, definitions = _run_systems(
-        fixture, specs, k, 0, progress, concurrency, notes
-    )
+    run_systems: Callable[..., tuple[pd.DataFrame, pd.DataFrame, dict[str, dict[str, Any]]]]
+    run_systems = _run_systems
+    if client is not None:
+        from functools import partial
+
+        from evalkit.distributed import connect
+        from evalkit.distributed import run_systems as run_on_cluster
+
+        run_systems = partial(run_on_cluster, connect(client))
+    rankings, latency, definitions = run_systems(fixture, specs, k, 0, progress, concurrency, notes)
     latency_frames = [latency]
     for repeat in range(1, repeats):
-        again, latency, definitions_again = _run_systems(
+        again, latency, definitions_again = run_systems(
             fixture, specs, k, repeat, progress, concurrency, {}
         )
         # Measure values and failures are pure functions of the rankings and the fixture, so

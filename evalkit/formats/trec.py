@@ -19,7 +19,7 @@ import gzip
 import math
 import os
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -32,7 +32,7 @@ from evalkit.errors import FormatError, InputError
 from evalkit.inputs import InputFileError, check_regular_file, read_input_bytes
 from evalkit.measures.ranking import require_columns
 
-__all__ = ["read_qrels", "read_run", "write_qrels", "write_run"]
+__all__ = ["read_qrels", "read_run", "stream_run", "write_qrels", "write_run"]
 
 PathLike = str | os.PathLike[str]
 
@@ -136,6 +136,86 @@ def write_run(run: pd.DataFrame, path: PathLike, *, run_id: str = "evalkit") -> 
         }
     )
     _write(table, Path(path))
+
+
+def stream_run(
+    path: PathLike,
+    *,
+    rank: bool = True,
+    block_size: int = 1 << 20,
+    on_read: Callable[[int], None] | None = None,
+) -> Iterator[pa.Table]:
+    """The rows of a TREC run file of any size (plain or ``.gz``), as arrow tables of about
+    ``block_size`` bytes of text each, in file order: columns ``query_id``, ``doc_id``
+    (large_string), ``score`` (float64) and, unless ``rank=False``, ``rank`` (int64).
+
+    pyarrow's streaming CSV reader holds a few dozen blocks at a time, so memory does not grow
+    with the file (it grows with ``block_size``: about 150 MB at the default 1 MB). A file that
+    reader cannot take (fields separated by a mix of spaces and tabs, comment lines, more than
+    six fields, a NaN score, a malformed line) is read from the first such block on by
+    :func:`read_run`'s line parser, which reads the whole file: the same rows come out, but
+    that file takes :func:`read_run`'s memory, and a malformed line raises its
+    FormatError (file, line). ``on_read(n)``: told the bytes of the file read so far
+    (compressed bytes for ``.gz``) after each table.
+    """
+    file = Path(path)
+    try:
+        check_regular_file(file)
+    except InputFileError as error:
+        reason = "file not found" if error.reason == "does not exist" else error.reason
+        raise FormatError(reason, file=str(file)) from None
+    keep = {"query_id": pa.large_string(), "doc_id": pa.large_string(), "score": pa.float64()}
+    if rank:
+        keep["rank"] = pa.int64()
+    done = 0  # rows yielded
+    for delimiter in (" ", "\t"):
+        raw = pa.OSFile(str(file), "rb")
+        stream = pa.CompressedInputStream(raw, "gzip") if file.suffix == ".gz" else raw
+        try:
+            reader = pacsv.open_csv(
+                stream,
+                read_options=pacsv.ReadOptions(
+                    column_names=list(_RUN_FIELDS), block_size=block_size
+                ),
+                parse_options=pacsv.ParseOptions(
+                    delimiter=delimiter, quote_char=False, double_quote=False, escape_char=False
+                ),
+                convert_options=pacsv.ConvertOptions(
+                    column_types=keep,
+                    include_columns=list(keep),
+                    null_values=[],
+                    strings_can_be_null=False,
+                    quoted_strings_can_be_null=False,
+                ),
+            )
+            while True:
+                try:
+                    batch = reader.read_next_batch()
+                except StopIteration:
+                    if done == 0:
+                        break  # an empty file: the line parser decides (no rows, or an error)
+                    return
+                table = pa.Table.from_batches([batch])
+                if pc.any(pc.starts_with(table["query_id"], "#")).as_py() or (
+                    pc.any(pc.is_nan(table["score"])).as_py()
+                ):
+                    break
+                done += table.num_rows
+                if on_read is not None:
+                    on_read(raw.tell())
+                yield table
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OSError):
+            pass
+        finally:
+            stream.close()
+        if done:
+            break  # some rows came out with this delimiter: the line parser takes the rest
+    whole = _read(file, _RUN_FIELDS, keep, extra_fields=True)
+    table = pa.Table.from_pandas(whole, preserve_index=False).slice(done)
+    if on_read is not None:
+        on_read(file.stat().st_size)
+    if table.num_rows:
+        yield table
 
 
 # --- reading -----------------------------------------------------------------------------------

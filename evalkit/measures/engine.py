@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 import pyarrow as pa
 
 from evalkit.errors import InputError, MeasureError
-from evalkit.measures.diversity import diversity_values
-from evalkit.measures.kernels import KERNELS
+from evalkit.measures.diversity import DIVERSITY_MEASURE_NAMES, diversity_values
+from evalkit.measures.kernels import KERNELS, JudgedRanking
 from evalkit.measures.names import SPAN_MEASURE_NAMES, Measure, parse_measure
 from evalkit.measures.ranking import Duplicates, Ties, TrecVersion, judged_ranking
 
-__all__ = ["aggregate", "parse_measures", "score", "trec_summary"]
+if TYPE_CHECKING:
+    from evalkit.measures.stream import RunSource
+
+__all__ = ["aggregate", "parse_measures", "score", "score_ranking", "trec_summary"]
 
 
 def parse_measures(measures: str | Measure | Iterable[str | Measure]) -> list[Measure]:
@@ -33,7 +38,7 @@ def parse_measures(measures: str | Measure | Iterable[str | Measure]) -> list[Me
 
 def score(
     qrels: pd.DataFrame,
-    run: pd.DataFrame,
+    run: pd.DataFrame | RunSource,
     measures: str | Measure | Iterable[str | Measure],
     *,
     ties: Ties = "trec",
@@ -44,6 +49,8 @@ def score(
     complete: bool = True,
     num_docs: int | None = None,
     subtopics: pd.DataFrame | None = None,
+    progress: bool | None = None,
+    client: Any = None,
 ) -> pd.DataFrame:
     """Per-query values of ``measures`` for ``run`` judged by ``qrels``.
 
@@ -80,6 +87,13 @@ def score(
     measures (``alpha_nDCG@20``, ``ERR_IA@20``, ``NRBP``, ...; see
     :mod:`evalkit.measures.diversity`). They rank ``run`` with the same options; a qrels query
     the subtopic qrels do not judge gets 0.0 from them.
+    ``run`` may also be a run too big for memory: the path of a TREC run file (plain or
+    ``.gz``), of a Parquet file or of a Parquet dataset (a directory), or a list of such files;
+    it is then read in blocks of whole queries in bounded memory, with a progress bar on stderr
+    (``progress``: None shows it when stderr is a terminal and the run takes over a second). A
+    Dask DataFrame (or any of these with ``client``, a ``dask.distributed.Client``) is judged
+    partition by partition on the cluster. Either way the result is this same pandas frame,
+    with values identical to the in-memory path: see :mod:`evalkit.measures.stream`.
     """
     parsed = parse_measures(measures)
     for m in parsed:
@@ -89,13 +103,32 @@ def score(
                 "evalkit.evaluate, not by score() on qrels and a run"
             )
     _check_options(max_docs, num_docs)
+    if client is not None or not isinstance(run, pd.DataFrame):  # a file, a Dask frame, ...
+        diverse_wanted = [m for m in parsed if m.name in DIVERSITY_MEASURE_NAMES]
+        if diverse_wanted:
+            raise MeasureError(
+                f"measure {str(diverse_wanted[0])!r} is computed on an in-memory run only: "
+                "read the run with evalkit.formats.read_run(path, rank=False) and pass the frame"
+            )
+        from evalkit.measures.stream import score_source
+
+        return score_source(
+            qrels,
+            run,
+            parsed,
+            ties=ties,
+            duplicates=duplicates,
+            trec_version=trec_version,
+            max_docs=max_docs,
+            judged_only=judged_only,
+            complete=complete,
+            num_docs=num_docs,
+            progress=progress,
+            client=client,
+        )
     ranking = judged_ranking(
         qrels, run, ties=ties, duplicates=duplicates, trec_version=trec_version
     )
-    ranked = ranking.num_ret > 0
-    if max_docs is not None or judged_only:
-        ranking = ranking.restricted(max_docs=max_docs, judged_only=judged_only)
-    ranking = ranking.with_options(trec_version=trec_version, num_docs=num_docs, unranked=~ranked)
     diverse = diversity_values(
         subtopics,
         run,
@@ -107,6 +140,38 @@ def score(
         max_docs=max_docs,
         judged_only=judged_only,
     )
+    return score_ranking(
+        ranking,
+        parsed,
+        precomputed=diverse,
+        trec_version=trec_version,
+        max_docs=max_docs,
+        judged_only=judged_only,
+        complete=complete,
+        num_docs=num_docs,
+    )
+
+
+def score_ranking(
+    ranking: JudgedRanking,
+    parsed: Sequence[Measure],
+    *,
+    trec_version: TrecVersion = "10",
+    max_docs: int | None = None,
+    judged_only: bool = False,
+    complete: bool = True,
+    num_docs: int | None = None,
+    precomputed: Mapping[Measure, npt.NDArray[np.float64]] | None = None,
+) -> pd.DataFrame:
+    """``score``'s result for an already judged ranking (the kernels and the tidy frame); the
+    streaming and Dask paths combine their blocks' rankings and finish here. ``precomputed``
+    holds per-query values (in ``ranking.query_ids`` order) of measures computed outside the
+    kernels, such as the diversity measures."""
+    ranked = ranking.num_ret > 0
+    if max_docs is not None or judged_only:
+        ranking = ranking.restricted(max_docs=max_docs, judged_only=judged_only)
+    ranking = ranking.with_options(trec_version=trec_version, num_docs=num_docs, unranked=~ranked)
+    diverse = precomputed or {}
     values = [diverse[m] if m in diverse else KERNELS.get(m.name)(ranking, m) for m in parsed]
     n_q, n_m = ranking.n_queries, len(parsed)
     matrix = np.column_stack(values)

@@ -1,0 +1,371 @@
+"""evalkit on a Dask cluster: the optional extra ``pip install 'evalkit[dask]'``.
+
+Everything here runs on :mod:`dask.distributed`; evalkit adds no scheduler of its own.
+
+**Scoring** (:func:`cluster_ranking`, reached through :func:`evalkit.measures.score`): a Dask
+DataFrame, or a run source (a TREC file, a list of them, a Parquet file or dataset; with
+``client=``) is judged partition by partition on the workers, each partition into a
+:class:`~evalkit.measures.stream.JudgedPiece` (the positions and grades of its judged docs,
+at most one entry per qrels row). A query whose rows sit in more than one partition is judged
+again from all its rows, in their order: when each such query is the first or last of its
+partitions (a frame cut inside queries), from the rows of those queries the partitions sent
+back with their pieces; otherwise those rows only are shuffled by query ID with Dask's
+shuffle. The client combines the pieces into the judged ranking the in-memory engine
+builds and runs the kernels once on it, so ``score`` returns the same **pandas** frame with
+values identical to the local path (the kernels' cost is that of the qrels, not of the run).
+
+**Systems** (:func:`run_systems`, reached through ``evaluate(..., client=...)`` and
+``evalkit run --scheduler ADDRESS``): one task per system and repeat, each building the
+system on a worker, indexing the fixture and answering its queries there, so latency is
+measured on the worker. ``run:`` and ``http:`` systems hold no state between queries: their
+queries are split into one shard per worker (each shard task builds its own instance; a
+``run:`` file checks its query IDs against the whole fixture). Results come back in system
+order and, within a system, in query order, so the evaluation is identical to the local one
+whatever the completion order. Names and ``package.module:factory`` specs are resolved on the
+workers, which need evalkit (and the factories' packages) installed; a ``run:PATH`` must be
+readable there; an instance is pickled to the worker.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import pickle
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from evalkit.errors import EvalkitError, InputError
+from evalkit.measures.kernels import JudgedRanking
+from evalkit.measures.ranking import Duplicates, Ties, TrecVersion
+from evalkit.measures.stream import JudgedPiece, QrelsIndex, combine_pieces, judge_block
+
+if TYPE_CHECKING:
+    from evalkit.fixtures import Fixture
+    from evalkit.systems.protocol import Retriever
+
+__all__ = ["cluster_ranking", "connect", "run_systems"]
+
+_INSTALL = "install the extra: pip install 'evalkit[dask]'"
+_ROW_BITS = 40  # order of a row: partition number << 40 | row within the partition
+
+
+def connect(scheduler: Any = None, *, timeout: float = 20.0) -> Any:
+    """A ``dask.distributed.Client``: ``scheduler`` itself when it is one, else a client of the
+    scheduler at that address (``tcp://host:8786``; InputError when it does not answer within
+    ``timeout`` seconds), else (None) the current client."""
+    try:
+        from distributed import Client, get_client
+    except ImportError:
+        raise InputError(f"Dask is not installed; {_INSTALL}") from None
+    if isinstance(scheduler, Client):
+        return scheduler
+    if scheduler is None:
+        try:
+            return get_client()
+        except ValueError:
+            raise InputError(
+                "no Dask client: pass client=Client('tcp://HOST:8786') (or start one first)"
+            ) from None
+    try:
+        return Client(str(scheduler), timeout=f"{timeout}s")
+    except (OSError, TimeoutError) as error:
+        raise InputError(
+            f"cannot reach the Dask scheduler at the given address ({type(error).__name__}); "
+            "expected a running scheduler, e.g. tcp://HOST:8786"
+        ) from None
+
+
+# --- scoring ------------------------------------------------------------------------------------
+
+
+def cluster_ranking(
+    index: QrelsIndex,
+    source: Any,
+    *,
+    client: Any = None,
+    ties: Ties = "trec",
+    duplicates: Duplicates = "error",
+    trec_version: TrecVersion = "10",
+) -> JudgedRanking:
+    """The judged ranking of ``source`` (module docs), judged partition by partition on the
+    cluster of ``client`` (None: the current client)."""
+    import dask.dataframe as dd
+    from dask.delayed import delayed
+
+    client = connect(client)
+    options: dict[str, Any] = {"ties": ties, "duplicates": duplicates, "trec_version": trec_version}
+    frame = _as_frame(source, client, rank=ties == "given")
+    parts = frame.to_delayed()
+    shared = delayed(index, pure=True)
+    judged = client.compute(
+        [delayed(_judge_with_edges)(shared, p, options, i) for i, p in enumerate(parts)],
+        sync=True,
+    )
+    first = [piece for piece, _ in judged]
+    counts = Counter(q for piece in first for q in piece.query_ids)
+    split = sorted(q for q, n in counts.items() if n > 1)
+    pieces = [_without(piece, set(split)) for piece in first] if split else list(first)
+    if split and all(
+        set(piece.query_ids).intersection(split) <= set(edges["query_id"])
+        for piece, edges in judged
+    ):
+        # the usual case (a frame cut inside queries): the split queries are each partition's
+        # first or last, whose rows came back with the pieces
+        rows = pd.concat([edges for _, edges in judged], ignore_index=True)
+        rows = rows[rows["query_id"].isin(split)]
+        pieces.append(_judge_ordered(index, rows, options))  # a few queries: judged here
+    elif split:
+        # only the rows of the queries split across partitions move: shuffled by query ID
+        wanted = delayed(tuple(split), pure=True)
+        rows = [delayed(_rows_of)(p, wanted, i) for i, p in enumerate(parts)]
+        meta = _meta(frame)
+        moved = dd.from_delayed(rows, meta=meta, verify_meta=False)
+        moved = moved.shuffle(on="query_id", npartitions=max(1, min(len(parts), len(split))))
+        pieces += client.compute(
+            [delayed(_judge_ordered)(shared, p, options) for p in moved.to_delayed()],
+            sync=True,
+        )
+    return combine_pieces(index, pieces)
+
+
+def _as_frame(source: Any, client: Any, *, rank: bool) -> Any:
+    """``source`` as a Dask DataFrame (a Parquet dataset by ``dask.dataframe.read_parquet``,
+    TREC files one partition each)."""
+    import dask.dataframe as dd
+
+    if hasattr(source, "npartitions") and hasattr(source, "to_delayed"):
+        return source
+    if isinstance(source, pd.DataFrame):
+        workers = max(1, len(client.scheduler_info().get("workers", {})))
+        return dd.from_pandas(source, npartitions=workers, sort=False)
+    from evalkit.measures.stream import _Source
+
+    files = _Source(source, rank=rank).files
+    if all(kind == "parquet" for _, kind in files):
+        columns = ["query_id", "doc_id", "score", *(["rank"] if rank else [])]
+        return dd.read_parquet([str(p) for p, _ in files], columns=columns)
+    if any(kind == "parquet" for _, kind in files):
+        raise InputError("run: give either TREC files or Parquet files, not both")
+    meta = pd.DataFrame(
+        {
+            "query_id": pd.Series([], dtype="str"),
+            "doc_id": pd.Series([], dtype="str"),
+            "score": pd.Series([], dtype="float64"),
+            **({"rank": pd.Series([], dtype="int64")} if rank else {}),
+        }
+    )
+    return dd.from_map(_read_trec, [str(p) for p, _ in files], rank=rank, meta=meta)
+
+
+def _read_trec(path: str, rank: bool) -> pd.DataFrame:
+    from evalkit.formats import read_run
+
+    try:
+        return read_run(path, rank=rank)
+    except EvalkitError as error:
+        raise _portable(error) from None
+
+
+def _portable(error: EvalkitError, message: str | None = None) -> EvalkitError:
+    """``error`` (with ``message``) as an error that unpickles on the client: its own type when
+    that takes the message alone, else an InputError with the same message."""
+    text = str(error) if message is None else message
+    try:
+        copy = type(error)(text)
+        pickle.loads(pickle.dumps(copy))
+    except Exception:
+        return InputError(text)
+    return copy
+
+
+def _meta(frame: Any) -> pd.DataFrame:
+    meta: pd.DataFrame = frame._meta  # dask's empty frame of the partitions' columns, dtypes
+    if "query_id" not in meta.columns and meta.index.name == "query_id":
+        meta = meta.reset_index()
+    return meta.assign(_row=pd.Series([], dtype="int64"))
+
+
+def _columns(part: pd.DataFrame) -> pd.DataFrame:
+    if "query_id" not in part.columns and part.index.name == "query_id":
+        return part.reset_index()
+    return part.reset_index(drop=True)
+
+
+def _judge(index: QrelsIndex, part: pd.DataFrame, options: dict[str, Any]) -> JudgedPiece:
+    try:
+        return judge_block(index, _columns(part), **options)
+    except EvalkitError as error:
+        raise _portable(error) from None
+
+
+def _judge_with_edges(
+    index: QrelsIndex, part: pd.DataFrame, options: dict[str, Any], number: int
+) -> tuple[JudgedPiece, pd.DataFrame]:
+    """The partition's piece, and the rows (with their order) of its first and last query:
+    the queries a frame cut inside queries splits."""
+    frame = _columns(part)
+    piece = _judge(index, frame, options)
+    if frame.empty:
+        return piece, _rows_of(frame, (), number)
+    ends = (str(frame["query_id"].iloc[0]), str(frame["query_id"].iloc[-1]))
+    return piece, _rows_of(frame, ends, number)
+
+
+def _rows_of(part: pd.DataFrame, wanted: tuple[str, ...], number: int) -> pd.DataFrame:
+    """The rows of the ``wanted`` queries, each with its order in the whole frame."""
+    frame = _columns(part)
+    order = (np.int64(number) << np.int64(_ROW_BITS)) + np.arange(len(frame), dtype=np.int64)
+    keep = frame["query_id"].isin(wanted).to_numpy()
+    return frame[keep].assign(_row=order[keep])
+
+
+def _judge_ordered(index: QrelsIndex, part: pd.DataFrame, options: dict[str, Any]) -> JudgedPiece:
+    frame = part.sort_values("_row", kind="stable").drop(columns="_row")
+    return _judge(index, frame, options)
+
+
+def _without(piece: JudgedPiece, split: set[str]) -> JudgedPiece:
+    """``piece`` without the queries of ``split``."""
+    keep = np.array([q not in split for q in piece.query_ids], dtype=bool)
+    if keep.all():
+        return piece
+    new_index = np.cumsum(keep) - 1
+    entries = keep[piece.query]
+    return replace(
+        piece,
+        query_ids=tuple(q for q, k in zip(piece.query_ids, keep, strict=True) if k),
+        num_ret=piece.num_ret[keep],
+        query=new_index[piece.query[entries]].astype(np.int64),
+        position=piece.position[entries],
+        grade=piece.grade[entries],
+    )
+
+
+# --- systems ------------------------------------------------------------------------------------
+
+
+def run_systems(  # noqa: PLR0917 - evaluate's own helper's arguments, in its order
+    client: Any,
+    fixture: Fixture,
+    specs: Sequence[str | Retriever],
+    k: int,
+    repeat: int,
+    progress: bool = False,
+    concurrency: int = 1,
+    notes: dict[str, dict[str, Any]] | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, dict[str, Any]]]:
+    """``evaluate``'s ``(rankings, latency, definitions)`` of one repeat, the systems run on the
+    cluster of ``client`` (module docs); ``notes`` gets each system's notes; ``progress``
+    shows a bar of finished tasks on stderr."""
+    from distributed import as_completed
+    from tqdm import tqdm
+
+    from evalkit.systems.external import is_external_spec
+
+    client = connect(client)
+    workers = max(1, len(client.scheduler_info().get("workers", {})))
+    shared = client.scatter(fixture, broadcast=True)
+    n_queries = len(fixture.queries)
+    tasks: list[tuple[int, Any]] = []
+    for position, spec in enumerate(specs, start=1):
+        where = f"system #{position} of {len(specs)}"
+        ranges: list[tuple[int | None, int | None]] = [(None, None)]
+        if is_external_spec(spec) and workers > 1 and n_queries > 1:
+            ranges = list(shards(n_queries, workers))
+        for lo, hi in ranges:
+            future = client.submit(
+                _run_one, shared, _Opaque(spec), where, lo, hi, k, repeat, concurrency, pure=False
+            )
+            tasks.append((position, future))
+    with tqdm(
+        total=len(tasks), desc=f"systems (repeat {repeat + 1})", unit="task", disable=not progress
+    ) as bar:
+        for _ in as_completed([future for _, future in tasks]):
+            bar.update(1)
+    results = client.gather([future for _, future in tasks])
+    rankings, latency = [], []
+    definitions: dict[str, dict[str, Any]] = {}
+    owner: dict[str, int] = {}
+    for (position, _), (ranked, timed, defined, noted) in zip(tasks, results, strict=True):
+        rankings.append(ranked)
+        latency.append(timed)
+        for name, definition in defined.items():
+            if owner.setdefault(name, position) != position:
+                raise InputError(f"two systems are both named {name!r}; give each a unique name")
+            definitions.setdefault(name, definition)
+            if notes is not None and name in noted:
+                notes.setdefault(name, noted[name])
+    return (
+        pd.concat(rankings, ignore_index=True),
+        pd.concat(latency, ignore_index=True),
+        definitions,
+    )
+
+
+class _Opaque:
+    """A value whose repr says nothing: a system spec may hold a path, which Dask's logs of a
+    failed task must not show."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        return "<system spec, not shown>"
+
+
+def _run_one(  # noqa: PLR0917 - called positionally by client.submit only
+    fixture: Fixture,
+    spec: _Opaque,
+    where: str,
+    lo: int | None,
+    hi: int | None,
+    k: int,
+    repeat: int,
+    concurrency: int,
+) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
+    """On a worker: one system (or one query shard of it) through ``evaluate``'s own loop."""
+    from evalkit.evaluate import _run_systems
+    from evalkit.systems.reference import resolve_system
+
+    notes: dict[str, dict[str, Any]] = {}
+    try:
+        system: Any = resolve_system(spec.value, where=where)
+        view = fixture
+        if lo is not None:
+            system = _Shard(system, fixture.queries)
+            view = fixture.model_copy(update={"queries": fixture.queries[lo:hi]})
+        rankings, latency, definitions = _run_systems(
+            view, [system], k, repeat, False, concurrency, notes
+        )
+    except EvalkitError as error:
+        raise _portable(error, str(error).replace("system #1 of 1", where)) from None
+    return rankings, latency, definitions, notes
+
+
+class _Shard:
+    """A stateless system answering one shard of the queries: it is bound to all of them (a
+    ``run:`` file checks its query IDs and counts the missing ones over the whole fixture)."""
+
+    def __init__(self, system: Any, queries: Sequence[Any]) -> None:
+        self._system = system
+        self._queries = queries
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._system, name)
+
+    def bind_queries(self, queries: Sequence[Any]) -> None:
+        bind = getattr(self._system, "bind_queries", None)
+        if callable(bind):
+            bind(self._queries)
+
+
+def shards(n_items: int, n_shards: int) -> Iterator[tuple[int, int]]:
+    """``n_shards`` contiguous ``(lo, hi)`` ranges covering ``range(n_items)`` in order."""
+    n_shards = max(1, min(n_shards, n_items))
+    bounds = [math.floor(i * n_items / n_shards) for i in range(n_shards + 1)]
+    yield from itertools.pairwise(bounds)
