@@ -23,7 +23,7 @@ multi-line strings as literal blocks and :class:`FlowList` inline.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, Final
 
 import yaml
@@ -251,7 +251,7 @@ def load_strict(text: str, *, events: bool = True, libyaml: bool | None = None) 
 def _build_from_events(loader: yaml.SafeLoader) -> Any:
     """Plain data from ``loader``'s event stream; raises ``_Located`` for anything else than
     untagged, unanchored scalars, sequences and mappings with distinct string keys."""
-    get = loader.get_event
+    get: Callable[[], Any] = loader.get_event  # events of yaml.events
     constructors = loader.yaml_constructors
     get()  # StreamStartEvent
     event = get()
