@@ -52,6 +52,7 @@ __all__ = [
     "dump_yaml",
     "duplicate_keys",
     "load_strict",
+    "load_strict_shallow",
     "syntax_problem",
     "yaml_error_place",
 ]
@@ -219,6 +220,7 @@ _BUILT_TAGS: Final = frozenset(
 # wildcard or path resolvers (the safe loader has none).
 _EVENT_PATH_SOUND: Final = None not in _IMPLICIT and not StrictLoader.yaml_path_resolvers
 _NO_KEY: Final = object()
+_SHORT: Final = 40
 
 
 class _Located(Exception):
@@ -235,22 +237,32 @@ def load_strict(text: str, *, events: bool = True, libyaml: bool | None = None) 
     event path; kept for the benchmark and as the tests' oracle). ``libyaml`` picks PyYAML's C
     parser (default: when installed) or its pure-Python one.
     """
+    return load_strict_shallow(text, events=events, libyaml=libyaml)[0]
+
+
+def load_strict_shallow(
+    text: str, *, events: bool = True, libyaml: bool | None = None
+) -> tuple[Any, bool]:
+    """``(data, shallow)``: :func:`load_strict`'s data, and True when it is known to nest fewer
+    than ``MAX_DEPTH`` levels (always when the event path built it), so a caller may skip its
+    own depth check; False means unknown."""
     use_c = yaml.__with_libyaml__ if libyaml is None else libyaml and yaml.__with_libyaml__
     located = StrictLoader if use_c else _PURE_STRICT
     if events and _EVENT_PATH_SOUND:
         loader = located(text)
         try:
-            return _build_from_events(loader)
+            return _build_from_events(loader), True
         except (_Located, yaml.YAMLError, ValueError):
             pass
         finally:
             loader.dispose()
-    return yaml.load(text, Loader=located)  # a SafeLoader subclass
+    return yaml.load(text, Loader=located), False  # a SafeLoader subclass
 
 
 def _build_from_events(loader: yaml.SafeLoader) -> Any:
     """Plain data from ``loader``'s event stream; raises ``_Located`` for anything else than
-    untagged, unanchored scalars, sequences and mappings with distinct string keys."""
+    untagged, unanchored scalars, sequences and mappings with distinct string keys, nested
+    fewer than ``MAX_DEPTH - 1`` levels."""
     get: Callable[[], Any] = loader.get_event  # events of yaml.events
     constructors = loader.yaml_constructors
     get()  # StreamStartEvent
@@ -264,6 +276,7 @@ def _build_from_events(loader: yaml.SafeLoader) -> Any:
     is_map = False
     key: Any = _NO_KEY
     frames: list[tuple[Any, bool, Any]] = []
+    tags: dict[str, str] = {}  # the tag of each short plain scalar met (keys repeat)
     while True:
         event = get()
         kind = type(event)
@@ -274,7 +287,11 @@ def _build_from_events(loader: yaml.SafeLoader) -> Any:
             if event.implicit[0]:
                 resolvers = _IMPLICIT.get(value[:1])
                 if resolvers:
-                    tag = next((t for t, pattern in resolvers if pattern.match(value)), _STR)
+                    tag = tags.get(value)
+                    if tag is None:
+                        tag = next((t for t, pattern in resolvers if pattern.match(value)), _STR)
+                        if len(value) <= _SHORT:
+                            tags[value] = tag
                     if tag != _STR:
                         if tag not in _BUILT_TAGS or (is_map and key is _NO_KEY):
                             raise _Located  # a merge key, or a key that is not a string
@@ -285,7 +302,7 @@ def _build_from_events(loader: yaml.SafeLoader) -> Any:
                 event.anchor is not None
                 or event.tag is not None
                 or (is_map and key is _NO_KEY)
-                or len(frames) >= MAX_DEPTH
+                or len(frames) >= MAX_DEPTH - 1
             ):
                 raise _Located
             frames.append((top, is_map, key))
