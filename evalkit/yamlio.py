@@ -277,40 +277,44 @@ def _build_from_events(loader: yaml.SafeLoader) -> Any:
     key: Any = _NO_KEY
     frames: list[tuple[Any, bool, Any]] = []
     tags: dict[str, str] = {}  # the tag of each short plain scalar met (keys repeat)
+    # Locals, not globals, in the loop that runs once per event.
+    scalar, mapping, sequence = ScalarEvent, MappingStartEvent, SequenceStartEvent
+    mapping_end, sequence_end = MappingEndEvent, SequenceEndEvent
+    implicit, no_key, short, str_tag = _IMPLICIT, _NO_KEY, _SHORT, _STR
     while True:
         event = get()
         kind = type(event)
-        if kind is ScalarEvent:
+        if kind is scalar:
             if event.anchor is not None or event.tag is not None:
                 raise _Located
             value: Any = event.value
             if event.implicit[0]:
-                resolvers = _IMPLICIT.get(value[:1])
+                resolvers = implicit.get(value[:1])
                 if resolvers:
                     tag = tags.get(value)
                     if tag is None:
-                        tag = next((t for t, pattern in resolvers if pattern.match(value)), _STR)
-                        if len(value) <= _SHORT:
+                        tag = next((t for t, pattern in resolvers if pattern.match(value)), str_tag)
+                        if len(value) <= short:
                             tags[value] = tag
-                    if tag != _STR:
-                        if tag not in _BUILT_TAGS or (is_map and key is _NO_KEY):
+                    if tag != str_tag:
+                        if tag not in _BUILT_TAGS or (is_map and key is no_key):
                             raise _Located  # a merge key, or a key that is not a string
                         node = yaml.ScalarNode(tag, value, event.start_mark, event.end_mark)
                         value = constructors[tag](loader, node)
-        elif kind is MappingStartEvent or kind is SequenceStartEvent:
+        elif kind is mapping or kind is sequence:
             if (
                 event.anchor is not None
                 or event.tag is not None
-                or (is_map and key is _NO_KEY)
+                or (is_map and key is no_key)
                 or len(frames) >= MAX_DEPTH - 1
             ):
                 raise _Located
             frames.append((top, is_map, key))
-            is_map = kind is MappingStartEvent
+            is_map = kind is mapping
             top = {} if is_map else []
-            key = _NO_KEY
+            key = no_key
             continue
-        elif kind is MappingEndEvent or kind is SequenceEndEvent:
+        elif kind is mapping_end or kind is sequence_end:
             value = top
             top, is_map, key = frames.pop()
         elif kind is DocumentEndEvent and not frames:
@@ -319,13 +323,13 @@ def _build_from_events(loader: yaml.SafeLoader) -> Any:
             raise _Located
         if not is_map:
             top.append(value)
-        elif key is _NO_KEY:
+        elif key is no_key:
             if value in top:
                 raise _Located  # a repeated key: the located loader names its line
             key = value
         else:
             top[key] = value
-            key = _NO_KEY
+            key = no_key
     if type(get()) is not StreamEndEvent:
         raise _Located  # a second document
     return root[0]
