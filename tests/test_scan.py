@@ -97,6 +97,14 @@ def test_a_key_character_many_strings_hold_takes_a_full_pass() -> None:
     assert set(scan_sensitive(strings)) == {40, 41}
 
 
+@given(st.lists(st.sampled_from(PIECES), min_size=1, max_size=6).map("".join))
+def test_guards_behind_a_key_character_few_strings_hold(planted: str) -> None:
+    # 1 string in 200 holds the planted text: guards with a key character (':', '.', '-', ...)
+    # are then looked for only in the strings holding that character.
+    strings = ["plain words only"] * 199 + [planted]
+    assert scan_sensitive(strings) == _expected(strings)
+
+
 def test_an_empty_column_and_empty_strings() -> None:
     assert scan_sensitive([]) == {}
     assert scan_sensitive(["", "", ""]) == {}
