@@ -1,27 +1,58 @@
-"""YAML reading with line numbers, shared by the gates and probe loaders.
+"""YAML reading with line numbers, shared by the fixture, gates and probe loaders.
 
-A file is parsed once into PyYAML's node tree, which keeps the line of every key and item, and
-the plain data is constructed from that tree. Nesting deeper than ``inputs.MAX_DEPTH`` is a
-syntax problem at the line where it happens (never a ``RecursionError``). Problems name
-``file:line``, never the file's content.
+Two readers:
+
+- :func:`compose_and_load` (gates, probes): a file is parsed once into PyYAML's node tree, which
+  keeps the line of every key and item, and the plain data is constructed from that tree.
+  Nesting deeper than ``inputs.MAX_DEPTH`` is a syntax problem at the line where it happens
+  (never a ``RecursionError``). Problems name ``file:line``, never the file's content.
+- :func:`load_strict` (fixtures, which can hold millions of nodes): ``safe_load`` semantics that
+  refuse duplicate mapping keys and aliases. The plain data is built straight from libyaml's
+  event stream (PyYAML's C parser when ``yaml.__with_libyaml__``, its pure-Python parser
+  otherwise), without a node tree or PyYAML's constructor. Anything that path does not handle
+  itself (a syntax error, a repeated key, an anchor or alias, an explicit tag, a merge key, a
+  non-string key, deep nesting, more than one document) sends the file back through the located
+  PyYAML loader, so errors, their line and column, and the data are exactly those of
+  ``yaml.load(text, Loader=StrictLoader)``.
+
+:func:`dump_yaml` writes block-style YAML by feeding events straight to PyYAML's emitter (the C
+emitter when available): the same bytes as ``yaml.dump`` with a representer that writes
+multi-line strings as literal blocks and :class:`FlowList` inline.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, Final
 
 import yaml
+from yaml.events import (
+    DocumentEndEvent,
+    DocumentStartEvent,
+    Event,
+    MappingEndEvent,
+    MappingStartEvent,
+    ScalarEvent,
+    SequenceEndEvent,
+    SequenceStartEvent,
+    StreamEndEvent,
+    StreamStartEvent,
+)
 
 from evalkit.errors import Problem
 from evalkit.inputs import MAX_DEPTH
 
 __all__ = [
     "MAX_INT_DIGITS",
+    "FlowList",
+    "StrictLoader",
     "bounded_int",
     "compose_and_load",
+    "dump_yaml",
     "duplicate_keys",
+    "load_strict",
+    "load_strict_shallow",
     "syntax_problem",
     "yaml_error_place",
 ]
@@ -133,3 +164,284 @@ def duplicate_keys(node: yaml.Node | None) -> Iterator[tuple[int, str]]:
     elif isinstance(node, yaml.SequenceNode):
         for child in node.value:
             yield from duplicate_keys(child)
+
+
+# --- strict loading (fixtures) ---------------------------------------------------------------
+
+
+def _strict_loader(base: type[yaml.SafeLoader]) -> type[yaml.SafeLoader]:
+    """``base`` (PyYAML's C or pure safe loader) refusing duplicate keys and aliases."""
+
+    class _Strict(base):  # type: ignore[valid-type,misc]
+        """Safe loader that refuses duplicate keys and aliases (which would hide or repeat
+        data), with integer literals bounded by ``MAX_INT_DIGITS``."""
+
+        def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+            if node in self.constructed_objects:
+                raise yaml.constructor.ConstructorError(
+                    None,
+                    None,
+                    "this anchored value is reused by an alias (*name); aliases are not "
+                    "allowed — write the value out",
+                    node.start_mark,
+                )
+            return super().construct_object(node, deep=deep)
+
+        def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+            seen: set[str] = set()
+            for key_node, _ in node.value:
+                if isinstance(key_node, yaml.ScalarNode):
+                    if key_node.value in seen:
+                        raise yaml.constructor.ConstructorError(
+                            None, None, "repeats a mapping key; keep one", key_node.start_mark
+                        )
+                    seen.add(key_node.value)
+            mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)
+            return mapping
+
+    _Strict.add_constructor("tag:yaml.org,2002:int", bounded_int)
+    _Strict.__name__ = _Strict.__qualname__ = f"Strict{base.__name__}"
+    return _Strict
+
+
+#: The located strict loader: PyYAML's C-parser safe loader when libyaml is installed.
+StrictLoader: Final = _strict_loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+_PURE_STRICT: Final = _strict_loader(yaml.SafeLoader)
+
+_STR: Final = "tag:yaml.org,2002:str"
+# Plain scalars that may resolve to another type, by first character ('' for the empty one).
+_IMPLICIT: Final = StrictLoader.yaml_implicit_resolvers
+# Tags a plain scalar may resolve to that the event path builds with PyYAML's own constructors;
+# any other (merge ``<<``, value ``=``) goes through the located loader.
+_BUILT_TAGS: Final = frozenset(
+    f"tag:yaml.org,2002:{name}" for name in ("int", "float", "bool", "null", "timestamp")
+)
+# The event path resolves plain scalars by first character, as PyYAML does when it has no
+# wildcard or path resolvers (the safe loader has none).
+_EVENT_PATH_SOUND: Final = None not in _IMPLICIT and not StrictLoader.yaml_path_resolvers
+_NO_KEY: Final = object()
+_SHORT: Final = 40
+
+
+class _Located(Exception):
+    """The event path met something only the located loader handles."""
+
+
+def load_strict(text: str, *, events: bool = True, libyaml: bool | None = None) -> Any:
+    """The data of the single YAML document ``text`` (None for an empty stream), as
+    ``yaml.load(text, Loader=StrictLoader)`` gives it; raises ``yaml.YAMLError`` (a
+    ``MarkedYAMLError`` with line and column for a syntax error, a repeated key, an alias or a
+    refused tag) or ``RecursionError`` on very deep nesting, as that loader does.
+
+    ``events=False`` uses the located loader for the whole file (what fixtures used before the
+    event path; kept for the benchmark and as the tests' oracle). ``libyaml`` picks PyYAML's C
+    parser (default: when installed) or its pure-Python one.
+    """
+    return load_strict_shallow(text, events=events, libyaml=libyaml)[0]
+
+
+def load_strict_shallow(
+    text: str, *, events: bool = True, libyaml: bool | None = None
+) -> tuple[Any, bool]:
+    """``(data, shallow)``: :func:`load_strict`'s data, and True when it is known to nest fewer
+    than ``MAX_DEPTH`` levels (always when the event path built it), so a caller may skip its
+    own depth check; False means unknown."""
+    use_c = yaml.__with_libyaml__ if libyaml is None else libyaml and yaml.__with_libyaml__
+    located = StrictLoader if use_c else _PURE_STRICT
+    if events and _EVENT_PATH_SOUND:
+        loader = located(text)
+        try:
+            return _build_from_events(loader), True
+        except (_Located, yaml.YAMLError, ValueError):
+            pass
+        finally:
+            loader.dispose()
+    return yaml.load(text, Loader=located), False  # a SafeLoader subclass
+
+
+def _build_from_events(loader: yaml.SafeLoader) -> Any:
+    """Plain data from ``loader``'s event stream; raises ``_Located`` for anything else than
+    untagged, unanchored scalars, sequences and mappings with distinct string keys, nested
+    fewer than ``MAX_DEPTH - 1`` levels."""
+    get: Callable[[], Any] = loader.get_event  # events of yaml.events
+    constructors = loader.yaml_constructors
+    get()  # StreamStartEvent
+    event = get()
+    if type(event) is StreamEndEvent:
+        return None
+    if type(event) is not DocumentStartEvent or event.version is not None or event.tags:
+        raise _Located
+    root: list[Any] = []
+    top: Any = root
+    is_map = False
+    key: Any = _NO_KEY
+    frames: list[tuple[Any, bool, Any]] = []
+    tags: dict[str, str] = {}  # the tag of each short plain scalar met (keys repeat)
+    # Locals, not globals, in the loop that runs once per event.
+    scalar, mapping, sequence = ScalarEvent, MappingStartEvent, SequenceStartEvent
+    mapping_end, sequence_end = MappingEndEvent, SequenceEndEvent
+    implicit, no_key, short, str_tag = _IMPLICIT, _NO_KEY, _SHORT, _STR
+    while True:
+        event = get()
+        kind = type(event)
+        if kind is scalar:
+            if event.anchor is not None or event.tag is not None:
+                raise _Located
+            value: Any = event.value
+            if event.implicit[0]:
+                resolvers = implicit.get(value[:1])
+                if resolvers:
+                    tag = tags.get(value)
+                    if tag is None:
+                        tag = next((t for t, pattern in resolvers if pattern.match(value)), str_tag)
+                        if len(value) <= short:
+                            tags[value] = tag
+                    if tag != str_tag:
+                        if tag not in _BUILT_TAGS or (is_map and key is no_key):
+                            raise _Located  # a merge key, or a key that is not a string
+                        node = yaml.ScalarNode(tag, value, event.start_mark, event.end_mark)
+                        value = constructors[tag](loader, node)
+        elif kind is mapping or kind is sequence:
+            if (
+                event.anchor is not None
+                or event.tag is not None
+                or (is_map and key is no_key)
+                or len(frames) >= MAX_DEPTH - 1
+            ):
+                raise _Located
+            frames.append((top, is_map, key))
+            is_map = kind is mapping
+            top = {} if is_map else []
+            key = no_key
+            continue
+        elif kind is mapping_end or kind is sequence_end:
+            value = top
+            top, is_map, key = frames.pop()
+        elif kind is DocumentEndEvent and not frames:
+            break
+        else:  # an alias
+            raise _Located
+        if not is_map:
+            top.append(value)
+        elif key is no_key:
+            if value in top:
+                raise _Located  # a repeated key: the located loader names its line
+            key = value
+        else:
+            top[key] = value
+            key = no_key
+    if type(get()) is not StreamEndEvent:
+        raise _Located  # a second document
+    return root[0]
+
+
+# --- dumping ---------------------------------------------------------------------------------
+
+
+class FlowList(list[Any]):
+    """A list :func:`dump_yaml` writes in flow style (``[zh, en]``)."""
+
+
+_BaseDumper: Final[type[yaml.SafeDumper]] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+_SCALAR_TAGS: Final = {
+    bool: "tag:yaml.org,2002:bool",
+    int: "tag:yaml.org,2002:int",
+    type(None): "tag:yaml.org,2002:null",
+}
+_MAP: Final = "tag:yaml.org,2002:map"
+_SEQ: Final = "tag:yaml.org,2002:seq"
+_DUMP_OPTIONS: Final[dict[str, Any]] = {"allow_unicode": True, "width": 1_000_000}
+
+
+class _Unsupported(Exception):
+    """A value the event writer does not write itself (it goes through the representer)."""
+
+
+def dump_yaml(data: object, *, events: bool = True) -> str:
+    """``data`` (dicts with string keys, lists, :class:`FlowList`, str, int, bool, None) as one
+    block-style YAML document: keys in insertion order, strings holding a line break as literal
+    blocks (``|``), :class:`FlowList` inline, Unicode unescaped, no line wrapping.
+
+    ``events=False`` uses PyYAML's representer (``yaml.dump``), the slower path whose output the
+    event path reproduces byte for byte; other value types always take it.
+    """
+    if events:
+        try:
+            text: str = yaml.emit(_dump_events(data, set()), Dumper=_BaseDumper, **_DUMP_OPTIONS)
+        except _Unsupported:
+            pass
+        else:
+            return text
+    dumped: str = yaml.dump(
+        data,
+        Dumper=_Dumper,
+        sort_keys=False,
+        default_flow_style=False,
+        **_DUMP_OPTIONS,
+    )
+    return dumped
+
+
+def _dump_events(data: object, seen: set[int]) -> Iterator[Event]:
+    yield StreamStartEvent()
+    yield DocumentStartEvent(explicit=None)
+    yield from _value_events(data, seen)
+    yield DocumentEndEvent(explicit=None)
+    yield StreamEndEvent()
+
+
+def _plain_is_str(value: str) -> bool:
+    """Whether ``value`` written plain reads back as a string (so it needs no quotes)."""
+    resolvers = _IMPLICIT.get(value[:1])
+    return not resolvers or not any(pattern.match(value) for _, pattern in resolvers)
+
+
+def _value_events(value: object, seen: set[int]) -> Iterator[Event]:
+    """The events PyYAML's serializer emits for ``value`` (see ``Serializer.serialize_node``)."""
+    kind = type(value)
+    if kind is str:
+        text: str = value  # type: ignore[assignment]
+        style = "|" if "\n" in text else None
+        yield ScalarEvent(None, _STR, (_plain_is_str(text), True), text, style=style)
+    elif kind is bool:
+        yield ScalarEvent(None, _SCALAR_TAGS[bool], (True, False), "true" if value else "false")
+    elif kind is int:
+        yield ScalarEvent(None, _SCALAR_TAGS[int], (True, False), str(value))
+    elif value is None:
+        yield ScalarEvent(None, _SCALAR_TAGS[type(None)], (True, False), "null")
+    elif kind is dict or kind is list or kind is FlowList:
+        if id(value) in seen:
+            raise _Unsupported  # the representer writes a repeated object as an alias
+        seen.add(id(value))
+        if kind is dict:
+            yield MappingStartEvent(None, _MAP, True, flow_style=False)
+            for key, item in value.items():  # type: ignore[attr-defined]
+                if type(key) is not str:
+                    raise _Unsupported
+                yield from _value_events(key, seen)
+                yield from _value_events(item, seen)
+            yield MappingEndEvent()
+        else:
+            yield SequenceStartEvent(None, _SEQ, True, flow_style=kind is FlowList)
+            for item in value:  # type: ignore[attr-defined]
+                yield from _value_events(item, seen)
+            yield SequenceEndEvent()
+    else:
+        raise _Unsupported
+
+
+class _Dumper(_BaseDumper):  # type: ignore[valid-type,misc]
+    """Readable block-style YAML: multi-line strings as literal blocks, short lists inline."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar(_STR, value, style=style)
+
+
+def _represent_flow(dumper: yaml.SafeDumper, value: FlowList) -> yaml.SequenceNode:
+    return dumper.represent_sequence(_SEQ, value, flow_style=True)
+
+
+_Dumper.add_representer(str, _represent_str)
+_Dumper.add_representer(FlowList, _represent_flow)
