@@ -75,6 +75,7 @@ from bm25s.stopwords import STOPWORDS_EN_PLUS
 
 from evalkit.errors import InputError
 from evalkit.systems.fusion import HybridRetriever
+from evalkit.systems.progress import chunk_bar
 from evalkit.systems.protocol import ChunkLike, Hit, QueryLike, TextRetriever, provide_aliases
 from evalkit.systems.text import normalize, tokenize
 from evalkit.systems.vectors import AliasEmbedder, Matrix
@@ -314,7 +315,10 @@ class HeuristicReranker(TextRetriever):
         title_terms: dict[str, frozenset[str]] = {}
         title_concepts: dict[str, frozenset[int]] = {}
         counts = [self.embedder.concepts(text) for text in texts]
+        bar = chunk_bar(len(chunks))
         for row, (chunk, text) in enumerate(zip(chunks, texts, strict=True)):
+            if row % 1000 == 0:
+                bar.update(min(1000, len(chunks) - row))
             self._row[chunk.id] = row
             self._chunk_terms[chunk.id] = frozenset(tokenize(text))
             title_terms[chunk.id] = frozenset(tokenize(chunk.title))
@@ -324,6 +328,7 @@ class HeuristicReranker(TextRetriever):
             self._language[chunk.id] = chunk.language
             term_df.update(self._chunk_terms[chunk.id])
             concept_df.update(self._chunk_concepts[chunk.id])
+        bar.close()
         n = len(chunks)
         self._term_idf = {t: _idf(df, n) for t, df in term_df.items()}
         self._concept_idf = {c: _idf(df, n) for c, df in concept_df.items()}
