@@ -45,9 +45,10 @@ def test_index_terms_is_tokenize_as_a_bag(text: str) -> None:
     assert Counter(index_terms(text).split()) == Counter(tokenize(text))
 
 
-def test_index_terms_groups_english_then_bigrams_then_lone_ideographs() -> None:
+def test_index_terms_groups_english_then_cjk_in_text_order() -> None:
     # The same terms as tokenize's doctest ("ferri leav" stemmed, "the" dropped), grouped.
     assert index_terms("The ferries leave 渡轮码头 船") == "ferri leav 渡轮 轮码 码头 船"
+    assert index_terms("船 pier 渡轮") == "pier 船 渡轮"
     assert index_terms("") == ""
 
 
@@ -120,3 +121,10 @@ def test_progress_bars_show_counts_and_no_names(capsys: pytest.CaptureFixture[st
         assert private not in shown
     evaluate(fixture, ["lexical"], repeats=1)
     assert capsys.readouterr().err == ""
+
+
+def test_store_without_text_keeps_ids_only() -> None:
+    with ChunkStore() as store:
+        store.add(CHUNKS, with_text=False)
+        assert store.chunk_ids == [c.id for c in CHUNKS]
+        assert store.texts() == [("", "")] * len(CHUNKS)

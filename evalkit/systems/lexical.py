@@ -36,7 +36,7 @@ class LexicalRetriever(StoreBackedRetriever):
 
     def index(self, chunks: Sequence[ChunkLike]) -> None:
         texts = [f"{chunk.title}\n{chunk.text}" for chunk in chunks]
-        self._open_store(chunks).index_texts(texts, index_terms)
+        self._open_store(chunks, with_text=False).index_texts(texts, index_terms)
 
     def search_text(self, text: str, k: int) -> list[Hit]:
         hits = self._indexed_store().search_terms(tokenize(text), k)

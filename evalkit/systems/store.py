@@ -101,11 +101,23 @@ class ChunkStore:
         self.close()
 
     # chunks ----------------------------------------------------------------------------------
-    def add(self, chunks: Sequence[ChunkLike]) -> None:
-        """Store ``chunks``; row IDs follow the given order."""
+    def add(self, chunks: Sequence[ChunkLike], *, with_text: bool = True) -> None:
+        """Store ``chunks``; row IDs follow the given order.
+
+        ``with_text=False`` stores IDs, document IDs and languages only (title and text are
+        empty strings, so :meth:`texts` returns them empty): for a retriever that indexes the
+        chunks' text itself and never reads it back.
+        """
         start = len(self._ids)
         rows = (
-            (start + i + 1, c.id, c.document_id, c.language, c.title, c.text)
+            (
+                start + i + 1,
+                c.id,
+                c.document_id,
+                c.language,
+                c.title if with_text else "",
+                c.text if with_text else "",
+            )
             for i, c in enumerate(chunks)
         )
         with self._db:
@@ -225,11 +237,11 @@ class StoreBackedRetriever(TextRetriever):
 
     _store: ChunkStore | None = None
 
-    def _open_store(self, chunks: Sequence[ChunkLike]) -> ChunkStore:
-        """Replace any previous store by a new one holding ``chunks``."""
+    def _open_store(self, chunks: Sequence[ChunkLike], *, with_text: bool = True) -> ChunkStore:
+        """Replace any previous store by a new one holding ``chunks`` (see ``ChunkStore.add``)."""
         self.close()
         self._store = ChunkStore()
-        self._store.add(chunks)
+        self._store.add(chunks, with_text=with_text)
         return self._store
 
     def _indexed_store(self) -> ChunkStore:

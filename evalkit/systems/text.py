@@ -15,6 +15,7 @@ Choices, and why:
 
 from __future__ import annotations
 
+import operator
 import re
 import unicodedata
 from functools import lru_cache
@@ -30,11 +31,9 @@ _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _TOKEN_RE = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+")
 _CJK_RE = re.compile(rf"[{_CJK}]")
 _STEMMER = Stemmer.Stemmer("english")
-# For index_terms: Latin runs alone (a CJK character ends a run, as in _TOKEN_RE), overlapping
-# CJK bigrams (the lookahead makes findall return every one), and lone ideographs.
+# For index_terms: Latin runs alone (a CJK character ends a run, as in _TOKEN_RE) and CJK runs.
 _LATIN_RUN_RE = re.compile(rf"[^\W_{_CJK}]+")
-_CJK_BIGRAM_RE = re.compile(rf"(?=([{_CJK}]{{2}}))")
-_CJK_SINGLE_RE = re.compile(rf"(?<![{_CJK}])[{_CJK}](?![{_CJK}])")
+_CJK_RUN_RE = re.compile(rf"[{_CJK}]+")
 # Latin run -> index term ("" for a stop word); bounded so a huge vocabulary cannot grow it
 # without limit.
 _FORMS: dict[str, str] = {}
@@ -72,7 +71,7 @@ def tokenize(text: str) -> list[str]:
 def index_terms(text: str) -> str:
     """The terms of :func:`tokenize` joined by single spaces, grouped rather than in text order.
 
-    The same multiset of terms (English terms first, then CJK bigrams, then lone ideographs), so
+    The same multiset of terms (English terms first, then the CJK terms in text order), so
     a bag-of-words index such as BM25 gets the same statistics, computed with a few C-level
     passes over the text instead of a Python loop over its runs: for indexing large corpora.
 
@@ -90,6 +89,9 @@ def index_terms(text: str) -> str:
             forms[word] = "" if word in STOPWORDS else _stem(word)
     parts = [form for form in map(forms.__getitem__, words) if form]
     if _CJK_RE.search(normalized):
-        parts += _CJK_BIGRAM_RE.findall(normalized)
-        parts += _CJK_SINGLE_RE.findall(normalized)
+        for run in _CJK_RUN_RE.findall(normalized):
+            if len(run) == 1:
+                parts.append(run)
+            else:
+                parts.extend(map(operator.add, run, run[1:]))  # overlapping bigrams
     return " ".join(parts)

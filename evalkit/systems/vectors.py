@@ -288,7 +288,7 @@ class VectorRetriever(StoreBackedRetriever):
         }
 
     def index(self, chunks: Sequence[ChunkLike]) -> None:
-        store = self._open_store(chunks)
+        store = self._open_store(chunks, with_text=False)
         texts = [f"{chunk.title}\n{chunk.text}" for chunk in chunks]
         parts = []
         with chunk_bar(len(texts)) as bar:
