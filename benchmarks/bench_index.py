@@ -25,7 +25,8 @@ import sys
 import time
 
 SYSTEMS = ("lexical", "token-hash", "alias-vector", "hybrid", "hybrid-rerank")
-TARGET_SECONDS = {"lexical": 60.0}
+TARGET_SECONDS = {"lexical": 60.0}  # issue 21, at TARGET_CHUNKS chunks
+TARGET_CHUNKS = 1_000_000
 
 
 def _peak_mb() -> float:
@@ -104,7 +105,10 @@ def main() -> None:
             )
             continue
         target = TARGET_SECONDS.get(system)
-        verdict = "" if target is None else ("met" if row["index_s"] <= target else "missed")
+        verdict = ""
+        if target is not None:  # the target is for a million chunks
+            verdict = "n/a <1M" if row["chunks"] < TARGET_CHUNKS else "met"
+            verdict = "missed" if verdict == "met" and row["index_s"] > target else verdict
         print(
             f"{system:14s} {row['chunks']:10.0f} {row['index_s']:10.1f} {row['index_cpu_s']:10.1f} "
             f"{row['peak_mb']:10.0f} {verdict:>10s}"

@@ -51,8 +51,10 @@ CUTOFF = 10
 THRESHOLDS = tuple(round(0.02 * i, 2) for i in range(21))  # 0.00 .. 0.40
 # The issue's limit on the share of answerable queries left without results, on every set.
 MAX_NO_RESULT = 0.10
-# nDCG@10 differences below this count as equal (the generated sets rank exactly as lexical does).
-TOLERANCE = 1e-9
+# nDCG@10 differences below this count as equal: on the generated sets the reranker ranks exactly
+# as lexical does, and the pooled nDCG here and evaluate()'s per-fixture means differ in the last
+# digits.
+TOLERANCE = 1e-4
 NDCG = "nDCG(dcg='exp-log2')@10"
 
 
@@ -165,7 +167,7 @@ def main() -> None:
     margin = np.min([by_set[n] - floors[n] for n in by_set], axis=0)
     # Among the points that meet the rule on every set (margin >= 0), the best mean nDCG@10;
     # if none does, the best smallest margin.
-    meets = margin >= 0
+    meets = margin >= -TOLERANCE
     order = (
         np.lexsort((-mean, ~meets)) if meets.any() else np.lexsort((-mean, -np.round(margin, 6)))
     )
