@@ -7,6 +7,12 @@ the concept table of ``--aliases`` (default: the committed synthetic-bilingual-v
 real work; ``--aliases none`` runs without a table.
 
     .venv/bin/python benchmarks/bench_evaluate.py [--documents 5000] [--queries 2000]
+
+At corpus scale (issue 21), one system, one repeat, with progress bars for indexing and for the
+queries on stderr (``--progress``; counts only):
+
+    .venv/bin/python benchmarks/bench_evaluate.py --documents 250000 --queries 10000 \
+        --systems lexical --repeats 1 --aliases none --progress
 """
 
 from __future__ import annotations
@@ -22,8 +28,14 @@ from pathlib import Path
 DEFAULT_ALIASES = Path(__file__).resolve().parents[1] / "fixtures" / "synthetic-bilingual-v1"
 
 
-def run_one(
-    system: str, documents: int, chunks_per_document: int, queries: int, aliases: str
+def run_one(  # noqa: PLR0917 - a benchmark's flat argument list
+    system: str,
+    documents: int,
+    chunks_per_document: int,
+    queries: int,
+    aliases: str,
+    repeats: int = 2,
+    progress: bool = False,
 ) -> dict[str, float]:
     from evalkit.evaluate import evaluate
     from evalkit.fixtures import generate_fixture, load_fixture
@@ -34,7 +46,7 @@ def run_one(
     if aliases != "none":
         fixture = fixture.model_copy(update={"aliases": load_fixture(aliases).aliases})
     started, cpu_started = time.perf_counter(), time.process_time()
-    evaluation = evaluate(fixture, [system], repeats=2)
+    evaluation = evaluate(fixture, [system], repeats=repeats, progress=progress)
     seconds = time.perf_counter() - started
     cpu_seconds = time.process_time() - cpu_started
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -43,9 +55,9 @@ def run_one(
         "chunks": len(fixture.chunks),
         "queries": len(fixture.queries),
         "seconds": seconds,
-        "per_query_ms": seconds * 1000 / (2 * len(fixture.queries)),
+        "per_query_ms": seconds * 1000 / (repeats * len(fixture.queries)),
         # CPU time of this process: steadier than wall time on a shared machine.
-        "cpu_per_query_ms": cpu_seconds * 1000 / (2 * len(fixture.queries)),
+        "cpu_per_query_ms": cpu_seconds * 1000 / (repeats * len(fixture.queries)),
         "peak_rss_mb": peak_mb,
         "ndcg": float(ndcg),
     }
@@ -57,22 +69,37 @@ def main() -> None:
     parser.add_argument("--chunks-per-document", type=int, default=4)
     parser.add_argument("--queries", type=int, default=2000)
     parser.add_argument("--aliases", default=str(DEFAULT_ALIASES))
+    parser.add_argument(
+        "--systems",
+        nargs="+",
+        default=["lexical", "token-hash", "alias-vector", "hybrid", "hybrid-rerank"],
+    )
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--progress", action="store_true", help="progress bars on stderr")
     parser.add_argument("--one", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
         row = run_one(
-            args.one, args.documents, args.chunks_per_document, args.queries, args.aliases
+            args.one,
+            args.documents,
+            args.chunks_per_document,
+            args.queries,
+            args.aliases,
+            args.repeats,
+            args.progress,
         )
         print(json.dumps(row))
         return
-    systems = ["lexical", "token-hash", "alias-vector", "hybrid", "hybrid-rerank"]
+    systems = args.systems
     header = ["chunks", "queries", "seconds", "ms/query", "cpu ms/q", "peak MB"]
     print(f"{'system':14s} " + " ".join(f"{h:>9s}" for h in header))
     for system in systems:
         command = [sys.executable, __file__, "--one", system, "--documents", str(args.documents)]
         command += ["--chunks-per-document", str(args.chunks_per_document)]
         command += ["--queries", str(args.queries), "--aliases", args.aliases]
-        out = subprocess.run(command, check=True, capture_output=True, text=True)
+        command += ["--repeats", str(args.repeats)] + (["--progress"] if args.progress else [])
+        # stderr stays the terminal's, so the children's progress bars show.
+        out = subprocess.run(command, check=True, stdout=subprocess.PIPE, text=True)
         row = json.loads(out.stdout.strip().splitlines()[-1])
         print(
             f"{system:14s} {row['chunks']:9d} {row['queries']:9d} {row['seconds']:9.1f} "

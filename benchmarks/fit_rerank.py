@@ -6,18 +6,27 @@ Fitting sets (the committed ``synthetic-bilingual-v1`` is held out and never loa
 - ``dev-halftable``: the same fixture with every other concept of its table (a weaker table);
 - ``dev-noalias``: the same fixture without its table;
 - ``generated``: ``evalkit.fixtures.generate_fixture`` seeds 1-3 (60 documents x 4 chunks,
-  120 queries each; no table), averaged into one set.
+  120 queries each; no table; a quarter of the queries are planted no-answer queries), one set;
+- ``generated-large``: seeds 4-5 at 300 documents x 4 chunks and 160 queries, one set (the same
+  rule on a five times larger corpus, where random words find more partial matches).
 
 1. Features of every first-stage candidate are computed once per set.
 2. Weights: every point of the simplex over the features in steps of 0.1. The objective is
    the mean nDCG(dcg='exp-log2')@10 over the sets (answerable queries, no abstention), among
    the points whose nDCG@10 is at least ``max(lexical, hybrid - 0.05)`` (the issue's acceptance
    rule, measured on the same set) on every set.
-3. Abstention: NoResult (answerable queries left without results) and NoAnswerFP of rule 2 for
-   a few ``min_support`` values. On the development fixture, with or without its table, no
-   value separates the in-domain no-answer queries from the answerable ones (NoAnswerFP stays
-   1.0 until answerable queries are lost), so the default is the principled ``0.0``: abstain only
-   when no candidate shares a single content word or concept with the query.
+3. Abstention (calibrated ``min_support`` of rule 2, grid 0.00-0.40 in steps of 0.02): a value
+   is feasible when on every set at most ``MAX_NO_RESULT`` (the issue's 10 %) of the answerable
+   queries get no results and nDCG@10 with abstention (an abstained answerable query scores 0)
+   stays at or above the set's floor. Among the feasible values the one with the lowest
+   worst-set NoAnswerFP wins, ties going to the smaller value (it loses fewer answerable
+   queries): a threshold has to help on every set, not only on the small generated corpora.
+
+   Result: 0.00. Up to 0.14 is feasible; it lowers NoAnswerFP only on the small generated
+   corpora (0.500 -> 0.411), not on the large ones (0.500) nor on the development fixture
+   (1.000 with or without its table: its in-domain no-answer queries share content words and
+   concepts with the corpus like answerable ones do), so the worst set never improves. Above
+   0.14 the development fixture without its table loses answerable queries below lexical.
 
     .venv/bin/python benchmarks/fit_rerank.py
 """
@@ -39,15 +48,24 @@ from evalkit.systems.rerank import FEATURE_NAMES, HeuristicReranker
 ROOT = Path(__file__).resolve().parents[1]
 DEV = ROOT / "fixtures" / "synthetic-bilingual-dev-v1"
 CUTOFF = 10
-THRESHOLDS = (0.0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4)
+THRESHOLDS = tuple(round(0.02 * i, 2) for i in range(21))  # 0.00 .. 0.40
+# The issue's limit on the share of answerable queries left without results, on every set.
+MAX_NO_RESULT = 0.10
+# nDCG@10 differences below this count as equal: on the generated sets the reranker ranks exactly
+# as lexical does, and the pooled nDCG here and evaluate()'s per-fixture means differ in the last
+# digits.
+TOLERANCE = 1e-4
 NDCG = "nDCG(dcg='exp-log2')@10"
 
 
 def _sets() -> dict[str, list[Fixture]]:
     dev = load_fixture(DEV)
-    generated = [
+    small = [
         generate_fixture(seed, documents=60, chunks_per_document=4, queries=120)
         for seed in (1, 2, 3)
+    ]
+    large = [
+        generate_fixture(seed, documents=300, chunks_per_document=4, queries=160) for seed in (4, 5)
     ]
     assert dev.aliases is not None
     # A weaker table: every other concept of the dev table, as a user's partial thesaurus.
@@ -56,7 +74,8 @@ def _sets() -> dict[str, list[Fixture]]:
         "dev": [dev],
         "dev-halftable": [dev.model_copy(update={"aliases": half})],
         "dev-noalias": [dev.model_copy(update={"aliases": None})],
-        "generated": generated,
+        "generated": small,
+        "generated-large": large,
     }
 
 
@@ -148,7 +167,7 @@ def main() -> None:
     margin = np.min([by_set[n] - floors[n] for n in by_set], axis=0)
     # Among the points that meet the rule on every set (margin >= 0), the best mean nDCG@10;
     # if none does, the best smallest margin.
-    meets = margin >= 0
+    meets = margin >= -TOLERANCE
     order = (
         np.lexsort((-mean, ~meets)) if meets.any() else np.lexsort((-mean, -np.round(margin, 6)))
     )
@@ -159,15 +178,46 @@ def main() -> None:
         print(f"  margin {margin[i]:+.4f} mean {mean[i]:.4f}  ({per})  {weights}")
     best = grid[:, order[0]]
     print("chosen weights:", dict(zip(FEATURE_NAMES, best.round(1).tolist(), strict=True)))
-    print("abstention: NoResult (answerable) / NoAnswerFP per set and min_support")
+    chosen = _abstention(sets, best, floors)
+    print(f"chosen min_support: {chosen:.2f}")
+
+
+def _per_query_ndcg(cases: list[_Case], weights: np.ndarray) -> np.ndarray:
+    """nDCG@10 of each answerable case (no abstention), in case order."""
+    return np.array(
+        [_ndcg([case], weights[:, None])[0] for case in cases if case.answerable], dtype=float
+    )
+
+
+def _abstention(
+    sets: dict[str, list[_Case]], weights: np.ndarray, floors: dict[str, float]
+) -> float:
+    """The fitted ``min_support`` (step 4 of the module docstring); prints the trade-off."""
+    ndcg = {name: _per_query_ndcg(cases, weights) for name, cases in sets.items()}
+    print(
+        "abstention per min_support: NoResult (answerable) / NoAnswerFP / nDCG@10 - floor, per set"
+    )
+    feasible: list[tuple[float, float]] = []
     for tau in THRESHOLDS:
-        cells = []
+        cells, fps, ok = [], [], True
         for name, cases in sets.items():
-            abstain = [c.unseen or c.support <= tau for c in cases]
-            no_result = np.mean([a for a, c in zip(abstain, cases, strict=True) if c.answerable])
-            fp = np.mean([not a for a, c in zip(abstain, cases, strict=True) if not c.answerable])
-            cells.append(f"{name} {no_result:.3f}/{fp:.3f}")
-        print(f"  {tau:.2f}: " + ", ".join(cells))
+            abstain = np.array([c.unseen or c.support <= tau for c in cases])
+            answerable = np.array([c.answerable for c in cases])
+            no_result = float(abstain[answerable].mean())
+            fp = float((~abstain[~answerable]).mean())
+            margin = float(np.where(abstain[answerable], 0.0, ndcg[name]).mean()) - floors[name]
+            ok = ok and no_result <= MAX_NO_RESULT and margin >= -TOLERANCE
+            fps.append(fp)
+            cells.append(f"{name} {no_result:.3f}/{fp:.3f}/{margin:+.3f}")
+        if ok:
+            feasible.append((max(fps), float(np.mean(fps)), tau))
+        print(f"  {tau:.2f}{'' if ok else ' x'}: " + ", ".join(cells))
+    # Among the feasible thresholds, the lowest worst-set NoAnswerFP (a threshold must help on
+    # every set, the larger generated corpora included), then ties to the smaller threshold.
+    if not feasible:
+        return 0.0
+    best_worst = min(worst for worst, _, _ in feasible)
+    return min(tau for worst, _, tau in feasible if worst == best_worst)
 
 
 if __name__ == "__main__":

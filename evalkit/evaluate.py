@@ -46,6 +46,7 @@ from evalkit.fixtures.rules import safe_id
 from evalkit.measures import aggregate, parse_measure, score
 from evalkit.names import check_name
 from evalkit.spans import QuerySpans, context_precision_recall
+from evalkit.systems.progress import indexing_progress
 from evalkit.systems.protocol import Retriever, provide_aliases
 from evalkit.systems.reference import REFERENCE_SYSTEMS, resolve_system
 
@@ -208,7 +209,8 @@ def evaluate(
     measures engine with cutoffs of at most ``k`` (default: :func:`default_measures`, at k=10
     R@5, R@10, RR@10, nDCG(dcg='exp-log2')@10); the span measures
     ``ContextPrecision@k``/``ContextRecall@k``, ``NoResult`` and ``NoAnswerFP`` are always
-    added. ``progress=True`` shows a progress bar (on stderr) per system and repeat.
+    added. ``progress=True`` shows progress bars on stderr (counts only, no names): one per
+    indexing pass of a reference system, and one over the queries per system and repeat.
     ``concurrency`` is the most ``search`` calls in flight at once for systems that allow it
     (module docs). ``client`` (a ``dask.distributed.Client`` or a scheduler address) runs the
     systems on that Dask cluster, with the same result (:mod:`evalkit.distributed`).
@@ -327,14 +329,15 @@ def _run_systems(  # noqa: PLR0917 - private helper, called positionally from ev
             raise InputError(f"two systems are both named {name!r}; give each a unique name")
         definitions[name] = definition
         try:
-            system.index(fixture.chunks)
+            with indexing_progress(progress):  # indexing bars (counts only), when asked
+                system.index(fixture.chunks)
             bind = getattr(system, "bind_queries", None)
             if callable(bind):
                 bind(fixture.queries)
             measured = bool(getattr(system, "latency_measured", True))
             queries = tqdm(
                 fixture.queries,
-                desc=f"{name} (repeat {repeat + 1})",
+                desc=f"system {position}/{len(specs)} repeat {repeat + 1}",  # counts, no name
                 unit="query",
                 disable=not progress,
                 leave=False,

@@ -7,7 +7,7 @@ from typing import Any
 
 from evalkit.systems.protocol import ChunkLike, Hit
 from evalkit.systems.store import StoreBackedRetriever
-from evalkit.systems.text import tokenize
+from evalkit.systems.text import index_terms, tokenize
 
 __all__ = ["LexicalRetriever"]
 
@@ -35,7 +35,8 @@ class LexicalRetriever(StoreBackedRetriever):
         }
 
     def index(self, chunks: Sequence[ChunkLike]) -> None:
-        self._open_store(chunks).index_terms(tokenize)
+        texts = [f"{chunk.title}\n{chunk.text}" for chunk in chunks]
+        self._open_store(chunks, with_text=False).index_texts(texts, index_terms)
 
     def search_text(self, text: str, k: int) -> list[Hit]:
         hits = self._indexed_store().search_terms(tokenize(text), k)

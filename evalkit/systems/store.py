@@ -3,23 +3,45 @@
 Each store lives in its own temporary directory and is deleted by ``close()`` (or when used as a
 context manager). Nothing outside that directory is read or written: no user database, no
 environment setting, no network.
+
+Bulk loading (issue 21: a million chunks): the database is a throw-away temporary file, so it
+runs without a rollback journal and without fsync (``journal_mode=OFF``, ``synchronous=OFF``,
+a 256 MB page cache, temporary tables in memory); rows go in with ``executemany`` in batches
+of ``BATCH`` inside one transaction. The FTS5 table is contentless (``content=''``: the terms
+are not stored twice) and uses FTS5's ``ascii`` tokenizer, which splits on ASCII spaces and
+punctuation only: the terms were already made by ``evalkit.systems.text`` and contain neither,
+so FTS5 indexes exactly the given terms. While one batch is inserted (SQLite releases the GIL
+while it works), a helper thread tokenizes the next.
 """
 
 from __future__ import annotations
 
+import itertools
 import shutil
 import sqlite3
 import tempfile
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import TracebackType
 
 import numpy as np
 from scipy import sparse
 
+from evalkit.systems.progress import chunk_bar
 from evalkit.systems.protocol import ChunkLike, Hit, TextRetriever
 
-__all__ = ["ChunkStore", "StoreBackedRetriever"]
+__all__ = ["BATCH", "ChunkStore", "StoreBackedRetriever"]
+
+#: Rows per ``executemany`` batch when loading chunks and terms.
+BATCH = 20_000
+
+_PRAGMAS = (
+    "PRAGMA journal_mode = OFF",
+    "PRAGMA synchronous = OFF",
+    "PRAGMA temp_store = MEMORY",
+    "PRAGMA cache_size = -262144",
+)
 
 _SCHEMA = """
 CREATE TABLE chunks (
@@ -30,7 +52,7 @@ CREATE TABLE chunks (
     title TEXT NOT NULL,
     text TEXT NOT NULL
 );
-CREATE VIRTUAL TABLE chunk_terms USING fts5(terms, tokenize = 'unicode61 remove_diacritics 0');
+CREATE VIRTUAL TABLE chunk_terms USING fts5(terms, content = '', tokenize = 'ascii');
 CREATE TABLE vector_spaces (space TEXT PRIMARY KEY, dim INTEGER NOT NULL);
 CREATE TABLE chunk_vectors (
     space TEXT NOT NULL REFERENCES vector_spaces(space),
@@ -54,9 +76,8 @@ class ChunkStore:
         self._directory = Path(tempfile.mkdtemp(prefix="evalkit-store-"))
         self.path = self._directory / "store.sqlite3"
         self._db = sqlite3.connect(self.path)
-        # A temporary database, deleted on close: journal in memory, no fsync per commit.
-        self._db.execute("PRAGMA journal_mode = MEMORY")
-        self._db.execute("PRAGMA synchronous = OFF")
+        for pragma in _PRAGMAS:
+            self._db.execute(pragma)
         self._db.executescript(_SCHEMA)
         self._ids: list[str] = []
 
@@ -80,15 +101,28 @@ class ChunkStore:
         self.close()
 
     # chunks ----------------------------------------------------------------------------------
-    def add(self, chunks: Sequence[ChunkLike]) -> None:
-        """Store ``chunks``; row IDs follow the given order."""
+    def add(self, chunks: Sequence[ChunkLike], *, with_text: bool = True) -> None:
+        """Store ``chunks``; row IDs follow the given order.
+
+        ``with_text=False`` stores IDs, document IDs and languages only (title and text are
+        empty strings, so :meth:`texts` returns them empty): for a retriever that indexes the
+        chunks' text itself and never reads it back.
+        """
         start = len(self._ids)
-        rows = [
-            (start + i + 1, c.id, c.document_id, c.language, c.title, c.text)
+        rows = (
+            (
+                start + i + 1,
+                c.id,
+                c.document_id,
+                c.language,
+                c.title if with_text else "",
+                c.text if with_text else "",
+            )
             for i, c in enumerate(chunks)
-        ]
+        )
         with self._db:
-            self._db.executemany("INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?)", rows)
+            for batch in _batches(rows):
+                self._db.executemany("INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?)", batch)
         self._ids.extend(c.id for c in chunks)
 
     @property
@@ -105,14 +139,33 @@ class ChunkStore:
     # lexical ---------------------------------------------------------------------------------
     def index_terms(self, tokenizer: Callable[[str], list[str]]) -> None:
         """Fill the FTS5 table with the tokenized title and text of every chunk."""
-        rows = (
-            (rowid, " ".join(tokenizer(f"{title}\n{text}")))
-            for rowid, title, text in self._db.execute(
-                "SELECT rowid, title, text FROM chunks ORDER BY rowid"
-            ).fetchall()
+        rows = self._db.execute("SELECT title, text FROM chunks ORDER BY rowid").fetchall()
+        self.index_texts(
+            [f"{title}\n{text}" for title, text in rows], lambda text: " ".join(tokenizer(text))
         )
-        with self._db:
-            self._db.executemany("INSERT INTO chunk_terms(rowid, terms) VALUES (?, ?)", rows)
+
+    def index_texts(self, texts: Sequence[str], terms_of: Callable[[str], str]) -> None:
+        """Fill the FTS5 table: row ``i + 1`` gets ``terms_of(texts[i])``, space-separated terms.
+
+        ``texts`` are in row order (one per stored chunk). A helper thread computes the terms of
+        the next batch while SQLite inserts the current one; a bar counts the chunks.
+        """
+        if len(texts) != len(self._ids):
+            raise ValueError(f"index_texts: {len(texts)} texts for {len(self._ids)} chunks")
+
+        def batch_rows(start: int) -> list[tuple[int, str]]:
+            stop = min(start + BATCH, len(texts))
+            return [(i + 1, terms_of(texts[i])) for i in range(start, stop)]
+
+        starts = range(0, len(texts), BATCH)
+        with chunk_bar(len(texts)) as bar, ThreadPoolExecutor(1) as pool, self._db:
+            pending = pool.submit(batch_rows, 0)
+            for start in starts:
+                rows = pending.result()
+                if start + BATCH < len(texts):
+                    pending = pool.submit(batch_rows, start + BATCH)
+                self._db.executemany("INSERT INTO chunk_terms(rowid, terms) VALUES (?, ?)", rows)
+                bar.update(len(rows))
 
     def search_terms(self, terms: Iterable[str], limit: int) -> list[Hit]:
         """BM25 (FTS5, k1=1.2, b=0.75) over ``terms`` OR-ed; ties by chunk ID ascending."""
@@ -131,7 +184,7 @@ class ChunkStore:
     # vectors ---------------------------------------------------------------------------------
     def put_vectors(self, space: str, matrix: sparse.csr_matrix) -> None:
         """Store one sparse row vector per chunk (row order) under the vector space ``space``."""
-        rows = [
+        rows = (
             (
                 space,
                 i + 1,
@@ -139,13 +192,14 @@ class ChunkStore:
                 matrix.data[matrix.indptr[i] : matrix.indptr[i + 1]].astype("<f8").tobytes(),
             )
             for i in range(matrix.shape[0])
-        ]
+        )
         with self._db:
             self._db.execute("DELETE FROM chunk_vectors WHERE space = ?", (space,))
             self._db.execute(
                 "INSERT OR REPLACE INTO vector_spaces VALUES (?, ?)", (space, matrix.shape[1])
             )
-            self._db.executemany("INSERT INTO chunk_vectors VALUES (?, ?, ?, ?)", rows)
+            for batch in _batches(rows):
+                self._db.executemany("INSERT INTO chunk_vectors VALUES (?, ?, ?, ?)", batch)
 
     def vectors(self, space: str) -> sparse.csr_matrix:
         """The ``(n_chunks, dim)`` sparse matrix stored under ``space`` (CSR, float64)."""
@@ -171,17 +225,23 @@ class ChunkStore:
         )
 
 
+def _batches(rows: Iterable[tuple[object, ...]]) -> Iterator[list[tuple[object, ...]]]:
+    iterator = iter(rows)
+    while batch := list(itertools.islice(iterator, BATCH)):
+        yield batch
+
+
 class StoreBackedRetriever(TextRetriever):
     """A text retriever over its own ``ChunkStore``: ``index`` opens a fresh one, ``close``
     deletes it."""
 
     _store: ChunkStore | None = None
 
-    def _open_store(self, chunks: Sequence[ChunkLike]) -> ChunkStore:
-        """Replace any previous store by a new one holding ``chunks``."""
+    def _open_store(self, chunks: Sequence[ChunkLike], *, with_text: bool = True) -> ChunkStore:
+        """Replace any previous store by a new one holding ``chunks`` (see ``ChunkStore.add``)."""
         self.close()
         self._store = ChunkStore()
-        self._store.add(chunks)
+        self._store.add(chunks, with_text=with_text)
         return self._store
 
     def _indexed_store(self) -> ChunkStore:

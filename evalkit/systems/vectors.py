@@ -32,6 +32,7 @@ from scipy import sparse
 
 from evalkit.canonical import canonical_hash
 from evalkit.errors import InputError
+from evalkit.systems.progress import chunk_bar
 from evalkit.systems.protocol import ChunkLike, Hit
 from evalkit.systems.store import StoreBackedRetriever
 from evalkit.systems.text import normalize, tokenize
@@ -49,6 +50,10 @@ __all__ = [
 
 Matrix = npt.NDArray[np.float64]
 _LOG = logging.getLogger("evalkit.systems")
+_BUCKET_CACHE = 1_000_000  # terms whose hash bucket a TokenHashEmbedder remembers
+# Chunks embedded at once while indexing: the dense rows of one batch are made sparse before the
+# next, so a million chunks never need a dense (n, dim) matrix.
+_EMBED_BATCH = 4096
 _NOTICED: set[str] = set()
 
 
@@ -79,13 +84,21 @@ class TokenHashEmbedder:
         if dim < 2:
             raise InputError(f"TokenHashEmbedder dim must be at least 2, got {dim}")
         self.dim = dim
+        self._buckets: dict[str, tuple[int, float]] = {}  # term -> (bucket, sign), a cache
 
     def definition(self) -> dict[str, Any]:
         return {"class": "TokenHashEmbedder", "dim": self.dim, "hash": "blake2b-64"}
 
     def _bucket(self, term: str) -> tuple[int, float]:
-        value = int.from_bytes(hashlib.blake2b(term.encode(), digest_size=8).digest(), "little")
-        return value % self.dim, 1.0 if value >> 63 else -1.0
+        found = self._buckets.get(term)
+        if found is None:
+            digest = hashlib.blake2b(term.encode(), digest_size=8).digest()
+            value = int.from_bytes(digest, "little")
+            found = (value % self.dim, 1.0 if value >> 63 else -1.0)
+            if len(self._buckets) >= _BUCKET_CACHE:
+                self._buckets.clear()
+            self._buckets[term] = found
+        return found
 
     def embed(self, texts: Sequence[str]) -> Matrix:
         matrix = np.zeros((len(texts), self.dim))
@@ -275,10 +288,17 @@ class VectorRetriever(StoreBackedRetriever):
         }
 
     def index(self, chunks: Sequence[ChunkLike]) -> None:
-        store = self._open_store(chunks)
-        texts = [f"{title}\n{text}" for title, text in store.texts()]
-        store.put_vectors(self.name, sparse.csr_matrix(self.embedder.embed(texts)))
-        self._matrix = store.vectors(self.name)
+        store = self._open_store(chunks, with_text=False)
+        texts = [f"{chunk.title}\n{chunk.text}" for chunk in chunks]
+        parts = []
+        with chunk_bar(len(texts)) as bar:
+            for start in range(0, len(texts), _EMBED_BATCH):
+                batch = texts[start : start + _EMBED_BATCH]
+                parts.append(sparse.csr_matrix(self.embedder.embed(batch)))
+                bar.update(len(batch))
+        matrix = sparse.vstack(parts, format="csr") if parts else sparse.csr_matrix((0, 1))
+        store.put_vectors(self.name, matrix)
+        self._matrix = matrix
         self._ids = store.chunk_ids
         self._id_order = np.argsort(np.argsort(np.array(self._ids, dtype=object), kind="stable"))
 

@@ -1,0 +1,81 @@
+"""Held-out check of issue 14's acceptance rules on fixtures no setting was fitted on.
+
+The rules, per fixture (nDCG(dcg='exp-log2')@10 over answerable queries):
+
+- reranker: hybrid-rerank >= hybrid - 0.05 and >= lexical;
+- fusion: hybrid >= max(lexical, token-hash);
+- abstention: hybrid-rerank's NoAnswerFP <= 0.5 and NoResult <= 0.10.
+
+Fixtures: fresh ``generate_fixture`` seeds (default 101-105; never the fitting seeds 1-5 of
+``benchmarks/fit_rerank.py``) with corpus sizes and no-answer shares varying by seed, no table;
+and any ``--fixture DIR`` given, with its ``aliases.yaml`` and without it. Nothing is fitted
+here: the script only measures.
+
+    .venv/bin/python benchmarks/heldout_rerank.py [--seeds 101 102] \\
+        [--fixture fixtures/synthetic-bilingual-v1]
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterator
+
+import pandas as pd
+
+from evalkit.evaluate import evaluate
+from evalkit.fixtures import Fixture, generate_fixture, load_fixture
+
+NDCG = "nDCG(dcg='exp-log2')@10"
+SHORT = {"lexical": "lex", "token-hash": "hash", "alias-vector": "alias", "hybrid": "hyb"}
+
+
+def _fixtures(seeds: list[int], paths: list[str]) -> Iterator[tuple[str, Fixture]]:
+    for seed in seeds:
+        documents = 150 + 50 * (seed % 5)
+        share = 0.2 + 0.05 * (seed % 3)
+        label = f"generated s{seed} ({documents * 4} chunks, {share:.0%} no-answer)"
+        yield (
+            label,
+            generate_fixture(seed, documents=documents, queries=160, no_answer_fraction=share),
+        )
+    for path in paths:
+        fixture = load_fixture(path)
+        yield f"{fixture.meta.id} with its table", fixture
+        yield f"{fixture.meta.id} without table", fixture.model_copy(update={"aliases": None})
+
+
+def check(fixture: Fixture) -> dict[str, float | bool]:
+    """The five systems' nDCG@10 and hybrid-rerank's abstention, with each rule's verdict."""
+    summary = evaluate(fixture, None, repeats=1).summary()
+    table = summary.pivot_table(index="system", columns="measure", values="value")
+    ndcg = table[NDCG]
+    rerank, hybrid = float(ndcg["hybrid-rerank"]), float(ndcg["hybrid"])
+    lexical, token_hash = float(ndcg["lexical"]), float(ndcg["token-hash"])
+    fp = float(table.loc["hybrid-rerank", "NoAnswerFP"])
+    no_result = float(table.loc["hybrid-rerank", "NoResult"])
+    row: dict[str, float | bool] = {SHORT.get(s, "rerank"): float(v) for s, v in ndcg.items()}
+    row |= {
+        "rerank FP": fp,
+        "rerank NoResult": no_result,
+        "reranker ok": rerank >= max(hybrid - 0.05, lexical),
+        "fusion ok": hybrid >= max(lexical, token_hash),
+        "abstention ok": fp <= 0.5 and no_result <= 0.10,
+    }
+    return row
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, nargs="*", default=[101, 102, 103, 104, 105])
+    parser.add_argument("--fixture", action="append", default=[])
+    args = parser.parse_args()
+    rows = {label: check(fixture) for label, fixture in _fixtures(args.seeds, args.fixture)}
+    table = pd.DataFrame.from_dict(rows, orient="index")
+    columns = ["lex", "hash", "alias", "hyb", "rerank", "rerank FP", "rerank NoResult"]
+    table[columns] = table[columns].astype(float).round(3)
+    with pd.option_context("display.width", 250, "display.max_columns", 20):
+        print(table[[*columns, "reranker ok", "fusion ok", "abstention ok"]].to_string())
+
+
+if __name__ == "__main__":
+    main()

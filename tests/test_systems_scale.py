@@ -1,0 +1,130 @@
+"""The reference systems' bulk-indexing paths (issue 21): batched loads, ``index_terms``, bars.
+
+Real SQLite and the real tokenizer throughout; the large measurements live in
+``benchmarks/bench_index.py``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from evalkit.evaluate import evaluate
+from evalkit.fixtures import generate_fixture
+from evalkit.systems import store as store_module
+from evalkit.systems import vectors as vectors_module
+from evalkit.systems.lexical import LexicalRetriever
+from evalkit.systems.store import ChunkStore
+from evalkit.systems.text import index_terms, tokenize
+from evalkit.systems.vectors import TokenHashEmbedder, VectorRetriever
+
+
+@dataclass(frozen=True)
+class Chunk:
+    id: str
+    text: str
+    title: str = "t"
+    document_id: str = "d"
+    language: str = "en"
+
+
+# Latin letters and digits, CJK ideographs, full-width forms, accents, punctuation and spaces:
+# every branch of the tokenizer.
+_ALPHABET = st.sampled_from(
+    list("abcXYZ019 .,-_'\n") + list("渡轮码头船北") + ["Ｆ", "é", "ß", "²", "、", "。"]
+)
+
+
+@given(st.text(_ALPHABET, max_size=40))
+def test_index_terms_is_tokenize_as_a_bag(text: str) -> None:
+    assert Counter(index_terms(text).split()) == Counter(tokenize(text))
+
+
+def test_index_terms_groups_english_then_cjk_in_text_order() -> None:
+    # The same terms as tokenize's doctest ("ferri leav" stemmed, "the" dropped), grouped.
+    assert index_terms("The ferries leave 渡轮码头 船") == "ferri leav 渡轮 轮码 码头 船"
+    assert index_terms("船 pier 渡轮") == "pier 船 渡轮"
+    assert index_terms("") == ""
+
+
+CHUNKS = [
+    Chunk(f"c{i:02d}", text)
+    for i, text in enumerate(
+        [
+            "The ferry leaves the north pier every morning.",
+            "Library cards are free for residents.",
+            "渡轮每天早上从北码头出发。",
+            "Recycling is collected on Tuesdays.",
+            "The north pier has a ferry ticket office.",
+            "Ferry tickets are sold at the library too.",
+            "码头旁边有图书馆。",
+        ]
+    )
+]
+QUERIES = ["ferry north pier", "library ferry", "码头 渡轮", "tuesdays recycling", "volcano"]
+
+
+def _searches(retriever: LexicalRetriever) -> list[list[tuple[str, float]]]:
+    return [[(h.chunk_id, h.score) for h in retriever.search_text(q, 10)] for q in QUERIES]
+
+
+def test_lexical_batches_give_the_one_batch_index(monkeypatch: pytest.MonkeyPatch) -> None:
+    whole = LexicalRetriever()
+    whole.index(CHUNKS)
+    expected = _searches(whole)
+    whole.close()
+    monkeypatch.setattr(store_module, "BATCH", 2)  # 7 chunks: batches of 2, 2, 2 and 1
+    batched = LexicalRetriever()
+    batched.index(CHUNKS)
+    try:
+        assert _searches(batched) == expected
+        assert expected[0][0][0] in {"c00", "c04"}  # a ferry + north + pier chunk wins
+        assert expected[-1] == []  # no shared term
+    finally:
+        batched.close()
+
+
+def test_index_texts_needs_one_text_per_stored_chunk() -> None:
+    with ChunkStore() as store:
+        store.add(CHUNKS)
+        with pytest.raises(ValueError, match="2 texts for 7 chunks"):
+            store.index_texts(["a", "b"], index_terms)
+
+
+def test_vector_batches_give_the_one_batch_matrix(monkeypatch: pytest.MonkeyPatch) -> None:
+    embedder = TokenHashEmbedder(dim=64)
+    expected = embedder.embed([f"{c.title}\n{c.text}" for c in CHUNKS])
+    monkeypatch.setattr(vectors_module, "_EMBED_BATCH", 3)
+    retriever = VectorRetriever(TokenHashEmbedder(dim=64), name="v")
+    retriever.index(CHUNKS)
+    try:
+        np.testing.assert_array_equal(retriever._matrix.toarray(), expected)
+    finally:
+        retriever.close()
+
+
+def test_progress_bars_show_counts_and_no_names(capsys: pytest.CaptureFixture[str]) -> None:
+    fixture = generate_fixture(5, documents=4, queries=8)
+    evaluate(fixture, ["lexical", "hybrid-rerank"], repeats=1, progress=True)
+    shown = capsys.readouterr().err
+    # One bar per indexing pass, numbered per system (hybrid-rerank: its lexical and
+    # alias-vector components, then the reranker), and one over the queries per system.
+    assert "indexing pass 3" in shown
+    assert "indexing pass 4" not in shown
+    assert "system 2/2 repeat 1" in shown
+    for private in ("lexical", "hybrid", fixture.chunks[0].id, fixture.queries[0].id):
+        assert private not in shown
+    evaluate(fixture, ["lexical"], repeats=1)
+    assert capsys.readouterr().err == ""
+
+
+def test_store_without_text_keeps_ids_only() -> None:
+    with ChunkStore() as store:
+        store.add(CHUNKS, with_text=False)
+        assert store.chunk_ids == [c.id for c in CHUNKS]
+        assert store.texts() == [("", "")] * len(CHUNKS)
