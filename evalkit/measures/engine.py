@@ -105,6 +105,11 @@ def score(
     _check_options(max_docs, num_docs)
     if client is not None or not isinstance(run, pd.DataFrame):  # a file, a Dask frame, ...
         diverse_wanted = [m for m in parsed if m.name in DIVERSITY_MEASURE_NAMES]
+        if diverse_wanted and subtopics is None:
+            raise MeasureError(
+                f"measure {str(diverse_wanted[0])!r} needs subtopic qrels: pass "
+                "subtopics=read_subtopic_qrels(path) (on the command line: --subtopic-qrels PATH)"
+            )
         if diverse_wanted:
             raise MeasureError(
                 f"measure {str(diverse_wanted[0])!r} is computed on an in-memory run only: "
