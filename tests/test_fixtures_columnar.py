@@ -431,3 +431,44 @@ def test_the_sensitive_pre_scan_misses_no_flagged_string(texts: list[str]) -> No
 def test_the_sensitive_pre_scan_finds_each_known_secret(secret: str) -> None:
     texts = ["plain words", secret]
     assert sensitive_candidates([pa.chunked_array([texts])], 2).tolist() == [1]
+
+
+# --- importers ----------------------------------------------------------------------------------
+
+
+def _import(output: str) -> None:
+    from evalkit.fixtures.chunking import ChunkingPolicy
+    from evalkit.importers import SourceDocument, SourceJudgment, SourceQuery, import_collection
+
+    documents = [
+        SourceDocument(f"d{i}", f"Para one of {i}.\n\nPara two of {i}.", f"T{i}") for i in range(6)
+    ]
+    import_collection(
+        documents,
+        [SourceQuery("q1", "para two"), SourceQuery("q2", "para one")],
+        [SourceJudgment("q1", "d1", 2), SourceJudgment("q2", "d4", 1)],
+        output,
+        fixture_name="imported",
+        description="Imported test collection.",
+        policy=ChunkingPolicy(mode="paragraphs", size=10, overlap=0),
+    )
+
+
+def test_an_import_above_the_documented_size_is_written_as_parquet(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import evalkit.importers.core as core
+
+    monkeypatch.chdir(tmp_path)
+    _import("small")  # 24 chunks, at most COLUMNAR_FROM (50,000): YAML files
+    monkeypatch.setattr(core, "COLUMNAR_FROM", 23)
+    _import("large")
+    assert sorted(p.name for p in (tmp_path / "small").iterdir()) == [
+        "chunks", "documents", "fixture.yaml", "queries.yaml"
+    ]  # fmt: skip
+    assert sorted(p.name for p in (tmp_path / "large").iterdir()) == [
+        "chunks.parquet", "documents.parquet", "fixture.yaml", "queries.yaml"
+    ]  # fmt: skip
+    small, large = load_fixture(tmp_path / "small"), load_fixture(tmp_path / "large")
+    assert len(small.chunks) == 24  # 6 documents of 4 pieces of at most 10 characters
+    assert large == small and isinstance(large.chunks, RecordTable)
