@@ -137,7 +137,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
     parser.add_argument(
-        "--forms", nargs="+", default=["yaml", "parquet", "jsonl"], choices=["yaml", "jsonl", "parquet"]
+        "--forms",
+        nargs="+",
+        default=["yaml", "parquet", "jsonl"],
+        choices=["yaml", "jsonl", "parquet"],
     )
     parser.add_argument(
         "--yaml-up-to",

@@ -39,7 +39,9 @@ from evalkit.fixtures.records import RecordTable
 from evalkit.fixtures.versioning import last_release, read_releases
 
 REPO = Path(__file__).resolve().parents[1]
-COMMITTED = [REPO / "fixtures" / "synthetic-bilingual-v1", REPO / "fixtures" / "synthetic-bilingual-dev-v1"]  # fmt: skip
+COMMITTED = [
+    REPO / "fixtures" / name for name in ("synthetic-bilingual-v1", "synthetic-bilingual-dev-v1")
+]
 KINDS = ("documents", "chunks", "queries")
 Data = dict[str, Any]
 
@@ -91,13 +93,13 @@ def _write_columnar(directory: Path, data: Data, form: str) -> bool:
             continue
         if kind == "queries":  # Parquet holds a bare-string span as {text, null, null}
             _spans_as_structs(data)
-            content = data[name]
+        rows = content
         schema = arrow_schema(kind)
         try:
-            table = pa.Table.from_pylist(content, schema=schema)
+            table = pa.Table.from_pylist(rows, schema=schema)
         except (pa.ArrowException, TypeError, ValueError):
             return False
-        if _canonical(_read_back(table, kind)) != _canonical(_without_absent(content)):
+        if _canonical(_read_back(table, kind)) != _canonical(_without_absent(rows)):
             return False  # a field Parquet cannot hold as written (unknown, other type)
         pq.write_table(table, directory / f"{kind}.parquet")
     return True
@@ -306,7 +308,8 @@ def test_jsonl_syntax_problems_name_the_line(
     (directory / "chunks.jsonl").write_text(lines, encoding="utf-8")
     problems = _problems(directory)
     found = [p for p in problems if p.file == "chunks.jsonl" and p.field == where]
-    assert found and words in found[0].message, [str(p) for p in problems]
+    assert found, [str(p) for p in problems]
+    assert words in found[0].message
     # the chunks are unreadable: judgments naming them are not reported as dangling
     assert not any("does not exist" in p.message for p in problems)
 
@@ -368,16 +371,21 @@ def test_record_table_behaves_as_the_tuple_of_models() -> None:
     chunks = fixture.chunks
     assert len(table) == len(chunks)
     assert list(table) == list(chunks)
-    assert table == chunks and chunks == table
+    assert table == chunks
+    assert chunks == table
     assert hash(table) == hash(chunks)
-    assert table[0] == chunks[0] and table[-1] == chunks[-1]
-    assert list(table[5:9]) == list(chunks[5:9]) and list(table[::-7]) == list(chunks[::-7])
+    assert table[0] == chunks[0]
+    assert table[-1] == chunks[-1]
+    assert list(table[5:9]) == list(chunks[5:9])
+    assert list(table[::-7]) == list(chunks[::-7])
     with pytest.raises(IndexError):
         table[len(chunks)]
-    assert chunks[7] in table and table.index(chunks[7]) == 7
+    assert chunks[7] in table
+    assert table.index(chunks[7]) == 7
     assert table.column("text") == [c.text for c in chunks]
     assert table.by_id()[chunks[9].id] == chunks[9]
-    assert chunks[9].id in table.by_id() and "nope" not in table.by_id()
+    assert chunks[9].id in table.by_id()
+    assert "nope" not in table.by_id()
     with pytest.raises(Exception, match="frozen"):
         table[0].text = "changed"  # type: ignore[misc]
     with pytest.raises(ValueError, match="columns"):
@@ -385,7 +393,8 @@ def test_record_table_behaves_as_the_tuple_of_models() -> None:
     compact = fixture.model_copy(
         update={"chunks": table, "documents": RecordTable.from_models(Document, fixture.documents)}
     )
-    assert compact == fixture and hash(compact) == hash(fixture)
+    assert compact == fixture
+    assert hash(compact) == hash(fixture)
     assert compact.chunks_by_document == fixture.chunks_by_document
     assert compact.chunk(chunks[4].id) == chunks[4]
     assert compact.model_dump() == fixture.model_dump()
@@ -457,7 +466,7 @@ def _import(output: str) -> None:
 def test_an_import_above_the_documented_size_is_written_as_parquet(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import evalkit.importers.core as core
+    from evalkit.importers import core
 
     monkeypatch.chdir(tmp_path)
     _import("small")  # 24 chunks, at most COLUMNAR_FROM (50,000): YAML files
@@ -471,4 +480,5 @@ def test_an_import_above_the_documented_size_is_written_as_parquet(
     ]  # fmt: skip
     small, large = load_fixture(tmp_path / "small"), load_fixture(tmp_path / "large")
     assert len(small.chunks) == 24  # 6 documents of 4 pieces of at most 10 characters
-    assert large == small and isinstance(large.chunks, RecordTable)
+    assert large == small
+    assert isinstance(large.chunks, RecordTable)
