@@ -405,7 +405,7 @@ _FIELD = st.text(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(rows=st.lists(st.tuples(_FIELD, _FIELD, _FIELD, _FIELD, _FIELD), min_size=1, max_size=8))
 def test_the_vectorized_check_accepts_only_what_the_model_accepts(
     rows: list[tuple[str, ...]],
@@ -427,7 +427,7 @@ _PROSE = st.text(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(texts=st.lists(_PROSE, min_size=1, max_size=6))
 def test_the_sensitive_pre_scan_misses_no_flagged_string(texts: list[str]) -> None:
     candidates = set(sensitive_candidates([pa.chunked_array([texts])], len(texts)).tolist())
