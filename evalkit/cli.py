@@ -886,7 +886,38 @@ def _add_fixture(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Ha
         "directory, e.g. fixtures/releases.json)",
     )
     rel.set_defaults(fixture_handler=_run_fixture_release)
+    conv = group.add_parser(
+        "convert",
+        help="write a fixture in another form (yaml, or jsonl/parquet for documents, chunks "
+        "and queries) to a new directory; lossless, same content hash",
+    )
+    conv.add_argument("fixture_dir", metavar="FIXTURE", help="fixture directory")
+    conv.add_argument("--to", required=True, choices=("yaml", "jsonl", "parquet"), dest="form")
+    conv.add_argument(
+        "--output", required=True, help="new workspace-relative directory (must not exist)"
+    )
+    conv.set_defaults(fixture_handler=_run_fixture_convert)
     return _run_fixture
+
+
+def _run_fixture_convert(args: argparse.Namespace) -> int:
+    from evalkit.errors import FixtureError
+    from evalkit.fixtures.convert import convert_fixture
+    from evalkit.fixtures.diff import fixture_content_hash
+    from evalkit.output import shown_path
+
+    try:
+        fixture = convert_fixture(args.fixture_dir, args.form, args.output)
+    except FixtureError as error:
+        _print_error(error)
+        return 1
+    print(
+        f"{fixture.meta.id} {fixture.meta.version}: written as {args.form} to "
+        f"{shown_path(args.output, label='output')} ({len(fixture.documents)} documents, "
+        f"{len(fixture.chunks)} chunks, {len(fixture.queries)} queries; content hash "
+        f"{fixture_content_hash(fixture)})"
+    )
+    return 0
 
 
 def _run_fixture(args: argparse.Namespace) -> int:

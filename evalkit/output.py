@@ -153,13 +153,16 @@ def write_text_atomic(
 
 
 def write_texts_atomic(
-    items: Sequence[tuple[str | os.PathLike[str], str]],
+    items: Sequence[tuple[str | os.PathLike[str], str | bytes]],
     *,
     workspace: str | os.PathLike[str] | None = None,
 ) -> list[pathlib.Path]:
     """Write several ``(path, text)`` pairs: all paths checked and all temporary files written
-    before the first rename (rules above); the absolute final paths, in order."""
-    encoded = [(path, _encode(path, text)) for path, text in items]
+    before the first rename (rules above); the absolute final paths, in order. A ``bytes``
+    value (a Parquet file) is written as it is."""
+    encoded = [
+        (path, text if isinstance(text, bytes) else _encode(path, text)) for path, text in items
+    ]
     root = _workspace_root(workspace)
     destinations = [resolve_output_path(path, workspace=root) for path, _ in encoded]
     created: list[pathlib.Path] = []

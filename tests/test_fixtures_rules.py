@@ -344,3 +344,16 @@ def test_validate_fixture_checks_fixtures_built_in_python(tiny_dir: Path) -> Non
     assert [(p.file, p.object_id, p.field) for p in validate_fixture(broken)] == [
         ("chunks.yaml", "c-en-2", "document_id")
     ]
+
+
+def test_a_credential_ending_one_field_is_found_whatever_follows() -> None:
+    # Regression: 0.1 first scanned an object's strings joined by NUL, so a credential pattern
+    # anchored at the end of a value ($) missed a title followed by another field.
+    from evalkit.fixtures.rules import string_problems
+    from evalkit.fixtures.schema import Chunk
+
+    chunk = Chunk(
+        id="c1", document_id="d1", language="en", title="token: xyzabc12345", text="plain words"
+    )
+    problems = string_problems(None, [], [chunk], [])
+    assert [(p.object_id, p.field) for p in problems] == [("c1", "title")]

@@ -4,7 +4,7 @@
 (smaller) iterables, and writes a fixture directory that ``evalkit validate`` accepts. What it
 holds in memory: the judgments and queries, the set of document IDs, and for judged documents
 only their chunk offsets (and their text when an answer string must be located); documents and
-chunks go to disk in files of ``BATCH`` entries.
+chunks go to disk ``BATCH`` entries at a time.
 
 Rules:
 
@@ -23,7 +23,8 @@ Rules:
   (:func:`evalkit.fixtures.find_sensitive`; fixtures must not hold them), is dropped; so is a
   query (text over 2,000 characters, empty, or sensitive). Titles are cut to 300 characters;
   an empty title becomes the document ID. Documents and chunks are written as YAML lists of
-  double-quoted (JSON-syntax) strings, a form that reads back verbatim.
+  double-quoted (JSON-syntax) strings, a form that reads back verbatim, in files of ``BATCH``
+  entries; above ``COLUMNAR_FROM`` chunks as ``documents.parquet`` and ``chunks.parquet``.
 - **Chunking**: :mod:`evalkit.fixtures.chunking`; the policy is written to ``fixture.yaml``.
 - **Judgments.** Grades above 3 become 3; negative grades are dropped. A judgment with answer
   spans (document offsets, or answer strings located by :func:`locate_answer`) gives each chunk
@@ -47,11 +48,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import yaml
 from tqdm import tqdm
 
 from evalkit.errors import InputError
 from evalkit.fixtures.chunking import ChunkingPolicy, chunk_ids, chunk_offsets, spans_in_chunk
+from evalkit.fixtures.columnar import arrow_schema
 from evalkit.fixtures.locate import locate_span
 from evalkit.fixtures.rules import find_sensitive
 from evalkit.fixtures.schema import MAX_JUDGMENTS, MAX_QUERY_TEXT, MAX_SPANS, MAX_TITLE
@@ -59,6 +63,7 @@ from evalkit.output import resolve_output_path, shown_path
 
 __all__ = [
     "BATCH",
+    "COLUMNAR_FROM",
     "ImportSummary",
     "SourceDocument",
     "SourceJudgment",
@@ -70,6 +75,9 @@ __all__ = [
 ]
 
 BATCH: Final = 5_000
+# A fixture of more chunks than this is written as documents.parquet and chunks.parquet
+# (fixtures/README.md, "Columnar forms"); smaller ones as YAML files of BATCH entries.
+COLUMNAR_FROM: Final = 50_000
 MAX_ID: Final = 128
 MAPPED_PREFIX: Final = "x~"
 _SAFE_CHARS: Final = frozenset(
@@ -243,13 +251,17 @@ def _dump_flat(items: list[dict[str, str]]) -> str:
 
 
 class _BatchWriter:
-    """Appends entries to ``<root>/<kind>/NNNNNN.yaml``, ``BATCH`` entries per file."""
+    """Streams entries to ``<root>/<kind>.parquet``, ``BATCH`` rows per write; ``finish``
+    keeps that file, or rewrites it as ``<root>/<kind>/NNNNNN.yaml`` files of ``BATCH``
+    entries (the form for a fixture of at most ``COLUMNAR_FROM`` chunks)."""
 
     def __init__(self, root: Path, kind: str) -> None:
-        self.directory = root / kind
-        self.directory.mkdir()
+        self.root = root
+        self.kind = kind
+        self.path = root / f"{kind}.parquet"
+        self.schema = arrow_schema(kind)
+        self.writer = pq.ParquetWriter(self.path, self.schema, compression="zstd")
         self.buffer: list[dict[str, str]] = []
-        self.files = 0
 
     def add(self, entry: dict[str, str]) -> None:
         self.buffer.append(entry)
@@ -258,10 +270,22 @@ class _BatchWriter:
 
     def flush(self) -> None:
         if self.buffer:
-            path = self.directory / f"{self.files:06d}.yaml"
-            path.write_text(_dump_flat(self.buffer), encoding="utf-8")
-            self.files += 1
+            self.writer.write_table(pa.Table.from_pylist(self.buffer, schema=self.schema))
             self.buffer = []
+
+    def finish(self, columnar: bool) -> None:
+        self.flush()
+        self.writer.close()
+        if columnar:
+            return
+        directory = self.root / self.kind
+        directory.mkdir()
+        batches = pq.ParquetFile(self.path).iter_batches(batch_size=BATCH)
+        for number, batch in enumerate(batches):
+            rows = [{k: v for k, v in row.items() if v is not None} for row in batch.to_pylist()]
+            path = directory / f"{number:06d}.yaml"
+            path.write_text(_dump_flat(rows), encoding="utf-8")
+        self.path.unlink()
 
 
 def _clean(text: str) -> str:
@@ -377,7 +401,7 @@ def _write_documents(  # noqa: PLR0917 - private helper of import_collection
     progress: bool,
     total: int | None,
 ) -> dict[str, _JudgedDocument]:
-    """Stream documents to ``documents/`` and chunks to ``chunks/``; the judged ones' chunks."""
+    """Stream documents and chunks to disk (``_BatchWriter``); the judged ones' chunks."""
     document_writer = _BatchWriter(root, "documents")
     chunk_writer = _BatchWriter(root, "chunks")
     seen: set[str] = set()
@@ -430,8 +454,9 @@ def _write_documents(  # noqa: PLR0917 - private helper of import_collection
         if source.id in judged_documents:
             keep_text = text if source.id in answers_needed else None
             judged[source.id] = _JudgedDocument(list(zip(ids, offsets, strict=True)), keep_text)
-    document_writer.flush()
-    chunk_writer.flush()
+    columnar = summary.chunks > COLUMNAR_FROM
+    document_writer.finish(columnar)
+    chunk_writer.finish(columnar)
     if not seen:
         raise InputError("the corpus holds no importable document (see the summary reasons)")
     return judged
