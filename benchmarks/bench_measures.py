@@ -398,7 +398,7 @@ def wide_child(library: str, size: str, repeats: int, skip: list[str]) -> None:
     load, computes = _wide_compute(library)
     for name in skip:
         if callable(computes.get(name)):
-            computes[name] = "skipped: evalkit n/a"
+            computes[name] = "skipped"
     run_path, qrels_path = DATA / f"run-{size}.txt", DATA / f"qrels-{size}.txt"
     t = time.perf_counter()
     loaded = load(qrels_path, run_path, DATA / f"subtopics-{size}.txt")
@@ -450,14 +450,17 @@ def wide_table(results: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + f"\n\nloading the files (once per library): {loads}"
 
 
-def wide_main(libraries: list[str], size: str, repeats: int) -> None:
+def wide_main(libraries: list[str], size: str, repeats: int, only: list[str] | None = None) -> None:
+    """The wide case; ``only``: time just these measures (the others print as skipped)."""
     t = time.perf_counter()
     generate("1k-100")
     generate(size)
     generate_subtopics(size)
     print(f"data ready in {time.perf_counter() - t:.1f} s ({DATA})", flush=True)
     results: list[dict[str, Any]] = []
-    skip: list[str] = []
+    chosen = [name for name, _, _ in WIDE_MEASURES if only is None or name in only]
+    not_chosen = [name for name, _, _ in WIDE_MEASURES if name not in chosen]
+    skip: list[str] = list(not_chosen)
     # evalkit first: the peers skip the measures it cannot compute in this build (no ratio)
     for library in sorted(libraries, key=lambda lib: lib != "evalkit"):
         command = [sys.executable, __file__, "--wide-child", library, size]
@@ -465,7 +468,9 @@ def wide_main(libraries: list[str], size: str, repeats: int) -> None:
         out = subprocess.run(command, check=True, stdout=subprocess.PIPE, text=True)
         results.append(json.loads(out.stdout.strip().splitlines()[-1]))
         if library == "evalkit":
-            skip = [m for m, value in results[-1]["times"].items() if value == NA_BUILD]
+            skip = not_chosen + [
+                m for m, value in results[-1]["times"].items() if value == NA_BUILD
+            ]
     print()
     print(wide_table(results))
 
@@ -487,6 +492,9 @@ def main() -> None:
     parser.add_argument(
         "--wide-size", default=WIDE_SIZE, choices=list(SIZES), help=argparse.SUPPRESS
     )
+    parser.add_argument(
+        "--measures", nargs="+", default=None, help="with --wide: time only these measures"
+    )
     parser.add_argument("--wide-child", nargs=2, metavar=("LIB", "SIZE"), help=argparse.SUPPRESS)
     parser.add_argument("--skip", nargs="*", default=[], help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -495,7 +503,9 @@ def main() -> None:
         return
     if args.wide:
         libraries = [lib for lib in args.libraries if lib in WIDE_LIBRARIES]
-        wide_main(libraries or list(WIDE_LIBRARIES), args.wide_size, args.repeats or 1)
+        wide_main(
+            libraries or list(WIDE_LIBRARIES), args.wide_size, args.repeats or 1, args.measures
+        )
         return
     if args.child:
         child(args.child[0], args.child[1], args.repeats or default_repeats(args.child[1]))
