@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit.errors import InputError
+from evalkit.gates import GATE_COLUMNS
 from evalkit.measures import parse_measure
 from evalkit.measures.names import higher_is_better
 from evalkit.registry import did_you_mean
@@ -47,17 +48,7 @@ __all__ = [
 PRIMARY_NAMES: Final = ("nDCG", "RR", "R")
 """Measure names of the headline, in this order (:func:`primary_measures`)."""
 
-FAILING_GATE_COLUMNS: Final = (
-    "gate",
-    "kind",
-    "system",
-    "measure",
-    "language",
-    "reference",
-    "op",
-    "threshold",
-    "actual",
-)
+FAILING_GATE_COLUMNS: Final = tuple(GATE_COLUMNS[: GATE_COLUMNS.index("actual") + 1])
 """Columns of :attr:`Verdict.failing_gates` (their meaning: :func:`evalkit.gates.check_gates`)."""
 
 CHANGE_COLUMNS: Final = (

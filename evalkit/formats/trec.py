@@ -21,6 +21,7 @@ import os
 import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -174,19 +175,7 @@ def stream_run(
         try:
             reader = pacsv.open_csv(
                 stream,
-                read_options=pacsv.ReadOptions(
-                    column_names=list(_RUN_FIELDS), block_size=block_size
-                ),
-                parse_options=pacsv.ParseOptions(
-                    delimiter=delimiter, quote_char=False, double_quote=False, escape_char=False
-                ),
-                convert_options=pacsv.ConvertOptions(
-                    column_types=keep,
-                    include_columns=list(keep),
-                    null_values=[],
-                    strings_can_be_null=False,
-                    quoted_strings_can_be_null=False,
-                ),
+                **_csv_options(_RUN_FIELDS, keep, delimiter, block_size),
             )
             while True:
                 try:
@@ -259,6 +248,26 @@ def _load_bytes(path: Path) -> bytes:
         ) from None
 
 
+def _csv_options(
+    fields: tuple[str, ...], keep: dict[str, pa.DataType], delimiter: str, block_size: int
+) -> dict[str, Any]:
+    """pyarrow CSV options for whitespace-separated TREC lines: no quoting, no nulls, only the
+    ``keep`` columns with their types."""
+    return {
+        "read_options": pacsv.ReadOptions(column_names=list(fields), block_size=block_size),
+        "parse_options": pacsv.ParseOptions(
+            delimiter=delimiter, quote_char=False, double_quote=False, escape_char=False
+        ),
+        "convert_options": pacsv.ConvertOptions(
+            column_types=keep,
+            include_columns=list(keep),
+            null_values=[],
+            strings_can_be_null=False,
+            quoted_strings_can_be_null=False,
+        ),
+    }
+
+
 def _fast_parse(
     path: Path, fields: tuple[str, ...], keep: dict[str, pa.DataType]
 ) -> pa.Table | None:
@@ -272,17 +281,7 @@ def _fast_parse(
         try:
             table = pacsv.read_csv(
                 str(path),
-                read_options=pacsv.ReadOptions(column_names=list(fields), block_size=1 << 24),
-                parse_options=pacsv.ParseOptions(
-                    delimiter=delimiter, quote_char=False, double_quote=False, escape_char=False
-                ),
-                convert_options=pacsv.ConvertOptions(
-                    column_types=keep,
-                    include_columns=list(keep),
-                    null_values=[],
-                    strings_can_be_null=False,
-                    quoted_strings_can_be_null=False,
-                ),
+                **_csv_options(fields, keep, delimiter, 1 << 24),
             )
         except (pa.ArrowInvalid, pa.ArrowTypeError, OSError):
             continue
