@@ -65,6 +65,7 @@ WIDE_MEASURES: list[tuple[str, str | None, str | None]] = [
     ("IPrec@0.5", "iprec_at_recall.0.50", "IPrec@0.5"),
     ("ERR@20", None, "ERR@20"),
     ("RBP", None, "RBP"),
+    ("RBP(rel=1)", None, "RBP(rel=1)"),  # binary RBP: ir_measures computes it with cwl_eval
     ("Judged@10", None, "Judged@10"),
     ("alpha_nDCG@20", None, "alpha_nDCG@20"),
 ]
@@ -383,6 +384,8 @@ def _wide_compute(library: str) -> tuple[Callable[..., Any], dict[str, Callable[
                 if peer.startswith("ERR"):  # gdeval's: numeric query IDs only
                     qrels, run = loaded[3]
                     return list(ir_measures.iter_calc([measure], qrels, run))
+                if peer.startswith("RBP(rel"):  # cwl_eval's (binary gains)
+                    return list(ir_measures.cwl_eval.iter_calc([measure], loaded[0], loaded[1]))
                 if peer.startswith("RBP"):  # trectools' (not in the default pipeline)
                     return list(ir_measures.trectools.iter_calc([measure], loaded[0], loaded[1]))
                 return list(ir_measures.iter_calc([measure], loaded[0], loaded[1]))
