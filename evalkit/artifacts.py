@@ -86,8 +86,13 @@ def check_output(
 
 def scan_artifact(artifact: Artifact, private: Iterable[PrivateText]) -> None:
     """Steps 2 and 3 above for one artifact; raises :class:`LeakError` (IDs and places only)."""
+    assert_no_leaks({_LABELS[artifact.kind]: artifact.text}, private)
+    _scan_shapes(artifact)
+
+
+def _scan_shapes(artifact: Artifact) -> None:
+    """Step 3 above: path, endpoint and secret shapes in a JSON or text artifact's strings."""
     label = _LABELS[artifact.kind]
-    assert_no_leaks({label: artifact.text}, private)
     if artifact.kind == "json":
         try:
             decoded = json.loads(artifact.text)
@@ -129,10 +134,20 @@ def write_artifacts(
     for artifact in artifacts:
         resolve_output_path(artifact.path, workspace=workspace)
     if not allow_private_text:
-        items = list(private)
+        # one needle index for the whole set: the private texts are indexed once, not per file
+        assert_no_leaks(_labelled(artifacts), private)
         for artifact in artifacts:
-            scan_artifact(artifact, items)
+            _scan_shapes(artifact)
     return write_texts_atomic([(a.path, a.text) for a in artifacts], workspace=workspace)
+
+
+def _labelled(artifacts: Sequence[Artifact]) -> dict[str, str]:
+    """Each artifact's text under its kind's label (numbered when a kind repeats)."""
+    labels = [_LABELS[a.kind] for a in artifacts]
+    return {
+        (label if labels.count(label) == 1 else f"{label} #{labels[:i].count(label) + 1}"): a.text
+        for i, (label, a) in enumerate(zip(labels, artifacts, strict=True))
+    }
 
 
 def write_artifact(
