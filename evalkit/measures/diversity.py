@@ -556,6 +556,20 @@ for _name, _kernel in (
 DIVERSITY_MEASURE_NAMES: frozenset[str] = frozenset(DIVERSITY_KERNELS.names())
 
 
+def diversity_measures(
+    measures: Sequence[Measure], subtopics: pd.DataFrame | None
+) -> list[Measure]:
+    """The diversity measures among ``measures``; raises MeasureError when there are some and
+    no ``subtopics``."""
+    wanted = [m for m in measures if m.name in DIVERSITY_MEASURE_NAMES]
+    if wanted and subtopics is None:
+        raise MeasureError(
+            f"measure {str(wanted[0])!r} needs subtopic qrels: pass "
+            "subtopics=read_subtopic_qrels(path) (on the command line: --subtopic-qrels PATH)"
+        )
+    return wanted
+
+
 def diversity_values(
     subtopics: pd.DataFrame | None,
     run: pd.DataFrame,
@@ -571,14 +585,9 @@ def diversity_values(
     """Per-query values (float64[len(query_ids)], in ``query_ids`` order) of each diversity
     measure of ``measures``; 0.0 for a query the subtopic qrels do not judge. Raises
     MeasureError when such a measure is asked for without ``subtopics``."""
-    wanted = [m for m in measures if m.name in DIVERSITY_MEASURE_NAMES]
-    if not wanted:
+    wanted = diversity_measures(measures, subtopics)
+    if not wanted or subtopics is None:  # (no subtopics with wanted measures has raised)
         return {}
-    if subtopics is None:
-        raise MeasureError(
-            f"measure {str(wanted[0])!r} needs subtopic qrels: pass "
-            "subtopics=read_subtopic_qrels(path) (on the command line: --subtopic-qrels PATH)"
-        )
     sr = subtopic_ranking(
         subtopics,
         run,

@@ -11,7 +11,7 @@ import pandas as pd
 import pyarrow as pa
 
 from evalkit.errors import InputError, MeasureError
-from evalkit.measures.diversity import DIVERSITY_MEASURE_NAMES, diversity_values
+from evalkit.measures.diversity import diversity_measures, diversity_values
 from evalkit.measures.kernels import KERNELS, JudgedRanking
 from evalkit.measures.names import SPAN_MEASURE_NAMES, Measure, parse_measure
 from evalkit.measures.ranking import Duplicates, Ties, TrecVersion, judged_ranking
@@ -104,12 +104,7 @@ def score(
             )
     _check_options(max_docs, num_docs)
     if client is not None or not isinstance(run, pd.DataFrame):  # a file, a Dask frame, ...
-        diverse_wanted = [m for m in parsed if m.name in DIVERSITY_MEASURE_NAMES]
-        if diverse_wanted and subtopics is None:
-            raise MeasureError(
-                f"measure {str(diverse_wanted[0])!r} needs subtopic qrels: pass "
-                "subtopics=read_subtopic_qrels(path) (on the command line: --subtopic-qrels PATH)"
-            )
+        diverse_wanted = diversity_measures(parsed, subtopics)
         if diverse_wanted:
             raise MeasureError(
                 f"measure {str(diverse_wanted[0])!r} is computed on an in-memory run only: "
