@@ -836,23 +836,21 @@ def check_gates(
     rows: list[dict[str, Any]] = []
     measure_gates: tuple[AbsoluteGate | RelativeGate, ...] = (*gates.absolute, *gates.relative)
     for gate, gate_id in zip(measure_gates, gates.gate_ids(), strict=True):
-        is_absolute = isinstance(gate, AbsoluteGate)
-        kind = "absolute" if is_absolute else "relative"
-        reference = "" if isinstance(gate, AbsoluteGate) else gate.reference
-        involved = [gate.system] if isinstance(gate, AbsoluteGate) else [gate.system, reference]
+        if isinstance(gate, AbsoluteGate):
+            kind, reference, involved = "absolute", "", [gate.system]
+        else:
+            kind, reference, involved = "relative", gate.reference, [gate.system, gate.reference]
+        where = {
+            "gate": gate_id,
+            "kind": kind,
+            "system": gate.system,
+            "measure": gate.measure,
+            "language": gate.language,
+            "reference": reference,
+        }
         why = _why_not_evaluated(current, k, involved, gate.measure)
         if why is not None:
-            rows.append(
-                _not_evaluated(
-                    gate=gate_id,
-                    kind=kind,
-                    system=gate.system,
-                    measure=gate.measure,
-                    language=gate.language,
-                    reference=reference,
-                    note=why,
-                )
-            )
+            rows.append(_not_evaluated(**where, note=why))
             continue
         actual = current.get(gate.system, gate.measure, gate.language, gate_id)
         if isinstance(gate, AbsoluteGate):
@@ -860,19 +858,7 @@ def check_gates(
         else:
             reference_mean = current.get(gate.reference, gate.measure, gate.language, gate_id)
             op, threshold = _worse_bound(gate.measure, reference_mean, gate.max_drop)
-        rows.append(
-            _row(
-                gate=gate_id,
-                kind=kind,
-                system=gate.system,
-                measure=gate.measure,
-                language=gate.language,
-                reference=reference,
-                op=op,
-                threshold=threshold,
-                actual=actual,
-            )
-        )
+        rows.append(_row(**where, op=op, threshold=threshold, actual=actual))
     if gates.baseline is not None:
         if baseline is None:
             raise InputError(
