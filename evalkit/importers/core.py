@@ -388,6 +388,21 @@ def import_collection(
     return summary
 
 
+def _mapped_id(source_id: str, kind: str, seen: set[str], summary: ImportSummary) -> str | None:
+    """The fixture ID of a source ``kind`` (document, query) ID; None when it is dropped (empty
+    or too long to map, or already ``seen``), the reason counted in ``summary``."""
+    mapped = fixture_id(source_id)
+    if mapped is None:
+        summary.drop(f"{kind} ID empty or too long to map", source_id[:MAX_ID])
+        return None
+    if mapped != source_id:
+        summary.mapped_ids += 1
+    if mapped in seen:
+        summary.drop(f"{kind} ID appears twice (the first was kept)", mapped)
+        return None
+    return mapped
+
+
 def _write_documents(  # noqa: PLR0917 - private helper of import_collection
     documents: Iterable[SourceDocument],
     root: Path,
@@ -409,14 +424,8 @@ def _write_documents(  # noqa: PLR0917 - private helper of import_collection
     stream: Iterator[SourceDocument] = iter(documents)
     bar = tqdm(stream, desc="documents", unit="doc", total=total, disable=not progress)
     for source in bar:
-        doc_id = fixture_id(source.id)
+        doc_id = _mapped_id(source.id, "document", seen, summary)
         if doc_id is None:
-            summary.drop("document ID empty or too long to map", source.id[:MAX_ID])
-            continue
-        if doc_id != source.id:
-            summary.mapped_ids += 1
-        if doc_id in seen:
-            summary.drop("document ID appears twice (the first was kept)", doc_id)
             continue
         text = _clean(source.text)
         title = _clean(source.title).strip()[:MAX_TITLE].strip() or doc_id
@@ -475,14 +484,8 @@ def _queries(  # noqa: PLR0917 - private helper of import_collection
     known_queries: set[str] = set()
     for source in queries:
         known_queries.add(source.id)
-        query_id = fixture_id(source.id)
+        query_id = _mapped_id(source.id, "query", seen, summary)
         if query_id is None:
-            summary.drop("query ID empty or too long to map", source.id[:MAX_ID])
-            continue
-        if query_id != source.id:
-            summary.mapped_ids += 1
-        if query_id in seen:
-            summary.drop("query ID appears twice (the first was kept)", query_id)
             continue
         seen.add(query_id)
         text = _clean(source.text).strip()
