@@ -21,11 +21,23 @@ A private string is reported when the artifact contains
 
 Shorter fragments (a number, a single word) are not identifying and are not reported.
 Findings name object IDs only, never the text.
+
+Base64 payloads (a run of 128+ base64 characters: ``data:`` URIs, a notebook's image outputs)
+are searched for what they carry (:func:`embedded_text`): an image's metadata and printable
+bytes, any other payload's decoded text as well as the run itself. One Aho-Corasick automaton
+(pyahocorasick) holds every needle, so a scan is one pass over the artifact whatever the number
+of private strings; an artifact text found clean is remembered with its private set, so the
+report's render-time and write-time scans search it once.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import functools
+import hashlib
 import html
+import io
 import json
 import re
 import unicodedata
@@ -52,7 +64,6 @@ WINDOW_LATIN = 16
 WINDOW_CJK = 6
 MIN_PRIVATE_VALUE = 6
 
-_BLOCK = 1 << 20  # haystack positions per block of the needle search
 _SPACE_RE = re.compile(r"\s+")
 _INVISIBLE_RE = re.compile("[\u00ad\u200b-\u200d\u2060\ufeff]")
 _MARKDOWN_ESCAPE_RE = re.compile(r"\\([!-/:-@\[-`{-~])")
@@ -144,7 +155,8 @@ def _needles(text: str) -> list[str]:
 
 
 def artifact_text(text: str) -> str:
-    """The searchable form of an artifact; JSON (e.g. a notebook) is decoded to its strings."""
+    """The searchable form of an artifact; JSON (e.g. a notebook) is decoded to its strings, and
+    base64 payloads are replaced by the text they carry (:func:`embedded_text`)."""
     stripped = text.lstrip()
     if stripped.startswith(("{", "[")):
         try:
@@ -152,62 +164,112 @@ def artifact_text(text: str) -> str:
         except (ValueError, RecursionError):
             pass
         else:
-            return _normalize("\n".join(_string_leaves(decoded, keys=True)) + "\n" + text)
-    return _normalize(text)
+            leaves = "\n".join(_string_leaves(decoded, keys=True))
+            return _normalize(embedded_text(leaves) + "\n" + embedded_text(text))
+    return _normalize(embedded_text(text))
+
+
+_BASE64_RUN_RE = re.compile(r"[A-Za-z0-9+/]{128,}={0,2}")
+_IMAGE_SIGNATURES = (b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff", b"GIF87a", b"GIF89a", b"RIFF")
+_PRINTABLE_RUN_RE = re.compile(rb"[\x20-\x7e]{%d,}" % MIN_WHOLE_CJK)
+
+
+def embedded_text(text: str) -> str:
+    """``text`` with each base64 run of 128+ characters replaced by what a reader could get out
+    of it: for an image (PNG, JPEG, GIF, WebP), its metadata text (PNG ``tEXt``/``zTXt``/
+    ``iTXt`` chunks, read by Pillow) and every run of printable ASCII in its bytes; for any
+    other payload (an SVG, a JSON blob, a text), the run itself and its decoded text. Pixels
+    are not text, so an embedded figure costs the scan nothing, while text hidden in base64,
+    which a plain substring search would miss, is searched too."""
+    return _BASE64_RUN_RE.sub(_payload_text, text)
+
+
+def _payload_text(match: re.Match[str]) -> str:
+    run = match.group(0)
+    try:
+        data = base64.b64decode(run + "=" * (-len(run) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return run
+    printable = [m.group(0).decode("ascii") for m in _PRINTABLE_RUN_RE.finditer(data)]
+    if data.startswith(_IMAGE_SIGNATURES):
+        return "\n" + "\n".join([*_png_texts(data), *printable]) + "\n"
+    try:
+        decoded = data.decode("utf-8")
+    except UnicodeDecodeError:
+        decoded = "\n".join(printable)
+    return f"{run}\n{decoded}\n"
+
+
+def _png_texts(data: bytes) -> list[str]:
+    """The keywords and texts of a PNG's text chunks (none for another format or a bad PNG)."""
+    if not data.startswith(_IMAGE_SIGNATURES[0]):
+        return []
+    from PIL import Image
+
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            image.load()
+            texts = dict(getattr(image, "text", {}) or {})
+    except Exception:  # a damaged image: its printable bytes are still searched
+        return []
+    return [part for key, value in texts.items() for part in (str(key), str(value))]
 
 
 class _NeedleIndex:
-    """Every needle keyed by its first ``_KEY_LONG`` (or, for shorter needles, ``_KEY_SHORT``)
-    characters, so one pass over an artifact per key length finds every needle in it: the cost
-    grows with the artifact's length, not with artifact length x number of needles."""
-
-    _KEY_LONG = MIN_WHOLE_LATIN
-    _KEY_SHORT = MIN_WHOLE_CJK
+    """Every needle in one Aho-Corasick automaton (pyahocorasick): one pass over an artifact
+    finds every needle in it, overlapping ones included, whatever their number."""
 
     def __init__(self, private: Iterable[PrivateText]) -> None:
-        self.tables: dict[int, dict[str, list[tuple[str, str]]]] = {}
+        import ahocorasick
+
+        owners: dict[str, set[str]] = {}
         for item in private:
             for needle in _needles(item.text):
-                size = self._KEY_LONG if len(needle) >= self._KEY_LONG else self._KEY_SHORT
-                table = self.tables.setdefault(size, {})
-                table.setdefault(needle[:size], []).append((needle, item.object_id))
+                owners.setdefault(needle, set()).add(item.object_id)
+        self._automaton: Any = ahocorasick.Automaton()
+        for needle, object_ids in owners.items():
+            self._automaton.add_word(needle, tuple(sorted(object_ids)))
+        self._searchable = bool(owners)
+        if self._searchable:
+            self._automaton.make_automaton()
+        self._clean: set[bytes] = set()
 
     def find(self, haystack: str) -> list[str]:
-        """Sorted object IDs with a needle in ``haystack``: the set of the haystack's key-length
-        substrings (taken in blocks, to bound memory) meets the keys, then only the rare
-        matching keys are located with ``str.find`` and their needles verified."""
+        """Sorted object IDs with a needle in ``haystack``."""
+        if not self._searchable:
+            return []
         leaked: set[str] = set()
-        for size, table in self.tables.items():
-            for block in range(0, max(len(haystack) - size + 1, 0), _BLOCK):
-                stop = min(block + _BLOCK, len(haystack) - size + 1)
-                grams = {haystack[i : i + size] for i in range(block, stop)}
-                for key in grams.intersection(table):
-                    self._verify(haystack, key, table[key], leaked)
+        for _, object_ids in self._automaton.iter(haystack):
+            leaked.update(object_ids)
         return sorted(leaked)
 
-    @staticmethod
-    def _verify(
-        haystack: str, key: str, candidates: list[tuple[str, str]], leaked: set[str]
-    ) -> None:
-        start = haystack.find(key)
-        while start != -1 and any(object_id not in leaked for _, object_id in candidates):
-            leaked.update(
-                object_id
-                for needle, object_id in candidates
-                if object_id not in leaked and haystack.startswith(needle, start)
-            )
-            start = haystack.find(key, start + 1)
+    def find_in_artifact(self, text: str) -> list[str]:
+        """:meth:`find` on ``artifact_text(text)``; a text found clean once is not searched
+        again (a report is scanned when it is rendered and again when it is written)."""
+        digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=32).digest()
+        if digest in self._clean:
+            return []
+        found = self.find(artifact_text(text))
+        if not found:
+            self._clean.add(digest)
+        return found
+
+
+@functools.lru_cache(maxsize=8)
+def _index(private: tuple[PrivateText, ...]) -> _NeedleIndex:
+    """The needle index of ``private``, kept for the next scan of the same private texts."""
+    return _NeedleIndex(private)
 
 
 def find_leaks(artifact: str, private: Iterable[PrivateText]) -> list[str]:
     """Sorted object IDs whose private text occurs in ``artifact`` (rule in module docstring)."""
-    return _NeedleIndex(private).find(artifact_text(artifact))
+    return _index(tuple(private)).find_in_artifact(artifact)
 
 
 def assert_no_leaks(artifacts: Mapping[str, str], private: Iterable[PrivateText]) -> None:
     """Raise ``LeakError`` naming the artifact names and leaked object IDs, if any leak."""
-    index = _NeedleIndex(private)
-    problems = {name: index.find(artifact_text(text)) for name, text in artifacts.items()}
+    index = _index(tuple(private))
+    problems = {name: index.find_in_artifact(text) for name, text in artifacts.items()}
     problems = {name: ids for name, ids in problems.items() if ids}
     if problems:
         ids = sorted({i for found in problems.values() for i in found})
