@@ -1085,7 +1085,7 @@ def _add_import(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Han
     table.add_argument("--documents", required=True, help=".jsonl, .csv or .parquet")
     table.add_argument("--queries", required=True, help=".jsonl, .csv or .parquet")
     table.add_argument("--judgments", required=True, help=".jsonl, .csv or .parquet")
-    from evalkit.importers import TableColumns
+    from evalkit.importers.columns import TableColumns
 
     for name, column in TableColumns().__dict__.items():
         table.add_argument(

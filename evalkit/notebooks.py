@@ -319,7 +319,16 @@ class _InterpreterKernelManager(AsyncKernelManager):
     @property
     def kernel_spec(self) -> KernelSpec:
         if self._kernel_spec is None:
-            argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+            # No command history: nothing is written to the user's IPython profile, and a kernel
+            # stopped at once cannot leave a half-written history database behind.
+            argv = [
+                sys.executable,
+                "-m",
+                "ipykernel_launcher",
+                "-f",
+                "{connection_file}",
+                "--HistoryManager.enabled=False",
+            ]
             if self.preload:
                 # One expression statement that evaluates to None: it defines no name in the
                 # user namespace and displays nothing.
@@ -341,7 +350,6 @@ REPORT_KERNEL_PRELOAD: Final = (
     "matplotlib.figure",
     "matplotlib.pyplot",
     "matplotlib_inline.backend_inline",
-    "scipy.stats",
     "evalkit.evaluate",
     "evalkit.plots",
     "evalkit.report_tables",
@@ -384,7 +392,8 @@ def _register_started_kernel_engine() -> None:
     papermill's own engine creates its kernel; given a kernel manager (``km``) it runs on that
     kernel but leaves it running. This engine is the same call, plus ``cleanup_kc=True``
     (nbclient's switch), so the kernel is shut down and its channels closed when the notebook
-    ends, as with papermill's own kernels.
+    ends, as with papermill's own kernels. The shutdown is immediate (the kernel keeps no state
+    worth a graceful exit: its command history is off, see ``_InterpreterKernelManager``).
     """
     from papermill.clientwrap import PapermillNotebookClient
     from papermill.engines import NBClientEngine, papermill_engines
@@ -413,6 +422,9 @@ def _register_started_kernel_engine() -> None:
                 log_output=log_output,
                 stdout_file=stdout_file,
                 stderr_file=stderr_file,
+                # Every output has arrived when the last cell's reply has: the kernel is
+                # stopped at once instead of waiting for its own exit (over a second).
+                shutdown_kernel="immediate",
             )
             executed: nbformat.NotebookNode = client.execute(cleanup_kc=True)
             return executed

@@ -46,7 +46,6 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
-import scipy.stats
 
 from evalkit.errors import InputError
 from evalkit.measures.names import higher_is_better
@@ -150,9 +149,11 @@ def bootstrap_ci(
 ) -> tuple[float, float]:
     """Two-sided bootstrap confidence interval ``(low, high)`` of the mean of a 1-D array.
 
-    ``method`` is ``"percentile"`` or ``"bca"`` (bias-corrected and accelerated); both are
-    computed by ``scipy.stats.bootstrap`` from resamples drawn with
-    ``numpy.random.Generator(PCG64(seed))`` in blocks. Values that are all equal (including a
+    ``method`` is ``"percentile"`` or ``"bca"`` (bias-corrected and accelerated), from
+    resamples drawn with ``numpy.random.Generator(PCG64(seed))`` in blocks: the percentile
+    interval as :func:`compare`'s (resamples as count vectors, the quantiles by
+    ``numpy.quantile``, linear as in ``scipy.stats.bootstrap(method="percentile")``), BCa by
+    ``scipy.stats.bootstrap(method="BCa")``. Values that are all equal (including a
     single value) give the zero-width interval ``(v, v)``: every resample has that mean.
     Raises :class:`InputError` for an empty, non-1-D or non-finite array or a bad argument.
     """
@@ -707,7 +708,10 @@ def _t_interval(values: FloatArray, confidence: float) -> tuple[float, float]:
         return float(values.mean()), float(values.mean())
     if values.size < 2:
         return float("nan"), float("nan")
-    margin = float(scipy.stats.t.ppf(0.5 + confidence / 2.0, values.size - 1)) * float(
+    # scipy.stats.t.ppf is this function; scipy.stats itself takes over a second to import
+    import scipy.special
+
+    margin = float(scipy.special.stdtrit(values.size - 1, 0.5 + confidence / 2.0)) * float(
         values.std(ddof=1) / np.sqrt(values.size)
     )
     mean = float(values.mean())
@@ -750,6 +754,8 @@ def _p_value(
         return 1.0
     if test in ("randomization", "bootstrap"):
         return float(_p_values(diffs[:, None], test=test, rng=rng, n_resamples=n_resamples)[0])
+    import scipy.stats  # loaded on first use: it takes over a second to import
+
     if test == "ttest":
         if _variance_undefined(diffs):
             return float("nan")
@@ -770,6 +776,11 @@ def _mean_interval(
     """Bootstrap interval of the mean of non-empty finite ``values`` (see bootstrap_ci)."""
     if np.ptp(values) == 0.0:
         return float(values[0]), float(values[0])
+    if method == "percentile":  # numpy only: scipy.stats takes over a second to import
+        low, high = percentile_intervals(values[:, None], rng, n_resamples, confidence)
+        return float(low[0]), float(high[0])
+    import scipy.stats
+
     with warnings.catch_warnings():
         warnings.simplefilter("error", scipy.stats.DegenerateDataWarning)
         try:

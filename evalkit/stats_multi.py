@@ -41,8 +41,6 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
-import scipy.integrate
-import scipy.stats
 
 from evalkit.errors import InputError
 from evalkit.stats import (
@@ -353,7 +351,9 @@ def _anova_rows(matrix: FloatArray, measure: str, confidence: float) -> list[dic
     ss_residual, df_residual = _residual_ss(matrix)
     ss_total = float(np.sum((matrix - grand) ** 2))
     v_e = ss_residual / df_residual
-    margin = float(scipy.stats.t.ppf(0.5 + confidence / 2.0, df_residual)) * math.sqrt(v_e / n)
+    import scipy.special  # scipy.stats.t.ppf is stdtrit; scipy.stats is slow to import
+
+    margin = float(scipy.special.stdtrit(df_residual, 0.5 + confidence / 2.0)) * math.sqrt(v_e / n)
     rows = []
     for source, ss, df in (
         ("system", ss_system, k - 1),
@@ -387,6 +387,8 @@ def _f_test(ms: float, v_e: float, df: int, df_residual: int) -> tuple[float, fl
     if v_e == 0.0:
         return (math.inf, 0.0) if ms > 0.0 else (float("nan"), float("nan"))
     f = ms / v_e
+    import scipy.stats  # loaded on first use
+
     return f, float(scipy.stats.f.sf(f, df, df_residual))
 
 
@@ -516,6 +518,9 @@ def _studentized_range_sf(q: FloatArray, k: int, df: int) -> FloatArray:
     scipy may warn that an integral converges slowly for q near 0 at large df; the values
     there agree with the df = inf limit to 1e-12, so the warning is silenced, and the result
     is clipped to [0, 1] (scipy computes the tail as 1 - cdf, accurate to about 1e-12)."""
+    import scipy.integrate
+    import scipy.stats
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", scipy.integrate.IntegrationWarning)
         tail = np.asarray(scipy.stats.studentized_range.sf(q, k, df), dtype=np.float64)
@@ -525,6 +530,9 @@ def _studentized_range_sf(q: FloatArray, k: int, df: int) -> FloatArray:
 @functools.lru_cache(maxsize=64)
 def _studentized_range_quantile(confidence: float, k: int, df: int) -> float:
     """The ``confidence`` quantile of ``Q_{k, df}`` (cached: scipy inverts by root finding)."""
+    import scipy.integrate
+    import scipy.stats
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", scipy.integrate.IntegrationWarning)
         return float(scipy.stats.studentized_range.ppf(confidence, k, df))

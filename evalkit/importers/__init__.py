@@ -2,20 +2,30 @@
 
 Rules of IDs, text, chunking and judgments: :mod:`evalkit.importers.core` and
 :mod:`evalkit.fixtures.chunking`; source formats: :mod:`evalkit.importers.sources`.
+
+The names are resolved on first use (PEP 562), so the command line can build its options from
+:class:`TableColumns` without loading the fixture and import machinery.
 """
 
-from evalkit.fixtures.chunking import ChunkingPolicy
-from evalkit.importers.core import (
-    ImportSummary,
-    SourceDocument,
-    SourceJudgment,
-    SourceQuery,
-    fixture_id,
-    import_collection,
-    locate_answer,
-    original_id,
-)
-from evalkit.importers.sources import TableColumns, beir_source, table_source, trec_source
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from evalkit.fixtures.chunking import ChunkingPolicy
+    from evalkit.importers.columns import TableColumns
+    from evalkit.importers.core import (
+        ImportSummary,
+        SourceDocument,
+        SourceJudgment,
+        SourceQuery,
+        fixture_id,
+        import_collection,
+        locate_answer,
+        original_id,
+    )
+    from evalkit.importers.sources import beir_source, table_source, trec_source
 
 __all__ = [
     "ChunkingPolicy",
@@ -32,3 +42,36 @@ __all__ = [
     "table_source",
     "trec_source",
 ]
+
+# public name -> the module that defines it
+_MODULE_OF = {
+    "ChunkingPolicy": "evalkit.fixtures.chunking",
+    **dict.fromkeys(
+        (
+            "ImportSummary",
+            "SourceDocument",
+            "SourceJudgment",
+            "SourceQuery",
+            "fixture_id",
+            "import_collection",
+            "locate_answer",
+            "original_id",
+        ),
+        "evalkit.importers.core",
+    ),
+    "TableColumns": "evalkit.importers.columns",
+    **dict.fromkeys(("beir_source", "table_source", "trec_source"), "evalkit.importers.sources"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'evalkit.importers' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -25,11 +25,11 @@ import json
 import os
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Final
 
 from evalkit.errors import InputError
+from evalkit.importers.columns import TableColumns
 from evalkit.importers.core import SourceDocument, SourceJudgment, SourceQuery
 
 __all__ = [
@@ -295,24 +295,6 @@ def table_rows(path: str | os.PathLike[str]) -> Iterator[tuple[str, dict[str, An
                 yield f"{file.name} row {number}", row
     else:
         raise InputError(f"{file.name}: expected a .jsonl, .csv, .tsv or .parquet file")
-
-
-@dataclass(frozen=True)
-class TableColumns:
-    """Column names of the three tables (``language``/``title``/``grade``/``answers``: empty
-    means absent; a missing grade column means grade 1)."""
-
-    doc_id: str = "doc_id"
-    doc_text: str = "text"
-    doc_title: str = ""
-    doc_language: str = ""
-    query_id: str = "query_id"
-    query_text: str = "text"
-    query_language: str = ""
-    judgment_query: str = "query_id"
-    judgment_doc: str = "doc_id"
-    judgment_grade: str = ""
-    judgment_answers: str = ""
 
 
 def _cell(row: dict[str, Any], column: str, where: str, *, required: bool = True) -> str:

@@ -1,0 +1,56 @@
+"""What the report's kernel and the command line load: slow imports stay out of their way.
+
+``scipy.stats`` takes over a second to import and the report needs none of it (its intervals
+and tests are numpy resampling); the command line builds its parser without pandas or the
+fixture machinery, so ``evalkit report`` can start the kernel first. Each check runs in a fresh
+interpreter, so modules an earlier test imported do not hide a regression.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+
+def _loaded_after(code: str, modules: list[str]) -> list[str]:
+    probe = textwrap.dedent(code) + textwrap.dedent(
+        f"""
+        import sys
+        print(",".join(m for m in {modules!r} if m in sys.modules))
+        """
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120
+    )
+    return [m for m in result.stdout.strip().split(",") if m]
+
+
+def test_the_report_path_does_not_load_scipy_stats() -> None:
+    code = """
+    from evalkit.evaluate import evaluate
+    from evalkit.fixtures import generate_fixture
+    from evalkit.report_tables import ablation_table, paired_comparisons, all_pairs_table
+    from evalkit.verdict import build_verdict
+    from evalkit import plots, gates, probes  # noqa: F401
+
+    evaluation = evaluate(generate_fixture(3, documents=20, queries=12), ["lexical", "token-hash"])
+    measures = list(evaluation.measures)
+    systems = list(evaluation.systems)
+    ablation_table(evaluation.per_query, systems=systems, measures=measures, n_resamples=50)
+    paired_comparisons(
+        evaluation.per_query, "lexical", systems=systems, measures=measures, n_resamples=50
+    )
+    all_pairs_table(evaluation.per_query, systems=systems, measures=measures, n_resamples=50)
+    build_verdict(evaluation, None, base="lexical", n_resamples=50, seed=0)
+    """
+    assert _loaded_after(code, ["scipy.stats"]) == []
+
+
+def test_the_command_line_parser_loads_no_pandas() -> None:
+    code = """
+    from evalkit.cli import build_parser
+
+    build_parser()
+    """
+    assert _loaded_after(code, ["pandas", "evalkit.fixtures", "pyarrow"]) == []
