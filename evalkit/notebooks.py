@@ -54,7 +54,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import nbformat
 from jupyter_client.kernelspec import KernelSpec
@@ -67,6 +67,10 @@ from evalkit.output import shown_path
 from evalkit.privacy import PrivateText
 from evalkit.registry import did_you_mean
 from evalkit.render import CONTENT_SECURITY_POLICY
+
+if TYPE_CHECKING:
+    from evalkit.evaluate import Evaluation
+    from evalkit.fixtures import Fixture
 
 __all__ = [
     "DEFAULT_REPORT_NOTEBOOK",
@@ -362,6 +366,12 @@ imports, so they load while this process checks the parameters and the systems (
 work instead of one). Importing defines no name in the notebook's namespace; a notebook that
 does not use a module has only paid for loading it."""
 _ENGINE_NAME: Final = "evalkit-started-kernel"
+EVALUATION_DIR_PARAMETER: Final = "evaluation_dir"
+"""The report notebook's parameter for a saved evaluation (:mod:`evalkit.evaluation_files`):
+:func:`render_report` evaluates in its own process while the kernel starts and passes the
+folder; empty (the default, as in JupyterLab), the notebook evaluates by itself."""
+REPORT_REPEATS: Final = 2
+"""Runs per system of the report's evaluation (the notebook's setup cell: ``repeats=2``)."""
 
 
 def _start_kernel(
@@ -626,10 +636,28 @@ def _exporter() -> Any:
     )
 
 
-def _warm_up_export() -> None:
-    """Import nbconvert and compile the report template (an empty notebook's export)."""
+def _warm_up_export(private: Sequence[PrivateText] = ()) -> None:
+    """Import nbconvert and compile the report template (an empty notebook's export); index
+    ``private`` for the leak scan (:func:`evalkit.privacy.find_leaks` keeps the index)."""
+    from evalkit.privacy import find_leaks
+
     with contextlib.suppress(Exception):  # export_html itself reports any real problem
         export_html(_NBFORMAT.v4.new_notebook())
+    find_leaks("", tuple(private))
+
+
+def _evaluate_for_notebook(fixture: Fixture, parameters: Mapping[str, Any]) -> Evaluation:
+    """The evaluation the report notebook's setup cell would run, with its parameters."""
+    from evalkit.evaluate import evaluate
+
+    names = [s.strip() for s in str(parameters["systems"]).split(",") if s.strip()]
+    return evaluate(
+        fixture,
+        names or None,
+        k=int(parameters["k"]),
+        repeats=REPORT_REPEATS,
+        concurrency=int(parameters.get("concurrency", 1)),
+    )
 
 
 @functools.cache
@@ -710,6 +738,7 @@ def render_report(
     :class:`~evalkit.errors.LeakError` (object IDs only) when a redacted report contains
     fixture text.
     """
+    from evalkit.evaluation_files import save_evaluation
     from evalkit.fixtures import load_fixture
     from evalkit.privacy import assert_no_leaks, private_texts
 
@@ -735,28 +764,47 @@ def render_report(
         )
     workdir = Path(cwd) if cwd is not None else Path.cwd()
     fixture_path = find_input(str(merged["fixture"]), base=workdir)
+    if parameters.get(EVALUATION_DIR_PARAMETER):
+        raise InputError(
+            f"notebook parameter {EVALUATION_DIR_PARAMETER!r} is set by evalkit report itself "
+            "(it evaluates while the kernel starts); leave it out"
+        )
     # The kernel starts (and imports what the notebook needs) while this process loads the
-    # fixture and the systems' definitions; see REPORT_KERNEL_PRELOAD.
+    # fixture and, when the notebook takes a saved evaluation, evaluates; see
+    # REPORT_KERNEL_PRELOAD and evalkit.evaluation_files.
     kernel = _start_kernel(workdir, REPORT_KERNEL_PRELOAD)
-    try:
-        fixture = load_fixture(fixture_path)
-        # a run:PATH system is relative to the notebook's working directory
-        with contextlib.chdir(workdir):
-            definitions = _system_definitions(str(merged["systems"]))
-        parameters = check_report_parameters(merged, parameters, list(definitions))
-    except BaseException:
-        _stop_kernel(kernel)
-        raise
-    merged = {**merged, **parameters}
-    # nbconvert loads and compiles its templates while the notebook runs
-    warm_up = threading.Thread(target=_warm_up_export, daemon=True)
-    warm_up.start()
-    executed = execute_notebook(
-        notebook, parameters, cwd=workdir, timeout_s=timeout_s, kernel=kernel
-    )
-    warm_up.join()
-    extra = [workdir, fixture_path.resolve(), Path(notebook).resolve().parent]
-    scrubbed = scrub_notebook(executed, paths=machine_paths(extra))
+    with tempfile.TemporaryDirectory(prefix="evalkit-report-") as private_dir:
+        try:
+            fixture = load_fixture(fixture_path)
+            # a run:PATH system is relative to the notebook's working directory
+            with contextlib.chdir(workdir):
+                definitions = _system_definitions(str(merged["systems"]))
+            parameters = check_report_parameters(merged, parameters, list(definitions))
+            merged = {**merged, **parameters}
+            # nbconvert loads its templates and the leak scan indexes the private texts
+            # while the notebook runs
+            private = tuple(private_texts(fixture, definitions))
+            warm_up = threading.Thread(target=_warm_up_export, args=(private,), daemon=True)
+            if EVALUATION_DIR_PARAMETER in defaults:
+                with contextlib.chdir(workdir):
+                    evaluation = _evaluate_for_notebook(fixture, merged)
+                saved = save_evaluation(evaluation, Path(private_dir) / "evaluation")
+                parameters = {**parameters, EVALUATION_DIR_PARAMETER: os.fspath(saved)}
+        except BaseException:
+            _stop_kernel(kernel)
+            raise
+        warm_up.start()
+        executed = execute_notebook(
+            notebook, parameters, cwd=workdir, timeout_s=timeout_s, kernel=kernel
+        )
+        warm_up.join()
+        extra = [
+            Path(private_dir),
+            workdir,
+            fixture_path.resolve(),
+            Path(notebook).resolve().parent,
+        ]
+        scrubbed = scrub_notebook(executed, paths=machine_paths(extra))
     html = export_html(scrubbed, title=f"evalkit report: {fixture.meta.id}")
     notebook_text = str(_NBFORMAT.writes(scrubbed))
     external = external_references(html)
@@ -765,7 +813,6 @@ def render_report(
             f"the exported HTML would load {len(external)} external resource(s); a report must "
             "open offline: remove links and remote images from the notebook's outputs"
         )
-    private = tuple(private_texts(fixture, definitions))
     if redact:
         assert_no_leaks({"HTML": html, "notebook": notebook_text}, private)
     return RenderedReport(

@@ -142,6 +142,7 @@ def test_report_notebook_declares_the_documented_parameters() -> None:
         "probes": "fixtures/probes",
         "probe_target": "stdlib",
         "concurrency": 1,
+        "evaluation_dir": "",
     }
 
 

@@ -1,0 +1,127 @@
+"""A saved evaluation reads back exactly, and the report made from one (``evalkit report``
+evaluates while the kernel starts) equals the report the notebook makes by evaluating itself
+(as in JupyterLab)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import nbformat
+import pandas as pd
+import pytest
+
+from evalkit.errors import InputError
+from evalkit.evaluate import Evaluation, evaluate
+from evalkit.evaluation_files import load_evaluation, save_evaluation
+from evalkit.fixtures import Fixture, dump_fixture, generate_fixture, load_fixture
+from evalkit.notebooks import (
+    DEFAULT_REPORT_NOTEBOOK,
+    EVALUATION_DIR_PARAMETER,
+    execute_notebook,
+    render_report,
+)
+
+
+@pytest.fixture(scope="module")
+def fixture_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    directory = tmp_path_factory.mktemp("saved") / "fixture"
+    dump_fixture(generate_fixture(5, documents=10, queries=8), directory)
+    return directory
+
+
+@pytest.fixture(scope="module")
+def evaluated(fixture_dir: Path) -> tuple[Fixture, Evaluation]:
+    fixture = load_fixture(fixture_dir)
+    return fixture, evaluate(fixture, ["lexical", "token-hash"], k=5)
+
+
+def test_a_saved_evaluation_reads_back_exactly(
+    tmp_path: Path, evaluated: tuple[Fixture, Evaluation]
+) -> None:
+    fixture, evaluation = evaluated
+    back = load_evaluation(save_evaluation(evaluation, tmp_path / "saved"), fixture)
+    for name in ("per_query", "rankings", "latency"):
+        pd.testing.assert_frame_equal(getattr(back, name), getattr(evaluation, name))
+    assert (back.systems, back.k, back.measures, back.repeats) == (
+        evaluation.systems,
+        evaluation.k,
+        evaluation.measures,
+        evaluation.repeats,
+    )
+    assert (back.definitions, back.notes) == (evaluation.definitions, evaluation.notes)
+    assert back.to_report() == evaluation.to_report()
+
+
+def test_another_fixtures_evaluation_is_refused(
+    tmp_path: Path, evaluated: tuple[Fixture, Evaluation]
+) -> None:
+    _, evaluation = evaluated
+    saved = save_evaluation(evaluation, tmp_path / "saved")
+    other = generate_fixture(6, documents=10, queries=8)
+    with pytest.raises(InputError, match="another fixture"):
+        load_evaluation(saved, other)
+
+
+@pytest.mark.parametrize("damage", ["missing", "format", "frame"])
+def test_a_damaged_folder_is_refused_clearly(
+    tmp_path: Path, evaluated: tuple[Fixture, Evaluation], damage: str
+) -> None:
+    fixture, evaluation = evaluated
+    saved = save_evaluation(evaluation, tmp_path / "saved")
+    if damage == "missing":
+        (saved / "evaluation.json").unlink()
+    elif damage == "format":
+        meta = json.loads((saved / "evaluation.json").read_text(encoding="utf-8"))
+        (saved / "evaluation.json").write_text(json.dumps({**meta, "format": "x/9"}))
+    else:
+        (saved / "rankings.parquet").write_bytes(b"not parquet")
+    with pytest.raises(InputError, match="evaluation_dir") as caught:
+        load_evaluation(saved, fixture)
+    assert str(saved) not in str(caught.value)  # no path in the message
+
+
+def test_evaluation_dir_is_not_a_users_parameter(fixture_dir: Path) -> None:
+    with pytest.raises(InputError, match="set by evalkit report"):
+        render_report({"fixture": str(fixture_dir), EVALUATION_DIR_PARAMETER: "elsewhere"})
+
+
+def _outputs(notebook: nbformat.NotebookNode, cell_ids: set[str]) -> dict[str, list[str]]:
+    """The HTML, Markdown and stream outputs of the cells named ``cell_ids``, without what
+    differs from one run to the next in any case (pandas' random table IDs, object addresses
+    in the plain-text stand-ins of rich outputs)."""
+    found: dict[str, list[str]] = {}
+    for cell in notebook.cells:
+        if cell.get("id") in cell_ids:
+            texts = []
+            for output in cell.get("outputs", []):
+                data = output.get("data", {})
+                text = data.get("text/html", data.get("text/markdown", output.get("text", "")))
+                texts.append(re.sub(r"T_[0-9a-f]{5}", "T_", str(text)))
+            found[cell.id] = texts
+    return found
+
+
+@pytest.mark.slow
+def test_the_cli_path_and_the_jupyterlab_path_give_the_same_report(fixture_dir: Path) -> None:
+    parameters = {
+        "fixture": str(fixture_dir),
+        "systems": "lexical,token-hash",
+        "base_system": "lexical",
+        "n_resamples": 200,
+        "worst": 2,
+        "probes": "",
+    }
+    # the deterministic sections (latency, which is measured anew, is left out)
+    sections = {"verdict", "ablation", "language", "comparisons", "all-pairs", "failures"}
+    rendered = render_report(parameters)
+    from_saved = nbformat.reads(rendered.notebook, as_version=4)
+    injected = next(
+        c for c in from_saved.cells if "injected-parameters" in c.metadata.get("tags", [])
+    )
+    assert EVALUATION_DIR_PARAMETER in injected.source  # the notebook read the saved evaluation
+    by_itself = execute_notebook(DEFAULT_REPORT_NOTEBOOK, parameters)
+    expected = _outputs(by_itself, sections)
+    assert set(expected) == sections
+    assert _outputs(from_saved, sections) == expected
