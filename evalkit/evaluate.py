@@ -46,13 +46,11 @@ from evalkit.fixtures.rules import safe_id
 from evalkit.measures import aggregate, parse_measure, score
 from evalkit.names import check_name
 from evalkit.spans import QuerySpans, context_precision_recall
-from evalkit.systems.progress import indexing_progress
-from evalkit.systems.protocol import Retriever, provide_aliases
-from evalkit.systems.reference import REFERENCE_SYSTEMS, resolve_system
 
 if TYPE_CHECKING:
     from evalkit.fixtures import Fixture
     from evalkit.privacy import PrivateText
+    from evalkit.systems.protocol import Retriever
 
 __all__ = ["DEFAULT_RANKING_MEASURES", "Evaluation", "default_measures", "evaluate"]
 
@@ -215,6 +213,8 @@ def evaluate(
     (module docs). ``client`` (a ``dask.distributed.Client`` or a scheduler address) runs the
     systems on that Dask cluster, with the same result (:mod:`evalkit.distributed`).
     """
+    from evalkit.systems.reference import REFERENCE_SYSTEMS
+
     if not isinstance(k, int) or k < 1:
         raise InputError(f"k must be a positive integer, got {k!r}")
     if not isinstance(repeats, int) or repeats < 1:
@@ -308,6 +308,11 @@ def _run_systems(  # noqa: PLR0917 - private helper, called positionally from ev
     concurrency: int = 1,
     notes: dict[str, dict[str, Any]] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, dict[str, Any]]]:
+    # the systems are loaded when they run, not when results are read (evalkit.systems docs)
+    from evalkit.systems.progress import indexing_progress
+    from evalkit.systems.protocol import provide_aliases
+    from evalkit.systems.reference import resolve_system
+
     grades = {(q.id, j.chunk_id): j.grade for q in fixture.queries for j in q.judgments}
     ranking_rows: list[tuple[str, str, int, str, float, int]] = []
     latency_rows: list[tuple[str, str, int, float]] = []

@@ -74,8 +74,7 @@ def load_evaluation(folder: str | os.PathLike[str], fixture: Fixture) -> Evaluat
     try:
         meta: Any = json.loads((source / _META).read_text(encoding="utf-8"))
         frames = {
-            name: pd.read_parquet(source / f"{name}.parquet", engine="pyarrow")
-            for name in _FRAMES
+            name: pd.read_parquet(source / f"{name}.parquet", engine="pyarrow") for name in _FRAMES
         }
     except (OSError, ValueError) as error:
         raise InputError(

@@ -355,16 +355,19 @@ REPORT_KERNEL_PRELOAD: Final = (
     "matplotlib.pyplot",
     "matplotlib_inline.backend_inline",
     "evalkit.evaluate",
+    "evalkit.evaluation_files",
     "evalkit.plots",
+    "evalkit.render",
     "evalkit.report_tables",
+    "evalkit.verdict",
     "evalkit.gates",
     "evalkit.probes",
-    "evalkit.systems.reference",
 )
 """What the kernel of :func:`render_report` imports while it starts: the report notebook's
-imports, so they load while this process checks the parameters and the systems (two cores at
+imports, so they load while this process checks the parameters and evaluates (two cores at
 work instead of one). Importing defines no name in the notebook's namespace; a notebook that
-does not use a module has only paid for loading it."""
+does not use a module has only paid for loading it. A notebook without the
+``evaluation_dir`` parameter evaluates in its kernel, which then also loads the systems."""
 _ENGINE_NAME: Final = "evalkit-started-kernel"
 EVALUATION_DIR_PARAMETER: Final = "evaluation_dir"
 """The report notebook's parameter for a saved evaluation (:mod:`evalkit.evaluation_files`):
@@ -772,7 +775,10 @@ def render_report(
     # The kernel starts (and imports what the notebook needs) while this process loads the
     # fixture and, when the notebook takes a saved evaluation, evaluates; see
     # REPORT_KERNEL_PRELOAD and evalkit.evaluation_files.
-    kernel = _start_kernel(workdir, REPORT_KERNEL_PRELOAD)
+    preload = REPORT_KERNEL_PRELOAD
+    if EVALUATION_DIR_PARAMETER not in defaults:
+        preload = (*preload, "evalkit.systems.reference")
+    kernel = _start_kernel(workdir, preload)
     with tempfile.TemporaryDirectory(prefix="evalkit-report-") as private_dir:
         try:
             fixture = load_fixture(fixture_path)

@@ -1,18 +1,28 @@
-"""Retrieval systems: the ``Retriever`` protocol, the system registry and the reference stack."""
+"""Retrieval systems: the ``Retriever`` protocol, the system registry and the reference stack.
 
-from evalkit.systems.fusion import HybridRetriever
-from evalkit.systems.lexical import LexicalRetriever
-from evalkit.systems.protocol import (
-    BaseRetriever,
-    FunctionRetriever,
-    Hit,
-    Retriever,
-    fingerprint,
-    load_factory,
-)
-from evalkit.systems.reference import REFERENCE_SYSTEMS, SYSTEMS, resolve_system
-from evalkit.systems.rerank import HeuristicReranker
-from evalkit.systems.vectors import AliasEmbedder, TokenHashEmbedder, VectorRetriever
+The names are resolved on first use (PEP 562): code that only reads evaluation results (the
+report's kernel, given a saved evaluation) does not load the systems' tokenizers and indexes.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from evalkit.systems.fusion import HybridRetriever
+    from evalkit.systems.lexical import LexicalRetriever
+    from evalkit.systems.protocol import (
+        BaseRetriever,
+        FunctionRetriever,
+        Hit,
+        Retriever,
+        fingerprint,
+        load_factory,
+    )
+    from evalkit.systems.reference import REFERENCE_SYSTEMS, SYSTEMS, resolve_system
+    from evalkit.systems.rerank import HeuristicReranker
+    from evalkit.systems.vectors import AliasEmbedder, TokenHashEmbedder, VectorRetriever
 
 __all__ = [
     "REFERENCE_SYSTEMS",
@@ -31,3 +41,33 @@ __all__ = [
     "load_factory",
     "resolve_system",
 ]
+
+# public name -> the module that defines it
+_MODULE_OF = {
+    "HybridRetriever": "evalkit.systems.fusion",
+    "LexicalRetriever": "evalkit.systems.lexical",
+    **dict.fromkeys(
+        ("BaseRetriever", "FunctionRetriever", "Hit", "Retriever", "fingerprint", "load_factory"),
+        "evalkit.systems.protocol",
+    ),
+    **dict.fromkeys(
+        ("REFERENCE_SYSTEMS", "SYSTEMS", "resolve_system"), "evalkit.systems.reference"
+    ),
+    "HeuristicReranker": "evalkit.systems.rerank",
+    **dict.fromkeys(
+        ("AliasEmbedder", "TokenHashEmbedder", "VectorRetriever"), "evalkit.systems.vectors"
+    ),
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'evalkit.systems' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
