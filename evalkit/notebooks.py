@@ -775,7 +775,7 @@ def render_report(
     # The kernel starts (and imports what the notebook needs) while this process loads the
     # fixture and, when the notebook takes a saved evaluation, evaluates; see
     # REPORT_KERNEL_PRELOAD and evalkit.evaluation_files.
-    preload = REPORT_KERNEL_PRELOAD
+    preload: tuple[str, ...] = REPORT_KERNEL_PRELOAD
     if EVALUATION_DIR_PARAMETER not in defaults:
         preload = (*preload, "evalkit.systems.reference")
     kernel = _start_kernel(workdir, preload)
