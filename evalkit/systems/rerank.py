@@ -36,13 +36,30 @@ Abstention
 
 1. ``abstain_on_unseen`` is true and the query mentions a concept of the table that no indexed
    chunk mentions (an out-of-corpus entity check; it never fires without a table); or
-2. no candidate has ``support > min_support``. A candidate's support is the larger of its term
-   support and its concept support: the IDF-weighted share of *all* the query's terms (its
-   concepts) that it contains, where a Latin-script term no chunk contains weighs the largest
-   IDF of the corpus (an unknown word is the most specific part of a question) and such a CJK
-   bigram ``unseen_cjk_weight`` times that (default 0: a bigram across a word boundary is often
-   unseen and says nothing). With the default ``min_support`` 0 the rule fires when no
-   candidate shares a single content word or concept with the query.
+2. some candidate is in the query's language and no candidate has ``support > min_support``.
+   A candidate's support is the larger of its term support and its concept support: the
+   IDF-weighted share of *all* the query's terms (its concepts) that it contains, where a
+   Latin-script term no chunk contains weighs the largest IDF of the corpus (an unknown word is
+   the most specific part of a question) and such a CJK bigram ``unseen_cjk_weight`` times that
+   (default 0: a bigram across a word boundary is often unseen and says nothing). With the
+   default ``min_support`` 0 the rule fires when no candidate shares a single content word or
+   concept with the query. When every candidate is in another language (a cross-language match
+   through the table, or BM25 on a shared question word), sharing no words is expected and the
+   rule does not fire.
+
+Two more rules are opt-in (off in the reference system; see below for why). Both need the
+table and a yes/no question (``asks_yes_no``: an English auxiliary or modal verb first, a
+Chinese 吗 at the end or an A-not-A form such as 有没有; grammar, not vocabulary), the kind of
+question whose "no answer" is "the corpus does not have that":
+
+3. ``abstain_on_unknown_item``: some candidate is in the query's language and the question
+   names an item no chunk contains (``unknown_items``): a Latin content term no chunk has (nor a
+   term sharing its first ``ITEM_PREFIX`` = 4 letters, a cheap guard against stemming misses
+   such as child/children), or a run of two or more CJK characters no chunk has (function
+   characters left out; a single character is often part of a known word); a word of an alias
+   of a concept the query mentions is never unknown (the table names it in the corpus);
+4. ``abstain_on_apart``: the question mentions two or more concepts and no candidate mentions
+   all of them (the asked item and the entity never meet in one chunk).
 
 Settings and how they were chosen
 ---------------------------------
@@ -69,6 +86,22 @@ checks the issue's rules on fresh seeds and on the committed fixtures without fi
   1.0 at every feasible value; single features such as the top score, score gap, coverage or
   lexical/vector agreement separate them with AUC 0.5-0.68). The result is ``min_support`` 0:
   abstain only when no candidate shares a single content word or concept with the query.
+- Rules 3 and 4 (on/off) are chosen by the same criterion, jointly with ``min_support``: a
+  setting must lower the worst set's NoAnswerFP, ties going to fewer rules and the smaller
+  threshold. Both need a table, so the set without one (``dev-noalias``, NoAnswerFP 1.0) is
+  never improved and both stay off. Their in-sample effect on the development fixture with its
+  table (``fit_rerank.py``'s table): NoAnswerFP 1.000 -> 0.545 with rule 3 (NoResult 0.000 ->
+  0.027), -> 0.364 with rules 3 and 4 (NoResult 0.081, nDCG@10 0.914 -> 0.849); with half its
+  table 0.364 (NoResult 0.081). Signals tried before them on that fixture, each too weak: the
+  share of the query's units (IDF-weighted, unseen units included, CJK as characters) in the
+  best candidate (AUC 0.58), the share of unknown words (AUC 0.62), "the top 2 or 3 units by IDF
+  in one candidate" (NoResult 0.51-0.62), any unknown word without the yes/no condition
+  (NoResult 0.23 at NoAnswerFP 0.55). Measured once on the held-out ``synthetic-bilingual-v1``
+  with its table (``benchmarks/heldout_rerank.py --opt-in``; nothing changed after): rules 3
+  and 4 do not generalize. They catch 2 of its 14 no-answer queries and cost 8 of its 82
+  answerable ones (NoAnswerFP 0.857, NoResult 0.098, nDCG@10 0.821 -> 0.728): its authors
+  paraphrase answerable yes/no questions with words the corpus does not use, which a lexical
+  test cannot tell from an absent item.
 """
 
 from __future__ import annotations
