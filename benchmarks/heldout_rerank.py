@@ -9,10 +9,11 @@ The rules, per fixture (nDCG(dcg='exp-log2')@10 over answerable queries):
 Fixtures: fresh ``generate_fixture`` seeds (default 101-105; never the fitting seeds 1-5 of
 ``benchmarks/fit_rerank.py``) with corpus sizes and no-answer shares varying by seed, no table;
 and any ``--fixture DIR`` given, with its ``aliases.yaml`` and without it. Nothing is fitted
-here: the script only measures.
+here: the script only measures. ``--opt-in`` also measures ``hybrid-rerank`` with its opt-in
+abstention rules 3 and 4 switched on (``evalkit.systems.rerank``), as ``rules`` columns.
 
     .venv/bin/python benchmarks/heldout_rerank.py [--seeds 101 102] \\
-        [--fixture fixtures/synthetic-bilingual-v1]
+        [--fixture fixtures/synthetic-bilingual-v1] [--opt-in]
 """
 
 from __future__ import annotations
@@ -24,6 +25,11 @@ import pandas as pd
 
 from evalkit.evaluate import evaluate
 from evalkit.fixtures import Fixture, generate_fixture, load_fixture
+from evalkit.systems.protocol import Retriever
+from evalkit.systems.reference import REFERENCE_SYSTEMS, SYSTEMS
+from evalkit.systems.rerank import HeuristicReranker
+
+RULES = "hybrid-rerank-rules"
 
 NDCG = "nDCG(dcg='exp-log2')@10"
 SHORT = {"lexical": "lex", "token-hash": "hash", "alias-vector": "alias", "hybrid": "hyb"}
@@ -44,11 +50,29 @@ def _fixtures(seeds: list[int], paths: list[str]) -> Iterator[tuple[str, Fixture
         yield f"{fixture.meta.id} without table", fixture.model_copy(update={"aliases": None})
 
 
-def check(fixture: Fixture) -> dict[str, float | bool]:
+def _with_rules() -> Retriever:
+    """``hybrid-rerank`` with the opt-in abstention rules 3 and 4 on, under its own name."""
+    system = SYSTEMS.get("hybrid-rerank")()
+    assert isinstance(system, HeuristicReranker)
+    system.name = RULES
+    system.abstain_on_unknown_item = system.abstain_on_apart = True
+    return system
+
+
+def check(fixture: Fixture, *, opt_in: bool = False) -> dict[str, float | bool]:
     """The five systems' nDCG@10 and hybrid-rerank's abstention, with each rule's verdict."""
-    summary = evaluate(fixture, None, repeats=1).summary()
+    systems: list[str | Retriever] = [*REFERENCE_SYSTEMS, *([_with_rules()] if opt_in else [])]
+    summary = evaluate(fixture, systems, repeats=1).summary()
     table = summary.pivot_table(index="system", columns="measure", values="value")
     ndcg = table[NDCG]
+    rules: dict[str, float | bool] = {}
+    if opt_in:
+        rules = {
+            "rules": float(table.loc[RULES, NDCG]),
+            "rules FP": float(table.loc[RULES, "NoAnswerFP"]),
+            "rules NoResult": float(table.loc[RULES, "NoResult"]),
+        }
+        ndcg = ndcg.drop(RULES)
     rerank, hybrid = float(ndcg["hybrid-rerank"]), float(ndcg["hybrid"])
     lexical, token_hash = float(ndcg["lexical"]), float(ndcg["token-hash"])
     fp = float(table.loc["hybrid-rerank", "NoAnswerFP"])
@@ -61,17 +85,23 @@ def check(fixture: Fixture) -> dict[str, float | bool]:
         "fusion ok": hybrid >= max(lexical, token_hash),
         "abstention ok": fp <= 0.5 and no_result <= 0.10,
     }
-    return row
+    return row | rules
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="*", default=[101, 102, 103, 104, 105])
     parser.add_argument("--fixture", action="append", default=[])
+    parser.add_argument("--opt-in", action="store_true", help="also measure rules 3 and 4")
     args = parser.parse_args()
-    rows = {label: check(fixture) for label, fixture in _fixtures(args.seeds, args.fixture)}
+    rows = {
+        label: check(fixture, opt_in=args.opt_in)
+        for label, fixture in _fixtures(args.seeds, args.fixture)
+    }
     table = pd.DataFrame.from_dict(rows, orient="index")
     columns = ["lex", "hash", "alias", "hyb", "rerank", "rerank FP", "rerank NoResult"]
+    if args.opt_in:
+        columns += ["rules", "rules FP", "rules NoResult"]
     table[columns] = table[columns].astype(float).round(3)
     with pd.option_context("display.width", 250, "display.max_columns", 20):
         print(table[[*columns, "reranker ok", "fusion ok", "abstention ok"]].to_string())

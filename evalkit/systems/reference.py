@@ -11,7 +11,8 @@ Reference settings (issue 14; none was chosen on ``synthetic-bilingual-v1``, whi
   settings (Cormack et al. 2009): equal weights, ``rrf_k`` 60, each component's top 50. With no
   table, the alias component returns nothing and ``hybrid`` ranks as ``lexical`` does.
 - ``hybrid-rerank`` reranks that hybrid's top 30 with the defaults of ``HeuristicReranker``,
-  fitted on the development fixture and generated fixtures (see ``evalkit.systems.rerank``).
+  fitted on the development fixture and generated fixtures (see ``evalkit.systems.rerank``); its
+  opt-in abstention rules 3 and 4 stay off (they did not generalize to held-out data).
 """
 
 from __future__ import annotations
