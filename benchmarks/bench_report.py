@@ -5,19 +5,27 @@ Run from the repository root::
     python benchmarks/bench_report.py            # 3 end-to-end runs, phases measured once
     python benchmarks/bench_report.py --runs 5 --fixture fixtures/synthetic-bilingual-v1
 
+How ``evalkit report`` spends its time: it starts the kernel first; while the kernel starts and
+imports what the notebook needs (``REPORT_KERNEL_PRELOAD``), the command's own process loads
+the fixture, evaluates (5 systems, 2 repeats) and saves the evaluation for the notebook
+(:mod:`evalkit.evaluation_files`), so the two run on two cores at once; then the kernel runs
+the cells (statistics, plots, tables, probes) while the command compiles the HTML template and
+indexes the private texts for the leak scan; last come the export and one leak scan.
+
 It prints
 
 1. the phases, each timed on its own in a fresh interpreter (wall and CPU seconds): kernel
-   start (a bare kernel up and answering, then shut down), imports (what the notebook
-   imports), evaluation (``evaluate``, 5 systems, 2 repeats), statistics (the report's
-   ablation tables, paired comparisons and all-pairs test at the notebook's ``n_resamples``),
-   plots (both figures built and rendered to PNG as the inline backend does) and export
-   (scrub, HTML export and the two leak scans of the executed notebook, as ``evalkit report``
-   does them);
+   start (a bare kernel up and answering, then shut down), imports (the kernel's preload),
+   evaluation (``evaluate``, 5 systems, 2 repeats, saved and read back), statistics (the
+   verdict, the ablation tables, the paired comparisons and the all-pairs test at the
+   notebook's ``n_resamples``), plots (the three figures built and rendered to PNG as the
+   inline backend does) and export (scrub, HTML export and the leak scans of the executed
+   notebook, as ``evalkit report`` does them);
 2. the end-to-end ``evalkit report FIXTURE --output ...`` (a real papermill run on a real
    kernel, nothing bypassed) ``--runs`` times: min and median wall time, the CPU seconds of
    the command and its kernel, and the load average before the runs;
-3. the per-cell times papermill recorded in the last run, by report section.
+3. the per-cell times papermill recorded in the last run, by report section, and that run's
+   timeline (first cell started, last cell done, command done).
 
 The machine is shared, so wall times are noisy: compare the minimum against the target and
 read the CPU seconds (which other processes inflate much less) next to it.
@@ -26,6 +34,7 @@ read the CPU seconds (which other processes inflate much less) next to it.
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import os
 import resource
@@ -63,13 +72,11 @@ def kernel():
     client.stop_channels()
     run_sync(manager.shutdown_kernel)()
 
-def imports():
-    import pandas, matplotlib.pyplot  # noqa: F401  (%matplotlib inline loads pyplot)
-    from evalkit import plots, report_tables  # noqa: F401
-    from evalkit.evaluate import evaluate  # noqa: F401
-    from evalkit.fixtures import load_fixture  # noqa: F401
-    from evalkit.gates import check_gates  # noqa: F401
-    from evalkit.probes import run_probes  # noqa: F401
+def imports():  # what the report's kernel imports while it starts
+    import importlib
+    from evalkit.notebooks import REPORT_KERNEL_PRELOAD
+    for module in REPORT_KERNEL_PRELOAD:
+        importlib.import_module(module)
 
 timed("kernel start", kernel)
 timed("imports", imports)
@@ -82,8 +89,13 @@ from evalkit.notebooks import notebook_parameters, DEFAULT_REPORT_NOTEBOOK
 defaults = notebook_parameters(DEFAULT_REPORT_NOTEBOOK)
 n, seed, base = defaults["n_resamples"], defaults["seed"], defaults["base_system"]
 
-def evaluation():
-    result = evaluate(load_fixture(fixture_dir), None, k=10, repeats=2)
+def evaluation():  # in the command's own process, while the kernel starts
+    import tempfile
+    from evalkit.evaluation_files import load_evaluation, save_evaluation
+    fixture = load_fixture(fixture_dir)
+    result = evaluate(fixture, None, k=10, repeats=2)
+    with tempfile.TemporaryDirectory() as folder:
+        result = load_evaluation(save_evaluation(result, folder), fixture)  # the kernel's copy
     result.to_report()
     return result
 
@@ -91,23 +103,28 @@ ev = timed("evaluation", evaluation)
 S, M, pq = list(ev.systems), list(ev.measures), ev.per_query
 
 def stats():
+    from evalkit.verdict import build_verdict
+    outcome = build_verdict(ev, None, base=base, n_resamples=n, seed=seed)
     for by in ((), ("language",)):
         table = report_tables.ablation_table(
             pq, systems=S, measures=M, by=list(by), n_resamples=n, seed=seed
         )
         report_tables.style_ablation(table).to_html()
-    report_tables.paired_comparisons(pq, base, systems=S, measures=M, n_resamples=n, seed=seed)
+    report_tables.ordered_comparisons(outcome.comparisons, systems=S, measures=M)  # section 6
     report_tables.all_pairs_table(pq, systems=S, measures=M, n_resamples=n, seed=seed)
+    return outcome
 
-timed("statistics", stats)
+outcome = timed("statistics", stats)
 
-def figures():
+def figures():  # drawn once each, as the notebook's inline backend does (no tight bbox)
     from IPython.core.pylabtools import print_figure
+    headline = plots.headline_figure(outcome.headline, base=base)
+    print_figure(headline, "png", bbox_inches=None)
     latency = plots.latency_figure(ev.latency.dropna(subset=["latency_ms"]), systems=S)
-    print_figure(latency, "png", bbox_inches="tight")
+    print_figure(latency, "png", bbox_inches=None)
     shown = [m for m in M if m.startswith(("nDCG", "RR@"))] or M[:1]
     diff = plots.paired_difference_figure(pq, base=base, systems=S, measures=shown)
-    print_figure(diff, "png", bbox_inches="tight")
+    print_figure(diff, "png", bbox_inches=None)
 
 timed("plots", figures)
 
@@ -120,39 +137,46 @@ def export():
     scrubbed = scrub_notebook(nbformat.read(executed_path, as_version=4), paths=machine_paths())
     html = export_html(scrubbed)
     text = nbformat.writes(scrubbed)
-    for _ in range(2):  # render_report scans, then write_rendered_report scans again
-        assert_no_leaks({"HTML": html, "notebook": text}, private)
+    for _ in range(2):  # render_report scans; write_rendered_report finds the same texts clean
+        assert_no_leaks({"HTML": html, "notebook": text}, tuple(private))
 
 if executed_path:
     timed("export", export)
 print(json.dumps(times))
 """
 
-_SECTIONS = (
-    ("parameters + imports + evaluation", ("# Parameters", "%matplotlib")),
-    ("header", ("display(styled(report_tables.header_table",)),
-    ("ablation", ("overall = report_tables", "by_language = report_tables")),
-    ("latency plot", ("latency_table =",)),
-    ("difference plot", ("difference_measures =",)),
-    ("paired tests", ("comparisons = report_tables", "if len(SYSTEMS) > 2")),
-    ("drill-down", ("failures = evaluation", "near_duplicates =")),
-    ("gates", ("from evalkit.diff import",)),
-    ("probes", ("from evalkit.errors import InputError",)),
-)
+_SECTIONS = {
+    "parameters": "parameters",
+    "setup": "setup (imports, fixture, the saved evaluation)",
+    "verdict": "verdict (gates, comparisons, headline plot)",
+    "header": "header",
+    "ablation": "ablation",
+    "language": "ablation",
+    "latency": "latency plot",
+    "differences": "difference plot",
+    "comparisons": "paired tests",
+    "all-pairs": "paired tests",
+    "failures": "drill-down",
+    "drilldown": "drill-down",
+    "gates": "gates",
+}
 
 
-def _section(source: str) -> str:
-    for name, starts in _SECTIONS:
-        if any(source.lstrip().startswith(s) or s in source[:200] for s in starts):
-            return name
+def _section(cell: dict[str, Any]) -> str:
+    if cell.get("id") in _SECTIONS:
+        return _SECTIONS[cell["id"]]
+    if "".join(cell["source"]).startswith("from evalkit.errors import InputError"):
+        return "probes"
     return "other"
 
 
-def _report_once(fixture: str, workspace: Path) -> tuple[float, float, Path]:
-    """One ``evalkit report`` run: (wall s, CPU s of it and its children, executed .ipynb)."""
+def _report_once(fixture: str, workspace: Path) -> tuple[float, float, float, Path]:
+    """One ``evalkit report`` run: (start epoch s, wall s, CPU s of it and its children,
+    executed .ipynb)."""
     evalkit = Path(sys.executable).with_name("evalkit")
     output = workspace / "bench-report.html"  # inside the repository: the probes are found
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    epoch = time.time()
     start = time.perf_counter()
     subprocess.run(
         [str(evalkit), "report", fixture, "--output", str(output.relative_to(REPO))],
@@ -163,22 +187,30 @@ def _report_once(fixture: str, workspace: Path) -> tuple[float, float, Path]:
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu, output.with_suffix(".ipynb")
+    return epoch, wall, cpu, output.with_suffix(".ipynb")
 
 
-def _cell_times(executed: Path) -> dict[str, float]:
+def _cell_times(executed: Path, epoch: float) -> tuple[dict[str, float], float, float]:
+    """Kernel seconds per report section, and when (seconds after the command started) the
+    first cell started and the last one ended."""
     nb = json.loads(executed.read_text(encoding="utf-8"))
     sums: dict[str, float] = {}
+    starts: list[float] = []
+    ends: list[float] = []
     for cell in nb["cells"]:
         if cell["cell_type"] != "code":
             continue
-        duration = cell.get("metadata", {}).get("papermill", {}).get("duration") or 0.0
-        name = _section("".join(cell["source"]))
-        sums[name] = sums.get(name, 0.0) + float(duration)
-    sums["(papermill total, kernel start and shutdown included)"] = float(
-        nb["metadata"]["papermill"]["duration"]
-    )
-    return sums
+        timing = cell.get("metadata", {}).get("papermill", {})
+        name = _section(cell)
+        sums[name] = sums.get(name, 0.0) + float(timing.get("duration") or 0.0)
+        if timing.get("start_time") and timing.get("end_time"):
+            starts.append(_epoch(timing["start_time"]) - epoch)
+            ends.append(_epoch(timing["end_time"]) - epoch)
+    return sums, min(starts), max(ends)
+
+
+def _epoch(stamp: str) -> float:
+    return datetime.datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
 
 
 def main() -> None:
@@ -196,8 +228,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-report-", dir=REPO / "reports") as tmp:
         workspace = Path(tmp)
         executed = workspace
+        epoch = 0.0
         for run in range(args.runs):
-            wall, cpu, executed = _report_once(args.fixture, workspace)
+            epoch, wall, cpu, executed = _report_once(args.fixture, workspace)
             walls.append(wall)
             cpus.append(cpu)
             print(f"  run {run + 1}: {wall:6.2f} s wall, {cpu:6.2f} s CPU")
@@ -209,7 +242,7 @@ def main() -> None:
             text=True,
         )
         times: dict[str, Any] = json.loads(phases.stdout.strip().splitlines()[-1])
-        cells = _cell_times(executed)
+        cells, first, last = _cell_times(executed, epoch)
 
     print("\nphases, each on its own (wall s / CPU s):")
     for name, (wall, cpu) in times.items():
@@ -220,7 +253,11 @@ def main() -> None:
 
     print("\nlast run, kernel time per report section (papermill's cell durations, s):")
     for name, seconds in cells.items():
-        print(f"  {name:<40} {seconds:6.2f}")
+        print(f"  {name:<46} {seconds:6.2f}")
+    print(
+        f"last run's timeline: kernel ready and evaluation handed over, first cell at "
+        f"{first:.2f} s; last cell done at {last:.2f} s; command done at {walls[-1]:.2f} s"
+    )
 
     best, median = min(walls), statistics.median(walls)
     load = os.getloadavg()

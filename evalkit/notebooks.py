@@ -354,6 +354,7 @@ REPORT_KERNEL_PRELOAD: Final = (
     "matplotlib.figure",
     "matplotlib.pyplot",
     "matplotlib_inline.backend_inline",
+    "scipy.special",  # the t quantile of the paired comparisons' intervals
     "evalkit.evaluate",
     "evalkit.evaluation_files",
     "evalkit.plots",

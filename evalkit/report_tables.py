@@ -56,6 +56,7 @@ __all__ = [
     "header_table",
     "interval_text",
     "judgment_table",
+    "ordered_comparisons",
     "paired_comparisons",
     "probe_legend",
     "probe_table",
@@ -397,7 +398,21 @@ def paired_comparisons(
         n_resamples=n_resamples,
         seed=seed,
     )
-    return _in_order(result, systems=systems, measures=present, first=[])[list(COMPARISON_COLUMNS)]
+    return ordered_comparisons(result, systems=systems, measures=present)
+
+
+def ordered_comparisons(
+    compared: pd.DataFrame, *, systems: Sequence[str], measures: Sequence[str]
+) -> pd.DataFrame:
+    """A :func:`evalkit.stats.compare` frame as :func:`paired_comparisons` shows it: rows in
+    ``systems`` then ``measures`` order, columns ``COMPARISON_COLUMNS``. The report passes the
+    verdict's comparisons (:attr:`evalkit.verdict.Verdict.comparisons`, the same test,
+    correction, resamples and seed) instead of computing them twice."""
+    if compared.empty:
+        return _empty(COMPARISON_COLUMNS, _COMPARISON_DTYPES)
+    present = [m for m in measures if m in set(compared["measure"])]
+    ordered = _in_order(compared, systems=systems, measures=present, first=[])
+    return ordered[list(COMPARISON_COLUMNS)]
 
 
 def failure_counts(failures: pd.DataFrame, *, systems: Sequence[str]) -> pd.DataFrame:
