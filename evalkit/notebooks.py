@@ -742,8 +742,6 @@ def render_report(
     :class:`~evalkit.errors.LeakError` (object IDs only) when a redacted report contains
     fixture text.
     """
-    from evalkit.evaluation_files import save_evaluation
-    from evalkit.fixtures import load_fixture
     from evalkit.privacy import assert_no_leaks, private_texts
 
     defaults = notebook_parameters(notebook)
@@ -782,6 +780,10 @@ def render_report(
     kernel = _start_kernel(workdir, preload)
     with tempfile.TemporaryDirectory(prefix="evalkit-report-") as private_dir:
         try:
+            # imported once the kernel is starting: pandas and the fixture models take a while
+            from evalkit.evaluation_files import save_evaluation
+            from evalkit.fixtures import load_fixture
+
             fixture = load_fixture(fixture_path)
             # a run:PATH system is relative to the notebook's working directory
             with contextlib.chdir(workdir):

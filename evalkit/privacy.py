@@ -37,10 +37,10 @@ import binascii
 import functools
 import hashlib
 import html
-import io
 import json
 import re
 import unicodedata
+import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -177,7 +177,7 @@ _PRINTABLE_RUN_RE = re.compile(rb"[\x20-\x7e]{%d,}" % MIN_WHOLE_CJK)
 def embedded_text(text: str) -> str:
     """``text`` with each base64 run of 128+ characters replaced by what a reader could get out
     of it: for an image (PNG, JPEG, GIF, WebP), its metadata text (PNG ``tEXt``/``zTXt``/
-    ``iTXt`` chunks, read by Pillow) and every run of printable ASCII in its bytes; for any
+    ``iTXt`` chunks) and every run of printable ASCII in its bytes; for any
     other payload (an SVG, a JSON blob, a text), the run itself and its decoded text. Pixels
     are not text, so an embedded figure costs the scan nothing, while text hidden in base64,
     which a plain substring search would miss, is searched too."""
@@ -201,18 +201,44 @@ def _payload_text(match: re.Match[str]) -> str:
 
 
 def _png_texts(data: bytes) -> list[str]:
-    """The keywords and texts of a PNG's text chunks (none for another format or a bad PNG)."""
+    """The keywords and texts of a PNG's ``tEXt``, ``zTXt`` and ``iTXt`` chunks, wherever they
+    are in the file (none for another format; a damaged chunk ends the walk). The chunk layout
+    is the PNG specification's (length, type, data, CRC); pixels are not decoded."""
     if not data.startswith(_IMAGE_SIGNATURES[0]):
         return []
-    from PIL import Image
+    texts: list[str] = []
+    position = len(_IMAGE_SIGNATURES[0])
+    while position + 8 <= len(data):
+        length = int.from_bytes(data[position : position + 4], "big")
+        kind = data[position + 4 : position + 8]
+        body = data[position + 8 : position + 8 + length]
+        position += 12 + length
+        try:
+            texts += _text_chunk(kind, body)
+        except (ValueError, zlib.error):
+            break
+        if kind == b"IEND":
+            break
+    return texts
 
-    try:
-        with Image.open(io.BytesIO(data)) as image:
-            image.load()
-            texts = dict(getattr(image, "text", {}) or {})
-    except Exception:  # a damaged image: its printable bytes are still searched
-        return []
-    return [part for key, value in texts.items() for part in (str(key), str(value))]
+
+def _text_chunk(kind: bytes, body: bytes) -> list[str]:
+    if kind == b"tEXt":
+        keyword, _, text = body.partition(b"\0")
+        return [keyword.decode("latin-1"), text.decode("latin-1")]
+    if kind == b"zTXt":
+        keyword, _, rest = body.partition(b"\0")
+        return [keyword.decode("latin-1"), zlib.decompress(rest[1:]).decode("latin-1")]
+    if kind == b"iTXt":
+        keyword, _, rest = body.partition(b"\0")
+        compressed, rest = rest[:1] == b"\1", rest[2:]
+        language, _, rest = rest.partition(b"\0")
+        translated, _, text = rest.partition(b"\0")
+        if compressed:
+            text = zlib.decompress(text)
+        parts = (keyword, language, translated, text)
+        return [part.decode("utf-8", "replace") for part in parts]
+    return []
 
 
 class _NeedleIndex:

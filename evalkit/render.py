@@ -26,8 +26,6 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
-import numpy as np
-
 if TYPE_CHECKING:
     import pandas as pd
     from pandas.io.formats.style import Styler
@@ -170,6 +168,8 @@ def styled(
 
 def _as_cell(value: Any) -> Any:
     """A cell as pandas' escaping sees it: strings and scalars as they are, anything else str."""
+    import numpy as np  # loaded with pandas, whose frames this styles
+
     if value is None or isinstance(value, str | int | float | bool | np.generic):
         return value
     return str(value)
