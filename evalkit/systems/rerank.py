@@ -113,12 +113,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, NamedTuple
 
 import numpy as np
-from bm25s.stopwords import STOPWORDS_EN_PLUS
 
 from evalkit.errors import InputError
 from evalkit.systems.fusion import HybridRetriever
 from evalkit.systems.progress import chunk_bar
 from evalkit.systems.protocol import ChunkLike, Hit, QueryLike, TextRetriever, provide_aliases
+from evalkit.systems.stopwords import bm25s_stopwords
 from evalkit.systems.text import normalize, tokenize
 from evalkit.systems.vectors import AliasEmbedder, Matrix
 
@@ -267,7 +267,7 @@ _QUESTION_BIGRAMS: Final = (
     "我们 我的 你们 需要 要不 还是 想知 知道"
 )
 QUERY_STOPWORDS: Final = frozenset(
-    tokenize(" ".join(sorted(STOPWORDS_EN_PLUS)) + " " + _QUESTION_WORDS)
+    tokenize(" ".join(sorted(bm25s_stopwords("STOPWORDS_EN_PLUS"))) + " " + _QUESTION_WORDS)
 ) | frozenset(_QUESTION_BIGRAMS.split())
 
 _CJK_RE: Final = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
