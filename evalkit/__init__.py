@@ -10,10 +10,11 @@ The names are resolved on first use (PEP 562): ``import evalkit.measures`` or
 
 from __future__ import annotations
 
-import importlib
 import sys
 import types
 from typing import TYPE_CHECKING, Any
+
+from evalkit._lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from evalkit.evaluate import Evaluation, evaluate
@@ -93,18 +94,7 @@ _MODULE_OF = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """Import the module of a public name on first access and cache the name here."""
-    module = _MODULE_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module 'evalkit' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_attributes(__name__, globals(), _MODULE_OF)
 
 
 class _Package(types.ModuleType):

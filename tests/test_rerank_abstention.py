@@ -7,31 +7,14 @@ docstring: which words and characters the hand-written chunks contain.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from system_inputs import Chunk, Query
 
 from evalkit.systems import AliasEmbedder, HeuristicReranker, HybridRetriever, LexicalRetriever
 from evalkit.systems.rerank import asks_yes_no
 from evalkit.systems.vectors import VectorRetriever
-
-
-@dataclass(frozen=True)
-class Chunk:
-    id: str
-    text: str
-    title: str = "t"
-    document_id: str = "d"
-    language: str = "en"
-
-
-@dataclass(frozen=True)
-class Query:
-    id: str
-    text: str
-    language: str = "en"
-
 
 CHUNKS = [
     Chunk("a1", "A ferry ticket costs 3 dollars at the pier.", title="Ferry tickets"),

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import math
 import sqlite3
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from system_inputs import Chunk, Query
 
 from evalkit.errors import InputError, UnknownNameError
 from evalkit.systems import (
@@ -30,23 +30,6 @@ from evalkit.systems import (
 from evalkit.systems.rerank import answer_shapes, evidence_shapes
 from evalkit.systems.store import ChunkStore
 from evalkit.systems.text import tokenize
-
-
-@dataclass(frozen=True)
-class Chunk:
-    id: str
-    text: str
-    title: str = "t"
-    document_id: str = "d"
-    language: str = "en"
-
-
-@dataclass(frozen=True)
-class Query:
-    id: str
-    text: str
-    language: str = "en"
-
 
 CHUNKS = [
     Chunk("c1", "The ferry leaves the north pier every morning."),

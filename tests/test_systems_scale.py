@@ -7,12 +7,12 @@ Real SQLite and the real tokenizer throughout; the large measurements live in
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
 
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from system_inputs import Chunk
 
 from evalkit.evaluate import evaluate
 from evalkit.fixtures import generate_fixture
@@ -22,16 +22,6 @@ from evalkit.systems.lexical import LexicalRetriever
 from evalkit.systems.store import ChunkStore
 from evalkit.systems.text import index_terms, tokenize
 from evalkit.systems.vectors import TokenHashEmbedder, VectorRetriever
-
-
-@dataclass(frozen=True)
-class Chunk:
-    id: str
-    text: str
-    title: str = "t"
-    document_id: str = "d"
-    language: str = "en"
-
 
 # Latin letters and digits, CJK ideographs, full-width forms, accents, punctuation and spaces:
 # every branch of the tokenizer.

@@ -6,8 +6,9 @@ report's kernel, given a saved evaluation) does not load the systems' tokenizers
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from evalkit._lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from evalkit.systems.fusion import HybridRetriever
@@ -60,14 +61,4 @@ _MODULE_OF = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _MODULE_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module 'evalkit.systems' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_attributes(__name__, globals(), _MODULE_OF)
