@@ -21,11 +21,12 @@ import unicodedata
 from functools import lru_cache
 
 import Stemmer
-from bm25s.stopwords import STOPWORDS_EN
+
+from evalkit.systems.stopwords import bm25s_stopwords
 
 __all__ = ["STOPWORDS", "index_terms", "normalize", "tokenize"]
 
-STOPWORDS = frozenset(STOPWORDS_EN)
+STOPWORDS = bm25s_stopwords("STOPWORDS_EN")
 
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _TOKEN_RE = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+")
