@@ -18,6 +18,8 @@ queries on stderr (``--progress``; counts only):
 directory ``bench_index.py`` uses) and each child loads it with ``load_fixture`` (chunks kept as
 Arrow columns) instead of generating a million chunks as models (about 4 minutes and 4.4 GB);
 the fixture's content is the same either way. The load is not part of the timed ``evaluate``.
+Measured with that command (load average 1.0): 746.4 s wall (about 175 s indexing, 540 s for
+the 10,000 searches), 2,172 MB peak RSS; both progress bars shown.
 """
 
 from __future__ import annotations
