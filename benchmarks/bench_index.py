@@ -11,11 +11,12 @@ CPU seconds of ``index``, the resident memory before it (the loaded fixture and 
 and the peak during it (``VmHWM``, reset before ``index``). A child that fails (for example out
 of memory under ``--memory-limit-gb``) is reported as failed, with its exit code, and the
 others still run. The target: ``lexical`` (SQLite FTS5) indexes 1,000,000 chunks in at most
-60 s. **Not met** on this fixture: 193.8 s wall, 183.0 s CPU, 2,185 MB peak (1,278 MB before
-``index``), load average 1.7 at the start (the previous settings: 312.8 s wall, 226.9 s CPU,
-4.5 GB with the fixture generated in the process). The Chinese half of the fixture is random
-characters, so about half of its 70 million terms are distinct bigrams; FTS5's inserts cost per
-distinct term (see ``evalkit.systems.store`` and ``benchmarks/README.md``).
+60 s. **Not met** on this fixture: 152.2 s wall, 147.7 s CPU (the parent process; the
+tokenizer runs in a forked helper), 2,322 MB peak (1,317 MB before ``index``), load average 1.5
+(before: 312.8 s wall, 226.9 s CPU, 4.5 GB with the fixture generated in the process). The
+Chinese half of the fixture is random characters, so about half of its 70 million terms are
+distinct bigrams; FTS5's inserts cost per distinct term (see ``evalkit.systems.store`` and
+``benchmarks/README.md``).
 
     .venv/bin/python benchmarks/bench_index.py [--documents 250000] [--systems lexical ...]
 
