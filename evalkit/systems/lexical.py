@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from evalkit.systems.protocol import ChunkLike, Hit
-from evalkit.systems.store import StoreBackedRetriever
+from evalkit.systems.store import StoreBackedRetriever, chunk_texts
 from evalkit.systems.text import index_terms, tokenize
 
 __all__ = ["LexicalRetriever"]
@@ -35,7 +35,7 @@ class LexicalRetriever(StoreBackedRetriever):
         }
 
     def index(self, chunks: Sequence[ChunkLike]) -> None:
-        texts = [f"{chunk.title}\n{chunk.text}" for chunk in chunks]
+        texts = chunk_texts(chunks)
         self._open_store(chunks, with_text=False).index_texts(texts, index_terms)
 
     def search_text(self, text: str, k: int) -> list[Hit]:

@@ -10,31 +10,55 @@ a 256 MB page cache, temporary tables in memory); rows go in with ``executemany`
 of ``BATCH`` inside one transaction. The FTS5 table is contentless (``content=''``: the terms
 are not stored twice) and uses FTS5's ``ascii`` tokenizer, which splits on ASCII spaces and
 punctuation only: the terms were already made by ``evalkit.systems.text`` and contain neither,
-so FTS5 indexes exactly the given terms. While one batch is inserted (SQLite releases the GIL
-while it works), a helper thread tokenizes the next.
+so FTS5 indexes exactly the given terms. While one batch is inserted, a helper (a forked
+process where it can be, see ``index_texts``) tokenizes the next.
+
+FTS5 bulk-load settings (``FTS5_LOAD``), chosen from a profile (``perf``, and CPU time per phase
+in ``benchmarks/bench_index.py`` runs) of 100,000 and 250,000 generated chunks: about 70 terms
+per chunk, half of them distinct (the generator's Chinese text is random characters, so almost
+every bigram is new). The insert time is FTS5's, per distinct term, in two parts. Flushing the
+in-memory term hash into a new segment costs more per term the larger the hash (``hashsize``,
+1 MB by default: 10.7 s of CPU for 100,000 chunks without any merge, 5.3 s with 256 KB, whose
+working set stays in the CPU caches), and the default incremental merges (``automerge`` 4)
+rewrite every term several times. So the load uses a 128 KB hash, no incremental merging, a
+level merge only when 64 segments pile up (``crisismerge``; FTS5 allows 2,000 segments), and one
+``optimize`` at the end, which leaves a single segment, the fastest to query: 6.8 s instead of
+14.5 s of CPU for 100,000 chunks (23 s for 250,000). Segments change how the postings are
+stored, never what they hold: hits and BM25 scores are the same (``tests/test_store_bulk.py``).
 """
 
 from __future__ import annotations
 
 import itertools
+import multiprocessing
+import pickle
 import shutil
 import sqlite3
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 import numpy as np
 from scipy import sparse
 
+from evalkit.fixtures.records import RecordTable
 from evalkit.systems.progress import chunk_bar
 from evalkit.systems.protocol import ChunkLike, Hit, TextRetriever
 
-__all__ = ["BATCH", "ChunkStore", "StoreBackedRetriever"]
+__all__ = ["BATCH", "FTS5_LOAD", "ChunkStore", "StoreBackedRetriever", "chunk_texts"]
 
 #: Rows per ``executemany`` batch when loading chunks and terms.
 BATCH = 20_000
+
+#: FTS5 configuration for the bulk load (see the module docstring), then ``optimize`` once.
+FTS5_LOAD: tuple[tuple[str, int], ...] = (
+    ("hashsize", 131_072),
+    ("automerge", 0),
+    ("crisismerge", 64),
+)
 
 _PRAGMAS = (
     "PRAGMA journal_mode = OFF",
@@ -79,6 +103,11 @@ class ChunkStore:
         for pragma in _PRAGMAS:
             self._db.execute(pragma)
         self._db.executescript(_SCHEMA)
+        with self._db:
+            for option, value in FTS5_LOAD:
+                self._db.execute(
+                    "INSERT INTO chunk_terms(chunk_terms, rank) VALUES (?, ?)", (option, value)
+                )
         self._ids: list[str] = []
 
     # lifecycle -------------------------------------------------------------------------------
@@ -109,21 +138,16 @@ class ChunkStore:
         chunks' text itself and never reads it back.
         """
         start = len(self._ids)
-        rows = (
-            (
-                start + i + 1,
-                c.id,
-                c.document_id,
-                c.language,
-                c.title if with_text else "",
-                c.text if with_text else "",
-            )
-            for i, c in enumerate(chunks)
-        )
+        names = ("id", "document_id", "language") + (("title", "text") if with_text else ())
+        columns: list[Iterable[Any]] = list(_columns(chunks, names))
+        ids = list(columns[0])
+        if not with_text:
+            columns += [itertools.repeat(""), itertools.repeat("")]
+        rows = zip(itertools.count(start + 1), *columns)
         with self._db:
             for batch in _batches(rows):
                 self._db.executemany("INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?)", batch)
-        self._ids.extend(c.id for c in chunks)
+        self._ids.extend(ids)
 
     @property
     def chunk_ids(self) -> list[str]:
@@ -147,25 +171,29 @@ class ChunkStore:
     def index_texts(self, texts: Sequence[str], terms_of: Callable[[str], str]) -> None:
         """Fill the FTS5 table: row ``i + 1`` gets ``terms_of(texts[i])``, space-separated terms.
 
-        ``texts`` are in row order (one per stored chunk). A helper thread computes the terms of
-        the next batch while SQLite inserts the current one; a bar counts the chunks.
+        ``texts`` are in row order (one per stored chunk). A helper computes the terms of the
+        next batch while SQLite inserts the current one; a bar counts the chunks. With more than
+        one batch, a module-level ``terms_of`` (picklable) and the ``fork`` start method, the
+        helper is a child process: a helper thread and the inserts share the GIL and did not
+        overlap (wall time = CPU time), a process does (16.1 s to 11.4 s for 100,000 chunks).
         """
         if len(texts) != len(self._ids):
             raise ValueError(f"index_texts: {len(texts)} texts for {len(self._ids)} chunks")
-
-        def batch_rows(start: int) -> list[tuple[int, str]]:
-            stop = min(start + BATCH, len(texts))
-            return [(i + 1, terms_of(texts[i])) for i in range(start, stop)]
-
         starts = range(0, len(texts), BATCH)
-        with chunk_bar(len(texts)) as bar, ThreadPoolExecutor(1) as pool, self._db:
-            pending = pool.submit(batch_rows, 0)
+        with chunk_bar(len(texts)) as bar, _helper(terms_of, len(starts)) as pool, self._db:
+            pending = pool.submit(_terms_batch, terms_of, texts[0:BATCH])
             for start in starts:
-                rows = pending.result()
+                terms = pending.result()
                 if start + BATCH < len(texts):
-                    pending = pool.submit(batch_rows, start + BATCH)
-                self._db.executemany("INSERT INTO chunk_terms(rowid, terms) VALUES (?, ?)", rows)
-                bar.update(len(rows))
+                    batch = texts[start + BATCH : start + 2 * BATCH]
+                    pending = pool.submit(_terms_batch, terms_of, batch)
+                self._db.executemany(
+                    "INSERT INTO chunk_terms(rowid, terms) VALUES (?, ?)",
+                    zip(range(start + 1, start + 1 + len(terms)), terms, strict=True),
+                )
+                bar.update(len(terms))
+            # One merge of all segments into one: a single segment is the fastest to query.
+            self._db.execute("INSERT INTO chunk_terms(chunk_terms) VALUES ('optimize')")
 
     def search_terms(self, terms: Iterable[str], limit: int) -> list[Hit]:
         """BM25 (FTS5, k1=1.2, b=0.75) over ``terms`` OR-ed; ties by chunk ID ascending."""
@@ -223,6 +251,45 @@ class ChunkStore:
             ),
             shape=(len(indptr) - 1, found[0]),
         )
+
+
+def _columns(chunks: Sequence[ChunkLike], names: Sequence[str]) -> list[list[Any]]:
+    """The fields ``names`` of every chunk, one list per field (read from the Arrow columns
+    when ``chunks`` is a :class:`~evalkit.fixtures.records.RecordTable`, without building a
+    model per chunk)."""
+    if isinstance(chunks, RecordTable):
+        return [chunks.column(name) for name in names]
+    return [[getattr(chunk, name) for chunk in chunks] for name in names]
+
+
+def chunk_texts(chunks: Sequence[ChunkLike]) -> list[str]:
+    """``f"{title}\n{text}"`` of every chunk, in order: what the reference systems index."""
+    if isinstance(chunks, RecordTable) and len(chunks):
+        import pyarrow.compute as pc  # imported on use, as in evalkit.fixtures.records
+
+        joined = pc.binary_join_element_wise(
+            chunks.arrow.column("title"), chunks.arrow.column("text"), "\n"
+        )
+        texts: list[str] = joined.to_pylist()
+        return texts
+    return [f"{chunk.title}\n{chunk.text}" for chunk in chunks]
+
+
+def _terms_batch(terms_of: Callable[[str], str], texts: Sequence[str]) -> list[str]:
+    return [terms_of(text) for text in texts]
+
+
+def _helper(terms_of: Callable[[str], str], batches: int) -> Executor:
+    """One worker for :meth:`ChunkStore.index_texts`: a forked process when it pays and
+    ``terms_of`` can be sent to it (a module-level function), else a thread."""
+    if batches > 1 and "fork" in multiprocessing.get_all_start_methods():
+        try:
+            pickle.dumps(terms_of)
+        except (pickle.PicklingError, AttributeError, TypeError):
+            pass
+        else:
+            return ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"))
+    return ThreadPoolExecutor(1)
 
 
 def _batches(rows: Iterable[tuple[object, ...]]) -> Iterator[list[tuple[object, ...]]]:

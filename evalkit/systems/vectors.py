@@ -34,7 +34,7 @@ from evalkit.canonical import canonical_hash
 from evalkit.errors import InputError
 from evalkit.systems.progress import chunk_bar
 from evalkit.systems.protocol import ChunkLike, Hit
-from evalkit.systems.store import StoreBackedRetriever
+from evalkit.systems.store import StoreBackedRetriever, chunk_texts
 from evalkit.systems.text import normalize, tokenize
 
 if TYPE_CHECKING:
@@ -289,7 +289,7 @@ class VectorRetriever(StoreBackedRetriever):
 
     def index(self, chunks: Sequence[ChunkLike]) -> None:
         store = self._open_store(chunks, with_text=False)
-        texts = [f"{chunk.title}\n{chunk.text}" for chunk in chunks]
+        texts = chunk_texts(chunks)
         parts = []
         with chunk_bar(len(texts)) as bar:
             for start in range(0, len(texts), _EMBED_BATCH):
