@@ -162,6 +162,16 @@ _SECTIONS = {
 }
 
 
+def _reference_loop() -> float:
+    """Seconds of a fixed pure-Python loop (10 million additions): how fast this machine is
+    right now. A shared or virtual machine's speed drifts; compare runs by this number."""
+    start = time.perf_counter()
+    total = 0
+    for value in range(10_000_000):
+        total += value
+    return time.perf_counter() - start
+
+
 def _section(cell: dict[str, Any]) -> str:
     if cell.get("id") in _SECTIONS:
         return _SECTIONS[cell["id"]]
@@ -222,6 +232,7 @@ def main() -> None:
     print(f"evalkit report benchmark: {args.fixture}, {os.cpu_count()} cores")
     load = os.getloadavg()
     print(f"load average before: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} (1, 5, 15 min)")
+    print(f"reference loop before: {_reference_loop():.2f} s (10 million Python additions)")
 
     walls: list[float] = []
     cpus: list[float] = []
@@ -266,6 +277,7 @@ def main() -> None:
         f"{median:.2f} s wall; CPU min {min(cpus):.2f} s, median {statistics.median(cpus):.2f} s"
     )
     print(f"load average after: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    print(f"reference loop after: {_reference_loop():.2f} s")
     verdict = "met" if best <= TARGET_S else "NOT met"
     print(f"target {TARGET_S:.0f} s wall: {verdict} (min {best:.2f} s = {best / TARGET_S:.2f}x)")
 
