@@ -8,6 +8,7 @@ Each subcommand is one ``_add_<name>`` function (its arguments) and one ``_run_<
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
@@ -185,27 +186,21 @@ def _evaluate_fixture(args: argparse.Namespace, *, progress: bool = False) -> Ev
     if notice:
         print(notice, file=sys.stderr)
     scheduler = getattr(args, "scheduler", None)
-    if scheduler is not None:
-        from evalkit.distributed import connect
+    with contextlib.ExitStack() as stack:
+        client = None
+        if scheduler is not None:
+            from evalkit.distributed import connect
 
-        with connect(scheduler) as client:
-            return evaluate(
-                fixture,
-                systems,
-                k=args.k,
-                repeats=args.repeats,
-                progress=progress,
-                concurrency=args.concurrency,
-                client=client,
-            )
-    return evaluate(
-        fixture,
-        systems,
-        k=args.k,
-        repeats=args.repeats,
-        progress=progress,
-        concurrency=args.concurrency,
-    )
+            client = stack.enter_context(connect(scheduler))
+        return evaluate(
+            fixture,
+            systems,
+            k=args.k,
+            repeats=args.repeats,
+            progress=progress,
+            concurrency=args.concurrency,
+            client=client,
+        )
 
 
 def _checked_output(cli_value: str | None) -> str | None:

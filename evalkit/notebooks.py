@@ -642,12 +642,12 @@ def _exporter() -> Any:
 
 def _warm_up_export(private: Sequence[PrivateText] = ()) -> None:
     """Import nbconvert and compile the report template (an empty notebook's export); index
-    ``private`` for the leak scan (:func:`evalkit.privacy.find_leaks` keeps the index)."""
-    from evalkit.privacy import find_leaks
+    ``private`` for the leak scan."""
+    from evalkit.privacy import prepare_leak_scan
 
     with contextlib.suppress(Exception):  # export_html itself reports any real problem
         export_html(_NBFORMAT.v4.new_notebook())
-    find_leaks("", tuple(private))
+    prepare_leak_scan(private)
 
 
 def _evaluate_for_notebook(fixture: Fixture, parameters: Mapping[str, Any]) -> Evaluation:

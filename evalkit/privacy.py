@@ -55,6 +55,7 @@ __all__ = [
     "assert_no_leaks",
     "definition_values",
     "find_leaks",
+    "prepare_leak_scan",
     "private_texts",
 ]
 
@@ -285,6 +286,12 @@ class _NeedleIndex:
 def _index(private: tuple[PrivateText, ...]) -> _NeedleIndex:
     """The needle index of ``private``, kept for the next scan of the same private texts."""
     return _NeedleIndex(private)
+
+
+def prepare_leak_scan(private: Iterable[PrivateText]) -> None:
+    """Build (and keep) the needle index of ``private`` now, e.g. on a thread while other work
+    runs, so the next :func:`assert_no_leaks` or :func:`find_leaks` with them only searches."""
+    _index(tuple(private))
 
 
 def find_leaks(artifact: str, private: Iterable[PrivateText]) -> list[str]:

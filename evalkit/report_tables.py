@@ -28,7 +28,7 @@ import pandas as pd
 from evalkit.errors import InputError
 from evalkit.gates import higher_is_better
 from evalkit.render import html_text, styled
-from evalkit.stats import COMPARE_COLUMNS, EFFECT_SIZE_DZ, compare, summarize_with_ci
+from evalkit.stats import COMPARE_COLUMNS, EFFECT_SIZE_DZ, summarize_with_ci
 
 if TYPE_CHECKING:
     from pandas.io.formats.style import Styler
@@ -383,22 +383,21 @@ def paired_comparisons(
             f"base system {base!r} is not among the evaluated systems ({', '.join(systems)}); "
             "set base_system to one of them"
         )
-    selected = per_query[
-        per_query["system"].isin(list(systems)) & per_query["measure"].isin(list(measures))
-    ]
-    present = [m for m in measures if m in set(selected["measure"])]
-    if len(systems) < 2 or not present:
+    from evalkit.verdict import compare_with_base
+
+    in_table = per_query["system"].isin(list(systems)) & per_query["measure"].isin(list(measures))
+    if len(systems) < 2 or not in_table.any():
         return _empty(COMPARISON_COLUMNS, _COMPARISON_DTYPES)
-    result = compare(
-        selected,
+    result = compare_with_base(
+        per_query,
         base,
-        present,
-        test="randomization",
-        correction=correction,
+        systems,
+        measures,
         n_resamples=n_resamples,
         seed=seed,
+        correction=correction,
     )
-    return ordered_comparisons(result, systems=systems, measures=present)
+    return ordered_comparisons(result, systems=systems, measures=measures)
 
 
 def ordered_comparisons(

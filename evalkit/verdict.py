@@ -194,7 +194,7 @@ def build_verdict(
             f"{', '.join(measures)}); choose measures it computed"
         )
     per_query = evaluation.per_query
-    comparisons = _compare(
+    comparisons = compare_with_base(
         per_query,
         base,
         systems,
@@ -274,7 +274,7 @@ _GATE_DTYPES: Final = {
 }
 
 
-def _compare(
+def compare_with_base(
     per_query: pd.DataFrame,
     base: str,
     systems: Sequence[str],
@@ -282,12 +282,14 @@ def _compare(
     *,
     n_resamples: int,
     seed: int,
-    correction: str,
-    alpha: float,
-    confidence: float,
+    correction: str = "holm",
+    alpha: float = 0.05,
+    confidence: float = 0.95,
 ) -> pd.DataFrame:
-    """Every other system against ``base``: :func:`evalkit.stats.compare`'s frame (no rows
-    for a single system)."""
+    """Every other of ``systems`` against ``base`` on the ``measures`` present, by the
+    verdict's test (two-sided paired randomization, ``correction`` over all of them):
+    :func:`evalkit.stats.compare`'s frame, no rows for a single system. The report's paired
+    comparisons (:func:`evalkit.report_tables.paired_comparisons`) are these."""
     selected = per_query[per_query["system"].isin(list(systems))]
     present = [m for m in measures if m in set(selected["measure"])]
     return compare(

@@ -11,6 +11,7 @@ import pathlib
 from typing import Any
 
 import pytest
+from test_gates import make_report
 
 from evalkit.errors import FixtureError
 from evalkit.gates import (
@@ -23,31 +24,13 @@ from evalkit.gates import (
     measure_range,
 )
 
-HASH = "sha256:" + "a" * 64
 REPO = pathlib.Path(__file__).resolve().parent.parent
 FIXTURE_DIR = REPO / "fixtures" / "synthetic-bilingual-v1"
 
 
 def report(means: dict[str, float], by_language: dict[str, dict[str, float]] | None = None) -> Any:
     """A minimal evalkit.report/1 dict of one system ``s`` with the given means."""
-    languages = by_language or {}
-    return {
-        "schema": "evalkit.report/1",
-        "fixture": {"id": "tiny", "version": "1.0.0"},
-        "corpusHash": HASH,
-        "evaluationDefinitionHash": HASH,
-        "providerDefinitionsHash": HASH,
-        "settings": {"k": 10, "repeats": 2, "measures": list(means)},
-        "systems": ["s"],
-        "summary": {"s": {m: {"mean": v, "n": 1} for m, v in means.items()}},
-        "summaryByLanguage": {
-            "s": {
-                lang: {m: {"mean": v, "n": 1} for m, v in values.items()}
-                for lang, values in languages.items()
-            }
-        },
-        "failures": [],
-    }
+    return make_report({"s": means}, {"s": by_language or {}})
 
 
 def gates(baseline: dict[str, Any]) -> Gates:
