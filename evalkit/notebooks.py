@@ -51,7 +51,7 @@ import re
 import sys
 import tempfile
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -319,6 +319,8 @@ class _InterpreterKernelManager(AsyncKernelManager):
 
     preload: tuple[str, ...] = ()
     """Modules the kernel imports while it starts (see :func:`_start_kernel`)."""
+    warm_up: tuple[WarmUpCall, ...] = ()
+    """Calls the kernel makes after those imports (see :func:`_start_kernel`)."""
 
     @property
     def kernel_spec(self) -> KernelSpec:
@@ -337,9 +339,14 @@ class _InterpreterKernelManager(AsyncKernelManager):
                 # One expression statement that evaluates to None: it defines no name in the
                 # user namespace and displays nothing.
                 names = ", ".join(repr(m) for m in self.preload)
-                argv.append(
-                    f"--IPKernelApp.exec_lines=[__import__(m) for m in ({names},)] and None"
-                )
+                lines = [f"[__import__(m) for m in ({names},)] and None"]
+                # Each call's module, function and text arguments are written as literals.
+                lines += [
+                    f"getattr(__import__({module!r}, fromlist=['_']), {function!r})"
+                    f"({', '.join(repr(a) for a in arguments)}) and None"
+                    for module, function, arguments in self.warm_up
+                ]
+                argv.append(f"--IPKernelApp.exec_lines={lines!r}")
             self._kernel_spec = KernelSpec(
                 argv=argv,
                 display_name=f"Python {sys.version_info[0]} (evalkit)",
@@ -349,8 +356,14 @@ class _InterpreterKernelManager(AsyncKernelManager):
         return self._kernel_spec
 
 
+WarmUpCall = tuple[str, str, tuple[str, ...]]
+"""``(module, function, arguments)``: a call the report's kernel makes as it starts; the
+function takes text arguments, returns None and never raises."""
+
 REPORT_KERNEL_PRELOAD: Final = (
     "pandas",
+    "pandas.io.formats.style",  # the tables' Styler (and jinja2)
+    "pyarrow.parquet",  # the saved evaluation's frames
     "matplotlib.figure",
     "matplotlib.pyplot",
     "matplotlib_inline.backend_inline",
@@ -362,6 +375,8 @@ REPORT_KERNEL_PRELOAD: Final = (
     "evalkit.report_tables",
     "evalkit.verdict",
     "evalkit.gates",
+    "evalkit.diff",
+    "evalkit.stats_multi",
     "evalkit.probes",
 )
 """What the kernel of :func:`render_report` imports while it starts: the report notebook's
@@ -369,6 +384,12 @@ imports, so they load while this process checks the parameters and evaluates (tw
 work instead of one). Importing defines no name in the notebook's namespace; a notebook that
 does not use a module has only paid for loading it. A notebook without the
 ``evaluation_dir`` parameter evaluates in its kernel, which then also loads the systems."""
+REPORT_KERNEL_WARM_UP: Final[tuple[WarmUpCall, ...]] = (
+    ("PIL.Image", "preinit", ()),  # the image plugins matplotlib's first PNG would load
+)
+"""Calls the report's kernel makes after :data:`REPORT_KERNEL_PRELOAD`; :func:`render_report`
+adds the notebook's probe target (``probe_target``), whose code index is then built while
+the kernel would otherwise wait for the evaluation."""
 _ENGINE_NAME: Final = "evalkit-started-kernel"
 EVALUATION_DIR_PARAMETER: Final = "evaluation_dir"
 """The report notebook's parameter for a saved evaluation (:mod:`evalkit.evaluation_files`):
@@ -379,14 +400,18 @@ REPORT_REPEATS: Final = 2
 
 
 def _start_kernel(
-    cwd: str | os.PathLike[str], preload: Sequence[str] = ()
+    cwd: str | os.PathLike[str],
+    preload: Sequence[str] = (),
+    warm_up: Sequence[WarmUpCall] = (),
 ) -> _InterpreterKernelManager:
-    """A kernel started now in ``cwd`` (not waited for) that imports ``preload`` first; hand it
-    to :func:`execute_notebook`, which shuts it down."""
+    """A kernel started now in ``cwd`` (not waited for) that imports ``preload`` and then makes
+    the ``warm_up`` calls (only with a ``preload``); hand it to :func:`execute_notebook`, which
+    shuts it down."""
     from jupyter_core.utils import run_sync
 
     manager = _InterpreterKernelManager()
     manager.preload = tuple(preload)
+    manager.warm_up = tuple(warm_up)
     run_sync(manager.start_kernel)(cwd=os.fspath(cwd))
     return manager
 
@@ -426,9 +451,11 @@ def _register_started_kernel_engine() -> None:
             execution_timeout: int | None = None,
             **kwargs: Any,
         ) -> nbformat.NotebookNode:
+            hooks = {key: kwargs[key] for key in ("on_cell_execute",) if key in kwargs}
             client = PapermillNotebookClient(
                 nb_man,
                 km=kwargs["km"],
+                **hooks,
                 timeout=execution_timeout,
                 startup_timeout=start_timeout,
                 kernel_name=kernel_name,
@@ -453,12 +480,15 @@ def execute_notebook(
     cwd: str | os.PathLike[str] | None = None,
     timeout_s: int = DEFAULT_TIMEOUT_S,
     kernel: _InterpreterKernelManager | None = None,
+    on_first_cell: Callable[[], None] | None = None,
 ) -> nbformat.NotebookNode:
     """Execute ``notebook`` with ``parameters`` headless (papermill); the executed notebook.
 
     Runs in ``cwd`` (default: the working directory), writes nothing, logs no cell output.
     ``kernel`` (private: :func:`_start_kernel`) is a kernel already started in ``cwd``; it is
-    shut down when the notebook ends. Raises :class:`NotebookError` naming the cell index and
+    shut down when the notebook ends. ``on_first_cell`` (with ``kernel`` only) is called once,
+    when the first cell is sent to the kernel: work for this process that should not delay the
+    notebook's start. Raises :class:`NotebookError` naming the cell index and
     exception class only (the message may quote fixture text): open the notebook in
     JupyterLab to see the full error.
     """
@@ -471,6 +501,8 @@ def execute_notebook(
     if kernel is not None:
         _register_started_kernel_engine()
         engine = {"engine_name": _ENGINE_NAME, "km": kernel}
+        if on_first_cell is not None:
+            engine["on_cell_execute"] = _once(on_first_cell)
     try:
         executed: nbformat.NotebookNode = papermill.execute_notebook(
             os.fspath(notebook),
@@ -499,6 +531,18 @@ def execute_notebook(
         if kernel is not None:
             _stop_kernel(kernel)  # nothing left when papermill stopped before the kernel ran
     return executed
+
+
+def _once(call: Callable[[], None]) -> Callable[..., None]:
+    """An nbclient cell hook (keyword arguments ``cell``, ``cell_index``) calling ``call`` the
+    first time only."""
+    pending = [call]
+
+    def hook(**_: Any) -> None:
+        if pending:
+            pending.pop()()
+
+    return hook
 
 
 # --- scrubbing ----------------------------------------------------------------------------
@@ -777,7 +821,11 @@ def render_report(
     preload: tuple[str, ...] = REPORT_KERNEL_PRELOAD
     if EVALUATION_DIR_PARAMETER not in defaults:
         preload = (*preload, "evalkit.systems.reference")
-    kernel = _start_kernel(workdir, preload)
+    kernel_calls = REPORT_KERNEL_WARM_UP
+    if merged.get("probes") and isinstance(merged.get("probe_target"), str):
+        target = merged["probe_target"]
+        kernel_calls = (*kernel_calls, ("evalkit.probes.targets", "warm_up_target", (target,)))
+    kernel = _start_kernel(workdir, preload, kernel_calls)
     with tempfile.TemporaryDirectory(prefix="evalkit-report-") as private_dir:
         try:
             # imported once the kernel is starting: pandas and the fixture models take a while
@@ -802,10 +850,18 @@ def render_report(
         except BaseException:
             _stop_kernel(kernel)
             raise
-        warm_up.start()
+        # The warm-up starts once the kernel runs the first cell: before, it would compete for
+        # this process (one interpreter lock) with papermill's start, which the kernel waits on.
         executed = execute_notebook(
-            notebook, parameters, cwd=workdir, timeout_s=timeout_s, kernel=kernel
+            notebook,
+            parameters,
+            cwd=workdir,
+            timeout_s=timeout_s,
+            kernel=kernel,
+            on_first_cell=warm_up.start,
         )
+        if warm_up.ident is None:  # no cell ran (papermill would have raised): nothing to join
+            warm_up.start()
         warm_up.join()
         extra = [
             Path(private_dir),

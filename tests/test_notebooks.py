@@ -814,3 +814,27 @@ def test_unredacted_report_shows_text_and_a_banner(
     leaked = find_leaks(html, private_texts(load_fixture(generated_fixture)))
     assert any(i.startswith("query:") for i in leaked)  # the drill-down shows query text
     assert any(i.startswith("chunk:") for i in leaked)  # ... and chunk text
+
+
+def test_kernel_warm_up_calls_are_literal_expressions() -> None:
+    import ast
+
+    from evalkit.notebooks import _InterpreterKernelManager
+
+    hostile = "x'); __import__('os').system('false'); ('"
+    manager = _InterpreterKernelManager()
+    manager.preload = ("json",)
+    manager.warm_up = (
+        ("evalkit.probes.targets", "warm_up_target", (hostile,)),
+        ("PIL.Image", "preinit", ()),
+    )
+    option = next(a for a in manager.kernel_spec.argv if a.startswith("--IPKernelApp.exec_lines="))
+    lines = ast.literal_eval(option.split("=", 1)[1])
+    assert len(lines) == 3
+    call = ast.parse(lines[1], mode="eval").body
+    # `getattr(__import__(module), function)(argument) and None`: the name is one constant
+    assert isinstance(call, ast.BoolOp)
+    assert isinstance(call.values[0], ast.Call)
+    assert [a.value for a in call.values[0].args if isinstance(a, ast.Constant)] == [hostile]
+    for line in lines:  # each line runs as it stands and leaves the value None (no output)
+        assert eval(compile(line, "<exec_lines>", "eval"), {}) is None

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.errors import InputError
-from evalkit.probes import CodeIndex, build_code_index, get_target
+from evalkit.errors import InputError, UnknownNameError
+from evalkit.probes import CodeIndex, build_code_index, codeindex, get_target
+from evalkit.probes.targets import warm_up_target
 
 MAIN = """
 from .helpers import helper as imported_helper
@@ -131,6 +132,35 @@ def test_unknown_names_raise_lookup_error(toy: CodeIndex) -> None:
         toy.subclasses_of("toypkg.main.top")
 
 
+def test_an_index_is_reused_until_its_source_changes(tmp_path: Path) -> None:
+    package = tmp_path / "cachedpkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("def one():\n    return 1\n", encoding="utf-8")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.syspath_prepend(str(tmp_path))
+        importlib.invalidate_caches()
+        first = build_code_index(["cachedpkg"])
+        assert build_code_index(["cachedpkg"]) is first  # same sources: not parsed again
+        (package / "__init__.py").write_text("def two():\n    return 2\n", encoding="utf-8")
+        changed = build_code_index(["cachedpkg"])
+    assert changed.fingerprint != first.fingerprint
+    assert changed.find_symbol("two") == ["cachedpkg.two"]
+    assert changed.find_symbol("one") == []
+    assert first.find_symbol("one") == ["cachedpkg.one"]
+
+
+def test_warm_up_target_builds_once_and_never_raises() -> None:
+    codeindex._BUILT.clear()
+    warm_up_target("stdlib")
+    assert len(codeindex._BUILT) == 1
+    built = next(iter(codeindex._BUILT.values()))
+    assert get_target("stdlib").fingerprint == built.fingerprint
+    assert len(codeindex._BUILT) == 1  # get_target reused the warm index
+    warm_up_target("no-such-target")  # reported later by get_target, not here
+    with pytest.raises(UnknownNameError):
+        get_target("no-such-target")
+
+
 def test_a_module_without_package_source_is_refused() -> None:
     with pytest.raises(InputError, match="not an installed package with Python source"):
         build_code_index(["math"])
@@ -150,7 +180,9 @@ def test_index_build_is_deterministic() -> None:
     # No timing assertion: speed targets live in benchmarks/, and this one failed on a busy
     # 2-core machine (1.6 s against a 1.0 s bound) with the code unchanged.
     first = build_code_index(["json", "email"])
+    codeindex._BUILT.clear()  # parse again instead of reusing this process's index
     second = build_code_index(["email", "json"])
+    assert second is not first
     assert first.fingerprint == second.fingerprint
     assert [s.qualified_name for s in first.symbols()] == [
         s.qualified_name for s in second.symbols()

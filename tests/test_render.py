@@ -374,6 +374,19 @@ def test_figures_draw_hostile_names_as_text() -> None:
     assert titles[0].startswith(plot_label(HOSTILE_NAME) + " − lexical")
 
 
+def test_log_scale_latency_ticks_are_plain_numbers() -> None:
+    # 0.05 ms to 800 ms spans more than LOG_SPREAD: both axes are logarithmic
+    latency = pd.DataFrame({"system": ["a", "b"] * 8, "latency_ms": np.geomspace(0.05, 800, 16)})
+    figure = latency_figure(latency, systems=["a", "b"])
+    _draw(figure)
+    for axes in figure.axes:
+        assert axes.get_xscale() == "log"
+        labels = [t.get_text() for t in axes.get_xticklabels() if t.get_text()]
+        # the decades from 0.1 to 100 ms at least, written as numbers, not as mathtext powers
+        assert {"0.1", "1", "10", "100"} <= set(labels), labels
+        assert not any(matplotlib.cbook.is_math_text(label) for label in labels)
+
+
 # --- the report's tables with hostile names -----------------------------------------------
 
 

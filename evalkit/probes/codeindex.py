@@ -195,19 +195,34 @@ class CodeIndex:
 
 
 def build_code_index(packages: Sequence[str]) -> CodeIndex:
-    """Index the named installed packages (e.g. ``["email", "json"]``) from their source."""
+    """Index the named installed packages (e.g. ``["email", "json"]``) from their source.
+
+    The sources are read and hashed on every call; an index already built in this process
+    from the same sources (same fingerprint) is returned again instead of parsed anew. A
+    :class:`CodeIndex` cannot be changed, so sharing it is safe.
+    """
     if not packages:
         raise InputError("build_code_index: expected at least one package name, found none")
     names = tuple(sorted(set(packages)))
-    builder = _Builder()
+    modules: list[tuple[str, bool, bytes]] = []
     file_hashes: dict[str, str] = {}
     for package in names:
         for module, path in _package_modules(package):
             source = path.read_bytes()
             file_hashes[module] = "sha256:" + hashlib.sha256(source).hexdigest()
-            builder.add_module(module, path.name == "__init__.py", ast.parse(source))
+            modules.append((module, path.name == "__init__.py", source))
     fingerprint = canonical_hash({"packages": list(names), "modules": file_hashes})
-    return builder.finish(names, fingerprint)
+    built = _BUILT.get(fingerprint)
+    if built is None:
+        builder = _Builder()
+        for module, is_package, source in modules:
+            builder.add_module(module, is_package, ast.parse(source))
+        built = _BUILT[fingerprint] = builder.finish(names, fingerprint)
+    return built
+
+
+_BUILT: dict[str, CodeIndex] = {}
+"""Indexes built in this process, by fingerprint (which covers the package names)."""
 
 
 def _package_modules(package: str) -> Iterator[tuple[str, Path]]:

@@ -8,6 +8,7 @@ source, so its answers depend on the Python version (recorded by :attr:`Target.f
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -15,7 +16,7 @@ from evalkit.probes.codeindex import build_code_index
 from evalkit.probes.tools import Tool
 from evalkit.registry import Registry
 
-__all__ = ["STDLIB_PACKAGES", "TARGETS", "Target", "get_target"]
+__all__ = ["STDLIB_PACKAGES", "TARGETS", "Target", "get_target", "warm_up_target"]
 
 STDLIB_PACKAGES = ("email", "json")
 
@@ -35,6 +36,15 @@ TARGETS: Registry[Callable[[], Target]] = Registry("target", ids=True)
 def get_target(name: str) -> Target:
     """Build the target registered under ``name`` (unknown name: ``UnknownNameError``)."""
     return TARGETS.get(name)()
+
+
+def warm_up_target(name: str) -> None:
+    """Build the target ``name`` once, so that a later :func:`get_target` in this process
+    reuses its code index (see :func:`~evalkit.probes.codeindex.build_code_index`). Never
+    raises: an unknown name or a failing build is reported by the later ``get_target``. The
+    report's kernel calls it while it waits for the evaluation."""
+    with contextlib.suppress(Exception):
+        get_target(name)
 
 
 def _stdlib_target() -> Target:

@@ -147,6 +147,14 @@ class AliasEmbedder:
             if _is_cjk(alias):
                 by_first.setdefault(alias[0], []).append((alias, index))
         self._cjk_aliases = by_first
+        # Where a match can start: a word that begins an English phrase, a character that
+        # begins a Chinese alias. ``concepts`` tries only those positions.
+        self._first_words = frozenset(p[0] for p in phrases)
+        self._cjk_starts = (
+            re.compile("[" + "".join(re.escape(c) for c in sorted(by_first)) + "]")
+            if by_first
+            else None
+        )
 
     def use_aliases(self, table: AliasTable | None) -> None:
         """Take the fixture's concept table (``None``: the fixture has none, so the table is empty).
@@ -181,31 +189,34 @@ class AliasEmbedder:
         if not self._alias_to_concept:
             return found
         normalized = normalize(text)
-        phrases, longest = self._phrases, self._longest
-        # A run of letters and digits touching a Chinese character is not an English word.
-        words = [w if not _is_cjk(w) else "" for w in _WORD_RUN.findall(normalized)]
-        i = 0
-        while i < len(words):
-            for n in range(min(longest, len(words) - i), 0, -1):
-                concept = (
-                    phrases.get(tuple(words[i : i + n])) if "" not in words[i : i + n] else None
-                )
-                if concept is not None:
-                    found[concept] += 1
-                    i += n
-                    break
-            else:
-                i += 1
-        by_first = self._cjk_aliases
-        j = 0
-        while j < len(normalized):
-            for alias, concept in by_first.get(normalized[j], ()):
-                if normalized.startswith(alias, j):
-                    found[concept] += 1
-                    j += len(alias)
-                    break
-            else:
-                j += 1
+        phrases, longest, first_words = self._phrases, self._longest, self._first_words
+        if first_words:
+            # A run of letters and digits touching a Chinese character is not an English word:
+            # such a run contains a Chinese character, which no phrase word does, so it never
+            # equals one and no phrase matches across it.
+            words = _WORD_RUN.findall(normalized)
+            free = 0  # the first word not yet inside a match
+            for i in [i for i, word in enumerate(words) if word in first_words]:
+                if i < free:
+                    continue
+                for n in range(min(longest, len(words) - i), 0, -1):
+                    concept = phrases.get(tuple(words[i : i + n]))
+                    if concept is not None:
+                        found[concept] += 1
+                        free = i + n
+                        break
+        if self._cjk_starts is not None:
+            by_first = self._cjk_aliases
+            free = 0
+            for start in self._cjk_starts.finditer(normalized):
+                j = start.start()
+                if j < free:
+                    continue
+                for alias, concept in by_first[normalized[j]]:
+                    if normalized.startswith(alias, j):
+                        found[concept] += 1
+                        free = j + len(alias)
+                        break
         return found
 
     def embed(self, texts: Sequence[str]) -> Matrix:
