@@ -106,7 +106,7 @@ def _scan_shapes(artifact: Artifact) -> None:
         places = [("the text", artifact.text)]
     else:
         return
-    from evalkit.fixtures.rules import SENSITIVE_KINDS, find_sensitive
+    from evalkit.fixtures.scan import SENSITIVE_KINDS, find_sensitive
 
     for where, value in places:
         kinds = find_sensitive(value)

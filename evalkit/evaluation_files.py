@@ -13,28 +13,39 @@ folder is never an artifact and must not be published.
 
 Reading checks the format and that the fixture given is the one evaluated (same content hash),
 and raises :class:`~evalkit.errors.InputError` otherwise.
+
+The folder may also hold the report's verdict section (:func:`save_verdict`: the gate results
+and the :class:`~evalkit.verdict.Verdict`, ``verdict.json`` plus one Parquet file per frame),
+computed by ``evalkit report`` while the kernel starts, together with the settings it was
+computed with; :func:`load_verdict` returns it only for the same settings.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 import pandas as pd
+from pandas.api.types import is_object_dtype
 
 from evalkit.errors import InputError
 
 if TYPE_CHECKING:
     from evalkit.evaluate import Evaluation
     from evalkit.fixtures import Fixture
+    from evalkit.verdict import GatedVerdict
 
-__all__ = ["load_evaluation", "save_evaluation"]
+__all__ = ["load_evaluation", "load_verdict", "save_evaluation", "save_verdict"]
 
 FORMAT: Final = "evalkit-evaluation/1"
 _FRAMES: Final = ("per_query", "rankings", "latency")
 _META: Final = "evaluation.json"
+_VERDICT_FORMAT: Final = "evalkit-verdict/1"
+_VERDICT: Final = "verdict.json"
 
 
 def save_evaluation(evaluation: Evaluation, folder: str | os.PathLike[str]) -> Path:
@@ -101,3 +112,78 @@ def load_evaluation(folder: str | os.PathLike[str], fixture: Fixture) -> Evaluat
         repeats=int(meta["repeats"]),
         notes=dict(meta["notes"]),
     )
+
+
+def save_verdict(
+    gated: GatedVerdict, folder: str | os.PathLike[str], settings: Mapping[str, Any]
+) -> None:
+    """Write ``gated`` (see :func:`evalkit.verdict.gate_and_judge`) into the evaluation
+    ``folder``, with the JSON-able ``settings`` it was computed with (for
+    :func:`load_verdict` to compare)."""
+    target = Path(folder)
+    scalars: dict[str, Any] = {}
+    frames = {
+        item.name: value
+        for item in dataclasses.fields(gated.verdict)
+        if isinstance(value := getattr(gated.verdict, item.name), pd.DataFrame)
+    }
+    for item in dataclasses.fields(gated.verdict):
+        if item.name not in frames:
+            value = getattr(gated.verdict, item.name)
+            scalars[item.name] = list(value) if isinstance(value, tuple) else value
+    if gated.gate_results is not None:
+        frames["gate_results"] = gated.gate_results
+    for name, frame in frames.items():
+        frame.to_parquet(target / f"verdict-{name}.parquet", engine="pyarrow")
+    meta = {
+        "format": _VERDICT_FORMAT,
+        "settings": dict(settings),
+        "gated": gated.gate_results is not None,
+        "staleBaseline": gated.stale_baseline,
+        "verdict": scalars,
+        # text columns held as Python objects: pandas reads Parquet text as its string dtype
+        "objectColumns": {
+            name: [str(c) for c, kind in frame.dtypes.items() if is_object_dtype(kind)]
+            for name, frame in frames.items()
+        },
+    }
+    (target / _VERDICT).write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
+
+
+def load_verdict(
+    folder: str | os.PathLike[str], settings: Mapping[str, Any]
+) -> GatedVerdict | None:
+    """The verdict section :func:`save_verdict` wrote into ``folder`` for the same
+    ``settings``; None when there is none or it was computed with other settings (the caller
+    computes it then)."""
+    from evalkit.verdict import GatedVerdict, Verdict
+
+    source = Path(folder)
+    try:
+        meta: Any = json.loads((source / _VERDICT).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as error:
+        raise InputError(
+            f"evaluation_dir holds an unreadable verdict ({type(error).__name__}); expected the "
+            "folder evalkit report writes; run the notebook with evaluation_dir empty"
+        ) from None
+    if not isinstance(meta, dict) or meta.get("format") != _VERDICT_FORMAT:
+        raise InputError(f"evaluation_dir: expected verdict format {_VERDICT_FORMAT!r}")
+    if meta.get("settings") != json.loads(json.dumps(dict(settings))):
+        return None
+    frames = {
+        name: pd.read_parquet(source / f"verdict-{name}.parquet", engine="pyarrow").astype(
+            dict.fromkeys(columns, object)
+        )
+        for name, columns in meta["objectColumns"].items()
+    }
+    values: dict[str, Any] = {}
+    for item in dataclasses.fields(Verdict):
+        if item.name in frames:
+            values[item.name] = frames[item.name]
+        else:
+            value = meta["verdict"][item.name]
+            values[item.name] = tuple(value) if isinstance(value, list) else value
+    gate_results = frames["gate_results"] if meta["gated"] else None
+    return GatedVerdict(gate_results, bool(meta["staleBaseline"]), Verdict(**values))

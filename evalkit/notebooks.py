@@ -364,6 +364,7 @@ REPORT_KERNEL_PRELOAD: Final = (
     "pandas",
     "pandas.io.formats.style",  # the tables' Styler (and jinja2)
     "pyarrow.parquet",  # the saved evaluation's frames
+    "pyarrow.dataset",
     "matplotlib.figure",
     "matplotlib.pyplot",
     "matplotlib_inline.backend_inline",
@@ -708,6 +709,42 @@ def _evaluate_for_notebook(fixture: Fixture, parameters: Mapping[str, Any]) -> E
     )
 
 
+VERDICT_PARAMETERS: Final = ("base_system", "n_resamples", "seed", "baseline")
+"""The report notebook's parameters its verdict cell depends on (besides the evaluation)."""
+
+
+def _save_verdict_for_notebook(
+    evaluation: Evaluation, fixture_path: Path, parameters: Mapping[str, Any], folder: Path
+) -> None:
+    """Compute the notebook's verdict section (:func:`evalkit.verdict.gate_and_judge`, its
+    settings from ``parameters``) into the evaluation ``folder``, as the notebook's verdict
+    cell would: the command has time for it while the kernel is still starting. A notebook
+    without those parameters gets nothing; a failure leaves nothing behind, and the cell then
+    computes the section itself and reports the problem as it always does."""
+    from evalkit.evaluation_files import save_verdict
+    from evalkit.gates import load_report
+    from evalkit.verdict import gate_and_judge
+
+    if not set(VERDICT_PARAMETERS) <= set(parameters):
+        return
+    base, n_resamples, seed, baseline = (parameters[name] for name in VERDICT_PARAMETERS)
+    try:
+        given = load_report(find_input(str(baseline))) if baseline else None
+        gated = gate_and_judge(
+            evaluation,
+            evaluation.to_report(),
+            fixture_path,
+            baseline=given,
+            base=str(base),
+            n_resamples=int(n_resamples),
+            seed=int(seed),
+        )
+    except Exception:  # an optimization only: the notebook then computes it itself
+        return
+    settings = {"base": base, "n_resamples": n_resamples, "seed": seed, "baseline": baseline}
+    save_verdict(gated, folder, settings)
+
+
 @functools.cache
 def _report_exporter_class() -> type[Any]:
     """nbconvert's ``HTMLExporter`` without its closing BeautifulSoup pass.
@@ -846,6 +883,8 @@ def render_report(
                 with contextlib.chdir(workdir):
                     evaluation = _evaluate_for_notebook(fixture, merged)
                 saved = save_evaluation(evaluation, Path(private_dir) / "evaluation")
+                with contextlib.chdir(workdir):
+                    _save_verdict_for_notebook(evaluation, fixture_path, merged, saved)
                 parameters = {**parameters, EVALUATION_DIR_PARAMETER: os.fspath(saved)}
         except BaseException:
             _stop_kernel(kernel)

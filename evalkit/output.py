@@ -99,7 +99,7 @@ def unshown_reason(path: str | os.PathLike[str]) -> str | None:
         return "it is not text"
     if any(_control_name(c) for c in raw):
         return "it contains a control character"
-    from evalkit.fixtures.rules import SENSITIVE_KINDS, find_sensitive  # lazy: import cycle
+    from evalkit.fixtures.scan import SENSITIVE_KINDS, find_sensitive  # lazy: import cycle
 
     hidden = [kind for kind in find_sensitive(raw) if kind in _HIDDEN_KINDS]
     if hidden:

@@ -16,15 +16,17 @@ frozen :class:`Verdict` of tidy frames. Everything in it is an ID, a measure nam
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 import pandas as pd
 
-from evalkit.errors import InputError
-from evalkit.gates import GATE_COLUMNS
+from evalkit.errors import InputError, StaleBaselineError
+from evalkit.gates import GATE_COLUMNS, check_gates, load_gates, load_report
 from evalkit.measures import parse_measure
 from evalkit.measures.names import higher_is_better
 from evalkit.registry import did_you_mean
@@ -39,9 +41,11 @@ __all__ = [
     "HEADLINE_COLUMNS",
     "MEAN_COLUMNS",
     "PRIMARY_NAMES",
+    "GatedVerdict",
     "Verdict",
     "build_verdict",
     "change_matrix",
+    "gate_and_judge",
     "primary_measures",
 ]
 
@@ -142,6 +146,52 @@ class Verdict:
     def worse(self) -> pd.DataFrame:
         """The rows of ``changes`` that are significantly worse than the base."""
         return self.changes[self.changes["direction"] == "worse"].reset_index(drop=True)
+
+
+@dataclass(frozen=True)
+class GatedVerdict:
+    """The report's verdict section: ``gate_results`` (a :func:`evalkit.gates.check_gates`
+    frame; None when the fixture has no ``gates.yaml``), ``stale_baseline`` (True when the
+    gates' baseline was made for another evaluation definition and the gates were checked
+    without it) and the :class:`Verdict` built from them."""
+
+    gate_results: pd.DataFrame | None
+    stale_baseline: bool
+    verdict: Verdict
+
+
+def gate_and_judge(
+    evaluation: Evaluation,
+    report: Mapping[str, Any],
+    fixture_dir: str | os.PathLike[str],
+    *,
+    baseline: Mapping[str, Any] | None = None,
+    base: str,
+    n_resamples: int = 2000,
+    seed: int = 0,
+) -> GatedVerdict:
+    """Check the fixture's gates (``fixture_dir/gates.yaml``, if any) on ``report`` (the
+    evaluation's :meth:`~evalkit.evaluate.Evaluation.to_report`) and build the verdict.
+
+    The gates compare against ``baseline`` (a report or baseline dict) when given, else the
+    baseline their file names; a stale baseline (e.g. made for another k) is left out, and
+    the result says so. What the report notebook's verdict cell shows, and what
+    ``evalkit report`` computes for it while the kernel starts.
+    """
+    gates_file = Path(fixture_dir) / "gates.yaml"
+    gate_results, stale = None, False
+    if gates_file.exists():
+        gates = load_gates(gates_file)
+        gate_baseline = baseline
+        if gate_baseline is None and gates.baseline is not None:
+            gate_baseline = load_report(gates_file.parent / gates.baseline.path)
+        try:
+            gate_results = check_gates(report, gates, gate_baseline)
+        except StaleBaselineError:
+            stale = True
+            gate_results = check_gates(report, gates.model_copy(update={"baseline": None}))
+    verdict = build_verdict(evaluation, gate_results, base=base, n_resamples=n_resamples, seed=seed)
+    return GatedVerdict(gate_results, stale, verdict)
 
 
 def primary_measures(measures: Sequence[str], k: int) -> tuple[str, ...]:

@@ -4,6 +4,7 @@ evaluates while the kernel starts) equals the report the notebook makes by evalu
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -14,7 +15,7 @@ import pytest
 
 from evalkit.errors import InputError
 from evalkit.evaluate import Evaluation, evaluate
-from evalkit.evaluation_files import load_evaluation, save_evaluation
+from evalkit.evaluation_files import load_evaluation, load_verdict, save_evaluation, save_verdict
 from evalkit.fixtures import Fixture, dump_fixture, generate_fixture, load_fixture
 from evalkit.notebooks import (
     DEFAULT_REPORT_NOTEBOOK,
@@ -22,6 +23,7 @@ from evalkit.notebooks import (
     execute_notebook,
     render_report,
 )
+from evalkit.verdict import GatedVerdict, Verdict, gate_and_judge
 
 
 @pytest.fixture(scope="module")
@@ -125,3 +127,53 @@ def test_the_cli_path_and_the_jupyterlab_path_give_the_same_report(fixture_dir: 
     expected = _outputs(by_itself, sections)
     assert set(expected) == sections
     assert _outputs(from_saved, sections) == expected
+
+
+def _assert_same_verdict(loaded: GatedVerdict, expected: GatedVerdict) -> None:
+    assert loaded.stale_baseline == expected.stale_baseline
+    if expected.gate_results is None:
+        assert loaded.gate_results is None
+    else:
+        assert loaded.gate_results is not None
+        pd.testing.assert_frame_equal(loaded.gate_results, expected.gate_results)
+    for item in dataclasses.fields(Verdict):
+        value, wanted = getattr(loaded.verdict, item.name), getattr(expected.verdict, item.name)
+        if isinstance(wanted, pd.DataFrame):
+            pd.testing.assert_frame_equal(value, wanted, obj=item.name)
+        else:
+            assert value == wanted, item.name
+            assert type(value) is type(wanted), item.name
+
+
+def test_a_saved_verdict_reads_back_exactly_for_its_settings_only(tmp_path: Path) -> None:
+    committed = Path(__file__).resolve().parent.parent / "fixtures" / "synthetic-bilingual-v1"
+    fixture = load_fixture(committed)
+    evaluation = evaluate(fixture, ["lexical", "token-hash"], k=10, repeats=1)
+    gated = gate_and_judge(
+        evaluation, evaluation.to_report(), committed, base="lexical", n_resamples=50, seed=3
+    )
+    assert gated.gate_results is not None  # the committed fixture has gates
+    assert gated.verdict.gates_failed + gated.verdict.gates_not_evaluated > 0
+    settings = {"base": "lexical", "n_resamples": 50, "seed": 3, "baseline": ""}
+    save_verdict(gated, tmp_path, settings)
+    loaded = load_verdict(tmp_path, settings)
+    assert loaded is not None
+    _assert_same_verdict(loaded, gated)
+    # other settings, or no saved verdict at all: the caller computes it
+    assert load_verdict(tmp_path, {**settings, "seed": 4}) is None
+    assert load_verdict(tmp_path / "nothing", settings) is None
+
+
+def test_an_ungated_verdict_reads_back_exactly(
+    evaluated: tuple[Fixture, Evaluation], fixture_dir: Path, tmp_path: Path
+) -> None:
+    _, evaluation = evaluated
+    gated = gate_and_judge(evaluation, evaluation.to_report(), fixture_dir, base="token-hash")
+    assert gated.gate_results is None
+    save_verdict(gated, tmp_path, {"base": "token-hash"})
+    loaded = load_verdict(tmp_path, {"base": "token-hash"})
+    assert loaded is not None
+    _assert_same_verdict(loaded, gated)
+    (tmp_path / "verdict.json").write_text('{"format": "other"}', encoding="utf-8")
+    with pytest.raises(InputError, match="verdict format"):
+        load_verdict(tmp_path, {"base": "token-hash"})

@@ -54,3 +54,20 @@ def test_the_command_line_parser_loads_no_pandas() -> None:
     build_parser()
     """
     assert _loaded_after(code, ["pandas", "evalkit.fixtures", "pyarrow"]) == []
+
+
+def test_the_report_kernel_preload_loads_no_scipy_stats_and_no_system() -> None:
+    code = """
+    import importlib
+    from evalkit.notebooks import REPORT_KERNEL_PRELOAD, REPORT_KERNEL_WARM_UP
+
+    for module in REPORT_KERNEL_PRELOAD:
+        importlib.import_module(module)
+    for module, function, arguments in REPORT_KERNEL_WARM_UP:
+        getattr(importlib.import_module(module), function)(*arguments)
+    from evalkit.probes.targets import warm_up_target
+
+    warm_up_target("stdlib")
+    """
+    slow = ["scipy.stats", "evalkit.systems.reference", "evalkit.systems.rerank", "bm25s"]
+    assert _loaded_after(code, slow) == []
