@@ -5,20 +5,23 @@ Run from the repository root::
     python benchmarks/bench_report.py            # 3 end-to-end runs, phases measured once
     python benchmarks/bench_report.py --runs 5 --fixture fixtures/synthetic-bilingual-v1
 
-How ``evalkit report`` spends its time: it starts the kernel first; while the kernel starts and
-imports what the notebook needs (``REPORT_KERNEL_PRELOAD``), the command's own process loads
-the fixture, evaluates (5 systems, 2 repeats) and saves the evaluation for the notebook
-(:mod:`evalkit.evaluation_files`), so the two run on two cores at once; then the kernel runs
-the cells (statistics, plots, tables, probes) while the command compiles the HTML template and
-indexes the private texts for the leak scan; last come the export and one leak scan.
+How ``evalkit report`` spends its time: it starts the kernel first; while the kernel starts,
+imports what the notebook needs (``REPORT_KERNEL_PRELOAD``) and builds the probe target's code
+index (``REPORT_KERNEL_WARM_UP``), the command's own process loads the fixture, evaluates
+(5 systems, 2 repeats), computes the verdict section (gates and paired comparisons) and saves
+both for the notebook (:mod:`evalkit.evaluation_files`), so the two run on two cores at once;
+then the kernel runs the cells (ablation statistics, plots, tables, probes) while the command
+compiles the HTML template and indexes the private texts for the leak scan; last come the
+export and one leak scan.
 
 It prints
 
 1. the phases, each timed on its own in a fresh interpreter (wall and CPU seconds): kernel
-   start (a bare kernel up and answering, then shut down), imports (the kernel's preload),
-   evaluation (``evaluate``, 5 systems, 2 repeats, saved and read back), statistics (the
-   verdict, the ablation tables, the paired comparisons and the all-pairs test at the
-   notebook's ``n_resamples``), plots (the three figures built and rendered to PNG as the
+   start (a bare kernel up and answering, then shut down), imports (the kernel's preload and
+   warm-up calls, the probe target's code index included), evaluation (``evaluate``, 5
+   systems, 2 repeats, and the verdict section, saved and read back), statistics (what the
+   kernel still computes: the ablation tables and the all-pairs test at the notebook's
+   ``n_resamples``), plots (the three figures built and rendered to PNG as the
    inline backend does) and export (scrub, HTML export and the leak scans of the executed
    notebook, as ``evalkit report`` does them);
 2. the end-to-end ``evalkit report FIXTURE --output ...`` (a real papermill run on a real
@@ -75,8 +78,13 @@ def kernel():
 def imports():  # what the report's kernel imports while it starts
     import importlib
     from evalkit.notebooks import REPORT_KERNEL_PRELOAD
+    from evalkit.notebooks import REPORT_KERNEL_WARM_UP
+    from evalkit.probes.targets import warm_up_target
     for module in REPORT_KERNEL_PRELOAD:
         importlib.import_module(module)
+    for module, function, arguments in REPORT_KERNEL_WARM_UP:
+        getattr(importlib.import_module(module), function)(*arguments)
+    warm_up_target("stdlib")  # the notebook's probe target
 
 timed("kernel start", kernel)
 timed("imports", imports)
@@ -91,20 +99,24 @@ n, seed, base = defaults["n_resamples"], defaults["seed"], defaults["base_system
 
 def evaluation():  # in the command's own process, while the kernel starts
     import tempfile
-    from evalkit.evaluation_files import load_evaluation, save_evaluation
+    from pathlib import Path
+    from evalkit.evaluation_files import load_evaluation, load_verdict, save_evaluation
+    from evalkit.notebooks import _save_verdict_for_notebook
     fixture = load_fixture(fixture_dir)
     result = evaluate(fixture, None, k=10, repeats=2)
     with tempfile.TemporaryDirectory() as folder:
-        result = load_evaluation(save_evaluation(result, folder), fixture)  # the kernel's copy
+        saved = save_evaluation(result, folder)
+        _save_verdict_for_notebook(result, Path(fixture_dir), defaults, saved)
+        result = load_evaluation(saved, fixture)  # the kernel's copies
+        settings = {"base": base, "n_resamples": n, "seed": seed, "baseline": ""}
+        gated = load_verdict(saved, settings)
     result.to_report()
-    return result
+    return result, gated.verdict
 
-ev = timed("evaluation", evaluation)
+ev, outcome = timed("evaluation", evaluation)
 S, M, pq = list(ev.systems), list(ev.measures), ev.per_query
 
-def stats():
-    from evalkit.verdict import build_verdict
-    outcome = build_verdict(ev, None, base=base, n_resamples=n, seed=seed)
+def stats():  # what the kernel still computes: the ablation tables and the all-pairs test
     for by in ((), ("language",)):
         table = report_tables.ablation_table(
             pq, systems=S, measures=M, by=list(by), n_resamples=n, seed=seed
@@ -112,9 +124,8 @@ def stats():
         report_tables.style_ablation(table).to_html()
     report_tables.ordered_comparisons(outcome.comparisons, systems=S, measures=M)  # section 6
     report_tables.all_pairs_table(pq, systems=S, measures=M, n_resamples=n, seed=seed)
-    return outcome
 
-outcome = timed("statistics", stats)
+timed("statistics", stats)
 
 def figures():  # drawn once each, as the notebook's inline backend does (no tight bbox)
     from IPython.core.pylabtools import print_figure
@@ -148,7 +159,7 @@ print(json.dumps(times))
 _SECTIONS = {
     "parameters": "parameters",
     "setup": "setup (imports, fixture, the saved evaluation)",
-    "verdict": "verdict (gates, comparisons, headline plot)",
+    "verdict": "verdict (headline plot; gates and comparisons handed over)",
     "header": "header",
     "ablation": "ablation",
     "language": "ablation",

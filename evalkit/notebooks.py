@@ -11,9 +11,12 @@ Rules:
   (``sys.executable -m ipykernel_launcher``), whatever kernel specs are installed: no kernel spec
   needs installing, and a user's own ``python3`` spec can never pick another environment.
   The notebook's metadata names the ``python3`` kernel, so JupyterLab opens it as usual.
-  :func:`render_report` starts the kernel first, importing :data:`REPORT_KERNEL_PRELOAD`, and
-  checks the fixture and the systems meanwhile; the notebook then runs on that kernel
-  (papermill, every cell as usual).
+  :func:`render_report` starts the kernel first, importing :data:`REPORT_KERNEL_PRELOAD` and
+  making the :data:`REPORT_KERNEL_WARM_UP` calls, and meanwhile checks the fixture and the
+  systems, evaluates and computes the verdict section for the notebook (``evaluation_dir``,
+  :mod:`evalkit.evaluation_files`); the notebook then runs on that kernel (papermill, every
+  cell as usual). The nbconvert template and the leak-scan index are prepared once the first
+  cell runs, while this process would otherwise wait.
   Its connection is encrypted with CurveZMQ, or (pyzmq without CurveZMQ, POSIX) uses Unix
   sockets in Jupyter's per-user runtime folder, never plain TCP; shutting it down sends no
   interrupt (see ``_InterpreterKernelManager``), so a successful run prints nothing from the
