@@ -15,12 +15,16 @@ import json
 import os
 import re
 import stat
+from pathlib import Path
 from typing import Any, Final
+
+from evalkit.errors import InputError
 
 __all__ = [
     "MAX_DEPTH",
     "InputFileError",
     "check_regular_file",
+    "find_input",
     "json_depth_error",
     "load_json",
     "read_input_bytes",
@@ -146,3 +150,25 @@ def load_json(data: bytes | str) -> Any:
         raise ValueError("not valid JSON (a number is too long)") from None
     except RecursionError:  # pragma: no cover - the depth check runs first
         raise ValueError(f"nested more than {MAX_DEPTH} levels deep") from None
+
+
+def find_input(path: str | os.PathLike[str], *, base: str | os.PathLike[str] | None = None) -> Path:
+    """The existing file or directory ``path`` names.
+
+    A relative path is looked up from ``base`` (default: the working directory), then from its
+    parent, so a notebook opened in JupyterLab from ``notebooks/`` finds the repository's
+    ``fixtures/...`` as well. Raises :class:`InputError` when neither exists.
+    """
+    candidate = Path(path)
+    if candidate.is_absolute():
+        if candidate.exists():
+            return candidate
+    else:
+        start = Path(base) if base is not None else Path.cwd()
+        for root in (start, start.parent):
+            if (root / candidate).exists():
+                return root / candidate
+    raise InputError(
+        f"{os.fspath(path)!r} does not exist (looked in the working directory and its parent); "
+        "give a path relative to the repository root, e.g. fixtures/synthetic-bilingual-v1"
+    )

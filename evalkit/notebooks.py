@@ -66,6 +66,7 @@ from traitlets import default
 
 from evalkit.artifacts import Artifact, check_output, write_artifacts
 from evalkit.errors import InputError, NotebookError, UnknownNameError
+from evalkit.inputs import find_input
 from evalkit.output import shown_path
 from evalkit.privacy import PrivateText
 from evalkit.registry import did_you_mean
@@ -259,28 +260,6 @@ def _coerce(name: str, text: str, default: Any) -> Any:
                     f"e.g. -p {name} {default!r}"
                 ) from None
     return text
-
-
-def find_input(path: str | os.PathLike[str], *, base: str | os.PathLike[str] | None = None) -> Path:
-    """The existing file or directory ``path`` names.
-
-    A relative path is looked up from ``base`` (default: the working directory), then from its
-    parent, so a notebook opened in JupyterLab from ``notebooks/`` finds the repository's
-    ``fixtures/...`` as well. Raises :class:`InputError` when neither exists.
-    """
-    candidate = Path(path)
-    if candidate.is_absolute():
-        if candidate.exists():
-            return candidate
-    else:
-        start = Path(base) if base is not None else Path.cwd()
-        for root in (start, start.parent):
-            if (root / candidate).exists():
-                return root / candidate
-    raise InputError(
-        f"{os.fspath(path)!r} does not exist (looked in the working directory and its parent); "
-        "give a path relative to the repository root, e.g. fixtures/synthetic-bilingual-v1"
-    )
 
 
 # --- execution ----------------------------------------------------------------------------

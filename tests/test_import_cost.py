@@ -57,17 +57,33 @@ def test_the_command_line_parser_loads_no_pandas() -> None:
 
 
 def test_the_report_kernel_preload_loads_no_scipy_stats_and_no_system() -> None:
-    code = """
-    import importlib
     from evalkit.notebooks import REPORT_KERNEL_PRELOAD, REPORT_KERNEL_WARM_UP
 
-    for module in REPORT_KERNEL_PRELOAD:
+    # the kernel's own start-up, as its exec_lines run it (evalkit.notebooks is not loaded)
+    code = f"""
+    import importlib
+
+    for module in {REPORT_KERNEL_PRELOAD!r}:
         importlib.import_module(module)
-    for module, function, arguments in REPORT_KERNEL_WARM_UP:
+    for module, function, arguments in {REPORT_KERNEL_WARM_UP!r}:
         getattr(importlib.import_module(module), function)(*arguments)
     from evalkit.probes.targets import warm_up_target
 
     warm_up_target("stdlib")
+    from evalkit.inputs import find_input  # the setup cell's path lookup
     """
     slow = ["scipy.stats", "evalkit.systems.reference", "evalkit.systems.rerank", "bm25s"]
+    # nbformat (with jsonschema) is the command's business, not the kernel's
+    slow += ["nbformat", "evalkit.notebooks"]
     assert _loaded_after(code, slow) == []
+
+
+def test_the_report_notebook_imports_nothing_of_the_command_side() -> None:
+    import json
+    from pathlib import Path
+
+    notebook = Path(__file__).resolve().parent.parent / "notebooks" / "retrieval_report.ipynb"
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    code = "".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+    assert "from evalkit.inputs import find_input" in code
+    assert "evalkit.notebooks" not in code  # it would load nbformat and jsonschema in the kernel
