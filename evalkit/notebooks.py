@@ -350,7 +350,8 @@ REPORT_KERNEL_PRELOAD: Final = (
     "matplotlib.figure",
     "matplotlib.pyplot",
     "matplotlib_inline.backend_inline",
-    "scipy.special",  # the t quantile of the paired comparisons' intervals
+    "evalkit.fixtures.load",  # load_fixture, the models and the rules
+    "evalkit.fixtures.diff",  # the fixture's content hash, checked by load_evaluation
     "evalkit.evaluate",
     "evalkit.evaluation_files",
     "evalkit.plots",
@@ -364,7 +365,8 @@ REPORT_KERNEL_PRELOAD: Final = (
 )
 """What the kernel of :func:`render_report` imports while it starts: the report notebook's
 imports, so they load while this process checks the parameters and evaluates (two cores at
-work instead of one). Importing defines no name in the notebook's namespace; a notebook that
+work instead of one). Not ``scipy.special``: its t quantile serves the paired comparisons,
+which this process computes for the verdict section. Importing defines no name in the notebook's namespace; a notebook that
 does not use a module has only paid for loading it. A notebook without the
 ``evaluation_dir`` parameter evaluates in its kernel, which then also loads the systems."""
 REPORT_KERNEL_WARM_UP: Final[tuple[WarmUpCall, ...]] = (
