@@ -100,17 +100,20 @@ n, seed, base = defaults["n_resamples"], defaults["seed"], defaults["base_system
 def evaluation():  # in the command's own process, while the kernel starts
     import tempfile
     from pathlib import Path
-    from evalkit.evaluation_files import load_evaluation, load_verdict, save_evaluation
+    from evalkit.evaluation_files import (
+        load_evaluation, load_saved_report, load_verdict, save_evaluation,
+    )
     from evalkit.notebooks import _save_verdict_for_notebook
     fixture = load_fixture(fixture_dir)
     result = evaluate(fixture, None, k=10, repeats=2)
     with tempfile.TemporaryDirectory() as folder:
-        saved = save_evaluation(result, folder)
-        _save_verdict_for_notebook(result, Path(fixture_dir), defaults, saved)
+        report = result.to_report()
+        saved = save_evaluation(result, folder, report=report)
+        _save_verdict_for_notebook(result, report, Path(fixture_dir), defaults, saved)
         result = load_evaluation(saved, fixture)  # the kernel's copies
         settings = {"base": base, "n_resamples": n, "seed": seed, "baseline": ""}
         gated = load_verdict(saved, settings)
-    result.to_report()
+        load_saved_report(saved)
     return result, gated.verdict
 
 ev, outcome = timed("evaluation", evaluation)

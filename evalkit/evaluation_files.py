@@ -1,15 +1,15 @@
 """An :class:`~evalkit.evaluate.Evaluation` written to a folder and read back, exactly.
 
-``evalkit report`` evaluates in its own process while the notebook's kernel starts (two cores
-at work instead of one) and hands the result to the notebook through such a folder, in a
-private temporary directory that it deletes afterwards. Run in JupyterLab, the notebook
-evaluates by itself; both give the same frames.
+``evalkit report`` evaluates in its own process while the notebook's kernel starts (two cores at
+work instead of one) and hands the result to the notebook through such a folder, in a private
+temporary directory that it deletes afterwards. Run in JupyterLab, the notebook evaluates by
+itself; both give the same frames.
 
 The folder holds ``per_query.parquet``, ``rankings.parquet`` and ``latency.parquet`` (pyarrow,
-with pandas' metadata, so dtypes and categories come back as they were) and
-``evaluation.json`` (systems, k, measures, repeats, notes, the systems' definitions, and the
-fixture's ID and content hash). The definitions are private (model names, endpoints): the
-folder is never an artifact and must not be published.
+with pandas' metadata, so dtypes and categories come back as they were) and ``evaluation.json``
+(systems, k, measures, repeats, notes, the systems' definitions, and the fixture's ID and
+content hash), and ``report.json`` when the writer had the report at hand. The definitions are
+private (model names, endpoints): the folder is never an artifact and must not be published.
 
 Reading checks the format and that the fixture given is the one evaluated (same content hash),
 and raises :class:`~evalkit.errors.InputError` otherwise.
@@ -39,18 +39,31 @@ if TYPE_CHECKING:
     from evalkit.fixtures import Fixture
     from evalkit.verdict import GatedVerdict
 
-__all__ = ["load_evaluation", "load_verdict", "save_evaluation", "save_verdict"]
+__all__ = [
+    "load_evaluation",
+    "load_saved_report",
+    "load_verdict",
+    "save_evaluation",
+    "save_verdict",
+]
 
 FORMAT: Final = "evalkit-evaluation/1"
 _FRAMES: Final = ("per_query", "rankings", "latency")
 _META: Final = "evaluation.json"
+_REPORT: Final = "report.json"
 _VERDICT_FORMAT: Final = "evalkit-verdict/1"
 _VERDICT: Final = "verdict.json"
 
 
-def save_evaluation(evaluation: Evaluation, folder: str | os.PathLike[str]) -> Path:
+def save_evaluation(
+    evaluation: Evaluation,
+    folder: str | os.PathLike[str],
+    *,
+    report: Mapping[str, Any] | None = None,
+) -> Path:
     """Write ``evaluation`` into ``folder`` (created if missing; a private place, see module
-    docs); the folder's path."""
+    docs); the folder's path. ``report``, its :meth:`~evalkit.evaluate.Evaluation.to_report`
+    when already computed, is kept too (:func:`load_saved_report`)."""
     from evalkit.fixtures.diff import fixture_content_hash
 
     target = Path(folder)
@@ -72,7 +85,22 @@ def save_evaluation(evaluation: Evaluation, folder: str | os.PathLike[str]) -> P
         "definitions": evaluation.definitions,
     }
     (target / _META).write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
+    if report is not None:
+        (target / _REPORT).write_text(json.dumps(report, ensure_ascii=False), encoding="utf-8")
     return target
+
+
+def load_saved_report(folder: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """The report dict :func:`save_evaluation` kept in ``folder`` (read after
+    :func:`load_evaluation`, which checks the folder); None when it kept none."""
+    try:
+        text = (Path(folder) / _REPORT).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    report: Any = json.loads(text)
+    if not isinstance(report, dict):
+        raise InputError("evaluation_dir holds a damaged report; run with evaluation_dir empty")
+    return report
 
 
 def load_evaluation(folder: str | os.PathLike[str], fixture: Fixture) -> Evaluation:

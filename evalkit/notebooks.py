@@ -366,9 +366,10 @@ REPORT_KERNEL_PRELOAD: Final = (
 """What the kernel of :func:`render_report` imports while it starts: the report notebook's
 imports, so they load while this process checks the parameters and evaluates (two cores at
 work instead of one). Not ``scipy.special``: its t quantile serves the paired comparisons,
-which this process computes for the verdict section. Importing defines no name in the notebook's namespace; a notebook that
-does not use a module has only paid for loading it. A notebook without the
-``evaluation_dir`` parameter evaluates in its kernel, which then also loads the systems."""
+which this process computes for the verdict section. Importing defines no name in the
+notebook's namespace; a notebook that does not use a module has only paid for loading it. A
+notebook without the ``evaluation_dir`` parameter evaluates in its kernel, which then also
+loads the systems."""
 REPORT_KERNEL_WARM_UP: Final[tuple[WarmUpCall, ...]] = (
     ("PIL.Image", "preinit", ()),  # the image plugins matplotlib's first PNG would load
 )
@@ -698,7 +699,11 @@ VERDICT_PARAMETERS: Final = ("base_system", "n_resamples", "seed", "baseline")
 
 
 def _save_verdict_for_notebook(
-    evaluation: Evaluation, fixture_path: Path, parameters: Mapping[str, Any], folder: Path
+    evaluation: Evaluation,
+    report: Mapping[str, Any],
+    fixture_path: Path,
+    parameters: Mapping[str, Any],
+    folder: Path,
 ) -> None:
     """Compute the notebook's verdict section (:func:`evalkit.verdict.gate_and_judge`, its
     settings from ``parameters``) into the evaluation ``folder``, as the notebook's verdict
@@ -716,7 +721,7 @@ def _save_verdict_for_notebook(
         given = load_report(find_input(str(baseline))) if baseline else None
         gated = gate_and_judge(
             evaluation,
-            evaluation.to_report(),
+            report,
             fixture_path,
             baseline=given,
             base=str(base),
@@ -866,9 +871,10 @@ def render_report(
             if EVALUATION_DIR_PARAMETER in defaults:
                 with contextlib.chdir(workdir):
                     evaluation = _evaluate_for_notebook(fixture, merged)
-                saved = save_evaluation(evaluation, Path(private_dir) / "evaluation")
+                report = evaluation.to_report()
+                saved = save_evaluation(evaluation, Path(private_dir) / "evaluation", report=report)
                 with contextlib.chdir(workdir):
-                    _save_verdict_for_notebook(evaluation, fixture_path, merged, saved)
+                    _save_verdict_for_notebook(evaluation, report, fixture_path, merged, saved)
                 parameters = {**parameters, EVALUATION_DIR_PARAMETER: os.fspath(saved)}
         except BaseException:
             _stop_kernel(kernel)

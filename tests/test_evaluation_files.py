@@ -13,9 +13,16 @@ import nbformat
 import pandas as pd
 import pytest
 
+from evalkit.canonical import canonical_json
 from evalkit.errors import InputError
 from evalkit.evaluate import Evaluation, evaluate
-from evalkit.evaluation_files import load_evaluation, load_verdict, save_evaluation, save_verdict
+from evalkit.evaluation_files import (
+    load_evaluation,
+    load_saved_report,
+    load_verdict,
+    save_evaluation,
+    save_verdict,
+)
 from evalkit.fixtures import Fixture, dump_fixture, generate_fixture, load_fixture
 from evalkit.notebooks import (
     DEFAULT_REPORT_NOTEBOOK,
@@ -177,3 +184,15 @@ def test_an_ungated_verdict_reads_back_exactly(
     (tmp_path / "verdict.json").write_text('{"format": "other"}', encoding="utf-8")
     with pytest.raises(InputError, match="verdict format"):
         load_verdict(tmp_path, {"base": "token-hash"})
+
+
+def test_a_kept_report_reads_back_as_the_evaluations_report(
+    evaluated: tuple[Fixture, Evaluation], tmp_path: Path
+) -> None:
+    fixture, evaluation = evaluated
+    report = evaluation.to_report()
+    saved = save_evaluation(evaluation, tmp_path / "with", report=report)
+    assert canonical_json(load_saved_report(saved)) == canonical_json(report)
+    # the report of the evaluation read back is that report too
+    assert canonical_json(load_evaluation(saved, fixture).to_report()) == canonical_json(report)
+    assert load_saved_report(save_evaluation(evaluation, tmp_path / "without")) is None
