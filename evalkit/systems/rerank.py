@@ -102,6 +102,24 @@ checks the issue's rules on fresh seeds and on the committed fixtures without fi
   answerable ones (NoAnswerFP 0.857, NoResult 0.098, nDCG@10 0.821 -> 0.728): its authors
   paraphrase answerable yes/no questions with words the corpus does not use, which a lexical
   test cannot tell from an absent item.
+
+Signals measured, not used
+--------------------------
+``HeuristicReranker.abstention_signals`` computes further candidate signals of "no answer"
+(``AbstentionSignals``: score gap and normalized gap, lexical/vector top-1 agreement, the asked
+attribute's coverage, answer-shape evidence, question form, unknown items, and combinations with
+the yes/no form). ``benchmarks/abstention_signals.py`` measures each one's AUC and fits one
+threshold per signal on the development fixture (with and without its table) and on generated
+fixtures with in-domain no-answer queries (``evalkit.fixtures.in_domain``), under the issue's
+limit of 10 % answerable queries without results on every set. AUCs on the development fixture
+with its table (1 = perfect): score gap 0.67, normalized gap 0.66, agreement 0.66, support 0.53,
+attribute coverage 0.54, answer evidence 0.50 (its no-answer queries ask for no shape that the
+candidates lack), yes/no form 0.79, unknown items 0.70, yes/no with disagreement 0.81, yes/no
+with a small normalized gap 0.83. No threshold reaches NoAnswerFP <= 0.5 within the limit on
+every set: the best lowers the development fixture's NoAnswerFP to 0.818 (a tie at the top
+score), and the set without a table, which already leaves 8.1 % of its answerable
+(cross-language) queries without results, allows one more. ``search`` therefore uses none of
+them; the signals stay available for measurement.
 """
 
 from __future__ import annotations
@@ -124,10 +142,14 @@ from evalkit.systems.vectors import AliasEmbedder, Matrix
 
 __all__ = [
     "DEFAULT_RERANK_WEIGHTS",
+    "EMPTY_SIGNALS",
     "FEATURE_NAMES",
     "ITEM_PREFIX",
     "NEAR_DUPLICATE_JACCARD",
     "QUERY_STOPWORDS",
+    "SIGNAL_ANSWER_TOP",
+    "SIGNAL_TOP",
+    "AbstentionSignals",
     "HeuristicReranker",
     "RerankFeatures",
     "answer_shapes",
@@ -149,6 +171,41 @@ class RerankFeatures(NamedTuple):
     distinct: float
 
 
+class AbstentionSignals(NamedTuple):
+    """Per-query signals of "the corpus has no answer", measured but not used by ``search``.
+
+    Over the reranked candidates (``HeuristicReranker.abstention_signals``):
+
+    - ``top_score``, ``margin``, ``relative_margin``: the best score, its gap to the second,
+      the gap divided by the best;
+    - ``agreement``: 1 when the lexical and the vector component rank the same chunk first, 0
+      when they rank different chunks first, 0.5 when one of them returns nothing (no table);
+    - ``support``: the best candidate's support (abstention rule 2);
+    - ``attribute_coverage``: the query's units (terms, unseen Latin terms at the largest IDF,
+      and concepts) that at least two of the top ``SIGNAL_TOP`` (5) candidates hold are its
+      *entity*; the rest is the *asked attribute*; the largest IDF-weighted share of the
+      attribute that one of the top ``SIGNAL_ANSWER_TOP`` (3) candidates holds (1 without an
+      attribute);
+    - ``answer_evidence``: 1 when the query asks for no answer shape (``answer_shapes``) or one
+      of the top 3 candidates shows one it asks for (``evidence_shapes``), else 0;
+    - ``yes_no``: 1 for a yes/no question (``asks_yes_no``);
+    - ``unknown_items``: how many parts of the query no chunk contains (rule 3's items).
+    """
+
+    top_score: float
+    margin: float
+    relative_margin: float
+    agreement: float
+    support: float
+    attribute_coverage: float
+    answer_evidence: float
+    yes_no: float
+    unknown_items: float
+
+
+SIGNAL_TOP: Final = 5
+SIGNAL_ANSWER_TOP: Final = 3
+EMPTY_SIGNALS: Final = AbstentionSignals(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 FEATURE_NAMES: tuple[str, ...] = RerankFeatures._fields
 NEAR_DUPLICATE_JACCARD: Final = 0.6
 ITEM_PREFIX: Final = 4
@@ -582,6 +639,60 @@ class HeuristicReranker(TextRetriever):
             weights = {c: self._concept_idf.get(c, self._max_idf) for c in query.mentioned}
             concept_support = _share(weights, self._chunk_concepts[chunk_id], weights)
         return max(term_support, concept_support)
+
+    def abstention_signals(self, text: str, language: str | None = None) -> AbstentionSignals:
+        """The measured-but-unused abstention signals of one query (``AbstentionSignals``).
+
+        Computed from the same candidates ``search`` ranks (before any abstention rule); a
+        query without candidates gets ``EMPTY_SIGNALS`` (all 0). Not used by ``search``:
+        ``benchmarks/abstention_signals.py`` reports how well each separates no-answer queries.
+        """
+        query = self._query(text)
+        candidates = self._features(query, text, language)
+        if not candidates:
+            return EMPTY_SIGNALS
+        ranked = sorted(
+            ((self.score(f), hit.chunk_id) for hit, f in candidates), key=lambda x: (-x[0], x[1])
+        )
+        ids = [chunk_id for _, chunk_id in ranked]
+        top = ranked[0][0]
+        second = ranked[1][0] if len(ranked) > 1 else 0.0
+        _, lists = self.first_stage.search_components(text, 1)
+        firsts = [hits[0].chunk_id if hits else None for hits in lists]
+        if len(firsts) < 2 or None in firsts:
+            agreement = 0.5  # undefined: a component returned nothing (no table, or no match)
+        else:
+            agreement = float(len(set(firsts)) == 1)
+        return AbstentionSignals(
+            top_score=top,
+            margin=top - second,
+            relative_margin=(top - second) / top if top > 0 else 0.0,
+            agreement=agreement,
+            support=max(self._support(query, c) for c in ids),
+            attribute_coverage=self._attribute_coverage(query, ids),
+            answer_evidence=self._answer_evidence(query, ids),
+            yes_no=float(asks_yes_no(text)),
+            unknown_items=float(len(self.unknown_items(text))),
+        )
+
+    def _attribute_coverage(self, query: _Query, ids: Sequence[str]) -> float:
+        """Share of the asked attribute that some top candidate holds (``AbstentionSignals``)."""
+        units: dict[tuple[str, Any], float] = {("t", t): w for t, w in query.all_terms.items()}
+        units.update({("c", c): self._concept_idf.get(c, self._max_idf) for c in query.mentioned})
+        shown = [self._chunk_units[c] for c in ids[:SIGNAL_TOP]]
+        entity = {u for u in units if sum(u in s for s in shown) >= 2}
+        attribute = {u: w for u, w in units.items() if u not in entity and w > 0}
+        total = sum(attribute.values())
+        if total == 0:
+            return 1.0
+        best = shown[:SIGNAL_ANSWER_TOP]
+        return max(sum(w for u, w in attribute.items() if u in s) / total for s in best)
+
+    def _answer_evidence(self, query: _Query, ids: Sequence[str]) -> float:
+        """1.0 when the query asks no answer shape or a top candidate shows one it asks."""
+        if not query.shapes:
+            return 1.0
+        return float(any(query.shapes & self._shapes[c] for c in ids[:SIGNAL_ANSWER_TOP]))
 
     def abstention_rule(
         self, query: _Query, text: str, language: str | None, ids: Sequence[str]
