@@ -1,6 +1,6 @@
-"""How well each abstention signal separates no-answer queries (issue 14), never on the test fixture.
+"""How well each abstention signal separates no-answer queries (issue 14), not on the test fixture.
 
-Sets (the committed ``synthetic-bilingual-v1`` is held out and never loaded here):
+Fitting sets (the committed ``synthetic-bilingual-v1`` is held out: nothing is chosen on it):
 
 - ``dev``: ``fixtures/synthetic-bilingual-dev-v1`` with its ``aliases.yaml``;
 - ``dev-noalias``: the same fixture without its table;
@@ -8,19 +8,19 @@ Sets (the committed ``synthetic-bilingual-v1`` is held out and never loaded here
   of them random-word no-answer queries) with 30 in-domain no-answer queries each added by
   ``evalkit.fixtures.in_domain.add_in_domain_no_answer`` (seeds 11-13): one set.
 
-For every query that ``hybrid-rerank`` answers today (its rules 1 and 2 do not fire), the
+For every query the reference ``hybrid-rerank`` returns results for (its default rules), the
 signals of ``HeuristicReranker.abstention_signals`` are computed (``AbstentionSignals`` says what
 each one is), and three combinations for yes/no questions (``COMBINED``). Per signal and set:
 
 - ``AUC``: the probability that an answerable query looks more answerable than a no-answer one
   (ties count half), each signal read in its direction (``LOW`` signals are low for no-answer
   queries, the others high); 0.5 is chance;
-- the *operating point*: one threshold per signal for all sets, abstaining (on top of today's
-  rules) when the signal is on the no-answer side of it. Candidate thresholds are the midpoints
-  of the values seen; feasible ones keep at most ``MAX_NO_RESULT`` (10 %) of the answerable
-  queries without results on every set (today's no-result queries included); among them the
-  lowest worst-set NoAnswerFP wins, ties going to the one that abstains on fewer queries. The
-  table shows each set's NoResult and NoAnswerFP at that point.
+- the *operating point*: one threshold per signal for all sets, abstaining (on top of the
+  default rules) when the signal is on the no-answer side of it. Candidate thresholds are the
+  midpoints of the values seen; feasible ones keep at most ``MAX_NO_RESULT`` (10 %) of the
+  answerable queries without results on every set (those the default rules leave without
+  results included); among them the lowest worst-set NoAnswerFP wins, ties going to the one
+  that abstains on fewer queries. The table shows each set's NoResult and NoAnswerFP there.
 
 Nothing is chosen on a ``--fixture`` given: it is only measured at the thresholds chosen on
 the sets above (for the one measurement of the held-out fixture at the end of a change).
@@ -78,7 +78,8 @@ COMBINED: dict[str, Callable[[np.ndarray], np.ndarray]] = {
 
 @dataclass(frozen=True)
 class _Set:
-    """One set's queries: answerable flags, today's no-result flags, signals (queries x signals)."""
+    """One set's queries: answerable flags, no-result flags (default rules), signals (queries x
+    signals)."""
 
     answerable: np.ndarray
     no_result: np.ndarray
@@ -168,10 +169,9 @@ def main() -> None:
     extra = {Path(p).name: _measure([load_fixture(p)]) for p in args.fixture}
     for name, s in (sets | extra).items():
         fp = float((~s.no_result[~s.answerable]).mean())
-        print(
-            f"{name}: {int(s.answerable.sum())} answerable, {int((~s.answerable).sum())} no-answer; "
-            f"today NoResult {float(s.no_result[s.answerable].mean()):.3f}, NoAnswerFP {fp:.3f}"
-        )
+        no_result = float(s.no_result[s.answerable].mean())
+        counts = f"{int(s.answerable.sum())} answerable, {int((~s.answerable).sum())} no-answer"
+        print(f"{name}: {counts}; default rules: NoResult {no_result:.3f}, NoAnswerFP {fp:.3f}")
     rows = {}
     for column, signal in enumerate([*FIELDS, *COMBINED]):
         low = signal in LOW
