@@ -80,20 +80,19 @@ checks the issue's rules on fresh seeds and on the committed fixtures without fi
   0.00-0.40; a setting is feasible when on every fitting set at most 10 % of the answerable
   queries get no results and nDCG@10 with abstention stays at or above ``max(lexical, hybrid -
   0.05)``; among feasible settings the lowest worst-set NoAnswerFP wins, ties to fewer rules,
-  then to the smaller value. The fitting sets add
-  larger generated corpora (seeds 4-5, 1,200 chunks) to the small ones, because a threshold
-  that helps on 240 chunks (NoAnswerFP 0.500 -> 0.411 at 0.14) helps nothing on 1,200 (random
-  words find more partial matches there), and the development fixture's in-domain no-answer
-  queries share content words and concepts with the corpus as answerable ones do (NoAnswerFP
-  1.0 at every feasible value; single features such as the top score, score gap, coverage or
-  lexical/vector agreement separate them with AUC 0.5-0.68). Until this round the grid had no
-  "off" and the result was ``min_support`` 0 (abstain when no candidate shares a single content
-  word or concept with the query). At 0 the rule abstains on no no-answer query of any fitting
-  set and on answerable ones (NoResult 0.014 -> 0.027 with half the table, 0.054 -> 0.081
-  without it: cross-language questions whose only words shared with same-language chunks are
-  question words), so with
-  "off" in the grid the tie on NoAnswerFP goes to fewer rules: rule 2 is off by default
-  (``min_support=None``), and a user who wants it sets ``min_support``.
+  then to the smaller value. The fitting sets add larger generated corpora (seeds 4-5, 1,200
+  chunks) to the small ones, because a threshold that helps on 240 chunks (NoAnswerFP 0.500 ->
+  0.411 at 0.14) helps nothing on 1,200 (random words find more partial matches there), and the
+  development fixture's in-domain no-answer queries share content words and concepts with the
+  corpus as answerable ones do (NoAnswerFP 1.0 at every feasible value; single features such as
+  the top score, score gap, coverage or lexical/vector agreement separate them with AUC
+  0.5-0.68). Until this round the grid had no "off" and the result was ``min_support`` 0
+  (abstain when no candidate shares a single content word or concept with the query). At 0 the
+  rule abstains on no no-answer query of any fitting set and on answerable ones (NoResult 0.014
+  -> 0.027 with half the table, 0.054 -> 0.081 without it: cross-language questions whose only
+  words shared with same-language chunks are question words), so with "off" in the grid the tie
+  on NoAnswerFP goes to fewer rules: rule 2 is off by default (``min_support=None``), and a user
+  who wants it sets ``min_support``.
 - Rules 3 and 4 (on/off) are chosen by the same criterion, jointly with ``min_support``: a
   setting must lower the worst set's NoAnswerFP, ties going to fewer rules and the smaller
   threshold. Both need a table, so the set without one (``dev-noalias``, NoAnswerFP 1.0) is
