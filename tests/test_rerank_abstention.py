@@ -110,7 +110,7 @@ def test_rule_4_a_yes_no_question_whose_concepts_no_candidate_joins() -> None:
 
 
 def test_rule_2_never_abstains_when_no_candidate_is_in_the_query_language() -> None:
-    reranker = _reranker()
+    reranker = _reranker(min_support=0.0)
     try:
         # BM25 finds a5 through "can" alone, a question word (support 0); 借书 is in no chunk.
         # For an English query that is no support: rule 2 abstains. For a Chinese query whose
@@ -124,9 +124,23 @@ def test_rule_2_never_abstains_when_no_candidate_is_in_the_query_language() -> N
         reranker.close()
 
 
+def test_rule_2_is_off_by_default() -> None:
+    # The fit (benchmarks/fit_rerank.py) found rule 2 at min_support 0 abstaining on no
+    # no-answer query and on answerable ones: the default leaves it off. "can" is a question
+    # word, so a5 shares no content word with the query, and it is still returned.
+    reranker = _reranker()
+    try:
+        assert reranker.min_support is None
+        found = reranker.search(Query("q", "can 借书", language="en"), 10)
+        assert [h.chunk_id for h in found] == ["a5"]
+    finally:
+        reranker.close()
+
+
 def test_definition_names_the_new_rules() -> None:
     definition = _reranker().definition()
-    assert definition["version"] == 3
+    assert definition["version"] == 4
+    assert definition["min_support"] is None
     assert definition["abstain_on_unknown_item"] is False
     assert definition["abstain_on_apart"] is False
     assert definition["item_prefix"] == 4

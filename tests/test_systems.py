@@ -289,10 +289,10 @@ def test_reranker_support_and_its_threshold() -> None:
 
 def test_reranker_abstains_when_only_question_words_match() -> None:
     chunks = [*RERANK_CHUNKS, Chunk("a5", "You can borrow books here.")]
-    reranker = _reranker(chunks)
+    reranker = _reranker(chunks, min_support=0.0)  # rule 2 is off by default
     try:
         # BM25 matches "can" (not a Lucene stop word), but "what", "can", "I", "do" are all
-        # question function words: no content unit, support 0, so the default threshold abstains.
+        # question function words: no content unit, support 0, so threshold 0 abstains.
         assert reranker.first_stage.search_text("what can I do", 10)
         assert reranker.support("what can I do", "a5") == 0.0
         assert reranker.search(Query("q", "what can I do"), 10) == []

@@ -32,18 +32,19 @@ ascending.
 
 Abstention
 ----------
-``search`` returns nothing ("no answer") when
+``search`` returns nothing ("no answer") when the first stage finds no candidate, or when
 
 1. ``abstain_on_unseen`` is true and the query mentions a concept of the table that no indexed
    chunk mentions (an out-of-corpus entity check; it never fires without a table); or
-2. some candidate is in the query's language and no candidate has ``support > min_support``.
+2. ``min_support`` is set (``None``, the default, switches the rule off; see below), some
+   candidate is in the query's language and no candidate has ``support > min_support``.
    A candidate's support is the larger of its term support and its concept support: the
    IDF-weighted share of *all* the query's terms (its concepts) that it contains, where a
    Latin-script term no chunk contains weighs the largest IDF of the corpus (an unknown word is
    the most specific part of a question) and such a CJK bigram ``unseen_cjk_weight`` times that
-   (default 0: a bigram across a word boundary is often unseen and says nothing). With the
-   default ``min_support`` 0 the rule fires when no candidate shares a single content word or
-   concept with the query. When every candidate is in another language (a cross-language match
+   (default 0: a bigram across a word boundary is often unseen and says nothing). With
+   ``min_support`` 0 the rule fires when no candidate shares a single content word or concept
+   with the query. When every candidate is in another language (a cross-language match
    through the table, or BM25 on a shared question word), sharing no words is expected and the
    rule does not fire.
 
@@ -75,17 +76,23 @@ checks the issue's rules on fresh seeds and on the committed fixtures without fi
   set, the one with the best mean nDCG@10. It is ``0.2 lexical + 0.8 cosine``: a score-level
   fusion of max-normalized BM25 and the concept cosine. The other features did not improve any
   set and weigh 0; without a table the cosine is 0 and the order is BM25's.
-- Abstention (``min_support``, calibrated): a grid of thresholds 0.00-0.40; a value is
-  feasible when on every fitting set at most 10 % of the answerable queries get no results and
-  nDCG@10 with abstention stays at or above ``max(lexical, hybrid - 0.05)``; among feasible
-  values the lowest worst-set NoAnswerFP wins, ties to the smaller value. The fitting sets add
-  larger generated corpora (seeds 4-5, 1,200 chunks) to the small ones, because a threshold
-  that helps on 240 chunks (NoAnswerFP 0.500 -> 0.411 at 0.14) helps nothing on 1,200 (random
-  words find more partial matches there), and the development fixture's in-domain no-answer
-  queries share content words and concepts with the corpus as answerable ones do (NoAnswerFP
-  1.0 at every feasible value; single features such as the top score, score gap, coverage or
-  lexical/vector agreement separate them with AUC 0.5-0.68). The result is ``min_support`` 0:
-  abstain only when no candidate shares a single content word or concept with the query.
+- Abstention (``min_support``, calibrated): rule 2 off, or on with a threshold of the grid
+  0.00-0.40; a setting is feasible when on every fitting set at most 10 % of the answerable
+  queries get no results and nDCG@10 with abstention stays at or above ``max(lexical, hybrid -
+  0.05)``; among feasible settings the lowest worst-set NoAnswerFP wins, ties to fewer rules,
+  then to the smaller value. The fitting sets add larger generated corpora (seeds 4-5, 1,200
+  chunks) to the small ones, because a threshold that helps on 240 chunks (NoAnswerFP 0.500 ->
+  0.411 at 0.14) helps nothing on 1,200 (random words find more partial matches there), and the
+  development fixture's in-domain no-answer queries share content words and concepts with the
+  corpus as answerable ones do (NoAnswerFP 1.0 at every feasible value; single features such as
+  the top score, score gap, coverage or lexical/vector agreement separate them with AUC
+  0.5-0.68). Until this round the grid had no "off" and the result was ``min_support`` 0
+  (abstain when no candidate shares a single content word or concept with the query). At 0 the
+  rule abstains on no no-answer query of any fitting set and on answerable ones (NoResult 0.014
+  -> 0.027 with half the table, 0.054 -> 0.081 without it: cross-language questions whose only
+  words shared with same-language chunks are question words), so with "off" in the grid the tie
+  on NoAnswerFP goes to fewer rules: rule 2 is off by default (``min_support=None``), and a user
+  who wants it sets ``min_support``.
 - Rules 3 and 4 (on/off) are chosen by the same criterion, jointly with ``min_support``: a
   setting must lower the worst set's NoAnswerFP, ties going to fewer rules and the smaller
   threshold. Both need a table, so the set without one (``dev-noalias``, NoAnswerFP 1.0) is
@@ -102,6 +109,26 @@ checks the issue's rules on fresh seeds and on the committed fixtures without fi
   answerable ones (NoAnswerFP 0.857, NoResult 0.098, nDCG@10 0.821 -> 0.728): its authors
   paraphrase answerable yes/no questions with words the corpus does not use, which a lexical
   test cannot tell from an absent item.
+
+Signals measured, not used
+--------------------------
+``HeuristicReranker.abstention_signals`` computes further candidate signals of "no answer"
+(``AbstentionSignals``: score gap and normalized gap, lexical/vector top-1 agreement, the asked
+attribute's coverage, answer-shape evidence, question form, unknown items, and combinations with
+the yes/no form). ``benchmarks/abstention_signals.py`` measures each one's AUC and fits one
+threshold per signal on the development fixture (with and without its table) and on generated
+fixtures with in-domain no-answer queries (``evalkit.fixtures.in_domain``), under the issue's
+limit of 10 % answerable queries without results on every set. AUCs on the development fixture
+with its table (1 = perfect): score gap 0.67, normalized gap 0.66, agreement 0.66, support 0.53,
+attribute coverage 0.54, answer evidence 0.50 (its no-answer queries ask for no shape that the
+candidates lack), yes/no form 0.79, unknown items 0.70, yes/no with disagreement 0.81, yes/no
+with a small normalized gap 0.83. At the fitted thresholds no signal reaches NoAnswerFP <= 0.5
+on the development fixture with its table: the best are "a yes/no question naming an unknown
+item" (0.545 at NoResult 0.027; without the table 0.455 at 0.095) and the normalized gap
+(0.727 at 0.081). The first is rule 3's test without its table condition, which the previous
+round measured on the held-out fixture as not generalizing (above); the yes/no signals are at
+chance there (AUC 0.50-0.55, ``abstention_signals.py --fixture``, measured once). ``search``
+therefore uses none of them; they stay available for measurement.
 """
 
 from __future__ import annotations
@@ -124,10 +151,14 @@ from evalkit.systems.vectors import AliasEmbedder, Matrix
 
 __all__ = [
     "DEFAULT_RERANK_WEIGHTS",
+    "EMPTY_SIGNALS",
     "FEATURE_NAMES",
     "ITEM_PREFIX",
     "NEAR_DUPLICATE_JACCARD",
     "QUERY_STOPWORDS",
+    "SIGNAL_ANSWER_TOP",
+    "SIGNAL_TOP",
+    "AbstentionSignals",
     "HeuristicReranker",
     "RerankFeatures",
     "answer_shapes",
@@ -149,6 +180,41 @@ class RerankFeatures(NamedTuple):
     distinct: float
 
 
+class AbstentionSignals(NamedTuple):
+    """Per-query signals of "the corpus has no answer", measured but not used by ``search``.
+
+    Over the reranked candidates (``HeuristicReranker.abstention_signals``):
+
+    - ``top_score``, ``margin``, ``relative_margin``: the best score, its gap to the second,
+      the gap divided by the best;
+    - ``agreement``: 1 when the lexical and the vector component rank the same chunk first, 0
+      when they rank different chunks first, 0.5 when one of them returns nothing (no table);
+    - ``support``: the best candidate's support (abstention rule 2);
+    - ``attribute_coverage``: the query's units (terms, unseen Latin terms at the largest IDF,
+      and concepts) that at least two of the top ``SIGNAL_TOP`` (5) candidates hold are its
+      *entity*; the rest is the *asked attribute*; the largest IDF-weighted share of the
+      attribute that one of the top ``SIGNAL_ANSWER_TOP`` (3) candidates holds (1 without an
+      attribute);
+    - ``answer_evidence``: 1 when the query asks for no answer shape (``answer_shapes``) or one
+      of the top 3 candidates shows one it asks for (``evidence_shapes``), else 0;
+    - ``yes_no``: 1 for a yes/no question (``asks_yes_no``);
+    - ``unknown_items``: how many parts of the query no chunk contains (rule 3's items).
+    """
+
+    top_score: float
+    margin: float
+    relative_margin: float
+    agreement: float
+    support: float
+    attribute_coverage: float
+    answer_evidence: float
+    yes_no: float
+    unknown_items: float
+
+
+SIGNAL_TOP: Final = 5
+SIGNAL_ANSWER_TOP: Final = 3
+EMPTY_SIGNALS: Final = AbstentionSignals(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 FEATURE_NAMES: tuple[str, ...] = RerankFeatures._fields
 NEAR_DUPLICATE_JACCARD: Final = 0.6
 ITEM_PREFIX: Final = 4
@@ -163,7 +229,7 @@ DEFAULT_RERANK_WEIGHTS: Mapping[str, float] = {
     "language": 0.0,
     "distinct": 0.0,
 }
-DEFAULT_MIN_SUPPORT: Final = 0.0
+DEFAULT_MIN_SUPPORT: Final[float | None] = None  # rule 2 off (fitted; module docstring)
 DEFAULT_UNSEEN_CJK_WEIGHT: Final = 0.0
 
 # --- answer shapes: question words of English and Chinese, and what an answer looks like -------
@@ -310,7 +376,7 @@ class HeuristicReranker(TextRetriever):
         name: str = "hybrid-rerank",
         depth: int = 30,
         weights: Mapping[str, float] | None = None,
-        min_support: float = DEFAULT_MIN_SUPPORT,
+        min_support: float | None = DEFAULT_MIN_SUPPORT,
         unseen_cjk_weight: float = DEFAULT_UNSEEN_CJK_WEIGHT,
         abstain_on_unseen: bool = True,
         abstain_on_unknown_item: bool = False,
@@ -331,7 +397,7 @@ class HeuristicReranker(TextRetriever):
         if depth < 1:
             raise InputError(f"HeuristicReranker {name!r}: depth must be at least 1, got {depth}")
         for label, value in (
-            ("min_support", min_support),
+            ("min_support", 0.0 if min_support is None else min_support),
             ("unseen_cjk_weight", unseen_cjk_weight),
         ):
             if not 0.0 <= value <= 1.0:
@@ -367,7 +433,7 @@ class HeuristicReranker(TextRetriever):
     def definition(self) -> dict[str, Any]:
         return {
             "class": "HeuristicReranker",
-            "version": 3,
+            "version": 4,
             "first_stage": self.first_stage.definition(),
             "embedder": self.embedder.definition(),
             "depth": self.depth,
@@ -583,6 +649,58 @@ class HeuristicReranker(TextRetriever):
             concept_support = _share(weights, self._chunk_concepts[chunk_id], weights)
         return max(term_support, concept_support)
 
+    def abstention_signals(self, text: str, language: str | None = None) -> AbstentionSignals:
+        """The measured-but-unused abstention signals of one query (``AbstentionSignals``).
+
+        Computed from the same candidates ``search`` ranks (before any abstention rule); a
+        query without candidates gets ``EMPTY_SIGNALS`` (all 0). Not used by ``search``:
+        ``benchmarks/abstention_signals.py`` reports how well each separates no-answer queries.
+        """
+        query = self._query(text)
+        candidates = self._features(query, text, language)
+        if not candidates:
+            return EMPTY_SIGNALS
+        ranked = sorted(
+            ((self.score(f), hit.chunk_id) for hit, f in candidates), key=lambda x: (-x[0], x[1])
+        )
+        ids = [chunk_id for _, chunk_id in ranked]
+        top = ranked[0][0]
+        second = ranked[1][0] if len(ranked) > 1 else 0.0
+        _, lists = self.first_stage.search_components(text, 1)
+        firsts = [hits[0].chunk_id if hits else None for hits in lists]
+        # 0.5 is "undefined": a component returned nothing (no table, or no match).
+        agreement = 0.5 if len(firsts) < 2 or None in firsts else float(len(set(firsts)) == 1)
+        return AbstentionSignals(
+            top_score=top,
+            margin=top - second,
+            relative_margin=(top - second) / top if top > 0 else 0.0,
+            agreement=agreement,
+            support=max(self._support(query, c) for c in ids),
+            attribute_coverage=self._attribute_coverage(query, ids),
+            answer_evidence=self._answer_evidence(query, ids),
+            yes_no=float(asks_yes_no(text)),
+            unknown_items=float(len(self.unknown_items(text))),
+        )
+
+    def _attribute_coverage(self, query: _Query, ids: Sequence[str]) -> float:
+        """Share of the asked attribute that some top candidate holds (``AbstentionSignals``)."""
+        units: dict[tuple[str, Any], float] = {("t", t): w for t, w in query.all_terms.items()}
+        units.update({("c", c): self._concept_idf.get(c, self._max_idf) for c in query.mentioned})
+        shown = [self._chunk_units[c] for c in ids[:SIGNAL_TOP]]
+        entity = {u for u in units if sum(u in s for s in shown) >= 2}
+        attribute = {u: w for u, w in units.items() if u not in entity and w > 0}
+        total = sum(attribute.values())
+        if total == 0:
+            return 1.0
+        best = shown[:SIGNAL_ANSWER_TOP]
+        return max(sum(w for u, w in attribute.items() if u in s) / total for s in best)
+
+    def _answer_evidence(self, query: _Query, ids: Sequence[str]) -> float:
+        """1.0 when the query asks no answer shape or a top candidate shows one it asks."""
+        if not query.shapes:
+            return 1.0
+        return float(any(query.shapes & self._shapes[c] for c in ids[:SIGNAL_ANSWER_TOP]))
+
     def abstention_rule(
         self, query: _Query, text: str, language: str | None, ids: Sequence[str]
     ) -> int:
@@ -593,7 +711,12 @@ class HeuristicReranker(TextRetriever):
         # Rules 2 and 3 judge shared words: they never fire when no candidate is in the query's
         # language (a cross-language match shares no words by nature).
         same_language = language is None or any(self._language[c] == language for c in ids)
-        if same_language and not any(self._support(query, c) > self.min_support for c in ids):
+        floor = self.min_support  # None: rule 2 is off
+        if (
+            floor is not None
+            and same_language
+            and all(self._support(query, c) <= floor for c in ids)
+        ):
             return 2  # no candidate covers enough of the query
         if self.abstain_on_unknown_item and same_language and query.unknown:
             return 3  # a yes/no question about an item no chunk contains
