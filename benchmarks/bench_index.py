@@ -27,6 +27,9 @@ fixture's ``aliases.yaml`` to the fixture (default: none, as for a user's corpus
 from __future__ import annotations
 
 import argparse
+import ast
+import hashlib
+import importlib.util
 import json
 import os
 import resource
@@ -57,14 +60,40 @@ def _reset_peak() -> None:
         pass
 
 
-def cached_fixture(documents: int, chunks_per_document: int, queries: int = 10_000) -> Path:
+def generator_key() -> str:
+    """12 hex digits of the SHA-256 of the code of ``evalkit/fixtures/generate.py`` (the module
+    the children import; its syntax tree without docstrings, so comments and docstrings do not
+    count): part of every cache directory's name, so a changed generator never reads a fixture
+    cached by an older one."""
+    spec = importlib.util.find_spec("evalkit.fixtures.generate")
+    if spec is None or spec.origin is None:
+        raise SystemExit("evalkit is not importable: install it (pip install -e .)")
+    tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (
+            isinstance(body, list)
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
+            body[0] = ast.Pass()
+    return hashlib.sha256(ast.dump(tree).encode()).hexdigest()[:12]
+
+
+def cached_fixture(
+    documents: int, chunks_per_document: int, queries: int = 10_000, text_model: str = "zipf"
+) -> Path:
     """The directory of the generated fixture (Parquet form), written by a child if missing."""
-    root = DATA / f"generated-s1-d{documents}-c{chunks_per_document}-q{queries}"
+    name = f"generated-s1-d{documents}-c{chunks_per_document}-q{queries}-{text_model}"
+    root = DATA / f"{name}-{generator_key()}"
     if not (root / "fixture.yaml").is_file():
         code = (
             "from evalkit.fixtures import dump_fixture, generate_fixture\n"
             f"f = generate_fixture(1, documents={documents}, "
-            f"chunks_per_document={chunks_per_document}, queries={queries})\n"
+            f"chunks_per_document={chunks_per_document}, queries={queries}, "
+            f"text_model={text_model!r})\n"
             f"dump_fixture(f, {str(root)!r}, form='parquet')\n"
         )
         print(f"generating {documents * chunks_per_document:,} chunks ...", file=sys.stderr)
@@ -114,6 +143,12 @@ def main() -> None:
     parser.add_argument("--aliases", default="none")
     parser.add_argument("--fixture", help="a fixture directory to index instead")
     parser.add_argument(
+        "--text-model",
+        choices=["zipf", "uniform"],
+        default="zipf",
+        help="generate_fixture's text model (uniform: the worst case, every bigram new)",
+    )
+    parser.add_argument(
         "--memory-limit-gb", type=float, default=12.0, help="address-space limit per child"
     )
     parser.add_argument("--one", help=argparse.SUPPRESS)
@@ -122,7 +157,9 @@ def main() -> None:
         _limit_memory(args.memory_limit_gb)
         print(json.dumps(run_one(args.one, args.fixture, args.aliases)))
         return
-    fixture_dir = args.fixture or str(cached_fixture(args.documents, args.chunks_per_document))
+    fixture_dir = args.fixture or str(
+        cached_fixture(args.documents, args.chunks_per_document, text_model=args.text_model)
+    )
     load = os.getloadavg()[0]
     print(f"load average at start {load:.1f} on {os.cpu_count()} CPUs")
     header = ["chunks", "index s", "cpu s", "before MB", "peak MB", "target"]
