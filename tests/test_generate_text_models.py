@@ -9,6 +9,7 @@ generated text with ``collections.Counter`` and ``numpy.polyfit``.
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 import numpy as np
 import pytest
@@ -16,12 +17,12 @@ import pytest
 from evalkit.errors import InputError
 from evalkit.fixtures import generate_fixture, validate_fixture
 from evalkit.fixtures.diff import fixture_content_hash
-from evalkit.fixtures.generate import EN_VOCABULARY, ZH_INVENTORY
+from evalkit.fixtures.generate import EN_VOCABULARY, ZH_INVENTORY, TextModel
 from evalkit.systems.text import STOPWORDS, tokenize
 
 # fixture_content_hash of generate_fixture(...) at commit a0f2651 (the generator before the
 # text models), computed from a `git archive a0f2651` tree.
-OLD_HASHES = {
+OLD_HASHES: dict[str, tuple[dict[str, Any], str]] = {
     "seed 7, defaults": (
         {"seed": 7},
         "sha256:3c380211dc938fb4d54d7f7cb93ae55da1e73e27fba93c99e75af4054f8c83fb",
@@ -47,7 +48,7 @@ def test_uniform_model_is_the_old_generator(case: str) -> None:
 
 
 @pytest.mark.parametrize("model", ["zipf", "uniform"])
-def test_both_models_keep_the_generator_guarantees(model: str) -> None:
+def test_both_models_keep_the_generator_guarantees(model: TextModel) -> None:
     fixture = generate_fixture(3, documents=40, queries=60, near_duplicate_fraction=0.3,
                                text_model=model)  # fmt: skip
     assert fixture == generate_fixture(3, documents=40, queries=60, near_duplicate_fraction=0.3,
@@ -74,8 +75,9 @@ def test_text_model_is_checked() -> None:
 def large() -> dict[str, list[str]]:
     """Chinese characters and English words of 2,000 chunks' text in each model."""
     out: dict[str, list[str]] = {}
-    for model in ("zipf", "uniform"):
-        fixture = generate_fixture(9, documents=500, queries=8, text_model=model)  # type: ignore[arg-type]
+    models: tuple[TextModel, ...] = ("zipf", "uniform")
+    for model in models:
+        fixture = generate_fixture(9, documents=500, queries=8, text_model=model)
         zh = "".join(c.text for c in fixture.chunks if c.language == "zh")
         out[f"{model}-zh"] = [ch for ch in zh if "\u4e00" <= ch <= "\u9fff"]
         en = " ".join(c.text for c in fixture.chunks if c.language == "en")
@@ -118,9 +120,9 @@ def test_zipf_english_words_follow_a_zipf_law_headed_by_function_words(
 
 
 def test_zipf_repeats_bigrams_where_uniform_hardly_does() -> None:
-    def repeated_share(model: str) -> float:
+    def repeated_share(model: TextModel) -> float:
         """The share of the Chinese chunks' bigram occurrences whose bigram occurs again."""
-        fixture = generate_fixture(9, documents=500, queries=8, text_model=model)  # type: ignore[arg-type]
+        fixture = generate_fixture(9, documents=500, queries=8, text_model=model)
         counts = Counter(t for c in fixture.chunks if c.language == "zh" for t in tokenize(c.text))
         return sum(n for n in counts.values() if n > 1) / sum(counts.values())
 

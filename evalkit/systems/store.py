@@ -35,8 +35,9 @@ import pickle
 import shutil
 import sqlite3
 import tempfile
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -181,12 +182,21 @@ class ChunkStore:
             raise ValueError(f"index_texts: {len(texts)} texts for {len(self._ids)} chunks")
         starts = range(0, len(texts), BATCH)
         with chunk_bar(len(texts)) as bar, _helper(terms_of, len(starts)) as pool, self._db:
-            pending = pool.submit(_terms_batch, terms_of, texts[0:BATCH])
+            # A forked helper has ``texts`` already (copy-on-write): it gets ranges, not the
+            # strings, so only the terms are pickled (by the helper) and unpickled (here).
+            forked = isinstance(pool, ProcessPoolExecutor)
+
+            def submit(start: int) -> Future[list[str]]:
+                stop = min(start + BATCH, len(texts))
+                if forked:
+                    return pool.submit(_terms_range, terms_of, start, stop)
+                return pool.submit(_terms_batch, terms_of, texts[start:stop])
+
+            pending = _first_submit(submit, texts) if forked else submit(0)
             for start in starts:
                 terms = pending.result()
                 if start + BATCH < len(texts):
-                    batch = texts[start + BATCH : start + 2 * BATCH]
-                    pending = pool.submit(_terms_batch, terms_of, batch)
+                    pending = submit(start + BATCH)
                 self._db.executemany(
                     "INSERT INTO chunk_terms(rowid, terms) VALUES (?, ?)",
                     zip(range(start + 1, start + 1 + len(terms)), terms, strict=True),
@@ -277,6 +287,30 @@ def chunk_texts(chunks: Sequence[ChunkLike]) -> list[str]:
 
 def _terms_batch(terms_of: Callable[[str], str], texts: Sequence[str]) -> list[str]:
     return [terms_of(text) for text in texts]
+
+
+#: The texts of an ``index_texts`` while its helper process is forked (which inherits them).
+_FORKED_TEXTS: Sequence[str] = ()
+_FORK_LOCK = threading.Lock()
+
+
+def _first_submit(
+    submit: Callable[[int], Future[list[str]]], texts: Sequence[str]
+) -> Future[list[str]]:
+    """The first batch's task: a fork-context pool forks its worker in its first ``submit``, so
+    the worker inherits ``_FORKED_TEXTS`` = ``texts`` (one store at a time: the lock)."""
+    global _FORKED_TEXTS  # noqa: PLW0603 - set only around the fork
+    with _FORK_LOCK:
+        _FORKED_TEXTS = texts
+        try:
+            return submit(0)
+        finally:
+            _FORKED_TEXTS = ()
+
+
+def _terms_range(terms_of: Callable[[str], str], start: int, stop: int) -> list[str]:
+    """In the forked helper: the terms of ``texts[start:stop]`` of the parent's index_texts."""
+    return [terms_of(text) for text in _FORKED_TEXTS[start:stop]]
 
 
 def _helper(terms_of: Callable[[str], str], batches: int) -> Executor:
