@@ -1,24 +1,27 @@
 """Indexing at corpus scale (issue 21): each reference system indexes a generated fixture.
 
 The fixture is ``evalkit.fixtures.generate_fixture(1, documents=N, chunks_per_document=4,
-queries=10000)`` (the queries are not used here: the same cached fixture serves
+queries=10000, text_model=...)`` (the queries are not used here: the same cached fixture serves
 ``bench_evaluate.py``), generated once by a child process and cached in Parquet form under
-``benchmarks/data/`` (generating a million chunks as models takes about 4 minutes and 4.4 GB,
-more than any system's indexing); ``--fixture DIR`` uses another fixture directory instead.
-Each system runs in its own process, which loads the fixture (``load_fixture``: chunks kept as
-Arrow columns, as a user's large fixture is), indexes its chunks once and reports the wall and
-CPU seconds of ``index``, the resident memory before it (the loaded fixture and the imports)
-and the peak during it (``VmHWM``, reset before ``index``). A child that fails (for example out
-of memory under ``--memory-limit-gb``) is reported as failed, with its exit code, and the
-others still run. The target: ``lexical`` (SQLite FTS5) indexes 1,000,000 chunks in at most
-60 s. **Not met** on this fixture: 152.2 s wall, 147.7 s CPU (the parent process; the
-tokenizer runs in a forked helper), 2,322 MB peak (1,317 MB before ``index``), load average 1.5
-(before: 312.8 s wall, 226.9 s CPU, 4.5 GB with the fixture generated in the process). The
-Chinese half of the fixture is random characters, so about half of its 70 million terms are
-distinct bigrams; FTS5's inserts cost per distinct term (see ``evalkit.systems.store`` and
-``benchmarks/README.md``).
+``benchmarks/data/`` in a directory named after the text model and ``generator_key()`` (a hash
+of the generator's code: a changed generator never reads an older cache); ``--fixture DIR`` uses
+another fixture directory instead. ``--text-model zipf`` (the default) has realistic term
+statistics; ``--text-model uniform`` is the generator before issue 21 (uniform random Chinese
+characters: almost every bigram new), the worst case for FTS5. Each system runs in its own
+process, which loads the fixture (``load_fixture``: chunks kept as Arrow columns, as a user's
+large fixture is), indexes its chunks once and reports the wall and CPU seconds of ``index``
+(the CPU of the process, and of the forked tokenizer helper once it is joined), the resident
+memory before it (the loaded fixture and the imports) and the peak during it (``VmHWM``, reset
+before ``index``). A child that fails (for example out of memory under ``--memory-limit-gb``)
+is reported as failed, with its exit code, and the others still run. The target: ``lexical``
+(SQLite FTS5) indexes 1,000,000 chunks in at most 60 s. **Not met**: 109.4 s wall, 102.4 s CPU
+(+ 63.1 s in the helper), 1,851 MB peak on the zipf fixture; 125.6 s wall on the uniform one
+(152.2 s before this round), load average 1.4-1.9 (``benchmarks/README.md``). The parent is
+FTS5-bound: its inserts cost about 1.3 microseconds of CPU per term occurrence (60.5 million at
+1M zipf chunks), see ``evalkit.systems.store``.
 
     .venv/bin/python benchmarks/bench_index.py [--documents 250000] [--systems lexical ...]
+        [--text-model zipf|uniform]
 
 The default is 250,000 documents x 4 chunks = 1,000,000 chunks. ``--aliases DIR`` attaches a
 fixture's ``aliases.yaml`` to the fixture (default: none, as for a user's corpus).

@@ -24,7 +24,7 @@ times. So the load uses a 128 KB hash, no incremental merging, a level merge onl
 segments pile up (``crisismerge``), and one ``optimize`` at the end: 6.8 s instead of 14.5 s of
 CPU for 100,000 such chunks. Checked again at 1,000,000 chunks of the realistic default
 generator (``text_model="zipf"``: 60.5 million term occurrences, 5.1 million distinct terms;
-the uniform one has 34.4 million distinct among 70.1 million), inserts + ``optimize``, CPU
+the uniform one has 36.6 million distinct among 69.2 million), inserts + ``optimize``, CPU
 seconds at load average 2 to 2.7: 128 KB hash 79.7 + 7.5 (65 segments before the optimize),
 64 KB 77.4 + 7.6, 1 MB 133.0 + 8.8, ``crisismerge`` 200 73.8 + 16.4 (138 segments); without
 any level merge FTS5 stops at its 2,000-segment limit ("database or disk is full"). What is
