@@ -1,6 +1,7 @@
 """Fixtures at corpus scale (issue 21): load + validate, dump and hash, YAML against columnar.
 
-Generates (once, cached in ``benchmarks/data/fixtures-<chunks>/``, git-ignored) a fixture with
+Generates (once, cached in ``benchmarks/data/fixtures-<chunks>-<generator key>/``, git-ignored;
+the key hashes the generator's code, see ``bench_index.generator_key``) a fixture with
 ``evalkit.fixtures.generate.generate_fixture(21, documents=chunks // 4, chunks_per_document=4,
 queries=...)`` and writes it in each form asked for (``dump_fixture(..., form=...)``). Each
 (size, form) case then runs in a fresh process, three steps in turn:
@@ -98,7 +99,10 @@ def run_case(directory: Path, form: str) -> dict[str, Any]:
 
 def generate(chunks: int, forms: list[str]) -> Path:
     """The cached fixture directories of one size (written by a child process)."""
-    root = DATA / f"fixtures-{chunks}"
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_index import generator_key  # the generator's code, so a stale cache is not read
+
+    root = DATA / f"fixtures-{chunks}-{generator_key()}"
     missing = [form for form in forms if not (root / form / "fixture.yaml").is_file()]
     if missing:
         code = (

@@ -14,17 +14,28 @@ so FTS5 indexes exactly the given terms. While one batch is inserted, a helper (
 process where it can be, see ``index_texts``) tokenizes the next.
 
 FTS5 bulk-load settings (``FTS5_LOAD``), chosen from a profile (``perf``, and CPU time per phase
-in ``benchmarks/bench_index.py`` runs) of 100,000 and 250,000 generated chunks: about 70 terms
-per chunk, half of them distinct (the generator's Chinese text is random characters, so almost
-every bigram is new). The insert time is FTS5's, per distinct term, in two parts. Flushing the
-in-memory term hash into a new segment costs more per term the larger the hash (``hashsize``,
-1 MB by default: 10.7 s of CPU for 100,000 chunks without any merge, 5.3 s with 256 KB, whose
-working set stays in the CPU caches), and the default incremental merges (``automerge`` 4)
-rewrite every term several times. So the load uses a 128 KB hash, no incremental merging, a
-level merge only when 64 segments pile up (``crisismerge``; FTS5 allows 2,000 segments), and one
-``optimize`` at the end, which leaves a single segment, the fastest to query: 6.8 s instead of
-14.5 s of CPU for 100,000 chunks (23 s for 250,000). Segments change how the postings are
-stored, never what they hold: hits and BM25 scores are the same (``tests/test_store_bulk.py``).
+in ``benchmarks/bench_index.py`` runs) of 100,000 and 250,000 chunks of the old generator
+(``generate_fixture(..., text_model="uniform")``: about 70 terms per chunk, half of them distinct,
+since its Chinese text is uniform random characters). Flushing the in-memory term hash into a
+new segment costs more per term the larger the hash (``hashsize``, 1 MB by default: 10.7 s of
+CPU for 100,000 chunks without any merge, 5.3 s with 256 KB, whose working set stays in the
+CPU caches), and the default incremental merges (``automerge`` 4) rewrite every term several
+times. So the load uses a 128 KB hash, no incremental merging, a level merge only when 64
+segments pile up (``crisismerge``), and one ``optimize`` at the end: 6.8 s instead of 14.5 s of
+CPU for 100,000 such chunks. Checked again at 1,000,000 chunks of the realistic default
+generator (``text_model="zipf"``: 60.5 million term occurrences, 5.1 million distinct terms;
+the uniform one has 36.6 million distinct among 69.2 million), inserts + ``optimize``, CPU
+seconds at load average 2 to 2.7: 128 KB hash 79.7 + 7.5 (65 segments before the optimize),
+64 KB 77.4 + 7.6, 1 MB 133.0 + 8.8, ``crisismerge`` 200 73.8 + 16.4 (138 segments); without
+any level merge FTS5 stops at its 2,000-segment limit ("database or disk is full"). What is
+left is FTS5's cost per term occurrence (about 1.3 microseconds) more than per distinct term.
+
+The final ``optimize`` pays for itself: at 1,000,000 zipf chunks it costs 7.5-9.9 s of CPU, and
+400 of the fixture's queries (``search_terms``, top 10) took 68-72 ms of CPU each over the 65
+segments against 62 ms over the single optimized one; from about 1,000 queries on (an
+evaluation of a large fixture asks 10,000) the single segment is the faster trade.
+Segments change how the postings are stored, never what they hold: hits and BM25 scores are the
+same (``tests/test_store_bulk.py``).
 """
 
 from __future__ import annotations
@@ -35,8 +46,9 @@ import pickle
 import shutil
 import sqlite3
 import tempfile
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -176,17 +188,28 @@ class ChunkStore:
         one batch, a module-level ``terms_of`` (picklable) and the ``fork`` start method, the
         helper is a child process: a helper thread and the inserts share the GIL and did not
         overlap (wall time = CPU time), a process does (16.1 s to 11.4 s for 100,000 chunks).
+        The forked helper inherits ``texts`` and is sent index ranges, so only the terms cross
+        the pipe (pickling both ways cost 2.5 s of CPU per 1,000,000 chunks).
         """
         if len(texts) != len(self._ids):
             raise ValueError(f"index_texts: {len(texts)} texts for {len(self._ids)} chunks")
         starts = range(0, len(texts), BATCH)
         with chunk_bar(len(texts)) as bar, _helper(terms_of, len(starts)) as pool, self._db:
-            pending = pool.submit(_terms_batch, terms_of, texts[0:BATCH])
+            # A forked helper has ``texts`` already (copy-on-write): it gets ranges, not the
+            # strings, so only the terms are pickled (by the helper) and unpickled (here).
+            forked = isinstance(pool, ProcessPoolExecutor)
+
+            def submit(start: int) -> Future[list[str]]:
+                stop = min(start + BATCH, len(texts))
+                if forked:
+                    return pool.submit(_terms_range, terms_of, start, stop)
+                return pool.submit(_terms_batch, terms_of, texts[start:stop])
+
+            pending = _first_submit(submit, texts) if forked else submit(0)
             for start in starts:
                 terms = pending.result()
                 if start + BATCH < len(texts):
-                    batch = texts[start + BATCH : start + 2 * BATCH]
-                    pending = pool.submit(_terms_batch, terms_of, batch)
+                    pending = submit(start + BATCH)
                 self._db.executemany(
                     "INSERT INTO chunk_terms(rowid, terms) VALUES (?, ?)",
                     zip(range(start + 1, start + 1 + len(terms)), terms, strict=True),
@@ -277,6 +300,30 @@ def chunk_texts(chunks: Sequence[ChunkLike]) -> list[str]:
 
 def _terms_batch(terms_of: Callable[[str], str], texts: Sequence[str]) -> list[str]:
     return [terms_of(text) for text in texts]
+
+
+#: The texts of an ``index_texts`` while its helper process is forked (which inherits them).
+_FORKED_TEXTS: Sequence[str] = ()
+_FORK_LOCK = threading.Lock()
+
+
+def _first_submit(
+    submit: Callable[[int], Future[list[str]]], texts: Sequence[str]
+) -> Future[list[str]]:
+    """The first batch's task: a fork-context pool forks its worker in its first ``submit``, so
+    the worker inherits ``_FORKED_TEXTS`` = ``texts`` (one store at a time: the lock)."""
+    global _FORKED_TEXTS  # noqa: PLW0603 - set only around the fork
+    with _FORK_LOCK:
+        _FORKED_TEXTS = texts
+        try:
+            return submit(0)
+        finally:
+            _FORKED_TEXTS = ()
+
+
+def _terms_range(terms_of: Callable[[str], str], start: int, stop: int) -> list[str]:
+    """In the forked helper: the terms of ``texts[start:stop]`` of the parent's index_texts."""
+    return [terms_of(text) for text in _FORKED_TEXTS[start:stop]]
 
 
 def _helper(terms_of: Callable[[str], str], batches: int) -> Executor:

@@ -79,20 +79,27 @@ def index_terms(text: str) -> str:
     >>> index_terms("The ferries leave 渡轮码头 船")
     'ferri leav 渡轮 轮码 码头 船'
     """
-    normalized = normalize(text)
+    # NFKC only when the text is not already in that form (the check is a fast C scan; the
+    # result is the same): most chunks are.
+    if not unicodedata.is_normalized("NFKC", text):
+        text = unicodedata.normalize("NFKC", text)
+    normalized = text.lower()
     words = _LATIN_RUN_RE.findall(normalized)
     forms = _FORMS
-    missing = [w for w in set(words) if w not in forms]
-    if missing:
+    try:  # the common case at scale: every word seen before, so no set of words is built
+        parts = list(filter(None, map(forms.__getitem__, words)))
+    except KeyError:
+        missing = [w for w in set(words) if w not in forms]
         if len(forms) + len(missing) > _FORMS_LIMIT:
-            forms.clear()
+            forms.clear()  # then every word of this text is missing, not only the new ones
+            missing = list(set(words))
         for word in missing:
             forms[word] = "" if word in STOPWORDS else _stem(word)
-    parts = [form for form in map(forms.__getitem__, words) if form]
+        parts = list(filter(None, map(forms.__getitem__, words)))
     if _CJK_RE.search(normalized):
         for run in _CJK_RUN_RE.findall(normalized):
             if len(run) == 1:
                 parts.append(run)
             else:
-                parts.extend(map(operator.add, run, run[1:]))  # overlapping bigrams
+                parts += map(operator.add, run, run[1:])  # overlapping bigrams
     return " ".join(parts)
