@@ -34,6 +34,7 @@ import argparse
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Final
 
 import numpy as np
 import pandas as pd
@@ -43,6 +44,10 @@ from evalkit.fixtures import Fixture, generate_fixture, load_fixture
 from evalkit.fixtures.in_domain import add_in_domain_no_answer
 from evalkit.systems.reference import SYSTEMS
 from evalkit.systems.rerank import AbstentionSignals, HeuristicReranker
+
+#: The generated fixtures the reranker settings were fitted on (see evalkit.systems.rerank) use
+#: the generator's original text model; the default changed to "zipf" afterwards.
+FIT_TEXT_MODEL: Final = "uniform"
 
 ROOT = Path(__file__).resolve().parents[1]
 DEV = ROOT / "fixtures" / "synthetic-bilingual-dev-v1"
@@ -90,7 +95,9 @@ def _fixtures() -> dict[str, list[Fixture]]:
     dev = load_fixture(DEV)
     generated = [
         add_in_domain_no_answer(
-            generate_fixture(seed, documents=60, chunks_per_document=4, queries=120),
+            generate_fixture(
+                seed, text_model=FIT_TEXT_MODEL, documents=60, chunks_per_document=4, queries=120
+            ),
             10 + seed,
             count=30,
         )

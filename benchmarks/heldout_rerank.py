@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Iterator
+from typing import Final
 
 import pandas as pd
 
@@ -28,6 +29,10 @@ from evalkit.fixtures import Fixture, generate_fixture, load_fixture
 from evalkit.systems.protocol import Retriever
 from evalkit.systems.reference import REFERENCE_SYSTEMS, SYSTEMS
 from evalkit.systems.rerank import HeuristicReranker
+
+#: The generated fixtures the reranker settings were fitted on (see evalkit.systems.rerank) use
+#: the generator's original text model; the default changed to "zipf" afterwards.
+FIT_TEXT_MODEL: Final = "uniform"
 
 RULES = "hybrid-rerank-rules"
 
@@ -42,7 +47,13 @@ def _fixtures(seeds: list[int], paths: list[str]) -> Iterator[tuple[str, Fixture
         label = f"generated s{seed} ({documents * 4} chunks, {share:.0%} no-answer)"
         yield (
             label,
-            generate_fixture(seed, documents=documents, queries=160, no_answer_fraction=share),
+            generate_fixture(
+                seed,
+                text_model=FIT_TEXT_MODEL,
+                documents=documents,
+                queries=160,
+                no_answer_fraction=share,
+            ),
         )
     for path in paths:
         fixture = load_fixture(path)
