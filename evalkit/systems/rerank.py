@@ -296,6 +296,7 @@ def _share(items: Iterable[Any], present: Container[Any], weight: Mapping[Any, f
 _INDEX_BATCH = 65_536  # chunks tokenized and numbered at once while indexing
 _TITLE_CACHE: Final = 200_000  # distinct titles whose terms and concepts index() remembers
 _IDF_CACHE: Final = 100_000  # terms whose IDF a _TermIdf remembers
+_UNKNOWN_SHAPES: Final = 255  # a chunk's shape bits not found yet
 _SHAPE_SETS: Final = tuple(
     frozenset(shape for bit, shape in enumerate(_SHAPES) if code >> bit & 1)
     for code in range(1 << len(_SHAPES))
@@ -426,14 +427,22 @@ class _ChunkConcepts(_ByChunk):
 
 
 class _ChunkShapes(_ByChunk):
-    """Chunk ID -> ``evidence_shapes`` of its title and text (kept as bits)."""
+    """Chunk ID -> ``evidence_shapes`` of its title and text, found when first asked for (its
+    regular expressions cost about 0.1 ms a chunk) and kept as bits."""
 
-    def __init__(self, codes: npt.NDArray[np.uint8], rows: Mapping[str, int]) -> None:
+    def __init__(
+        self, chunks: Sequence[ChunkLike], codes: npt.NDArray[np.uint8], rows: Mapping[str, int]
+    ) -> None:
         super().__init__(rows)
-        self._codes = codes
+        self._chunks, self._codes = chunks, codes
 
     def _at(self, row: int) -> frozenset[str]:
-        return _SHAPE_SETS[int(self._codes[row])]
+        code = int(self._codes[row])
+        if code == _UNKNOWN_SHAPES:
+            chunk = self._chunks[row]
+            code = _shape_code(evidence_shapes(f"{chunk.title}\n{chunk.text}"))
+            self._codes[row] = code
+        return _SHAPE_SETS[code]
 
 
 class _ChunkLanguages(_ByChunk):
@@ -594,9 +603,9 @@ class HeuristicReranker(TextRetriever):
     def index(self, chunks: Sequence[ChunkLike]) -> None:
         """Index ``chunks`` (they must not change while indexed: candidate texts are read from
         them). Per chunk, the sorted integer keys of its distinct terms (``evalkit.systems.
-        termsets``) and of its title's, its concepts, its answer shapes and language as small
-        codes, its concept vector as a sparse row; document frequencies as counts per key.
-        ``_INDEX_BATCH`` chunks are tokenized at once."""
+        termsets``) and of its title's, its concepts, its language as a small code, its concept
+        vector as a sparse row; document frequencies as counts per key; its answer shapes are
+        found when first needed. ``_INDEX_BATCH`` chunks are tokenized at once."""
         self.first_stage.index(chunks)
         n = len(chunks)
         coder = TermCoder()
@@ -605,7 +614,7 @@ class HeuristicReranker(TextRetriever):
         row_of: dict[str, int] = {}
         languages: dict[str, int] = {}
         language_codes = np.zeros(n, dtype=np.int32)
-        shape_codes = np.zeros(n, dtype=np.uint8)
+        shape_codes = np.full(n, _UNKNOWN_SHAPES, dtype=np.uint8)  # found on first use
         titles_seen: dict[str, tuple[str, list[int]]] = {}
         vectors = []
         with chunk_bar(n) as bar:
@@ -616,9 +625,6 @@ class HeuristicReranker(TextRetriever):
                 row_of.update(zip(ids, range(start, start + len(ids)), strict=True))
                 language_codes[start : start + len(ids)] = [
                     languages.setdefault(lang, len(languages)) for lang in langs
-                ]
-                shape_codes[start : start + len(ids)] = [
-                    _shape_code(evidence_shapes(text)) for text in texts
                 ]
                 counts = [self.embedder.concepts(text) for text in texts]
                 concepts.extend(counts)
@@ -659,7 +665,7 @@ class HeuristicReranker(TextRetriever):
         self._chunk_units = _ChunkUnits(text_rows, concepts, row_of)
         self._title_units = _ChunkUnits(title_rows, title_concepts, row_of)
         self._chunk_concepts = _ChunkConcepts(concepts, row_of)
-        self._shapes = _ChunkShapes(shape_codes, row_of)
+        self._shapes = _ChunkShapes(chunks, shape_codes, row_of)
         self._language = _ChunkLanguages(language_codes, list(languages), row_of)
         width = max(1, len(self.embedder.concept_ids))
         self._vectors = _DenseRows(

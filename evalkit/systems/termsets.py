@@ -143,7 +143,13 @@ class TermCoder:
             table = self._latin_keys(encoded.dictionary.to_pylist())
             keys[other] = table[encoded.indices.to_numpy()]
         used = is_cjk | (sizes > 0)
-        packed = np.unique((rows[used] << 32) | keys[used])  # distinct (row, key), sorted
+        packed = (rows[used] << 32) | keys[used]
+        packed.sort()
+        if packed.size:  # distinct (row, key) pairs, sorted
+            fresh = np.empty(packed.size, dtype=bool)
+            fresh[0] = True
+            np.not_equal(packed[1:], packed[:-1], out=fresh[1:])
+            packed = packed[fresh]
         return packed >> 32, (packed & 0xFFFFFFFF).astype(np.uint32)
 
 

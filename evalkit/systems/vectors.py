@@ -89,24 +89,27 @@ class TokenHashEmbedder:
     def definition(self) -> dict[str, Any]:
         return {"class": "TokenHashEmbedder", "dim": self.dim, "hash": "blake2b-64"}
 
-    def _code(self, term: str) -> int:
-        """``2 * bucket + 1`` for a positive sign, ``2 * bucket`` for a negative one."""
-        value = int.from_bytes(hashlib.blake2b(term.encode(), digest_size=8).digest(), "little")
-        return 2 * (value % self.dim) + (value >> 63)
-
     def _codes(self, terms: list[str]) -> npt.NDArray[np.int64]:
-        """``_code`` of each term, remembered for up to ``_BUCKET_CACHE`` terms."""
+        """``2 * bucket + 1`` (positive sign) or ``2 * bucket`` (negative) of each term, from
+        its BLAKE2b-64 hash; remembered for up to ``_BUCKET_CACHE`` terms."""
         cache = self._buckets
         codes: list[int | None] = list(map(cache.get, terms))
-        for at in [at for at, code in enumerate(codes) if code is None]:
-            term = terms[at]
-            found = cache.get(term)  # an earlier term of this call may have been the same
-            if found is None:
-                found = self._code(term)
-                if len(cache) >= _BUCKET_CACHE:
-                    cache.clear()
-                cache[term] = found
-            codes[at] = found
+        if None in codes:
+            new = list(dict.fromkeys(t for t, c in zip(terms, codes, strict=True) if c is None))
+            blake2b = hashlib.blake2b
+            values = np.array(
+                [
+                    int.from_bytes(blake2b(t.encode(), digest_size=8).digest(), "little")
+                    for t in new
+                ],
+                dtype=np.uint64,
+            )
+            fresh = dict(zip(new, (2 * (values % self.dim) + (values >> 63)).tolist(), strict=True))
+            codes = [fresh[t] if c is None else c for t, c in zip(terms, codes, strict=True)]
+            if len(cache) + len(fresh) > _BUCKET_CACHE:
+                cache.clear()
+            if len(fresh) <= _BUCKET_CACHE:
+                cache.update(fresh)
         return np.array(codes, dtype=np.int64)
 
     def embed(self, texts: Sequence[str]) -> Matrix:
