@@ -213,12 +213,13 @@ class DocumentFrequencies:
             starts = np.flatnonzero(new)
             del new
             self.cjk_keys: Keys = cjk[starts]
-            self.cjk_counts = np.diff(np.append(starts, cjk.size)).astype(np.int32)
+            size = cjk.size
+            del cjk  # before the counts: the largest arrays are not held at once
+            self.cjk_counts = np.diff(starts, append=size).astype(np.int32)
             del starts
         else:
             self.cjk_keys = np.zeros(0, dtype=np.uint32)
             self.cjk_counts = np.zeros(0, dtype=np.int32)
-        del cjk
         latin = keys[keys >= LATIN_BASE].astype(np.int64) - LATIN_BASE
         self.latin_counts = np.bincount(latin, minlength=len(self.coder.latin_terms)).astype(
             np.int32
