@@ -24,7 +24,6 @@ def _build(batches: list[list[str]]) -> tuple[TermCoder, TermRows]:
     rows = TermRows(coder)
     for batch in batches:
         rows.extend(batch)
-    rows.freeze()
     return coder, rows
 
 
@@ -63,7 +62,6 @@ def test_keys_of_cjk_terms_are_arithmetic_and_latin_keys_need_a_text() -> None:
     assert coder.key("あ") is None  # kana are not in the CJK ranges
     rows = TermRows(coder)
     rows.extend(["ferries あ 渡轮"])
-    rows.freeze()
     assert coder.key("ferri") == LATIN_BASE
     assert coder.key("あ") == LATIN_BASE + 1
     assert [coder.term(k) for k in rows.row(0).tolist()] == ["渡轮", "ferri", "あ"]

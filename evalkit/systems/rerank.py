@@ -293,7 +293,7 @@ def _share(items: Iterable[Any], present: Container[Any], weight: Mapping[Any, f
 
 # --- the index's storage (issue 21: a million chunks) -----------------------------------------
 
-_INDEX_BATCH = 65_536  # chunks tokenized and numbered at once while indexing
+_INDEX_BATCH = 16_384  # chunks tokenized and numbered at once while indexing
 _TITLE_CACHE: Final = 200_000  # distinct titles whose terms and concepts index() remembers
 _IDF_CACHE: Final = 100_000  # terms whose IDF a _TermIdf remembers
 _UNKNOWN_SHAPES: Final = 255  # a chunk's shape bits not found yet
@@ -642,8 +642,8 @@ class HeuristicReranker(TextRetriever):
                 title_concepts.extend([titles_seen[t][1] for t in titles])
                 bar.update(len(ids))
         del titles_seen
-        for built in (text_rows, title_rows, concepts, title_concepts):
-            built.freeze()
+        concepts.freeze()
+        title_concepts.freeze()
         frequencies = DocumentFrequencies(text_rows)
         self._chunks = chunks
         self._row = row_of

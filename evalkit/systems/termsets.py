@@ -15,15 +15,16 @@ Term keys (``TermCoder``; exact, no hashing):
 - any other term (a stemmed Latin-script word) is numbered in order of first appearance, from
   ``LATIN_BASE`` on.
 
-``TermRows`` keeps the distinct keys of each text, sorted, in one CSR layout: ``indptr`` (int64,
-shape (n + 1,)) and ``keys`` (uint32, shape (nnz,)); texts are added in batches
-(``extend``), tokenized with ``evalkit.systems.text.index_terms`` (the terms of ``tokenize``)
+``TermRows`` keeps the distinct keys of each text, sorted, in one CSR layout per batch of
+texts added (``extend``): ``indptr`` (int64, shape (rows + 1,)) and keys (uint32, shape
+(nnz,)), tokenized with ``evalkit.systems.text.index_terms`` (the terms of ``tokenize``)
 and split and numbered with Arrow and numpy. ``DocumentFrequencies`` counts, for every key, the
 rows that contain it.
 """
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterator, Sequence
 from typing import Final
 
@@ -39,6 +40,7 @@ LATIN_BASE: Final = 1 << 30
 # The CJK ranges of evalkit.systems.text, as (first code point, last code point, first index).
 _RANGES: Final = ((0x3400, 0x4DBF, 0), (0x4E00, 0x9FFF, 6592), (0xF900, 0xFAFF, 27584))
 _N_CJK: Final = 28096
+_BLOCK: Final = 1 << 22  # keys handled at once by the passes over all of them
 
 
 def _cjk_index(character: str) -> int:
@@ -163,39 +165,42 @@ def _decode3(data: npt.NDArray[np.uint8], at: npt.NDArray[np.int64]) -> npt.NDAr
 
 
 class TermRows:
-    """The sorted distinct term keys of each added text, in a CSR layout (module docstring)."""
+    """The sorted distinct term keys of each added text, in one CSR layout per added batch
+    (module docstring): no copy joins them."""
 
     def __init__(self, coder: TermCoder) -> None:
         self.coder = coder
-        self._parts: list[Keys] = []
-        self._counts: list[npt.NDArray[np.int64]] = []
-        self.indptr: npt.NDArray[np.int64] = np.zeros(1, dtype=np.int64)
-        self.keys: Keys = np.zeros(0, dtype=np.uint32)
+        self.parts: list[Keys] = []  # the keys of each batch
+        self._indptrs: list[npt.NDArray[np.int64]] = []  # per batch, shape (rows + 1,)
+        self._firsts: list[int] = []  # the first row of each batch
+        self._size = 0
 
     def extend(self, texts: Sequence[str]) -> None:
-        """Add one row per text (its ``index_terms``); call :meth:`freeze` after the last."""
+        """Add one row per text (its ``index_terms``)."""
         self.extend_terms([index_terms(text) for text in texts])
 
     def extend_terms(self, joined: Sequence[str]) -> None:
         """Add one row per space-joined term string."""
+        if not joined:
+            return
         rows, keys = self.coder.encode(joined)
-        self._parts.append(keys)
-        self._counts.append(np.bincount(rows, minlength=len(joined)).astype(np.int64))
-
-    def freeze(self) -> None:
-        """Join the added batches into ``indptr`` and ``keys``."""
-        if self._parts:
-            counts = np.concatenate([self.indptr[1:] - self.indptr[:-1], *self._counts])
-            self.keys = np.concatenate([self.keys, *self._parts])
-            self.indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-        self._parts, self._counts = [], []
+        counts = np.bincount(rows, minlength=len(joined))
+        self.parts.append(keys)
+        self._indptrs.append(np.concatenate([[0], np.cumsum(counts)]).astype(np.int64))
+        self._firsts.append(self._size)
+        self._size += len(joined)
 
     def __len__(self) -> int:
-        return len(self.indptr) - 1
+        return self._size
 
     def row(self, row: int) -> Keys:
         """The sorted distinct keys of one row."""
-        return self.keys[self.indptr[row] : self.indptr[row + 1]]
+        if not 0 <= row < self._size:
+            raise IndexError(f"row {row} out of range for {self._size} rows")
+        batch = bisect.bisect_right(self._firsts, row) - 1
+        local = row - self._firsts[batch]
+        indptr = self._indptrs[batch]
+        return self.parts[batch][indptr[local] : indptr[local + 1]]
 
 
 class DocumentFrequencies:
@@ -203,27 +208,35 @@ class DocumentFrequencies:
 
     def __init__(self, rows: TermRows) -> None:
         self.coder = rows.coder
-        keys = rows.keys
-        cjk = keys[keys < LATIN_BASE]
+        cjk = np.concatenate(
+            [np.zeros(0, dtype=np.uint32)] + [part[part < LATIN_BASE] for part in rows.parts]
+        )
         cjk.sort()
-        if cjk.size:
-            new = np.empty(cjk.size, dtype=bool)
+        size = cjk.size
+        if size:
+            new = np.empty(size, dtype=bool)  # the first of each run of equal keys
             new[0] = True
             np.not_equal(cjk[1:], cjk[:-1], out=new[1:])
-            starts = np.flatnonzero(new)
-            del new
-            self.cjk_keys: Keys = cjk[starts]
-            size = cjk.size
-            del cjk  # before the counts: the largest arrays are not held at once
-            self.cjk_counts = np.diff(starts, append=size).astype(np.int32)
+            self.cjk_keys: Keys = cjk[new]
+            # Run starts in blocks, as int32 where they fit: fewer bytes held at once.
+            index = np.int32 if size < 2**31 else np.int64
+            starts = np.concatenate(
+                [
+                    (np.flatnonzero(new[at : at + _BLOCK]) + at).astype(index)
+                    for at in range(0, size, _BLOCK)
+                ]
+            )
+            del new, cjk
+            counts = np.diff(starts, append=index(size))
             del starts
+            self.cjk_counts = counts.astype(np.min_scalar_type(int(counts.max())))
         else:
             self.cjk_keys = np.zeros(0, dtype=np.uint32)
             self.cjk_counts = np.zeros(0, dtype=np.int32)
-        latin = keys[keys >= LATIN_BASE].astype(np.int64) - LATIN_BASE
-        self.latin_counts = np.bincount(latin, minlength=len(self.coder.latin_terms)).astype(
-            np.int32
-        )
+        self.latin_counts = np.zeros(len(self.coder.latin_terms), dtype=np.int64)
+        for part in rows.parts:
+            latin = part[part >= LATIN_BASE].astype(np.int64) - LATIN_BASE
+            self.latin_counts += np.bincount(latin, minlength=self.latin_counts.size)
 
     def __len__(self) -> int:
         """The number of distinct terms that some row contains."""
@@ -254,11 +267,14 @@ class DocumentFrequencies:
 
     def cjk_characters(self) -> frozenset[str]:
         """Every character of the CJK terms some row contains."""
-        keys = self.cjk_keys.astype(np.int64)
-        singles = keys[keys < _N_CJK]
-        pairs = keys[keys >= _N_CJK] - _N_CJK
-        indexes = np.unique(np.concatenate([singles, pairs // _N_CJK, pairs % _N_CJK]))
-        return frozenset(_cjk_character(i) for i in indexes.tolist())
+        seen = np.zeros(_N_CJK, dtype=bool)
+        for at in range(0, self.cjk_keys.size, _BLOCK):
+            keys = self.cjk_keys[at : at + _BLOCK].astype(np.int64)
+            seen[keys[keys < _N_CJK]] = True
+            pairs = keys[keys >= _N_CJK] - _N_CJK
+            seen[pairs // _N_CJK] = True
+            seen[pairs % _N_CJK] = True
+        return frozenset(_cjk_character(i) for i in np.flatnonzero(seen).tolist())
 
     def latin_terms(self) -> list[str]:
         """The non-CJK terms some row contains, in order of first appearance."""
