@@ -135,18 +135,22 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Final, NamedTuple
 
 import numpy as np
+import numpy.typing as npt
+from scipy import sparse
 
 from evalkit.errors import InputError
+from evalkit.fixtures.records import RecordTable
 from evalkit.systems.fusion import HybridRetriever
 from evalkit.systems.progress import chunk_bar
 from evalkit.systems.protocol import ChunkLike, Hit, QueryLike, TextRetriever, provide_aliases
 from evalkit.systems.stopwords import bm25s_stopwords
-from evalkit.systems.text import normalize, tokenize
+from evalkit.systems.store import chunk_texts
+from evalkit.systems.termsets import DocumentFrequencies, TermCoder, TermRows
+from evalkit.systems.text import index_terms, normalize, tokenize
 from evalkit.systems.vectors import AliasEmbedder, Matrix
 
 __all__ = [
@@ -344,13 +348,220 @@ def _idf(document_frequency: int, n_documents: int) -> float:
     return math.log(1 + (n_documents - document_frequency + 0.5) / (document_frequency + 0.5))
 
 
-def _share(items: Iterable[Any], present: frozenset[Any], weight: Mapping[Any, float]) -> float:
+def _share(items: Iterable[Any], present: Container[Any], weight: Mapping[Any, float]) -> float:
     total = matched = 0.0
     for item in items:
         total += weight[item]
         if item in present:
             matched += weight[item]
     return matched / total if total > 0 else 0.0
+
+
+# --- the index's storage (issue 21: a million chunks) -----------------------------------------
+
+_INDEX_BATCH = 16_384  # chunks tokenized and numbered at once while indexing
+_TITLE_CACHE: Final = 200_000  # distinct titles whose terms and concepts index() remembers
+_IDF_CACHE: Final = 100_000  # terms whose IDF a _TermIdf remembers
+_UNKNOWN_SHAPES: Final = 255  # a chunk's shape bits not found yet
+_SHAPE_SETS: Final = tuple(
+    frozenset(shape for bit, shape in enumerate(_SHAPES) if code >> bit & 1)
+    for code in range(1 << len(_SHAPES))
+)
+
+
+def _shape_code(shapes: frozenset[str]) -> int:
+    """The answer shapes as bits (``_SHAPES`` order); ``_SHAPE_SETS[code]`` is the inverse."""
+    return sum(1 << bit for bit, shape in enumerate(_SHAPES) if shape in shapes)
+
+
+def _slice(chunks: Sequence[ChunkLike], start: int, stop: int) -> Sequence[ChunkLike]:
+    if isinstance(chunks, (list, tuple, RecordTable)):
+        return chunks[start:stop]
+    return [chunks[i] for i in range(start, min(stop, len(chunks)))]
+
+
+def _fields(chunks: Sequence[ChunkLike], names: Sequence[str]) -> list[list[Any]]:
+    """The fields ``names`` of every chunk, one list per field (from the Arrow columns of a
+    :class:`~evalkit.fixtures.records.RecordTable`)."""
+    if isinstance(chunks, RecordTable):
+        return [chunks.column(name) for name in names]
+    return [[getattr(chunk, name) for chunk in chunks] for name in names]
+
+
+class _IntRows:
+    """Rows of small non-negative integers (concept indexes), sorted, in a CSR layout."""
+
+    def __init__(self) -> None:
+        self._sizes: list[npt.NDArray[np.int64]] = []
+        self._parts: list[npt.NDArray[np.int32]] = []
+        self.indptr: npt.NDArray[np.int64] = np.zeros(1, dtype=np.int64)
+        self.values: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)
+
+    def extend(self, rows: Sequence[Iterable[int]]) -> None:
+        lists = [sorted(row) for row in rows]
+        self._sizes.append(np.array([len(row) for row in lists], dtype=np.int64))
+        self._parts.append(np.array([v for row in lists for v in row], dtype=np.int32))
+
+    def freeze(self) -> None:
+        if self._sizes:
+            self.values = np.concatenate(self._parts)
+            self.indptr = np.concatenate([[0], np.cumsum(np.concatenate(self._sizes))])
+        self._sizes, self._parts = [], []
+
+    def row(self, row: int) -> frozenset[int]:
+        return frozenset(self.values[self.indptr[row] : self.indptr[row + 1]].tolist())
+
+
+class _ByChunk(Mapping[str, Any]):
+    """A read-only mapping from chunk ID to what row ``_row[chunk ID]`` of the index holds."""
+
+    def __init__(self, rows: Mapping[str, int]) -> None:
+        self._rows = rows
+
+    def __getitem__(self, chunk_id: str) -> Any:
+        return self._at(self._rows[chunk_id])
+
+    def _at(self, row: int) -> Any:
+        raise NotImplementedError
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._rows)
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+
+class _ChunkTerms(_ByChunk):
+    """Chunk ID -> ``frozenset(tokenize(title + "\\n" + text))``, built from the indexed chunk
+    as ``index`` built it before issue 21 (same elements, same iteration order)."""
+
+    def __init__(self, chunks: Sequence[ChunkLike], rows: Mapping[str, int]) -> None:
+        super().__init__(rows)
+        self._chunks = chunks
+
+    def _at(self, row: int) -> frozenset[str]:
+        chunk = self._chunks[row]
+        return frozenset(tokenize(f"{chunk.title}\n{chunk.text}"))
+
+
+class _Units:
+    """The units of one chunk: ``("t", term)`` for its terms and ``("c", concept)`` for its
+    concepts; membership only."""
+
+    __slots__ = ("_concepts", "_keys", "_row", "_terms")
+
+    def __init__(self, terms: TermRows, concepts: _IntRows, row: int) -> None:
+        self._terms, self._concepts, self._row = terms, concepts, row
+        self._keys: frozenset[int] | None = None
+
+    def __contains__(self, unit: object) -> bool:
+        if not isinstance(unit, tuple) or len(unit) != 2:
+            return False
+        kind, value = unit
+        if kind == "t" and isinstance(value, str):
+            key = self._terms.coder.key(value)
+            if key is None:
+                return False
+            if self._keys is None:
+                self._keys = frozenset(self._terms.row(self._row).tolist())
+            return key in self._keys
+        if kind == "c" and isinstance(value, int):
+            return value in self._concepts.row(self._row)
+        return False
+
+
+class _ChunkUnits(_ByChunk):
+    """Chunk ID -> its units (``_Units``)."""
+
+    def __init__(self, terms: TermRows, concepts: _IntRows, rows: Mapping[str, int]) -> None:
+        super().__init__(rows)
+        self._terms, self._concepts = terms, concepts
+
+    def _at(self, row: int) -> _Units:
+        return _Units(self._terms, self._concepts, row)
+
+
+class _ChunkConcepts(_ByChunk):
+    """Chunk ID -> the concept indexes it mentions."""
+
+    def __init__(self, concepts: _IntRows, rows: Mapping[str, int]) -> None:
+        super().__init__(rows)
+        self._concepts = concepts
+
+    def _at(self, row: int) -> frozenset[int]:
+        return self._concepts.row(row)
+
+
+class _ChunkShapes(_ByChunk):
+    """Chunk ID -> ``evidence_shapes`` of its title and text, found when first asked for (its
+    regular expressions cost about 0.1 ms a chunk) and kept as bits."""
+
+    def __init__(
+        self, chunks: Sequence[ChunkLike], codes: npt.NDArray[np.uint8], rows: Mapping[str, int]
+    ) -> None:
+        super().__init__(rows)
+        self._chunks, self._codes = chunks, codes
+
+    def _at(self, row: int) -> frozenset[str]:
+        code = int(self._codes[row])
+        if code == _UNKNOWN_SHAPES:
+            chunk = self._chunks[row]
+            code = _shape_code(evidence_shapes(f"{chunk.title}\n{chunk.text}"))
+            self._codes[row] = code
+        return _SHAPE_SETS[code]
+
+
+class _ChunkLanguages(_ByChunk):
+    """Chunk ID -> its language (kept as codes)."""
+
+    def __init__(
+        self, codes: npt.NDArray[np.int32], names: Sequence[str], rows: Mapping[str, int]
+    ) -> None:
+        super().__init__(rows)
+        self._codes, self._names = codes, names
+
+    def _at(self, row: int) -> str:
+        return self._names[int(self._codes[row])]
+
+
+class _TermIdf(Mapping[str, float]):
+    """Term -> BM25 IDF over the indexed chunks, for the terms some chunk contains."""
+
+    def __init__(self, frequencies: DocumentFrequencies, n_documents: int) -> None:
+        self._frequencies, self._n = frequencies, n_documents
+        self._cache: dict[str, float] = {}
+
+    def __getitem__(self, term: str) -> float:
+        found = self._cache.get(term)
+        if found is None:
+            df = self._frequencies(term) if isinstance(term, str) else 0
+            if not df:
+                raise KeyError(term)
+            found = _idf(df, self._n)
+            if len(self._cache) >= _IDF_CACHE:
+                self._cache.clear()
+            self._cache[term] = found
+        return found
+
+    def __contains__(self, term: object) -> bool:
+        return isinstance(term, str) and (term in self._cache or self._frequencies(term) > 0)
+
+    def __iter__(self) -> Iterator[str]:
+        return self._frequencies.terms()
+
+    def __len__(self) -> int:
+        return len(self._frequencies)
+
+
+class _DenseRows:
+    """Concept vectors kept sparse; ``[rows]`` gives those rows dense, as the dense matrix did."""
+
+    def __init__(self, matrix: sparse.csr_matrix) -> None:
+        self.matrix = matrix
+
+    def __getitem__(self, rows: list[int]) -> Matrix:
+        dense: Matrix = self.matrix[rows].toarray()
+        return dense
 
 
 class _Query(NamedTuple):
@@ -415,20 +626,22 @@ class HeuristicReranker(TextRetriever):
         self.abstain_on_unknown_item = abstain_on_unknown_item
         self.abstain_on_apart = abstain_on_apart
         self.lexical_component = lexical_component
+        # The index (see ``index``): read-only mappings from chunk ID (``_term_idf``: from term).
         self._cjk_chars: frozenset[str] = frozenset()
         self._prefixes: frozenset[str] = frozenset()
         self._alias_words: dict[int, frozenset[str]] = {}
-        self._chunk_terms: dict[str, frozenset[str]] = {}
-        self._title_units: dict[str, frozenset[tuple[str, Any]]] = {}
-        self._chunk_units: dict[str, frozenset[tuple[str, Any]]] = {}
-        self._chunk_concepts: dict[str, frozenset[int]] = {}
-        self._shapes: dict[str, frozenset[str]] = {}
-        self._language: dict[str, str] = {}
-        self._term_idf: dict[str, float] = {}
+        self._chunks: Sequence[ChunkLike] = ()
+        self._chunk_terms: Mapping[str, frozenset[str]] = {}
+        self._title_units: Mapping[str, Container[tuple[str, Any]]] = {}
+        self._chunk_units: Mapping[str, Container[tuple[str, Any]]] = {}
+        self._chunk_concepts: Mapping[str, frozenset[int]] = {}
+        self._shapes: Mapping[str, frozenset[str]] = {}
+        self._language: Mapping[str, str] = {}
+        self._term_idf: Mapping[str, float] = {}
         self._concept_idf: dict[int, float] = {}
         self._max_idf = 0.0
         self._row: dict[str, int] = {}
-        self._vectors: Matrix = np.zeros((0, 0))
+        self._vectors: _DenseRows = _DenseRows(sparse.csr_matrix((0, 1)))
 
     def definition(self) -> dict[str, Any]:
         return {
@@ -454,50 +667,76 @@ class HeuristicReranker(TextRetriever):
         self.embedder.use_aliases(table)
 
     def index(self, chunks: Sequence[ChunkLike]) -> None:
+        """Index ``chunks`` (they must not change while indexed: candidate texts are read from
+        them). Per chunk, the sorted integer keys of its distinct terms (``evalkit.systems.
+        termsets``) and of its title's, its concepts, its language as a small code, its concept
+        vector as a sparse row; document frequencies as counts per key; its answer shapes are
+        found when first needed. ``_INDEX_BATCH`` chunks are tokenized at once."""
         self.first_stage.index(chunks)
-        self._row = {}
-        texts = [f"{chunk.title}\n{chunk.text}" for chunk in chunks]
-        term_df: Counter[str] = Counter()
-        concept_df: Counter[int] = Counter()
-        title_terms: dict[str, frozenset[str]] = {}
-        title_concepts: dict[str, frozenset[int]] = {}
-        counts = [self.embedder.concepts(text) for text in texts]
-        bar = chunk_bar(len(chunks))
-        for row, (chunk, text) in enumerate(zip(chunks, texts, strict=True)):
-            if row % 1000 == 0:
-                bar.update(min(1000, len(chunks) - row))
-            self._row[chunk.id] = row
-            self._chunk_terms[chunk.id] = frozenset(tokenize(text))
-            title_terms[chunk.id] = frozenset(tokenize(chunk.title))
-            self._chunk_concepts[chunk.id] = frozenset(counts[row])
-            title_concepts[chunk.id] = frozenset(self.embedder.concepts(chunk.title))
-            self._shapes[chunk.id] = evidence_shapes(text)
-            self._language[chunk.id] = chunk.language
-            term_df.update(self._chunk_terms[chunk.id])
-            concept_df.update(self._chunk_concepts[chunk.id])
-        bar.close()
         n = len(chunks)
-        self._term_idf = {t: _idf(df, n) for t, df in term_df.items()}
-        self._concept_idf = {c: _idf(df, n) for c, df in concept_df.items()}
+        coder = TermCoder()
+        text_rows, title_rows = TermRows(coder), TermRows(coder)
+        concepts, title_concepts = _IntRows(), _IntRows()
+        row_of: dict[str, int] = {}
+        languages: dict[str, int] = {}
+        language_codes = np.zeros(n, dtype=np.int32)
+        shape_codes = np.full(n, _UNKNOWN_SHAPES, dtype=np.uint8)  # found on first use
+        titles_seen: dict[str, tuple[str, list[int]]] = {}
+        vectors = []
+        with chunk_bar(n) as bar:
+            for start in range(0, n, _INDEX_BATCH):
+                batch = chunks[start : start + _INDEX_BATCH]
+                texts = chunk_texts(batch)
+                ids, titles, langs = _fields(batch, ("id", "title", "language"))
+                row_of.update(zip(ids, range(start, start + len(ids)), strict=True))
+                language_codes[start : start + len(ids)] = [
+                    languages.setdefault(lang, len(languages)) for lang in langs
+                ]
+                counts = [self.embedder.concepts(text) for text in texts]
+                concepts.extend(counts)
+                vectors.append(sparse.csr_matrix(self.embedder.embed_counts(counts)))
+                text_rows.extend(texts)
+                if len(titles_seen) > _TITLE_CACHE:
+                    titles_seen.clear()
+                for title in titles:
+                    if title not in titles_seen:
+                        titles_seen[title] = (
+                            index_terms(title),
+                            sorted(self.embedder.concepts(title)),
+                        )
+                title_rows.extend_terms([titles_seen[t][0] for t in titles])
+                title_concepts.extend([titles_seen[t][1] for t in titles])
+                bar.update(len(ids))
+        del titles_seen
+        concepts.freeze()
+        title_concepts.freeze()
+        frequencies = DocumentFrequencies(text_rows)
+        self._chunks = chunks
+        self._row = row_of
+        self._term_idf = _TermIdf(frequencies, n)
+        concept_df = np.bincount(concepts.values, minlength=len(self.embedder.concept_ids))
+        self._concept_idf = {
+            c: _idf(int(df), n) for c, df in enumerate(concept_df.tolist()) if df > 0
+        }
         self._max_idf = _idf(0, n)
         # Every CJK character of the corpus is in one of its bigram or unigram terms.
-        self._cjk_chars = frozenset(ch for t in self._term_idf if _CJK_RE.match(t) for ch in t)
+        self._cjk_chars = frequencies.cjk_characters()
         self._prefixes = frozenset(
             t[:ITEM_PREFIX]
-            for t in self._term_idf
+            for t in frequencies.latin_terms()
             if len(t) >= ITEM_PREFIX and not _CJK_RE.match(t)
         )
         self._alias_words = self._words_of_aliases()
-        for chunk in chunks:
-            self._chunk_units[chunk.id] = frozenset(
-                [("t", t) for t in self._chunk_terms[chunk.id]]
-                + [("c", c) for c in self._chunk_concepts[chunk.id]]
-            )
-            self._title_units[chunk.id] = frozenset(
-                [("t", t) for t in title_terms[chunk.id]]
-                + [("c", c) for c in title_concepts[chunk.id]]
-            )
-        self._vectors = self.embedder.embed_counts(counts)
+        self._chunk_terms = _ChunkTerms(chunks, row_of)
+        self._chunk_units = _ChunkUnits(text_rows, concepts, row_of)
+        self._title_units = _ChunkUnits(title_rows, title_concepts, row_of)
+        self._chunk_concepts = _ChunkConcepts(concepts, row_of)
+        self._shapes = _ChunkShapes(chunks, shape_codes, row_of)
+        self._language = _ChunkLanguages(language_codes, list(languages), row_of)
+        width = max(1, len(self.embedder.concept_ids))
+        self._vectors = _DenseRows(
+            sparse.vstack(vectors, format="csr") if vectors else sparse.csr_matrix((0, width))
+        )
 
     def _words_of_aliases(self) -> dict[int, frozenset[str]]:
         """Concept index -> the index terms and CJK characters of its aliases."""

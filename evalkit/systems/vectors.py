@@ -84,28 +84,57 @@ class TokenHashEmbedder:
         if dim < 2:
             raise InputError(f"TokenHashEmbedder dim must be at least 2, got {dim}")
         self.dim = dim
-        self._buckets: dict[str, tuple[int, float]] = {}  # term -> (bucket, sign), a cache
+        self._buckets: dict[str, int] = {}  # term -> 2 * bucket + (sign > 0), a cache
 
     def definition(self) -> dict[str, Any]:
         return {"class": "TokenHashEmbedder", "dim": self.dim, "hash": "blake2b-64"}
 
-    def _bucket(self, term: str) -> tuple[int, float]:
-        found = self._buckets.get(term)
-        if found is None:
-            digest = hashlib.blake2b(term.encode(), digest_size=8).digest()
-            value = int.from_bytes(digest, "little")
-            found = (value % self.dim, 1.0 if value >> 63 else -1.0)
-            if len(self._buckets) >= _BUCKET_CACHE:
-                self._buckets.clear()
-            self._buckets[term] = found
-        return found
+    def _codes(self, terms: list[str]) -> npt.NDArray[np.int64]:
+        """``2 * bucket + 1`` (positive sign) or ``2 * bucket`` (negative) of each term, from
+        its BLAKE2b-64 hash; remembered for up to ``_BUCKET_CACHE`` terms."""
+        cache = self._buckets
+        codes: list[int | None] = list(map(cache.get, terms))
+        if None in codes:
+            new = list(dict.fromkeys(t for t, c in zip(terms, codes, strict=True) if c is None))
+            blake2b = hashlib.blake2b
+            values = np.array(
+                [
+                    int.from_bytes(blake2b(t.encode(), digest_size=8).digest(), "little")
+                    for t in new
+                ],
+                dtype=np.uint64,
+            )
+            fresh = dict(zip(new, (2 * (values % self.dim) + (values >> 63)).tolist(), strict=True))
+            codes = [fresh[t] if c is None else c for t, c in zip(terms, codes, strict=True)]
+            if len(cache) + len(fresh) > _BUCKET_CACHE:
+                cache.clear()
+            if len(fresh) <= _BUCKET_CACHE:
+                cache.update(fresh)
+        return np.array(codes, dtype=np.int64)
 
     def embed(self, texts: Sequence[str]) -> Matrix:
-        matrix = np.zeros((len(texts), self.dim))
-        for row, text in enumerate(texts):
-            for term, count in Counter(tokenize(text)).items():
-                bucket, sign = self._bucket(term)
-                matrix[row, bucket] += sign * (1.0 + math.log(count))
+        """Rows of ``sum(sign * (1 + log(tf)))`` per bucket, L2-normalized.
+
+        Each text's distinct terms are added in order of first appearance with one
+        ``np.bincount`` (which sums in input order, as a loop over the terms would).
+        """
+        sizes: list[int] = []
+        terms: list[str] = []
+        counts: list[int] = []
+        for text in texts:
+            found = Counter(tokenize(text))
+            sizes.append(len(found))
+            terms.extend(found)
+            counts.extend(found.values())
+        n = len(texts)
+        codes = self._codes(terms)
+        distinct, position = np.unique(np.array(counts, dtype=np.int64), return_inverse=True)
+        logs = np.array([1.0 + math.log(c) for c in distinct.tolist()], dtype=np.float64)
+        weights = logs[position]
+        signed = np.where(codes & 1, weights, -weights)
+        cells = np.repeat(np.arange(n, dtype=np.int64) * self.dim, sizes) + (codes >> 1)
+        sums = np.bincount(cells, weights=signed, minlength=n * self.dim)
+        matrix: Matrix = sums.astype(np.float64, copy=False).reshape(n, self.dim)
         return _normalize_rows(matrix)
 
 
