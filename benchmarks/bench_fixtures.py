@@ -100,21 +100,17 @@ def run_case(directory: Path, form: str) -> dict[str, Any]:
 def generate(chunks: int, forms: list[str]) -> Path:
     """The cached fixture directories of one size (written by a child process)."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from bench_index import generator_key  # the generator's code, so a stale cache is not read
+    # the key is the generator's code, so a stale cache is not read
+    from bench_index import generator_key, write_generated
 
     root = DATA / f"fixtures-{chunks}-{generator_key()}"
-    missing = [form for form in forms if not (root / form / "fixture.yaml").is_file()]
-    if missing:
-        code = (
-            "import sys\n"
-            "from evalkit.fixtures import dump_fixture, generate_fixture\n"
-            f"f = generate_fixture(21, documents={chunks // 4}, chunks_per_document=4, "
-            f"queries={_queries(chunks)})\n"
-            f"for form in {missing!r}:\n"
-            f"    dump_fixture(f, {str(root)!r} + '/' + form, form=form)\n"
-        )
-        print(f"generating {chunks:,} chunks as {', '.join(missing)} ...", file=sys.stderr)
-        subprocess.run([sys.executable, "-c", code], check=True)
+    arguments = {
+        "seed": 21,
+        "documents": chunks // 4,
+        "chunks_per_document": 4,
+        "queries": _queries(chunks),
+    }
+    write_generated(arguments, {form: root / form for form in forms})
     return root
 
 

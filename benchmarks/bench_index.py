@@ -39,6 +39,7 @@ import resource
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -87,22 +88,37 @@ def generator_key(source: Path | None = None) -> str:
     return hashlib.sha256(ast.dump(tree).encode()).hexdigest()[:12]
 
 
+def write_generated(arguments: Mapping[str, object], targets: Mapping[str, Path]) -> None:
+    """Write ``generate_fixture(**arguments)`` in each form of ``targets`` (form -> directory)
+    that has no ``fixture.yaml`` yet; a child process generates it, so its memory goes with it."""
+    missing = {f: str(d) for f, d in targets.items() if not (d / "fixture.yaml").is_file()}
+    if not missing:
+        return
+    code = (
+        "from evalkit.fixtures import dump_fixture, generate_fixture\n"
+        f"f = generate_fixture(**{dict(arguments)!r})\n"
+        f"for form, directory in {missing!r}.items():\n"
+        "    dump_fixture(f, directory, form=form)\n"
+    )
+    chunks = int(str(arguments["documents"])) * int(str(arguments.get("chunks_per_document", 4)))
+    print(f"generating {chunks:,} chunks as {', '.join(missing)} ...", file=sys.stderr)
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
 def cached_fixture(
     documents: int, chunks_per_document: int, queries: int = 10_000, text_model: str = "zipf"
 ) -> Path:
     """The directory of the generated fixture (Parquet form), written by a child if missing."""
     name = f"generated-s1-d{documents}-c{chunks_per_document}-q{queries}-{text_model}"
     root = DATA / f"{name}-{generator_key()}"
-    if not (root / "fixture.yaml").is_file():
-        code = (
-            "from evalkit.fixtures import dump_fixture, generate_fixture\n"
-            f"f = generate_fixture(1, documents={documents}, "
-            f"chunks_per_document={chunks_per_document}, queries={queries}, "
-            f"text_model={text_model!r})\n"
-            f"dump_fixture(f, {str(root)!r}, form='parquet')\n"
-        )
-        print(f"generating {documents * chunks_per_document:,} chunks ...", file=sys.stderr)
-        subprocess.run([sys.executable, "-c", code], check=True)
+    arguments = {
+        "seed": 1,
+        "documents": documents,
+        "chunks_per_document": chunks_per_document,
+        "queries": queries,
+        "text_model": text_model,
+    }
+    write_generated(arguments, {"parquet": root})
     return root
 
 
