@@ -33,6 +33,7 @@ import pandas as pd
 from pandas.api.types import is_object_dtype
 
 from evalkit.errors import InputError
+from evalkit.inputs import InputFileError, load_json, read_input_bytes
 
 if TYPE_CHECKING:
     from evalkit.evaluate import Evaluation
@@ -53,6 +54,10 @@ _META: Final = "evaluation.json"
 _REPORT: Final = "report.json"
 _VERDICT_FORMAT: Final = "evalkit-verdict/1"
 _VERDICT: Final = "verdict.json"
+_HINT: Final = (
+    "expected the folder evalkit report writes; run the notebook with evaluation_dir empty to "
+    "evaluate in the notebook itself"
+)
 
 
 def save_evaluation(
@@ -93,14 +98,35 @@ def save_evaluation(
 def load_saved_report(folder: str | os.PathLike[str]) -> dict[str, Any] | None:
     """The report dict :func:`save_evaluation` kept in ``folder`` (read after
     :func:`load_evaluation`, which checks the folder); None when it kept none."""
-    try:
-        text = (Path(folder) / _REPORT).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-    report: Any = json.loads(text)
-    if not isinstance(report, dict):
-        raise InputError("evaluation_dir holds a damaged report; run with evaluation_dir empty")
+    report = _read_json(Path(folder) / _REPORT, "report", missing_ok=True)
+    if report is not None and not isinstance(report, dict):
+        raise InputError(f"evaluation_dir holds a damaged report; {_HINT}")
     return report
+
+
+def _read_json(path: Path, what: str, *, missing_ok: bool = False) -> Any:
+    """The JSON in ``path`` (one of the folder's files, ``what`` names it in errors), read with
+    the project's input readers; None when it is missing and ``missing_ok``."""
+    try:
+        return load_json(read_input_bytes(path))
+    except InputFileError as error:
+        if missing_ok and not path.exists():
+            return None
+        raise InputError(f"evaluation_dir: the saved {what} {error.reason}; {_HINT}") from None
+    except ValueError as error:
+        raise InputError(
+            f"evaluation_dir: the saved {what} is damaged ({error}); {_HINT}"
+        ) from None
+
+
+def _read_frame(path: Path, what: str) -> pd.DataFrame:
+    """The Parquet frame in ``path``; :class:`InputError` when it cannot be read."""
+    try:
+        return pd.read_parquet(path, engine="pyarrow")
+    except (OSError, ValueError) as error:
+        raise InputError(
+            f"evaluation_dir: the saved {what} cannot be read ({type(error).__name__}); {_HINT}"
+        ) from None
 
 
 def load_evaluation(folder: str | os.PathLike[str], fixture: Fixture) -> Evaluation:
@@ -109,24 +135,15 @@ def load_evaluation(folder: str | os.PathLike[str], fixture: Fixture) -> Evaluat
     from evalkit.fixtures.diff import fixture_content_hash
 
     source = Path(folder)
-    hint = "run the notebook with evaluation_dir empty to evaluate in the notebook itself"
-    try:
-        meta: Any = json.loads((source / _META).read_text(encoding="utf-8"))
-        frames = {
-            name: pd.read_parquet(source / f"{name}.parquet", engine="pyarrow") for name in _FRAMES
-        }
-    except (OSError, ValueError) as error:
-        raise InputError(
-            f"evaluation_dir holds no readable saved evaluation ({type(error).__name__}); "
-            f"expected the folder evalkit report writes; {hint}"
-        ) from None
+    meta = _read_json(source / _META, "evaluation")
+    frames = {name: _read_frame(source / f"{name}.parquet", name) for name in _FRAMES}
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-        raise InputError(f"evaluation_dir: expected format {FORMAT!r}; {hint}")
+        raise InputError(f"evaluation_dir: expected format {FORMAT!r}; {_HINT}")
     recorded = meta.get("fixture", {})
     if recorded.get("contentHash") != fixture_content_hash(fixture):
         raise InputError(
             "evaluation_dir holds an evaluation of another fixture (its content hash differs "
-            f"from this fixture's); {hint}"
+            f"from this fixture's); {_HINT}"
         )
     return Evaluation(
         fixture=fixture,
@@ -149,15 +166,13 @@ def save_verdict(
     ``folder``, with the JSON-able ``settings`` it was computed with (for
     :func:`load_verdict` to compare)."""
     target = Path(folder)
+    frames: dict[str, pd.DataFrame] = {}
     scalars: dict[str, Any] = {}
-    frames = {
-        item.name: value
-        for item in dataclasses.fields(gated.verdict)
-        if isinstance(value := getattr(gated.verdict, item.name), pd.DataFrame)
-    }
     for item in dataclasses.fields(gated.verdict):
-        if item.name not in frames:
-            value = getattr(gated.verdict, item.name)
+        value = getattr(gated.verdict, item.name)
+        if isinstance(value, pd.DataFrame):
+            frames[item.name] = value
+        else:
             scalars[item.name] = list(value) if isinstance(value, tuple) else value
     if gated.gate_results is not None:
         frames["gate_results"] = gated.gate_results
@@ -187,21 +202,15 @@ def load_verdict(
     from evalkit.verdict import GatedVerdict, Verdict
 
     source = Path(folder)
-    try:
-        meta: Any = json.loads((source / _VERDICT).read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    meta = _read_json(source / _VERDICT, "verdict", missing_ok=True)
+    if meta is None:
         return None
-    except (OSError, ValueError) as error:
-        raise InputError(
-            f"evaluation_dir holds an unreadable verdict ({type(error).__name__}); expected the "
-            "folder evalkit report writes; run the notebook with evaluation_dir empty"
-        ) from None
     if not isinstance(meta, dict) or meta.get("format") != _VERDICT_FORMAT:
-        raise InputError(f"evaluation_dir: expected verdict format {_VERDICT_FORMAT!r}")
+        raise InputError(f"evaluation_dir: expected verdict format {_VERDICT_FORMAT!r}; {_HINT}")
     if meta.get("settings") != json.loads(json.dumps(dict(settings))):
         return None
     frames = {
-        name: pd.read_parquet(source / f"verdict-{name}.parquet", engine="pyarrow").astype(
+        name: _read_frame(source / f"verdict-{name}.parquet", "verdict").astype(
             dict.fromkeys(columns, object)
         )
         for name, columns in meta["objectColumns"].items()

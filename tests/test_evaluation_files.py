@@ -196,3 +196,19 @@ def test_a_kept_report_reads_back_as_the_evaluations_report(
     # the report of the evaluation read back is that report too
     assert canonical_json(load_evaluation(saved, fixture).to_report()) == canonical_json(report)
     assert load_saved_report(save_evaluation(evaluation, tmp_path / "without")) is None
+
+
+@pytest.mark.parametrize("name", ["report.json", "verdict.json"])
+def test_a_damaged_report_or_verdict_is_refused_clearly(
+    evaluated: tuple[Fixture, Evaluation], tmp_path: Path, name: str
+) -> None:
+    _, evaluation = evaluated
+    saved = save_evaluation(evaluation, tmp_path, report=evaluation.to_report())
+    (saved / name).write_text('{"cut off', encoding="utf-8")
+
+    def read() -> object:
+        return load_saved_report(saved) if name == "report.json" else load_verdict(saved, {})
+
+    with pytest.raises(InputError, match="is damaged") as caught:
+        read()
+    assert str(tmp_path) not in str(caught.value)
