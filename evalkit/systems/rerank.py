@@ -448,25 +448,38 @@ class _Units:
     """The units of one chunk: ``("t", term)`` for its terms and ``("c", concept)`` for its
     concepts; membership only."""
 
-    __slots__ = ("_concepts", "_keys", "_row", "_terms")
+    __slots__ = ("_concept_set", "_concepts", "_keys", "_row", "_term_keys", "_terms")
 
-    def __init__(self, terms: TermRows, concepts: _IntRows, row: int) -> None:
+    def __init__(
+        self,
+        terms: TermRows,
+        concepts: _IntRows,
+        row: int,
+        term_keys: dict[str, int | None],
+    ) -> None:
         self._terms, self._concepts, self._row = terms, concepts, row
+        self._term_keys = term_keys  # term -> key, shared by every chunk's units
         self._keys: frozenset[int] | None = None
+        self._concept_set: frozenset[int] | None = None
 
     def __contains__(self, unit: object) -> bool:
         if not isinstance(unit, tuple) or len(unit) != 2:
             return False
         kind, value = unit
         if kind == "t" and isinstance(value, str):
-            key = self._terms.coder.key(value)
+            if value in self._term_keys:
+                key = self._term_keys[value]
+            else:
+                key = self._term_keys[value] = self._terms.coder.key(value)
             if key is None:
                 return False
             if self._keys is None:
                 self._keys = frozenset(self._terms.row(self._row).tolist())
             return key in self._keys
         if kind == "c" and isinstance(value, int):
-            return value in self._concepts.row(self._row)
+            if self._concept_set is None:
+                self._concept_set = self._concepts.row(self._row)
+            return value in self._concept_set
         return False
 
 
@@ -476,9 +489,11 @@ class _ChunkUnits(_ByChunk):
     def __init__(self, terms: TermRows, concepts: _IntRows, rows: Mapping[str, int]) -> None:
         super().__init__(rows)
         self._terms, self._concepts = terms, concepts
+        # The query's terms are looked up for every candidate: their keys are worked out once.
+        self._term_keys: dict[str, int | None] = {}
 
     def _at(self, row: int) -> _Units:
-        return _Units(self._terms, self._concepts, row)
+        return _Units(self._terms, self._concepts, row, self._term_keys)
 
 
 class _ChunkConcepts(_ByChunk):
