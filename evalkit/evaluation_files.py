@@ -16,8 +16,9 @@ and raises :class:`~evalkit.errors.InputError` otherwise.
 
 The folder may also hold the report's verdict section (:func:`save_verdict`: the gate results
 and the :class:`~evalkit.verdict.Verdict`, ``verdict.json`` plus one Parquet file per frame),
-computed by ``evalkit report`` while the kernel starts, together with the settings it was
-computed with; :func:`load_verdict` returns it only for the same settings.
+computed by ``evalkit report`` while the kernel starts or runs the first cells (then it is
+pending, :mod:`evalkit.handover`), together with the settings it was computed with;
+:func:`load_verdict` returns it only for the same settings.
 """
 
 from __future__ import annotations
@@ -33,6 +34,12 @@ import pandas as pd
 from pandas.api.types import is_object_dtype
 
 from evalkit.errors import InputError
+from evalkit.handover import (
+    VERDICT_PENDING,
+    record_taken,
+    wait_while_pending,
+    write_atomically,
+)
 from evalkit.inputs import InputFileError, load_json, read_input_bytes
 
 if TYPE_CHECKING:
@@ -190,7 +197,8 @@ def save_verdict(
             for name, frame in frames.items()
         },
     }
-    (target / _VERDICT).write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
+    # written last and whole: a reader finds the complete verdict or none
+    write_atomically(target / _VERDICT, json.dumps(meta, ensure_ascii=False).encode("utf-8"))
 
 
 def load_verdict(
@@ -198,10 +206,11 @@ def load_verdict(
 ) -> GatedVerdict | None:
     """The verdict section :func:`save_verdict` wrote into ``folder`` for the same
     ``settings``; None when there is none or it was computed with other settings (the caller
-    computes it then)."""
+    computes it then). Waits while ``evalkit report``'s helper is still computing it."""
     from evalkit.verdict import GatedVerdict, Verdict
 
     source = Path(folder)
+    wait_while_pending(source, VERDICT_PENDING)
     meta = _read_json(source / _VERDICT, "verdict", missing_ok=True)
     if meta is None:
         return None
@@ -223,4 +232,5 @@ def load_verdict(
             value = meta["verdict"][item.name]
             values[item.name] = tuple(value) if isinstance(value, list) else value
     gate_results = frames["gate_results"] if meta["gated"] else None
+    record_taken(source, VERDICT_PENDING)
     return GatedVerdict(gate_results, bool(meta["staleBaseline"]), Verdict(**values))

@@ -66,6 +66,16 @@ from traitlets import default
 
 from evalkit.artifacts import Artifact, check_output, write_artifacts
 from evalkit.errors import InputError, NotebookError, UnknownNameError
+from evalkit.handover import (
+    VERDICT_PENDING,
+    Helper,
+    clear_pending,
+    figure_key,
+    figure_pending,
+    save_figure,
+    start_helper,
+    taken,
+)
 from evalkit.inputs import find_input
 from evalkit.output import shown_path
 from evalkit.privacy import PrivateText
@@ -734,6 +744,84 @@ def _save_verdict_for_notebook(
     save_verdict(gated, folder, settings)
 
 
+REPORT_HELPER_FIGURES: Final = ("latency_figure", "paired_difference_figure")
+"""The :mod:`evalkit.plots` functions whose figures ``evalkit report``'s helper draws for the
+report notebook (its latency and difference cells), with the arguments those cells pass."""
+
+
+def _start_report_helper(  # noqa: PLR0917 - private, called once from render_report
+    evaluation: Evaluation,
+    report: Mapping[str, Any],
+    fixture_path: Path,
+    parameters: Mapping[str, Any],
+    folder: Path,
+    workdir: Path,
+) -> Helper | None:
+    """Fork the helper (:mod:`evalkit.handover`) that computes the notebook's verdict section
+    and draws :data:`REPORT_HELPER_FIGURES` into the evaluation ``folder`` while the kernel
+    runs the first cells, in the notebook's working directory ``workdir`` (a baseline path is
+    relative to it); None without one (no ``fork``), and the verdict is then computed here,
+    before the notebook starts."""
+
+    def work() -> None:  # in the helper: its own process, so changing directory is safe
+        os.chdir(workdir)
+        _draw_report_parts(evaluation, report, fixture_path, parameters, folder)
+
+    pending = [VERDICT_PENDING, *(figure_pending(name) for name in REPORT_HELPER_FIGURES)]
+    helper = start_helper(work, folder, pending)
+    if helper is None:
+        with contextlib.chdir(workdir):
+            _save_verdict_for_notebook(evaluation, report, fixture_path, parameters, folder)
+    return helper
+
+
+def _draw_report_parts(
+    evaluation: Evaluation,
+    report: Mapping[str, Any],
+    fixture_path: Path,
+    parameters: Mapping[str, Any],
+    folder: Path,
+) -> None:
+    """In the helper: the verdict section, then the figures of :data:`REPORT_HELPER_FIGURES`
+    as the notebook's cells call them; each pending name is cleared once done (or failed)."""
+    try:
+        _save_verdict_for_notebook(evaluation, report, fixture_path, parameters, folder)
+    finally:
+        clear_pending(folder, [VERDICT_PENDING])
+    from evalkit import plots
+
+    systems = list(evaluation.systems)
+    calls: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
+        "latency_figure": ((evaluation.latency,), {"systems": systems}),
+        "paired_difference_figure": (
+            (evaluation.per_query,),
+            {
+                "base": parameters.get("base_system"),
+                "systems": systems,
+                "measures": plots.difference_measures(list(evaluation.measures)),
+            },
+        ),
+    }
+    for name in REPORT_HELPER_FIGURES:
+        function = getattr(plots, name)
+        args, kwargs = calls[name]
+        try:
+            key = figure_key(function, args, kwargs)
+            if key is not None:
+                save_figure(folder, key, function(*args, **kwargs))
+        except Exception:  # an optimization only: the notebook then draws the figure itself
+            pass
+        finally:
+            clear_pending(folder, [figure_pending(name)])
+
+
+def _after_helper(helper: Helper | None, private: Sequence[PrivateText]) -> None:
+    """Wait for the report's helper (if any) to exit, then warm the export up."""
+    if helper is not None:
+        helper.wait()
+    _warm_up_export(private)
+
+
 @functools.cache
 def _report_exporter_class() -> type[Any]:
     """nbconvert's ``HTMLExporter`` without its closing BeautifulSoup pass.
@@ -792,6 +880,9 @@ class RenderedReport:
     redacted: bool
     parameters: dict[str, Any]
     private: tuple[PrivateText, ...] = field(default=(), repr=False)
+    handed_over: tuple[str, ...] = ()
+    """What the notebook took from the command's helper process instead of computing it
+    (:func:`evalkit.handover.taken`: ``verdict``, ``figure-<plotting function>``)."""
 
 
 def render_report(
@@ -864,34 +955,40 @@ def render_report(
                 definitions = _system_definitions(str(merged["systems"]))
             parameters = check_report_parameters(merged, parameters, list(definitions))
             merged = {**merged, **parameters}
-            # nbconvert loads its templates and the leak scan indexes the private texts
-            # while the notebook runs
             private = tuple(private_texts(fixture, definitions))
-            warm_up = threading.Thread(target=_warm_up_export, args=(private,), daemon=True)
+            helper: Helper | None = None
+            saved: Path | None = None
             if EVALUATION_DIR_PARAMETER in defaults:
                 with contextlib.chdir(workdir):
                     evaluation = _evaluate_for_notebook(fixture, merged)
                 report = evaluation.to_report()
                 saved = save_evaluation(evaluation, Path(private_dir) / "evaluation", report=report)
-                with contextlib.chdir(workdir):
-                    _save_verdict_for_notebook(evaluation, report, fixture_path, merged, saved)
+                helper = _start_report_helper(
+                    evaluation, report, fixture_path, merged, saved, workdir
+                )
                 parameters = {**parameters, EVALUATION_DIR_PARAMETER: os.fspath(saved)}
         except BaseException:
             _stop_kernel(kernel)
             raise
-        # The warm-up starts once the kernel runs the first cell: before, it would compete for
-        # this process (one interpreter lock) with papermill's start, which the kernel waits on.
-        executed = execute_notebook(
-            notebook,
-            parameters,
-            cwd=workdir,
-            timeout_s=timeout_s,
-            kernel=kernel,
-            on_first_cell=warm_up.start,
-        )
-        if warm_up.ident is None:  # no cell ran (papermill would have raised): nothing to join
-            warm_up.start()
-        warm_up.join()
+        # nbconvert loads its templates and the leak scan indexes the private texts while the
+        # notebook runs: from the first cell on (before, the warm-up would compete for this
+        # process, one interpreter lock, with papermill's start, which the kernel waits on),
+        # and after the helper (which has the other core until then).
+        warm_up = threading.Thread(target=_after_helper, args=(helper, private), daemon=True)
+        try:
+            executed = execute_notebook(
+                notebook,
+                parameters,
+                cwd=workdir,
+                timeout_s=timeout_s,
+                kernel=kernel,
+                on_first_cell=warm_up.start,
+            )
+        finally:
+            if warm_up.ident is None:  # no cell ran: the helper is waited for all the same
+                warm_up.start()
+            warm_up.join()
+        handed_over = taken(saved) if saved is not None else ()
         extra = [
             Path(private_dir),
             workdir,
@@ -915,6 +1012,7 @@ def render_report(
         redacted=redact,
         parameters=dict(merged),
         private=private,
+        handed_over=handed_over,
     )
 
 

@@ -24,6 +24,7 @@ from evalkit.stats import TIE_TOLERANCE
 
 __all__ = [
     "LOG_SPREAD",
+    "difference_measures",
     "headline_figure",
     "latency_figure",
     "paired_difference_figure",
@@ -50,13 +51,15 @@ def uses_log_scale(values: npt.ArrayLike) -> bool:
 def latency_figure(latency: pd.DataFrame, *, systems: Sequence[str]) -> Figure:
     """Per system: a box plot and an empirical CDF of ``latency_ms``, p50 and p95 marked.
 
-    ``latency`` has columns ``system, latency_ms`` (one row per query and repeat). The x axes
-    are logarithmic when :func:`uses_log_scale` says so. A system without rows is drawn empty.
+    ``latency`` has columns ``system, latency_ms`` (one row per query and repeat; NaN, not
+    measured, rows are left out). The x axes are logarithmic when :func:`uses_log_scale` says
+    so. A system without measured rows is drawn empty.
     """
     figure = Figure(figsize=(11, 0.6 * len(systems) + 2.6), layout="constrained")
     box_axes, cdf_axes = figure.subplots(1, 2)
+    measured = latency.dropna(subset=["latency_ms"])
     samples = [
-        np.sort(latency.loc[latency["system"] == s, "latency_ms"].to_numpy(dtype=np.float64))
+        np.sort(measured.loc[measured["system"] == s, "latency_ms"].to_numpy(dtype=np.float64))
         for s in systems
     ]
     log_scale = uses_log_scale(np.concatenate([*samples, np.empty(0)]))
@@ -110,6 +113,12 @@ class _PlainLogFormatter(LogFormatter):
 
     def _num_to_string(self, x: float, vmin: float, vmax: float) -> str:
         return f"{x:g}"
+
+
+def difference_measures(measures: Sequence[str]) -> list[str]:
+    """The measures the report draws per-query differences of: the nDCG and reciprocal-rank
+    ones, else the first measure."""
+    return [m for m in measures if m.startswith(("nDCG", "RR@"))] or list(measures[:1])
 
 
 def paired_difference_figure(

@@ -33,6 +33,7 @@ from evalkit.fixtures import dump_fixture, generate_fixture, load_fixture
 from evalkit.gates import write_baseline
 from evalkit.notebooks import (
     DEFAULT_REPORT_NOTEBOOK,
+    REPORT_HELPER_FIGURES,
     STDERR_NOTE,
     RenderedReport,
     coerce_parameters,
@@ -701,13 +702,19 @@ def _report_via_cli(workspace: Path, *argv: str) -> tuple[str, str, str]:
 
 
 @pytest.fixture(scope="module")
-def committed_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str, str]:
+def committed_rendered() -> RenderedReport:
     """The notebook with its default fixture, run as JupyterLab would from ``notebooks/``."""
-    rendered = render_report(
-        {"n_resamples": int(FAST_RESAMPLES)}, cwd=DEFAULT_REPORT_NOTEBOOK.parent
-    )
+    return render_report({"n_resamples": int(FAST_RESAMPLES)}, cwd=DEFAULT_REPORT_NOTEBOOK.parent)
+
+
+@pytest.fixture(scope="module")
+def committed_report(
+    committed_rendered: RenderedReport, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[str, str, str]:
     workspace = tmp_path_factory.mktemp("committed")
-    html, ipynb = write_rendered_report(rendered, "reports/report.html", workspace=workspace)
+    html, ipynb = write_rendered_report(
+        committed_rendered, "reports/report.html", workspace=workspace
+    )
     return "", html.read_text(encoding="utf-8"), ipynb.read_text(encoding="utf-8")
 
 
@@ -786,6 +793,17 @@ def test_report_on_the_committed_fixture(committed_report: tuple[str, str, str])
     assert "synthetic-bilingual-v1" in html
     # The probe section ran against the committed probes (found from notebooks/ as in JupyterLab).
     assert "callers-decode-uxxxx" in _visible_text(html)
+
+
+@pytest.mark.slow
+def test_the_kernel_takes_the_helpers_verdict_and_figures(
+    committed_rendered: RenderedReport,
+) -> None:
+    """The command's helper computed exactly what the notebook's cells ask for: the verdict
+    for the same settings, the latency and difference figures for the same calls (a cell that
+    asked for anything else would have computed it itself, and it would be missing here)."""
+    figures = {f"figure-{name}" for name in REPORT_HELPER_FIGURES}
+    assert set(committed_rendered.handed_over) == {"verdict", *figures}
 
 
 @pytest.mark.slow

@@ -1,0 +1,314 @@
+"""Parts of the report that ``evalkit report`` computes in a second process while the kernel
+runs the notebook, and how the notebook takes them.
+
+``evalkit report`` evaluates in its own process and hands the evaluation to the notebook
+(:mod:`evalkit.evaluation_files`). While the kernel then runs the cells, the command's process
+has a core to spare: it forks a helper (Linux only) that computes the verdict section and
+draws the report's figures, so the kernel only displays them. Each result lands in the
+evaluation folder:
+
+- ``pending/<name>``: a result the helper is still working on (the verdict, or the figures of
+  one plotting function, :func:`figure_pending`). A reader waits while the marker
+  exists (at most :data:`WAIT_S`), then takes the result if it is there and otherwise computes
+  it itself, as it does in JupyterLab, where there is no helper. The helper removes a marker
+  when its result is written or has failed; ``evalkit report`` removes any that are left once
+  the helper has exited, so a helper that crashed costs time, never a section.
+- ``figures/<key>.json``: a figure as the notebook's inline backend prints it (the PNG and its
+  ``text/plain``), under :func:`figure_key` of the drawing call: the function and its
+  arguments. A cell that draws with other arguments finds no figure and draws its own.
+- ``taken/<name>``: what the notebook took from the helper, for the command's accounting
+  (:attr:`evalkit.notebooks.RenderedReport.handed_over`).
+
+The folder is private (it holds the evaluation) and is deleted with the command's temporary
+directory.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import hashlib
+import json
+import os
+import signal
+import sys
+import time
+import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+__all__ = [
+    "VERDICT_PENDING",
+    "WAIT_S",
+    "HandedOverFigure",
+    "Helper",
+    "ReportFigures",
+    "figure_key",
+    "figure_png",
+    "start_helper",
+]
+
+VERDICT_PENDING: Final = "verdict"
+"""The pending name of the report's verdict section
+(:func:`evalkit.evaluation_files.save_verdict`)."""
+WAIT_S: Final = 120.0
+"""The longest a reader waits for a pending result before computing it itself."""
+PRINT_FIGURE_KWARGS: Final[Mapping[str, Any]] = {"bbox_inches": None}
+"""What the report notebook sets as ``InlineBackend.print_figure_kwargs`` (its setup cell):
+:func:`figure_png` prints with the same arguments, so a handed-over figure is the PNG the
+kernel would have made."""
+_POLL_S: Final = 0.005
+_PENDING: Final = "pending"
+_FIGURES: Final = "figures"
+_TAKEN: Final = "taken"
+
+
+# --- pending results ----------------------------------------------------------------------
+
+
+def mark_pending(folder: str | os.PathLike[str], names: Iterable[str]) -> None:
+    """Mark ``names`` (file-name-safe) as being computed for ``folder``."""
+    pending = Path(folder) / _PENDING
+    pending.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        (pending / name).touch()
+
+
+def clear_pending(folder: str | os.PathLike[str], names: Iterable[str] | None = None) -> None:
+    """Remove the pending markers of ``names`` (default: all) from ``folder``."""
+    pending = Path(folder) / _PENDING
+    markers = [pending / n for n in names] if names is not None else pending.glob("*")
+    for marker in markers:
+        with contextlib.suppress(FileNotFoundError):
+            marker.unlink()
+
+
+def wait_while_pending(
+    folder: str | os.PathLike[str], name: str, *, timeout_s: float = WAIT_S
+) -> None:
+    """Return once ``name`` is no longer pending in ``folder`` (or after ``timeout_s``)."""
+    marker = Path(folder) / _PENDING / name
+    deadline = time.monotonic() + timeout_s
+    while marker.exists() and time.monotonic() < deadline:
+        time.sleep(_POLL_S)
+
+
+def record_taken(folder: str | os.PathLike[str], name: str) -> None:
+    """Note that the notebook took ``name`` from the helper."""
+    taken = Path(folder) / _TAKEN
+    taken.mkdir(parents=True, exist_ok=True)
+    (taken / name).touch()
+
+
+def taken(folder: str | os.PathLike[str]) -> tuple[str, ...]:
+    """What the notebook took from the helper (:func:`record_taken`), sorted."""
+    return tuple(sorted(p.name for p in (Path(folder) / _TAKEN).glob("*")))
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` so that a reader sees all of it or nothing."""
+    partial = path.with_name(f".{path.name}.partial")
+    partial.write_bytes(data)
+    os.replace(partial, path)
+
+
+# --- figures ------------------------------------------------------------------------------
+
+
+def figure_key(
+    function: Callable[..., Any], args: Sequence[Any], kwargs: Mapping[str, Any]
+) -> str | None:
+    """A hex digest of the call ``function(*args, **kwargs)``: the function's module and name
+    and every argument's value (frames by column names, index and values, whatever their
+    dtypes); None when an argument is of a kind it cannot digest (the call is then simply not
+    handed over)."""
+    digest = hashlib.sha256(f"{function.__module__}.{function.__qualname__}".encode())
+    try:
+        _digest((tuple(args), dict(kwargs)), digest)
+    except TypeError:
+        return None
+    return digest.hexdigest()
+
+
+def _digest(value: Any, digest: Any) -> None:
+    import numpy as np
+    import pandas as pd
+
+    if value is None or isinstance(value, (bool, int, float, str)):
+        digest.update(f"{type(value).__name__}:{value!r};".encode())
+        return
+    if isinstance(value, (list, tuple)):
+        digest.update(f"seq{len(value)}[".encode())
+        for item in value:
+            _digest(item, digest)
+        digest.update(b"]")
+        return
+    if isinstance(value, dict):
+        digest.update(f"map{len(value)}{{".encode())
+        for key in sorted(value, key=repr):
+            _digest(key, digest)
+            _digest(value[key], digest)
+        digest.update(b"}")
+        return
+    if isinstance(value, pd.Series):
+        value = value.to_frame()
+    if isinstance(value, pd.DataFrame):
+        digest.update(f"frame{value.shape}".encode())
+        _digest([str(c) for c in value.columns], digest)
+        # as Python objects, so a category, string or object column of the same values
+        # (a frame read back from Parquet) digests the same
+        index = pd.util.hash_pandas_object(value.index.astype(object).to_series(), index=False)
+        digest.update(index.to_numpy().tobytes())
+        for column in value.columns:
+            hashed = pd.util.hash_pandas_object(value[column].astype(object), index=False)
+            digest.update(hashed.to_numpy().tobytes())
+        return
+    if isinstance(value, np.ndarray):
+        _digest(value.tolist(), digest)
+        return
+    raise TypeError(f"cannot digest a {type(value).__name__}")
+
+
+def figure_png(figure: Figure) -> bytes:
+    """``figure`` as the report notebook's inline backend prints it: a PNG at the figure's dpi
+    (IPython's ``print_figure`` with :data:`PRINT_FIGURE_KWARGS`)."""
+    from IPython.core.pylabtools import print_figure
+
+    png = print_figure(figure, "png", **PRINT_FIGURE_KWARGS)  # type: ignore[no-untyped-call]
+    return bytes(png or b"")
+
+
+@dataclass(frozen=True)
+class HandedOverFigure:
+    """A figure drawn by the helper: Jupyter displays it as its PNG, with the same
+    ``text/plain`` as the figure itself (``<Figure size ... with N Axes>``)."""
+
+    png: bytes
+    text: str
+
+    def _repr_png_(self) -> bytes:
+        return self.png
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def save_figure(folder: str | os.PathLike[str], key: str, figure: Figure) -> None:
+    """Print ``figure`` (:func:`figure_png`) into ``folder`` under ``key``."""
+    figures = Path(folder) / _FIGURES
+    figures.mkdir(parents=True, exist_ok=True)
+    payload = {"png": base64.b64encode(figure_png(figure)).decode("ascii"), "text": repr(figure)}
+    write_atomically(figures / f"{key}.json", json.dumps(payload).encode("utf-8"))
+
+
+def figure_pending(function_name: str) -> str:
+    """The pending name of the figures drawn by the plotting function ``function_name``."""
+    return f"figure-{function_name}"
+
+
+def load_figure(folder: str | os.PathLike[str], key: str) -> HandedOverFigure | None:
+    """The figure saved under ``key`` in ``folder``; None when there is none (or it cannot be
+    read: the caller draws it then)."""
+    try:
+        payload = json.loads((Path(folder) / _FIGURES / f"{key}.json").read_bytes())
+        return HandedOverFigure(base64.b64decode(payload["png"]), str(payload["text"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+class ReportFigures:
+    """The report notebook's figures: handed over by ``evalkit report`` when its helper drew
+    the same call, else drawn here (always, without a ``folder``, as in JupyterLab).
+
+    ``folder`` is the notebook's ``evaluation_dir`` (None or empty: draw everything).
+    """
+
+    def __init__(self, folder: str | os.PathLike[str] | None) -> None:
+        self.folder = Path(folder) if folder else None
+
+    def draw(self, function: Callable[..., Figure], /, *args: Any, **kwargs: Any) -> Any:
+        """``function(*args, **kwargs)``, or the helper's PNG of that very call (which
+        displays the same)."""
+        if self.folder is not None:
+            name = figure_pending(function.__name__)
+            wait_while_pending(self.folder, name)
+            key = figure_key(function, args, kwargs)
+            handed = load_figure(self.folder, key) if key is not None else None
+            if handed is not None:
+                record_taken(self.folder, name)
+                return handed
+        return function(*args, **kwargs)
+
+
+# --- the helper process -------------------------------------------------------------------
+
+
+@dataclass
+class Helper:
+    """A forked helper process working for ``folder`` (:func:`start_helper`)."""
+
+    pid: int
+    folder: Path
+    exit_status: int | None = None
+
+    def wait(self, timeout_s: float = 2 * WAIT_S) -> None:
+        """Wait for the helper to exit (killing it after ``timeout_s``), then clear whatever
+        it left pending. Safe to call more than once."""
+        if self.exit_status is None:
+            deadline = time.monotonic() + timeout_s
+            while True:
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+                if pid:
+                    self.exit_status = status
+                    break
+                if time.monotonic() >= deadline:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(self.pid, signal.SIGKILL)
+                    _, self.exit_status = os.waitpid(self.pid, 0)
+                    break
+                time.sleep(_POLL_S)
+        clear_pending(self.folder)
+
+
+def start_helper(
+    work: Callable[[], None], folder: str | os.PathLike[str], pending: Sequence[str]
+) -> Helper | None:
+    """Fork a helper that runs ``work()`` for ``folder``, with ``pending`` marked first; None
+    where this platform has no safe ``fork`` (only Linux is used) or it fails, so the caller
+    does the work itself or leaves it to the notebook.
+
+    The helper writes nothing anywhere but ``folder`` (its standard streams, descriptors and
+    Python objects, are ``/dev/null``: a traceback could quote fixture text) and exits with
+    ``os._exit``, running none of this process's exit handlers. ``work`` must clear each
+    pending name once its result is written or has failed.
+    """
+    if sys.platform != "linux":
+        return None
+    mark_pending(folder, pending)
+    try:
+        with warnings.catch_warnings():  # Python 3.12+ warns of fork() with threads running:
+            # the helper runs no other thread's code and touches none of their state
+            warnings.simplefilter("ignore", DeprecationWarning)
+            pid = os.fork()
+    except OSError:
+        clear_pending(folder, pending)
+        return None
+    if pid == 0:  # pragma: no cover - the helper (coverage does not follow a fork)
+        status = 1
+        try:
+            quiet = os.open(os.devnull, os.O_RDWR)
+            for stream in (0, 1, 2):
+                os.dup2(quiet, stream)
+            # and the Python streams, which may not be those descriptors (a kernel's streams
+            # write to its sockets)
+            sys.stdout = sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115
+            work()
+            status = 0
+        finally:
+            os._exit(status)
+    return Helper(pid, Path(folder))
