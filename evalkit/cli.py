@@ -145,6 +145,13 @@ def _add_evaluation_options(p: argparse.ArgumentParser) -> None:
         help="most search calls in flight at once for systems that allow it, e.g. http:NAME "
         "(default 1); latency is still measured per call and results stay in query order",
     )
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="run the systems and repeats in up to this many processes of this machine "
+        "(default 1); the same results, but latency is measured beside the other workers",
+    )
 
 
 def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handler:
@@ -200,6 +207,7 @@ def _evaluate_fixture(args: argparse.Namespace, *, progress: bool = False) -> Ev
             progress=progress,
             concurrency=args.concurrency,
             client=client,
+            workers=args.workers,
         )
 
 

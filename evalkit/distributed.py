@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import pickle
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
@@ -39,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from evalkit.errors import EvalkitError, InputError
+from evalkit.errors import EvalkitError, InputError, portable_error
 from evalkit.measures.kernels import JudgedRanking
 from evalkit.measures.ranking import Duplicates, Ties, TrecVersion
 from evalkit.measures.stream import JudgedPiece, QrelsIndex, combine_pieces, judge_block
@@ -168,19 +167,7 @@ def _read_trec(path: str, rank: bool) -> pd.DataFrame:
     try:
         return read_run(path, rank=rank)
     except EvalkitError as error:
-        raise _portable(error) from None
-
-
-def _portable(error: EvalkitError, message: str | None = None) -> EvalkitError:
-    """``error`` (with ``message``) as an error that unpickles on the client: its own type when
-    that takes the message alone, else an InputError with the same message."""
-    text = str(error) if message is None else message
-    try:
-        copy = type(error)(text)
-        pickle.loads(pickle.dumps(copy))
-    except Exception:
-        return InputError(text)
-    return copy
+        raise portable_error(error) from None
 
 
 def _meta(frame: Any) -> pd.DataFrame:
@@ -200,7 +187,7 @@ def _judge(index: QrelsIndex, part: pd.DataFrame, options: dict[str, Any]) -> Ju
     try:
         return judge_block(index, _columns(part), **options)
     except EvalkitError as error:
-        raise _portable(error) from None
+        raise portable_error(error) from None
 
 
 def _judge_with_edges(
@@ -343,7 +330,7 @@ def _run_one(  # noqa: PLR0917 - called positionally by client.submit only
             view, [system], k, repeat, False, concurrency, notes
         )
     except EvalkitError as error:
-        raise _portable(error, str(error).replace("system #1 of 1", where)) from None
+        raise portable_error(error, str(error).replace("system #1 of 1", where)) from None
     return rankings, latency, definitions, notes
 
 

@@ -50,11 +50,27 @@ __all__ = [
     "StaleBaselineError",
     "UnknownNameError",
     "UnsafePathError",
+    "portable_error",
 ]
 
 
 class EvalkitError(Exception):
     """Base class of every error evalkit raises on purpose."""
+
+
+def portable_error(error: EvalkitError, message: str | None = None) -> EvalkitError:
+    """``error`` (with ``message``) as an error that survives pickling to another process: its
+    own type when that takes the message alone, else an :class:`InputError` with the same
+    message."""
+    import pickle
+
+    text = str(error) if message is None else message
+    try:
+        copy = type(error)(text)
+        pickle.loads(pickle.dumps(copy))
+    except Exception:
+        return InputError(text)
+    return copy
 
 
 @dataclass(frozen=True, order=True)

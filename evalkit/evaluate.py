@@ -200,6 +200,7 @@ def evaluate(
     progress: bool = False,
     concurrency: int = 1,
     client: Any = None,
+    workers: int = 1,
 ) -> Evaluation:
     """Evaluate ``systems`` (names, ``package.module:factory`` specs or instances) on ``fixture``.
 
@@ -212,6 +213,9 @@ def evaluate(
     ``concurrency`` is the most ``search`` calls in flight at once for systems that allow it
     (module docs). ``client`` (a ``dask.distributed.Client`` or a scheduler address) runs the
     systems on that Dask cluster, with the same result (:mod:`evalkit.distributed`).
+    ``workers > 1`` runs the systems and repeats in up to that many processes of this machine,
+    with the same result but latency measured beside the other workers
+    (:mod:`evalkit.parallel`).
     """
     from evalkit.systems.reference import REFERENCE_SYSTEMS
 
@@ -221,6 +225,10 @@ def evaluate(
         raise InputError(f"repeats must be a positive integer, got {repeats!r}")
     if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
         raise InputError(f"concurrency must be a positive integer, got {concurrency!r}")
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise InputError(f"workers must be a positive integer, got {workers!r}")
+    if workers > 1 and client is not None:
+        raise InputError("give either client (a Dask cluster) or workers (this machine), not both")
     specs = list(systems) if systems is not None else list(REFERENCE_SYSTEMS)
     if not specs:
         raise InputError("systems is empty; name at least one system or pass None for all")
@@ -243,6 +251,19 @@ def evaluate(
         from evalkit.distributed import run_systems as run_on_cluster
 
         run_systems = partial(run_on_cluster, connect(client))
+    elif workers > 1 and len(specs) * repeats > 1:
+        from evalkit.parallel import fork_available, run_repeats
+
+        if fork_available():
+            runs = iter(run_repeats(fixture, specs, k, repeats, concurrency, workers))
+
+            def next_run(*arguments: Any) -> Any:  # _run_systems' arguments: all ran already
+                rankings, latency, definitions, noted = next(runs)
+                if arguments[-1] is not None:  # the notes to fill
+                    arguments[-1].update(noted)
+                return rankings, latency, definitions
+
+            run_systems = next_run
     rankings, latency, definitions = run_systems(fixture, specs, k, 0, progress, concurrency, notes)
     latency_frames = [latency]
     for repeat in range(1, repeats):

@@ -1,0 +1,119 @@
+"""``evaluate``'s systems on this machine's cores: ``evaluate(..., workers=N)``.
+
+Each (system, repeat) is one task for a pool of ``N`` worker processes forked from this one,
+so they inherit the fixture and the system specs (instances included: nothing is pickled on
+the way in). A task builds its system, indexes the fixture and answers every query through
+``evaluate``'s own loop, and sends back its rankings, latency, definition and notes. Tasks are
+queued system by system (both repeats of a system one after the other), so the repeats of
+the slowest system, usually the last one of the reference list, run side by side rather than
+one after another. The results are put back in system and repeat order, so the evaluation is
+the serial one whatever the completion order: ``tests/test_parallel.py`` compares them.
+
+Latency is measured in the workers while other systems run on the other cores, so it includes
+that contention; for latency alone, run with ``workers=1``. Only where ``fork`` exists (Linux,
+macOS); elsewhere ``workers`` is ignored.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from evalkit.errors import EvalkitError, InputError, portable_error
+
+if TYPE_CHECKING:
+    from evalkit.fixtures import Fixture
+    from evalkit.systems.protocol import Retriever
+
+__all__ = ["fork_available", "run_repeats"]
+
+Run = tuple[pd.DataFrame, pd.DataFrame, dict[str, dict[str, Any]], dict[str, dict[str, Any]]]
+"""One repeat's ``(rankings, latency, definitions, notes)``."""
+
+#: What the forked workers inherit: the fixture and the specs (set only while the pool runs).
+_INHERITED: tuple[Fixture, Sequence[str | Retriever]] | None = None
+
+
+def fork_available() -> bool:
+    """Whether this platform can fork workers."""
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+def run_repeats(  # noqa: PLR0917 - evaluate's own arguments, in its order
+    fixture: Fixture,
+    specs: Sequence[str | Retriever],
+    k: int,
+    repeats: int,
+    concurrency: int,
+    workers: int,
+) -> list[Run]:
+    """Every repeat of every system of ``specs`` on ``fixture`` in up to ``workers`` forked
+    processes (module docs): one :data:`Run` per repeat, systems in ``specs`` order. The
+    first error in serial order (repeat, then system) is raised, as the serial loop would."""
+    global _INHERITED  # noqa: PLW0603 - set only around the pool, for the forked workers
+    tasks = [(repeat, position) for position in range(len(specs)) for repeat in range(repeats)]
+    _INHERITED = (fixture, specs)
+    try:
+        with ProcessPoolExecutor(
+            max_workers=max(1, min(workers, len(tasks))),
+            mp_context=multiprocessing.get_context("fork"),
+        ) as pool:
+            futures = {
+                task: pool.submit(_run_task, task[1], len(specs), k, task[0], concurrency)
+                for task in tasks
+            }
+            try:
+                runs = [
+                    _assemble([futures[(repeat, p)] for p in range(len(specs))])
+                    for repeat in range(repeats)
+                ]
+            finally:
+                for future in futures.values():
+                    future.cancel()
+    finally:
+        _INHERITED = None
+    return runs
+
+
+def _assemble(futures: Sequence[Future[Run]]) -> Run:
+    """One repeat's run from its systems' tasks, in system order."""
+    rankings, latency = [], []
+    definitions: dict[str, dict[str, Any]] = {}
+    notes: dict[str, dict[str, Any]] = {}
+    for future in futures:
+        ranked, timed, defined, noted = future.result()
+        for name, definition in defined.items():
+            if name in definitions:
+                raise InputError(f"two systems are both named {name!r}; give each a unique name")
+            definitions[name] = definition
+        rankings.append(ranked)
+        latency.append(timed)
+        notes.update(noted)
+    return (
+        pd.concat(rankings, ignore_index=True),
+        pd.concat(latency, ignore_index=True),
+        definitions,
+        notes,
+    )
+
+
+def _run_task(position: int, n_specs: int, k: int, repeat: int, concurrency: int) -> Run:
+    """In a worker: the system at ``position`` (0-based) through ``evaluate``'s own loop."""
+    from evalkit.evaluate import _run_systems
+
+    if _INHERITED is None:  # pragma: no cover - only a non-forked worker could get here
+        raise RuntimeError("evalkit.parallel: the worker did not inherit the evaluation")
+    fixture, specs = _INHERITED
+    notes: dict[str, dict[str, Any]] = {}
+    try:
+        rankings, latency, definitions = _run_systems(
+            fixture, [specs[position]], k, repeat, False, concurrency, notes
+        )
+    except EvalkitError as error:
+        where = f"system #{position + 1} of {n_specs}"
+        raise portable_error(error, str(error).replace("system #1 of 1", where)) from None
+    return rankings, latency, definitions, notes
