@@ -5,17 +5,25 @@ Each function returns a new ``matplotlib.figure.Figure`` that is not registered 
 (so nothing is shown twice and no global state changes); Jupyter displays it as a PNG. Every
 label made from a name goes through :func:`evalkit.render.plot_label`, so a ``$`` in a system or
 measure name is drawn as written, never parsed as mathtext.
+
+The figures are laid out by measuring their text, not by a layout engine: matplotlib's
+constrained layout draws a figure once more to measure it, about half of the drawing time.
+:func:`_place_axes` sets the margins and gaps in inches from the widths of the tick labels
+and titles (names of any length get the room they need) and the heights of the text lines.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
+from matplotlib import rcParams as _rc_params
 from matplotlib.figure import Figure
+from matplotlib.font_manager import FontProperties
 from matplotlib.ticker import LogFormatter
 
 from evalkit.measures.names import higher_is_better
@@ -39,6 +47,12 @@ _COLORS: Final = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#93786
 _WIN: Final = "#2a9d55"
 _LOSS: Final = "#c44e52"
 _TIE_COLOR: Final = "#9a9a9a"
+_RC: Any = _rc_params  # matplotlib's settings, read by their names
+_POINT: Final = 1 / 72  # inches
+_EDGE: Final = 0.12  # inches of free space at the figure's edges
+_MAX_WIDTH: Final = 24.0  # inches: the widest a figure grows for long names
+_LABEL_PAD: Final = 4 * _POINT  # matplotlib's axes.labelpad and axes.titlepad (6 points)
+_TITLE_PAD: Final = 6 * _POINT
 
 
 def uses_log_scale(values: npt.ArrayLike) -> bool:
@@ -55,7 +69,7 @@ def latency_figure(latency: pd.DataFrame, *, systems: Sequence[str]) -> Figure:
     measured, rows are left out). The x axes are logarithmic when :func:`uses_log_scale` says
     so. A system without measured rows is drawn empty.
     """
-    figure = Figure(figsize=(11, 0.6 * len(systems) + 2.6), layout="constrained")
+    figure = Figure(figsize=(11, 0.6 * len(systems) + 2.6))
     box_axes, cdf_axes = figure.subplots(1, 2)
     measured = latency.dropna(subset=["latency_ms"])
     samples = [
@@ -102,6 +116,16 @@ def latency_figure(latency: pd.DataFrame, *, systems: Sequence[str]) -> Figure:
             axes.xaxis.set_minor_formatter(_PlainLogFormatter(labelOnlyBase=False))
         axes.set_xlabel(f"latency, ms{scale_note}")
         axes.grid(True, axis="x", alpha=0.3)
+    names = _text_width([plot_label(s) for s in systems], "ytick.labelsize")
+    fractions = _text_width(["0.0", "1.0"], "ytick.labelsize")
+    _place_axes(
+        figure,
+        left=names + _tick_room("y") + _EDGE,
+        right=_EDGE + 0.1,  # half of the last x tick label
+        bottom=_tick_room("x") + _line("xtick.labelsize") + _axis_label_room() + _EDGE,
+        top=_line("axes.titlesize") + _TITLE_PAD + _EDGE,
+        wspace=_axis_label_room() + fractions + _tick_room("y") + 0.3,
+    )
     return figure
 
 
@@ -133,13 +157,15 @@ def paired_difference_figure(
     Each panel shows the sorted differences of the paired queries as bars (green: the system is
     better in the measure's direction, red: worse, grey dot: tie within
     ``evalkit.stats.TIE_TOLERANCE``), with the counts in the title. The bars are two filled
-    step patches per panel (``Axes.stairs``: the positive and the negative run).
-    ``per_query`` has columns ``system, query_id, measure, value``.
+    step patches per panel (``Axes.stairs``: the positive and the negative run). Long names
+    widen the figure (up to 24 inches) so that the panel titles stay apart. ``per_query`` has
+    columns ``system, query_id, measure, value``.
     """
     others = [s for s in systems if s != base]
     rows, cols = max(1, len(measures)), max(1, len(others))
-    figure = Figure(figsize=(min(3.2 * cols, 16), 2.6 * rows + 0.6), layout="constrained")
+    figure = Figure(figsize=(min(3.2 * cols, 16), 2.6 * rows + 0.6))
     grid = figure.subplots(rows, cols, squeeze=False, sharey="row")  # always 2-D
+    titles: list[str] = []
     for row, measure in enumerate(measures):
         of_measure = per_query[per_query["measure"] == measure]
         wide = of_measure.pivot_table(
@@ -162,16 +188,34 @@ def paired_difference_figure(
             axes.plot(x[ties], ordered[ties], ".", color=_TIE_COLOR, markersize=3)
             axes.axhline(0, color="black", linewidth=0.6)
             wins, losses = int((diffs > 0).sum()), int((diffs < 0).sum())
-            axes.set_title(
+            titles.append(
                 f"{plot_label(system)} − {plot_label(base)}\n{plot_label(measure)}\n"
-                f"{wins} up, {int(ties.sum())} tied, {losses} down",
-                fontsize="small",
+                f"{wins} up, {int(ties.sum())} tied, {losses} down"
             )
+            axes.set_title(titles[-1], fontsize="small")
             axes.set_xticks([])
             axes.set_xlim(-0.5, max(ordered.size, 1) - 0.5)
             if col == 0:
                 axes.set_ylabel("difference")
             axes.set_xlabel(f"{ordered.size} queries, sorted")
+    title_room = 3 * _line("small") + _TITLE_PAD
+    x_label_room = _axis_label_room()
+    values = _text_width(["−0.00"], "ytick.labelsize")  # the widest tick labels, at most
+    left = _axis_label_room() + values + _tick_room("y") + _EDGE
+    # long system names: a wider figure (up to _MAX_WIDTH) before titles run into each other
+    needed = cols * (_text_width(titles, "small") + 0.15) + left + _EDGE
+    width, height = figure.get_size_inches()
+    if needed > width:
+        figure.set_size_inches(min(needed, _MAX_WIDTH), height)
+    _place_axes(
+        figure,
+        left=left,
+        right=_EDGE,
+        bottom=x_label_room + _EDGE,
+        top=title_room + _EDGE,
+        wspace=_title_gap(figure, titles, "small", cols, left + _EDGE, minimum=0.15),
+        hspace=x_label_room + title_room + 0.1,
+    )
     return figure
 
 
@@ -204,9 +248,7 @@ def headline_figure(headline: pd.DataFrame, *, base: str, confidence: float = 0.
     measures = list(dict.fromkeys(headline["measure"]))
     systems = list(dict.fromkeys(headline["system"]))
     columns = max(1, len(measures))
-    figure = Figure(
-        figsize=(min(3.6 * columns, 14), 0.38 * len(systems) + 1.5), layout="constrained"
-    )
+    figure = Figure(figsize=(min(3.6 * columns, 14), 0.38 * len(systems) + 1.5))
     grid = figure.subplots(1, columns, squeeze=False, sharey=True)
     positions = {s: float(len(systems) - i) for i, s in enumerate(systems)}
     for index, measure in enumerate(measures):
@@ -225,9 +267,110 @@ def headline_figure(headline: pd.DataFrame, *, base: str, confidence: float = 0.
         axes.set_title(f"{plot_label(measure)}\n({better} is better)", fontsize="small")
         axes.grid(True, axis="x", alpha=0.3)
         axes.set_xlabel(f"mean, {confidence * 100:g}% interval")
-    grid[0, 0].set_yticks(
-        list(positions.values()),
-        labels=[plot_label(f"{s} (base)" if s == base else s) for s in systems],
-    )
+    names = [plot_label(f"{s} (base)" if s == base else s) for s in systems]
+    grid[0, 0].set_yticks(list(positions.values()), labels=names)
     grid[0, 0].set_ylim(0.4, len(systems) + 0.6)
+    left = _text_width(names, "ytick.labelsize") + _tick_room("y") + _EDGE
+    right = _EDGE + 0.15  # half of the last x tick label
+    titles = [f"{plot_label(m)}\n(higher is better)" for m in measures]
+    _place_axes(
+        figure,
+        left=left,
+        right=right,
+        bottom=_tick_room("x") + _line("xtick.labelsize") + _axis_label_room() + _EDGE,
+        top=2 * _line("small") + _TITLE_PAD + _EDGE,
+        wspace=_title_gap(figure, titles, "small", columns, left + right, minimum=0.2),
+    )
     return figure
+
+
+# --- layout -------------------------------------------------------------------------------
+
+
+@functools.cache
+def _measuring_renderer() -> Any:
+    """An Agg renderer at the figures' resolution (text is hinted, so its width in inches
+    depends on the dpi)."""
+    from matplotlib.backends.backend_agg import RendererAgg
+
+    return RendererAgg(1, 1, _RC["figure.dpi"])  # type: ignore[no-untyped-call]
+
+
+def _font_points(size: str) -> float:
+    """A font size in points: an ``rcParams`` key (``"ytick.labelsize"``) or a size name."""
+    value = _RC.get(size, size)
+    return float(FontProperties(size=value).get_size_in_points())
+
+
+def _line(size: str) -> float:
+    """The height of one text line at ``size`` (:func:`_font_points`), inches."""
+    return 1.25 * _font_points(size) * _POINT
+
+
+def _text_width(texts: Iterable[str], size: str) -> float:
+    """The widest line of ``texts`` at ``size`` (:func:`_font_points`), inches."""
+    renderer = _measuring_renderer()
+    font = FontProperties(size=_font_points(size))
+    widths = [
+        renderer.get_text_width_height_descent(line, font, ismath=False)[0]
+        for text in texts
+        for line in text.split("\n")
+    ]
+    return max(widths, default=0.0) / float(renderer.dpi)
+
+
+def _tick_room(axis: str) -> float:
+    """Tick length and label padding of the ``"x"`` or ``"y"`` axis, inches."""
+    return float(_RC[f"{axis}tick.major.size"] + _RC[f"{axis}tick.major.pad"]) * _POINT
+
+
+def _axis_label_room() -> float:
+    """One axis label and its padding, inches."""
+    return _line("axes.labelsize") + _LABEL_PAD
+
+
+def _title_gap(
+    figure: Figure,
+    titles: Sequence[str],
+    size: str,
+    columns: int,
+    margins: float,
+    *,
+    minimum: float,
+) -> float:
+    """The gap between columns of panels (inches) that keeps the widest title clear of its
+    neighbours': at least ``minimum``; ``margins`` are the left and right margins."""
+    if columns < 2:
+        return minimum
+    available = float(figure.get_size_inches()[0]) - margins
+    needed = columns * _text_width(titles, size) - available
+    return max(minimum, min(needed, 0.5 * available / (columns - 1)))
+
+
+def _place_axes(
+    figure: Figure,
+    *,
+    left: float,
+    right: float,
+    bottom: float,
+    top: float,
+    wspace: float = 0.0,
+    hspace: float = 0.0,
+) -> None:
+    """Place ``figure``'s grid of panels with these margins and gaps (inches); a margin is
+    held to at most 45% of the figure, so every panel keeps room."""
+    width, height = (float(v) for v in figure.get_size_inches())
+    spec: Any = figure.axes[0].get_subplotspec()
+    rows, columns = spec.get_gridspec().get_geometry()
+    left, right = min(left, 0.45 * width), min(right, 0.45 * width)
+    bottom, top = min(bottom, 0.45 * height), min(top, 0.45 * height)
+    panel_width = max((width - left - right - (columns - 1) * wspace) / columns, 0.1)
+    panel_height = max((height - bottom - top - (rows - 1) * hspace) / rows, 0.1)
+    figure.subplots_adjust(
+        left=left / width,
+        right=1 - right / width,
+        bottom=bottom / height,
+        top=1 - top / height,
+        wspace=wspace / panel_width,
+        hspace=hspace / panel_height,
+    )

@@ -7,6 +7,7 @@ CLI), a generated random-text fixture (redacted), and the same generated fixture
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -856,3 +857,53 @@ def test_kernel_warm_up_calls_are_literal_expressions() -> None:
     assert [a.value for a in call.values[0].args if isinstance(a, ast.Constant)] == [hostile]
     for line in lines:  # each line runs as it stands and leaves the value None (no output)
         assert eval(compile(line, "<exec_lines>", "eval"), {}) is None
+
+
+@pytest.mark.parametrize("name_length", [3, 30])
+def test_figures_keep_their_text_inside_and_apart(name_length: int) -> None:
+    """The measured layout (no layout engine) gives every label room, short or long names."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from evalkit.plots import headline_figure
+
+    names = [f"{i}{'s' * name_length}" for i in range(4)]
+    latency = pd.DataFrame(
+        {"system": [n for n in names for _ in range(5)], "latency_ms": [1.0, 2, 5, 40, 90] * 4}
+    )
+    per_query = _per_query(
+        [
+            (n, f"q{q}", "en", m, (i + q) % 3 / 2)
+            for i, n in enumerate(names)
+            for q in range(6)
+            for m in ("RR@10", "nDCG@10")
+        ]
+    )
+    headline = pd.DataFrame(
+        [(n, m, 0.5, 0.4, 0.6) for m in ("RR@10", "nDCG@10") for n in names],
+        columns=["system", "measure", "mean", "ci_low", "ci_high"],
+    )
+    for figure in (
+        latency_figure(latency, systems=names),
+        paired_difference_figure(
+            per_query, base=names[0], systems=names, measures=["RR@10", "nDCG@10"]
+        ),
+        headline_figure(headline, base=names[0]),
+    ):
+        assert figure.get_layout_engine() is None
+        canvas = FigureCanvasAgg(figure)
+        canvas.draw()
+        renderer = canvas.get_renderer()
+        width, height = canvas.get_width_height()
+        for axes in figure.axes:  # what is drawn of each panel: ticks, labels, title
+            box = axes.get_tightbbox(renderer)
+            assert box is not None
+            assert box.x0 >= -1, axes.get_title()
+            assert box.y0 >= -1, axes.get_title()
+            assert box.x1 <= width + 1, axes.get_title()
+            assert box.y1 <= height + 1, axes.get_title()
+        titles = [a.title.get_window_extent(renderer) for a in figure.axes if a.title.get_text()]
+        for one, other in itertools.combinations(titles, 2):
+            assert not one.overlaps(other)
+        for axes in figure.axes:  # no title runs into the panel above's x label
+            label = axes.xaxis.label.get_window_extent(renderer)
+            assert not any(label.overlaps(t) for t in titles)
