@@ -382,6 +382,8 @@ notebook without the ``evaluation_dir`` parameter evaluates in its kernel, which
 loads the systems."""
 REPORT_KERNEL_WARM_UP: Final[tuple[WarmUpCall, ...]] = (
     ("PIL.Image", "preinit", ()),  # the image plugins matplotlib's first PNG would load
+    ("evalkit.plots", "warm_up", ()),  # fonts, text layout and the PNG writer
+    ("evalkit.render", "warm_up", ()),  # pandas' Styler templates
 )
 """Calls the report's kernel makes after :data:`REPORT_KERNEL_PRELOAD`; :func:`render_report`
 adds the notebook's probe target (``probe_target``), whose code index is then built while

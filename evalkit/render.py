@@ -166,6 +166,18 @@ def styled(
     return styler.hide(axis="index") if hide_index else styler
 
 
+def warm_up() -> None:
+    """Render a small :func:`styled` table to HTML and throw it away: pandas' Styler templates
+    are then compiled (the first table otherwise pays for it), e.g. in the report's kernel
+    while it waits for the evaluation. Never raises."""
+    import pandas as pd
+
+    try:
+        styled(pd.DataFrame({"a": [1.0], "b": ["x"]}), precision=3, hide_index=True).to_html()
+    except Exception:  # a warm-up only: the real table reports any problem
+        return
+
+
 def _as_cell(value: Any) -> Any:
     """A cell as pandas' escaping sees it: strings and scalars as they are, anything else str."""
     import numpy as np  # loaded with pandas, whose frames this styles
