@@ -132,18 +132,19 @@ therefore uses none of them; they stay available for measurement.
 
 A further round added query-performance signals (``unseen_share``, ``rare_coverage``,
 ``top_overlap``, ``self_score_ratio``, ``score_dispersion``, ``same_language``; AUC 0.48-0.55 on
-the development fixture with its table, 0.33-0.65 per query language) and L2-regularized logistic combinations of all the
-signals in ``abstention_signals.py``, fitted on the same three sets (development fixture with
-and without its table, generated seeds 1-3 with in-domain no-answer queries of seeds 11-13),
-every set weighing the same, penalty 1 on standardized coefficients, threshold chosen as above.
-In sample the combinations look strong on the development fixture (AUC 0.842 with every signal,
-0.934 with one model per language and without the question form), but out of fold (5 folds,
-seed 0, the development fixture's two copies sharing folds) they fall to 0.657 and 0.517, and at
-the out-of-fold thresholds NoAnswerFP is 0.909-1.000 there. A model fitted on the generated sets
-alone reaches NoAnswerFP 0.144 on them and is near chance on the development fixture (AUC
-0.660); measured once on the held-out fixture the combinations reach AUC 0.52-0.63 and
-NoAnswerFP 0.857-1.000 at NoResult at most 0.085. No rule built on these signals meets the
-issue's abstention target honestly, so none is wired into ``search``; reproduce with
+the development fixture with its table, 0.33-0.65 per query language) and L2-regularized
+logistic combinations of all the signals in ``abstention_signals.py``, fitted on the same three
+sets (development fixture with and without its table, generated seeds 1-3 with in-domain
+no-answer queries of seeds 11-13), every set weighing the same, penalty 1 on standardized
+coefficients, threshold chosen as above. In sample the combinations look strong on the
+development fixture (AUC 0.842 with every signal, 0.934 with one model per language and without
+the question form), but out of fold (5 folds, seed 0, the development fixture's two copies
+sharing folds) they fall to 0.657 and 0.517, and at the out-of-fold thresholds NoAnswerFP is
+0.909-1.000 there. A model fitted on the generated sets alone reaches NoAnswerFP 0.144 on them
+and is near chance on the development fixture (AUC 0.660); measured once on the held-out fixture
+the combinations reach AUC 0.52-0.63 and NoAnswerFP 0.857-1.000 at NoResult at most 0.085. No
+rule built on these signals meets the issue's abstention target honestly, so none is wired into
+``search``; reproduce with
 ``.venv/bin/python benchmarks/abstention_signals.py --by-language [--fixture DIR]``.
 """
 
