@@ -22,10 +22,36 @@ each one is), and three combinations for yes/no questions (``COMBINED``). Per si
   results included); among them the lowest worst-set NoAnswerFP wins, ties going to the one
   that abstains on fewer queries. The table shows each set's NoResult and NoAnswerFP there.
 
-Nothing is chosen on a ``--fixture`` given: it is only measured at the thresholds chosen on
-the sets above (for the one measurement of the held-out fixture at the end of a change).
+Combinations (``LOGISTIC``): L2-regularized logistic regressions of "answerable" on several
+signals at once (each signal standardized over the fitting rows, penalty ``PENALTY`` = 1 on the
+standardized coefficients, fixed beforehand, not tuned; every fitting set weighs the same in
+the loss; scipy's L-BFGS). The fitted log-odds is one more signal, low for no-answer queries,
+with its operating point chosen as above on the sets the model was fitted on:
 
-    .venv/bin/python benchmarks/abstention_signals.py [--fixture DIR]
+- ``logistic: all``: every signal, fitted on all three sets;
+- ``logistic: no question form``: every signal but ``yes_no`` (the question form of a fixture's
+  authors is a property of that fixture, not of the corpus), fitted on all three sets;
+- ``logistic: generated only`` and ``logistic: dev only``: the second model fitted on one side
+  only, its threshold too, and measured on the other: how far a fit carries over to data
+  written another way (the held-out question);
+- ``logistic: per language``: the second model fitted separately for each query language (a
+  per-language calibration: own weights and intercept); a language the fitting sets lack gets
+  log-odds 0.
+
+The three combinations of ``CROSS_VALIDATED`` are also measured out of fold (rows ``(5-fold)``):
+each fitting set's queries are split into ``FOLDS`` = 5 folds (seed ``FOLD_SEED`` = 0; ``dev``
+and ``dev-noalias`` share their folds, being the same queries), and each query gets the log-odds
+of the model fitted on the other folds of every fitting set; the threshold is then chosen on
+these out-of-fold values. The in-sample rows flatter a model of 14 signals fitted on 11 no-answer
+queries of the development fixture; the out-of-fold rows are the honest estimate.
+
+``--by-language`` adds AUC columns per query language of each set.
+
+Nothing is chosen on a ``--fixture`` given: it is only measured at the thresholds (and with the
+models) chosen on the sets above (for the one measurement of the held-out fixture at the end of
+a change).
+
+    .venv/bin/python benchmarks/abstention_signals.py [--fixture DIR] [--by-language]
 """
 
 from __future__ import annotations
@@ -38,6 +64,7 @@ from typing import Final
 
 import numpy as np
 import pandas as pd
+from scipy.optimize import minimize
 from scipy.stats import rankdata
 
 from evalkit.fixtures import Fixture, generate_fixture, load_fixture
@@ -64,8 +91,17 @@ LOW = frozenset(
         "support",
         "attribute_coverage",
         "answer_evidence",
+        "rare_coverage",
+        "top_overlap",
+        "self_score_ratio",
+        "score_dispersion",
     }
 )
+PENALTY: Final = 1.0
+FOLDS: Final = 5
+FOLD_SEED: Final = 0
+#: Combinations also measured out of fold (module docstring).
+CROSS_VALIDATED: Final = ("logistic: all", "logistic: no question form", "logistic: per language")
 # Combinations for yes/no questions (the form of most no-answer queries of the development
 # fixture): the question form joined with a sign of a missing answer.
 COMBINED: dict[str, Callable[[np.ndarray], np.ndarray]] = {
@@ -89,6 +125,20 @@ class _Set:
     answerable: np.ndarray
     no_result: np.ndarray
     signals: np.ndarray
+    languages: np.ndarray
+
+    def subset(self, mask: np.ndarray) -> _Set:
+        return _Set(
+            self.answerable[mask], self.no_result[mask], self.signals[mask], self.languages[mask]
+        )
+
+    def with_column(self, column: np.ndarray) -> _Set:
+        return _Set(
+            self.answerable,
+            self.no_result,
+            np.hstack([self.signals, column[:, None]]),
+            self.languages,
+        )
 
 
 def _fixtures() -> dict[str, list[Fixture]]:
@@ -111,7 +161,7 @@ def _fixtures() -> dict[str, list[Fixture]]:
 
 
 def _measure(fixtures: list[Fixture]) -> _Set:
-    answerable, no_result, rows = [], [], []
+    answerable, no_result, rows, languages = [], [], [], []
     for fixture in fixtures:
         reranker = SYSTEMS.get("hybrid-rerank")()
         assert isinstance(reranker, HeuristicReranker)
@@ -120,13 +170,51 @@ def _measure(fixtures: list[Fixture]) -> _Set:
         try:
             for query in fixture.queries:
                 answerable.append(query.answerable)
+                languages.append(query.language)
                 no_result.append(not reranker.search(query, 10))
                 rows.append(list(reranker.abstention_signals(query.text, query.language)))
         finally:
             reranker.close()
     matrix = np.array(rows, dtype=float).reshape(len(rows), len(FIELDS))
     columns = [matrix] + [combine(matrix)[:, None] for combine in COMBINED.values()]
-    return _Set(np.array(answerable), np.array(no_result), np.hstack(columns))
+    return _Set(np.array(answerable), np.array(no_result), np.hstack(columns), np.array(languages))
+
+
+def _loss(
+    z: np.ndarray, y: np.ndarray, w: np.ndarray
+) -> Callable[[np.ndarray], tuple[float, np.ndarray]]:
+    """The weighted logistic loss with ``PENALTY`` times the squared coefficients (not the
+    intercept ``b[0]``), and its gradient, of the coefficients ``b``."""
+
+    def loss(b: np.ndarray) -> tuple[float, np.ndarray]:
+        margin = z @ b[1:] + b[0]
+        p = 1.0 / (1.0 + np.exp(-margin))
+        value = float(
+            (w * (np.logaddexp(0, -margin) * y + np.logaddexp(0, margin) * (1 - y))).sum()
+        )
+        residual = w * (p - y)
+        grad = np.concatenate([[residual.sum()], z.T @ residual + 2 * PENALTY * b[1:]])
+        return value + PENALTY * float(b[1:] @ b[1:]), grad
+
+    return loss
+
+
+def _fit_logistic(sets: list[_Set], columns: list[int]) -> Callable[[_Set], np.ndarray]:
+    """A logistic regression of "answerable" on ``columns`` (module docstring); returns the
+    function that gives a set's fitted log-odds per query."""
+    kept = [~s.no_result for s in sets]
+    x = np.vstack([s.signals[k][:, columns] for s, k in zip(sets, kept, strict=True)])
+    y = np.concatenate([s.answerable[k] for s, k in zip(sets, kept, strict=True)]).astype(float)
+    # Every set weighs the same; the weights sum to the number of rows.
+    w = np.concatenate([np.full(int(k.sum()), 1.0 / int(k.sum())) for k in kept])
+    w *= len(w) / w.sum()
+    mean, scale = x.mean(axis=0), x.std(axis=0)
+    scale[scale == 0] = 1.0
+    z = (x - mean) / scale
+
+    loss = _loss(z, y, w)
+    b = minimize(loss, np.zeros(len(columns) + 1), jac=True, method="L-BFGS-B").x
+    return lambda s: ((s.signals[:, columns] - mean) / scale) @ b[1:] + b[0]
 
 
 def _auc(values: np.ndarray, answerable: np.ndarray) -> float:
@@ -136,6 +224,59 @@ def _auc(values: np.ndarray, answerable: np.ndarray) -> float:
         return float("nan")
     ranks = rankdata(values)
     return float((ranks[answerable].sum() - n1 * (n1 + 1) / 2) / (n1 * n0))
+
+
+#: The sets each ``LOGISTIC`` model (and its threshold) is fitted on.
+LOGISTIC: Final[dict[str, tuple[str, ...]]] = {
+    "logistic: all": ("dev", "dev-noalias", "generated"),
+    "logistic: no question form": ("dev", "dev-noalias", "generated"),
+    "logistic: generated only": ("generated",),
+    "logistic: dev only": ("dev", "dev-noalias"),
+    "logistic: per language": ("dev", "dev-noalias", "generated"),
+}
+
+
+def _fit_model(name: str, fitting: list[_Set]) -> Callable[[_Set], np.ndarray]:
+    """The ``LOGISTIC`` combination ``name`` fitted on ``fitting`` (module docstring)."""
+    every = list(range(len(FIELDS)))
+    formless = [n for n in every if FIELDS[n] != "yes_no"]
+    if name != "logistic: per language":
+        return _fit_logistic(fitting, every if name == "logistic: all" else formless)
+    languages = sorted({str(lang) for s in fitting for lang in s.languages.tolist()})
+    by_language = {
+        lang: _fit_logistic([s.subset(s.languages == lang) for s in fitting], formless)
+        for lang in languages
+    }
+
+    def per_language(s: _Set) -> np.ndarray:
+        out = np.zeros(len(s.answerable))
+        for lang, model in by_language.items():
+            mask = s.languages == lang
+            if mask.any():
+                out[mask] = model(s.subset(mask))
+        return out
+
+    return per_language
+
+
+def _folds(s: _Set) -> np.ndarray:
+    """Each query's fold (``FOLDS`` folds, seed ``FOLD_SEED``); sets of the same length (``dev``
+    and ``dev-noalias``, the same queries in the same order) get the same folds."""
+    return np.random.default_rng(FOLD_SEED).permutation(len(s.answerable)) % FOLDS
+
+
+def _out_of_fold(name: str, sets: dict[str, _Set]) -> dict[str, np.ndarray]:
+    """The log-odds of ``name`` for every query of its fitting sets from the model fitted on
+    the other folds (``CROSS_VALIDATED``)."""
+    fitting = LOGISTIC[name]
+    out = {n: np.zeros(len(sets[n].answerable)) for n in fitting}
+    folds = {n: _folds(sets[n]) for n in fitting}
+    for fold in range(FOLDS):
+        model = _fit_model(name, [sets[n].subset(folds[n] != fold) for n in fitting])
+        for n in fitting:
+            held = folds[n] == fold
+            out[n][held] = model(sets[n].subset(held))
+    return out
 
 
 def _operating_point(sets: dict[str, _Set], column: int, low: bool) -> float:
@@ -171,31 +312,54 @@ def main() -> None:
         default=[],
         help="also measure this fixture (with its table) at the thresholds chosen without it",
     )
+    parser.add_argument(
+        "--by-language", action="store_true", help="also give each set's AUC per query language"
+    )
     args = parser.parse_args()
     sets = {name: _measure(fixtures) for name, fixtures in _fixtures().items()}
     extra = {Path(p).name: _measure([load_fixture(p)]) for p in args.fixture}
-    for name, s in (sets | extra).items():
+    models = {
+        name: _fit_model(name, [sets[n] for n in fitted]) for name, fitted in LOGISTIC.items()
+    }
+    for model in models.values():
+        sets = {name: s.with_column(model(s)) for name, s in sets.items()}
+        extra = {name: s.with_column(model(s)) for name, s in extra.items()}
+    # Out of fold on the fitting sets; a --fixture gets the model fitted on all of them.
+    for name in CROSS_VALIDATED:
+        oof = _out_of_fold(name, sets)
+        sets = {n: s.with_column(oof[n]) for n, s in sets.items()}
+        extra = {n: s.with_column(models[name](s)) for n, s in extra.items()}
+    crossed = {f"{name} ({FOLDS}-fold)": LOGISTIC[name] for name in CROSS_VALIDATED}
+    every = sets | extra
+    for name, s in every.items():
         fp = float((~s.no_result[~s.answerable]).mean())
         no_result = float(s.no_result[s.answerable].mean())
         counts = f"{int(s.answerable.sum())} answerable, {int((~s.answerable).sum())} no-answer"
         print(f"{name}: {counts}; default rules: NoResult {no_result:.3f}, NoAnswerFP {fp:.3f}")
+    groups = {name: np.ones(len(s.answerable), dtype=bool) for name, s in every.items()}
+    if args.by_language:
+        for name, s in every.items():
+            for language in sorted(set(s.languages.tolist())):
+                groups[f"{name}/{language}"] = s.languages == language
     rows = {}
-    for column, signal in enumerate([*FIELDS, *COMBINED]):
-        low = signal in LOW
+    for column, signal in enumerate([*FIELDS, *COMBINED, *models, *crossed]):
+        low = signal in LOW or signal in models or signal in crossed
         row: dict[str, object] = {}
-        for name, s in (sets | extra).items():
-            kept = ~s.no_result
+        for group, mask in groups.items():
+            s = every[group.split("/")[0]]
+            kept = mask & ~s.no_result
             values = s.signals[kept, column] if low else -s.signals[kept, column]
-            row[f"AUC {name}"] = round(_auc(values, s.answerable[kept]), 3)
-        tau = _operating_point(sets, column, low)
+            row[f"AUC {group}"] = round(_auc(values, s.answerable[kept]), 3)
+        fitted = {n: sets[n] for n in (LOGISTIC | crossed).get(signal, tuple(sets))}
+        tau = _operating_point(fitted, column, low)
         row["abstain when"] = f"{'<' if low else '>'} {tau:.4g}"
-        for name, s in (sets | extra).items():
+        for name, s in every.items():
             row[f"{name} NoResult / NoAnswerFP"] = _at(s, column, low, tau)
         rows[signal] = row
     table = pd.DataFrame.from_dict(rows, orient="index")
     with pd.option_context("display.width", 250, "display.max_columns", 20):
-        print(table.iloc[:, : len(sets | extra)].to_string())
-        print(table.iloc[:, len(sets | extra) :].to_string())
+        print(table.iloc[:, : len(groups)].to_string())
+        print(table.iloc[:, len(groups) :].to_string())
 
 
 if __name__ == "__main__":
