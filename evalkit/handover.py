@@ -16,7 +16,12 @@ evaluation folder:
 - ``figures/<key>.json``: a figure as the notebook's inline backend prints it (the PNG and its
   ``text/plain``), under :func:`figure_key` of the drawing call: the function and its
   arguments. A cell that draws with other arguments finds no figure and draws its own.
-- ``taken/<name>``: what the notebook took from the helper, for the command's accounting
+- ``claims/<name>``: who computes a figure. The helper claims each figure before drawing it;
+  a cell that finds a figure not yet claimed claims and draws it itself instead of waiting
+  (the helper then skips it), so no figure is drawn twice and no cell waits for work that has
+  not begun.
+- ``taken/<name>``: what the notebook took from the helper, and (``<name>:notebook``) what it
+  drew itself because the helper had not begun it, for the command's accounting
   (:attr:`evalkit.notebooks.RenderedReport.handed_over`).
 
 The folder is private (it holds the evaluation) and is deleted with the command's temporary
@@ -48,6 +53,7 @@ __all__ = [
     "HandedOverFigure",
     "Helper",
     "ReportFigures",
+    "claim",
     "figure_key",
     "figure_png",
     "start_helper",
@@ -66,6 +72,9 @@ _POLL_S: Final = 0.005
 _PENDING: Final = "pending"
 _FIGURES: Final = "figures"
 _TAKEN: Final = "taken"
+_CLAIMS: Final = "claims"
+DRAWN_BY_NOTEBOOK: Final = ":notebook"
+"""The suffix of a :func:`taken` name the notebook drew itself (it claimed it first)."""
 
 
 # --- pending results ----------------------------------------------------------------------
@@ -96,6 +105,17 @@ def wait_while_pending(
     deadline = time.monotonic() + timeout_s
     while marker.exists() and time.monotonic() < deadline:
         time.sleep(_POLL_S)
+
+
+def claim(folder: str | os.PathLike[str], name: str) -> bool:
+    """Take ``name`` on to compute it: True for the first caller only, helper or notebook."""
+    claims = Path(folder) / _CLAIMS
+    claims.mkdir(parents=True, exist_ok=True)
+    try:
+        os.close(os.open(claims / name, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+    except FileExistsError:
+        return False
+    return True
 
 
 def record_taken(folder: str | os.PathLike[str], name: str) -> None:
@@ -223,7 +243,8 @@ def load_figure(folder: str | os.PathLike[str], key: str) -> HandedOverFigure | 
 
 class ReportFigures:
     """The report notebook's figures: handed over by ``evalkit report`` when its helper drew
-    the same call, else drawn here (always, without a ``folder``, as in JupyterLab).
+    the same call, else drawn here: when the helper has not begun the figure (it is claimed
+    here), when it drew another call, and always without a ``folder``, as in JupyterLab.
 
     ``folder`` is the notebook's ``evaluation_dir`` (None or empty: draw everything).
     """
@@ -236,6 +257,9 @@ class ReportFigures:
         displays the same)."""
         if self.folder is not None:
             name = figure_pending(function.__name__)
+            if claim(self.folder, name):  # the helper has not begun it: no waiting
+                record_taken(self.folder, name + DRAWN_BY_NOTEBOOK)
+                return function(*args, **kwargs)
             wait_while_pending(self.folder, name)
             key = figure_key(function, args, kwargs)
             handed = load_figure(self.folder, key) if key is not None else None

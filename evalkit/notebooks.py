@@ -69,6 +69,7 @@ from evalkit.errors import InputError, NotebookError, UnknownNameError
 from evalkit.handover import (
     VERDICT_PENDING,
     Helper,
+    claim,
     clear_pending,
     figure_key,
     figure_pending,
@@ -813,6 +814,8 @@ def _draw_report_parts(
         ),
     }
     for name in REPORT_HELPER_FIGURES:
+        if not claim(folder, figure_pending(name)):  # the notebook got there first
+            continue
         function = getattr(plots, name)
         args, kwargs = calls[name]
         try:
@@ -891,8 +894,9 @@ class RenderedReport:
     parameters: dict[str, Any]
     private: tuple[PrivateText, ...] = field(default=(), repr=False)
     handed_over: tuple[str, ...] = ()
-    """What the notebook took from the command's helper process instead of computing it
-    (:func:`evalkit.handover.taken`: ``verdict``, ``figure-<plotting function>``)."""
+    """What the notebook took from the command's helper process instead of computing it, and
+    what it drew itself because the helper had not begun it (:func:`evalkit.handover.taken`:
+    ``verdict``, ``figure-<plotting function>``, ``figure-<plotting function>:notebook``)."""
 
 
 def render_report(

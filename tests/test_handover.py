@@ -17,6 +17,7 @@ from nbformat.v4 import new_code_cell, new_notebook
 
 from evalkit.handover import (
     ReportFigures,
+    claim,
     clear_pending,
     figure_key,
     figure_pending,
@@ -76,6 +77,7 @@ def test_report_figures_draw_what_was_not_handed_over(tmp_path: Path) -> None:
     key = figure_key(paired_difference_figure, (PER_QUERY,), DRAW)
     assert key is not None
     save_figure(tmp_path, key, figure)
+    assert claim(tmp_path, figure_pending("paired_difference_figure"))  # as the helper does
     handed = ReportFigures(tmp_path).draw(paired_difference_figure, PER_QUERY, **DRAW)
     assert repr(handed) == repr(figure)
     assert handed._repr_png_().startswith(b"\x89PNG")
@@ -99,7 +101,7 @@ def test_a_handed_over_figure_is_the_output_the_kernel_makes(tmp_path: Path) -> 
             '%config InlineBackend.print_figure_kwargs = {"bbox_inches": None}',
             "import pandas as pd",
             "from evalkit.plots import paired_difference_figure",
-            "from evalkit.handover import ReportFigures, figure_key, save_figure",
+            "from evalkit.handover import ReportFigures, claim, figure_key, save_figure",
             "frame = pd.read_parquet('per_query.parquet')",
             f"draw = {DRAW!r}",
         ]
@@ -108,6 +110,7 @@ def test_a_handed_over_figure_is_the_output_the_kernel_makes(tmp_path: Path) -> 
         [
             "key = figure_key(paired_difference_figure, (frame,), draw)",
             "save_figure('handed', key, paired_difference_figure(frame, **draw))",
+            "claim('handed', 'figure-paired_difference_figure')",
             "ReportFigures('handed').draw(paired_difference_figure, frame, **draw)",
         ]
     )
@@ -165,3 +168,14 @@ def test_a_stuck_helper_is_killed(tmp_path: Path) -> None:
     assert time.monotonic() - started < 10
     assert helper.exit_status is not None
     assert not (tmp_path / "pending" / "result").exists()
+
+
+def test_a_figure_the_helper_has_not_begun_is_drawn_by_the_notebook(tmp_path: Path) -> None:
+    name = figure_pending("paired_difference_figure")
+    mark_pending(tmp_path, [name])  # pending, but nobody claimed it: no waiting for it
+    started = time.monotonic()
+    drawn = ReportFigures(tmp_path).draw(paired_difference_figure, PER_QUERY, **DRAW)
+    assert type(drawn) is Figure
+    assert time.monotonic() - started < 5
+    assert taken(tmp_path) == (name + ":notebook",)
+    assert not claim(tmp_path, name)  # so the helper skips it
