@@ -76,7 +76,7 @@ def kernel():
     client.start_channels()
     run_sync(client.wait_for_ready)(timeout=120)
     client.stop_channels()
-    run_sync(manager.shutdown_kernel)()
+    run_sync(manager.shutdown_kernel)(now=True)  # as evalkit report stops its kernel
 
 def imports():  # what the report's kernel imports while it starts
     import importlib
