@@ -794,6 +794,13 @@ def test_report_on_the_committed_fixture(committed_report: tuple[str, str, str])
     assert "synthetic-bilingual-v1" in html
     # The probe section ran against the committed probes (found from notebooks/ as in JupyterLab).
     assert "callers-decode-uxxxx" in _visible_text(html)
+    # the passing gate checks are folded into one <details> block, their table inside it
+    folded = re.search(
+        r"<details><summary>(\d+) passing checks[^<]*</summary>(.*?)</details>", html, re.S
+    )
+    assert folded is not None
+    assert int(folded.group(1)) > 0
+    assert folded.group(2).count("<tr>") >= int(folded.group(1))
 
 
 @pytest.mark.slow

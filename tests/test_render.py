@@ -488,6 +488,8 @@ def _shown_safely(node: ast.expr) -> bool:
     if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
         # figures (labels through plot_label) and the ablation view (styled() inside)
         return func.value.id == "plots" or ast.unparse(func) == "report_tables.style_ablation"
+    if isinstance(func, ast.Name) and func.id == "HTML":  # markup of escaped parts only
+        return _markdown_text_is_escaped(node)
     return isinstance(func, ast.Name) and func.id in {"styled", "Markdown"}
 
 
