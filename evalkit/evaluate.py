@@ -255,7 +255,7 @@ def evaluate(
         from evalkit.parallel import fork_available, run_repeats
 
         if fork_available():
-            runs = iter(run_repeats(fixture, specs, k, repeats, concurrency, workers))
+            runs = iter(run_repeats(fixture, specs, k, repeats, concurrency, workers, progress))
 
             def next_run(*arguments: Any) -> Any:  # _run_systems' arguments: all ran already
                 rankings, latency, definitions, noted = next(runs)

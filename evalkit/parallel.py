@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import multiprocessing
 from collections.abc import Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
+from tqdm import tqdm
 
 from evalkit.errors import EvalkitError, InputError, portable_error
 
@@ -50,10 +51,13 @@ def run_repeats(  # noqa: PLR0917 - evaluate's own arguments, in its order
     repeats: int,
     concurrency: int,
     workers: int,
+    progress: bool = False,
 ) -> list[Run]:
     """Every repeat of every system of ``specs`` on ``fixture`` in up to ``workers`` forked
-    processes (module docs): one :data:`Run` per repeat, systems in ``specs`` order. The
-    first error in serial order (repeat, then system) is raised, as the serial loop would."""
+    processes (module docs): one :data:`Run` per repeat, systems in ``specs`` order. After an
+    error the tasks not yet begun are dropped, and the first error in serial order (repeat,
+    then system) among those that ran is raised.
+    ``progress`` shows a bar of finished tasks on stderr (counts only)."""
     global _INHERITED  # noqa: PLW0603 - set only around the pool, for the forked workers
     tasks = [(repeat, position) for position in range(len(specs)) for repeat in range(repeats)]
     _INHERITED = (fixture, specs)
@@ -66,14 +70,21 @@ def run_repeats(  # noqa: PLR0917 - evaluate's own arguments, in its order
                 task: pool.submit(_run_task, task[1], len(specs), k, task[0], concurrency)
                 for task in tasks
             }
-            try:
-                runs = [
-                    _assemble([futures[(repeat, p)] for p in range(len(specs))])
-                    for repeat in range(repeats)
-                ]
-            finally:
-                for future in futures.values():
-                    future.cancel()
+            with tqdm(
+                total=len(tasks), desc="systems x repeats", unit="task", disable=not progress
+            ) as bar:
+                for done in as_completed(futures.values()):
+                    bar.update(1)
+                    if done.exception() is not None:  # the tasks not begun are not run
+                        for future in futures.values():
+                            future.cancel()
+            failed = sorted(t for t, f in futures.items() if not f.cancelled() and f.exception())
+            if failed:  # the first error in serial order: (repeat, system) tasks sort that way
+                futures[failed[0]].result()
+            runs = [
+                _assemble([futures[(repeat, p)] for p in range(len(specs))])
+                for repeat in range(repeats)
+            ]
     finally:
         _INHERITED = None
     return runs
