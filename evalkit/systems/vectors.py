@@ -18,13 +18,14 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import math
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -138,6 +139,56 @@ class TokenHashEmbedder:
         return _normalize_rows(matrix)
 
 
+class _CompiledTable(NamedTuple):
+    """A concept table ready for matching (:meth:`AliasEmbedder.concepts`); read-only, shared
+    by every embedder of the same table."""
+
+    concept_ids: tuple[str, ...]
+    alias_to_concept: dict[str, int]
+    table_hash: str | None
+    phrases: dict[tuple[str, ...], int]
+    longest: int
+    cjk_aliases: dict[str, list[tuple[str, int]]]
+    first_words: frozenset[str]
+    cjk_starts: re.Pattern[str] | None
+
+
+@functools.lru_cache(maxsize=16)
+def _compile_table(table: tuple[tuple[str, tuple[str, ...]], ...]) -> _CompiledTable:
+    """``table`` (``(concept ID, aliases)`` pairs, sorted by ID) compiled once per process: an
+    evaluation builds one embedder per system and repeat from the same fixture table."""
+    concept_ids = tuple(c for c, _ in table)
+    alias_to_concept: dict[str, int] = {}
+    for index, (_, aliases) in enumerate(table):
+        for alias in aliases:
+            key = normalize(alias).strip()
+            if key:
+                alias_to_concept.setdefault(key, index)
+    table_hash = canonical_hash({c: sorted(a) for c, a in table}) if table else None
+    phrases: dict[tuple[str, ...], int] = {}
+    for alias, index in sorted(alias_to_concept.items()):
+        words = tuple(_LATIN_WORD.findall(alias))
+        if words and not _is_cjk(alias):
+            phrases.setdefault(words, index)
+    by_first: dict[str, list[tuple[str, int]]] = {}
+    for alias, index in sorted(alias_to_concept.items(), key=lambda a: (-len(a[0]), a[0])):
+        if _is_cjk(alias):
+            by_first.setdefault(alias[0], []).append((alias, index))
+    # Where a match can start: a word that begins an English phrase, a character that begins
+    # a Chinese alias. ``concepts`` tries only those positions.
+    starts = "".join(re.escape(c) for c in sorted(by_first))
+    return _CompiledTable(
+        concept_ids=concept_ids,
+        alias_to_concept=alias_to_concept,
+        table_hash=table_hash,
+        phrases=phrases,
+        longest=max((len(p) for p in phrases), default=0),
+        cjk_aliases=by_first,
+        first_words=frozenset(p[0] for p in phrases),
+        cjk_starts=re.compile(f"[{starts}]") if by_first else None,
+    )
+
+
 class AliasEmbedder:
     """Counts of concept aliases, one dimension per concept (see module docstring).
 
@@ -152,38 +203,15 @@ class AliasEmbedder:
         self._set_table(dict(concepts) if concepts is not None else {})
 
     def _set_table(self, table: Mapping[str, Sequence[str]]) -> None:
-        self.concept_ids = sorted(table)
-        self._alias_to_concept: dict[str, int] = {}
-        for index, concept_id in enumerate(self.concept_ids):
-            for alias in table[concept_id]:
-                key = normalize(alias).strip()
-                if key:
-                    self._alias_to_concept.setdefault(key, index)
-        self._table_hash = (
-            canonical_hash({c: sorted(table[c]) for c in self.concept_ids}) if table else None
-        )
-        phrases: dict[tuple[str, ...], int] = {}
-        for alias, index in sorted(self._alias_to_concept.items()):
-            words = tuple(_LATIN_WORD.findall(alias))
-            if words and not _is_cjk(alias):
-                phrases.setdefault(words, index)
-        self._phrases = phrases
-        self._longest = max((len(p) for p in phrases), default=0)
-        by_first: dict[str, list[tuple[str, int]]] = {}
-        for alias, index in sorted(
-            self._alias_to_concept.items(), key=lambda a: (-len(a[0]), a[0])
-        ):
-            if _is_cjk(alias):
-                by_first.setdefault(alias[0], []).append((alias, index))
-        self._cjk_aliases = by_first
-        # Where a match can start: a word that begins an English phrase, a character that
-        # begins a Chinese alias. ``concepts`` tries only those positions.
-        self._first_words = frozenset(p[0] for p in phrases)
-        self._cjk_starts = (
-            re.compile("[" + "".join(re.escape(c) for c in sorted(by_first)) + "]")
-            if by_first
-            else None
-        )
+        compiled = _compile_table(tuple((c, tuple(table[c])) for c in sorted(table)))
+        self.concept_ids = list(compiled.concept_ids)
+        self._alias_to_concept = compiled.alias_to_concept
+        self._table_hash = compiled.table_hash
+        self._phrases = compiled.phrases
+        self._longest = compiled.longest
+        self._cjk_aliases = compiled.cjk_aliases
+        self._first_words = compiled.first_words
+        self._cjk_starts = compiled.cjk_starts
 
     def use_aliases(self, table: AliasTable | None) -> None:
         """Take the fixture's concept table (``None``: the fixture has none, so the table is empty).
