@@ -151,6 +151,9 @@ class _CompiledTable(NamedTuple):
     cjk_aliases: dict[str, list[tuple[str, int]]]
     first_words: frozenset[str]
     cjk_starts: re.Pattern[str] | None
+    found: dict[str, Counter[int]]
+    """Text -> its concept counts, for the texts matched so far (at most ``_FOUND_LIMIT``):
+    every system and repeat of an evaluation matches the same chunk texts."""
 
 
 @functools.lru_cache(maxsize=16)
@@ -186,7 +189,11 @@ def _compile_table(table: tuple[tuple[str, tuple[str, ...]], ...]) -> _CompiledT
         cjk_aliases=by_first,
         first_words=frozenset(p[0] for p in phrases),
         cjk_starts=re.compile(f"[{starts}]") if by_first else None,
+        found={},
     )
+
+
+_FOUND_LIMIT = 50_000  # texts whose concept counts a compiled table remembers
 
 
 class AliasEmbedder:
@@ -212,6 +219,7 @@ class AliasEmbedder:
         self._cjk_aliases = compiled.cjk_aliases
         self._first_words = compiled.first_words
         self._cjk_starts = compiled.cjk_starts
+        self._found = compiled.found
 
     def use_aliases(self, table: AliasTable | None) -> None:
         """Take the fixture's concept table (``None``: the fixture has none, so the table is empty).
@@ -240,8 +248,17 @@ class AliasEmbedder:
 
         Matching is leftmost-longest and non-overlapping: English aliases match whole words
         (a phrase alias matches consecutive words); aliases containing Chinese characters match
-        substrings (so ``65岁`` matches inside ``年满65岁``).
+        substrings (so ``65岁`` matches inside ``年满65岁``). A new ``Counter`` each call.
         """
+        known = self._found.get(text)
+        if known is not None:
+            return Counter(known)
+        found = self._match(text)
+        if len(self._found) < _FOUND_LIMIT:
+            self._found[text] = Counter(found)
+        return found
+
+    def _match(self, text: str) -> Counter[int]:
         found: Counter[int] = Counter()
         if not self._alias_to_concept:
             return found
