@@ -90,8 +90,12 @@ def test_terms_helper_is_a_process_only_when_it_can_be() -> None:
         ]
     with _helper(lambda text: text, 2) as pool:  # a lambda cannot be sent to a process
         assert isinstance(pool, ThreadPoolExecutor)
-    with _helper(index_terms, 1) as pool:  # one batch: nothing to overlap
-        assert isinstance(pool, ThreadPoolExecutor)
+    with _helper(index_terms, 1) as pool:  # one batch: nothing to overlap, no helper at all
+        assert not isinstance(pool, ProcessPoolExecutor | ThreadPoolExecutor)
+        assert pool.submit(_terms_batch, index_terms, ["The ferries"]).result() == ["ferri"]
+        failed = pool.submit(_terms_batch, index_terms, [None])
+        with pytest.raises(TypeError):
+            failed.result()  # an error reaches the caller through its future
 
 
 @pytest.mark.parametrize("form", ["models", "arrow"])

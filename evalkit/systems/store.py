@@ -326,10 +326,26 @@ def _terms_range(terms_of: Callable[[str], str], start: int, stop: int) -> list[
     return [terms_of(text) for text in _FORKED_TEXTS[start:stop]]
 
 
+class _Inline(Executor):
+    """An executor that runs each task at once, in the caller: for a single batch there is
+    nothing to overlap, and a helper thread cost a start and a join per index."""
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        future: Future[Any] = Future()
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except BaseException as error:  # handed to the caller through the future
+            future.set_exception(error)
+        return future
+
+
 def _helper(terms_of: Callable[[str], str], batches: int) -> Executor:
-    """One worker for :meth:`ChunkStore.index_texts`: a forked process when it pays and
-    ``terms_of`` can be sent to it (a module-level function), else a thread."""
-    if batches > 1 and "fork" in multiprocessing.get_all_start_methods():
+    """One worker for :meth:`ChunkStore.index_texts`: none for a single batch (the terms are
+    computed in place), a forked process when it pays and ``terms_of`` can be sent to it (a
+    module-level function), else a thread."""
+    if batches <= 1:
+        return _Inline()
+    if "fork" in multiprocessing.get_all_start_methods():
         try:
             pickle.dumps(terms_of)
         except (pickle.PicklingError, AttributeError, TypeError):
