@@ -116,8 +116,8 @@ result, report, ev = timed("evaluation", evaluation)
 
 def helper():  # what the forked helper does while the kernel runs the first cells
     from evalkit.evaluation_files import load_verdict
-    from evalkit.notebooks import _draw_report_parts
-    _draw_report_parts(result, report, Path(fixture_dir), defaults, Path(folder))
+    from evalkit.notebooks import _ReportParts, _draw_report_parts
+    _draw_report_parts(_ReportParts(result, report, Path(fixture_dir), defaults, Path(folder)))
     settings = {"base": base, "n_resamples": n, "seed": seed, "baseline": ""}
     return load_verdict(folder, settings)
 

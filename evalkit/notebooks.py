@@ -719,31 +719,37 @@ VERDICT_PARAMETERS: Final = ("base_system", "n_resamples", "seed", "baseline")
 """The report notebook's parameters its verdict cell depends on (besides the evaluation)."""
 
 
-def _save_verdict_for_notebook(
-    evaluation: Evaluation,
-    report: Mapping[str, Any],
-    fixture_path: Path,
-    parameters: Mapping[str, Any],
-    folder: Path,
-) -> None:
+@dataclass(frozen=True)
+class _ReportParts:
+    """What the command computes parts of the report notebook from (the evaluation, its
+    report dict, the fixture's folder and the notebook's parameters) and the evaluation
+    ``folder`` they go to (:mod:`evalkit.handover`)."""
+
+    evaluation: Evaluation
+    report: Mapping[str, Any]
+    fixture_path: Path
+    parameters: Mapping[str, Any]
+    folder: Path
+
+
+def _save_verdict_for_notebook(parts: _ReportParts) -> None:
     """Compute the notebook's verdict section (:func:`evalkit.verdict.gate_and_judge`, its
-    settings from ``parameters``) into the evaluation ``folder``, as the notebook's verdict
-    cell would: the command has time for it while the kernel is still starting. A notebook
-    without those parameters gets nothing; a failure leaves nothing behind, and the cell then
-    computes the section itself and reports the problem as it always does."""
+    settings from the parameters) into the evaluation folder, as the notebook's verdict cell
+    would. A notebook without those parameters gets nothing; a failure leaves nothing behind,
+    and the cell then computes the section itself and reports the problem as it always does."""
     from evalkit.evaluation_files import save_verdict
     from evalkit.gates import load_report
     from evalkit.verdict import gate_and_judge
 
-    if not set(VERDICT_PARAMETERS) <= set(parameters):
+    if not set(VERDICT_PARAMETERS) <= set(parts.parameters):
         return
-    base, n_resamples, seed, baseline = (parameters[name] for name in VERDICT_PARAMETERS)
+    base, n_resamples, seed, baseline = (parts.parameters[n] for n in VERDICT_PARAMETERS)
     try:
         given = load_report(find_input(str(baseline))) if baseline else None
         gated = gate_and_judge(
-            evaluation,
-            report,
-            fixture_path,
+            parts.evaluation,
+            parts.report,
+            parts.fixture_path,
             baseline=given,
             base=str(base),
             n_resamples=int(n_resamples),
@@ -752,7 +758,7 @@ def _save_verdict_for_notebook(
     except Exception:  # an optimization only: the notebook then computes it itself
         return
     settings = {"base": base, "n_resamples": n_resamples, "seed": seed, "baseline": baseline}
-    save_verdict(gated, folder, settings)
+    save_verdict(gated, parts.folder, settings)
 
 
 REPORT_HELPER_FIGURES: Final = ("latency_figure", "paired_difference_figure")
@@ -760,43 +766,31 @@ REPORT_HELPER_FIGURES: Final = ("latency_figure", "paired_difference_figure")
 report notebook (its latency and difference cells), with the arguments those cells pass."""
 
 
-def _start_report_helper(  # noqa: PLR0917 - private, called once from render_report
-    evaluation: Evaluation,
-    report: Mapping[str, Any],
-    fixture_path: Path,
-    parameters: Mapping[str, Any],
-    folder: Path,
-    workdir: Path,
-) -> Helper | None:
+def _start_report_helper(parts: _ReportParts, workdir: Path) -> Helper | None:
     """Fork the helper (:mod:`evalkit.handover`) that computes the notebook's verdict section
-    and draws :data:`REPORT_HELPER_FIGURES` into the evaluation ``folder`` while the kernel
-    runs the first cells, in the notebook's working directory ``workdir`` (a baseline path is
+    and draws :data:`REPORT_HELPER_FIGURES` into the evaluation folder while the kernel runs
+    the first cells, in the notebook's working directory ``workdir`` (a baseline path is
     relative to it); None without one (no ``fork``), and the verdict is then computed here,
     before the notebook starts."""
 
     def work() -> None:  # in the helper: its own process, so changing directory is safe
         os.chdir(workdir)
-        _draw_report_parts(evaluation, report, fixture_path, parameters, folder)
+        _draw_report_parts(parts)
 
     pending = [VERDICT_PENDING, *(figure_pending(name) for name in REPORT_HELPER_FIGURES)]
-    helper = start_helper(work, folder, pending)
+    helper = start_helper(work, parts.folder, pending)
     if helper is None:
         with contextlib.chdir(workdir):
-            _save_verdict_for_notebook(evaluation, report, fixture_path, parameters, folder)
+            _save_verdict_for_notebook(parts)
     return helper
 
 
-def _draw_report_parts(
-    evaluation: Evaluation,
-    report: Mapping[str, Any],
-    fixture_path: Path,
-    parameters: Mapping[str, Any],
-    folder: Path,
-) -> None:
+def _draw_report_parts(parts: _ReportParts) -> None:
     """In the helper: the verdict section, then the figures of :data:`REPORT_HELPER_FIGURES`
     as the notebook's cells call them; each pending name is cleared once done (or failed)."""
+    evaluation, parameters, folder = parts.evaluation, parts.parameters, parts.folder
     try:
-        _save_verdict_for_notebook(evaluation, report, fixture_path, parameters, folder)
+        _save_verdict_for_notebook(parts)
     finally:
         clear_pending(folder, [VERDICT_PENDING])
     from evalkit import plots
@@ -977,9 +971,8 @@ def render_report(
                     evaluation = _evaluate_for_notebook(fixture, merged)
                 report = evaluation.to_report()
                 saved = save_evaluation(evaluation, Path(private_dir) / "evaluation", report=report)
-                helper = _start_report_helper(
-                    evaluation, report, fixture_path, merged, saved, workdir
-                )
+                parts = _ReportParts(evaluation, report, fixture_path, merged, saved)
+                helper = _start_report_helper(parts, workdir)
                 parameters = {**parameters, EVALUATION_DIR_PARAMETER: os.fspath(saved)}
         except BaseException:
             _stop_kernel(kernel)
