@@ -761,9 +761,13 @@ def _save_verdict_for_notebook(parts: _ReportParts) -> None:
     save_verdict(gated, parts.folder, settings)
 
 
-REPORT_HELPER_FIGURES: Final = ("latency_figure", "paired_difference_figure")
+REPORT_HELPER_FIGURES: Final = ("paired_difference_figure", "latency_figure")
 """The :mod:`evalkit.plots` functions whose figures ``evalkit report``'s helper draws for the
-report notebook (its latency and difference cells), with the arguments those cells pass."""
+report notebook (its difference and latency cells), with the arguments those cells pass, in
+this order: the later and larger figure first. The kernel usually reaches the latency cell
+while the helper still draws the differences, claims the latency figure and draws it itself
+(0.2 s) instead of waiting; the other order left the difference cell waiting. Interleaved
+runs of ``evalkit report``, 10 each: median 7.4 s against 7.8 s."""
 
 
 def _start_report_helper(parts: _ReportParts, workdir: Path) -> Helper | None:
