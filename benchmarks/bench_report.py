@@ -11,8 +11,9 @@ imports what the notebook needs (``REPORT_KERNEL_PRELOAD``) and makes its warm-u
 command's own process loads the fixture, evaluates (5 systems, 2 repeats) and saves the
 evaluation for the notebook (:mod:`evalkit.evaluation_files`), so the two run on two cores at
 once. Then the command forks a helper (:mod:`evalkit.handover`) that computes the verdict
-section (gates and paired comparisons) and draws the latency and difference figures while the
-kernel runs the first cells (the kernel waits only where a cell needs a part not yet done);
+section (gates and paired comparisons) and draws the difference and latency figures while the
+kernel runs the first cells (a cell waits only for a part the helper is working on; one the
+helper has not begun, usually the latency figure, the kernel draws itself);
 once the helper is done the command compiles the HTML template and indexes the private texts
 for the leak scan; last come the export and one leak scan.
 
@@ -165,8 +166,8 @@ _SECTIONS = {
     "header": "header",
     "ablation": "ablation",
     "language": "ablation",
-    "latency": "latency plot (drawn by the helper)",
-    "differences": "difference plot (drawn by the helper)",
+    "latency": "latency plot (the helper's, or drawn here)",
+    "differences": "difference plot (the helper's, or drawn here)",
     "comparisons": "paired tests",
     "all-pairs": "paired tests",
     "failures": "drill-down",
