@@ -252,6 +252,7 @@ def run_systems(  # noqa: PLR0917 - evaluate's own helper's arguments, in its or
     from distributed import as_completed
     from tqdm import tqdm
 
+    from evalkit.evaluate import combine_runs
     from evalkit.systems.external import is_external_spec
 
     client = connect(client)
@@ -275,23 +276,11 @@ def run_systems(  # noqa: PLR0917 - evaluate's own helper's arguments, in its or
         for _ in as_completed([future for _, future in tasks]):
             bar.update(1)
     results = client.gather([future for _, future in tasks])
-    rankings, latency = [], []
-    definitions: dict[str, dict[str, Any]] = {}
-    owner: dict[str, int] = {}
-    for (position, _), (ranked, timed, defined, noted) in zip(tasks, results, strict=True):
-        rankings.append(ranked)
-        latency.append(timed)
-        for name, definition in defined.items():
-            if owner.setdefault(name, position) != position:
-                raise InputError(f"two systems are both named {name!r}; give each a unique name")
-            definitions.setdefault(name, definition)
-            if notes is not None and name in noted:
-                notes.setdefault(name, noted[name])
-    return (
-        pd.concat(rankings, ignore_index=True),
-        pd.concat(latency, ignore_index=True),
-        definitions,
-    )
+    positions = [position for position, _ in tasks]
+    rankings, latency, definitions, noted = combine_runs(zip(positions, results, strict=True))
+    if notes is not None:
+        notes.update(noted)
+    return rankings, latency, definitions
 
 
 class _Opaque:

@@ -396,6 +396,36 @@ def _run_systems(  # noqa: PLR0917 - private helper, called positionally from ev
     return rankings, latency, definitions
 
 
+SystemsRun = tuple[pd.DataFrame, pd.DataFrame, dict[str, dict[str, Any]], dict[str, dict[str, Any]]]
+"""One repeat's ``(rankings, latency, definitions, notes)`` of some systems."""
+
+
+def combine_runs(parts: Iterable[tuple[int, SystemsRun]]) -> SystemsRun:
+    """One repeat's run from the runs of its tasks, ``(system position, run)`` in system
+    order, as :mod:`evalkit.parallel` and :mod:`evalkit.distributed` get them back; a system
+    split into query shards comes back once per shard, from one position. One name at two
+    positions is an :class:`InputError`."""
+    rankings, latency = [], []
+    definitions: dict[str, dict[str, Any]] = {}
+    notes: dict[str, dict[str, Any]] = {}
+    owner: dict[str, int] = {}
+    for position, (ranked, timed, defined, noted) in parts:
+        rankings.append(ranked)
+        latency.append(timed)
+        for name, definition in defined.items():
+            if owner.setdefault(name, position) != position:
+                raise InputError(f"two systems are both named {name!r}; give each a unique name")
+            definitions.setdefault(name, definition)
+            if name in noted:
+                notes.setdefault(name, noted[name])
+    return (
+        pd.concat(rankings, ignore_index=True),
+        pd.concat(latency, ignore_index=True),
+        definitions,
+        notes,
+    )
+
+
 def _close(system: Any) -> None:
     close = getattr(system, "close", None)
     if callable(close):

@@ -143,55 +143,45 @@ def write_atomically(path: Path, data: bytes) -> None:
 def figure_key(
     function: Callable[..., Any], args: Sequence[Any], kwargs: Mapping[str, Any]
 ) -> str | None:
-    """A hex digest of the call ``function(*args, **kwargs)``: the function's module and name
-    and every argument's value (frames by column names, index and values, whatever their
-    dtypes); None when an argument is of a kind it cannot digest (the call is then simply not
-    handed over)."""
-    digest = hashlib.sha256(f"{function.__module__}.{function.__qualname__}".encode())
+    """A hex digest of the call ``function(*args, **kwargs)``: the project's canonical hash
+    (:func:`evalkit.canonical.canonical_hash`) of the function's module and name and every
+    argument, a frame by a digest of its column names, index and values whatever their dtypes;
+    None when an argument is of a kind it cannot hash (the call is then simply not handed
+    over)."""
+    from evalkit.canonical import canonical_hash
+    from evalkit.errors import InputError
+
+    name = f"{function.__module__}.{function.__qualname__}"
     try:
-        _digest((tuple(args), dict(kwargs)), digest)
-    except TypeError:
+        call = {"function": name, "args": _plain(list(args)), "kwargs": _plain(dict(kwargs))}
+        return canonical_hash(call).removeprefix("sha256:")
+    except InputError:  # a value canonical JSON refuses (an object, NaN)
         return None
-    return digest.hexdigest()
 
 
-def _digest(value: Any, digest: Any) -> None:
+def _plain(value: Any) -> Any:
+    """``value`` with each frame (or series, or array) replaced by a digest of its values."""
     import numpy as np
     import pandas as pd
 
-    if value is None or isinstance(value, (bool, int, float, str)):
-        digest.update(f"{type(value).__name__}:{value!r};".encode())
-        return
-    if isinstance(value, (list, tuple)):
-        digest.update(f"seq{len(value)}[".encode())
-        for item in value:
-            _digest(item, digest)
-        digest.update(b"]")
-        return
-    if isinstance(value, dict):
-        digest.update(f"map{len(value)}{{".encode())
-        for key in sorted(value, key=repr):
-            _digest(key, digest)
-            _digest(value[key], digest)
-        digest.update(b"}")
-        return
     if isinstance(value, pd.Series):
         value = value.to_frame()
     if isinstance(value, pd.DataFrame):
-        digest.update(f"frame{value.shape}".encode())
-        _digest([str(c) for c in value.columns], digest)
+        digest = hashlib.sha256(repr((value.shape, [str(c) for c in value.columns])).encode())
         # as Python objects, so a category, string or object column of the same values
         # (a frame read back from Parquet) digests the same
-        index = pd.util.hash_pandas_object(value.index.astype(object).to_series(), index=False)
-        digest.update(index.to_numpy().tobytes())
-        for column in value.columns:
-            hashed = pd.util.hash_pandas_object(value[column].astype(object), index=False)
+        columns = [value.index.to_series(), *(value.iloc[:, i] for i in range(value.shape[1]))]
+        for column in columns:
+            hashed = pd.util.hash_pandas_object(column.astype(object), index=False)
             digest.update(hashed.to_numpy().tobytes())
-        return
+        return {"frame": digest.hexdigest()}
     if isinstance(value, np.ndarray):
-        _digest(value.tolist(), digest)
-        return
-    raise TypeError(f"cannot digest a {type(value).__name__}")
+        return value.tolist()
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    if isinstance(value, dict):
+        return {str(key): _plain(item) for key, item in value.items()}
+    return value
 
 
 def figure_png(figure: Figure) -> bytes:

@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import multiprocessing
 from collections.abc import Sequence
-from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 from tqdm import tqdm
 
-from evalkit.errors import EvalkitError, InputError, portable_error
+from evalkit.errors import EvalkitError, portable_error
+from evalkit.evaluate import SystemsRun, _run_systems, combine_runs
 
 if TYPE_CHECKING:
     from evalkit.fixtures import Fixture
@@ -32,8 +32,6 @@ if TYPE_CHECKING:
 
 __all__ = ["fork_available", "run_repeats"]
 
-Run = tuple[pd.DataFrame, pd.DataFrame, dict[str, dict[str, Any]], dict[str, dict[str, Any]]]
-"""One repeat's ``(rankings, latency, definitions, notes)``."""
 
 #: What the forked workers inherit: the fixture and the specs (set only while the pool runs).
 _INHERITED: tuple[Fixture, Sequence[str | Retriever]] | None = None
@@ -52,11 +50,11 @@ def run_repeats(  # noqa: PLR0917 - evaluate's own arguments, in its order
     concurrency: int,
     workers: int,
     progress: bool = False,
-) -> list[Run]:
+) -> list[SystemsRun]:
     """Every repeat of every system of ``specs`` on ``fixture`` in up to ``workers`` forked
-    processes (module docs): one :data:`Run` per repeat, systems in ``specs`` order. After an
-    error the tasks not yet begun are dropped, and the first error in serial order (repeat,
-    then system) among those that ran is raised.
+    processes (module docs): one :data:`~evalkit.evaluate.SystemsRun` per repeat, systems in
+    ``specs`` order. After an error the tasks not yet begun are dropped, and the first error
+    in serial order (repeat, then system) among those that ran is raised.
     ``progress`` shows a bar of finished tasks on stderr (counts only)."""
     global _INHERITED  # noqa: PLW0603 - set only around the pool, for the forked workers
     tasks = [(repeat, position) for position in range(len(specs)) for repeat in range(repeats)]
@@ -82,7 +80,7 @@ def run_repeats(  # noqa: PLR0917 - evaluate's own arguments, in its order
             if failed:  # the first error in serial order: (repeat, system) tasks sort that way
                 futures[failed[0]].result()
             runs = [
-                _assemble([futures[(repeat, p)] for p in range(len(specs))])
+                combine_runs((p, futures[(repeat, p)].result()) for p in range(len(specs)))
                 for repeat in range(repeats)
             ]
     finally:
@@ -90,32 +88,8 @@ def run_repeats(  # noqa: PLR0917 - evaluate's own arguments, in its order
     return runs
 
 
-def _assemble(futures: Sequence[Future[Run]]) -> Run:
-    """One repeat's run from its systems' tasks, in system order."""
-    rankings, latency = [], []
-    definitions: dict[str, dict[str, Any]] = {}
-    notes: dict[str, dict[str, Any]] = {}
-    for future in futures:
-        ranked, timed, defined, noted = future.result()
-        for name, definition in defined.items():
-            if name in definitions:
-                raise InputError(f"two systems are both named {name!r}; give each a unique name")
-            definitions[name] = definition
-        rankings.append(ranked)
-        latency.append(timed)
-        notes.update(noted)
-    return (
-        pd.concat(rankings, ignore_index=True),
-        pd.concat(latency, ignore_index=True),
-        definitions,
-        notes,
-    )
-
-
-def _run_task(position: int, n_specs: int, k: int, repeat: int, concurrency: int) -> Run:
+def _run_task(position: int, n_specs: int, k: int, repeat: int, concurrency: int) -> SystemsRun:
     """In a worker: the system at ``position`` (0-based) through ``evaluate``'s own loop."""
-    from evalkit.evaluate import _run_systems
-
     if _INHERITED is None:  # pragma: no cover - only a non-forked worker could get here
         raise RuntimeError("evalkit.parallel: the worker did not inherit the evaluation")
     fixture, specs = _INHERITED
