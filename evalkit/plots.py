@@ -165,7 +165,6 @@ def paired_difference_figure(
     rows, cols = max(1, len(measures)), max(1, len(others))
     figure = Figure(figsize=(min(3.2 * cols, 16), 2.6 * rows + 0.6))
     grid = figure.subplots(rows, cols, squeeze=False, sharey="row")  # always 2-D
-    titles: list[str] = []
     for row, measure in enumerate(measures):
         of_measure = per_query[per_query["measure"] == measure]
         wide = of_measure.pivot_table(
@@ -188,16 +187,17 @@ def paired_difference_figure(
             axes.plot(x[ties], ordered[ties], ".", color=_TIE_COLOR, markersize=3)
             axes.axhline(0, color="black", linewidth=0.6)
             wins, losses = int((diffs > 0).sum()), int((diffs < 0).sum())
-            titles.append(
+            axes.set_title(
                 f"{plot_label(system)} − {plot_label(base)}\n{plot_label(measure)}\n"
-                f"{wins} up, {int(ties.sum())} tied, {losses} down"
+                f"{wins} up, {int(ties.sum())} tied, {losses} down",
+                fontsize="small",
             )
-            axes.set_title(titles[-1], fontsize="small")
             axes.set_xticks([])
             axes.set_xlim(-0.5, max(ordered.size, 1) - 0.5)
             if col == 0:
                 axes.set_ylabel("difference")
             axes.set_xlabel(f"{ordered.size} queries, sorted")
+    titles = [axes.get_title() for axes in figure.axes]
     title_room = 3 * _line("small") + _TITLE_PAD
     x_label_room = _axis_label_room()
     values = _text_width(["−0.00"], "ytick.labelsize")  # the widest tick labels, at most
@@ -272,7 +272,7 @@ def headline_figure(headline: pd.DataFrame, *, base: str, confidence: float = 0.
     grid[0, 0].set_ylim(0.4, len(systems) + 0.6)
     left = _text_width(names, "ytick.labelsize") + _tick_room("y") + _EDGE
     right = _EDGE + 0.15  # half of the last x tick label
-    titles = [f"{plot_label(m)}\n(higher is better)" for m in measures]
+    titles = [axes.get_title() for axes in grid[0]]
     _place_axes(
         figure,
         left=left,
