@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 
 import pytest
 
@@ -20,8 +19,8 @@ from evalkit.fixtures.records import RecordTable
 from evalkit.fixtures.schema import Chunk
 from evalkit.systems import store as store_module
 from evalkit.systems.lexical import LexicalRetriever
-from evalkit.systems.store import FTS5_LOAD, ChunkStore, _helper, _terms_batch, chunk_texts
-from evalkit.systems.text import index_terms, tokenize
+from evalkit.systems.store import FTS5_LOAD, ChunkStore, chunk_texts
+from evalkit.systems.text import index_terms, index_terms_batch, tokenize
 
 K1, B = 1.2, 0.75
 
@@ -75,34 +74,18 @@ def test_bulk_load_flushes_segments_and_optimizes_to_one(
         assert segments > 1
     with ChunkStore() as store:
         store.add(chunks, with_text=False)
-        store.index_texts(chunk_texts(chunks), index_terms)
+        store.index_texts(chunk_texts(chunks), index_terms_batch)
         segments = store._db.execute(
             "SELECT count(DISTINCT segid) FROM chunk_terms_idx"
         ).fetchone()[0]
         assert segments == 1
 
 
-def test_terms_helper_is_a_process_only_when_it_can_be() -> None:
-    with _helper(index_terms, 2) as pool:
-        assert isinstance(pool, ProcessPoolExecutor)
-        assert pool.submit(_terms_batch, index_terms, ["The ferries 渡轮"]).result() == [
-            "ferri 渡轮"
-        ]
-    with _helper(lambda text: text, 2) as pool:  # a lambda cannot be sent to a process
-        assert isinstance(pool, ThreadPoolExecutor)
-    with _helper(index_terms, 1) as pool:  # one batch: nothing to overlap, no helper at all
-        assert not isinstance(pool, ProcessPoolExecutor | ThreadPoolExecutor)
-        assert pool.submit(_terms_batch, index_terms, ["The ferries"]).result() == ["ferri"]
-        failed = pool.submit(_terms_batch, index_terms, [None])
-        with pytest.raises(TypeError):
-            failed.result()  # an error reaches the caller through its future
-
-
 @pytest.mark.parametrize("form", ["models", "arrow"])
 def test_bulk_loaded_lexical_matches_oracle_bm25(
     corpus: tuple[list[Chunk], list[str]], form: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(store_module, "BATCH", 500)  # 4 batches: the forked helper's path
+    monkeypatch.setattr(store_module, "BATCH", 500)  # 4 batches
     chunks, queries = corpus
     given = chunks if form == "models" else RecordTable.from_models(Chunk, chunks)
     texts = [f"{chunk.title}\n{chunk.text}" for chunk in chunks]

@@ -6,11 +6,13 @@ Real SQLite and the real tokenizer throughout; the large measurements live in
 
 from __future__ import annotations
 
+import unicodedata
 from collections import Counter
+from typing import Literal
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from system_inputs import Chunk
 
@@ -20,7 +22,13 @@ from evalkit.systems import store as store_module
 from evalkit.systems import vectors as vectors_module
 from evalkit.systems.lexical import LexicalRetriever
 from evalkit.systems.store import ChunkStore
-from evalkit.systems.text import index_terms, tokenize
+from evalkit.systems.text import (
+    _char_tables,
+    _index_terms_vectorized,
+    index_terms,
+    index_terms_batch,
+    tokenize,
+)
 from evalkit.systems.vectors import TokenHashEmbedder, VectorRetriever
 
 # Latin letters and digits, CJK ideographs, full-width forms, accents, punctuation and spaces:
@@ -40,6 +48,49 @@ def test_index_terms_groups_english_then_cjk_in_text_order() -> None:
     assert index_terms("The ferries leave 渡轮码头 船") == "ferri leav 渡轮 轮码 码头 船"
     assert index_terms("船 pier 渡轮") == "pier 船 渡轮"
     assert index_terms("") == ""
+
+
+# What the batch tokenizer must treat as index_terms does: Greek capital sigma (lower-cases by
+# context), dotted capital I (lower-cases to two code points), combining accents (NFKC composes
+# them), compatibility forms and ligatures, Hangul jamo, CJK compatibility ideographs, an
+# ideograph beyond the BMP, NUL (the batch's own separator) and a lone surrogate.
+_HARD = st.sampled_from(
+    [
+        *"abcXYZ019 .,-_'\n渡轮码头船北Ｆ²、。，",
+        *["\u00e9", "Σ", "Α", "İ", "e", "\u0301", "ﬁ", "㍿", "\u1100", "\u1161", "\u11a8", "豈"],
+        *["𠀀", "\x00", "\ud800"],
+    ]
+)
+
+
+@settings(deadline=None, max_examples=300)  # the first example builds the tables (about 1 s)
+@given(st.lists(st.text(_HARD, max_size=12), max_size=8))
+def test_the_vectorized_tokenizer_is_index_terms(texts: list[str]) -> None:
+    assert _index_terms_vectorized(texts) == [index_terms(text) for text in texts]
+
+
+@pytest.mark.parametrize("text_model", ["zipf", "uniform"])
+def test_the_vectorized_tokenizer_is_index_terms_on_generated_corpora(
+    text_model: Literal["zipf", "uniform"],
+) -> None:
+    fixture = generate_fixture(11, documents=300, chunks_per_document=4, text_model=text_model)
+    texts = [f"{chunk.title}\n{chunk.text}" for chunk in fixture.chunks]
+    assert _index_terms_vectorized(texts) == [index_terms(text) for text in texts]
+
+
+def test_strings_of_stable_code_points_are_in_nfkc() -> None:
+    # The claim the batch tokenizer's NFKC shortcut rests on, checked by unicodedata itself on
+    # random strings of stable code points, and each single-code-point NFKC form in the table.
+    tables = _char_tables()
+    rng = np.random.default_rng(0)
+    stable = np.flatnonzero(tables.stable[:0x30000])
+    for _ in range(300):
+        text = "".join(map(chr, rng.choice(stable, size=40)))
+        assert unicodedata.is_normalized("NFKC", text)
+    for point in rng.choice(0x30000, size=5000):
+        if not 0xD800 <= point < 0xE000:
+            form = unicodedata.normalize("NFKC", chr(point))
+            assert chr(tables.nfkc[point]) == (form if len(form) == 1 else chr(point))
 
 
 CHUNKS = [
@@ -83,7 +134,7 @@ def test_index_texts_needs_one_text_per_stored_chunk() -> None:
     with ChunkStore() as store:
         store.add(CHUNKS)
         with pytest.raises(ValueError, match="2 texts for 7 chunks"):
-            store.index_texts(["a", "b"], index_terms)
+            store.index_texts(["a", "b"], index_terms_batch)
 
 
 def test_vector_batches_give_the_one_batch_matrix(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 
 from evalkit.systems.protocol import ChunkLike, Hit
 from evalkit.systems.store import StoreBackedRetriever, chunk_texts
-from evalkit.systems.text import index_terms, tokenize
+from evalkit.systems.text import index_terms_batch, tokenize
 
 __all__ = ["LexicalRetriever"]
 
@@ -36,7 +36,7 @@ class LexicalRetriever(StoreBackedRetriever):
 
     def index(self, chunks: Sequence[ChunkLike]) -> None:
         texts = chunk_texts(chunks)
-        self._open_store(chunks, with_text=False).index_texts(texts, index_terms)
+        self._open_store(chunks, with_text=False).index_texts(texts, index_terms_batch)
 
     def search_text(self, text: str, k: int) -> list[Hit]:
         hits = self._indexed_store().search_terms(tokenize(text), k)

@@ -10,8 +10,26 @@ a 256 MB page cache, temporary tables in memory); rows go in with ``executemany`
 of ``BATCH`` inside one transaction. The FTS5 table is contentless (``content=''``: the terms
 are not stored twice) and uses FTS5's ``ascii`` tokenizer, which splits on ASCII spaces and
 punctuation only: the terms were already made by ``evalkit.systems.text`` and contain neither,
-so FTS5 indexes exactly the given terms. While one batch is inserted, a helper (a forked
-process where it can be, see ``index_texts``) tokenizes the next.
+so FTS5 indexes exactly the given terms.
+
+Indexing across cores (``index_texts``): FTS5 inserts are single-threaded and cost about 1.3-1.7
+microseconds of CPU per term occurrence (the machine's speed varies), so one process needs 80-100 s
+of CPU for the 60.5 million of a million generated chunks. With at least ``SHARD_MIN`` rows per
+core, each core indexes one contiguous range of rows: forked processes tokenize and index every
+range but the first into an FTS5 table of their own (a database in the store's directory, the
+same schema and settings, then ``optimize``), while this process does the first. Then
+:func:`_absorb_shard` moves each range's segments into the store's table, in SQL over an
+attached database: the segment pages (``%_data`` rows, renumbered to unused segment IDs), their
+term index (``%_idx``) and row sizes (``%_docsize``) are copied, and the totals record (rows,
+tokens) and the structure record (the segments of each level) are rewritten, in the record
+formats FTS5's source describes (``fts5_index.c``: SQLite varints, after a 4-byte cookie). The
+segments are untouched, so the index holds exactly the rows, terms and positions one process
+would have written, and BM25 reads the same totals: hits and scores are the same to the last
+bit, and FTS5's ``integrity-check`` passes (``tests/test_store_shards.py``). A layout this code
+does not know (another FTS5 version, or the structure form with tombstones of newer tables) is
+detected first, and that range is then indexed by this process instead. Measured at 1,000,000
+zipf chunks on 2 cores, one after the other in one session (``benchmarks/bench_index.py``): 112.2 s
+before (one process inserting, a forked helper tokenizing), 82.1 s with two ranges.
 
 FTS5 bulk-load settings (``FTS5_LOAD``), chosen from a profile (``perf``, and CPU time per phase
 in ``benchmarks/bench_index.py`` runs) of 100,000 and 250,000 chunks of the old generator
@@ -40,15 +58,18 @@ same (``tests/test_store_bulk.py``).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import multiprocessing
-import pickle
+import os
 import shutil
 import sqlite3
 import tempfile
-import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+from dataclasses import dataclass
+from itertools import pairwise
+from multiprocessing.connection import Connection
+from multiprocessing.sharedctypes import Synchronized
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -60,10 +81,13 @@ from evalkit.fixtures.records import RecordTable
 from evalkit.systems.progress import chunk_bar
 from evalkit.systems.protocol import ChunkLike, Hit, TextRetriever
 
-__all__ = ["BATCH", "FTS5_LOAD", "ChunkStore", "StoreBackedRetriever", "chunk_texts"]
+__all__ = ["BATCH", "FTS5_LOAD", "SHARD_MIN", "ChunkStore", "StoreBackedRetriever", "chunk_texts"]
 
 #: Rows per ``executemany`` batch when loading chunks and terms.
 BATCH = 20_000
+
+#: Rows per core from which ``index_texts`` builds the FTS5 index in parallel processes.
+SHARD_MIN = 10_000
 
 #: FTS5 configuration for the bulk load (see the module docstring), then ``optimize`` once.
 FTS5_LOAD: tuple[tuple[str, int], ...] = (
@@ -79,7 +103,11 @@ _PRAGMAS = (
     "PRAGMA cache_size = -262144",
 )
 
-_SCHEMA = """
+_FTS5_TABLE = "CREATE VIRTUAL TABLE chunk_terms USING fts5(terms, content = '', tokenize = 'ascii')"
+
+_OPTIMIZE = "INSERT INTO chunk_terms(chunk_terms) VALUES ('optimize')"
+
+_SCHEMA = f"""
 CREATE TABLE chunks (
     rowid INTEGER PRIMARY KEY,
     id TEXT NOT NULL UNIQUE,
@@ -88,7 +116,7 @@ CREATE TABLE chunks (
     title TEXT NOT NULL,
     text TEXT NOT NULL
 );
-CREATE VIRTUAL TABLE chunk_terms USING fts5(terms, content = '', tokenize = 'ascii');
+{_FTS5_TABLE};
 CREATE TABLE vector_spaces (space TEXT PRIMARY KEY, dim INTEGER NOT NULL);
 CREATE TABLE chunk_vectors (
     space TEXT NOT NULL REFERENCES vector_spaces(space),
@@ -111,15 +139,9 @@ class ChunkStore:
     def __init__(self) -> None:
         self._directory = Path(tempfile.mkdtemp(prefix="evalkit-store-"))
         self.path = self._directory / "store.sqlite3"
-        self._db = sqlite3.connect(self.path)
-        for pragma in _PRAGMAS:
-            self._db.execute(pragma)
+        self._db = _connect(self.path)
         self._db.executescript(_SCHEMA)
-        with self._db:
-            for option, value in FTS5_LOAD:
-                self._db.execute(
-                    "INSERT INTO chunk_terms(chunk_terms, rank) VALUES (?, ?)", (option, value)
-                )
+        _configure_fts5(self._db)
         self._ids: list[str] = []
 
     # lifecycle -------------------------------------------------------------------------------
@@ -177,46 +199,61 @@ class ChunkStore:
         """Fill the FTS5 table with the tokenized title and text of every chunk."""
         rows = self._db.execute("SELECT title, text FROM chunks ORDER BY rowid").fetchall()
         self.index_texts(
-            [f"{title}\n{text}" for title, text in rows], lambda text: " ".join(tokenizer(text))
+            [f"{title}\n{text}" for title, text in rows],
+            functools.partial(_each, lambda text: " ".join(tokenizer(text))),
         )
 
-    def index_texts(self, texts: Sequence[str], terms_of: Callable[[str], str]) -> None:
-        """Fill the FTS5 table: row ``i + 1`` gets ``terms_of(texts[i])``, space-separated terms.
+    def index_texts(
+        self, texts: Sequence[str], terms_of: Callable[[Sequence[str]], list[str]]
+    ) -> None:
+        """Fill the FTS5 table: row ``i + 1`` gets ``terms_of(batch)``'s entry for ``texts[i]``.
 
-        ``texts`` are in row order (one per stored chunk). A helper computes the terms of the
-        next batch while SQLite inserts the current one; a bar counts the chunks. With more than
-        one batch, a module-level ``terms_of`` (picklable) and the ``fork`` start method, the
-        helper is a child process: a helper thread and the inserts share the GIL and did not
-        overlap (wall time = CPU time), a process does (16.1 s to 11.4 s for 100,000 chunks).
-        The forked helper inherits ``texts`` and is sent index ranges, so only the terms cross
-        the pipe (pickling both ways cost 2.5 s of CPU per 1,000,000 chunks).
+        ``texts`` are in row order (one per stored chunk); ``terms_of`` maps a batch of texts to
+        their space-separated terms. A bar counts the chunks.
+
+        From ``SHARD_MIN`` texts per core on, the rows are split into one contiguous range per
+        core (``fork`` only): a forked process tokenizes and indexes each range but the first
+        into an FTS5 table of its own database in this store's directory, this process indexes
+        the first, and then each other range's index segments are moved into this table
+        (:func:`_absorb_shard`). FTS5 costs about 1.3 microseconds of CPU per term
+        occurrence and one process cannot go faster; the ranges run side by side. The result
+        is the index one process builds: the same rows, terms, positions and totals, so the
+        same hits and BM25 scores (``tests/test_store_shards.py``), in one segment per range.
         """
         if len(texts) != len(self._ids):
             raise ValueError(f"index_texts: {len(texts)} texts for {len(self._ids)} chunks")
-        starts = range(0, len(texts), BATCH)
-        with chunk_bar(len(texts)) as bar, _helper(terms_of, len(starts)) as pool, self._db:
-            # A forked helper has ``texts`` already (copy-on-write): it gets ranges, not the
-            # strings, so only the terms are pickled (by the helper) and unpickled (here).
-            forked = isinstance(pool, ProcessPoolExecutor)
+        bounds = _shard_bounds(len(texts))
+        with chunk_bar(len(texts)) as bar:
+            first, *others = (_Rows(texts, terms_of, lo, hi) for lo, hi in pairwise(bounds))
+            shards = [_Shard(rows, self._directory / f"shard-{rows.lo}.sqlite3") for rows in others]
+            try:
+                own = 0
 
-            def submit(start: int) -> Future[list[str]]:
-                stop = min(start + BATCH, len(texts))
-                if forked:
-                    return pool.submit(_terms_range, terms_of, start, stop)
-                return pool.submit(_terms_batch, terms_of, texts[start:stop])
+                def show(done: int) -> None:
+                    nonlocal own
+                    own += done
+                    bar.update(own + sum(shard.done() for shard in shards) - bar.n)
 
-            pending = _first_submit(submit, texts) if forked else submit(0)
-            for start in starts:
-                terms = pending.result()
-                if start + BATCH < len(texts):
-                    pending = submit(start + BATCH)
-                self._db.executemany(
-                    "INSERT INTO chunk_terms(rowid, terms) VALUES (?, ?)",
-                    zip(range(start + 1, start + 1 + len(terms)), terms, strict=True),
-                )
-                bar.update(len(terms))
-            # One merge of all segments into one: a single segment is the fastest to query.
-            self._db.execute("INSERT INTO chunk_terms(chunk_terms) VALUES ('optimize')")
+                with self._db:
+                    _insert_terms(self._db, first, show)
+                    # One merge of all segments into one: a single segment is the fastest to query.
+                    self._db.execute(_OPTIMIZE)
+                for shard in shards:
+                    shard.wait(lambda: show(0))
+                for shard in shards:
+                    if not _absorb_shard(self._db, shard.path):
+                        with self._db:  # an FTS5 layout this code does not know: do it here
+                            _insert_terms(self._db, shard.rows)
+                            self._db.execute(_OPTIMIZE)
+                    shard.path.unlink()
+                bar.update(len(texts) - bar.n)
+            finally:
+                for shard in shards:
+                    shard.stop()
+        if shards:
+            # FTS5 keeps the structure it read: a fresh connection reads the merged one.
+            self._db.close()
+            self._db = _connect(self.path)
 
     def search_terms(self, terms: Iterable[str], limit: int) -> list[Hit]:
         """BM25 (FTS5, k1=1.2, b=0.75) over ``terms`` OR-ed; ties by chunk ID ascending."""
@@ -298,61 +335,272 @@ def chunk_texts(chunks: Sequence[ChunkLike]) -> list[str]:
     return [f"{chunk.title}\n{chunk.text}" for chunk in chunks]
 
 
-def _terms_batch(terms_of: Callable[[str], str], texts: Sequence[str]) -> list[str]:
+def _each(terms_of: Callable[[str], str], texts: Sequence[str]) -> list[str]:
+    """A per-text ``terms_of`` applied to a batch (for :meth:`ChunkStore.index_texts`)."""
     return [terms_of(text) for text in texts]
 
 
-#: The texts of an ``index_texts`` while its helper process is forked (which inherits them).
-_FORKED_TEXTS: Sequence[str] = ()
-_FORK_LOCK = threading.Lock()
+def _connect(path: Path) -> sqlite3.Connection:
+    db = sqlite3.connect(path)
+    for pragma in _PRAGMAS:
+        db.execute(pragma)
+    return db
 
 
-def _first_submit(
-    submit: Callable[[int], Future[list[str]]], texts: Sequence[str]
-) -> Future[list[str]]:
-    """The first batch's task: a fork-context pool forks its worker in its first ``submit``, so
-    the worker inherits ``_FORKED_TEXTS`` = ``texts`` (one store at a time: the lock)."""
-    global _FORKED_TEXTS  # noqa: PLW0603 - set only around the fork
-    with _FORK_LOCK:
-        _FORKED_TEXTS = texts
+def _configure_fts5(db: sqlite3.Connection) -> None:
+    with db:
+        for option, value in FTS5_LOAD:
+            db.execute("INSERT INTO chunk_terms(chunk_terms, rank) VALUES (?, ?)", (option, value))
+
+
+@dataclass(frozen=True)
+class _Rows:
+    """Rows ``lo + 1 .. hi`` of an index: their texts ``texts[lo:hi]`` and how to tokenize them."""
+
+    texts: Sequence[str]
+    terms_of: Callable[[Sequence[str]], list[str]]
+    lo: int
+    hi: int
+
+
+def _insert_terms(
+    db: sqlite3.Connection, rows: _Rows, done: Callable[[int], None] | None = None
+) -> None:
+    """Insert the terms of ``rows``, ``BATCH`` at a time, calling ``done`` with each count."""
+    for start in range(rows.lo, rows.hi, BATCH):
+        stop = min(start + BATCH, rows.hi)
+        terms = rows.terms_of(rows.texts[start:stop])
+        db.executemany(
+            "INSERT INTO chunk_terms(rowid, terms) VALUES (?, ?)",
+            zip(range(start + 1, stop + 1), terms, strict=True),
+        )
+        if done is not None:
+            done(stop - start)
+
+
+def _shard_bounds(count: int) -> list[int]:
+    """``[0, ..., count]``: the row ranges :meth:`ChunkStore.index_texts` indexes side by side,
+    one per core with at least ``SHARD_MIN`` rows each (one range where ``fork`` is missing or
+    this process may not have children)."""
+    shards = min(_cores(), count // SHARD_MIN)
+    if (
+        shards < 2
+        or "fork" not in multiprocessing.get_all_start_methods()
+        or multiprocessing.current_process().daemon
+    ):
+        return [0, count]
+    return [count * i // shards for i in range(shards + 1)]
+
+
+def _cores() -> int:
+    """The cores this process may run on."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+class _Shard:
+    """A forked process indexing ``rows`` into an FTS5 table of its own database at ``path``."""
+
+    def __init__(self, rows: _Rows, path: Path) -> None:
+        self.rows, self.path = rows, path
+        context = multiprocessing.get_context("fork")
+        self._counter: Synchronized[int] = context.Value("q", 0)
+        self._result, send = context.Pipe(duplex=False)
+        # Forked: the child has the texts and ``terms_of`` already; nothing is pickled to it.
+        self.process = context.Process(
+            target=_build_shard, args=(rows, path, self._counter, send), daemon=True
+        )
+        self.process.start()
+        send.close()
+
+    def done(self) -> int:
+        """Rows indexed so far."""
+        return int(self._counter.value)
+
+    def wait(self, tick: Callable[[], None]) -> None:
+        """Wait for the shard, calling ``tick`` about every 0.2 s; raise what it raised."""
+        while not self._result.poll(0.2):
+            tick()
         try:
-            return submit(0)
-        finally:
-            _FORKED_TEXTS = ()
+            outcome = self._result.recv()
+        except EOFError:
+            outcome = RuntimeError(
+                f"indexing rows {self.rows.lo + 1}-{self.rows.hi}: the worker process exited "
+                f"with code {self.process.exitcode} before it finished"
+            )
+        self.process.join()
+        if isinstance(outcome, BaseException):
+            raise outcome
+
+    def stop(self) -> None:
+        """End the process if it still runs (after an error here) and close the pipe."""
+        if self.process.is_alive():
+            self.process.kill()
+        self.process.join()
+        self._result.close()
 
 
-def _terms_range(terms_of: Callable[[str], str], start: int, stop: int) -> list[str]:
-    """In the forked helper: the terms of ``texts[start:stop]`` of the parent's index_texts."""
-    return [terms_of(text) for text in _FORKED_TEXTS[start:stop]]
+def _build_shard(rows: _Rows, path: Path, counter: Synchronized[int], result: Connection) -> None:
+    """In a forked :class:`_Shard`: index ``rows`` into a new database at ``path`` (the FTS5
+    table alone, with the store's settings), then send ``None`` or the error."""
+
+    def done(count: int) -> None:
+        with counter.get_lock():
+            counter.value += count
+
+    outcome: BaseException | None = None
+    try:
+        db = _connect(path)
+        db.execute(_FTS5_TABLE)
+        _configure_fts5(db)
+        with db:
+            _insert_terms(db, rows, done)
+            db.execute(_OPTIMIZE)
+        db.close()
+    except BaseException as error:  # sent to the parent, which raises it
+        outcome = error
+    try:
+        result.send(outcome)
+    except Exception:  # an error that cannot be pickled: its type and message
+        result.send(RuntimeError(f"{type(outcome).__name__}: {outcome}"))
+    result.close()
 
 
-class _Inline(Executor):
-    """An executor that runs each task at once, in the caller: for a single batch there is
-    nothing to overlap, and a helper thread cost a start and a join per index."""
-
-    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
-        future: Future[Any] = Future()
-        try:
-            future.set_result(fn(*args, **kwargs))
-        except BaseException as error:  # handed to the caller through the future
-            future.set_exception(error)
-        return future
+# FTS5's records (``fts5_index.c``): %_data row 1 holds the averages (varints: the number of
+# rows, then each column's number of tokens), row 10 the structure (a 4-byte cookie, then
+# varints: levels, segments, write counter; per level: segments being merged, segments; per
+# segment: its ID, first and last leaf page). A segment's pages are the %_data rows whose ID
+# has the segment ID above bit 37, and its terms the %_idx rows of its ``segid``.
+_AVERAGES_ROW, _STRUCTURE_ROW, _SEGMENT_SHIFT = 1, 10, 37
+_FTS5_VERSION = 4  # %_config's 'version' for that layout
 
 
-def _helper(terms_of: Callable[[str], str], batches: int) -> Executor:
-    """One worker for :meth:`ChunkStore.index_texts`: none for a single batch (the terms are
-    computed in place), a forked process when it pays and ``terms_of`` can be sent to it (a
-    module-level function), else a thread."""
-    if batches <= 1:
-        return _Inline()
-    if "fork" in multiprocessing.get_all_start_methods():
-        try:
-            pickle.dumps(terms_of)
-        except (pickle.PicklingError, AttributeError, TypeError):
-            pass
-        else:
-            return ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"))
-    return ThreadPoolExecutor(1)
+def _absorb_shard(db: sqlite3.Connection, path: Path) -> bool:
+    """Move the FTS5 segments, row sizes and totals of the shard database at ``path`` into the
+    store's own ``chunk_terms``, whose rows they do not overlap; ``False`` (nothing changed)
+    when either index is not in the layout this function knows."""
+    db.execute("ATTACH DATABASE ? AS shard", (str(path),))
+    try:
+        own, other = (_fts5_records(db, schema) for schema in ("main", "shard"))
+        if own is None or other is None:
+            return False
+        (own_rows, own_structure), (other_rows, other_structure) = own, other
+        used = {segment[0] for level in own_structure[2] for segment in level[1]}
+        free = (n for n in range(1, 65536) if n not in used)
+        renumbered = {
+            segment[0]: next(free) for level in other_structure[2] for segment in level[1]
+        }
+        with db:
+            for old, new in renumbered.items():
+                db.execute(
+                    "INSERT INTO chunk_terms_data(id, block) SELECT id + ?, block "
+                    "FROM shard.chunk_terms_data WHERE id >= ? AND id < ?",
+                    (
+                        (new - old) << _SEGMENT_SHIFT,
+                        old << _SEGMENT_SHIFT,
+                        (old + 1) << _SEGMENT_SHIFT,
+                    ),
+                )
+                db.execute(
+                    "INSERT INTO chunk_terms_idx(segid, term, pgno) "
+                    "SELECT ?, term, pgno FROM shard.chunk_terms_idx WHERE segid = ?",
+                    (new, old),
+                )
+            db.execute("INSERT INTO chunk_terms_docsize SELECT * FROM shard.chunk_terms_docsize")
+            totals = [a + b for a, b in zip(own_rows, other_rows, strict=True)]
+            cookie, write_counter, levels = own_structure
+            for depth, (_, segments) in enumerate(other_structure[2]):
+                while depth >= len(levels):
+                    levels.append((0, []))
+                levels[depth][1].extend((renumbered[s[0]], s[1], s[2]) for s in segments)
+            structure = _structure_record(cookie, write_counter + other_structure[1], levels)
+            db.executemany(
+                "UPDATE chunk_terms_data SET block = ? WHERE id = ?",
+                [(_varints(totals), _AVERAGES_ROW), (structure, _STRUCTURE_ROW)],
+            )
+        return True
+    finally:
+        db.execute("DETACH DATABASE shard")
+
+
+_Structure = tuple[bytes, int, list[tuple[int, list[tuple[int, int, int]]]]]
+
+
+def _fts5_records(db: sqlite3.Connection, schema: str) -> tuple[list[int], _Structure] | None:
+    """The averages and the structure of ``schema``'s ``chunk_terms``, or ``None`` for another
+    layout (another version, or the structure form of newer FTS5 tables with tombstones, which
+    begins with 0xFFFFFFFF) or a structure with a merge under way."""
+    version = db.execute(
+        f"SELECT v FROM {schema}.chunk_terms_config WHERE k = 'version'"
+    ).fetchone()
+    blocks = dict(
+        db.execute(
+            f"SELECT id, block FROM {schema}.chunk_terms_data WHERE id IN (?, ?)",
+            (_AVERAGES_ROW, _STRUCTURE_ROW),
+        )
+    )
+    structure = blocks.get(_STRUCTURE_ROW)
+    if version != (_FTS5_VERSION,) or structure is None or structure[:4] == b"\xff" * 4:
+        return None
+    values = _read_varints(structure[4:])
+    count, _, write_counter = values[:3]
+    levels, at = [], 3
+    for _ in range(count):
+        merging, segments = values[at : at + 2]
+        at += 2
+        if merging:
+            return None
+        level = [(values[i], values[i + 1], values[i + 2]) for i in range(at, at + 3 * segments, 3)]
+        levels.append((0, level))
+        at += 3 * segments
+    if at != len(values):
+        return None
+    return _read_varints(blocks.get(_AVERAGES_ROW, b"")), (structure[:4], write_counter, levels)
+
+
+def _structure_record(
+    cookie: bytes, write_counter: int, levels: list[tuple[int, list[tuple[int, int, int]]]]
+) -> bytes:
+    values = [len(levels), sum(len(segments) for _, segments in levels), write_counter]
+    for merging, segments in levels:
+        values += [merging, len(segments)]
+        for segment in segments:
+            values += segment
+    return cookie + _varints(values)
+
+
+def _read_varints(data: bytes) -> list[int]:
+    """SQLite's varints (big-endian groups of 7 bits, a high bit meaning "more"; a 9th byte
+    gives 8 bits)."""
+    values, at = [], 0
+    while at < len(data):
+        value = 0
+        for position in range(9):
+            byte = data[at]
+            at += 1
+            if position == 8:
+                value = (value << 8) | byte
+                break
+            value = (value << 7) | (byte & 0x7F)
+            if byte < 0x80:
+                break
+        values.append(value)
+    return values
+
+
+def _varints(values: Iterable[int]) -> bytes:
+    """``values`` as SQLite varints (each below 2**56, which every count and ID here is)."""
+    out = bytearray()
+    for value in values:
+        if not 0 <= value < 1 << 56:
+            raise ValueError(f"FTS5 record value out of range: {value}")
+        groups, rest = [value & 0x7F], value >> 7
+        while rest:
+            groups.append(0x80 | (rest & 0x7F))
+            rest >>= 7
+        out += bytes(reversed(groups))
+    return bytes(out)
 
 
 def _batches(rows: Iterable[tuple[object, ...]]) -> Iterator[list[tuple[object, ...]]]:

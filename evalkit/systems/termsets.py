@@ -17,7 +17,7 @@ Term keys (``TermCoder``; exact, no hashing):
 
 ``TermRows`` keeps the distinct keys of each text, sorted, in one CSR layout per batch of
 texts added (``extend``): ``indptr`` (int64, shape (rows + 1,)) and keys (uint32, shape
-(nnz,)), tokenized with ``evalkit.systems.text.index_terms`` (the terms of ``tokenize``)
+(nnz,)), tokenized with ``evalkit.systems.text.index_terms_batch`` (the terms of ``tokenize``)
 and split and numbered with Arrow and numpy. ``DocumentFrequencies`` counts, for every key, the
 rows that contain it.
 """
@@ -31,7 +31,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from evalkit.systems.text import index_terms
+from evalkit.systems.text import index_terms_batch
 
 __all__ = ["LATIN_BASE", "DocumentFrequencies", "TermCoder", "TermRows"]
 
@@ -177,7 +177,7 @@ class TermRows:
 
     def extend(self, texts: Sequence[str]) -> None:
         """Add one row per text (its ``index_terms``)."""
-        self.extend_terms([index_terms(text) for text in texts])
+        self.extend_terms(index_terms_batch(texts))
 
     def extend_terms(self, joined: Sequence[str]) -> None:
         """Add one row per space-joined term string."""

@@ -15,16 +15,27 @@ Choices, and why:
 
 from __future__ import annotations
 
+import itertools
 import operator
 import re
 import unicodedata
+from collections.abc import Sequence
 from functools import lru_cache
+from typing import NamedTuple
 
+import numpy as np
 import Stemmer
 
 from evalkit.systems.stopwords import bm25s_stopwords
 
-__all__ = ["STOPWORDS", "index_terms", "normalize", "tokenize"]
+__all__ = [
+    "STOPWORDS",
+    "VECTORIZED_FROM",
+    "index_terms",
+    "index_terms_batch",
+    "normalize",
+    "tokenize",
+]
 
 STOPWORDS = bm25s_stopwords("STOPWORDS_EN")
 
@@ -103,3 +114,187 @@ def index_terms(text: str) -> str:
             else:
                 parts += map(operator.add, run, run[1:])  # overlapping bigrams
     return " ".join(parts)
+
+
+def index_terms_batch(texts: Sequence[str]) -> list[str]:
+    """``[index_terms(text) for text in texts]``, computed over the whole batch at once.
+
+    For indexing large corpora (issue 21). The texts are joined by NUL characters into one array
+    of code points, and each step of :func:`index_terms` is done for the whole array:
+
+    - NFKC: every code point whose NFKC form is one code point is replaced by it (a table); the
+      result is compatibility-equivalent to the input, so when it is in NFKC (checked) it *is*
+      the input's NFKC form. Otherwise the texts are normalized one by one.
+    - lower-casing: one ``str.lower`` of the joined text (NUL is neither cased nor
+      case-ignorable, so no case rule reaches across texts).
+    - runs: every code point is classed by a table built once from the very expressions
+      :func:`index_terms` uses (Latin word character, CJK ideograph, neither); both are single
+      character classes, so the runs are exactly the runs they match.
+    - Latin words: every other character becomes a space and Arrow splits the text; each
+      distinct word's form (stem, or nothing for a stop word) is looked up once.
+    - CJK: a bigram at each ideograph followed by another, a unigram for a lone one, written as
+      UTF-8 by NumPy.
+
+    Each text's terms are then its Latin forms and its CJK terms, in text order, joined by
+    Arrow. Texts holding NUL or a lone surrogate take :func:`index_terms` itself, and so does a
+    batch of fewer than ``VECTORIZED_FROM`` texts (the tables cost more than they save there).
+    The result is the same strings, character for character (``tests/test_systems_scale.py``).
+    About twice as fast as :func:`index_terms` on the generated corpora (3.5 s instead of 6.8 s
+    of CPU for 100,000 chunks).
+    """
+    if len(texts) < VECTORIZED_FROM:
+        return [index_terms(text) for text in texts]
+    return _index_terms_vectorized(texts)
+
+
+#: Texts from which :func:`index_terms_batch` pays for its tables (about 1 s, built once).
+VECTORIZED_FROM = 10_000
+
+
+def _index_terms_vectorized(texts: Sequence[str]) -> list[str]:
+    if not texts:
+        return []
+    joined = "\0".join(texts)
+    if joined.count("\0") != len(texts) - 1:
+        return [index_terms(text) for text in texts]
+    try:
+        points = np.frombuffer(joined.encode("utf-32-le"), dtype="<u4")
+    except UnicodeEncodeError:  # a lone surrogate
+        return [index_terms(text) for text in texts]
+    import pyarrow as pa  # imported on use: only bulk indexing needs it
+    import pyarrow.compute as pc
+
+    tables = _char_tables()
+    points = tables.nfkc[points]
+    if not tables.stable[points].all():  # then check the mapped text, or normalize text by text
+        normalized = points.tobytes().decode("utf-32-le")
+        if not unicodedata.is_normalized("NFKC", normalized):
+            normalized = "\0".join(unicodedata.normalize("NFKC", text) for text in texts)
+        points = np.frombuffer(normalized.encode("utf-32-le"), dtype="<u4")
+    if tables.special_case[points].any():
+        points = np.frombuffer(
+            points.tobytes().decode("utf-32-le").lower().encode("utf-32-le"), dtype="<u4"
+        )
+    else:
+        points = tables.lower[points]
+    starts = np.concatenate(([0], np.flatnonzero(points == 0) + 1))
+    kind = tables.kind[points]
+    latin, cjk = kind == _LATIN, kind == _CJK_KIND
+
+    # Latin runs: every other character becomes a space, so a whitespace split yields the runs.
+    word_starts = np.flatnonzero(latin & ~np.concatenate(([False], latin[:-1])))
+    blanked = np.where(latin, points, np.uint32(32)).astype("<u4").tobytes().decode("utf-32-le")
+    words = pc.ascii_split_whitespace(pa.array([blanked], pa.large_string())).values
+    words = words.filter(pc.not_equal(words, ""))  # the split's ends
+    encoded = pc.dictionary_encode(words)
+    distinct = encoded.dictionary.to_pylist()
+    forms = list(map(_FORMS.get, distinct))  # at scale nearly every word was seen before
+    if None in forms:
+        forms = [
+            _form(word) if form is None else form
+            for word, form in zip(distinct, forms, strict=True)
+        ]
+    stems = pa.array(forms, pa.large_string()).take(encoded.indices)
+    kept = pc.not_equal(stems, "")
+    word_rows = np.searchsorted(starts, word_starts, side="right")[kept.to_numpy(False)] - 1
+
+    # CJK runs: a bigram at each ideograph followed by one, a unigram at a lone ideograph. All
+    # of _CJK lies in U+3400..U+FAFF, three bytes each in UTF-8.
+    after = np.concatenate((cjk[1:], [False]))
+    at = np.flatnonzero(cjk & (after | ~np.concatenate(([False], cjk[:-1]))))
+    bigram = after[at]
+    pairs = np.stack((points[at], points[np.minimum(at + 1, len(points) - 1)]), axis=1)
+    utf8 = np.empty((len(at), 2, 3), dtype=np.uint8)
+    utf8[:, :, 0] = 0xE0 | (pairs >> 12)
+    utf8[:, :, 1] = 0x80 | ((pairs >> 6) & 0x3F)
+    utf8[:, :, 2] = 0x80 | (pairs & 0x3F)
+    used = np.ones((len(at), 2, 3), dtype=bool)
+    used[~bigram, 1] = False  # a unigram's second character is not part of it
+    cjk_offsets = np.concatenate(([0], np.cumsum(np.where(bigram, 6, 3))))
+    cjk_terms = pa.LargeStringArray.from_buffers(
+        len(at), pa.py_buffer(cjk_offsets.astype(np.int64)), pa.py_buffer(utf8[used])
+    )
+    cjk_rows = np.searchsorted(starts, at, side="right") - 1
+
+    # Each text's terms: its Latin forms, then its CJK terms, both in text order.
+    n = len(texts)
+    latin_count = np.bincount(word_rows, minlength=n)
+    cjk_count = np.bincount(cjk_rows, minlength=n)
+    offsets = np.concatenate(([0], np.cumsum(latin_count + cjk_count)))
+    latin_first = np.cumsum(latin_count) - latin_count
+    cjk_first = np.cumsum(cjk_count) - cjk_count
+    destination = np.concatenate(
+        (
+            offsets[word_rows] + np.arange(len(word_rows)) - latin_first[word_rows],
+            offsets[cjk_rows]
+            + latin_count[cjk_rows]
+            + np.arange(len(cjk_rows))
+            - cjk_first[cjk_rows],
+        )
+    )
+    order = np.empty_like(destination)
+    order[destination] = np.arange(len(destination))
+    terms = pa.concat_arrays([stems.filter(kept), cjk_terms]).take(pa.array(order))
+    lists = pa.LargeListArray.from_arrays(pa.array(offsets, pa.int64()), terms)
+    result: list[str] = pc.binary_join(lists, pa.scalar(" ", pa.large_string())).to_pylist()
+    return result
+
+
+def _form(word: str) -> str:
+    """A Latin run's index term ("" for a stop word), through :func:`index_terms`' cache."""
+    form = _FORMS.get(word)
+    if form is None:
+        if len(_FORMS) >= _FORMS_LIMIT:
+            _FORMS.clear()
+        form = _FORMS[word] = "" if word in STOPWORDS else _stem(word)
+    return form
+
+
+_LATIN, _CJK_KIND = 1, 2
+
+
+class _CharTables(NamedTuple):
+    kind: np.ndarray  # _LATIN, _CJK_KIND or 0
+    nfkc: np.ndarray  # the NFKC form where that is one code point, else the code point itself
+    stable: np.ndarray  # in NFKC, combining class 0, and never the second of a composition
+    lower: np.ndarray  # str.lower() where that is one code point, else the code point itself
+    special_case: np.ndarray  # str.lower() is not that (longer, or the context-dependent sigma)
+
+
+@lru_cache(maxsize=1)
+def _char_tables() -> _CharTables:
+    """The per-code-point tables of :func:`index_terms_batch`, built once (about 1 s).
+
+    ``kind`` comes from the expressions of :func:`index_terms` themselves (each one character
+    class repeated, so a character's class does not depend on its neighbours). A text whose
+    code points are all ``stable`` passes Unicode's quick check for NFKC, so it is in NFKC.
+    Code points from U+40000 to U+DFFFF and from U+E1000 on are unassigned or private use:
+    their own NFKC and lower-case forms, and stable.
+    """
+    everything = "".join(map(chr, range(0x110000)))
+    kind = np.zeros(0x110000, dtype=np.uint8)
+    for pattern, value in ((_LATIN_RUN_RE, _LATIN), (_CJK_RUN_RE, _CJK_KIND)):
+        for match in pattern.finditer(everything):
+            kind[match.start() : match.end()] = value
+    nfkc = np.arange(0x110000, dtype="<u4")
+    lower = nfkc.copy()
+    stable = np.ones(0x110000, dtype=bool)
+    special_case = np.zeros(0x110000, dtype=bool)
+    stable[0xD800:0xE000] = False  # surrogates (never reach the tables: see the encode)
+    for point in itertools.chain(range(0xD800), range(0xE000, 0x40000), range(0xE0000, 0xE1000)):
+        char = chr(point)
+        form = unicodedata.normalize("NFKC", char)
+        if len(form) == 1:
+            nfkc[point] = ord(form)
+        if form != char or unicodedata.combining(char):
+            stable[point] = False
+        decomposition = unicodedata.decomposition(char).split()
+        if len(decomposition) == 2 and not decomposition[0].startswith("<"):
+            stable[int(decomposition[1], 16)] = False  # composes with what precedes it
+        small = char.lower()
+        if len(small) == 1 and point != 0x3A3:  # Σ lower-cases by its context
+            lower[point] = ord(small)
+        else:
+            special_case[point] = True
+    stable[0x1161:0x1176] = stable[0x11A8:0x11C3] = False  # Hangul vowels and trailing jamo
+    return _CharTables(kind, nfkc, stable, lower, special_case)
