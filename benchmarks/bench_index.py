@@ -10,15 +10,17 @@ statistics; ``--text-model uniform`` is the generator before issue 21 (uniform r
 characters: almost every bigram new), the worst case for FTS5. Each system runs in its own
 process, which loads the fixture (``load_fixture``: chunks kept as Arrow columns, as a user's
 large fixture is), indexes its chunks once and reports the wall and CPU seconds of ``index``
-(the CPU of the process, and of the forked tokenizer helper once it is joined), the resident
-memory before it (the loaded fixture and the imports) and the peak during it (``VmHWM``, reset
-before ``index``). A child that fails (for example out of memory under ``--memory-limit-gb``)
-is reported as failed, with its exit code, and the others still run. The target: ``lexical``
-(SQLite FTS5) indexes 1,000,000 chunks in at most 60 s. **Not met**: 109.4 s wall, 102.4 s CPU
-(+ 63.1 s in the helper), 1,851 MB peak on the zipf fixture; 125.6 s wall on the uniform one
-(152.2 s before this round), load average 1.4-1.9 (``benchmarks/README.md``). The parent is
-FTS5-bound: its inserts cost about 1.3 microseconds of CPU per term occurrence (60.5 million at
-1M zipf chunks), see ``evalkit.systems.store``.
+(the CPU of the process, and of its forked workers once they are joined: ``workers s``), the
+resident memory before it (the loaded fixture and the imports) and the peak during it (``VmHWM``
+of this process, reset before ``index``; forked workers have their own). A child that fails (for
+example out of memory under ``--memory-limit-gb``) is reported as failed, with its exit code,
+and the others still run. The target: ``lexical`` (SQLite FTS5) indexes 1,000,000 chunks in at
+most 60 s. **Not met**: 82.1 s wall on 2 cores (81.3 s of CPU here and 73.0 s in the second
+range's process, 1,770 MB peak) on the zipf fixture, against 112.2 s for the previous design (one
+inserting process) measured in the same session (``benchmarks/README.md``). Each core indexes a
+range of rows (``evalkit.systems.store``); of each range's time, FTS5's inserts take 47-51 s
+(about 1.6 microseconds of CPU per term occurrence in that session), tokenizing 18 s and the
+``optimize`` 4.6 s, so FTS5 alone needs about 55 s per core.
 
     .venv/bin/python benchmarks/bench_index.py [--documents 250000] [--systems lexical ...]
         [--text-model zipf|uniform]
@@ -148,7 +150,7 @@ def run_one(system: str, fixture_dir: str, aliases: str) -> dict[str, float]:
     row["index_s"] = time.perf_counter() - started
     row["index_cpu_s"] = time.process_time() - cpu_started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)  # the forked tokenizer, once joined
-    row["helper_cpu_s"] = after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime
+    row["workers_cpu_s"] = after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime
     row["peak_mb"] = _status_mb("VmHWM:")
     retriever.close()
     return row
@@ -186,7 +188,7 @@ def main() -> None:
     )
     load = os.getloadavg()[0]
     print(f"load average at start {load:.1f} on {os.cpu_count()} CPUs")
-    header = ["chunks", "index s", "cpu s", "helper s", "before MB", "peak MB", "target"]
+    header = ["chunks", "index s", "cpu s", "workers s", "before MB", "peak MB", "target"]
     print(f"{'system':14s} " + " ".join(f"{h:>10s}" for h in header))
     for system in args.systems:
         command = [sys.executable, __file__, "--one", system, "--fixture", fixture_dir]
@@ -211,7 +213,7 @@ def main() -> None:
             verdict = "missed" if verdict == "met" and row["index_s"] > target else verdict
         print(
             f"{system:14s} {row['chunks']:10.0f} {row['index_s']:10.1f} {row['index_cpu_s']:10.1f} "
-            f"{row['helper_cpu_s']:10.1f} {row['before_mb']:10.0f} {row['peak_mb']:10.0f} "
+            f"{row['workers_cpu_s']:10.1f} {row['before_mb']:10.0f} {row['peak_mb']:10.0f} "
             f"{verdict:>10s}"
         )
     print(f"load average at end {os.getloadavg()[0]:.1f}")
