@@ -8,10 +8,14 @@ The reference is the same store indexed by one process; the hits, scores and FTS
 from __future__ import annotations
 
 import multiprocessing
+import sqlite3
 from collections.abc import Sequence
+from pathlib import Path
 
+import pandas as pd
 import pytest
 
+from evalkit.evaluate import evaluate
 from evalkit.fixtures import generate_fixture
 from evalkit.fixtures.schema import Chunk
 from evalkit.systems import store as store_module
@@ -128,3 +132,26 @@ def test_fts5_varints_round_trip() -> None:
     assert store_module._varints([300]) == bytes([0x82, 0x2C])  # SQLite's documented form
     with pytest.raises(ValueError, match="out of range"):
         store_module._varints([2**56])
+
+
+def test_ranges_inside_evaluate_workers_give_the_serial_evaluation(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # evaluate(workers=2) forks one worker per system run; a lexical index there forks its
+    # ranges in turn. Per-query values and rankings are those of one process doing it all.
+    fixture = generate_fixture(9, documents=150, chunks_per_document=4, queries=40)
+    serial = evaluate(fixture, ["lexical", "hybrid"], repeats=2)
+    _shards(monkeypatch, 2, rows=100)
+    absorb, log = store_module._absorb_shard, tmp_path / "absorbed"
+
+    def logged(db: sqlite3.Connection, path: Path) -> bool:  # in the workers: a file says so
+        with log.open("a") as out:
+            out.write("range\n")
+        return absorb(db, path)
+
+    monkeypatch.setattr(store_module, "_absorb_shard", logged)
+    apart = evaluate(fixture, ["lexical", "hybrid"], repeats=2, workers=2)
+    assert log.read_text().count("range") == 4  # 2 systems x 2 repeats, a second range each
+    pd.testing.assert_frame_equal(apart.per_query, serial.per_query, check_exact=True)
+    pd.testing.assert_frame_equal(apart.rankings, serial.rankings, check_exact=True)
+    assert len(serial.rankings) > 500
