@@ -22,6 +22,8 @@ multi-line strings as literal blocks and :class:`FlowList` inline.
 
 from __future__ import annotations
 
+import multiprocessing
+import multiprocessing.connection
 import re
 from collections.abc import Callable, Iterator
 from typing import Any, Final
@@ -45,6 +47,7 @@ from evalkit.inputs import MAX_DEPTH
 
 __all__ = [
     "MAX_INT_DIGITS",
+    "SPLIT_FROM",
     "FlowList",
     "StrictLoader",
     "bounded_int",
@@ -249,14 +252,84 @@ def load_strict_shallow(
     use_c = yaml.__with_libyaml__ if libyaml is None else libyaml and yaml.__with_libyaml__
     located = StrictLoader if use_c else _PURE_STRICT
     if events and _EVENT_PATH_SOUND:
-        loader = located(text)
+        if len(text) >= SPLIT_FROM:
+            items = _items_in_two_processes(text, located)
+            if items is not None:
+                return items, True
         try:
-            return _build_from_events(loader), True
+            return _events_data(text, located), True
         except (_Located, yaml.YAMLError, ValueError):
             pass
-        finally:
-            loader.dispose()
     return yaml.load(text, Loader=located), False  # a SafeLoader subclass
+
+
+#: Characters from which :func:`load_strict` parses a top-level list in two processes.
+SPLIT_FROM: Final = 4_000_000
+
+
+def _events_data(text: str, located: type[yaml.SafeLoader]) -> Any:
+    loader = located(text)
+    try:
+        return _build_from_events(loader)
+    finally:
+        loader.dispose()
+
+
+def _items_in_two_processes(text: str, located: type[yaml.SafeLoader]) -> list[Any] | None:
+    """The items of ``text``'s top-level block list, its second half parsed by a forked process
+    (``fork`` only), or None when that does not apply; the caller then parses ``text`` whole.
+
+    ``text`` is cut before a line that begins with ``- `` (past the middle). Every line of a
+    top-level item but its first is indented, except the lines of a quoted scalar or a flow
+    collection that spans lines; a cut inside one of those leaves the first part unterminated,
+    which then fails to parse. So when both parts parse, on the event path, to lists, they are
+    the items before and after the cut, and their concatenation is the data of ``text``.
+    Anything else (no cut, either part failing or not a list, the process failing) gives None:
+    the whole text's parse reports any problem, with its line and column.
+    """
+    cut = text.find("\n- ", len(text) // 2) + 1
+    if not cut or "fork" not in multiprocessing.get_all_start_methods():
+        return None
+    if multiprocessing.current_process().daemon:
+        return None
+    context = multiprocessing.get_context("fork")
+    receive, send = context.Pipe(duplex=False)
+    child = context.Process(
+        target=_send_items, args=(text, cut, located, send), daemon=True
+    )  # forked: it has ``text`` already
+    child.start()
+    send.close()
+    try:
+        try:
+            first = _events_data(text[:cut], located)
+        except (_Located, yaml.YAMLError, ValueError):
+            return None
+        try:
+            second = receive.recv()
+        except EOFError:
+            return None
+        if not isinstance(first, list) or not isinstance(second, list):
+            return None
+        first.extend(second)
+        return first
+    finally:
+        if child.is_alive():
+            child.kill()
+        child.join()
+        receive.close()
+
+
+def _send_items(
+    text: str, cut: int, located: type[yaml.SafeLoader], send: multiprocessing.connection.Connection
+) -> None:
+    """In :func:`_items_in_two_processes`' forked process: send the data of ``text[cut:]``, or
+    None when it does not parse on the event path."""
+    try:
+        data = _events_data(text[cut:], located)
+    except BaseException:  # told as None: the parent then parses the whole text
+        data = None
+    send.send(data)
+    send.close()
 
 
 def _build_from_events(loader: yaml.SafeLoader) -> Any:
