@@ -13,7 +13,10 @@ Two readers:
   itself (a syntax error, a repeated key, an anchor or alias, an explicit tag, a merge key, a
   non-string key, deep nesting, more than one document) sends the file back through the located
   PyYAML loader, so errors, their line and column, and the data are exactly those of
-  ``yaml.load(text, Loader=StrictLoader)``.
+  ``yaml.load(text, Loader=StrictLoader)``. A text of at least ``SPLIT_FROM`` characters (a
+  fixture's list of 100,000 chunks is 38 MB) is cut before a line beginning ``- `` past its
+  middle and the second part parsed by a forked process, the two lists then joined; when that
+  cannot be vouched for, the text is parsed whole (:func:`split_items`).
 
 :func:`dump_yaml` writes block-style YAML by feeding events straight to PyYAML's emitter (the C
 emitter when available): the same bytes as ``yaml.dump`` with a representer that writes
@@ -23,10 +26,11 @@ multi-line strings as literal blocks and :class:`FlowList` inline.
 from __future__ import annotations
 
 import multiprocessing
-import multiprocessing.connection
 import re
 from collections.abc import Callable, Iterator
-from typing import Any, Final
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
+from typing import Any, Final, Generic, TypeVar
 
 import yaml
 from yaml.events import (
@@ -49,6 +53,7 @@ __all__ = [
     "MAX_INT_DIGITS",
     "SPLIT_FROM",
     "FlowList",
+    "SplitItems",
     "StrictLoader",
     "bounded_int",
     "compose_and_load",
@@ -56,6 +61,7 @@ __all__ = [
     "duplicate_keys",
     "load_strict",
     "load_strict_shallow",
+    "split_items",
     "syntax_problem",
     "yaml_error_place",
 ]
@@ -253,9 +259,11 @@ def load_strict_shallow(
     located = StrictLoader if use_c else _PURE_STRICT
     if events and _EVENT_PATH_SOUND:
         if len(text) >= SPLIT_FROM:
-            items = _items_in_two_processes(text, located)
-            if items is not None:
-                return items, True
+            split = split_items(text, _same, libyaml=libyaml)
+            if split is not None:
+                rest = split.rest()
+                if rest is not None:
+                    return [*split.first, *rest], True
         try:
             return _events_data(text, located), True
         except (_Located, yaml.YAMLError, ValueError):
@@ -266,6 +274,12 @@ def load_strict_shallow(
 #: Characters from which :func:`load_strict` parses a top-level list in two processes.
 SPLIT_FROM: Final = 4_000_000
 
+PartT = TypeVar("PartT")
+
+
+def _same(items: list[Any]) -> list[Any]:
+    return items
+
 
 def _events_data(text: str, located: type[yaml.SafeLoader]) -> Any:
     loader = located(text)
@@ -275,60 +289,91 @@ def _events_data(text: str, located: type[yaml.SafeLoader]) -> Any:
         loader.dispose()
 
 
-def _items_in_two_processes(text: str, located: type[yaml.SafeLoader]) -> list[Any] | None:
-    """The items of ``text``'s top-level block list, its second half parsed by a forked process
-    (``fork`` only), or None when that does not apply; the caller then parses ``text`` whole.
+class SplitItems(Generic[PartT]):
+    """A top-level list parsed in two parts: :attr:`first`, the items before the cut, parsed
+    here; :meth:`rest`, what a forked process made of the items after it."""
 
-    ``text`` is cut before a line that begins with ``- `` (past the middle). Every line of a
+    def __init__(self, first: list[Any], process: BaseProcess, receive: Connection) -> None:
+        self.first = first
+        self._process, self._receive = process, receive
+
+    def rest(self) -> PartT | None:
+        """The forked process's result (waiting for it), or None when its part did not parse
+        to a list or its work failed: then parse the text whole."""
+        try:
+            outcome: tuple[bool, Any] = self._receive.recv()
+        except EOFError:
+            outcome = (False, None)
+        finally:
+            self.close()
+        ok, value = outcome
+        return value if ok else None
+
+    def close(self) -> None:
+        if self._process.is_alive():
+            self._process.kill()
+        self._process.join()
+        self._receive.close()
+
+
+def split_items(
+    text: str, work: Callable[[list[Any]], PartT], *, libyaml: bool | None = None
+) -> SplitItems[PartT] | None:
+    """``text``'s top-level block list in two parts, the second parsed and given to ``work`` by
+    a forked process (``fork`` only); None when that does not apply, and the caller then
+    parses ``text`` whole (:func:`load_strict`), which reports any problem with its place.
+
+    ``text`` is cut before a line that begins with ``- `` past its middle. Every line of a
     top-level item but its first is indented, except the lines of a quoted scalar or a flow
     collection that spans lines; a cut inside one of those leaves the first part unterminated,
     which then fails to parse. So when both parts parse, on the event path, to lists, they are
-    the items before and after the cut, and their concatenation is the data of ``text``.
-    Anything else (no cut, either part failing or not a list, the process failing) gives None:
-    the whole text's parse reports any problem, with its line and column.
+    the items before and after the cut: together, the data of ``text``. A first part that does
+    not parse to a list gives None; a second one, ``rest() is None``.
     """
+    use_c = yaml.__with_libyaml__ if libyaml is None else libyaml and yaml.__with_libyaml__
+    located = StrictLoader if use_c else _PURE_STRICT
     cut = text.find("\n- ", len(text) // 2) + 1
-    if not cut or "fork" not in multiprocessing.get_all_start_methods():
+    if not cut or not _EVENT_PATH_SOUND or "fork" not in multiprocessing.get_all_start_methods():
         return None
     if multiprocessing.current_process().daemon:
         return None
     context = multiprocessing.get_context("fork")
     receive, send = context.Pipe(duplex=False)
-    child = context.Process(
-        target=_send_items, args=(text, cut, located, send), daemon=True
-    )  # forked: it has ``text`` already
-    child.start()
+    process = context.Process(  # forked: it has ``text`` and ``work`` already
+        target=_parse_rest, args=(text, cut, located, work, send), daemon=True
+    )
+    process.start()
     send.close()
+    split: SplitItems[PartT] = SplitItems([], process, receive)
     try:
-        try:
-            first = _events_data(text[:cut], located)
-        except (_Located, yaml.YAMLError, ValueError):
-            return None
-        try:
-            second = receive.recv()
-        except EOFError:
-            return None
-        if not isinstance(first, list) or not isinstance(second, list):
-            return None
-        first.extend(second)
-        return first
-    finally:
-        if child.is_alive():
-            child.kill()
-        child.join()
-        receive.close()
+        first = _events_data(text[:cut], located)
+    except (_Located, yaml.YAMLError, ValueError):
+        first = None
+    if not isinstance(first, list):
+        split.close()
+        return None
+    split.first = first
+    return split
 
 
-def _send_items(
-    text: str, cut: int, located: type[yaml.SafeLoader], send: multiprocessing.connection.Connection
+def _parse_rest(
+    text: str,
+    cut: int,
+    located: type[yaml.SafeLoader],
+    work: Callable[[list[Any]], Any],
+    send: Connection,
 ) -> None:
-    """In :func:`_items_in_two_processes`' forked process: send the data of ``text[cut:]``, or
-    None when it does not parse on the event path."""
+    """In :func:`split_items`' forked process: send ``(True, work(items))`` for the items of
+    ``text[cut:]``, or ``(False, None)`` when they do not parse to a list or ``work`` fails."""
     try:
-        data = _events_data(text[cut:], located)
-    except BaseException:  # told as None: the parent then parses the whole text
-        data = None
-    send.send(data)
+        items = _events_data(text[cut:], located)
+        outcome = (True, work(items)) if isinstance(items, list) else (False, None)
+    except BaseException:  # told as a failure: the parent then parses the whole text
+        outcome = (False, None)
+    try:
+        send.send(outcome)
+    except Exception:  # a result that cannot be pickled
+        send.send((False, None))
     send.close()
 
 

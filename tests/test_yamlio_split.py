@@ -67,12 +67,23 @@ def test_a_split_parse_gives_what_the_whole_parse_gives(text: str) -> None:
 
 def test_a_list_is_split_and_the_halves_joined() -> None:
     text = ITEMS * 50
-    items = yamlio._items_in_two_processes(text, yamlio.StrictLoader)
-    assert items == yaml.load(text, Loader=yamlio.StrictLoader)
-    assert len(items) == 300
+    split = yamlio.split_items(text, len)  # the forked process's work: count its items
+    assert split is not None
+    rest = split.rest()
+    assert rest is not None
+    assert split.first == yaml.load(text, Loader=yamlio.StrictLoader)[: len(split.first)]
+    assert len(split.first) + rest == 300
+    assert 100 < rest < 200  # cut near the middle
     # A cut inside a quoted scalar leaves the first part unterminated: no split, whole parse.
     quoted = '- id: q\n  text: "double\n' + "- quoted\n" * 12 + '  end"\n'
-    assert yamlio._items_in_two_processes(quoted, yamlio.StrictLoader) is None
+    assert yamlio.split_items(quoted, len) is None
+    # A second part that fails to parse, or work that fails, is told by rest() as None.
+    broken = yamlio.split_items(text + "- id: x\n  id: y\n", len)
+    assert broken is not None
+    assert broken.rest() is None
+    failing = yamlio.split_items(text, lambda items: 1 / 0)
+    assert failing is not None
+    assert failing.rest() is None
 
 
 items = st.lists(
