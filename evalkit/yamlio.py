@@ -310,6 +310,7 @@ class SplitItems(Generic[PartT]):
         return value if ok else None
 
     def close(self) -> None:
+        """End the forked process if it still runs; safe to call twice."""
         if self._process.is_alive():
             self._process.kill()
         self._process.join()
@@ -349,6 +350,9 @@ def split_items(
         first = _events_data(text[:cut], located)
     except (_Located, yaml.YAMLError, ValueError):
         first = None
+    except BaseException:
+        split.close()
+        raise
     if not isinstance(first, list):
         split.close()
         return None
