@@ -26,6 +26,7 @@ multi-line strings as literal blocks and :class:`FlowList` inline.
 from __future__ import annotations
 
 import multiprocessing
+import os
 import re
 from collections.abc import Callable, Iterator
 from multiprocessing.connection import Connection
@@ -321,8 +322,9 @@ def split_items(
     text: str, work: Callable[[list[Any]], PartT], *, libyaml: bool | None = None
 ) -> SplitItems[PartT] | None:
     """``text``'s top-level block list in two parts, the second parsed and given to ``work`` by
-    a forked process (``fork`` only); None when that does not apply, and the caller then
-    parses ``text`` whole (:func:`load_strict`), which reports any problem with its place.
+    a forked process (``fork`` and two cores only); None when that does not apply, and the
+    caller then parses ``text`` whole (:func:`load_strict`), which reports any problem with its
+    place.
 
     ``text`` is cut before a line that begins with ``- `` past its middle. Every line of a
     top-level item but its first is indented, except the lines of a quoted scalar or a flow
@@ -336,7 +338,7 @@ def split_items(
     cut = text.find("\n- ", len(text) // 2) + 1
     if not cut or not _EVENT_PATH_SOUND or "fork" not in multiprocessing.get_all_start_methods():
         return None
-    if multiprocessing.current_process().daemon:
+    if multiprocessing.current_process().daemon or _cores() < 2:
         return None
     context = multiprocessing.get_context("fork")
     receive, send = context.Pipe(duplex=False)
@@ -358,6 +360,13 @@ def split_items(
         return None
     split.first = first
     return split
+
+
+def _cores() -> int:
+    """The cores this process may run on (one core gains nothing from a second process)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
 
 
 def _parse_rest(

@@ -37,6 +37,7 @@ Data = dict[str, Any]
 
 
 def _outcome(directory: Path, split: bool, monkeypatch: pytest.MonkeyPatch) -> Any:
+    monkeypatch.setattr(yamlio, "_cores", lambda: 2)
     monkeypatch.setattr(yamlio, "SPLIT_FROM", 0 if split else 10**15)
     try:
         fixture = load_fixture(directory)

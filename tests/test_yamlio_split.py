@@ -28,6 +28,7 @@ pytestmark = pytest.mark.skipif(
 @pytest.fixture(autouse=True)
 def _split_everything(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(yamlio, "SPLIT_FROM", 0)
+    monkeypatch.setattr(yamlio, "_cores", lambda: 2)
 
 
 def _assert_same(text: str) -> None:
