@@ -25,6 +25,7 @@ from tqdm import tqdm
 
 from evalkit.errors import EvalkitError, portable_error
 from evalkit.evaluate import SystemsRun, _run_systems, combine_runs
+from evalkit.forking import fork_available
 
 if TYPE_CHECKING:
     from evalkit.fixtures import Fixture
@@ -35,11 +36,6 @@ __all__ = ["fork_available", "run_repeats"]
 
 #: What the forked workers inherit: the fixture and the specs (set only while the pool runs).
 _INHERITED: tuple[Fixture, Sequence[str | Retriever]] | None = None
-
-
-def fork_available() -> bool:
-    """Whether this platform can fork workers."""
-    return "fork" in multiprocessing.get_all_start_methods()
 
 
 def run_repeats(  # noqa: PLR0917 - evaluate's own arguments, in its order

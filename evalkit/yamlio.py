@@ -25,13 +25,9 @@ multi-line strings as literal blocks and :class:`FlowList` inline.
 
 from __future__ import annotations
 
-import multiprocessing
-import os
 import re
 from collections.abc import Callable, Iterator
-from multiprocessing.connection import Connection
-from multiprocessing.process import BaseProcess
-from typing import Any, Final, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
 import yaml
 from yaml.events import (
@@ -47,8 +43,12 @@ from yaml.events import (
     StreamStartEvent,
 )
 
+from evalkit import forking
 from evalkit.errors import Problem
 from evalkit.inputs import MAX_DEPTH
+
+if TYPE_CHECKING:
+    from evalkit.forking import ForkedCall
 
 __all__ = [
     "MAX_INT_DIGITS",
@@ -294,37 +294,29 @@ class SplitItems(Generic[PartT]):
     """A top-level list parsed in two parts: :attr:`first`, the items before the cut, parsed
     here; :meth:`rest`, what a forked process made of the items after it."""
 
-    def __init__(self, first: list[Any], process: BaseProcess, receive: Connection) -> None:
-        self.first = first
-        self._process, self._receive = process, receive
+    def __init__(self, first: list[Any], call: ForkedCall[PartT]) -> None:
+        self.first, self._call = first, call
 
     def rest(self) -> PartT | None:
         """The forked process's result (waiting for it), or None when its part did not parse
         to a list or its work failed: then parse the text whole."""
         try:
-            outcome: tuple[bool, Any] = self._receive.recv()
-        except EOFError:
-            outcome = (False, None)
-        finally:
-            self.close()
-        ok, value = outcome
-        return value if ok else None
+            return self._call.result()
+        except Exception:  # the reason is the whole parse's to report
+            return None
 
     def close(self) -> None:
         """End the forked process if it still runs; safe to call twice."""
-        if self._process.is_alive():
-            self._process.kill()
-        self._process.join()
-        self._receive.close()
+        self._call.close()
 
 
 def split_items(
     text: str, work: Callable[[list[Any]], PartT], *, libyaml: bool | None = None
 ) -> SplitItems[PartT] | None:
     """``text``'s top-level block list in two parts, the second parsed and given to ``work`` by
-    a forked process (``fork`` and two cores only); None when that does not apply, and the
-    caller then parses ``text`` whole (:func:`load_strict`), which reports any problem with its
-    place.
+    a forked process (:func:`~evalkit.forking.can_fork_helpers`); None when that does not
+    apply, and the caller then parses ``text`` whole (:func:`load_strict`), which reports any
+    problem with its place.
 
     ``text`` is cut before a line that begins with ``- `` past its middle. Every line of a
     top-level item but its first is indented, except the lines of a quoted scalar or a flow
@@ -336,18 +328,10 @@ def split_items(
     use_c = yaml.__with_libyaml__ if libyaml is None else libyaml and yaml.__with_libyaml__
     located = StrictLoader if use_c else _PURE_STRICT
     cut = text.find("\n- ", len(text) // 2) + 1
-    if not cut or not _EVENT_PATH_SOUND or "fork" not in multiprocessing.get_all_start_methods():
+    if not cut or not _EVENT_PATH_SOUND or not forking.can_fork_helpers():
         return None
-    if multiprocessing.current_process().daemon or _cores() < 2:
-        return None
-    context = multiprocessing.get_context("fork")
-    receive, send = context.Pipe(duplex=False)
-    process = context.Process(  # forked: it has ``text`` and ``work`` already
-        target=_parse_rest, args=(text, cut, located, work, send), daemon=True
-    )
-    process.start()
-    send.close()
-    split: SplitItems[PartT] = SplitItems([], process, receive)
+    # Forked: the process has ``text`` and ``work`` already.
+    split = SplitItems([], forking.ForkedCall(_parse_rest, text, cut, located, work))
     try:
         first = _events_data(text[:cut], located)
     except (_Located, yaml.YAMLError, ValueError):
@@ -362,32 +346,14 @@ def split_items(
     return split
 
 
-def _cores() -> int:
-    """The cores this process may run on (one core gains nothing from a second process)."""
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
-
-
 def _parse_rest(
-    text: str,
-    cut: int,
-    located: type[yaml.SafeLoader],
-    work: Callable[[list[Any]], Any],
-    send: Connection,
-) -> None:
-    """In :func:`split_items`' forked process: send ``(True, work(items))`` for the items of
-    ``text[cut:]``, or ``(False, None)`` when they do not parse to a list or ``work`` fails."""
-    try:
-        items = _events_data(text[cut:], located)
-        outcome = (True, work(items)) if isinstance(items, list) else (False, None)
-    except BaseException:  # told as a failure: the parent then parses the whole text
-        outcome = (False, None)
-    try:
-        send.send(outcome)
-    except Exception:  # a result that cannot be pickled
-        send.send((False, None))
-    send.close()
+    text: str, cut: int, located: type[yaml.SafeLoader], work: Callable[[list[Any]], PartT]
+) -> PartT:
+    """In :func:`split_items`' forked process: ``work`` on the items of ``text[cut:]``."""
+    items = _events_data(text[cut:], located)
+    if not isinstance(items, list):
+        raise _Located
+    return work(items)
 
 
 def _build_from_events(loader: yaml.SafeLoader) -> Any:

@@ -23,7 +23,7 @@ from test_fixtures_rules import RULE_CASES
 from test_malformed import CASES as MALFORMED_CASES
 from test_malformed import prepare
 
-from evalkit import yamlio
+from evalkit import forking, yamlio
 from evalkit.errors import FixtureError
 from evalkit.fixtures import dump_fixture, generate_fixture, load_fixture
 from evalkit.fixtures.diff import fixture_content_hash
@@ -37,7 +37,7 @@ Data = dict[str, Any]
 
 
 def _outcome(directory: Path, split: bool, monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.setattr(yamlio, "_cores", lambda: 2)
+    monkeypatch.setattr(forking, "usable_cores", lambda: 2)
     monkeypatch.setattr(yamlio, "SPLIT_FROM", 0 if split else 10**15)
     try:
         fixture = load_fixture(directory)

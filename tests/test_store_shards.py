@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from evalkit import forking
 from evalkit.evaluate import evaluate
 from evalkit.fixtures import generate_fixture
 from evalkit.fixtures.schema import Chunk
@@ -55,7 +56,7 @@ def _index(
 
 
 def _shards(monkeypatch: pytest.MonkeyPatch, cores: int, rows: int) -> None:
-    monkeypatch.setattr(store_module, "_cores", lambda: cores)
+    monkeypatch.setattr(forking, "usable_cores", lambda: cores)
     monkeypatch.setattr(store_module, "SHARD_MIN", rows)
     monkeypatch.setattr(store_module, "BATCH", 150)  # several batches per range
 
@@ -75,7 +76,7 @@ def test_ranges_indexed_apart_give_the_one_process_index(
 
 
 def test_too_few_rows_per_core_stay_in_one_process(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(store_module, "_cores", lambda: 8)
+    monkeypatch.setattr(forking, "usable_cores", lambda: 8)
     monkeypatch.setattr(store_module, "SHARD_MIN", 100)
     assert store_module._shard_bounds(250) == [0, 125, 250]
     assert store_module._shard_bounds(199) == [0, 199]
@@ -90,7 +91,7 @@ def test_too_few_rows_per_core_stay_in_one_process(monkeypatch: pytest.MonkeyPat
         8750,
         10_000,
     ]
-    monkeypatch.setattr(store_module, "_cores", lambda: 1)
+    monkeypatch.setattr(forking, "usable_cores", lambda: 1)
     assert store_module._shard_bounds(10_000) == [0, 10_000]
 
 

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_yamlio_strict import EDGE_CASES, _outcome
 
-from evalkit import yamlio
+from evalkit import forking, yamlio
 
 pytestmark = pytest.mark.skipif(
     "fork" not in multiprocessing.get_all_start_methods(), reason="the second half is forked"
@@ -28,7 +28,7 @@ pytestmark = pytest.mark.skipif(
 @pytest.fixture(autouse=True)
 def _split_everything(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(yamlio, "SPLIT_FROM", 0)
-    monkeypatch.setattr(yamlio, "_cores", lambda: 2)
+    monkeypatch.setattr(forking, "usable_cores", lambda: 2)
 
 
 def _assert_same(text: str) -> None:

@@ -61,14 +61,12 @@ from __future__ import annotations
 import functools
 import itertools
 import multiprocessing
-import os
 import shutil
 import sqlite3
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
-from multiprocessing.connection import Connection
 from multiprocessing.sharedctypes import Synchronized
 from pathlib import Path
 from types import TracebackType
@@ -77,6 +75,7 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
+from evalkit import forking
 from evalkit.fixtures.records import RecordTable
 from evalkit.systems.progress import chunk_bar
 from evalkit.systems.protocol import ChunkLike, Hit, TextRetriever
@@ -380,23 +379,12 @@ def _insert_terms(
 
 def _shard_bounds(count: int) -> list[int]:
     """``[0, ..., count]``: the row ranges :meth:`ChunkStore.index_texts` indexes side by side,
-    one per core with at least ``SHARD_MIN`` rows each (one range where ``fork`` is missing or
-    this process may not have children)."""
-    shards = min(_cores(), count // SHARD_MIN)
-    if (
-        shards < 2
-        or "fork" not in multiprocessing.get_all_start_methods()
-        or multiprocessing.current_process().daemon
-    ):
+    one per core with at least ``SHARD_MIN`` rows each (one range where no helper can be
+    forked, :func:`~evalkit.forking.can_fork_helpers`)."""
+    shards = min(forking.usable_cores(), count // SHARD_MIN)
+    if shards < 2 or not forking.can_fork_helpers():
         return [0, count]
     return [count * i // shards for i in range(shards + 1)]
-
-
-def _cores() -> int:
-    """The cores this process may run on."""
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
 
 
 class _Shard:
@@ -404,15 +392,9 @@ class _Shard:
 
     def __init__(self, rows: _Rows, path: Path) -> None:
         self.rows, self.path = rows, path
-        context = multiprocessing.get_context("fork")
-        self._counter: Synchronized[int] = context.Value("q", 0)
-        self._result, send = context.Pipe(duplex=False)
+        self._counter: Synchronized[int] = multiprocessing.get_context("fork").Value("q", 0)
         # Forked: the child has the texts and ``terms_of`` already; nothing is pickled to it.
-        self.process = context.Process(
-            target=_build_shard, args=(rows, path, self._counter, send), daemon=True
-        )
-        self.process.start()
-        send.close()
+        self._call = forking.ForkedCall(_build_shard, rows, path, self._counter)
 
     def done(self) -> int:
         """Rows indexed so far."""
@@ -420,51 +402,28 @@ class _Shard:
 
     def wait(self, tick: Callable[[], None]) -> None:
         """Wait for the shard, calling ``tick`` about every 0.2 s; raise what it raised."""
-        while not self._result.poll(0.2):
-            tick()
-        try:
-            outcome = self._result.recv()
-        except EOFError:
-            outcome = RuntimeError(
-                f"indexing rows {self.rows.lo + 1}-{self.rows.hi}: the worker process exited "
-                f"with code {self.process.exitcode} before it finished"
-            )
-        self.process.join()
-        if isinstance(outcome, BaseException):
-            raise outcome
+        self._call.result(tick)
 
     def stop(self) -> None:
-        """End the process if it still runs (after an error here) and close the pipe."""
-        if self.process.is_alive():
-            self.process.kill()
-        self.process.join()
-        self._result.close()
+        """End the process if it still runs (after an error here)."""
+        self._call.close()
 
 
-def _build_shard(rows: _Rows, path: Path, counter: Synchronized[int], result: Connection) -> None:
+def _build_shard(rows: _Rows, path: Path, counter: Synchronized[int]) -> None:
     """In a forked :class:`_Shard`: index ``rows`` into a new database at ``path`` (the FTS5
-    table alone, with the store's settings), then send ``None`` or the error."""
+    table alone, with the store's settings)."""
 
     def done(count: int) -> None:
         with counter.get_lock():
             counter.value += count
 
-    outcome: BaseException | None = None
-    try:
-        db = _connect(path)
-        db.execute(_FTS5_TABLE)
-        _configure_fts5(db)
-        with db:
-            _insert_terms(db, rows, done)
-            db.execute(_OPTIMIZE)
-        db.close()
-    except BaseException as error:  # sent to the parent, which raises it
-        outcome = error
-    try:
-        result.send(outcome)
-    except Exception:  # an error that cannot be pickled: its type and message
-        result.send(RuntimeError(f"{type(outcome).__name__}: {outcome}"))
-    result.close()
+    db = _connect(path)
+    db.execute(_FTS5_TABLE)
+    _configure_fts5(db)
+    with db:
+        _insert_terms(db, rows, done)
+        db.execute(_OPTIMIZE)
+    db.close()
 
 
 # FTS5's records (``fts5_index.c``): %_data row 1 holds the averages (varints: the number of
