@@ -96,17 +96,10 @@ def index_terms(text: str) -> str:
         text = unicodedata.normalize("NFKC", text)
     normalized = text.lower()
     words = _LATIN_RUN_RE.findall(normalized)
-    forms = _FORMS
-    try:  # the common case at scale: every word seen before, so no set of words is built
-        parts = list(filter(None, map(forms.__getitem__, words)))
+    try:  # the common case at scale: every word seen before
+        parts = list(filter(None, map(_FORMS.__getitem__, words)))
     except KeyError:
-        missing = [w for w in set(words) if w not in forms]
-        if len(forms) + len(missing) > _FORMS_LIMIT:
-            forms.clear()  # then every word of this text is missing, not only the new ones
-            missing = list(set(words))
-        for word in missing:
-            forms[word] = "" if word in STOPWORDS else _stem(word)
-        parts = list(filter(None, map(forms.__getitem__, words)))
+        parts = list(filter(None, map(_form, words)))
     if _CJK_RE.search(normalized):
         for run in _CJK_RUN_RE.findall(normalized):
             if len(run) == 1:
@@ -241,7 +234,8 @@ def _index_terms_vectorized(texts: Sequence[str]) -> list[str]:
 
 
 def _form(word: str) -> str:
-    """A Latin run's index term ("" for a stop word), through :func:`index_terms`' cache."""
+    """A Latin run's index term ("" for a stop word), through the cache of forms (cleared when
+    it holds ``_FORMS_LIMIT`` of them)."""
     form = _FORMS.get(word)
     if form is None:
         if len(_FORMS) >= _FORMS_LIMIT:
