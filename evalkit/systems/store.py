@@ -58,7 +58,6 @@ same (``tests/test_store_bulk.py``).
 
 from __future__ import annotations
 
-import functools
 import itertools
 import multiprocessing
 import shutil
@@ -130,8 +129,8 @@ CREATE TABLE chunk_vectors (
 class ChunkStore:
     """Chunks under their stable IDs in a temporary SQLite database.
 
-    ``add`` stores chunks in the given order; ``index_terms`` fills the FTS5 table from a
-    tokenizer; ``put_vectors``/``vectors`` keep one sparse float64 matrix per named vector space
+    ``add`` stores chunks in the given order; ``index_texts`` fills the FTS5 table from their
+    texts and a tokenizer; ``put_vectors``/``vectors`` keep one sparse float64 matrix per named vector space
     (each row stored as its non-zero dimensions and weights).
     """
 
@@ -194,14 +193,6 @@ class ChunkStore:
         ]
 
     # lexical ---------------------------------------------------------------------------------
-    def index_terms(self, tokenizer: Callable[[str], list[str]]) -> None:
-        """Fill the FTS5 table with the tokenized title and text of every chunk."""
-        rows = self._db.execute("SELECT title, text FROM chunks ORDER BY rowid").fetchall()
-        self.index_texts(
-            [f"{title}\n{text}" for title, text in rows],
-            functools.partial(_each, lambda text: " ".join(tokenizer(text))),
-        )
-
     def index_texts(
         self, texts: Sequence[str], terms_of: Callable[[Sequence[str]], list[str]]
     ) -> None:
@@ -332,11 +323,6 @@ def chunk_texts(chunks: Sequence[ChunkLike]) -> list[str]:
         texts: list[str] = joined.to_pylist()
         return texts
     return [f"{chunk.title}\n{chunk.text}" for chunk in chunks]
-
-
-def _each(terms_of: Callable[[str], str], texts: Sequence[str]) -> list[str]:
-    """A per-text ``terms_of`` applied to a batch (for :meth:`ChunkStore.index_texts`)."""
-    return [terms_of(text) for text in texts]
 
 
 def _connect(path: Path) -> sqlite3.Connection:
