@@ -10,8 +10,10 @@ profile's count under ``make fuzz``.
 from __future__ import annotations
 
 import copy
+import importlib.util
 import os
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -122,3 +124,14 @@ def make_fixture(tmp_path: Path, tiny_data: dict[str, Any]) -> Any:
         return write_fixture(tmp_path / f"fixture-{next(counter)}", data)
 
     return make
+
+
+def load_benchmark(file_name: str) -> ModuleType:
+    """A script of ``benchmarks/`` imported as a module (they are scripts, not a package)."""
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / file_name
+    spec = importlib.util.spec_from_file_location(f"{path.stem}_under_test", path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

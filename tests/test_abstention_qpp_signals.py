@@ -10,23 +10,15 @@ the reranked scores of ``search``) are read from that component, not from the si
 
 from __future__ import annotations
 
-import importlib.util
-import math
-from pathlib import Path
 from types import ModuleType
 
 import numpy as np
 import pytest
+from conftest import load_benchmark
 from scipy.optimize import check_grad
 from system_inputs import Query
+from test_abstention_signals import _idf
 from test_rerank_abstention import _reranker
-
-BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "abstention_signals.py"
-
-
-def _idf(df: int, n: int = 5) -> float:
-    """BM25's IDF, written out again: log(1 + (N - df + 0.5) / (df + 0.5))."""
-    return math.log(1 + (n - df + 0.5) / (df + 0.5))
 
 
 def test_unseen_share_weighs_an_unknown_word_at_the_largest_idf() -> None:
@@ -117,22 +109,13 @@ def test_same_language_compares_the_best_candidate_with_the_query() -> None:
         reranker.close()
 
 
-def _bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("abstention_signals_under_test", BENCH)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def _set(bench: ModuleType, signals: np.ndarray, answerable: np.ndarray) -> object:
     n = len(answerable)
     return bench._Set(answerable, np.zeros(n, dtype=bool), signals, np.array(["en"] * n))
 
 
 def test_logistic_combination_follows_the_informative_signal() -> None:
-    bench = _bench()
+    bench = load_benchmark("abstention_signals.py")
     rng = np.random.default_rng(0)
     answerable = np.arange(200) % 3 != 0
     # Column 0 tells the classes apart up to noise; column 1 is noise.
@@ -151,7 +134,7 @@ def test_logistic_combination_follows_the_informative_signal() -> None:
 
 
 def test_logistic_combination_weighs_every_set_the_same() -> None:
-    bench = _bench()
+    bench = load_benchmark("abstention_signals.py")
     # A large set where the signal points one way and a small one where it points the other:
     # weighed per query the large set would win; weighed per set they cancel.
     large_y = np.arange(400) % 2 == 0
@@ -167,7 +150,7 @@ def test_logistic_combination_weighs_every_set_the_same() -> None:
 def test_logistic_gradient_matches_the_loss() -> None:
     # The L-BFGS fit takes an analytic gradient; check it against finite differences through
     # the same objective (scipy.optimize.check_grad).
-    bench = _bench()
+    bench = load_benchmark("abstention_signals.py")
     rng = np.random.default_rng(1)
     z = rng.normal(0, 1, (50, 3))
     y = (rng.random(50) < 0.5).astype(float)
@@ -178,7 +161,7 @@ def test_logistic_gradient_matches_the_loss() -> None:
 
 
 def test_folds_are_shared_by_sets_of_the_same_queries() -> None:
-    bench = _bench()
+    bench = load_benchmark("abstention_signals.py")
     # dev and dev-noalias are the same 85 queries in the same order: the same folds, so no
     # query is fitted on through its copy in the other set.
     a = _set(bench, np.zeros((85, 1)), np.ones(85, dtype=bool))
@@ -190,7 +173,7 @@ def test_folds_are_shared_by_sets_of_the_same_queries() -> None:
 
 
 def test_out_of_fold_log_odds_come_from_models_that_did_not_see_the_query() -> None:
-    bench = _bench()
+    bench = load_benchmark("abstention_signals.py")
     # Fold 0's labels are told by signal A alone, the other folds' by signal B alone (each 0
     # elsewhere). A model fitted on every query scores fold 0 perfectly through A; the models
     # that score fold 0 out of fold never saw A vary (0 on their rows), so they give all of

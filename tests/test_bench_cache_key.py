@@ -3,26 +3,15 @@ fixture cached by an older generator is never read, and not with its comments or
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
-from types import ModuleType
+
+from conftest import load_benchmark
 
 import evalkit.fixtures.generate as generate_module
 
-BENCH_INDEX = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_index.py"
-
-
-def _bench_index() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_index_under_test", BENCH_INDEX)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
 
 def test_cache_key_follows_the_generator_code_only(tmp_path: Path) -> None:
-    bench = _bench_index()
+    bench = load_benchmark("bench_index.py")
     source = Path(generate_module.__file__).read_text(encoding="utf-8")
     original = tmp_path / "original.py"
     original.write_text(source, encoding="utf-8")
