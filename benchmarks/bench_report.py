@@ -57,7 +57,8 @@ REPO = Path(__file__).resolve().parent.parent
 TARGET_S = 8.0
 
 _PHASES = r"""
-import json, sys, time
+import atexit, json, shutil, sys, tempfile, time
+from pathlib import Path
 
 fixture_dir, executed_path = sys.argv[1], sys.argv[2]
 times = {}
@@ -110,9 +111,8 @@ def evaluation():  # in the command's own process, while the kernel starts
     load_saved_report(saved)
     return result, report, load_evaluation(saved, fixture)  # the kernel's copy
 
-import tempfile
-from pathlib import Path
-folder = tempfile.mkdtemp(prefix="bench-report-")
+folder = tempfile.mkdtemp(prefix="bench-report-")  # the saved evaluation: removed at exit
+atexit.register(shutil.rmtree, folder, ignore_errors=True)
 result, report, ev = timed("evaluation", evaluation)
 
 def helper():  # what the forked helper does while the kernel runs the first cells

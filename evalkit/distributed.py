@@ -44,6 +44,7 @@ from evalkit.measures.ranking import Duplicates, Ties, TrecVersion
 from evalkit.measures.stream import JudgedPiece, QrelsIndex, combine_pieces, judge_block
 
 if TYPE_CHECKING:
+    from evalkit.evaluate import SystemsRun
     from evalkit.fixtures import Fixture
     from evalkit.systems.protocol import Retriever
 
@@ -303,24 +304,20 @@ def _run_one(  # noqa: PLR0917 - called positionally by client.submit only
     k: int,
     repeat: int,
     concurrency: int,
-) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
+) -> SystemsRun:
     """On a worker: one system (or one query shard of it) through ``evaluate``'s own loop."""
-    from evalkit.evaluate import _run_systems
+    from evalkit.evaluate import run_one_system
     from evalkit.systems.reference import resolve_system
 
-    notes: dict[str, dict[str, Any]] = {}
     try:
         system: Any = resolve_system(spec.value, where=where)
-        view = fixture
-        if lo is not None:
-            system = _Shard(system, fixture.queries)
-            view = fixture.model_copy(update={"queries": fixture.queries[lo:hi]})
-        rankings, latency, definitions = _run_systems(
-            view, [system], k, repeat, False, concurrency, notes
-        )
     except EvalkitError as error:
-        raise portable_error(error, str(error).replace("system #1 of 1", where)) from None
-    return rankings, latency, definitions, notes
+        raise portable_error(error) from None
+    view = fixture
+    if lo is not None:
+        system = _Shard(system, fixture.queries)
+        view = fixture.model_copy(update={"queries": fixture.queries[lo:hi]})
+    return run_one_system(view, system, where, k, repeat, concurrency)
 
 
 class _Shard:

@@ -41,7 +41,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from evalkit.canonical import canonical_hash
-from evalkit.errors import DeterminismError, InputError
+from evalkit.errors import DeterminismError, EvalkitError, InputError, portable_error
 from evalkit.fixtures.rules import safe_id
 from evalkit.measures import aggregate, parse_measure, score
 from evalkit.names import check_name
@@ -398,6 +398,22 @@ def _run_systems(  # noqa: PLR0917 - private helper, called positionally from ev
 
 SystemsRun = tuple[pd.DataFrame, pd.DataFrame, dict[str, dict[str, Any]], dict[str, dict[str, Any]]]
 """One repeat's ``(rankings, latency, definitions, notes)`` of some systems."""
+
+
+def run_one_system(  # noqa: PLR0917 - the worker entry points' arguments, in their order
+    fixture: Fixture, system: Any, where: str, k: int, repeat: int, concurrency: int
+) -> SystemsRun:
+    """One system through ``evaluate``'s own loop, in a worker process (:mod:`evalkit.parallel`,
+    :mod:`evalkit.distributed`): its rankings, latency, definitions and notes. An error names
+    the system as ``where`` (``system #N of M``) and survives pickling."""
+    notes: dict[str, dict[str, Any]] = {}
+    try:
+        rankings, latency, definitions = _run_systems(
+            fixture, [system], k, repeat, False, concurrency, notes
+        )
+    except EvalkitError as error:
+        raise portable_error(error, str(error).replace("system #1 of 1", where)) from None
+    return rankings, latency, definitions, notes
 
 
 def combine_runs(parts: Iterable[tuple[int, SystemsRun]]) -> SystemsRun:

@@ -66,6 +66,7 @@ from traitlets import default
 
 from evalkit.artifacts import Artifact, check_output, write_artifacts
 from evalkit.errors import InputError, NotebookError, UnknownNameError
+from evalkit.forking import usable_cores
 from evalkit.handover import (
     VERDICT_PENDING,
     Helper,
@@ -712,7 +713,7 @@ def _report_workers() -> int:
     """Processes for the report's evaluation (:mod:`evalkit.parallel`): this machine's cores
     but one, which the kernel needs while it imports, at most 4. On 2 cores that is 1: two
     workers beside the importing kernel measured slower than one (2.1-2.2 s against 2.0 s)."""
-    return max(1, min(4, (os.cpu_count() or 1) - 1))
+    return max(1, min(4, usable_cores() - 1))
 
 
 VERDICT_PARAMETERS: Final = ("base_system", "n_resamples", "seed", "baseline")

@@ -19,12 +19,11 @@ from __future__ import annotations
 import multiprocessing
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tqdm import tqdm
 
-from evalkit.errors import EvalkitError, portable_error
-from evalkit.evaluate import SystemsRun, _run_systems, combine_runs
+from evalkit.evaluate import SystemsRun, combine_runs, run_one_system
 from evalkit.forking import fork_available
 
 if TYPE_CHECKING:
@@ -57,12 +56,11 @@ def run_repeats(  # noqa: PLR0917 - evaluate's own arguments, in its order
     _INHERITED = (fixture, specs)
     try:
         with ProcessPoolExecutor(
-            max_workers=max(1, min(workers, len(tasks))),
+            max_workers=min(workers, len(tasks)),
             mp_context=multiprocessing.get_context("fork"),
         ) as pool:
             futures = {
-                task: pool.submit(_run_task, task[1], len(specs), k, task[0], concurrency)
-                for task in tasks
+                task: pool.submit(_run_task, task[1], k, task[0], concurrency) for task in tasks
             }
             with tqdm(
                 total=len(tasks), desc="systems x repeats", unit="task", disable=not progress
@@ -84,17 +82,10 @@ def run_repeats(  # noqa: PLR0917 - evaluate's own arguments, in its order
     return runs
 
 
-def _run_task(position: int, n_specs: int, k: int, repeat: int, concurrency: int) -> SystemsRun:
+def _run_task(position: int, k: int, repeat: int, concurrency: int) -> SystemsRun:
     """In a worker: the system at ``position`` (0-based) through ``evaluate``'s own loop."""
     if _INHERITED is None:  # pragma: no cover - only a non-forked worker could get here
         raise RuntimeError("evalkit.parallel: the worker did not inherit the evaluation")
     fixture, specs = _INHERITED
-    notes: dict[str, dict[str, Any]] = {}
-    try:
-        rankings, latency, definitions = _run_systems(
-            fixture, [specs[position]], k, repeat, False, concurrency, notes
-        )
-    except EvalkitError as error:
-        where = f"system #{position + 1} of {n_specs}"
-        raise portable_error(error, str(error).replace("system #1 of 1", where)) from None
-    return rankings, latency, definitions, notes
+    where = f"system #{position + 1} of {len(specs)}"
+    return run_one_system(fixture, specs[position], where, k, repeat, concurrency)

@@ -51,8 +51,11 @@ _RC: Any = _rc_params  # matplotlib's settings, read by their names
 _POINT: Final = 1 / 72  # inches
 _EDGE: Final = 0.12  # inches of free space at the figure's edges
 _MAX_WIDTH: Final = 24.0  # inches: the widest a figure grows for long names
-_LABEL_PAD: Final = 4 * _POINT  # matplotlib's axes.labelpad and axes.titlepad (6 points)
-_TITLE_PAD: Final = 6 * _POINT
+
+
+def _title_pad() -> float:
+    """Matplotlib's gap between a title and its axes (``axes.titlepad``), in inches."""
+    return float(_RC["axes.titlepad"]) * _POINT
 
 
 def uses_log_scale(values: npt.ArrayLike) -> bool:
@@ -123,7 +126,7 @@ def latency_figure(latency: pd.DataFrame, *, systems: Sequence[str]) -> Figure:
         left=names + _tick_room("y") + _EDGE,
         right=_EDGE + 0.1,  # half of the last x tick label
         bottom=_tick_room("x") + _line("xtick.labelsize") + _axis_label_room() + _EDGE,
-        top=_line("axes.titlesize") + _TITLE_PAD + _EDGE,
+        top=_line("axes.titlesize") + _title_pad() + _EDGE,
         wspace=_axis_label_room() + fractions + _tick_room("y") + 0.3,
     )
     return figure
@@ -198,7 +201,7 @@ def paired_difference_figure(
                 axes.set_ylabel("difference")
             axes.set_xlabel(f"{ordered.size} queries, sorted")
     titles = [axes.get_title() for axes in figure.axes]
-    title_room = 3 * _line("small") + _TITLE_PAD
+    title_room = 3 * _line("small") + _title_pad()
     x_label_room = _axis_label_room()
     values = _text_width(["−0.00"], "ytick.labelsize")  # the widest tick labels, at most
     left = _axis_label_room() + values + _tick_room("y") + _EDGE
@@ -278,7 +281,7 @@ def headline_figure(headline: pd.DataFrame, *, base: str, confidence: float = 0.
         left=left,
         right=right,
         bottom=_tick_room("x") + _line("xtick.labelsize") + _axis_label_room() + _EDGE,
-        top=2 * _line("small") + _TITLE_PAD + _EDGE,
+        top=2 * _line("small") + _title_pad() + _EDGE,
         wspace=_title_gap(figure, titles, "small", columns, left + right, minimum=0.2),
     )
     return figure
@@ -341,7 +344,7 @@ def _tick_room(axis: str) -> float:
 
 def _axis_label_room() -> float:
     """One axis label and its padding, inches."""
-    return _line("axes.labelsize") + _LABEL_PAD
+    return _line("axes.labelsize") + float(_RC["axes.labelpad"]) * _POINT
 
 
 def _title_gap(

@@ -130,8 +130,8 @@ class ChunkStore:
     """Chunks under their stable IDs in a temporary SQLite database.
 
     ``add`` stores chunks in the given order; ``index_texts`` fills the FTS5 table from their
-    texts and a tokenizer; ``put_vectors``/``vectors`` keep one sparse float64 matrix per named vector space
-    (each row stored as its non-zero dimensions and weights).
+    texts and a tokenizer; ``put_vectors``/``vectors`` keep one sparse float64 matrix per named
+    vector space (each row stored as its non-zero dimensions and weights).
     """
 
     def __init__(self) -> None:
