@@ -251,25 +251,27 @@ def evaluate(
         from evalkit.distributed import run_systems as run_on_cluster
 
         run_systems = partial(run_on_cluster, connect(client))
-    elif workers > 1 and len(specs) * repeats > 1:
+
+    ran: list[SystemsRun] | None = None  # every repeat, when forked workers ran them
+    if client is None and workers > 1 and len(specs) * repeats > 1:
         from evalkit.parallel import fork_available, run_repeats
 
         if fork_available():
-            runs = iter(run_repeats(fixture, specs, k, repeats, concurrency, workers, progress))
+            ran = run_repeats(fixture, specs, k, repeats, concurrency, workers, progress)
 
-            def next_run(*arguments: Any) -> Any:  # _run_systems' arguments: all ran already
-                rankings, latency, definitions, noted = next(runs)
-                if arguments[-1] is not None:  # the notes to fill
-                    arguments[-1].update(noted)
-                return rankings, latency, definitions
+    def run(repeat: int, filled: dict[str, dict[str, Any]]) -> Any:
+        """Repeat ``repeat`` of every system: rankings, latency, definitions; its notes go
+        into ``filled``."""
+        if ran is None:
+            return run_systems(fixture, specs, k, repeat, progress, concurrency, filled)
+        rankings, latency, definitions, noted = ran[repeat]
+        filled.update(noted)
+        return rankings, latency, definitions
 
-            run_systems = next_run
-    rankings, latency, definitions = run_systems(fixture, specs, k, 0, progress, concurrency, notes)
+    rankings, latency, definitions = run(0, notes)
     latency_frames = [latency]
     for repeat in range(1, repeats):
-        again, latency, definitions_again = run_systems(
-            fixture, specs, k, repeat, progress, concurrency, {}
-        )
+        again, latency, definitions_again = run(repeat, {})
         # Measure values and failures are pure functions of the rankings and the fixture, so
         # equal definitions and rankings (IDs, ranks, scores, grades) mean an equal
         # deterministic projection.
