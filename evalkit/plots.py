@@ -200,13 +200,13 @@ def paired_difference_figure(
             if col == 0:
                 axes.set_ylabel("difference")
             axes.set_xlabel(f"{ordered.size} queries, sorted")
-    titles = [axes.get_title() for axes in figure.axes]
+    title_width = _text_width([axes.get_title() for axes in figure.axes], "small")
     title_room = 3 * _line("small") + _title_pad()
     x_label_room = _axis_label_room()
     values = _text_width(["−0.00"], "ytick.labelsize")  # the widest tick labels, at most
-    left = _axis_label_room() + values + _tick_room("y") + _EDGE
+    left = x_label_room + values + _tick_room("y") + _EDGE
     # long system names: a wider figure (up to _MAX_WIDTH) before titles run into each other
-    needed = cols * (_text_width(titles, "small") + 0.15) + left + _EDGE
+    needed = cols * (title_width + 0.15) + left + _EDGE
     width, height = figure.get_size_inches()
     if needed > width:
         figure.set_size_inches(min(needed, _MAX_WIDTH), height)
@@ -216,7 +216,7 @@ def paired_difference_figure(
         right=_EDGE,
         bottom=x_label_room + _EDGE,
         top=title_room + _EDGE,
-        wspace=_title_gap(figure, titles, "small", cols, left + _EDGE, minimum=0.15),
+        wspace=_title_gap(figure, title_width, cols, left + _EDGE, minimum=0.15),
         hspace=x_label_room + title_room + 0.1,
     )
     return figure
@@ -275,14 +275,14 @@ def headline_figure(headline: pd.DataFrame, *, base: str, confidence: float = 0.
     grid[0, 0].set_ylim(0.4, len(systems) + 0.6)
     left = _text_width(names, "ytick.labelsize") + _tick_room("y") + _EDGE
     right = _EDGE + 0.15  # half of the last x tick label
-    titles = [axes.get_title() for axes in grid[0]]
+    title_width = _text_width([axes.get_title() for axes in grid[0]], "small")
     _place_axes(
         figure,
         left=left,
         right=right,
         bottom=_tick_room("x") + _line("xtick.labelsize") + _axis_label_room() + _EDGE,
         top=2 * _line("small") + _title_pad() + _EDGE,
-        wspace=_title_gap(figure, titles, "small", columns, left + right, minimum=0.2),
+        wspace=_title_gap(figure, title_width, columns, left + right, minimum=0.2),
     )
     return figure
 
@@ -348,20 +348,15 @@ def _axis_label_room() -> float:
 
 
 def _title_gap(
-    figure: Figure,
-    titles: Sequence[str],
-    size: str,
-    columns: int,
-    margins: float,
-    *,
-    minimum: float,
+    figure: Figure, title_width: float, columns: int, margins: float, *, minimum: float
 ) -> float:
-    """The gap between columns of panels (inches) that keeps the widest title clear of its
-    neighbours': at least ``minimum``; ``margins`` are the left and right margins."""
+    """The gap between columns of panels (inches) that keeps the widest title (``title_width``
+    inches) clear of its neighbours': at least ``minimum``; ``margins`` are the left and right
+    margins."""
     if columns < 2:
         return minimum
     available = float(figure.get_size_inches()[0]) - margins
-    needed = columns * _text_width(titles, size) - available
+    needed = columns * title_width - available
     return max(minimum, min(needed, 0.5 * available / (columns - 1)))
 
 
