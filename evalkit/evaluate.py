@@ -547,10 +547,10 @@ def _find_failures(
     fixture: Fixture, rankings: pd.DataFrame, systems: tuple[str, ...]
 ) -> pd.DataFrame:
     near_duplicates = {c.id: c.near_duplicate_of for c in fixture.chunks if c.near_duplicate_of}
-    by_key = {
-        key: list(group["chunk_id"])
-        for key, group in rankings.groupby(["system", "query_id"], sort=False)
-    }
+    by_key: dict[tuple[str, str], list[str]] = {}  # in rank order, as the rows are
+    columns = (rankings[c].tolist() for c in ("system", "query_id", "chunk_id"))
+    for system, query_id, chunk_id in zip(*columns, strict=True):
+        by_key.setdefault((system, query_id), []).append(chunk_id)
     rows: list[tuple[str, str, str, str, str]] = []
     for system in systems:
         for q in fixture.queries:

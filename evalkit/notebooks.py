@@ -54,15 +54,18 @@ import re
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from queue import Empty
 from typing import TYPE_CHECKING, Any, Final
 
 import nbformat
+from jupyter_client.asynchronous.client import AsyncKernelClient
 from jupyter_client.kernelspec import KernelSpec
 from jupyter_client.manager import AsyncKernelManager
-from traitlets import default
+from traitlets import DottedObjectName, Type, default
 
 from evalkit.artifacts import Artifact, check_output, write_artifacts
 from evalkit.errors import InputError, NotebookError, UnknownNameError
@@ -284,13 +287,62 @@ def _curve_available() -> bool:
     return bool(zmq.has("curve"))
 
 
+class _ReadyKernelClient(AsyncKernelClient):
+    """jupyter_client's client, ready as soon as the kernel is.
+
+    jupyter_client's ``wait_for_ready`` asks ``kernel_info`` until the kernel answers on the
+    shell channel and publishes on IOPub, then reads IOPub until it has been silent for 0.2 s:
+    every report would wait that 0.2 s before its first cell. Here the read ends at the
+    ``idle`` status of the answered request, the last message the kernel publishes for it
+    (IOPub keeps a socket's order); the rest is jupyter_client's loop: a kernel that has not
+    answered within 1 s, or whose IOPub stays silent for 0.2 s (not connected yet), is asked
+    again, until ``timeout``.
+    """
+
+    async def wait_for_ready(self, timeout: float | None = None) -> None:
+        deadline = time.monotonic() + (float("inf") if timeout is None else timeout)
+        while True:
+            self.kernel_info()
+            try:
+                reply = await self.shell_channel.get_msg(timeout=1)
+            except Empty:
+                reply = None
+            answered = reply is not None and reply["msg_type"] == "kernel_info_reply"
+            if answered and await self._idle_published(reply["parent_header"].get("msg_id")):
+                self._handle_kernel_info_reply(reply)
+                return
+            if not await self._async_is_alive():
+                raise RuntimeError("Kernel died before replying to kernel_info")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"Kernel didn't respond in {timeout} seconds")
+
+    async def _idle_published(self, request: str | None) -> bool:
+        """Read IOPub up to the ``idle`` status of ``request``; False when IOPub is silent for
+        0.2 s first."""
+        while True:
+            try:
+                message = await self.iopub_channel.get_msg(timeout=0.2)
+            except Empty:
+                return False
+            if (
+                message["msg_type"] == "status"
+                and message["content"].get("execution_state") == "idle"
+                and message["parent_header"].get("msg_id") == request
+            ):
+                return True
+
+
 class _InterpreterKernelManager(AsyncKernelManager):
     """A kernel manager that always runs ipykernel on ``sys.executable`` (see module docs).
 
     The local connection is encrypted with CurveZMQ keys when pyzmq supports it; without
     CurveZMQ (POSIX) the kernel listens on Unix sockets in Jupyter's per-user runtime folder
     instead of unencrypted TCP, which ipykernel would (rightly) warn about on the terminal.
+    Its clients are ``_ReadyKernelClient``.
     """
+
+    client_class = DottedObjectName("evalkit.notebooks._ReadyKernelClient")
+    client_factory = Type(klass=_ReadyKernelClient)
 
     @default("transport_encryption")
     def _default_transport_encryption(self) -> str:

@@ -44,6 +44,33 @@ def test_a_clean_kernel_shutdown_sends_no_interrupt() -> None:
     assert not manager.has_kernel
 
 
+@pytest.mark.slow
+def test_the_ready_kernel_leaves_nothing_of_its_check_on_iopub() -> None:
+    """``wait_for_ready`` reads IOPub up to its own request's idle status, not for 0.2 s of
+    silence: the next request's messages are the first ones left to read."""
+    from evalkit.notebooks import _ReadyKernelClient
+
+    async def first_message_after_ready() -> tuple[object, str, dict[str, object]]:
+        manager = _InterpreterKernelManager()
+        await manager.start_kernel()
+        client = manager.client()
+        client.start_channels()
+        try:
+            await client.wait_for_ready(timeout=60)
+            request = client.execute("1")
+            message = await client.iopub_channel.get_msg(timeout=30)
+            return client, request, message
+        finally:
+            client.stop_channels()
+            await manager.shutdown_kernel(now=True)
+
+    client, request, message = asyncio.run(first_message_after_ready())
+    assert isinstance(client, _ReadyKernelClient)
+    assert message["parent_header"]["msg_id"] == request  # type: ignore[index]
+    assert message["msg_type"] == "status"
+    assert message["content"] == {"execution_state": "busy"}
+
+
 def _notebook(path: Path) -> Path:
     nb = new_notebook()
     nb.cells = [
