@@ -259,10 +259,11 @@ def _fit_model(name: str, fitting: list[_Set]) -> Callable[[_Set], np.ndarray]:
     return per_language
 
 
-def _folds(s: _Set) -> np.ndarray:
-    """Each query's fold (``FOLDS`` folds, seed ``FOLD_SEED``); sets of the same length (``dev``
-    and ``dev-noalias``, the same queries in the same order) get the same folds."""
-    return np.random.default_rng(FOLD_SEED).permutation(len(s.answerable)) % FOLDS
+def _folds(length: int) -> np.ndarray:
+    """The fold of each of ``length`` queries (``FOLDS`` folds, seed ``FOLD_SEED``); sets of the
+    same length (``dev`` and ``dev-noalias``, the same queries in the same order) get the same
+    folds."""
+    return np.random.default_rng(FOLD_SEED).permutation(length) % FOLDS
 
 
 def _out_of_fold(name: str, sets: dict[str, _Set]) -> dict[str, np.ndarray]:
@@ -270,7 +271,7 @@ def _out_of_fold(name: str, sets: dict[str, _Set]) -> dict[str, np.ndarray]:
     the other folds (``CROSS_VALIDATED``)."""
     fitting = LOGISTIC[name]
     out = {n: np.zeros(len(sets[n].answerable)) for n in fitting}
-    folds = {n: _folds(sets[n]) for n in fitting}
+    folds = {n: _folds(len(sets[n].answerable)) for n in fitting}
     for fold in range(FOLDS):
         model = _fit_model(name, [sets[n].subset(folds[n] != fold) for n in fitting])
         for n in fitting:
@@ -321,14 +322,17 @@ def main() -> None:
     models = {
         name: _fit_model(name, [sets[n] for n in fitted]) for name, fitted in LOGISTIC.items()
     }
-    for model in models.values():
-        sets = {name: s.with_column(model(s)) for name, s in sets.items()}
-        extra = {name: s.with_column(model(s)) for name, s in extra.items()}
+    # Each model's log-odds of the --fixture sets, computed once: they are also what those
+    # sets get for the cross-validated columns below.
+    extra_odds = {n: {name: model(s) for name, model in models.items()} for n, s in extra.items()}
+    for name, model in models.items():
+        sets = {n: s.with_column(model(s)) for n, s in sets.items()}
+        extra = {n: s.with_column(extra_odds[n][name]) for n, s in extra.items()}
     # Out of fold on the fitting sets; a --fixture gets the model fitted on all of them.
     for name in CROSS_VALIDATED:
         oof = _out_of_fold(name, sets)
         sets = {n: s.with_column(oof[n]) for n, s in sets.items()}
-        extra = {n: s.with_column(models[name](s)) for n, s in extra.items()}
+        extra = {n: s.with_column(extra_odds[n][name]) for n, s in extra.items()}
     crossed = {f"{name} ({FOLDS}-fold)": LOGISTIC[name] for name in CROSS_VALIDATED}
     every = sets | extra
     for name, s in every.items():
@@ -336,20 +340,24 @@ def main() -> None:
         no_result = float(s.no_result[s.answerable].mean())
         counts = f"{int(s.answerable.sum())} answerable, {int((~s.answerable).sum())} no-answer"
         print(f"{name}: {counts}; default rules: NoResult {no_result:.3f}, NoAnswerFP {fp:.3f}")
-    groups = {name: np.ones(len(s.answerable), dtype=bool) for name, s in every.items()}
+    # (set, language or None for all of its queries) -> the set's queries in the group
+    groups: dict[tuple[str, str | None], np.ndarray] = {
+        (name, None): np.ones(len(s.answerable), dtype=bool) for name, s in every.items()
+    }
     if args.by_language:
         for name, s in every.items():
             for language in sorted(set(s.languages.tolist())):
-                groups[f"{name}/{language}"] = s.languages == language
+                groups[name, language] = s.languages == language
     rows = {}
     for column, signal in enumerate([*FIELDS, *COMBINED, *models, *crossed]):
         low = signal in LOW or signal in models or signal in crossed
         row: dict[str, object] = {}
-        for group, mask in groups.items():
-            s = every[group.split("/")[0]]
+        for (name, language), mask in groups.items():
+            s = every[name]
             kept = mask & ~s.no_result
             values = s.signals[kept, column] if low else -s.signals[kept, column]
-            row[f"AUC {group}"] = round(_auc(values, s.answerable[kept]), 3)
+            label = name if language is None else f"{name}/{language}"
+            row[f"AUC {label}"] = round(_auc(values, s.answerable[kept]), 3)
         fitted = {n: sets[n] for n in (LOGISTIC | crossed).get(signal, tuple(sets))}
         tau = _operating_point(fitted, column, low)
         row["abstain when"] = f"{'<' if low else '>'} {tau:.4g}"

@@ -798,10 +798,8 @@ class HeuristicReranker(TextRetriever):
 
     def _words_of_aliases(self) -> dict[int, frozenset[str]]:
         """Concept index -> the index terms and CJK characters of its aliases."""
-        # AliasEmbedder keeps its alias -> concept map private; it has no public accessor yet.
-        alias_to_concept: Mapping[str, int] = getattr(self.embedder, "_alias_to_concept", {})
         words: dict[int, set[str]] = {}
-        for alias, concept in alias_to_concept.items():
+        for alias, concept in self.embedder.alias_to_concept.items():
             bag = words.setdefault(concept, set())
             bag.update(tokenize(alias))
             bag.update(ch for ch in alias if _CJK_RE.match(ch))
@@ -876,9 +874,19 @@ class HeuristicReranker(TextRetriever):
         return self._features(self._query(text), text, language, every_feature=True)
 
     def _features(
-        self, query: _Query, text: str, language: str | None, *, every_feature: bool = False
+        self,
+        query: _Query,
+        text: str,
+        language: str | None,
+        *,
+        every_feature: bool = False,
+        searched: tuple[list[Hit], list[list[Hit]]] | None = None,
     ) -> list[tuple[Hit, RerankFeatures]]:
-        candidates, lists = self.first_stage.search_components(text, self.depth)
+        """The first stage's top ``depth`` hits with their features; ``searched`` is the
+        first stage's ``search_components(text, depth)`` when the caller has it already."""
+        if searched is None:
+            searched = self.first_stage.search_components(text, self.depth)
+        candidates, lists = searched
         if not candidates:
             return []
         lexical_hits = lists[self.lexical_component] if lists else []
@@ -954,7 +962,10 @@ class HeuristicReranker(TextRetriever):
         ``benchmarks/abstention_signals.py`` reports how well each separates no-answer queries.
         """
         query = self._query(text)
-        candidates = self._features(query, text, language)
+        # Each component's list is its own top depth whatever the fused k, so the candidates'
+        # search also gives the components' top SIGNAL_TOP.
+        searched = self.first_stage.search_components(text, self.depth)
+        candidates = self._features(query, text, language, searched=searched)
         if not candidates:
             return EMPTY_SIGNALS
         ranked = sorted(
@@ -963,7 +974,7 @@ class HeuristicReranker(TextRetriever):
         ids = [chunk_id for _, chunk_id in ranked]
         top = ranked[0][0]
         second = ranked[1][0] if len(ranked) > 1 else 0.0
-        _, lists = self.first_stage.search_components(text, SIGNAL_TOP)
+        lists = searched[1]
         firsts = [hits[0].chunk_id if hits else None for hits in lists]
         # 0.5 is "undefined": a component returned nothing (no table, or no match).
         agreement = 0.5 if len(firsts) < 2 or None in firsts else float(len(set(firsts)) == 1)
@@ -976,13 +987,13 @@ class HeuristicReranker(TextRetriever):
             overlap = sum(h.chunk_id in in_vector for h in top_lexical) / len(top_lexical)
         else:
             overlap = 0.5
-        seen = {t: w for t, w in query.all_terms.items() if t in self._term_idf}
+        seen = {t: query.all_terms[t] for t in query.terms}  # the indexed ones, in order
         self_score = sum(seen.values())
         best_lexical = max((h.score for h in lexical_hits), default=0.0)
         total = sum(query.all_terms.values())
         scores = np.array([score for score, _ in ranked[:SIGNAL_DISPERSION_TOP]])
         mean = float(scores.mean())
-        same_language = 0.5 if language is None else float(self._language[ids[0]] == language)
+        same_language = next(f.language for hit, f in candidates if hit.chunk_id == ids[0])
         return AbstentionSignals(
             top_score=top,
             margin=top - second,

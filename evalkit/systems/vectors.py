@@ -25,6 +25,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import numpy as np
@@ -210,16 +211,14 @@ class AliasEmbedder:
         self._set_table(dict(concepts) if concepts is not None else {})
 
     def _set_table(self, table: Mapping[str, Sequence[str]]) -> None:
-        compiled = _compile_table(tuple((c, tuple(table[c])) for c in sorted(table)))
-        self.concept_ids = list(compiled.concept_ids)
-        self._alias_to_concept = compiled.alias_to_concept
-        self._table_hash = compiled.table_hash
-        self._phrases = compiled.phrases
-        self._longest = compiled.longest
-        self._cjk_aliases = compiled.cjk_aliases
-        self._first_words = compiled.first_words
-        self._cjk_starts = compiled.cjk_starts
-        self._found = compiled.found
+        self._compiled = _compile_table(tuple((c, tuple(table[c])) for c in sorted(table)))
+        self.concept_ids = list(self._compiled.concept_ids)
+
+    @property
+    def alias_to_concept(self) -> Mapping[str, int]:
+        """Each alias of the table (normalized) -> the index of its concept in
+        ``concept_ids``; read-only."""
+        return MappingProxyType(self._compiled.alias_to_concept)
 
     def use_aliases(self, table: AliasTable | None) -> None:
         """Take the fixture's concept table (``None``: the fixture has none, so the table is empty).
@@ -240,7 +239,7 @@ class AliasEmbedder:
             "class": "AliasEmbedder",
             "source": "fixture" if self.from_fixture else "given",
             "concepts": len(self.concept_ids),
-            "table": self._table_hash,
+            "table": self._compiled.table_hash,
         }
 
     def concepts(self, text: str) -> Counter[int]:
@@ -250,20 +249,22 @@ class AliasEmbedder:
         (a phrase alias matches consecutive words); aliases containing Chinese characters match
         substrings (so ``65岁`` matches inside ``年满65岁``). A new ``Counter`` each call.
         """
-        known = self._found.get(text)
+        remembered = self._compiled.found
+        known = remembered.get(text)
         if known is not None:
             return Counter(known)
         found = self._match(text)
-        if len(self._found) < _FOUND_LIMIT:
-            self._found[text] = Counter(found)
+        if len(remembered) < _FOUND_LIMIT:
+            remembered[text] = Counter(found)
         return found
 
     def _match(self, text: str) -> Counter[int]:
         found: Counter[int] = Counter()
-        if not self._alias_to_concept:
+        table = self._compiled
+        if not table.alias_to_concept:
             return found
         normalized = normalize(text)
-        phrases, longest, first_words = self._phrases, self._longest, self._first_words
+        phrases, longest, first_words = table.phrases, table.longest, table.first_words
         if first_words:
             # A run of letters and digits touching a Chinese character is not an English word:
             # such a run contains a Chinese character, which no phrase word does, so it never
@@ -279,10 +280,10 @@ class AliasEmbedder:
                         found[concept] += 1
                         free = i + n
                         break
-        if self._cjk_starts is not None:
-            by_first = self._cjk_aliases
+        if table.cjk_starts is not None:
+            by_first = table.cjk_aliases
             free = 0
-            for start in self._cjk_starts.finditer(normalized):
+            for start in table.cjk_starts.finditer(normalized):
                 j = start.start()
                 if j < free:
                     continue
