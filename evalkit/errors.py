@@ -16,7 +16,8 @@ Hierarchy::
     ├── OutputError(EvalkitError, OSError)           the file system refused an output write
     ├── LeakError(EvalkitError, RuntimeError)        an artifact contains fixture text
     ├── StaleBaselineError(EvalkitError, ValueError) baseline of another evaluation definition
-    └── NotebookError(EvalkitError, RuntimeError)    the report notebook failed to execute
+    ├── NotebookError(EvalkitError, RuntimeError)    the report notebook failed to execute
+    └── SystemFailedError(EvalkitError, RuntimeError) a user's system raised
 
     EvalkitWarning(UserWarning)
     ├── RunOnlyQueriesWarning                       a run has queries the qrels do not judge
@@ -48,6 +49,7 @@ __all__ = [
     "RepeatedSymbolWarning",
     "RunOnlyQueriesWarning",
     "StaleBaselineError",
+    "SystemFailedError",
     "UnknownNameError",
     "UnsafePathError",
     "portable_error",
@@ -168,6 +170,14 @@ class StaleBaselineError(EvalkitError, ValueError):
 
 class NotebookError(EvalkitError, RuntimeError):
     """Executing the report notebook failed; the message holds no fixture text."""
+
+
+class SystemFailedError(EvalkitError, RuntimeError):
+    """A user's system raised: its factory, ``definition()``, ``index()`` or ``search()``.
+
+    The message names the system, the step, the query ID and the exception's class, never the
+    exception's message (it may quote fixture text); the exception itself is kept as this
+    error's ``__context__`` for debugging, and not shown with it."""
 
 
 class EvalkitWarning(UserWarning):

@@ -29,8 +29,9 @@ Rules (the deterministic projection depends on nothing else):
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -41,7 +42,13 @@ import pandas as pd
 from tqdm import tqdm
 
 from evalkit.canonical import canonical_hash
-from evalkit.errors import DeterminismError, EvalkitError, InputError, portable_error
+from evalkit.errors import (
+    DeterminismError,
+    EvalkitError,
+    InputError,
+    SystemFailedError,
+    portable_error,
+)
 from evalkit.fixtures.rules import safe_id
 from evalkit.measures import aggregate, parse_measure, score
 from evalkit.names import check_name
@@ -296,24 +303,52 @@ def evaluate(
     )
 
 
-def _timed(search: Callable[[Any, int], Any], query: Any, k: int) -> tuple[list[Any], float]:
-    """``(hits, elapsed ms)`` of one ``search`` call; hits are materialized inside the timing."""
+def _timed(
+    search: Callable[[Any, int], Any], query: Any, k: int, name: str
+) -> tuple[list[Any], float]:
+    """``(hits, elapsed ms)`` of one ``search`` call of system ``name``; hits are materialized
+    inside the timing. A search that raises is a :class:`SystemFailedError` (the exception's
+    message is not shown), one that returns no sequence of hits an ``InputError``."""
     started = time.perf_counter_ns()
-    hits = list(search(query, k))
+    with _user_code(f"system {name!r}", f"search(query {query.id!r}, k={k})"):
+        result = search(query, k)
+        if result is None or isinstance(result, (str, bytes, Mapping)):
+            raise InputError(
+                f"system {name!r} returned {type(result).__name__} for query {query.id!r}; "
+                "search must return a list of hits: (chunk ID, score) pairs, best first"
+            )
+        hits = list(result)
     return hits, (time.perf_counter_ns() - started) / 1e6
 
 
+@contextlib.contextmanager
+def _user_code(who: str, step: str) -> Iterator[None]:
+    """Run a step of a system's code: an exception other than evalkit's own becomes a
+    :class:`SystemFailedError` naming the system (``who``: ``system 'name'`` or its position),
+    the step and the exception's class only."""
+    try:
+        yield
+    except EvalkitError:
+        raise
+    except Exception as error:
+        raise SystemFailedError(
+            f"{who} raised {type(error).__name__} in {step} (the message is not "
+            "shown: it may quote fixture text; it is this error's __context__); run the system "
+            "on that query in Python to see it"
+        ) from None
+
+
 def _search_all(
-    system: Retriever, queries: Iterable[Any], k: int, concurrency: int
+    system: Retriever, queries: Iterable[Any], k: int, concurrency: int, name: str
 ) -> Iterable[tuple[Any, list[Any], float]]:
     """``(query, hits, elapsed ms)`` per query, in query order, whatever the completion order."""
     if concurrency <= 1 or not getattr(system, "concurrent_searches", False):
         for query in queries:
-            yield (query, *_timed(system.search, query, k))
+            yield (query, *_timed(system.search, query, k, name))
         return
     with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="evalkit-search") as pool:
         listed = list(queries)
-        futures = [pool.submit(_timed, system.search, query, k) for query in listed]
+        futures = [pool.submit(_timed, system.search, query, k, name) for query in listed]
         try:
             for query, future in zip(listed, futures, strict=True):
                 yield (query, *future.result())
@@ -344,8 +379,9 @@ def _run_systems(  # noqa: PLR0917 - private helper, called positionally from ev
         where = f"system #{position} of {len(specs)}"
         system = resolve_system(spec, where=where)
         try:
-            provide_aliases(system, fixture.aliases)  # the fixture's aliases.yaml, or None
-            definition = system.definition()
+            with _user_code(where, "use_aliases(table) or definition()"):
+                provide_aliases(system, fixture.aliases)  # the fixture's aliases.yaml, or None
+                definition = system.definition()
             name = check_name(
                 getattr(system, "name", None), kind="system", where=where, definition=definition
             )
@@ -357,11 +393,11 @@ def _run_systems(  # noqa: PLR0917 - private helper, called positionally from ev
             raise InputError(f"two systems are both named {name!r}; give each a unique name")
         definitions[name] = definition
         try:
-            with indexing_progress(progress):  # indexing bars (counts only), when asked
-                system.index(fixture.chunks)
-            bind = getattr(system, "bind_queries", None)
-            if callable(bind):
-                bind(fixture.queries)
+            with indexing_progress(progress), _user_code(f"system {name!r}", "index(chunks)"):
+                system.index(fixture.chunks)  # indexing bars (counts only), when asked
+                bind = getattr(system, "bind_queries", None)
+                if callable(bind):
+                    bind(fixture.queries)
             measured = bool(getattr(system, "latency_measured", True))
             queries = tqdm(
                 fixture.queries,
@@ -370,7 +406,7 @@ def _run_systems(  # noqa: PLR0917 - private helper, called positionally from ev
                 disable=not progress,
                 leave=False,
             )
-            for query, hits, elapsed_ms in _search_all(system, queries, k, concurrency):
+            for query, hits, elapsed_ms in _search_all(system, queries, k, concurrency, name):
                 latency_rows.append((name, query.id, repeat, elapsed_ms if measured else np.nan))
                 ranked = _deduplicated(name, query.id, hits, k, fixture)
                 ranking_rows += [
@@ -457,7 +493,16 @@ def _deduplicated(
     scores are ``InputError``s naming the system, query and chunk."""
     ranked: dict[str, float] = {}
     for hit in hits:
-        chunk_id, hit_score = str(hit[0]), float(hit[1])
+        try:
+            if isinstance(hit, (str, bytes)):  # a bare chunk ID: its characters are no hit
+                raise TypeError
+            chunk_id, hit_score = str(hit[0]), float(hit[1])
+        except (TypeError, ValueError, IndexError, KeyError):
+            raise InputError(
+                f"system {system!r} returned a hit of type {type(hit).__name__} for query "
+                f"{query_id!r}; a hit is a (chunk ID, score) pair with a numeric score, e.g. "
+                "evalkit.Hit('chunk-1', 0.9)"
+            ) from None
         if chunk_id in ranked:
             continue
         if chunk_id not in fixture.chunks_by_id:

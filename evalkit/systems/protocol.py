@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from evalkit.canonical import canonical_hash
-from evalkit.errors import InputError
+from evalkit.errors import InputError, SystemFailedError
 from evalkit.names import check_name
 
 __all__ = [
@@ -173,7 +173,18 @@ class FunctionRetriever(BaseRetriever):
             self._on_index(chunks)
 
     def search(self, query: QueryLike, k: int) -> Sequence[Hit]:
-        return [Hit(str(chunk_id), float(score)) for chunk_id, score in self._fn(query.text, k)]
+        results = self._fn(query.text, k)
+        try:
+            items = list(results)
+            if any(isinstance(item, (str, bytes)) for item in items):
+                raise TypeError  # a bare chunk ID would unpack into its characters
+            return [Hit(str(chunk_id), float(score)) for chunk_id, score in items]
+        except (TypeError, ValueError):
+            raise InputError(
+                f"the search function of system {self.name!r} returned "
+                f"{type(results).__name__} for query {getattr(query, 'id', '?')!r}, not "
+                "(chunk ID, score) pairs with numeric scores; return e.g. [('chunk-1', 0.9)]"
+            ) from None
 
 
 def fingerprint(system: Retriever) -> str:
@@ -206,16 +217,36 @@ def load_factory(spec: str, *, where: str = "system spec") -> Retriever:
     try:
         module = importlib.import_module(module_name)
     except ImportError as error:
+        missing = getattr(error, "name", None)
+        if isinstance(error, ModuleNotFoundError) and missing and missing != module_name:
+            inner = missing if _SPEC_RE.match(f"{missing}:x") else "another module"
+            raise InputError(
+                f"{where}: system spec {spec!r}: module {module_name!r} imports {inner!r}, "
+                "which is not installed; install it in this environment"
+            ) from None
         raise InputError(
             f"{where}: system spec {spec!r}: cannot import module {module_name!r} "
             f"({type(error).__name__}); check the module is on PYTHONPATH or installed"
+        ) from None
+    except Exception as error:  # the module's own code failed (SyntaxError, ...)
+        raise SystemFailedError(
+            f"{where}: system spec {spec!r}: importing module {module_name!r} raised "
+            f"{type(error).__name__} (the message is not shown: it may quote fixture text; it "
+            "is this error's __context__); import the module in Python to see it"
         ) from None
     factory = getattr(module, attribute, None)
     if not callable(factory):
         raise InputError(
             f"{where}: system spec {spec!r}: module {module_name!r} has no callable {attribute!r}"
         )
-    system = factory()
+    try:
+        system = factory()
+    except Exception as error:
+        raise SystemFailedError(
+            f"{where}: system spec {spec!r}: the factory raised {type(error).__name__} (the "
+            "message is not shown: it may quote fixture text; it is this error's __context__); "
+            "a factory takes no arguments and returns the system"
+        ) from None
     if isinstance(system, Retriever):
         return system
     if callable(system):
