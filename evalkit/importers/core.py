@@ -37,6 +37,7 @@ Rules:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -178,6 +179,11 @@ class ImportSummary:
 
     def drop(self, reason: str, object_id: str) -> None:
         self.dropped.setdefault(reason, []).append(object_id)
+
+    def reasons_text(self) -> str:
+        """The drop reasons with their counts, no IDs: ``"none dropped"`` without any."""
+        counts = [f"{reason}: {len(ids)}" for reason, ids in sorted(self.dropped.items())]
+        return "dropped " + "; ".join(counts) if counts else "none dropped"
 
     def lines(self) -> list[str]:
         """The summary as text lines (IDs and counts only)."""
@@ -343,13 +349,14 @@ def import_collection(
     summary = ImportSummary(fixture=fixture_name)
     by_query: dict[str, list[SourceJudgment]] = {}
     answers_needed: set[str] = set()
-    for judgment in judgments:
-        by_query.setdefault(judgment.query_id, []).append(judgment)
-        if judgment.answers or judgment.spans:
-            answers_needed.add(judgment.document_id)
-    judged_documents = {j.document_id for js in by_query.values() for j in js}
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    staging: Path | None = None
     try:
+        for judgment in judgments:  # a bad judgments file fails here: nothing is left either
+            by_query.setdefault(judgment.query_id, []).append(judgment)
+            if judgment.answers or judgment.spans:
+                answers_needed.add(judgment.document_id)
+        judged_documents = {j.document_id for js in by_query.values() for j in js}
+        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
         languages: set[str] = set()
         judged = _write_documents(
             documents,
@@ -364,6 +371,12 @@ def import_collection(
             total=total,
         )
         query_entries = _queries(queries, by_query, judged, language, summary, languages)
+        if not query_entries:
+            raise InputError(
+                "the collection holds no importable query: no query has a judged, imported "
+                f"document ({summary.reasons_text()}); check the judgments' query and document "
+                "IDs against the queries and documents (nothing was written)"
+            )
         (staging / "queries.yaml").write_text(_dump(query_entries), encoding="utf-8")
         meta = {
             "id": fixture_name,
@@ -380,7 +393,8 @@ def import_collection(
         target.rmdir()
         staging.rename(target)
     except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
+        if staging is not None:
+            shutil.rmtree(staging, ignore_errors=True)
         for directory in created:  # leave nothing behind that was not there before
             if directory.is_dir() and not any(directory.iterdir()):
                 directory.rmdir()
@@ -393,7 +407,9 @@ def _mapped_id(source_id: str, kind: str, seen: set[str], summary: ImportSummary
     or too long to map, or already ``seen``), the reason counted in ``summary``."""
     mapped = fixture_id(source_id)
     if mapped is None:
-        summary.drop(f"{kind} ID empty or too long to map", source_id[:MAX_ID])
+        # The source ID itself may be text (a wrong column mapped as the ID): only its hash.
+        shown = f"sha256:{hashlib.sha256(source_id.encode('utf-8')).hexdigest()[:12]}"
+        summary.drop(f"{kind} ID empty or too long to map (hashes)", shown if source_id else "")
         return None
     if mapped != source_id:
         summary.mapped_ids += 1
@@ -467,7 +483,10 @@ def _write_documents(  # noqa: PLR0917 - private helper of import_collection
     document_writer.finish(columnar)
     chunk_writer.finish(columnar)
     if not seen:
-        raise InputError("the corpus holds no importable document (see the summary reasons)")
+        raise InputError(
+            f"the corpus holds no importable document ({summary.reasons_text()}); check the "
+            "file's format and the document ID and text fields (nothing was written)"
+        )
     return judged
 
 

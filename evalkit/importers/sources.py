@@ -18,13 +18,16 @@ Everything streams: a file is read line by line (Parquet batch by batch). Errors
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import gzip
 import io
 import json
+import math
 import os
 import re
-from collections.abc import Iterator
+import zlib
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any, Final
 
@@ -44,22 +47,60 @@ _TAG: Final = re.compile(r"<[^>]+>")
 
 
 def _open(path: Path) -> IO[str]:
+    """``path`` as UTF-8 text (a leading byte-order mark is dropped), gunzipped for ``.gz``;
+    lines keep their endings as written (``newline=""``)."""
     try:
+        if path.is_dir():
+            raise IsADirectoryError
         if path.suffix == ".gz":
-            return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8")
-        return path.open(encoding="utf-8", newline="")
+            return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8-sig", newline="")
+        return path.open(encoding="utf-8-sig", newline="")
     except FileNotFoundError:
         raise InputError(f"{path.name!r} does not exist (looked for {path.name})") from None
+    except IsADirectoryError:
+        raise InputError(f"{path.name!r} is a directory; expected a file") from None
     except OSError as error:
         raise InputError(f"{path.name!r} cannot be read ({type(error).__name__})") from None
 
 
+@contextlib.contextmanager
+def _reading(path: Path, line: Callable[[], int]) -> Iterator[None]:
+    """Turn what reading ``path`` can raise into an ``InputError`` naming the file and the line
+    ``line()`` had reached: bytes that are not UTF-8, a damaged or truncated gzip stream."""
+    try:
+        yield
+    except UnicodeDecodeError:
+        raise InputError(
+            f"{path.name} line {_first_undecodable_line(path) or line() + 1}: not UTF-8 text; "
+            "convert the file to UTF-8"
+        ) from None
+    except (EOFError, OSError, zlib.error) as error:  # gzip.BadGzipFile is an OSError
+        raise InputError(
+            f"{path.name} line {line() + 1}: the compressed file is damaged or truncated "
+            f"({type(error).__name__}); write it again"
+        ) from None
+
+
+def _first_undecodable_line(path: Path) -> int | None:
+    """The number of the first line of ``path`` that is not UTF-8 (text is decoded in blocks,
+    so the line a decoding error surfaces at may be an earlier one); None if none is found."""
+    try:
+        with gzip.open(path, "rb") if path.suffix == ".gz" else path.open("rb") as handle:
+            for number, raw in enumerate(handle, start=1):
+                try:
+                    raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    return number
+    except (EOFError, OSError, zlib.error):
+        return None
+    return None
+
+
 def _lines(path: Path) -> Iterator[tuple[int, str]]:
-    with _open(path) as handle:
-        try:
-            yield from enumerate(handle, start=1)
-        except UnicodeDecodeError:
-            raise InputError(f"{path.name!r} is not UTF-8 text") from None
+    number = 0
+    with _open(path) as handle, _reading(path, lambda: number):
+        for number, line in enumerate(handle, start=1):
+            yield number, line
 
 
 def _jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -125,11 +166,26 @@ def _beir_qrels(path: Path) -> Iterator[SourceJudgment]:
             continue
         if len(parts) != 3:
             raise InputError(f"{path.name} line {number}: expected query-id, corpus-id, score")
-        try:
-            grade = int(float(parts[2]))
-        except ValueError:
-            raise InputError(f"{path.name} line {number}: the score should be a number") from None
+        grade = _grade(parts[2], f"{path.name} line {number}", "score")
         yield SourceJudgment(query_id=parts[0], document_id=parts[1], grade=grade)
+
+
+def _grade(value: object, where: str, what: str = "grade") -> int:
+    """A judgment's grade: an integer, or a whole number written as a float (``2.0``)."""
+    if isinstance(value, bool):
+        value = None
+    number: float | None
+    try:
+        number = float(value) if isinstance(value, str | int | float) else None
+    except ValueError:
+        number = None
+    if number is None or not math.isfinite(number) or number != int(number):
+        raise InputError(
+            f"{where}: the {what} should be a whole number (0, 1, 2 or 3; found "
+            f"{'a fraction' if number is not None and math.isfinite(number) else 'no number'}); "
+            "round or map the grades before importing"
+        )
+    return int(number)
 
 
 def beir_source(
@@ -156,10 +212,7 @@ def _trec_qrels(path: Path) -> Iterator[SourceJudgment]:
             raise InputError(
                 f"{path.name} line {number}: expected 'query_id iteration doc_id grade'"
             )
-        try:
-            grade = int(parts[3])
-        except ValueError:
-            raise InputError(f"{path.name} line {number}: the grade should be an integer") from None
+        grade = _grade(parts[3], f"{path.name} line {number}")
         yield SourceJudgment(query_id=parts[0], document_id=parts[2], grade=grade)
 
 
@@ -273,12 +326,30 @@ def table_rows(path: str | os.PathLike[str]) -> Iterator[tuple[str, dict[str, An
             yield f"{file.name} line {number}", item
     elif suffix in ("csv", "tsv"):
         with _open(file) as handle:
-            reader = csv.DictReader(handle, delimiter="\t" if suffix == "tsv" else ",")
-            try:
-                for row in reader:
-                    yield f"{file.name} line {reader.line_num}", dict(row)
-            except (csv.Error, UnicodeDecodeError):
-                raise InputError(f"{file.name} line {reader.line_num}: not valid CSV") from None
+            read = 0  # lines read so far (a record may span several)
+
+            def counted() -> Iterator[str]:
+                nonlocal read
+                for line in handle:
+                    read += 1
+                    yield line
+
+            delimiter = "\t" if suffix == "tsv" else ","
+            reader = csv.DictReader(counted(), delimiter=delimiter, strict=True)
+            with _reading(file, lambda: read):
+                try:
+                    for row in reader:
+                        if None in row:
+                            raise InputError(
+                                f"{file.name} line {reader.line_num}: more cells than the "
+                                "header names; quote cells that contain the delimiter"
+                            )
+                        yield f"{file.name} line {reader.line_num}", dict(row)
+                except csv.Error:
+                    raise InputError(
+                        f"{file.name} lines {reader.line_num + 1}-{read}: not valid CSV (a quote "
+                        "left open or misplaced); fix the quoting"
+                    ) from None
     elif suffix == "parquet":
         import pyarrow.parquet as pq
 
@@ -289,12 +360,29 @@ def table_rows(path: str | os.PathLike[str]) -> Iterator[tuple[str, dict[str, An
                 f"{file.name} cannot be read as Parquet ({type(error).__name__})"
             ) from None
         number = 0
-        for batch in parquet.iter_batches(batch_size=4096):
+        batches = parquet.iter_batches(batch_size=4096)
+        while True:
+            try:
+                batch = next(batches, None)
+            except (OSError, ValueError) as error:  # a damaged page
+                raise InputError(
+                    f"{file.name} after row {number}: cannot be read as Parquet "
+                    f"({type(error).__name__}); write the file again"
+                ) from None
+            if batch is None:
+                break
             for row in batch.to_pylist():
                 number += 1
                 yield f"{file.name} row {number}", row
     else:
         raise InputError(f"{file.name}: expected a .jsonl, .csv, .tsv or .parquet file")
+
+
+def _raw(row: dict[str, Any], column: str, where: str) -> Any:
+    """The value of a required ``column`` as the file holds it."""
+    if column not in row:
+        raise InputError(f"{where}: no column {column!r}; map the column with the options")
+    return row[column]
 
 
 def _cell(row: dict[str, Any], column: str, where: str, *, required: bool = True) -> str:
@@ -307,6 +395,13 @@ def _cell(row: dict[str, Any], column: str, where: str, *, required: bool = True
     value = row[column]
     if value is None:
         return ""
+    if isinstance(value, float) and math.isnan(value):  # a missing cell of a numeric column
+        return ""
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise InputError(
+            f"{where}: column {column!r} should hold text (or an integer ID), found "
+            f"{type(value).__name__}; convert the column to strings"
+        )
     return str(value)
 
 
@@ -354,11 +449,9 @@ def table_source(
 
     def js() -> Iterator[SourceJudgment]:
         for where, row in table_rows(judgments):
-            grade_text = _cell(row, cols.judgment_grade, where) if cols.judgment_grade else "1"
-            try:
-                grade = int(float(grade_text))
-            except ValueError:
-                raise InputError(f"{where}: the grade should be a number") from None
+            grade = (
+                _grade(_raw(row, cols.judgment_grade, where), where) if cols.judgment_grade else 1
+            )
             answers = row.get(cols.judgment_answers) if cols.judgment_answers else None
             yield SourceJudgment(
                 query_id=_cell(row, cols.judgment_query, where),
