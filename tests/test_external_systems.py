@@ -158,6 +158,22 @@ def test_run_file_with_unknown_chunks_or_queries_names_the_ids(
     assert str(tmp_path) not in str(caught.value)
 
 
+def test_an_unknown_id_that_is_text_is_shown_as_a_hash(
+    fixture: Fixture, rankings: dict[str, list[Hit]], tmp_path: pathlib.Path
+) -> None:
+    # A run written with the text column where the chunk ID belongs: the error names a hash.
+    some_query = next(iter(rankings))
+    text = fixture.chunks[0].text
+    with_text = {**rankings, some_query: [Hit(text, 1.0)]}
+    with pytest.raises(InputError, match=r"names 1 chunk ID\(s\) .*: \(not shown: sha256:"):
+        evaluate(fixture, [f"run:{write_jsonl(tmp_path / 'text.jsonl', with_text)}"], repeats=1)
+    query_text = fixture.queries[0].text
+    with_query = {**rankings, query_text: rankings[some_query]}
+    with pytest.raises(InputError, match=r"names 1 query ID\(s\)") as caught:
+        evaluate(fixture, [f"run:{write_jsonl(tmp_path / 'q.jsonl', with_query)}"], repeats=1)
+    assert query_text not in str(caught.value)
+
+
 def test_malformed_run_files_are_input_errors_without_the_path(tmp_path: pathlib.Path) -> None:
     broken = tmp_path / "broken.jsonl"
     broken.write_text('{"query_id": "q", "chunk_id": "c", "score": 1}\nnot json\n', "utf-8")

@@ -201,6 +201,31 @@ def test_bad_sources_are_input_errors(tmp_path: Path) -> None:
     pq.write_table(table, tmp_path / "bad.parquet")
     with pytest.raises(InputError, match="missing column"):
         stream_ranking(index, tmp_path / "bad.parquet")
+    integers = pa.table({"query_id": [1, 2], "doc_id": ["a", "b"], "score": [1.0, 2.0]})
+    pq.write_table(integers, tmp_path / "integers.parquet")
+    with pytest.raises(InputError, match="column query_id holds int64, expected strings"):
+        stream_ranking(index, tmp_path / "integers.parquet")
+    good = pa.table({"query_id": ["q1"], "doc_id": ["a"], "score": [1.0]})
+    pq.write_table(good, tmp_path / "good.parquet")
+    data = (tmp_path / "good.parquet").read_bytes()
+    for name, damaged in (("magic", b"PAR1xx"), ("truncated", data[: len(data) // 2])):
+        (tmp_path / f"{name}.parquet").write_bytes(damaged)
+        with pytest.raises(InputError, match="cannot be read as Parquet"):
+            stream_ranking(index, tmp_path / f"{name}.parquet")
+    with pytest.raises(InputError, match="does not exist"):
+        stream_ranking(index, tmp_path / "absent.parquet")
+
+
+@pytest.mark.parametrize(
+    "grades",
+    [np.array([2**63 + 1, 1], dtype=np.uint64), np.array([1e19, 1.0])],
+    ids=["uint64", "float"],
+)
+def test_grades_past_the_int64_range_are_refused_not_wrapped(grades: Any) -> None:
+    qrels = pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "relevance": grades})
+    run = pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "score": [1.0, 2.0]})
+    with pytest.raises(InputError, match="outside the 64-bit signed range"):
+        score(qrels, run, ["AP"])
 
 
 def test_cli_trec_eval_streams_a_parquet_run(tmp_path: Path) -> None:

@@ -508,17 +508,32 @@ def _id_array(frame: pd.DataFrame, column: str, what: str) -> pa.ChunkedArray:
 def _integer_column(frame: pd.DataFrame, column: str, what: str) -> IntArray:
     series = frame[column]
     values = series.to_numpy()
-    if values.dtype.kind in "iu":
+    limit = np.iinfo(np.int64)
+    if values.dtype.kind == "i" or (values.dtype.kind == "u" and values.dtype.itemsize < 8):
+        return values.astype(np.int64)
+    if values.dtype.kind == "u":
+        if values.size and int(values.max()) > limit.max:
+            raise InputError(_too_large(what, column))
         return values.astype(np.int64)
     if (
         values.dtype.kind == "f"
         and np.all(np.isfinite(values))
         and np.all(values == np.round(values))
     ):
+        # float64 holds integers exactly up to 2**53; past int64's range astype would wrap
+        if values.size and (values.max() >= 2.0**63 or values.min() < -(2.0**63)):
+            raise InputError(_too_large(what, column))
         return values.astype(np.int64)
     raise InputError(
         f"{what}.{column} must hold integers, found dtype {series.dtype}"
         + (" with missing or fractional values" if values.dtype.kind == "f" else "")
+    )
+
+
+def _too_large(what: str, column: str) -> str:
+    return (
+        f"{what}.{column} holds integers outside the 64-bit signed range; relevance grades are "
+        "small integers (trec_eval reads them as long)"
     )
 
 

@@ -297,7 +297,6 @@ class _Source:
         self.rows = 0
 
     def tables(self) -> Iterator[pa.Table]:
-        import pyarrow.parquet as pq
 
         from evalkit.formats.trec import stream_run
 
@@ -305,7 +304,7 @@ class _Source:
         for path, kind in self.files:
             size = _size(path)
             if kind == "parquet":
-                file_rows, read = max(pq.ParquetFile(path).metadata.num_rows, 1), 0
+                file_rows, read = max(_parquet_file(path).metadata.num_rows, 1), 0
                 for table in _parquet_tables(path, rank=self.rank):
                     read += table.num_rows
                     self.rows += table.num_rows
@@ -338,24 +337,57 @@ def _shown(path: Path) -> str:
     return shown_path(str(path))
 
 
-def _parquet_tables(path: Path, *, rank: bool) -> Iterator[pa.Table]:
+def _parquet_file(path: Path) -> Any:
+    """``pq.ParquetFile(path)``; an ``InputError`` for a file that is no Parquet (truncated,
+    damaged footer)."""
     import pyarrow.parquet as pq
 
     try:
-        file = pq.ParquetFile(path)
-    except (OSError, pa.ArrowInvalid) as error:
+        return pq.ParquetFile(path)
+    except FileNotFoundError:
+        raise InputError(f"run file {_shown(path)} does not exist") from None
+    except (OSError, pa.ArrowException) as error:
         raise InputError(
-            f"run file {_shown(path)} cannot be read as Parquet ({type(error).__name__})"
+            f"run file {_shown(path)} cannot be read as Parquet ({type(error).__name__}); "
+            "write it again"
         ) from None
-    names = set(file.schema_arrow.names)
-    missing = [c for c in ("query_id", "doc_id", "score") if c not in names]
+
+
+def _parquet_tables(path: Path, *, rank: bool) -> Iterator[pa.Table]:
+    file = _parquet_file(path)
+    schema = file.schema_arrow
+    missing = [c for c in ("query_id", "doc_id", "score") if c not in schema.names]
     if missing:
         raise InputError(
             f"run file {_shown(path)} is missing column(s) {', '.join(missing)}; expected "
             "query_id, doc_id, score (and rank with ties='given')"
         )
-    columns = ["query_id", "doc_id", "score", *(["rank"] if rank and "rank" in names else [])]
-    for batch in file.iter_batches(batch_size=_PARQUET_BATCH_ROWS, columns=columns):
+    for column in ("query_id", "doc_id"):
+        kind = schema.field(column).type
+        if pa.types.is_dictionary(kind):
+            kind = kind.value_type
+        if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+            raise InputError(
+                f"run file {_shown(path)}: column {column} holds {kind}, expected strings; "
+                "write the IDs as strings"
+            )
+    columns = [
+        "query_id",
+        "doc_id",
+        "score",
+        *(["rank"] if rank and "rank" in schema.names else []),
+    ]
+    batches = file.iter_batches(batch_size=_PARQUET_BATCH_ROWS, columns=columns)
+    while True:
+        try:
+            batch = next(batches, None)
+        except (OSError, pa.ArrowException) as error:  # a damaged page
+            raise InputError(
+                f"run file {_shown(path)} cannot be read as Parquet ({type(error).__name__}); "
+                "write it again"
+            ) from None
+        if batch is None:
+            return
         yield pa.Table.from_batches([batch])
 
 

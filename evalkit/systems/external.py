@@ -93,8 +93,17 @@ def external_system(spec: str) -> RunFileRetriever | HttpRetriever:
 
 
 def _listed(ids: Sequence[str]) -> str:
+    """The first IDs, each as written when it is a well-formed, safe ID, else as a hash: an
+    "ID" the fixture lacks may be text (a run written with the wrong column)."""
+    from evalkit.fixtures.rules import safe_id
+
+    shown = [safe_id(i) or f"(not shown: sha256:{_digest(i)})" for i in ids[:_LISTED]]
     more = f" and {len(ids) - _LISTED} more" if len(ids) > _LISTED else ""
-    return ", ".join(ids[:_LISTED]) + more
+    return ", ".join(shown) + more
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 
 # --- run files --------------------------------------------------------------------------------
