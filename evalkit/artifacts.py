@@ -12,8 +12,11 @@ passes for every artifact:
 
 1. **Path.** :func:`evalkit.output.resolve_output_path` checks each path (workspace-relative,
    no link, no control character, length limits, a writable folder; rules in
-   :mod:`evalkit.output`). Call :func:`check_output` at the start of a command, before any work,
-   to refuse a bad path early; it creates nothing.
+   :mod:`evalkit.output`). An artifact never goes inside a fixture folder (a folder holding
+   ``fixture.yaml``), where the loader would refuse the stranger, or replace one of its files,
+   except as the fixture's ``baseline.json``; and no two artifacts of one write share a file.
+   Call :func:`check_output` at the start of a command, before any work, to refuse a bad path
+   early (:func:`check_distinct` for a command's several outputs); it creates nothing.
 2. **Leak scan.** Each text is searched for every ``private`` string (fixture titles, chunk text,
    query text, spans, the systems' private definition values; see
    :func:`evalkit.privacy.private_texts`; a probe report has none: probes name public code
@@ -40,13 +43,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from evalkit.errors import LeakError
-from evalkit.output import resolve_output_path, write_texts_atomic
+from evalkit.errors import LeakError, UnsafePathError
+from evalkit.output import resolve_output_path, shown_path, write_texts_atomic
 from evalkit.privacy import PrivateText, assert_no_leaks
 
 __all__ = [
     "Artifact",
     "ArtifactKind",
+    "check_distinct",
     "check_output",
     "scan_artifact",
     "write_artifact",
@@ -81,7 +85,43 @@ def check_output(
 
     Raises :class:`~evalkit.errors.UnsafePathError`. Same rules as the write itself.
     """
-    return resolve_output_path(path, workspace=workspace, suffixes=suffixes)
+    target = resolve_output_path(path, workspace=workspace, suffixes=suffixes)
+    _outside_fixtures(target, path)
+    return target
+
+
+def check_distinct(outputs: Iterable[tuple[str, str | os.PathLike[str] | None]]) -> None:
+    """Refuse two of a command's outputs (``(option, path)``; None: not given) that name the
+    same file, before any work; :class:`~evalkit.errors.UnsafePathError` naming the options."""
+    seen: dict[Path, str] = {}
+    for option, path in outputs:
+        if path is None:
+            continue
+        target = Path(os.path.abspath(path))
+        if target in seen:
+            raise UnsafePathError(
+                f"{seen[target]} and {option} name the same file; give each output its own "
+                "path (nothing was written)"
+            )
+        seen[target] = option
+
+
+BASELINE_FILE = "baseline.json"
+"""The one artifact a fixture folder may hold (its gates' baseline)."""
+
+
+def _outside_fixtures(target: Path, path: str | os.PathLike[str]) -> None:
+    """Refuse ``target`` inside a fixture folder, unless it is that folder's baseline."""
+    for folder in target.parents:
+        if (folder / "fixture.yaml").is_file():
+            if target == folder / BASELINE_FILE:
+                return
+            raise UnsafePathError(
+                f"output path {shown_path(path)} is inside a fixture folder (one holding "
+                "fixture.yaml): it would replace a fixture file or add one the loader refuses; "
+                f"expected a path outside it (or the fixture's {BASELINE_FILE}); write it "
+                "elsewhere, e.g. reports/"
+            )
 
 
 def scan_artifact(artifact: Artifact, private: Iterable[PrivateText]) -> None:
@@ -131,8 +171,9 @@ def write_artifacts(
     Raises :class:`~evalkit.errors.UnsafePathError` (path), :class:`LeakError` (scan),
     :class:`~evalkit.errors.OutputError` (file system); in every case nothing is written.
     """
+    check_distinct((f"artifact #{n}", a.path) for n, a in enumerate(artifacts, start=1))
     for artifact in artifacts:
-        resolve_output_path(artifact.path, workspace=workspace)
+        _outside_fixtures(resolve_output_path(artifact.path, workspace=workspace), artifact.path)
     if not allow_private_text:
         # one needle index for the whole set: the private texts are indexed once, not per file
         assert_no_leaks(_labelled(artifacts), private)

@@ -154,6 +154,19 @@ def _add_evaluation_options(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _evaluation_options(args: argparse.Namespace) -> list[str]:
+    """The options of :func:`_add_evaluation_options` given away from their defaults that
+    change what is evaluated (not --concurrency or --workers): for a command to repeat."""
+    options: list[str] = []
+    if args.systems is not None:
+        options += ["--systems", args.systems]
+    if args.k != 10:
+        options += ["--k", str(args.k)]
+    if args.repeats != 2:
+        options += ["--repeats", str(args.repeats)]
+    return options
+
+
 def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handler:
     p = sub.add_parser("run", help="evaluate systems on a fixture; print summary and latency")
     _add_evaluation_options(p)
@@ -419,12 +432,15 @@ def _add_ci_options(p: argparse.ArgumentParser, what: str) -> None:
 
 
 def _check_ci_outputs(args: argparse.Namespace) -> None:
-    """Refuse unsafe --junit/--markdown paths before any work (creates nothing)."""
-    from evalkit.artifacts import check_output
+    """Refuse unsafe --junit/--markdown paths, and any two of --output, --junit and
+    --markdown on one file, before any work (creates nothing)."""
+    from evalkit.artifacts import check_distinct, check_output
 
     for path in (args.junit, args.markdown):
         if path is not None:
             check_output(path)
+    outputs = [("--output", getattr(args, "output", None))]
+    check_distinct([*outputs, ("--junit", args.junit), ("--markdown", args.markdown)])
 
 
 def _write_ci_outputs(
@@ -490,6 +506,7 @@ def _run_gate(args: argparse.Namespace) -> int:
             systems=baseline_systems(report, baseline, gates.baseline),
             fixture=args.fixture,
             baseline_path=str(baseline_path),
+            options=_evaluation_options(args),
         )
     results = check_gates(report, gates, baseline)
     if output is not None:

@@ -62,6 +62,7 @@ from __future__ import annotations
 
 import math
 import os
+import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Final, Literal
@@ -569,6 +570,7 @@ def check_baseline_fresh(
     systems: Sequence[str] | None = None,
     fixture: str = "FIXTURE",
     baseline_path: str = "BASELINE.json",
+    options: Sequence[str] = (),
 ) -> None:
     """Raise :class:`StaleBaselineError` unless the baseline was made for this evaluation, as
     far as ``systems`` are concerned (default: every system both have); rule in the module
@@ -576,13 +578,20 @@ def check_baseline_fresh(
 
     The message names the differing keys or systems, the visible parts that changed (fixture,
     settings, systems, providers) and the command that refreshes the baseline
-    (``fixture``/``baseline_path`` fill it in).
+    (``fixture``/``baseline_path`` fill it in, with the evaluation's command-line ``options``,
+    e.g. ``["--systems", "lexical", "--k", "5"]``, so the new baseline is of this evaluation).
     """
     baseline_shown = "BASELINE.json" if unshown_reason(baseline_path) else baseline_path
     fixture_shown = "FIXTURE" if unshown_reason(fixture) else fixture
+    shown_options = [shlex.quote(o) if not unshown_reason(o) else "VALUE" for o in options]
+    command = shlex.join(["evalkit", "baseline", fixture_shown])
+    command = " ".join([command, *shown_options, "--output", shlex.quote(baseline_shown)])
+    where = ""
+    if os.path.isabs(baseline_shown) or ".." in Path(baseline_shown).parts:
+        where = " (run it where the baseline's folder is below the working directory)"
     refresh = (
         f"If the change is intended, review it with 'evalkit diff {baseline_shown} NEW.json' and "
-        f"refresh the baseline with 'evalkit baseline {fixture_shown} --output {baseline_shown}'"
+        f"refresh the baseline with '{command}'{where}"
     )
     current_parts, baseline_parts = (
         _definition_parts(r) if r.get("schema") == baseline.get("schema") else None

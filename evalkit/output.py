@@ -207,9 +207,10 @@ def _encode(path: str | os.PathLike[str], text: str) -> bytes:
 def _workspace_root(workspace: str | os.PathLike[str] | None) -> pathlib.Path:
     root = pathlib.Path(os.path.abspath(os.getcwd() if workspace is None else workspace))
     if not root.is_dir():
+        shown = "(the working directory)" if workspace is None else shown_path(workspace)
         raise UnsafePathError(
-            f"workspace {str(root)!r} does not exist or is not a directory; expected an "
-            "existing directory; create it or pass another workspace"
+            f"workspace {shown} does not exist or is not a directory; expected an existing "
+            "directory; create it or pass another workspace"
         )
     return root
 
@@ -309,12 +310,12 @@ def _lstat_or_none(target: pathlib.Path) -> os.stat_result | None:
 def _check_directory(target: pathlib.Path, root: pathlib.Path, info: os.stat_result) -> None:
     if stat.S_ISLNK(info.st_mode):
         raise UnsafePathError(
-            f"output path component {_relative(target, root)} (under workspace {str(root)!r}) "
+            f"output path component {_relative(target, root)} (in the workspace) "
             "is a symbolic link; expected a real directory; remove the link or write elsewhere"
         )
     if not stat.S_ISDIR(info.st_mode):
         raise UnsafePathError(
-            f"output path component {_relative(target, root)} (under workspace {str(root)!r}) "
+            f"output path component {_relative(target, root)} (in the workspace) "
             "is not a directory; expected a directory; rename it or choose another path"
         )
 
@@ -355,7 +356,7 @@ def _check_destination(destination: pathlib.Path, root: pathlib.Path) -> None:
     info = _lstat_or_none(destination)
     if info is None:
         return
-    where = f"output path {_relative(destination, root)} (under workspace {str(root)!r})"
+    where = f"output path {_relative(destination, root)} (in the workspace)"
     if stat.S_ISLNK(info.st_mode):
         raise UnsafePathError(
             f"{where} is a symbolic link; expected a regular file or nothing; "
@@ -425,8 +426,8 @@ def _recheck(destination: pathlib.Path, root: pathlib.Path) -> None:
     deepest, existing = _walk_parents(parts, root)
     if existing < len(parts):
         raise UnsafePathError(
-            f"output directory {_relative(deepest / parts[existing], root)} (under workspace "
-            f"{str(root)!r}) disappeared during the write; expected it to stay; retry the write"
+            f"output directory {_relative(deepest / parts[existing], root)} (in the workspace) "
+            "disappeared during the write; expected it to stay; retry the write"
         )
     _check_destination(destination, root)
 

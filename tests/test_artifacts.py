@@ -268,3 +268,32 @@ def test_report_refuses_control_characters_before_executing(
     assert main(argv) == 2
     assert "control character" in capsys.readouterr().err
     assert tree(workspace) == ["reports"]
+
+
+def test_an_artifact_never_goes_inside_a_fixture_folder_but_its_baseline(
+    tiny_data: dict[str, Any], workspace: Path
+) -> None:
+    from conftest import write_fixture
+
+    fixture = write_fixture(workspace / "fx", tiny_data)
+    before = tree(fixture)
+    for inside in ("fx/report.json", "fx/gates.yaml", "fx/queries/extra.json"):
+        with pytest.raises(UnsafePathError, match="inside a fixture folder"):
+            write_artifact(inside, "{}", kind="json", private=())
+    assert tree(fixture) == before
+    write_artifact("fx/baseline.json", "{}", kind="json", private=())  # the one allowed
+    assert (fixture / "baseline.json").read_text(encoding="utf-8") == "{}"
+    code = main(["run", "fx", "--systems", "lexical", "--output", "fx/run.json"])
+    assert code == 2
+    assert not (fixture / "run.json").exists()
+
+
+def test_two_outputs_of_one_command_never_share_a_file(tiny_dir: Path, workspace: Path) -> None:
+    with pytest.raises(UnsafePathError, match="name the same file"):
+        write_artifacts(
+            [Artifact("reports/a.json", "{}", "json"), Artifact("reports/a.json", "{}", "json")],
+            private=(),
+        )
+    code = main(["gate", str(tiny_dir), "--junit", "reports/x", "--markdown", "reports/x"])
+    assert code == 2
+    assert not (workspace / "reports" / "x").exists()

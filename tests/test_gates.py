@@ -452,6 +452,18 @@ def test_stale_when_schema_or_corpus_differs_and_names_the_refresh_command() -> 
     ):
         check_baseline_fresh(REPORT, other_corpus, fixture="fx", baseline_path="fx/b.json")
     check_baseline_fresh(REPORT, copy.deepcopy(REPORT))  # fresh: no error
+    # the refresh repeats the options that made this evaluation, and says where to run it
+    options = ["--systems", "lexical,run:runs/mine.trec", "--k", "5"]
+    with pytest.raises(StaleBaselineError) as caught:
+        check_baseline_fresh(
+            REPORT, other_corpus, fixture="../fx", baseline_path="../fx/b.json", options=options
+        )
+    message = str(caught.value)
+    assert (
+        "'evalkit baseline ../fx --systems lexical,run:runs/mine.trec --k 5 --output ../fx/b.json'"
+        in message
+    )
+    assert "below the working directory" in message
 
 
 def test_baseline_gates_without_a_baseline_are_an_input_error(tmp_path: pathlib.Path) -> None:

@@ -149,3 +149,55 @@ def test_an_id_column_holding_text_shows_hashes_only(workspace: pathlib.Path) ->
     assert code == 0, out + err
     assert "too long to map (hashes): sha256:" in out
     assert "delivery address" not in out + err
+
+
+def test_a_document_whose_chunk_ids_are_taken_is_dropped(workspace: pathlib.Path) -> None:
+    # 'a' splits into a#c0 and a#c1; a document named 'a#c0' would repeat a chunk ID
+    docs = [
+        {"doc_id": "a", "text": "first para alpha\n\nsecond para beta"},
+        {"doc_id": "a#c0", "text": "gamma other doc"},
+        *DOCS,
+    ]
+    (workspace / "docs.jsonl").write_text(_jsonl(docs), encoding="utf-8")
+    argv = ["import", "table", "--documents", "docs.jsonl", "--queries", "queries.jsonl"]
+    argv += ["--judgments", "judgments.csv", "--judgment-grade", "grade", "--size", "20"]
+    code, out, err = run_cli([*argv, "--output", "out/fixture"], workspace)
+    assert code == 0, out + err
+    assert "dropped 1: document's chunk IDs equal another document's: a#c0" in out
+    code, out, err = run_cli(["validate", "out/fixture"], workspace)
+    assert code == 0, out + err
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        ("--version", "1.0"),
+        ("--id", "bad id/x"),
+        ("--language", "english!!"),
+        ("--license", "not a license((("),
+    ],
+)
+def test_fixture_metadata_options_are_checked_first(
+    workspace: pathlib.Path, option: str, value: str
+) -> None:
+    argv = ["import", "table", "--documents", "docs.jsonl", "--queries", "queries.jsonl"]
+    argv += ["--judgments", "judgments.csv", option, value, "--output", "out/fixture"]
+    _refused(workspace, run_cli(argv, workspace), "nothing was written")
+
+
+def test_a_row_language_that_is_no_language_tag(workspace: pathlib.Path) -> None:
+    rows = [{**DOCS[0], "language": "EN"}, DOCS[1]]
+    (workspace / "docs.jsonl").write_text(_jsonl(rows), encoding="utf-8")
+    argv = ["import", "table", "--documents", "docs.jsonl", "--queries", "queries.jsonl"]
+    argv += ["--judgments", "judgments.csv", "--doc-language", "language"]
+    result = run_cli([*argv, "--output", "out/fixture"], workspace)
+    _refused(workspace, result, "document 'd1': language 'EN' is not a BCP 47 tag")
+
+
+def test_a_duplicate_query_after_a_dropped_copy_is_kept(workspace: pathlib.Path) -> None:
+    queries = [{"query_id": "q1", "text": ""}, *QUERIES]
+    (workspace / "queries.jsonl").write_text(_jsonl(queries), encoding="utf-8")
+    code, out, err = _table(workspace)
+    assert code == 0, out + err
+    assert "2 queries" in out
+    assert "appears twice" not in out

@@ -54,13 +54,23 @@ import pyarrow.parquet as pq
 import yaml
 from tqdm import tqdm
 
+from evalkit.artifacts import check_output
 from evalkit.errors import InputError
 from evalkit.fixtures.chunking import ChunkingPolicy, chunk_ids, chunk_offsets, spans_in_chunk
 from evalkit.fixtures.columnar import arrow_schema
 from evalkit.fixtures.locate import locate_span
 from evalkit.fixtures.rules import find_sensitive
-from evalkit.fixtures.schema import MAX_JUDGMENTS, MAX_QUERY_TEXT, MAX_SPANS, MAX_TITLE
-from evalkit.output import resolve_output_path, shown_path
+from evalkit.fixtures.schema import (
+    ID_PATTERN,
+    LANGUAGE_PATTERN,
+    MAX_JUDGMENTS,
+    MAX_QUERY_TEXT,
+    MAX_SPANS,
+    MAX_TITLE,
+    SEMVER_PATTERN,
+    SPDX_PATTERN,
+)
+from evalkit.output import shown_path
 
 __all__ = [
     "BATCH",
@@ -314,7 +324,8 @@ def _output_directory(output: str | os.PathLike[str]) -> tuple[Path, list[Path]]
             f"output {shown_path(output)} already exists and is not an empty directory; "
             "choose a new fixture directory (nothing was written)"
         )
-    resolve_output_path(target / "fixture.yaml")  # safe, workspace-relative; creates nothing
+    # safe, workspace-relative, not inside another fixture; creates nothing
+    check_output(target / "fixture.yaml")
     absolute = target.resolve()
     created = [d for d in (absolute, *absolute.parents) if not d.exists()]
     if not existed:
@@ -345,6 +356,7 @@ def import_collection(
     to every object without one. Returns the :class:`ImportSummary`.
     """
     policy = policy or ChunkingPolicy()
+    _check_meta(fixture_name=fixture_name, version=version, license=license, language=language)
     target, created = _output_directory(output)
     summary = ImportSummary(fixture=fixture_name)
     by_query: dict[str, list[SourceJudgment]] = {}
@@ -402,6 +414,35 @@ def import_collection(
     return summary
 
 
+_META_RULES: Final = (
+    ("fixture_name", ID_PATTERN, "an ID such as 'my-corpus-v1' (--id)"),
+    ("version", SEMVER_PATTERN, "a semantic version such as '1.0.0' (--version)"),
+    ("license", SPDX_PATTERN, "an SPDX expression such as 'CC-BY-4.0' (--license)"),
+    ("language", LANGUAGE_PATTERN, "a BCP 47 tag such as 'en' or 'zh-Hans' (--language)"),
+)
+
+
+def _check_meta(**values: str) -> None:
+    """Refuse fixture metadata the schema would refuse, before anything is written."""
+    for name, pattern, expected in _META_RULES:
+        if not isinstance(values[name], str) or not re.match(pattern, values[name]):
+            raise InputError(
+                f"import: the fixture's {name.replace('fixture_', '')} is not {expected}; "
+                "fix the option (nothing was written)"
+            )
+
+
+def _checked_language(value: str, kind: str, object_id: str) -> str:
+    """A document's or query's own language, refused when it is no BCP 47 tag."""
+    if not re.match(LANGUAGE_PATTERN, value):
+        shown = repr(value) if re.fullmatch(r"[A-Za-z0-9-]{1,35}", value) else "(not shown)"
+        raise InputError(
+            f"{kind} {object_id!r}: language {shown} is not a BCP 47 tag such as 'en' or "
+            "'zh-Hans' (lower-case language code); fix the language column"
+        )
+    return value
+
+
 def _mapped_id(source_id: str, kind: str, seen: set[str], summary: ImportSummary) -> str | None:
     """The fixture ID of a source ``kind`` (document, query) ID; None when it is dropped (empty
     or too long to map, or already ``seen``), the reason counted in ``summary``."""
@@ -436,6 +477,7 @@ def _write_documents(  # noqa: PLR0917 - private helper of import_collection
     document_writer = _BatchWriter(root, "documents")
     chunk_writer = _BatchWriter(root, "chunks")
     seen: set[str] = set()
+    marked_seen: set[str] = set()  # the chunk IDs written that hold a '#'
     judged: dict[str, _JudgedDocument] = {}
     stream: Iterator[SourceDocument] = iter(documents)
     bar = tqdm(stream, desc="documents", unit="doc", total=total, disable=not progress)
@@ -459,8 +501,15 @@ def _write_documents(  # noqa: PLR0917 - private helper of import_collection
         if len(ids[-1]) > MAX_ID:
             summary.drop("document ID too long for its chunk IDs", doc_id)
             continue
+        # A chunk ID with a '#' may equal one made for another document ('a' split into
+        # 'a#c0', 'a#c1' and a document named 'a#c0'): the later document is dropped.
+        marked = [chunk_id for chunk_id in ids if "#" in chunk_id]
+        if any(chunk_id in marked_seen for chunk_id in marked):
+            summary.drop("document's chunk IDs equal another document's", doc_id)
+            continue
+        marked_seen.update(marked)
         seen.add(doc_id)
-        doc_language = source.language or language
+        doc_language = _checked_language(source.language or language, "document", doc_id)
         languages.add(doc_language)
         document_writer.add({"id": doc_id, "language": doc_language, "title": title})
         for chunk_id, (start, end) in zip(ids, offsets, strict=True):
@@ -506,7 +555,6 @@ def _queries(  # noqa: PLR0917 - private helper of import_collection
         query_id = _mapped_id(source.id, "query", seen, summary)
         if query_id is None:
             continue
-        seen.add(query_id)
         text = _clean(source.text).strip()
         if not text or len(text) > MAX_QUERY_TEXT:
             summary.drop(f"query text empty or over {MAX_QUERY_TEXT} characters", query_id)
@@ -518,7 +566,8 @@ def _queries(  # noqa: PLR0917 - private helper of import_collection
         if not chunk_judgments:
             summary.drop("query has no judgment of an imported document", query_id)
             continue
-        query_language = source.language or language
+        query_language = _checked_language(source.language or language, "query", query_id)
+        seen.add(query_id)  # only a kept query: a later copy of a dropped one may be kept
         languages.add(query_language)
         entries.append(
             {
