@@ -201,3 +201,37 @@ def test_a_duplicate_query_after_a_dropped_copy_is_kept(workspace: pathlib.Path)
     assert code == 0, out + err
     assert "2 queries" in out
     assert "appears twice" not in out
+
+
+def test_trec_elements_anywhere_on_a_line_and_one_left_open(workspace: pathlib.Path) -> None:
+    (workspace / "corpus.sgml").write_text(
+        "<DOC><DOCNO>a</DOCNO><TEXT>alpha one</TEXT></DOC><DOC><DOCNO>b</DOCNO>"
+        "<TEXT>beta two</TEXT></DOC>\n<doc>\n<DOCNO>c</DOCNO>\n<TEXT>gamma</TEXT>\n</DOC>\n",
+        encoding="utf-8",
+    )
+    (workspace / "topics.txt").write_text(
+        "<top> <num> 1 </num> <title> alpha </title> </top>\n"
+        "<top>\n<num> Number: 2\n<title> beta\n</top><top><num>3<title>gamma</top>\n",
+        encoding="utf-8",
+    )
+    (workspace / "qrels.txt").write_text("1 0 a 1\n2 0 b 1\n3 0 c 1\n", encoding="utf-8")
+    argv = ["import", "trec", "--qrels", "qrels.txt", "--topics", "topics.txt"]
+    code, out, err = run_cli([*argv, "--corpus", "corpus.sgml", "--output", "fx"], workspace)
+    assert code == 0, out + err
+    from evalkit.fixtures import load_fixture
+
+    fixture = load_fixture(workspace / "fx")
+    assert [(c.id, c.text) for c in fixture.chunks] == [
+        ("a", "alpha one"),
+        ("b", "beta two"),
+        ("c", "gamma"),
+    ]
+    assert [(q.id, q.text) for q in fixture.queries] == [
+        ("1", "alpha"),
+        ("2", "beta"),
+        ("3", "gamma"),
+    ]
+    with (workspace / "corpus.sgml").open("a", encoding="utf-8") as handle:
+        handle.write("<DOC>\n<DOCNO>d</DOCNO>\n<TEXT>delta\n")  # never closed
+    result = run_cli([*argv, "--corpus", "corpus.sgml", "--output", "out/fixture"], workspace)
+    _refused(workspace, result, "corpus.sgml line 6: a <DOC> is never closed")

@@ -36,6 +36,9 @@ def indexing_fails():
         raise KeyError({SECRET!r})
     return ek.FunctionRetriever(lambda text, k: [], name="indexer", on_index=fail)
 
+def bad_name():
+    return ek.FunctionRetriever(lambda text, k: [], name="<b>bad</b>")
+
 def plain_ids():
     return ek.FunctionRetriever(lambda text, k: ["c1"], name="plain-ids")
 
@@ -86,6 +89,7 @@ def user_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
         ("needs_argument", SystemFailedError, r"the factory raised TypeError"),
         ("raising", SystemFailedError, r"system 'raising' raised ValueError in search\(query"),
         ("indexing_fails", SystemFailedError, r"system 'indexer' raised KeyError in index"),
+        ("bad_name", InputError, r"FunctionRetriever\(name=\.\.\.\)"),
         ("plain_ids", InputError, r"search function of system 'plain-ids' returned list"),
         ("returns_none", InputError, r"search function of system 'returns-none' returned None"),
         ("text_scores", InputError, r"'text-scores' returned a hit of type tuple"),

@@ -230,13 +230,41 @@ def _trec_topics(path: Path, field: str) -> Iterator[SourceQuery]:
                 raise InputError(f"{path.name} line {number}: expected 'id<TAB>text'")
             yield SourceQuery(id=parts[0].strip(), text=parts[1].strip())
         return
-    buffer: list[str] = []
-    for _, line in _lines(path):
-        if "</top>" in line.lower():
-            yield _topic("".join(buffer), field, path)
-            buffer = []
-        elif "<top>" not in line.lower():
-            buffer.append(line)
+    for _, block in _blocks(path, "top"):
+        yield _topic(block, field, path)
+
+
+def _blocks(path: Path, tag: str) -> Iterator[tuple[int, str]]:
+    """``(line, text)`` of each ``<tag>...</tag>`` element of ``path`` (tags in any case, with
+    or without attributes, anywhere on a line, several per line), with the line it starts on.
+    Text outside the elements is skipped; an element left open at the next one's start or at
+    the end of the file is an ``InputError``."""
+    opening = re.compile(rf"<{tag}(?:\s[^>]*)?>", re.IGNORECASE)
+    closing = re.compile(rf"</{tag}\s*>", re.IGNORECASE)
+    block, start = "", 0  # the open element's text so far, and its first line (0: none open)
+    for number, line in _lines(path):
+        rest = line
+        while rest:
+            if not start:
+                found = opening.search(rest)
+                if found is None:
+                    break
+                rest, start, block = rest[found.end() :], number, ""
+            end, again = closing.search(rest), opening.search(rest)
+            if again is not None and (end is None or again.start() < end.start()):
+                raise InputError(
+                    f"{path.name} line {start}: a <{tag.upper()}> is not closed before the next "
+                    f"one (line {number}); add </{tag.upper()}>"
+                )
+            if end is None:
+                block += rest
+                break
+            yield start, block + rest[: end.start()]
+            rest, start = rest[end.end() :], 0
+    if start:
+        raise InputError(
+            f"{path.name} line {start}: a <{tag.upper()}> is never closed; add </{tag.upper()}>"
+        )
 
 
 def _topic(block: str, field: str, path: Path) -> SourceQuery:
@@ -252,17 +280,8 @@ def _topic(block: str, field: str, path: Path) -> SourceQuery:
 
 
 def _sgml_documents(path: Path) -> Iterator[SourceDocument]:
-    buffer: list[str] = []
-    inside = False
-    for _, line in _lines(path):
-        lowered = line.lower()
-        if "<doc>" in lowered:
-            inside, buffer = True, []
-        if inside:
-            buffer.append(line)
-        if "</doc>" in lowered and inside:
-            inside = False
-            yield _sgml_document("".join(buffer), path)
+    for _, block in _blocks(path, "doc"):
+        yield _sgml_document(block, path)
 
 
 def _element(block: str, name: str) -> list[str]:

@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from evalkit.canonical import canonical_hash
-from evalkit.errors import InputError, SystemFailedError
+from evalkit.errors import EvalkitError, InputError, SystemFailedError
 from evalkit.names import check_name
 
 __all__ = [
@@ -228,6 +228,8 @@ def load_factory(spec: str, *, where: str = "system spec") -> Retriever:
             f"{where}: system spec {spec!r}: cannot import module {module_name!r} "
             f"({type(error).__name__}); check the module is on PYTHONPATH or installed"
         ) from None
+    except EvalkitError:
+        raise
     except Exception as error:  # the module's own code failed (SyntaxError, ...)
         raise SystemFailedError(
             f"{where}: system spec {spec!r}: importing module {module_name!r} raised "
@@ -241,6 +243,8 @@ def load_factory(spec: str, *, where: str = "system spec") -> Retriever:
         )
     try:
         system = factory()
+    except EvalkitError:  # evalkit's own error, e.g. a FunctionRetriever's invalid name
+        raise
     except Exception as error:
         raise SystemFailedError(
             f"{where}: system spec {spec!r}: the factory raised {type(error).__name__} (the "
