@@ -777,6 +777,13 @@ def _add_trec_eval(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         "every qrels query counts, like trec_eval -c",
     )
     p.add_argument(
+        "--duplicates",
+        choices=("error", "keep-first"),
+        default="error",
+        help="a document listed twice for one query in the run: an error (default), or keep "
+        "the occurrence ranked first",
+    )
+    p.add_argument(
         "--subtopic-qrels",
         default=None,
         metavar="PATH",
@@ -823,11 +830,13 @@ def _run_trec_eval(args: argparse.Namespace) -> int:
                 complete=not args.no_complete,
                 num_docs=args.num_docs,
                 subtopics=subtopics,
+                duplicates=args.duplicates,
             )
         except InputError as error:  # e.g. a doc judged twice: name the file it came from
             source = args.qrels if str(error).startswith("qrels") else args.run
+            message = str(error).replace("duplicates='keep-first'", "--duplicates keep-first")
             raise InputError(
-                f"{source}: {error} (rows count the file's data lines from 0)"
+                f"{source}: {message} (rows count the file's data lines from 0)"
             ) from None
     for warning in caught:
         print(f"evalkit: warning: {warning.message}", file=sys.stderr)

@@ -88,3 +88,17 @@ def test_unknown_measure_suggests_a_close_name(capsys: pytest.CaptureFixture[str
     argv = ["trec-eval", str(DATA / "qrels.test"), str(DATA / "results.test"), "-m", "nDGC@10"]
     assert main(argv) == 2
     assert "Did you mean 'nDCG'?" in capsys.readouterr().err
+
+
+def test_duplicates_in_a_run_are_an_error_or_kept_first_by_option(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "qrels").write_text("q1 0 a 1\nq1 0 b 0\n", encoding="utf-8")
+    # 'a' twice: ranked first (score 3) and second (score 2); b last
+    (tmp_path / "run").write_text("q1 Q0 a 1 3 t\nq1 Q0 a 2 2 t\nq1 Q0 b 3 1 t\n", "utf-8")
+    files = [str(tmp_path / "qrels"), str(tmp_path / "run")]
+    assert main(["trec-eval", *files, "-m", "P@2"]) == 2
+    assert "pass --duplicates keep-first" in capsys.readouterr().err
+    assert main(["trec-eval", *files, "-m", "P@2", "--duplicates", "keep-first"]) == 0
+    # kept first: the ranking is a, b; P@2 = 1/2 (by hand)
+    assert capsys.readouterr().out.split() == ["P@2", "all", "0.5000"]
