@@ -597,7 +597,10 @@ def check_baseline_fresh(
         _definition_parts(r) if r.get("schema") == baseline.get("schema") else None
         for r in (report, baseline)
     )
-    if current_parts is not None and baseline_parts is not None:
+    # The shared hash covers the fixture and corpus; a baseline whose own fixture or corpus
+    # record disagrees with it was edited by hand, and is refused as stale all the same.
+    identity = [key for key in ("corpusHash", "fixture") if baseline.get(key) != report.get(key)]
+    if current_parts is not None and baseline_parts is not None and not identity:
         if current_parts[0] == baseline_parts[0]:
             compared = _systems_in_both(report, baseline) if systems is None else list(systems)
             changed_systems = [
@@ -615,6 +618,8 @@ def check_baseline_fresh(
                 f"baseline; the other systems are unchanged. {refresh}"
             )
         differing = ["definitionHashes.shared"]
+    elif identity:
+        differing = identity
     else:
         differing = [key for key in _STALE_KEYS if baseline.get(key) != report.get(key)]
         if not differing:

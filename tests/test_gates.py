@@ -766,3 +766,15 @@ def test_cli_baseline_needs_an_output(tmp_path: pathlib.Path) -> None:
         run_cli(["baseline", str(FIXTURE_DIR)], tmp_path)
     assert refused.value.code == 2
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_baseline_whose_corpus_or_fixture_record_was_edited_is_stale() -> None:
+    # definitionHashes agree (they cover fixture and corpus), the visible records do not: the
+    # baseline was edited by hand and is refused, never compared
+    parts = {"shared": "sha256:" + "c" * 64, "systems": {"lexical": "sha256:" + "d" * 64}}
+    current = {**copy.deepcopy(REPORT), "definitionHashes": parts}
+    check_baseline_fresh(current, copy.deepcopy(current))
+    for key, value in (("corpusHash", HASH_B), ("fixture", {"id": "other", "version": "1.0.0"})):
+        edited = {**copy.deepcopy(current), key: value}
+        with pytest.raises(StaleBaselineError, match=rf"{key}: baseline"):
+            check_baseline_fresh(current, edited)
