@@ -174,6 +174,23 @@ def test_an_unknown_id_that_is_text_is_shown_as_a_hash(
     assert query_text not in str(caught.value)
 
 
+def test_source_ids_that_import_mapped_get_a_hint(tmp_path: pathlib.Path) -> None:
+    from types import SimpleNamespace
+
+    from evalkit.importers import fixture_id
+
+    mapped = fixture_id("doc/1")
+    assert mapped is not None
+    assert mapped != "doc/1"
+    path = write_jsonl(tmp_path / "source-ids.jsonl", {"q1": [Hit("doc/1", 1.0)]})
+    run = RunFileRetriever(path)
+    with pytest.raises(InputError, match="1 of them are source IDs that 'evalkit import' mapped"):
+        run.index([SimpleNamespace(id=mapped)])
+    with pytest.raises(InputError) as caught:
+        run.index([SimpleNamespace(id="other")])
+    assert "mapped" not in str(caught.value)
+
+
 def test_malformed_run_files_are_input_errors_without_the_path(tmp_path: pathlib.Path) -> None:
     broken = tmp_path / "broken.jsonl"
     broken.write_text('{"query_id": "q", "chunk_id": "c", "score": 1}\nnot json\n', "utf-8")

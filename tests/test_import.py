@@ -125,6 +125,15 @@ def test_beir_split_and_existing_output(beir_folder: pathlib.Path, tmp_path: pat
     assert "already exists and is not an empty directory" in err
     code, _, err = run_cli(["import", "beir", "collection", "--output", "/tmp/abs"], tmp_path)
     assert code == 2
+    code, _, err = run_cli(
+        ["import", "beir", "collection", "--split", "x", "--output", "e"], tmp_path
+    )
+    assert code == 2
+    assert "no qrels/x.tsv; its splits: dev, test; pick one with --split" in err
+    argv = ["import", "beir", "collection/corpus.jsonl", "--output", "e"]
+    code, _, err = run_cli(argv, tmp_path)
+    assert code == 2
+    assert "'corpus.jsonl' is a file; expected the BEIR folder" in err
 
 
 def test_chunking_none_refuses_a_long_document_with_its_id(

@@ -193,10 +193,27 @@ def beir_source(
 ) -> tuple[Iterator[SourceDocument], Iterator[SourceQuery], Iterator[SourceJudgment]]:
     """Documents, queries and judgments of a BEIR folder's ``split`` (streams)."""
     root = Path(folder)
+    if root.is_file():
+        raise InputError(
+            f"{root.name!r} is a file; expected the BEIR folder that holds corpus.jsonl, "
+            "queries.jsonl and qrels/"
+        )
     if not root.is_dir():
-        raise InputError(f"BEIR folder {root.name!r} does not exist or is not a directory")
+        raise InputError(f"BEIR folder {root.name!r} does not exist")
     corpus, queries = _find(root, "corpus.jsonl"), _find(root, "queries.jsonl")
-    qrels = _find(root / "qrels", f"{split}.tsv")
+    try:
+        qrels = _find(root / "qrels", f"{split}.tsv")
+    except InputError:
+        splits = sorted(
+            p.name.removesuffix(".gz").removesuffix(".tsv")
+            for p in (root / "qrels").glob("*.tsv*")
+            if p.name.endswith((".tsv", ".tsv.gz"))
+        )
+        raise InputError(
+            f"the BEIR folder has no qrels/{split}.tsv; its splits: "
+            f"{', '.join(splits) if splits else 'none (qrels/ holds no .tsv file)'}; pick one "
+            "with --split"
+        ) from None
     return _beir_documents(corpus), _beir_queries(queries), _beir_qrels(qrels)
 
 

@@ -102,6 +102,20 @@ def _listed(ids: Sequence[str]) -> str:
     return ", ".join(shown) + more
 
 
+def _mapped_hint(unknown: Sequence[str], known: set[str]) -> str:
+    """A hint when the unknown IDs are source IDs ``evalkit import`` mapped to the fixture's
+    safe form (``doc/1`` -> ``x~doc~2F1``), else nothing."""
+    from evalkit.importers import fixture_id
+
+    mapped = sum(fixture_id(i) in known for i in unknown)
+    if not mapped:
+        return ""
+    return (
+        f" ({mapped} of them are source IDs that 'evalkit import' mapped to the fixture's safe "
+        "form: write the run with the fixture's IDs, evalkit.importers.fixture_id(source_id))"
+    )
+
+
 def _digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
@@ -248,6 +262,7 @@ class RunFileRetriever(BaseRetriever):
             raise InputError(
                 f"run system {self.name!r} names {len(unknown)} chunk ID(s) the fixture does not "
                 f"have: {_listed(unknown)}; the run must be made on this fixture's chunks"
+                + _mapped_hint(unknown, known)
             )
 
     def bind_queries(self, queries: Sequence[QueryLike]) -> None:
@@ -258,6 +273,7 @@ class RunFileRetriever(BaseRetriever):
             raise InputError(
                 f"run system {self.name!r} names {len(unknown)} query ID(s) the fixture does not "
                 f"have: {_listed(unknown)}; the run must be made on this fixture's queries"
+                + _mapped_hint(unknown, set(known))
             )
         self._missing = sorted(set(known) - set(self._hits))
         self._queries = len(known)
