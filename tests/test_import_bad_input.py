@@ -235,3 +235,16 @@ def test_trec_elements_anywhere_on_a_line_and_one_left_open(workspace: pathlib.P
         handle.write("<DOC>\n<DOCNO>d</DOCNO>\n<TEXT>delta\n")  # never closed
     result = run_cli([*argv, "--corpus", "corpus.sgml", "--output", "out/fixture"], workspace)
     _refused(workspace, result, "corpus.sgml line 6: a <DOC> is never closed")
+
+
+def test_a_query_judged_only_non_relevant_is_dropped_not_made_no_answer(
+    workspace: pathlib.Path,
+) -> None:
+    (workspace / "zeros.csv").write_text("query_id,doc_id,grade\nq1,d1,0\nq2,d2,2\n", "utf-8")
+    code, out, err = _table(workspace, judgments="zeros.csv")
+    assert code == 0, out + err
+    assert "dropped 1: query has no relevant judgment (only grade 0): q1" in out
+    from evalkit.fixtures import load_fixture
+
+    fixture = load_fixture(workspace / "out" / "fixture")
+    assert [(q.id, q.answerable) for q in fixture.queries] == [("q2", True)]

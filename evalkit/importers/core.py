@@ -32,7 +32,8 @@ Rules:
   not judged. A judgment without spans (or whose answers were not found) gives every chunk of
   its document the grade. A chunk judged twice for one query keeps the higher grade and all
   spans. Judgments of dropped or unknown documents are dropped. Queries left with no judgment
-  are dropped (imported collections have no no-answer queries; ``requires_spans`` is false).
+  are dropped, and so are queries whose judgments are all grade 0 (imported collections have no
+  no-answer queries; ``requires_spans`` is false).
 """
 
 from __future__ import annotations
@@ -565,6 +566,9 @@ def _queries(  # noqa: PLR0917 - private helper of import_collection
         chunk_judgments = _chunk_judgments(source.id, by_query.get(source.id, []), judged, summary)
         if not chunk_judgments:
             summary.drop("query has no judgment of an imported document", query_id)
+            continue
+        if all(entry["grade"] < 1 for entry in chunk_judgments):  # else a no-answer query
+            summary.drop("query has no relevant judgment (only grade 0)", query_id)
             continue
         query_language = _checked_language(source.language or language, "query", query_id)
         seen.add(query_id)  # only a kept query: a later copy of a dropped one may be kept
