@@ -919,6 +919,31 @@ def _baseline_rows(
             continue
         measures = previous.measures(system) if spec.measures == "all" else list(spec.measures)
         languages = [ALL_LANGUAGES, *(previous.languages(system) if spec.per_language else [])]
+        # what the evaluation has and the baseline lacks is shown, never silently unchecked
+        lacking: list[tuple[str, str, str]] = []  # (measure, language, what)
+        if spec.measures == "all":
+            lacking += [
+                (m, ALL_LANGUAGES, f"measure {m}")
+                for m in current.measures(system)
+                if m not in previous.measures(system)
+            ]
+            lacking += [
+                ("all", language, f"language {language}")
+                for language in (current.languages(system) if spec.per_language else [])
+                if language not in previous.languages(system)
+            ]
+        for measure, language, what in lacking:
+            rows.append(
+                _not_evaluated(
+                    gate=gate,
+                    kind="baseline",
+                    system=system,
+                    measure=measure,
+                    language=language,
+                    reference="baseline",
+                    note=f"the baseline has no value for {what}; refresh it to gate this",
+                )
+            )
         for language in languages:
             for measure in measures:
                 old = previous.get(system, measure, language, gate)

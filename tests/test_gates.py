@@ -778,3 +778,27 @@ def test_a_baseline_whose_corpus_or_fixture_record_was_edited_is_stale() -> None
         edited = {**copy.deepcopy(current), key: value}
         with pytest.raises(StaleBaselineError, match=rf"{key}: baseline"):
             check_baseline_fresh(current, edited)
+
+
+def test_what_the_baseline_lacks_is_not_evaluated_never_dropped(tmp_path: pathlib.Path) -> None:
+    gates = gates_from("schema: evalkit.gates/1\nbaseline:\n  systems: [hybrid]\n", tmp_path)
+    full = check_gates(REPORT, gates, REPORT)
+    baseline = copy.deepcopy(REPORT)
+    del baseline["summary"]["hybrid"]["RR@10"]
+    del baseline["summaryByLanguage"]["hybrid"]["zh"]
+    results = check_gates(REPORT, gates, baseline)
+    lacking = results[results["status"] == "not evaluated"]
+    assert list(zip(lacking["measure"], lacking["language"], strict=True)) == [
+        ("RR@10", "all"),
+        ("all", "zh"),
+    ]
+    assert lacking["note"].str.contains("the baseline has no value for").all()
+    # of the 6 checks (2 measures x all, en, zh) NoAnswerFP overall and in en are left, and
+    # the 2 rows say what went missing
+    assert len(full) == 6
+    assert list(zip(results["measure"], results["language"], results["status"], strict=True)) == [
+        ("RR@10", "all", "not evaluated"),
+        ("all", "zh", "not evaluated"),
+        ("NoAnswerFP", "all", "pass"),
+        ("NoAnswerFP", "en", "pass"),
+    ]
