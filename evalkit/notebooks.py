@@ -293,43 +293,52 @@ class _ReadyKernelClient(AsyncKernelClient):
     jupyter_client's ``wait_for_ready`` asks ``kernel_info`` until the kernel answers on the
     shell channel and publishes on IOPub, then reads IOPub until it has been silent for 0.2 s:
     every report would wait that 0.2 s before its first cell. Here the read ends at the
-    ``idle`` status of the answered request, the last message the kernel publishes for it
-    (IOPub keeps a socket's order); the rest is jupyter_client's loop: a kernel that has not
-    answered within 1 s, or whose IOPub stays silent for 0.2 s (not connected yet), is asked
-    again, until ``timeout``.
+    ``idle`` status of the request a reply answers, the last message the kernel publishes for
+    it (IOPub keeps a socket's order). The rest is jupyter_client's loop: a kernel that has not
+    answered within 1 s is asked again, as is one whose IOPub stays silent for 0.2 s (not
+    connected yet), until ``timeout``. Every request of the call counts: a late reply to an
+    earlier one, whose idle status was read while waiting for another, is ready too.
     """
 
     async def wait_for_ready(self, timeout: float | None = None) -> None:
         deadline = time.monotonic() + (float("inf") if timeout is None else timeout)
+        sent: set[str] = set()  # this call's kernel_info requests
+        idle: set[str] = set()  # those whose idle status has been read
         while True:
-            self.kernel_info()
+            sent.add(self.kernel_info())
             try:
                 reply = await self.shell_channel.get_msg(timeout=1)
             except Empty:
                 reply = None
-            answered = reply is not None and reply["msg_type"] == "kernel_info_reply"
-            if answered and await self._idle_published(reply["parent_header"].get("msg_id")):
-                self._handle_kernel_info_reply(reply)
-                return
+            if reply is not None and reply["msg_type"] == "kernel_info_reply":
+                answered = reply["parent_header"].get("msg_id")
+                if await self._idle_published(answered, sent, idle, deadline):
+                    self._handle_kernel_info_reply(reply)
+                    return
             if not await self._async_is_alive():
                 raise RuntimeError("Kernel died before replying to kernel_info")
             if time.monotonic() > deadline:
                 raise RuntimeError(f"Kernel didn't respond in {timeout} seconds")
 
-    async def _idle_published(self, request: str | None) -> bool:
-        """Read IOPub up to the ``idle`` status of ``request``; False when IOPub is silent for
-        0.2 s first."""
-        while True:
+    async def _idle_published(
+        self, answered: str | None, sent: set[str], idle: set[str], deadline: float
+    ) -> bool:
+        """Read IOPub until the idle status of ``answered`` has been seen (recording in
+        ``idle`` those of the other ``sent`` requests); False when IOPub is silent for 0.2 s
+        or ``deadline`` passes first."""
+        while answered not in idle:
+            wait = min(0.2, deadline - time.monotonic())
+            if wait <= 0:
+                return False
             try:
-                message = await self.iopub_channel.get_msg(timeout=0.2)
+                message = await self.iopub_channel.get_msg(timeout=wait)
             except Empty:
                 return False
-            if (
-                message["msg_type"] == "status"
-                and message["content"].get("execution_state") == "idle"
-                and message["parent_header"].get("msg_id") == request
-            ):
-                return True
+            parent = message["parent_header"].get("msg_id")
+            state = message["content"].get("execution_state")
+            if message["msg_type"] == "status" and state == "idle" and parent in sent:
+                idle.add(parent)
+        return True
 
 
 class _InterpreterKernelManager(AsyncKernelManager):

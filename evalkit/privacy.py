@@ -6,10 +6,12 @@ query text and judgment span of the fixture; every string value inside the syste
 ``org/model``, the host of an endpoint), when at least ``MIN_PRIVATE_VALUE`` characters long
 (:func:`definition_values`). Mapping keys of a definition are its field names, not private.
 
-The matching rule. Both sides are NFKC-normalized, case-folded, HTML-unescaped, stripped of
-invisible characters (soft hyphen, zero-width spaces and joiners, word joiner, BOM) and of
-Markdown backslash escapes, and have white-space runs collapsed to one space, so escaping or
-re-wrapping (:mod:`evalkit.render` does both) does not hide a leak.
+The matching rule. Both sides are HTML-unescaped (up to three times), NFKC-normalized,
+case-folded, stripped of invisible characters (:data:`INVISIBLE_RANGES`: every format
+character, variation selectors, fillers) and of Markdown backslash escapes, and have white-space
+runs collapsed to one space and removed between two Chinese characters, so escaping or
+re-wrapping (:mod:`evalkit.render` does both) does not hide a leak. Markup is searched as it is
+and with its tags removed, so tags between the words of a text do not hide it either.
 A private string is reported when the artifact contains
 
 - the whole string, if it has at least ``MIN_WHOLE_LATIN`` characters (``MIN_WHOLE_CJK`` for
@@ -43,7 +45,7 @@ import unicodedata
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from evalkit.errors import LeakError
 
@@ -66,7 +68,47 @@ WINDOW_CJK = 6
 MIN_PRIVATE_VALUE = 6
 
 _SPACE_RE = re.compile(r"\s+")
-_INVISIBLE_RE = re.compile("[\u00ad\u200b-\u200d\u2060\ufeff]")
+INVISIBLE_RANGES: Final = (
+    # Unicode's format characters (category Cf, Unicode 14): soft hyphen, zero-width spaces
+    # and joiners, bidirectional controls, word joiner and invisible operators, BOM, tags, ...
+    (0x00AD, 0x00AD),
+    (0x0600, 0x0605),
+    (0x061C, 0x061C),
+    (0x06DD, 0x06DD),
+    (0x070F, 0x070F),
+    (0x0890, 0x0891),
+    (0x08E2, 0x08E2),
+    (0x180E, 0x180E),
+    (0x200B, 0x200F),
+    (0x202A, 0x202E),
+    (0x2060, 0x2064),
+    (0x2066, 0x206F),
+    (0xFEFF, 0xFEFF),
+    (0xFFF9, 0xFFFB),
+    (0x110BD, 0x110BD),
+    (0x110CD, 0x110CD),
+    (0x13430, 0x13438),
+    (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A),
+    (0xE0001, 0xE0001),
+    (0xE0020, 0xE007F),
+    # and other characters that show nothing: variation selectors, the combining grapheme
+    # joiner, Hangul fillers
+    (0xFE00, 0xFE0F),
+    (0xE0100, 0xE01EF),
+    (0x034F, 0x034F),
+    (0x115F, 0x1160),
+    (0x3164, 0x3164),
+    (0xFFA0, 0xFFA0),
+)
+"""Code points the leak scan removes from both sides before matching: they hide nothing."""
+_INVISIBLE_RE = re.compile(
+    "[" + "".join(f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in INVISIBLE_RANGES) + "]"
+)
+_TAG_RE = re.compile(r"<[A-Za-z/!][^<>]*>")
+_CJK_GAP_RE = re.compile(
+    r"(?<=[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff])\s+(?=[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff])"
+)
 _MARKDOWN_ESCAPE_RE = re.compile(r"\\([!-/:-@\[-`{-~])")
 _CJK_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
@@ -80,11 +122,17 @@ class PrivateText:
 
 
 def _normalize(text: str) -> str:
-    text = unicodedata.normalize("NFKC", html.unescape(text)).casefold()
-    # Invisible characters (soft hyphen, zero-width space/joiners, word joiner, BOM) and
-    # Markdown's backslash escapes (evalkit.render.markdown_text writes both) hide nothing.
+    for _ in range(3):  # an entity escaped twice (&amp;#32;) or three times unescapes too
+        unescaped = html.unescape(text)
+        if unescaped == text:
+            break
+        text = unescaped
+    text = unicodedata.normalize("NFKC", text).casefold()
+    # Invisible characters (INVISIBLE_RANGES) and Markdown's backslash escapes
+    # (evalkit.render.markdown_text writes both) hide nothing; nor does white space between
+    # two Chinese characters, which Chinese text does not have.
     text = _MARKDOWN_ESCAPE_RE.sub(r"\1", _INVISIBLE_RE.sub("", text))
-    return _SPACE_RE.sub(" ", text).strip()
+    return _CJK_GAP_RE.sub("", _SPACE_RE.sub(" ", text)).strip()
 
 
 def _is_mostly_cjk(text: str) -> bool:
@@ -167,7 +215,10 @@ def artifact_text(text: str) -> str:
         else:
             leaves = "\n".join(_string_leaves(decoded, keys=True))
             return _normalize(embedded_text(leaves) + "\n" + embedded_text(text))
-    return _normalize(embedded_text(text))
+    plain = embedded_text(text)
+    if "<" in plain:  # markup: also the text with its tags removed (words split by tags)
+        plain += "\n" + _TAG_RE.sub(" ", plain)
+    return _normalize(plain)
 
 
 _BASE64_RUN_RE = re.compile(r"[A-Za-z0-9+/]{128,}={0,2}")

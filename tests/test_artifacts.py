@@ -286,6 +286,9 @@ def test_an_artifact_never_goes_inside_a_fixture_folder_but_its_baseline(
     code = main(["run", "fx", "--systems", "lexical", "--output", "fx/run.json"])
     assert code == 2
     assert not (fixture / "run.json").exists()
+    code = main(["fixture", "convert", "fx", "--to", "jsonl", "--output", "fx/sub"])
+    assert code == 2
+    assert not (fixture / "sub").exists()
 
 
 def test_two_outputs_of_one_command_never_share_a_file(tiny_dir: Path, workspace: Path) -> None:

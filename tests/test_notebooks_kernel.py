@@ -45,30 +45,45 @@ def test_a_clean_kernel_shutdown_sends_no_interrupt() -> None:
 
 
 @pytest.mark.slow
-def test_the_ready_kernel_leaves_nothing_of_its_check_on_iopub() -> None:
-    """``wait_for_ready`` reads IOPub up to its own request's idle status, not for 0.2 s of
-    silence: the next request's messages are the first ones left to read."""
+def test_ready_ends_at_the_kernel_info_idle_status_not_after_a_silence() -> None:
+    """Each kernel_info request is followed at once by an execute request, so the kernel
+    publishes that request's messages right after the kernel_info's idle status, with no
+    silence between. The client stops reading at that idle status: the execute request's
+    messages are still there to read, its busy status first. (jupyter_client's own
+    wait_for_ready reads IOPub until 0.2 s of silence and would have read them all.)"""
     from evalkit.notebooks import _ReadyKernelClient
 
-    async def first_message_after_ready() -> tuple[object, str, dict[str, object]]:
-        manager = _InterpreterKernelManager()
+    executes: list[str] = []
+
+    class Followed(_ReadyKernelClient):
+        def kernel_info(self) -> str:
+            request = str(super().kernel_info())
+            executes.append(self.execute("1"))
+            return request
+
+    class Manager(_InterpreterKernelManager):
+        client_factory = Followed
+
+    async def messages_after_ready() -> list[dict[str, object]]:
+        manager = Manager()
         await manager.start_kernel()
         client = manager.client()
         client.start_channels()
         try:
             await client.wait_for_ready(timeout=60)
-            request = client.execute("1")
-            message = await client.iopub_channel.get_msg(timeout=30)
-            return client, request, message
+            seen: list[dict[str, object]] = []
+            while len([m for m in seen if m["msg_type"] == "status"]) < 2 * len(executes):
+                seen.append(await client.iopub_channel.get_msg(timeout=30))
+            return seen
         finally:
             client.stop_channels()
             await manager.shutdown_kernel(now=True)
 
-    client, request, message = asyncio.run(first_message_after_ready())
-    assert isinstance(client, _ReadyKernelClient)
-    assert message["parent_header"]["msg_id"] == request  # type: ignore[index]
-    assert message["msg_type"] == "status"
-    assert message["content"] == {"execution_state": "busy"}
+    seen = asyncio.run(messages_after_ready())
+    ours = [m for m in seen if m["parent_header"]["msg_id"] in executes]  # type: ignore[index]
+    assert ours, "the execute request's messages were read by wait_for_ready"
+    assert ours[0]["msg_type"] == "status"
+    assert ours[0]["content"] == {"execution_state": "busy"}
 
 
 def _notebook(path: Path) -> Path:

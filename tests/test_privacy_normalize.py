@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import pytest
+
 from evalkit.privacy import PrivateText, find_leaks
 from evalkit.render import markdown_text
 
@@ -19,3 +23,50 @@ def test_invisible_characters_do_not_hide_a_leak() -> None:
     hidden = "\u200b".join(SECRET_TEXT[:40]) + "\u2060\u00ad"
     findings = find_leaks(hidden, [PrivateText("chunk:c-1", SECRET_TEXT)])
     assert findings == ["chunk:c-1"]
+
+
+CHINESE = "渡轮每天早上七点从北码头出发，周末加开一班。"
+
+
+@pytest.mark.parametrize(
+    "disguise",
+    [
+        pytest.param("\u2062".join, id="invisible times"),
+        pytest.param("\ufe0f".join, id="variation selector"),
+        pytest.param("\u202e".join, id="bidi override"),
+        pytest.param("\U000e0041".join, id="tag character"),
+        pytest.param(lambda t: t.replace(" ", "&amp;#32;"), id="entity escaped twice"),
+        pytest.param(lambda t: t.replace(" ", "</span> <span>"), id="words split by tags"),
+        pytest.param(lambda t: t.replace(" ", "<br> "), id="line breaks"),
+    ],
+)
+def test_disguised_text_is_still_a_leak(disguise: Callable[[str], str]) -> None:
+    findings = find_leaks(f"<p>{disguise(SECRET_TEXT)}</p>", [PrivateText("c:1", SECRET_TEXT)])
+    assert findings == ["c:1"]
+
+
+def test_spaces_between_chinese_characters_do_not_hide_a_leak() -> None:
+    spaced = " ".join(CHINESE[:12])
+    assert find_leaks(f"<td>{spaced}</td>", [PrivateText("c:2", CHINESE)]) == ["c:2"]
+    broken = "<br>".join(CHINESE[:12])
+    assert find_leaks(f"<td>{broken}</td>", [PrivateText("c:2", CHINESE)]) == ["c:2"]
+
+
+def test_every_format_character_is_removed() -> None:
+    import unicodedata
+
+    from evalkit.privacy import INVISIBLE_RANGES
+
+    covered = {c for a, b in INVISIBLE_RANGES for c in range(a, b + 1)}
+    missing = [
+        f"U+{c:04X}"
+        for c in range(0x110000)
+        if unicodedata.category(chr(c)) == "Cf" and c not in covered
+    ]
+    assert missing == []  # a newer Unicode's format characters belong in INVISIBLE_RANGES
+
+
+def test_markup_itself_is_no_leak() -> None:
+    # the tag-stripped view adds no false finding for text that only shares tag names
+    html = "<table><tr><td>q-1</td><td>0.5</td></tr></table>"
+    assert find_leaks(html, [PrivateText("c:1", SECRET_TEXT)]) == []
