@@ -14,7 +14,8 @@ passes for every artifact:
    no link, no control character, length limits, a writable folder; rules in
    :mod:`evalkit.output`). An artifact never goes inside a fixture folder (a folder holding
    ``fixture.yaml``), where the loader would refuse the stranger, or replace one of its files,
-   except as the fixture's ``baseline.json``; and no two artifacts of one write share a file.
+   except a baseline as the fixture's ``baseline.json``; and no two artifacts of one write share
+   a file.
    Call :func:`check_output` at the start of a command, before any work, to refuse a bad path
    early (:func:`check_distinct` for a command's several outputs); it creates nothing.
 2. **Leak scan.** Each text is searched for every ``private`` string (fixture titles, chunk text,
@@ -80,13 +81,15 @@ def check_output(
     *,
     workspace: str | os.PathLike[str] | None = None,
     suffixes: Sequence[str] = (),
+    baseline: bool = False,
 ) -> Path:
     """The early output-path check of a command (creates nothing); the absolute destination.
+    ``baseline``: the output is a baseline, which may be a fixture's ``baseline.json``.
 
     Raises :class:`~evalkit.errors.UnsafePathError`. Same rules as the write itself.
     """
     target = resolve_output_path(path, workspace=workspace, suffixes=suffixes)
-    _outside_fixtures(target, path)
+    _outside_fixtures(target, path, baseline=baseline)
     return target
 
 
@@ -110,17 +113,18 @@ BASELINE_FILE = "baseline.json"
 """The one artifact a fixture folder may hold (its gates' baseline)."""
 
 
-def _outside_fixtures(target: Path, path: str | os.PathLike[str]) -> None:
-    """Refuse ``target`` inside a fixture folder, unless it is that folder's baseline."""
+def _outside_fixtures(target: Path, path: str | os.PathLike[str], *, baseline: bool) -> None:
+    """Refuse ``target`` inside a fixture folder, unless it is a ``baseline`` written as that
+    folder's baseline."""
     for folder in target.parents:
         if (folder / "fixture.yaml").is_file():
-            if target == folder / BASELINE_FILE:
+            if baseline and target == folder / BASELINE_FILE:
                 return
             raise UnsafePathError(
                 f"output path {shown_path(path)} is inside a fixture folder (one holding "
                 "fixture.yaml): it would replace a fixture file or add one the loader refuses; "
-                f"expected a path outside it (or the fixture's {BASELINE_FILE}); write it "
-                "elsewhere, e.g. reports/"
+                f"expected a path outside it (a baseline may be the fixture's {BASELINE_FILE}); "
+                "write it elsewhere, e.g. reports/"
             )
 
 
@@ -165,15 +169,18 @@ def write_artifacts(
     private: Iterable[PrivateText],
     workspace: str | os.PathLike[str] | None = None,
     allow_private_text: bool = False,
+    baseline: bool = False,
 ) -> list[Path]:
     """Check, scan and write ``artifacts`` together (steps above); their absolute paths.
+    ``baseline``: they are baselines (:func:`check_output`).
 
     Raises :class:`~evalkit.errors.UnsafePathError` (path), :class:`LeakError` (scan),
     :class:`~evalkit.errors.OutputError` (file system); in every case nothing is written.
     """
     check_distinct((f"artifact #{n}", a.path) for n, a in enumerate(artifacts, start=1))
     for artifact in artifacts:
-        _outside_fixtures(resolve_output_path(artifact.path, workspace=workspace), artifact.path)
+        target = resolve_output_path(artifact.path, workspace=workspace)
+        _outside_fixtures(target, artifact.path, baseline=baseline)
     if not allow_private_text:
         # one needle index for the whole set: the private texts are indexed once, not per file
         assert_no_leaks(_labelled(artifacts), private)
@@ -198,9 +205,11 @@ def write_artifact(
     kind: ArtifactKind,
     private: Iterable[PrivateText],
     workspace: str | os.PathLike[str] | None = None,
+    baseline: bool = False,
 ) -> Path:
     """Check, scan and write one artifact (:func:`write_artifacts`); its absolute path."""
-    return write_artifacts([Artifact(path, text, kind)], private=private, workspace=workspace)[0]
+    artifacts = [Artifact(path, text, kind)]
+    return write_artifacts(artifacts, private=private, workspace=workspace, baseline=baseline)[0]
 
 
 def _json_strings(value: Any, where: str) -> Iterator[tuple[str, str]]:

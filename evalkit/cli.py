@@ -323,7 +323,7 @@ def _run_probes(args: argparse.Namespace) -> int:
     output = args.output
     if output is not None:
         check_output(output)  # refuse an unsafe path before running anything; creates nothing
-    _check_ci_outputs(args)
+    _check_ci_outputs(args, output)
     baseline = None
     if args.baseline is not None:
         baseline = read_json_object(
@@ -431,16 +431,16 @@ def _add_ci_options(p: argparse.ArgumentParser, what: str) -> None:
     )
 
 
-def _check_ci_outputs(args: argparse.Namespace) -> None:
-    """Refuse unsafe --junit/--markdown paths, and any two of --output, --junit and
-    --markdown on one file, before any work (creates nothing)."""
+def _check_ci_outputs(args: argparse.Namespace, output: str | None) -> None:
+    """Refuse unsafe --junit/--markdown paths, and any two of the JSON ``output`` (--output
+    or $EVALKIT_OUTPUT), --junit and --markdown on one file, before any work (creates
+    nothing)."""
     from evalkit.artifacts import check_distinct, check_output
 
     for path in (args.junit, args.markdown):
         if path is not None:
             check_output(path)
-    outputs = [("--output", getattr(args, "output", None))]
-    check_distinct([*outputs, ("--junit", args.junit), ("--markdown", args.markdown)])
+    check_distinct([("--output", output), ("--junit", args.junit), ("--markdown", args.markdown)])
 
 
 def _write_ci_outputs(
@@ -482,7 +482,7 @@ def _run_gate(args: argparse.Namespace) -> int:
     from evalkit.report import write_report
 
     output = _checked_output(args.output)
-    _check_ci_outputs(args)
+    _check_ci_outputs(args, output)
     gates_path = pathlib.Path(args.gates or pathlib.Path(args.fixture) / "gates.yaml")
     gates = load_gates(gates_path)
     baseline_path: pathlib.Path | None = None
@@ -561,7 +561,7 @@ def _run_baseline(args: argparse.Namespace) -> int:
     from evalkit.gates import write_baseline
 
     output = args.output
-    check_output(output)  # refuse an unsafe path before any work; creates nothing
+    check_output(output, baseline=True)  # refuse an unsafe path before any work
     evaluation = _evaluate_fixture(args)
     report = evaluation.to_report()
     write_baseline(report, output, private=evaluation.private_texts())

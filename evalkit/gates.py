@@ -560,7 +560,9 @@ def write_baseline(
     from evalkit.artifacts import write_artifact
 
     text = canonical_json(baseline_from_report(report))
-    return write_artifact(path, text, kind="json", private=private, workspace=workspace)
+    return write_artifact(
+        path, text, kind="json", private=private, workspace=workspace, baseline=True
+    )
 
 
 def check_baseline_fresh(

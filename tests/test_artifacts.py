@@ -281,7 +281,9 @@ def test_an_artifact_never_goes_inside_a_fixture_folder_but_its_baseline(
         with pytest.raises(UnsafePathError, match="inside a fixture folder"):
             write_artifact(inside, "{}", kind="json", private=())
     assert tree(fixture) == before
-    write_artifact("fx/baseline.json", "{}", kind="json", private=())  # the one allowed
+    with pytest.raises(UnsafePathError, match="inside a fixture folder"):  # a report
+        write_artifact("fx/baseline.json", "{}", kind="json", private=())
+    write_artifact("fx/baseline.json", "{}", kind="json", private=(), baseline=True)
     assert (fixture / "baseline.json").read_text(encoding="utf-8") == "{}"
     code = main(["run", "fx", "--systems", "lexical", "--output", "fx/run.json"])
     assert code == 2
@@ -291,7 +293,12 @@ def test_an_artifact_never_goes_inside_a_fixture_folder_but_its_baseline(
     assert not (fixture / "sub").exists()
 
 
-def test_two_outputs_of_one_command_never_share_a_file(tiny_dir: Path, workspace: Path) -> None:
+def test_two_outputs_of_one_command_never_share_a_file(
+    tiny_dir: Path,
+    workspace: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     with pytest.raises(UnsafePathError, match="name the same file"):
         write_artifacts(
             [Artifact("reports/a.json", "{}", "json"), Artifact("reports/a.json", "{}", "json")],
@@ -299,4 +306,9 @@ def test_two_outputs_of_one_command_never_share_a_file(tiny_dir: Path, workspace
         )
     code = main(["gate", str(tiny_dir), "--junit", "reports/x", "--markdown", "reports/x"])
     assert code == 2
+    assert "--junit and --markdown name the same file" in capsys.readouterr().err
+    monkeypatch.setenv("EVALKIT_OUTPUT", "reports/y")  # the JSON report's path, from the env
+    assert main(["gate", str(tiny_dir), "--junit", "reports/y"]) == 2
+    assert "--output and --junit name the same file" in capsys.readouterr().err
     assert not (workspace / "reports" / "x").exists()
+    assert not (workspace / "reports" / "y").exists()

@@ -395,19 +395,22 @@ def table_rows(path: str | os.PathLike[str]) -> Iterator[tuple[str, dict[str, An
             raise InputError(
                 f"{file.name} cannot be read as Parquet ({type(error).__name__})"
             ) from None
+        import pyarrow as pa
+
         number = 0
         batches = parquet.iter_batches(batch_size=4096)
         while True:
             try:
                 batch = next(batches, None)
-            except (OSError, ValueError) as error:  # a damaged page
+                rows = batch.to_pylist() if batch is not None else None
+            except (OSError, ValueError, pa.ArrowException) as error:  # a damaged page
                 raise InputError(
                     f"{file.name} after row {number}: cannot be read as Parquet "
                     f"({type(error).__name__}); write the file again"
                 ) from None
-            if batch is None:
+            if rows is None:
                 break
-            for row in batch.to_pylist():
+            for row in rows:
                 number += 1
                 yield f"{file.name} row {number}", row
     else:

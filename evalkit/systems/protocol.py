@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import importlib
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from evalkit.canonical import canonical_hash
@@ -174,8 +174,11 @@ class FunctionRetriever(BaseRetriever):
 
     def search(self, query: QueryLike, k: int) -> Sequence[Hit]:
         results = self._fn(query.text, k)
+        # materialized outside the shape check: the function's own exceptions pass unchanged
+        items = list(results) if isinstance(results, Iterable) else None
         try:
-            items = list(results)
+            if items is None or isinstance(results, (str, bytes)):
+                raise TypeError
             if any(isinstance(item, (str, bytes)) for item in items):
                 raise TypeError  # a bare chunk ID would unpack into its characters
             return [Hit(str(chunk_id), float(score)) for chunk_id, score in items]
@@ -218,7 +221,8 @@ def load_factory(spec: str, *, where: str = "system spec") -> Retriever:
         module = importlib.import_module(module_name)
     except ImportError as error:
         missing = getattr(error, "name", None)
-        if isinstance(error, ModuleNotFoundError) and missing and missing != module_name:
+        own = missing == module_name or module_name.startswith(f"{missing}.")
+        if isinstance(error, ModuleNotFoundError) and missing and not own:
             inner = missing if _SPEC_RE.match(f"{missing}:x") else "another module"
             raise InputError(
                 f"{where}: system spec {spec!r}: module {module_name!r} imports {inner!r}, "
