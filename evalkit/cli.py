@@ -10,8 +10,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final
 
 from evalkit.errors import EvalkitError, LeakError
 
@@ -127,6 +127,10 @@ def _load_old_fixture(path: str, side: str = "old") -> Fixture:
 # --- run ------------------------------------------------------------------------------------
 
 
+DEFAULT_K: Final = 10
+DEFAULT_REPEATS: Final = 2
+
+
 def _add_evaluation_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("fixture", help="fixture directory")
     p.add_argument(
@@ -136,8 +140,13 @@ def _add_evaluation_options(p: argparse.ArgumentParser) -> None:
         "JSONL run file) or http:NAME (a service at $EVALKIT_HTTP_<NAME>_URL) (default: all "
         "five reference systems)",
     )
-    p.add_argument("--k", type=int, default=10, help="ranking cutoff (default 10)")
-    p.add_argument("--repeats", type=int, default=2, help="determinism repeats (default 2)")
+    p.add_argument("--k", type=int, default=DEFAULT_K, help=f"ranking cutoff (default {DEFAULT_K})")
+    p.add_argument(
+        "--repeats",
+        type=int,
+        default=DEFAULT_REPEATS,
+        help=f"determinism repeats (default {DEFAULT_REPEATS})",
+    )
     p.add_argument(
         "--concurrency",
         type=int,
@@ -154,15 +163,31 @@ def _add_evaluation_options(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _evaluation_options(args: argparse.Namespace) -> list[str]:
-    """The options of :func:`_add_evaluation_options` given away from their defaults that
-    change what is evaluated (not --concurrency or --workers): for a command to repeat."""
+def _refresh_options(
+    args: argparse.Namespace, evaluated: Sequence[str], baseline: Mapping[str, Any]
+) -> list[str]:
+    """The options of an ``evalkit baseline`` command that refreshes ``baseline`` for this
+    evaluation: ``--k`` and ``--repeats`` as given (when not the defaults), and ``--systems``
+    for every system of the baseline and of this evaluation, so a gate on a subset never
+    suggests a baseline of the subset (left out when that is the five reference systems). A
+    system's spec is the one it was given here, or its name for a reference system, else a
+    placeholder to fill in."""
+    from evalkit.systems.reference import REFERENCE_SYSTEMS
+
+    specs = [s.strip() for s in args.systems.split(",") if s.strip()] if args.systems else []
+    spec_of = dict(zip(evaluated, specs or REFERENCE_SYSTEMS, strict=False))
+    previous = [str(name) for name in baseline.get("systems", []) if isinstance(name, str)]
+    names = [*previous, *(name for name in evaluated if name not in previous)]
+    wanted = [
+        spec_of.get(name) or (name if name in REFERENCE_SYSTEMS else f"<spec of {name}>")
+        for name in names
+    ]
     options: list[str] = []
-    if args.systems is not None:
-        options += ["--systems", args.systems]
-    if args.k != 10:
+    if wanted != list(REFERENCE_SYSTEMS):
+        options += ["--systems", ",".join(wanted)]
+    if args.k != DEFAULT_K:
         options += ["--k", str(args.k)]
-    if args.repeats != 2:
+    if args.repeats != DEFAULT_REPEATS:
         options += ["--repeats", str(args.repeats)]
     return options
 
@@ -506,7 +531,7 @@ def _run_gate(args: argparse.Namespace) -> int:
             systems=baseline_systems(report, baseline, gates.baseline),
             fixture=args.fixture,
             baseline_path=str(baseline_path),
-            options=_evaluation_options(args),
+            options=_refresh_options(args, evaluation.systems, baseline),
         )
     results = check_gates(report, gates, baseline)
     if output is not None:

@@ -583,9 +583,17 @@ def check_baseline_fresh(
     (``fixture``/``baseline_path`` fill it in, with the evaluation's command-line ``options``,
     e.g. ``["--systems", "lexical", "--k", "5"]``, so the new baseline is of this evaluation).
     """
-    baseline_shown = "BASELINE.json" if unshown_reason(baseline_path) else baseline_path
-    fixture_shown = "FIXTURE" if unshown_reason(fixture) else fixture
-    shown_options = [shlex.quote(o) if not unshown_reason(o) else "VALUE" for o in options]
+    from evalkit.fixtures.rules import find_sensitive
+
+    def hidden(value: str) -> bool:  # a credential or endpoint shape, or an absolute path
+        return bool(unshown_reason(value) or find_sensitive(value) or os.path.isabs(value))
+
+    baseline_shown = "BASELINE.json" if hidden(baseline_path) else baseline_path
+    fixture_shown = "FIXTURE" if hidden(fixture) else fixture
+    shown_options = [
+        shlex.quote(",".join("<not shown>" if hidden(p) else p for p in option.split(",")))
+        for option in options
+    ]
     command = shlex.join(["evalkit", "baseline", fixture_shown])
     command = " ".join([command, *shown_options, "--output", shlex.quote(baseline_shown)])
     where = ""

@@ -757,7 +757,14 @@ def test_cli_refuses_a_stale_baseline(tmp_path: pathlib.Path) -> None:
     assert "FAIL" not in out
     assert "stale and was not compared" in err
     assert "changed since the baseline: settings" in err
-    assert f"--output {FIXTURE_DIR / 'baseline.json'}" in err
+    # the refresh repeats --repeats; the absolute paths given are placeholders in it
+    assert "'evalkit baseline FIXTURE --repeats 1 --output BASELINE.json'" in err
+    assert str(FIXTURE_DIR) not in err
+    # a gate on a subset suggests a baseline of every system the baseline has, never the subset
+    argv = ["gate", str(FIXTURE_DIR), "--systems", "lexical", "--repeats", "1"]
+    code, _, err = run_cli(argv, tmp_path)
+    assert code == 2
+    assert "'evalkit baseline FIXTURE --repeats 1 --output BASELINE.json'" in err
 
 
 def test_cli_baseline_needs_an_output(tmp_path: pathlib.Path) -> None:
