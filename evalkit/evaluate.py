@@ -108,13 +108,20 @@ class Evaluation:
         )
         return frame[[m for m in self.measures if m in frame.columns]]
 
-    def summary(self, by: Iterable[str] = ()) -> pd.DataFrame:
+    def summary(self, by: str | Iterable[str] = ()) -> pd.DataFrame:
         """Macro averages: columns ``system, *by, measure, value, n``.
 
         Ranking and span measures average over answerable queries, ``NoAnswerFP`` over
         no-answer queries (each measure only has rows for the queries it applies to).
-        ``by`` adds grouping columns of ``per_query``, e.g. ``by=["language"]``.
+        ``by`` adds grouping columns of ``per_query``, e.g. ``by=["language"]`` (or one
+        column name, ``by="language"``).
         """
+        by = [by] if isinstance(by, str) else list(by)
+        if len(set(by)) < len(by) or "system" in by:
+            raise InputError(
+                f"summary(by=...) names a column twice ({', '.join(map(repr, by))}); give "
+                "each grouping column once (system is always one)"
+            )
         keys = ["system", *by]
         means = aggregate(self.per_query, by=keys)
         counts = (
@@ -226,9 +233,9 @@ def evaluate(
     """
     from evalkit.systems.reference import REFERENCE_SYSTEMS
 
-    if not isinstance(k, int) or k < 1:
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise InputError(f"k must be a positive integer, got {k!r}")
-    if not isinstance(repeats, int) or repeats < 1:
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
         raise InputError(f"repeats must be a positive integer, got {repeats!r}")
     if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
         raise InputError(f"concurrency must be a positive integer, got {concurrency!r}")
@@ -236,9 +243,19 @@ def evaluate(
         raise InputError(f"workers must be a positive integer, got {workers!r}")
     if workers > 1 and client is not None:
         raise InputError("give either client (a Dask cluster) or workers (this machine), not both")
+    for name, value in (("systems", systems), ("measures", measures)):
+        if isinstance(value, str):  # it would be read as a list of its characters
+            shown = repr(value) if safe_id(value) else "'...'"
+            raise InputError(
+                f"{name} must be a list of names, got one string; write {name}=[{shown}]"
+            )
     specs = list(systems) if systems is not None else list(REFERENCE_SYSTEMS)
     if not specs:
         raise InputError("systems is empty; name at least one system or pass None for all")
+    if measures is not None and not measures:
+        raise InputError(
+            "measures is empty; name at least one measure or pass None for the defaults"
+        )
     ranking_measures = _checked_measures(measures or default_measures(k), k)
     all_measures = (
         *ranking_measures,

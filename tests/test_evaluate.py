@@ -221,3 +221,22 @@ def test_a_drifting_definition_is_a_determinism_error(tiny: Fixture) -> None:
 
 def test_a_stable_definition_passes_the_determinism_check(tiny: Fixture) -> None:
     assert evaluate(tiny, [make_user_system()], repeats=3).deterministic is True
+
+
+def test_arguments_of_the_wrong_kind_are_named(tiny_dir: Path) -> None:
+    fixture = load_fixture(tiny_dir)
+    for bad in ({"k": True}, {"repeats": True}):
+        with pytest.raises(InputError, match="must be a positive integer, got True"):
+            evaluate(fixture, ["lexical"], **bad)  # type: ignore[arg-type]
+    with pytest.raises(InputError, match=r"systems must be a list of names.*systems=\['lexical'\]"):
+        evaluate(fixture, "lexical")
+    with pytest.raises(InputError, match=r"measures must be a list of names"):
+        evaluate(fixture, ["lexical"], measures="R@5")
+    with pytest.raises(InputError, match="measures is empty"):
+        evaluate(fixture, ["lexical"], measures=[])
+    evaluation = evaluate(fixture, ["lexical"], repeats=1)
+    pd.testing.assert_frame_equal(
+        evaluation.summary(by="language"), evaluation.summary(by=["language"])
+    )
+    with pytest.raises(InputError, match="names a column twice"):
+        evaluation.summary(by=["language", "language"])
