@@ -55,7 +55,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from queue import Empty
@@ -1027,7 +1027,13 @@ def render_report(
             # a run:PATH system is relative to the notebook's working directory
             with contextlib.chdir(workdir):
                 definitions = _system_definitions(str(merged["systems"]))
-            parameters = check_report_parameters(merged, parameters, list(definitions))
+            parameters = check_report_parameters(
+                merged,
+                parameters,
+                list(definitions),
+                query_ids=fixture.queries_by_id,
+                workdir=workdir,
+            )
             merged = {**merged, **parameters}
             private = tuple(private_texts(fixture, definitions))
             helper: Helper | None = None
@@ -1108,20 +1114,52 @@ def check_report_output(
 
 
 def check_report_parameters(
-    merged: Mapping[str, Any], given: Mapping[str, Any], systems: Sequence[str]
+    merged: Mapping[str, Any],
+    given: Mapping[str, Any],
+    systems: Sequence[str],
+    *,
+    query_ids: Collection[str] | None = None,
+    workdir: str | os.PathLike[str] | None = None,
 ) -> dict[str, Any]:
     """Check the report parameters before the notebook runs; ``given`` with ``base_system``
     settled.
 
     ``merged`` holds every parameter (defaults and ``given``), ``systems`` the names of the
     systems the ``systems`` parameter resolves to, in order. Rules: ``k`` is an integer >= 1;
-    ``n_resamples`` >= 1 and ``worst`` >= 0 when declared; ``base_system`` (a name or a spec
-    of ``systems``) must be one of the systems. When ``base_system`` was not given and its
-    default is not among the systems, the first system is the base. Raises
-    :class:`InputError` saying which parameter is wrong and what is expected.
+    ``n_resamples`` >= 1 and ``worst`` and ``seed`` >= 0 when declared; ``base_system`` (a
+    name or a spec of ``systems``) must be one of the systems. When ``base_system`` was not
+    given and its default is not among the systems, the first system is the base. With the
+    fixture's ``query_ids``, a ``query_id`` to drill into must be one of them; with the
+    notebook's ``workdir``, a given ``baseline`` must be an existing file and a given
+    ``probes`` an existing folder there. Raises :class:`InputError` saying which parameter is
+    wrong and what is expected.
     """
+    from evalkit.fixtures.rules import safe_id  # not at import: the kernel starts first
+
     result = dict(given)
-    for name, minimum in (("k", 1), ("n_resamples", 1), ("worst", 0)):
+    query_id = str(merged.get("query_id") or "")
+    if query_ids is not None and query_id and query_id not in query_ids:
+        shown = repr(query_id) if safe_id(query_id) else "(not shown: no fixture ID)"
+        raise InputError(
+            f"notebook parameter query_id {shown} is not a query of the fixture; give one of "
+            "its query IDs, or leave query_id empty"
+        )
+    if workdir is not None:
+        for name, folder in (("baseline", False), ("probes", True)):
+            value = str(given.get(name) or "")  # a default may be absent: the notebook skips it
+            if not value:
+                continue
+            try:
+                found = find_input(value, base=workdir)
+            except InputError as error:
+                raise InputError(f"notebook parameter {name}: {error}") from None
+            if folder != found.is_dir():
+                raise InputError(
+                    f"notebook parameter {name} {shown_path(value)} is not a "
+                    f"{'folder' if folder else 'file'}; expected "
+                    f"{'a probe fixture folder' if folder else 'a report or baseline JSON file'}"
+                )
+    for name, minimum in (("k", 1), ("n_resamples", 1), ("worst", 0), ("seed", 0)):
         if name not in merged:
             continue
         value = merged[name]

@@ -261,6 +261,31 @@ def test_report_parameters_base_system_rules() -> None:
         )
 
 
+def test_report_parameters_that_name_things_are_checked(tmp_path: pathlib.Path) -> None:
+    (tmp_path / "baseline.json").write_text("{}", encoding="utf-8")
+    (tmp_path / "probes").mkdir()
+    ids = {"q-1", "q-2"}
+
+    def check(**given: object) -> dict[str, object]:
+        merged = {**DEFAULTS, "seed": 0, "query_id": "", "baseline": "", **given}
+        return check_report_parameters(merged, given, ["hybrid"], query_ids=ids, workdir=tmp_path)
+
+    check(query_id="q-1", baseline="baseline.json", probes="probes")  # all there: fine
+    with pytest.raises(InputError, match="query_id 'q-9' is not a query of the fixture"):
+        check(query_id="q-9")
+    with pytest.raises(InputError, match=r"query_id \(not shown: no fixture ID\)"):
+        check(query_id="Where does the ferry leave from?")  # text is never echoed
+    with pytest.raises(InputError, match=r"parameter baseline: 'absent\.json' does not exist"):
+        check(baseline="absent.json")
+    with pytest.raises(InputError, match=r"parameter probes 'baseline\.json' is not a folder"):
+        check(probes="baseline.json")
+    with pytest.raises(InputError, match="'seed' must be an integer >= 0"):
+        check(seed=-1)
+    # a default that is absent (no probes folder in a user's own project) is the notebook's
+    merged = {**DEFAULTS, "probes": "fixtures/probes"}
+    check_report_parameters(merged, {}, ["hybrid"], query_ids=ids, workdir=tmp_path)
+
+
 @pytest.mark.parametrize(("name", "value"), [("k", 0), ("k", -3), ("n_resamples", 0)])
 def test_report_parameters_bounds(name: str, value: int) -> None:
     with pytest.raises(InputError, match=rf"parameter '{name}' must be an integer >="):
