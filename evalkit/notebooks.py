@@ -701,7 +701,9 @@ def _scrub_value(value: Any, replacements: Mapping[str, str]) -> Any:
 
 def _scrub_text(text: str, replacements: Mapping[str, str]) -> str:
     for path, placeholder in replacements.items():
-        text = text.replace(path, placeholder)
+        if path in text:  # whole components only: /tmp/a is no part of /tmp/a-b
+            boundary = re.compile(re.escape(path) + r"(?![\w.~-])")
+            text = boundary.sub(placeholder.replace("\\", "\\\\"), text)  # literal
     text = _ABSOLUTE_PATH_RE.sub("<path>", text)
     return _WINDOWS_PATH_RE.sub("<path>", text)
 

@@ -244,6 +244,16 @@ def test_scrub_removes_paths_tracebacks_stderr_and_papermill_environment() -> No
     nbformat.validate(scrubbed)
 
 
+def test_a_machine_path_is_scrubbed_as_whole_components() -> None:
+    # /tmp/work is the working directory; /tmp/work-b is another folder, never half-replaced
+    from evalkit.notebooks import _scrub_text
+
+    text = "baseline /tmp/work-b/baseline.json fixture /tmp/work/fixtures/x cwd /tmp/work"
+    assert _scrub_text(text, {"/tmp/work": "<cwd>"}) == (
+        "baseline <path> fixture <cwd>/fixtures/x cwd <cwd>"
+    )
+
+
 def test_machine_paths_cover_cwd_home_tmp_and_python(tmp_path: Path) -> None:
     paths = machine_paths([tmp_path])
     assert paths[os.getcwd()] == "<cwd>"
