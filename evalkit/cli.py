@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
-from evalkit.errors import EvalkitError, LeakError
+from evalkit.errors import EvalkitError, LeakError, SystemFailedError
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -1251,7 +1251,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return handlers[args.command](args)
-    except LeakError as error:  # a failed check (the leak scan), not a usage error
+    except (LeakError, SystemFailedError) as error:  # a failed check or evaluation, not usage
         _print_error(error)
         return 1
     except EvalkitError as error:

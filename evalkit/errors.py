@@ -177,7 +177,9 @@ class SystemFailedError(EvalkitError, RuntimeError):
 
     The message names the system, the step, the query ID and the exception's class, never the
     exception's message (it may quote fixture text); the exception itself is kept as this
-    error's ``__context__`` for debugging, and not shown with it."""
+    error's ``__context__`` for debugging, and not shown with it (in the process that ran the
+    system: an error from an ``evaluate(workers=...)`` process carries the message only). The
+    command line exits 1, as for a failed evaluation."""
 
 
 class EvalkitWarning(UserWarning):

@@ -29,9 +29,8 @@ Rules (the deterministic projection depends on nothing else):
 
 from __future__ import annotations
 
-import contextlib
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -42,13 +41,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from evalkit.canonical import canonical_hash
-from evalkit.errors import (
-    DeterminismError,
-    EvalkitError,
-    InputError,
-    SystemFailedError,
-    portable_error,
-)
+from evalkit.errors import DeterminismError, EvalkitError, InputError, portable_error
 from evalkit.fixtures.rules import safe_id
 from evalkit.measures import aggregate, parse_measure, score
 from evalkit.names import check_name
@@ -326,8 +319,14 @@ def _timed(
     """``(hits, elapsed ms)`` of one ``search`` call of system ``name``; hits are materialized
     inside the timing. A search that raises is a :class:`SystemFailedError` (the exception's
     message is not shown), one that returns no sequence of hits an ``InputError``."""
+    from evalkit.systems.protocol import running_user_code
+
     started = time.perf_counter_ns()
-    with _user_code(f"system {name!r}", f"search(query {query.id!r}, k={k})"):
+    with running_user_code(
+        f"system {name!r}",
+        f"in search(query {query.id!r}, k={k})",
+        "run the system on that query in Python to see it",
+    ):
         result = search(query, k)
         if result is None or isinstance(result, (str, bytes, Mapping)):
             raise InputError(
@@ -338,21 +337,7 @@ def _timed(
     return hits, (time.perf_counter_ns() - started) / 1e6
 
 
-@contextlib.contextmanager
-def _user_code(who: str, step: str) -> Iterator[None]:
-    """Run a step of a system's code: an exception other than evalkit's own becomes a
-    :class:`SystemFailedError` naming the system (``who``: ``system 'name'`` or its position),
-    the step and the exception's class only."""
-    try:
-        yield
-    except EvalkitError:
-        raise
-    except Exception as error:
-        raise SystemFailedError(
-            f"{who} raised {type(error).__name__} in {step} (the message is not "
-            "shown: it may quote fixture text; it is this error's __context__); run the system "
-            "on that query in Python to see it"
-        ) from None
+_SEE_IN_PYTHON = "call it in Python to see the message"
 
 
 def _search_all(
@@ -385,7 +370,7 @@ def _run_systems(  # noqa: PLR0917 - private helper, called positionally from ev
 ) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, dict[str, Any]]]:
     # the systems are loaded when they run, not when results are read (evalkit.systems docs)
     from evalkit.systems.progress import indexing_progress
-    from evalkit.systems.protocol import provide_aliases
+    from evalkit.systems.protocol import provide_aliases, running_user_code
     from evalkit.systems.reference import resolve_system
 
     grades = {(q.id, j.chunk_id): j.grade for q in fixture.queries for j in q.judgments}
@@ -396,7 +381,7 @@ def _run_systems(  # noqa: PLR0917 - private helper, called positionally from ev
         where = f"system #{position} of {len(specs)}"
         system = resolve_system(spec, where=where)
         try:
-            with _user_code(where, "use_aliases(table) or definition()"):
+            with running_user_code(where, "in use_aliases() or definition()", _SEE_IN_PYTHON):
                 provide_aliases(system, fixture.aliases)  # the fixture's aliases.yaml, or None
                 definition = system.definition()
             name = check_name(
@@ -410,7 +395,10 @@ def _run_systems(  # noqa: PLR0917 - private helper, called positionally from ev
             raise InputError(f"two systems are both named {name!r}; give each a unique name")
         definitions[name] = definition
         try:
-            with indexing_progress(progress), _user_code(f"system {name!r}", "index(chunks)"):
+            with (
+                indexing_progress(progress),
+                running_user_code(f"system {name!r}", "in index(chunks)", _SEE_IN_PYTHON),
+            ):
                 system.index(fixture.chunks)  # indexing bars (counts only), when asked
                 bind = getattr(system, "bind_queries", None)
                 if callable(bind):

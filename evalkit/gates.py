@@ -46,7 +46,9 @@ Rules of :func:`check_gates`:
   measures) differs from the report's, is stale as a whole; a system whose own definition hash
   differs is stale for that system. Either is a :class:`~evalkit.errors.StaleBaselineError`,
   never a silent comparison. A baseline without ``definitionHashes`` (an older evalkit) is
-  compared by ``evaluationDefinitionHash`` and ``corpusHash`` as a whole.
+  compared by ``evaluationDefinitionHash`` and ``corpusHash`` as a whole; one whose
+  ``corpusHash`` or ``fixture`` record disagrees with the evaluation's is stale either way (it
+  was edited by hand).
 - **Not evaluated.** A gate naming a system that is not in the report (an absolute gate's
   system, a relative gate's system or reference, a baseline system the report lacks), or a
   measure whose cutoff is above the report's k, is a row with status ``not evaluated``:
@@ -54,8 +56,9 @@ Rules of :func:`check_gates`:
   subset of systems and any k can be gated. A measure the report lacks at a cutoff within k,
   or a language a system has no results in, is an :class:`~evalkit.errors.InputError`.
 - Rows come in order: absolute gates (file order), relative gates (file order), then per
-  baseline system: every measure overall, then per language (sorted), then its new-failure row
-  (a baseline system not in the report: one ``not evaluated`` row).
+  baseline system: a ``not evaluated`` row for each measure and language the report has and
+  the baseline lacks, every measure overall, then per language (sorted), then its new-failure
+  row (a baseline system not in the report: one ``not evaluated`` row).
 """
 
 from __future__ import annotations
@@ -629,7 +632,10 @@ def check_baseline_fresh(
             )
         differing = ["definitionHashes.shared"]
     elif identity:
-        differing = identity
+        differing = [
+            *identity,
+            *(k for k in _STALE_KEYS if k not in identity and baseline.get(k) != report.get(k)),
+        ]
     else:
         differing = [key for key in _STALE_KEYS if baseline.get(key) != report.get(key)]
         if not differing:

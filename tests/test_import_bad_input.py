@@ -191,7 +191,7 @@ def test_a_row_language_that_is_no_language_tag(workspace: pathlib.Path) -> None
     argv = ["import", "table", "--documents", "docs.jsonl", "--queries", "queries.jsonl"]
     argv += ["--judgments", "judgments.csv", "--doc-language", "language"]
     result = run_cli([*argv, "--output", "out/fixture"], workspace)
-    _refused(workspace, result, "document 'd1': language 'EN' is not a BCP 47 tag")
+    _refused(workspace, result, "document 'd1': its language (not shown) is not a BCP 47 tag")
 
 
 def test_a_duplicate_query_after_a_dropped_copy_is_kept(workspace: pathlib.Path) -> None:

@@ -436,10 +436,10 @@ def _check_meta(**values: str) -> None:
 def _checked_language(value: str, kind: str, object_id: str) -> str:
     """A document's or query's own language, refused when it is no BCP 47 tag."""
     if not re.match(LANGUAGE_PATTERN, value):
-        shown = repr(value) if re.fullmatch(r"[A-Za-z0-9-]{1,35}", value) else "(not shown)"
+        # not shown: a wrongly mapped column may hold a title or query word
         raise InputError(
-            f"{kind} {object_id!r}: language {shown} is not a BCP 47 tag such as 'en' or "
-            "'zh-Hans' (lower-case language code); fix the language column"
+            f"{kind} {object_id!r}: its language (not shown) is not a BCP 47 tag such as 'en' "
+            "or 'zh-Hans' (a lower-case language code first); fix the language column"
         )
     return value
 

@@ -16,9 +16,10 @@ or judgments through it.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from evalkit.canonical import canonical_hash
@@ -217,44 +218,29 @@ def load_factory(spec: str, *, where: str = "system spec") -> Retriever:
             "spec is not shown here)"
         )
     module_name, _, attribute = spec.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as error:
-        missing = getattr(error, "name", None)
-        own = missing == module_name or module_name.startswith(f"{missing}.")
-        if isinstance(error, ModuleNotFoundError) and missing and not own:
-            inner = missing if _SPEC_RE.match(f"{missing}:x") else "another module"
+    who = f"{where}: system spec {spec!r}"
+    with running_user_code(who, f"while importing {module_name!r}", "import it in Python to see"):
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as error:
+            missing = getattr(error, "name", None)
+            own = missing == module_name or module_name.startswith(f"{missing}.")
+            if isinstance(error, ModuleNotFoundError) and missing and not own:
+                inner = missing if _SPEC_RE.match(f"{missing}:x") else "another module"
+                raise InputError(
+                    f"{who}: module {module_name!r} imports {inner!r}, which is not installed; "
+                    "install it in this environment"
+                ) from None
             raise InputError(
-                f"{where}: system spec {spec!r}: module {module_name!r} imports {inner!r}, "
-                "which is not installed; install it in this environment"
+                f"{who}: cannot import module {module_name!r} ({type(error).__name__}); check "
+                "the module is on PYTHONPATH or installed"
             ) from None
-        raise InputError(
-            f"{where}: system spec {spec!r}: cannot import module {module_name!r} "
-            f"({type(error).__name__}); check the module is on PYTHONPATH or installed"
-        ) from None
-    except EvalkitError:
-        raise
-    except Exception as error:  # the module's own code failed (SyntaxError, ...)
-        raise SystemFailedError(
-            f"{where}: system spec {spec!r}: importing module {module_name!r} raised "
-            f"{type(error).__name__} (the message is not shown: it may quote fixture text; it "
-            "is this error's __context__); import the module in Python to see it"
-        ) from None
     factory = getattr(module, attribute, None)
     if not callable(factory):
-        raise InputError(
-            f"{where}: system spec {spec!r}: module {module_name!r} has no callable {attribute!r}"
-        )
-    try:
+        raise InputError(f"{who}: module {module_name!r} has no callable {attribute!r}")
+    # evalkit's own errors (e.g. a FunctionRetriever's invalid name) pass unchanged
+    with running_user_code(who, "in its factory", "a factory takes no arguments"):
         system = factory()
-    except EvalkitError:  # evalkit's own error, e.g. a FunctionRetriever's invalid name
-        raise
-    except Exception as error:
-        raise SystemFailedError(
-            f"{where}: system spec {spec!r}: the factory raised {type(error).__name__} (the "
-            "message is not shown: it may quote fixture text; it is this error's __context__); "
-            "a factory takes no arguments and returns the system"
-        ) from None
     if isinstance(system, Retriever):
         return system
     if callable(system):
@@ -264,6 +250,23 @@ def load_factory(spec: str, *, where: str = "system spec") -> Retriever:
         "an object with name, definition(), index(chunks) and search(query, k), or a search "
         "function"
     )
+
+
+@contextlib.contextmanager
+def running_user_code(who: str, step: str, fix: str) -> Iterator[None]:
+    """Run a step of a user's system. An exception other than evalkit's own becomes a
+    :class:`~evalkit.errors.SystemFailedError` naming ``who`` (the system), the ``step``, the
+    exception's class and how to see more (``fix``), never the exception's message, which may
+    quote fixture text (the exception is the error's ``__context__``, not shown)."""
+    try:
+        yield
+    except EvalkitError:
+        raise
+    except Exception as error:
+        raise SystemFailedError(
+            f"{who} raised {type(error).__name__} {step} (the message is not shown: it may "
+            f"quote fixture text; it is this error's __context__); {fix}"
+        ) from None
 
 
 def provide_aliases(system: object, table: Any) -> None:
