@@ -1039,6 +1039,8 @@ def _run_fixture_locate(args: argparse.Namespace) -> int:
 
     if args.limit < 1:
         raise InputError(f"--limit must be at least 1, found {args.limit}")
+    if not args.answer.strip():
+        raise InputError("the answer to locate is empty; give its words, e.g. 'at 08:15'")
     context = read_span_context(args.fixture_dir, args.query_id, args.chunk_id)
     candidates = locate_span(context.chunk_text, args.answer, limit=args.limit)
     if not context.query_found:

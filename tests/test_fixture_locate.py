@@ -210,3 +210,23 @@ def test_cli_missing_fixture_is_an_input_error(
     err = capsys.readouterr().err
     assert "does not exist" in err
     assert "Traceback" not in err
+
+
+def test_cli_empty_answer_is_an_input_error(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["fixture", "locate", str(COMMITTED), "q-en-001", "chunk-civic-01-01", "  "]
+    assert main(argv) == 2
+    assert "the answer to locate is empty" in capsys.readouterr().err
+
+
+def test_a_query_whose_file_has_a_problem_names_the_problem(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    copy = tmp_path / "copy"
+    shutil.copytree(COMMITTED, copy)
+    en = copy / "queries" / "en.yaml"
+    en.write_text(en.read_text(encoding="utf-8") + "\n- {broken\n", encoding="utf-8")
+    argv = ["fixture", "locate", str(copy), "q-en-001", "chunk-civic-01-01", "open"]
+    assert main(argv) == 2  # not "q-en-001 is not in the fixture yet": its file is unreadable
+    err = capsys.readouterr().err
+    assert "en.yaml" in err
+    assert "not in the fixture yet" not in err

@@ -197,8 +197,9 @@ def test_file_not_a_list(tmp_path: Path) -> None:
     )
 
 
-def test_empty_file(tmp_path: Path) -> None:
-    _write(tmp_path, "p.yaml", "# only a comment\n")
+@pytest.mark.parametrize("text", ["# only a comment\n", "[]\n"])
+def test_empty_file(tmp_path: Path, text: str) -> None:
+    _write(tmp_path, "p.yaml", text)  # an empty list would pass CI and check nothing
     assert "p.yaml: is empty; expected a list of probes" in _problems(tmp_path)
 
 

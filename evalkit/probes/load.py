@@ -201,7 +201,7 @@ def _probes_in_file(
     except yaml.YAMLError as error:
         problems.append(syntax_problem(error, name))
         return
-    if node is None or data is None:
+    if node is None or data is None or (isinstance(data, list) and not data):
         problems.append(Problem(name, "", "", "is empty; expected a list of probes"))
         return
     for line, key in duplicate_keys(node):
