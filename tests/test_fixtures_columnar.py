@@ -322,6 +322,22 @@ def test_jsonl_not_utf8_names_the_line(tmp_path: Path) -> None:
     assert [(p.file, p.field) for p in problems] == [("documents.jsonl", "line 3")]
 
 
+def test_a_jsonl_byte_order_mark_is_read_as_nothing_as_in_yaml(tmp_path: Path) -> None:
+    directory = _columnar_tiny(tmp_path, "jsonl")
+    before = fixture_content_hash(load_fixture(directory))
+    path = directory / "documents.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    assert fixture_content_hash(load_fixture(directory)) == before
+
+
+def test_an_empty_yaml_list_is_named_as_one(tmp_path: Path) -> None:
+    directory = write_fixture(tmp_path / "fx", TINY_FIXTURE)
+    chunks = next(p for p in directory.rglob("chunks*.yaml"))
+    chunks.write_text("[]\n", encoding="utf-8")
+    messages = [p.message for p in _problems(directory)]
+    assert any("expected a non-empty list of chunks, found an empty list" in m for m in messages)
+
+
 def test_parquet_column_problems_are_reported_once_per_file(tmp_path: Path) -> None:
     directory = _columnar_tiny(tmp_path, "parquet")
     table = pq.read_table(directory / "chunks.parquet")
