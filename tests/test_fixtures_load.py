@@ -123,7 +123,12 @@ def test_yaml_errors_name_file_and_line(tiny_dir: Path, text: str, where: str, w
 
 @pytest.mark.parametrize(
     ("content", "found"),
-    [("{id: a}\n", "a mapping"), ("", "nothing"), ("[]\n", "a list"), ("just text\n", "a string")],
+    [
+        ("{id: a}\n", "a mapping"),
+        ("", "nothing"),
+        ("[]\n", "an empty list"),
+        ("just text\n", "a string"),
+    ],
 )
 def test_a_list_file_must_hold_a_non_empty_list(tiny_dir: Path, content: str, found: str) -> None:
     (tiny_dir / "chunks.yaml").write_text(content)
