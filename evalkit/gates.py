@@ -948,37 +948,18 @@ def _baseline_rows(
                 for language in (current.languages(system) if spec.per_language else [])
                 if language not in previous.languages(system)
             ]
+        check = {"gate": gate, "kind": "baseline", "system": system, "reference": "baseline"}
         for measure, language, what in lacking:
-            rows.append(
-                _not_evaluated(
-                    gate=gate,
-                    kind="baseline",
-                    system=system,
-                    measure=measure,
-                    language=language,
-                    reference="baseline",
-                    note=f"the baseline has no value for {what}; refresh it to gate this",
-                )
-            )
+            note = f"the baseline has no value for {what}; refresh it to gate this"
+            rows.append(_not_evaluated(**check, measure=measure, language=language, note=note))
         for language in languages:
             for measure in measures:
                 old = previous.get(system, measure, language, gate)
                 actual = current.get(system, measure, language, gate)
                 allowed = spec.tolerance_for(measure).allowance(old)
                 op, threshold = _worse_bound(measure, old, allowed)
-                rows.append(
-                    _row(
-                        gate=gate,
-                        kind="baseline",
-                        system=system,
-                        measure=measure,
-                        language=language,
-                        reference="baseline",
-                        op=op,
-                        threshold=threshold,
-                        actual=actual,
-                    )
-                )
+                where = {**check, "measure": measure, "language": language}
+                rows.append(_row(**where, op=op, threshold=threshold, actual=actual))
         if spec.max_new_failures is not None:
             new = _new_failures(report, baseline, system)
             rows.append(
