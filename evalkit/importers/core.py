@@ -450,7 +450,8 @@ def _mapped_id(source_id: str, kind: str, seen: set[str], summary: ImportSummary
     mapped = fixture_id(source_id)
     if mapped is None:
         # The source ID itself may be text (a wrong column mapped as the ID): only its hash.
-        shown = f"sha256:{hashlib.sha256(source_id.encode('utf-8')).hexdigest()[:12]}"
+        digest = hashlib.sha256(source_id.encode("utf-8", "surrogatepass")).hexdigest()
+        shown = f"sha256:{digest[:12]}"
         summary.drop(f"{kind} ID empty or too long to map (hashes)", shown if source_id else "")
         return None
     if mapped != source_id:
