@@ -30,7 +30,7 @@ Rules (the deterministic projection depends on nothing else):
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -313,31 +313,24 @@ def evaluate(
     )
 
 
+_SEE_IN_PYTHON = "call it in Python to see the message"
+
+
 def _timed(
     search: Callable[[Any, int], Any], query: Any, k: int, name: str
 ) -> tuple[list[Any], float]:
     """``(hits, elapsed ms)`` of one ``search`` call of system ``name``; hits are materialized
-    inside the timing. A search that raises is a :class:`SystemFailedError` (the exception's
-    message is not shown), one that returns no sequence of hits an ``InputError``."""
-    from evalkit.systems.protocol import running_user_code
+    (:func:`~evalkit.systems.protocol.hits_of`) inside the timing. A search that raises is a
+    :class:`SystemFailedError` (the exception's message is not shown), one that returns no
+    sequence of hits an ``InputError``."""
+    from evalkit.systems.protocol import hits_of, running_user_code
 
     started = time.perf_counter_ns()
     with running_user_code(
-        f"system {name!r}",
-        f"in search(query {query.id!r}, k={k})",
-        "run the system on that query in Python to see it",
+        f"system {name!r}", f"in search(query {query.id!r}, k={k})", _SEE_IN_PYTHON
     ):
-        result = search(query, k)
-        if result is None or isinstance(result, (str, bytes, Mapping)):
-            raise InputError(
-                f"system {name!r} returned {type(result).__name__} for query {query.id!r}; "
-                "search must return a list of hits: (chunk ID, score) pairs, best first"
-            )
-        hits = list(result)
+        hits = hits_of(search(query, k), f"system {name!r}", query.id)
     return hits, (time.perf_counter_ns() - started) / 1e6
-
-
-_SEE_IN_PYTHON = "call it in Python to see the message"
 
 
 def _search_all(
@@ -497,17 +490,7 @@ def _deduplicated(
     """The first ``k`` distinct ``(chunk_id, score)`` of ``hits``; unknown IDs and non-finite
     scores are ``InputError``s naming the system, query and chunk."""
     ranked: dict[str, float] = {}
-    for hit in hits:
-        try:
-            if isinstance(hit, (str, bytes)):  # a bare chunk ID: its characters are no hit
-                raise TypeError
-            chunk_id, hit_score = str(hit[0]), float(hit[1])
-        except (TypeError, ValueError, IndexError, KeyError):
-            raise InputError(
-                f"system {system!r} returned a hit of type {type(hit).__name__} for query "
-                f"{query_id!r}; a hit is a (chunk ID, score) pair with a numeric score, e.g. "
-                "evalkit.Hit('chunk-1', 0.9)"
-            ) from None
+    for chunk_id, hit_score in hits:  # Hits already (hits_of)
         if chunk_id in ranked:
             continue
         if chunk_id not in fixture.chunks_by_id:

@@ -91,7 +91,11 @@ def user_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
         ("raising", SystemFailedError, r"system 'raising' raised ValueError in search\(query"),
         ("indexing_fails", SystemFailedError, r"system 'indexer' raised KeyError in index"),
         ("bad_name", InputError, r"FunctionRetriever\(name=\.\.\.\)"),
-        ("plain_ids", InputError, r"search function of system 'plain-ids' returned list"),
+        (
+            "plain_ids",
+            InputError,
+            r"search function of system 'plain-ids' returned a hit of type str",
+        ),
         ("returns_none", InputError, r"search function of system 'returns-none' returned None"),
         ("text_scores", InputError, r"'text-scores' returned a hit of type tuple"),
         ("returns_text", InputError, r"'returns-text' returned str for query"),

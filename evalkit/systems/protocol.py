@@ -35,6 +35,7 @@ __all__ = [
     "Retriever",
     "TextRetriever",
     "fingerprint",
+    "hits_of",
     "load_factory",
     "provide_aliases",
 ]
@@ -174,21 +175,37 @@ class FunctionRetriever(BaseRetriever):
             self._on_index(chunks)
 
     def search(self, query: QueryLike, k: int) -> Sequence[Hit]:
-        results = self._fn(query.text, k)
-        # materialized outside the shape check: the function's own exceptions pass unchanged
-        items = list(results) if isinstance(results, Iterable) else None
+        who = f"the search function of system {self.name!r}"
+        return hits_of(self._fn(query.text, k), who, getattr(query, "id", "?"))
+
+
+def hits_of(result: object, who: str, query_id: str) -> list[Hit]:
+    """``result``, what ``who`` returned for a query, as a list of :class:`Hit`; an
+    ``InputError`` naming ``who`` and the query when it is not a sequence of ``(chunk ID,
+    score)`` pairs with numeric scores (a bare chunk ID would unpack into its characters).
+    Materializing a generator runs the system's own code: its exceptions pass unchanged."""
+    if (
+        result is None
+        or isinstance(result, (str, bytes, Mapping))
+        or not isinstance(result, Iterable)
+    ):
+        raise InputError(
+            f"{who} returned {type(result).__name__} for query {query_id!r}; search must return "
+            "a list of hits: (chunk ID, score) pairs, best first, e.g. [('chunk-1', 0.9)]"
+        )
+    hits = []
+    for item in list(result):
         try:
-            if items is None or isinstance(results, (str, bytes)):
+            if isinstance(item, (str, bytes)):
                 raise TypeError
-            if any(isinstance(item, (str, bytes)) for item in items):
-                raise TypeError  # a bare chunk ID would unpack into its characters
-            return [Hit(str(chunk_id), float(score)) for chunk_id, score in items]
-        except (TypeError, ValueError):
+            hits.append(Hit(str(item[0]), float(item[1])))
+        except (TypeError, ValueError, IndexError, KeyError):
             raise InputError(
-                f"the search function of system {self.name!r} returned "
-                f"{type(results).__name__} for query {getattr(query, 'id', '?')!r}, not "
-                "(chunk ID, score) pairs with numeric scores; return e.g. [('chunk-1', 0.9)]"
+                f"{who} returned a hit of type {type(item).__name__} for query {query_id!r}; a "
+                "hit is a (chunk ID, score) pair with a numeric score, e.g. "
+                "evalkit.Hit('chunk-1', 0.9)"
             ) from None
+    return hits
 
 
 def fingerprint(system: Retriever) -> str:
