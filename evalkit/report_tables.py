@@ -103,8 +103,9 @@ _WORST_DTYPES = {"failing_systems": "int64", "mean_value": "float64"}
 
 
 def text_hash(text: str) -> str:
-    """The first ``HASH_HEX_DIGITS`` hex digits of the SHA-256 of ``text`` (UTF-8)."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:HASH_HEX_DIGITS]
+    """The first ``HASH_HEX_DIGITS`` hex digits of the SHA-256 of ``text`` (UTF-8; a lone
+    surrogate, which an ID from a JSON file may hold, is hashed as its code unit)."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:HASH_HEX_DIGITS]
 
 
 def environment_versions() -> pd.DataFrame:

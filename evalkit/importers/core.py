@@ -38,7 +38,6 @@ Rules:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -60,7 +59,7 @@ from evalkit.errors import InputError
 from evalkit.fixtures.chunking import ChunkingPolicy, chunk_ids, chunk_offsets, spans_in_chunk
 from evalkit.fixtures.columnar import arrow_schema
 from evalkit.fixtures.locate import locate_span
-from evalkit.fixtures.rules import find_sensitive
+from evalkit.fixtures.rules import META_FILE, find_sensitive
 from evalkit.fixtures.schema import (
     ID_PATTERN,
     LANGUAGE_PATTERN,
@@ -326,7 +325,7 @@ def _output_directory(output: str | os.PathLike[str]) -> tuple[Path, list[Path]]
             "choose a new fixture directory (nothing was written)"
         )
     # safe, workspace-relative, not inside another fixture; creates nothing
-    check_output(target / "fixture.yaml")
+    check_output(target / META_FILE)
     absolute = target.resolve()
     created = [d for d in (absolute, *absolute.parents) if not d.exists()]
     if not existed:
@@ -400,7 +399,7 @@ def import_collection(
             "requires_spans": False,
             "chunking": policy.as_dict(),
         }
-        (staging / "fixture.yaml").write_text(
+        (staging / META_FILE).write_text(
             yaml.safe_dump(meta, allow_unicode=True, sort_keys=False), encoding="utf-8"
         )
         target.rmdir()
@@ -449,9 +448,10 @@ def _mapped_id(source_id: str, kind: str, seen: set[str], summary: ImportSummary
     or too long to map, or already ``seen``), the reason counted in ``summary``."""
     mapped = fixture_id(source_id)
     if mapped is None:
+        from evalkit.report_tables import text_hash
+
         # The source ID itself may be text (a wrong column mapped as the ID): only its hash.
-        digest = hashlib.sha256(source_id.encode("utf-8", "surrogatepass")).hexdigest()
-        shown = f"sha256:{digest[:12]}"
+        shown = f"sha256:{text_hash(source_id)}"
         summary.drop(f"{kind} ID empty or too long to map (hashes)", shown if source_id else "")
         return None
     if mapped != source_id:

@@ -96,8 +96,9 @@ def _listed(ids: Sequence[str]) -> str:
     """The first IDs, each as written when it is a well-formed, safe ID, else as a hash: an
     "ID" the fixture lacks may be text (a run written with the wrong column)."""
     from evalkit.fixtures.rules import safe_id
+    from evalkit.report_tables import text_hash
 
-    shown = [safe_id(i) or f"(not shown: sha256:{_digest(i)})" for i in ids[:_LISTED]]
+    shown = [safe_id(i) or f"(not shown: sha256:{text_hash(i)})" for i in ids[:_LISTED]]
     more = f" and {len(ids) - _LISTED} more" if len(ids) > _LISTED else ""
     return ", ".join(shown) + more
 
@@ -120,10 +121,6 @@ def _mapped_hint(unknown: Sequence[str], known: set[str]) -> str:
         f" ({mapped} of them are source IDs that 'evalkit import' mapped to the fixture's safe "
         "form: write the run with the fixture's IDs, evalkit.importers.fixture_id(source_id))"
     )
-
-
-def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 
 # --- run files --------------------------------------------------------------------------------
