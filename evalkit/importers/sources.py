@@ -387,29 +387,12 @@ def table_rows(path: str | os.PathLike[str]) -> Iterator[tuple[str, dict[str, An
                         "left open or misplaced); fix the quoting"
                     ) from None
     elif suffix == "parquet":
-        import pyarrow.parquet as pq
+        from evalkit.formats.parquet import open_parquet, parquet_batches
 
-        try:
-            parquet = pq.ParquetFile(file)
-        except (OSError, ValueError) as error:
-            raise InputError(
-                f"{file.name} cannot be read as Parquet ({type(error).__name__})"
-            ) from None
-        import pyarrow as pa
-
+        parquet = open_parquet(file, file.name)
         number = 0
-        batches = parquet.iter_batches(batch_size=4096)
-        while True:
-            try:
-                batch = next(batches, None)
-                rows = batch.to_pylist() if batch is not None else None
-            except (OSError, ValueError, pa.ArrowException) as error:  # a damaged page
-                raise InputError(
-                    f"{file.name} after row {number}: cannot be read as Parquet "
-                    f"({type(error).__name__}); write the file again"
-                ) from None
-            if rows is None:
-                break
+        batches = parquet_batches(parquet, file.name, lambda b: b.to_pylist(), batch_size=4096)
+        for rows in batches:
             for row in rows:
                 number += 1
                 yield f"{file.name} row {number}", row

@@ -297,14 +297,15 @@ class _Source:
         self.rows = 0
 
     def tables(self) -> Iterator[pa.Table]:
-
+        from evalkit.formats.parquet import open_parquet
         from evalkit.formats.trec import stream_run
 
         start = 0
         for path, kind in self.files:
             size = _size(path)
             if kind == "parquet":
-                file_rows, read = max(_parquet_file(path).metadata.num_rows, 1), 0
+                metadata = open_parquet(path, f"run file {_shown(path)}").metadata
+                file_rows, read = max(metadata.num_rows, 1), 0
                 for table in _parquet_tables(path, rank=self.rank):
                     read += table.num_rows
                     self.rows += table.num_rows
@@ -337,24 +338,11 @@ def _shown(path: Path) -> str:
     return shown_path(str(path))
 
 
-def _parquet_file(path: Path) -> Any:
-    """``pq.ParquetFile(path)``; an ``InputError`` for a file that is no Parquet (truncated,
-    damaged footer)."""
-    import pyarrow.parquet as pq
-
-    try:
-        return pq.ParquetFile(path)
-    except FileNotFoundError:
-        raise InputError(f"run file {_shown(path)} does not exist") from None
-    except (OSError, pa.ArrowException) as error:
-        raise InputError(
-            f"run file {_shown(path)} cannot be read as Parquet ({type(error).__name__}); "
-            "write it again"
-        ) from None
-
-
 def _parquet_tables(path: Path, *, rank: bool) -> Iterator[pa.Table]:
-    file = _parquet_file(path)
+    from evalkit.formats.parquet import open_parquet, parquet_batches
+
+    what = f"run file {_shown(path)}"
+    file = open_parquet(path, what)
     schema = file.schema_arrow
     missing = [c for c in ("query_id", "doc_id", "score") if c not in schema.names]
     if missing:
@@ -377,18 +365,13 @@ def _parquet_tables(path: Path, *, rank: bool) -> Iterator[pa.Table]:
         "score",
         *(["rank"] if rank and "rank" in schema.names else []),
     ]
-    batches = file.iter_batches(batch_size=_PARQUET_BATCH_ROWS, columns=columns)
-    while True:
-        try:
-            batch = next(batches, None)
-        except (OSError, pa.ArrowException) as error:  # a damaged page
-            raise InputError(
-                f"run file {_shown(path)} cannot be read as Parquet ({type(error).__name__}); "
-                "write it again"
-            ) from None
-        if batch is None:
-            return
-        yield pa.Table.from_batches([batch])
+    yield from parquet_batches(
+        file,
+        what,
+        lambda batch: pa.Table.from_batches([batch]),
+        batch_size=_PARQUET_BATCH_ROWS,
+        columns=columns,
+    )
 
 
 # --- streaming ----------------------------------------------------------------------------------
