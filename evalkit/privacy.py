@@ -106,11 +106,10 @@ _INVISIBLE_RE = re.compile(
     "[" + "".join(f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in INVISIBLE_RANGES) + "]"
 )
 _TAG_RE = re.compile(r"<[A-Za-z/!][^<>]*>")
-_CJK_GAP_RE = re.compile(
-    r"(?<=[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff])\s+(?=[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff])"
-)
+_CJK = r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]"
+_CJK_RE = re.compile(_CJK)
+_CJK_GAP_RE = re.compile(rf"(?<={_CJK})\s+(?={_CJK})")
 _MARKDOWN_ESCAPE_RE = re.compile(r"\\([!-/:-@\[-`{-~])")
-_CJK_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
 
 @dataclass(frozen=True)

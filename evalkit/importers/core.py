@@ -356,7 +356,7 @@ def import_collection(
     to every object without one. Returns the :class:`ImportSummary`.
     """
     policy = policy or ChunkingPolicy()
-    _check_meta(fixture_name=fixture_name, version=version, license=license, language=language)
+    _check_meta(id=fixture_name, version=version, license=license, language=language)
     target, created = _output_directory(output)
     summary = ImportSummary(fixture=fixture_name)
     by_query: dict[str, list[SourceJudgment]] = {}
@@ -415,7 +415,7 @@ def import_collection(
 
 
 _META_RULES: Final = (
-    ("fixture_name", ID_PATTERN, "an ID such as 'my-corpus-v1' (--id)"),
+    ("id", ID_PATTERN, "an ID such as 'my-corpus-v1' (--id)"),
     ("version", SEMVER_PATTERN, "a semantic version such as '1.0.0' (--version)"),
     ("license", SPDX_PATTERN, "an SPDX expression such as 'CC-BY-4.0' (--license)"),
     ("language", LANGUAGE_PATTERN, "a BCP 47 tag such as 'en' or 'zh-Hans' (--language)"),
@@ -427,7 +427,7 @@ def _check_meta(**values: str) -> None:
     for name, pattern, expected in _META_RULES:
         if not isinstance(values[name], str) or not re.match(pattern, values[name]):
             raise InputError(
-                f"import: the fixture's {name.replace('fixture_', '')} is not {expected}; "
+                f"import: the fixture's {name} is not {expected}; "
                 "fix the option (nothing was written)"
             )
 
