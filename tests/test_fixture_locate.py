@@ -167,18 +167,23 @@ def test_cli_unknown_chunk_is_an_input_error(capsys: pytest.CaptureFixture[str])
     assert "chunk 'chunk-nope' is not in fixture" in err
 
 
+def _with_english_queries_added(tmp_path: Path, text: str) -> Path:
+    """A copy of the committed fixture with ``text`` appended to its English queries file."""
+    copy = tmp_path / "copy"
+    shutil.copytree(COMMITTED, copy)
+    en = copy / "queries" / "en.yaml"
+    en.write_text(en.read_text(encoding="utf-8") + text, encoding="utf-8")
+    return copy
+
+
 def test_works_on_a_fixture_being_edited(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A new judgment without spans makes the fixture invalid; locate still reads the chunk."""
-    copy = tmp_path / "copy"
-    shutil.copytree(COMMITTED, copy)
-    en = copy / "queries" / "en.yaml"
-    en.write_text(
-        en.read_text(encoding="utf-8")
-        + '\n- id: q-en-900\n  language: en\n  text: "When is the civic hall open late?"\n'
+    copy = _with_english_queries_added(
+        tmp_path,
+        '\n- id: q-en-900\n  language: en\n  text: "When is the civic hall open late?"\n'
         "  judgments:\n    - chunk_id: chunk-civic-01-01\n      grade: 3\n",
-        encoding="utf-8",
     )
     assert main(["validate", str(copy)]) == 1
     capsys.readouterr()
@@ -221,10 +226,7 @@ def test_cli_empty_answer_is_an_input_error(capsys: pytest.CaptureFixture[str]) 
 def test_a_query_whose_file_has_a_problem_names_the_problem(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    copy = tmp_path / "copy"
-    shutil.copytree(COMMITTED, copy)
-    en = copy / "queries" / "en.yaml"
-    en.write_text(en.read_text(encoding="utf-8") + "\n- {broken\n", encoding="utf-8")
+    copy = _with_english_queries_added(tmp_path, "\n- {broken\n")
     argv = ["fixture", "locate", str(copy), "q-en-001", "chunk-civic-01-01", "open"]
     assert main(argv) == 2  # not "q-en-001 is not in the fixture yet": its file is unreadable
     err = capsys.readouterr().err
