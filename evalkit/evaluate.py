@@ -270,7 +270,7 @@ def evaluate(
         run_systems = partial(run_on_cluster, connect(client))
 
     ran: list[SystemsRun] | None = None  # every repeat, when forked workers ran them
-    if client is None and workers > 1 and len(specs) * repeats > 1:
+    if workers > 1 and len(specs) * repeats > 1:  # (workers > 1 means no client: see above)
         from evalkit.parallel import fork_available, run_repeats
 
         if fork_available():

@@ -40,9 +40,11 @@ def can_fork_helpers() -> bool:
 
 class ForkedCall(Generic[T]):
     """``function(*args)`` run in a forked process; :meth:`result` waits for its value or
-    raises what it raised. :meth:`close` ends the process if it still runs."""
+    raises what it raised. :meth:`close` ends the process if it still runs. ``what`` names the
+    work in the error of a process that died (e.g. ``indexing rows 1-500000``)."""
 
-    def __init__(self, function: Callable[..., T], *args: Any) -> None:
+    def __init__(self, function: Callable[..., T], *args: Any, what: str = "its work") -> None:
+        self._what = what
         context = multiprocessing.get_context("fork")
         self._receive, send = context.Pipe(duplex=False)
         self._process = context.Process(
@@ -59,10 +61,10 @@ class ForkedCall(Generic[T]):
                 tick()
             ok, value = self._receive.recv()
         except EOFError:
-            self.close()
+            self.close()  # joined first: only then is the exit code known
             raise RuntimeError(
-                f"a forked worker process exited with code {self._process.exitcode} "
-                "before it finished"
+                f"{self._what}: the forked worker process exited with code "
+                f"{self._process.exitcode} before it finished"
             ) from None
         finally:
             self.close()

@@ -250,21 +250,27 @@ def load_strict(text: str, *, events: bool = True, libyaml: bool | None = None) 
     return load_strict_shallow(text, events=events, libyaml=libyaml)[0]
 
 
+def _located(libyaml: bool | None) -> type[yaml.SafeLoader]:
+    """The strict loader: on libyaml's C parser when it is installed (and not refused)."""
+    use_c = yaml.__with_libyaml__ if libyaml is None else libyaml and yaml.__with_libyaml__
+    return StrictLoader if use_c else _PURE_STRICT
+
+
 def load_strict_shallow(
-    text: str, *, events: bool = True, libyaml: bool | None = None
+    text: str, *, events: bool = True, libyaml: bool | None = None, split: bool = True
 ) -> tuple[Any, bool]:
     """``(data, shallow)``: :func:`load_strict`'s data, and True when it is known to nest fewer
     than ``MAX_DEPTH`` levels (always when the event path built it), so a caller may skip its
-    own depth check; False means unknown."""
-    use_c = yaml.__with_libyaml__ if libyaml is None else libyaml and yaml.__with_libyaml__
-    located = StrictLoader if use_c else _PURE_STRICT
+    own depth check; False means unknown. ``split=False``: never in two processes (for a
+    caller whose own split of ``text`` just failed: it would fail the same way)."""
+    located = _located(libyaml)
     if events and _EVENT_PATH_SOUND:
-        if len(text) >= SPLIT_FROM:
-            split = split_items(text, _same, libyaml=libyaml)
-            if split is not None:
-                rest = split.rest()
+        if split and len(text) >= SPLIT_FROM:
+            halves = split_items(text, list, libyaml=libyaml)
+            if halves is not None:
+                rest = halves.rest()
                 if rest is not None:
-                    return [*split.first, *rest], True
+                    return [*halves.first, *rest], True
         try:
             return _events_data(text, located), True
         except (_Located, yaml.YAMLError, ValueError):
@@ -276,10 +282,6 @@ def load_strict_shallow(
 SPLIT_FROM: Final = 4_000_000
 
 PartT = TypeVar("PartT")
-
-
-def _same(items: list[Any]) -> list[Any]:
-    return items
 
 
 def _events_data(text: str, located: type[yaml.SafeLoader]) -> Any:
@@ -325,25 +327,23 @@ def split_items(
     the items before and after the cut: together, the data of ``text``. A first part that does
     not parse to a list gives None; a second one, ``rest() is None``.
     """
-    use_c = yaml.__with_libyaml__ if libyaml is None else libyaml and yaml.__with_libyaml__
-    located = StrictLoader if use_c else _PURE_STRICT
+    located = _located(libyaml)
     cut = text.find("\n- ", len(text) // 2) + 1
     if not cut or not _EVENT_PATH_SOUND or not forking.can_fork_helpers():
         return None
     # Forked: the process has ``text`` and ``work`` already.
-    split = SplitItems([], forking.ForkedCall(_parse_rest, text, cut, located, work))
+    call = forking.ForkedCall(_parse_rest, text, cut, located, work)
     try:
         first = _events_data(text[:cut], located)
     except (_Located, yaml.YAMLError, ValueError):
         first = None
     except BaseException:
-        split.close()
+        call.close()
         raise
     if not isinstance(first, list):
-        split.close()
+        call.close()
         return None
-    split.first = first
-    return split
+    return SplitItems(first, call)
 
 
 def _parse_rest(

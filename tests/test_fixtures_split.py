@@ -94,3 +94,30 @@ def test_defects_after_the_cut_keep_their_item_numbers_and_ids(
     labels = {problem.object_id for problem in problems}
     assert {chunks[200]["id"], "item 202", chunks[230]["id"], chunks[10]["id"]} <= labels
     assert len(problems) >= 6
+
+
+def test_a_split_that_fails_is_not_tried_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A repeated key after the cut fails the split of chunks.yaml; the whole parse that
+    reports it runs in this process: as many forks as for the valid fixture, not one more."""
+    directory = tmp_path / "fx"
+    dump_fixture(generate_fixture(4, documents=40, chunks_per_document=4, queries=10), directory)
+    forks: list[str] = []
+    real = forking.ForkedCall
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        forks.append(args[0].__name__)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(forking, "ForkedCall", counted)
+    assert _outcome(directory, True, monkeypatch)[0] == "fixture"
+    valid = len(forks)
+    assert valid >= 1
+    chunks = directory / "chunks.yaml"
+    chunks.write_text(chunks.read_text(encoding="utf-8") + "- id: x\n  id: y\n", "utf-8")
+    forks.clear()
+    kind, problems = _outcome(directory, True, monkeypatch)
+    assert kind == "problems"
+    assert any("repeats a mapping key" in p.message for p in problems)
+    assert len(forks) == valid

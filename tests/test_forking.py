@@ -28,8 +28,8 @@ def test_the_error_is_raised_here() -> None:
 
 def test_a_process_that_dies_is_reported_with_its_exit_code() -> None:
     ticks: list[int] = []
-    call = forking.ForkedCall(os._exit, 3)
-    with pytest.raises(RuntimeError, match="exited with code 3"):
+    call = forking.ForkedCall(os._exit, 3, what="indexing rows 1-9")
+    with pytest.raises(RuntimeError, match=r"^indexing rows 1-9: .* exited with code 3"):
         call.result(lambda: ticks.append(1))
 
 

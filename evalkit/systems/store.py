@@ -380,7 +380,8 @@ class _Shard:
         self.rows, self.path = rows, path
         self._counter: Synchronized[int] = multiprocessing.get_context("fork").Value("q", 0)
         # Forked: the child has the texts and ``terms_of`` already; nothing is pickled to it.
-        self._call = forking.ForkedCall(_build_shard, rows, path, self._counter)
+        what = f"indexing rows {rows.lo + 1}-{rows.hi}"
+        self._call = forking.ForkedCall(_build_shard, rows, path, self._counter, what=what)
 
     def done(self) -> int:
         """Rows indexed so far."""
