@@ -76,6 +76,7 @@ from scipy import sparse
 
 from evalkit import forking
 from evalkit.fixtures.records import RecordTable
+from evalkit.systems import fts5_segment
 from evalkit.systems.progress import chunk_bar
 from evalkit.systems.protocol import ChunkLike, Hit, TextRetriever
 
@@ -225,25 +226,22 @@ class ChunkStore:
                     bar.update(own + sum(shard.done() for shard in shards) - bar.n)
 
                 with self._db:
-                    _insert_terms(self._db, first, show)
-                    # One merge of all segments into one: a single segment is the fastest to query.
-                    self._db.execute(_OPTIMIZE)
+                    _index_rows(self._db, first, show)
                 for shard in shards:
                     shard.wait(lambda: show(0))
                 for shard in shards:
                     if not _absorb_shard(self._db, shard.path):
                         with self._db:  # an FTS5 layout this code does not know: do it here
-                            _insert_terms(self._db, shard.rows)
+                            _insert_terms(self._db, shard.rows, _terms(shard.rows))
                             self._db.execute(_OPTIMIZE)
                     shard.path.unlink()
                 bar.update(len(texts) - bar.n)
             finally:
                 for shard in shards:
                     shard.stop()
-        if shards:
-            # FTS5 keeps the structure it read: a fresh connection reads the merged one.
-            self._db.close()
-            self._db = _connect(self.path)
+        # FTS5 keeps the structure it read: a fresh connection reads the one written here.
+        self._db.close()
+        self._db = _connect(self.path)
 
     def search_terms(self, terms: Iterable[str], limit: int) -> list[Hit]:
         """BM25 (FTS5, k1=1.2, b=0.75) over ``terms`` OR-ed; ties by chunk ID ascending."""
@@ -348,19 +346,61 @@ class _Rows:
     hi: int
 
 
-def _insert_terms(
-    db: sqlite3.Connection, rows: _Rows, done: Callable[[int], None] | None = None
-) -> None:
-    """Insert the terms of ``rows``, ``BATCH`` at a time, calling ``done`` with each count."""
+def _terms(rows: _Rows, done: Callable[[int], None] | None = None) -> list[str]:
+    """The terms of ``rows``, tokenized ``BATCH`` at a time, calling ``done`` with each count."""
+    terms: list[str] = []
     for start in range(rows.lo, rows.hi, BATCH):
         stop = min(start + BATCH, rows.hi)
-        terms = rows.terms_of(rows.texts[start:stop])
-        db.executemany(
-            "INSERT INTO chunk_terms(rowid, terms) VALUES (?, ?)",
-            zip(range(start + 1, stop + 1), terms, strict=True),
-        )
+        terms += rows.terms_of(rows.texts[start:stop])
         if done is not None:
             done(stop - start)
+    return terms
+
+
+def _insert_terms(db: sqlite3.Connection, rows: _Rows, terms: list[str]) -> None:
+    """Insert ``terms`` (those of ``rows``) through FTS5, ``BATCH`` at a time."""
+    for start in range(0, len(terms), BATCH):
+        stop = min(start + BATCH, len(terms))
+        db.executemany(
+            "INSERT INTO chunk_terms(rowid, terms) VALUES (?, ?)",
+            zip(range(rows.lo + start + 1, rows.lo + stop + 1), terms[start:stop], strict=True),
+        )
+
+
+def _index_rows(
+    db: sqlite3.Connection, rows: _Rows, done: Callable[[int], None] | None = None
+) -> None:
+    """Index ``rows`` into ``db``'s ``chunk_terms`` as one new segment, built directly
+    (:mod:`evalkit.systems.fts5_segment`); through FTS5's own inserts and ``optimize`` where
+    that cannot be (no token, or an FTS5 layout :func:`_fts5_records` does not know)."""
+    terms = _terms(rows, done)
+    records = _fts5_records(db, "main")
+    segment = None
+    if records is not None:
+        segment = fts5_segment.encode_segment(
+            terms, rows.lo + 1, fts5_segment.page_size(db, "chunk_terms")
+        )
+    if records is None or segment is None:
+        _insert_terms(db, rows, terms)
+        # One merge of all segments into one: a single segment is the fastest to query.
+        db.execute(_OPTIMIZE)
+        return
+    totals, (cookie, write_counter, levels) = records
+    used = {entry[0] for _, entries in levels for entry in entries}
+    segment_id = next(n for n in range(1, 65536) if n not in used)
+    fts5_segment.write_segment(db, "chunk_terms", segment_id, segment, rows.lo + 1)
+    if not levels:
+        levels.append((0, []))
+    levels[0][1].append((segment_id, 1, len(segment.pages)))
+    totals = totals or [0, 0]
+    totals = [totals[0] + rows.hi - rows.lo, totals[1] + segment.tokens]
+    db.executemany(
+        "INSERT OR REPLACE INTO chunk_terms_data(block, id) VALUES (?, ?)",
+        [
+            (_varints(totals), _AVERAGES_ROW),
+            (_structure_record(cookie, write_counter + 1, levels), _STRUCTURE_ROW),
+        ],
+    )
 
 
 def _shard_bounds(count: int) -> list[int]:
@@ -408,8 +448,7 @@ def _build_shard(rows: _Rows, path: Path, counter: Synchronized[int]) -> None:
     db.execute(_FTS5_TABLE)
     _configure_fts5(db)
     with db:
-        _insert_terms(db, rows, done)
-        db.execute(_OPTIMIZE)
+        _index_rows(db, rows, done)
     db.close()
 
 
