@@ -13,6 +13,7 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m evalkit.systems.fts5_writer  # compiles the bulk FTS5 writer once, cached
 	touch $(STAMP)
 
 report: $(STAMP)

@@ -119,31 +119,48 @@ def encode_segment(
         rows = rows[kept]
     del kept
     counts = np.bincount(rows, minlength=len(terms))
-    positions = (np.arange(len(rows), dtype=np.int64) - np.repeat(_starts(counts), counts)).astype(
-        np.int32
-    )
-    encoded = pc.dictionary_encode(flat)
+    positions = np.arange(len(rows), dtype=np.int64) - np.repeat(_starts(counts), counts)
+    from evalkit.systems import fts5_writer  # imports Numba: only a bulk index needs it
+
+    offsets, data = _binary_buffers(flat)
+    lengths = np.diff(offsets)
+    order, first = fts5_writer.term_order(offsets, data, _long_token_ranks(flat, lengths))
     del flat
-    order = np.asarray(pc.array_sort_indices(encoded.dictionary), dtype=np.int64)
-    ranks = np.empty(len(order), dtype=np.int32)
-    ranks[order] = np.arange(len(order), dtype=np.int32)
     # FTS5 stores each term of its main index after the byte "0" (prefix indexes use "1", ...)
-    vocabulary = pc.binary_join_element_wise(
-        pa.scalar("0", pa.large_string()),
-        encoded.dictionary.take(pa.array(order)),
-        pa.scalar("", pa.large_string()),
-    ).cast(pa.large_binary())
-    del order
-    occurrence_terms = ranks[np.asarray(encoded.indices)]
-    del encoded, ranks
-    by_term = np.argsort(occurrence_terms, kind="stable")
-    occurrence_terms = occurrence_terms[by_term]
-    rows = rows[by_term]
-    positions = positions[by_term]
-    del by_term
-    records = _Records.build(occurrence_terms, rows, positions, vocabulary, first_rowid)
+    firsts = order[first]
+    stored = lengths[firsts] + 1
+    vocabulary_offsets = np.zeros(len(stored) + 1, dtype=np.int64)
+    np.cumsum(stored, out=vocabulary_offsets[1:])
+    vocabulary = np.empty(int(vocabulary_offsets[-1]), dtype=np.uint8)
+    vocabulary[vocabulary_offsets[:-1]] = ord("0")
+    vocabulary[_gather_ranges(vocabulary_offsets[:-1] + 1, stored - 1)] = data[
+        _gather_ranges(offsets[firsts], stored - 1)
+    ]
+    del firsts, stored, lengths, offsets, data
+    occurrence_terms = np.cumsum(first) - 1
+    del first
+    shared = fts5_writer.common_prefixes(vocabulary_offsets, vocabulary)
+    out, page_ends, index, dl_keys, dl_data, dl_ends = fts5_writer.write_pages(
+        occurrence_terms,
+        rows[order] + first_rowid,
+        positions[order],
+        vocabulary_offsets,
+        vocabulary,
+        shared,
+        pgsz,
+    )
     del occurrence_terms, rows, positions
-    pages, term_index, doclist_index = _Writer(records, pgsz).write()
+    blob = out.tobytes()
+    pages = [blob[a:b] for a, b in zip([0, *page_ends[:-1].tolist()], page_ends.tolist())]
+    term_index = [
+        (vocabulary[vocabulary_offsets[term] :][:length].tobytes() if term >= 0 else b"", pgno)
+        for term, length, pgno in index.tolist()
+    ]
+    blocks = dl_data.tobytes()
+    doclist_index = [
+        (key, blocks[a:b])
+        for key, a, b in zip(dl_keys.tolist(), [0, *dl_ends[:-1].tolist()], dl_ends.tolist())
+    ]
     return Segment(pages, term_index, doclist_index, counts)
 
 
@@ -175,6 +192,29 @@ def write_segment(
         f"INSERT INTO {schema}.{table}_docsize(id, sz) VALUES (?, ?)",
         zip(range(first_rowid, first_rowid + len(counts)), sizes, strict=True),
     )
+
+
+def _long_token_ranks(tokens: pa.LargeStringArray, lengths: np.ndarray) -> np.ndarray:
+    """Per token: for one of more than 7 bytes, its rank among the distinct such tokens in
+    byte order (Arrow's sort); 0 for the others (see ``fts5_writer.term_order``)."""
+    ranks = np.zeros(len(tokens), dtype=np.int64)
+    long_places = np.flatnonzero(lengths > 7)
+    if len(long_places):
+        encoded = pc.dictionary_encode(tokens.take(pa.array(long_places)))
+        order = np.asarray(pc.array_sort_indices(encoded.dictionary), dtype=np.int64)
+        rank_of = np.empty(len(order), dtype=np.int64)
+        rank_of[order] = np.arange(len(order))
+        ranks[long_places] = rank_of[np.asarray(encoded.indices)]
+    return ranks
+
+
+def _binary_buffers(strings: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """A large string or binary array's ``(offsets, data)`` as NumPy views."""
+    offsets = np.frombuffer(strings.buffers()[1], dtype=np.int64)[
+        strings.offset : strings.offset + len(strings) + 1
+    ]
+    data = strings.buffers()[2]
+    return offsets, np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, np.uint8)
 
 
 def _ascii_tokenized(texts: pa.LargeStringArray) -> pa.LargeStringArray:
@@ -225,6 +265,41 @@ def _varint(value: int) -> bytes:
     return bytes(reversed(groups))
 
 
+def _varint_length(value: int) -> int:
+    return 1 + (value >= 1 << 7) + (value >= 1 << 14) + (value >= 1 << 21) + (value >= 1 << 28)
+
+
+def _with_page_indexes(bodies: list[bytes], term_offsets: list[np.ndarray]) -> list[bytes]:
+    """Each page's data followed by its page index: the varints of its terms' offsets, each
+    after the first as the distance from the one before (encoded for all pages at once)."""
+    counts = np.array([len(offsets) for offsets in term_offsets], dtype=np.int64)
+    if not counts.sum():
+        return bodies
+    steps = np.concatenate(term_offsets)
+    firsts = _starts(counts)[counts > 0]
+    steps[1:] -= steps[:-1]
+    steps[firsts] = np.concatenate(term_offsets)[firsts]
+    lengths = _varint_lengths(steps)
+    encoded = np.zeros(int(lengths.sum(dtype=np.int64)), dtype=np.uint8)
+    at = _starts(lengths)
+    _put_varints(encoded, at, steps, lengths)
+    data = encoded.tobytes()
+    page_of_step = np.repeat(np.arange(len(counts)), counts)
+    bounds = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(page_of_step, weights=lengths, minlength=len(counts)), out=bounds[1:])
+    return [body + data[bounds[i] : bounds[i + 1]] for i, body in enumerate(bodies)]
+
+
+def _varint_bytes(values: np.ndarray) -> bytes:
+    """``values`` as consecutive SQLite varints."""
+    if len(values) == 0 or values.max() < 0x80:
+        return values.astype(np.uint8).tobytes()
+    lengths = _varint_lengths(values)
+    out = np.zeros(int(lengths.sum()), dtype=np.uint8)
+    _put_varints(out, _starts(lengths), values, lengths)
+    return out.tobytes()
+
+
 def _varint_blobs(values: np.ndarray) -> list[bytes]:
     lengths = _varint_lengths(values)
     out = np.zeros(int(lengths.sum()), dtype=np.uint8)
@@ -238,349 +313,3 @@ def _gather_ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """Indices ``starts[i] .. starts[i] + lengths[i] - 1`` of every range, concatenated."""
     total = int(lengths.sum())
     return np.arange(total, dtype=np.int64) + np.repeat(starts - _starts(lengths), lengths)
-
-
-def _common_prefixes(offsets: np.ndarray, data: np.ndarray) -> np.ndarray:
-    """Bytes each term (``data[offsets[t]:offsets[t + 1]]``, in sorted order) shares with the
-    term before it (0 for the first)."""
-    lengths = np.diff(offsets)
-    shared = np.zeros(len(lengths), dtype=np.int64)
-    active = np.arange(1, len(lengths), dtype=np.int64)
-    depth = 0
-    while len(active):
-        limit = np.minimum(lengths[active], lengths[active - 1])
-        active = active[limit > depth]
-        same = data[offsets[active] + depth] == data[offsets[active - 1] + depth]
-        active = active[same]
-        shared[active] += 1
-        depth += 1
-    return shared
-
-
-@dataclass
-class _Records:
-    """Every record of the segment in order (per term: the term, then per row its row ID with
-    its position list's size, then the position list), encoded as if no page split anything.
-
-    Per record: ``kind`` and ``start`` (``start[-1]``: the stream's length), and ``longer``:
-    how many more bytes it takes as a page's first term (in full) or first row ID (absolute).
-    Per term (in order): its bytes (``vocabulary_offsets``/``vocabulary_data``) and the bytes
-    it shares with the term before (``shared``). Per (term, row) pair: ``rowids`` and the
-    bytes of its row ID delta (``delta_lengths``). ``stream``: the encoded bytes.
-    """
-
-    kind: np.ndarray
-    start: np.ndarray
-    longer: np.ndarray
-    vocabulary_offsets: np.ndarray
-    vocabulary_data: np.ndarray
-    shared: np.ndarray
-    rowids: np.ndarray
-    delta_lengths: np.ndarray
-    stream: np.ndarray
-
-    @classmethod
-    def build(
-        cls,
-        terms: np.ndarray,
-        rows: np.ndarray,
-        positions: np.ndarray,
-        vocabulary: pa.Array,
-        first_rowid: int,
-    ) -> _Records:
-        """From the occurrences sorted by term (then row, then position): ``terms`` (ranks in
-        ``vocabulary``), ``rows`` (from 0) and ``positions``."""
-        # (term, row) pairs, in order; the first occurrence of each starts a position list
-        new_pair = np.ones(len(terms), dtype=bool)
-        np.not_equal(terms[1:], terms[:-1], out=new_pair[1:])
-        new_pair[1:] |= rows[1:] != rows[:-1]
-        pair_first = np.flatnonzero(new_pair)
-        values = positions + 2
-        values[1:] -= np.where(new_pair[1:], 0, positions[:-1])
-        value_lengths = _varint_lengths(values)
-        list_lengths = np.add.reduceat(value_lengths, pair_first, dtype=np.int64)
-        pair_terms = terms[pair_first]
-        rowids = rows[pair_first].astype(np.int64) + first_rowid
-        new_term = np.ones(len(pair_first), dtype=bool)
-        np.not_equal(pair_terms[1:], pair_terms[:-1], out=new_term[1:])
-        del pair_terms
-        deltas = rowids.copy()
-        deltas[1:] -= np.where(new_term[1:], 0, rowids[:-1])
-        delta_lengths = _varint_lengths(deltas)
-        size_values = 2 * list_lengths
-        size_lengths = _varint_lengths(size_values)
-
-        offsets = np.frombuffer(vocabulary.buffers()[1], dtype=np.int64)[
-            vocabulary.offset : vocabulary.offset + len(vocabulary) + 1
-        ]
-        data = np.frombuffer(vocabulary.buffers()[2], dtype=np.uint8)
-        term_lengths = np.diff(offsets)
-        shared = _common_prefixes(offsets, data)
-        suffix_lengths = term_lengths - shared
-        shared_bytes, suffix_bytes = _varint_lengths(shared), _varint_lengths(suffix_lengths)
-
-        n_terms, n_pairs = len(term_lengths), len(pair_first)
-        term_at = np.arange(n_terms, dtype=np.int64) + 2 * np.flatnonzero(new_term)
-        rowid_at = np.cumsum(new_term) + 2 * np.arange(n_pairs, dtype=np.int64)
-        del new_term
-        kind = np.full(n_terms + 2 * n_pairs, _POSLIST, dtype=np.int8)
-        kind[term_at], kind[rowid_at] = _TERM, _ROWID
-        length = np.empty(len(kind), dtype=np.int64)
-        length[term_at] = shared_bytes + suffix_bytes + suffix_lengths
-        length[rowid_at] = delta_lengths + size_lengths
-        length[rowid_at + 1] = list_lengths
-        start = np.zeros(len(kind) + 1, dtype=np.int64)
-        np.cumsum(length, out=start[1:])
-        del length
-        stream = np.zeros(int(start[-1]), dtype=np.uint8)
-
-        at = start[term_at]
-        _put_varints(stream, at, shared, shared_bytes)
-        at += shared_bytes
-        _put_varints(stream, at, suffix_lengths, suffix_bytes)
-        at += suffix_bytes
-        stream[_gather_ranges(at, suffix_lengths)] = data[
-            _gather_ranges(offsets[:-1] + shared, suffix_lengths)
-        ]
-        del at
-        at = start[rowid_at]
-        _put_varints(stream, at, deltas, delta_lengths)
-        _put_varints(stream, at + delta_lengths, size_values, size_lengths)
-        del at, deltas, size_values
-        # each position varint: its list's start plus the varints before it in that list
-        value_starts = np.cumsum(value_lengths, dtype=np.int64)
-        value_starts -= value_lengths
-        pair_of_value = np.cumsum(new_pair) - 1
-        del new_pair
-        value_starts += (start[rowid_at + 1] - value_starts[pair_first])[pair_of_value]
-        del pair_of_value
-        _put_varints(stream, value_starts, values, value_lengths)
-        del value_starts, values, value_lengths
-
-        longer = np.zeros(len(kind), dtype=np.int32)
-        longer[term_at] = _varint_lengths(term_lengths) + shared - shared_bytes - suffix_bytes
-        longer[rowid_at] = _varint_lengths(rowids) - delta_lengths
-        return cls(kind, start, longer, offsets, data, shared, rowids, delta_lengths, stream)
-
-
-@dataclass
-class _DoclistIndexLevel:
-    """One level of a doclist index being written (``Fts5DlidxWriter``)."""
-
-    page: int = 0
-    block: bytearray = field(default_factory=bytearray)
-    previous: int | None = None
-
-
-class _Writer:
-    """Cuts :class:`_Records` into leaf pages as FTS5's segment writer does (see the module
-    docstring), with its term index and doclist indexes."""
-
-    def __init__(self, records: _Records, pgsz: int) -> None:
-        self.records, self.pgsz = records, pgsz
-        self.pages: list[bytes] = []
-        self.term_index: list[tuple[bytes, int]] = []
-        self.doclist_index: list[tuple[int, bytes]] = []
-        self.btree_term, self.btree_page, self.termless = b"", 1, 0
-        self.levels = [_DoclistIndexLevel()]
-
-    def write(self) -> tuple[list[bytes], list[tuple[bytes, int]], list[tuple[int, bytes]]]:
-        """The pages, the term-index rows and the doclist-index rows."""
-        records, pgsz = self.records, self.pgsz
-        count, starts, offsets = len(records.kind), records.start, records.vocabulary_offsets
-        at, inner, continued = 0, 0, False  # continued: the page resumes record ``at``'s list
-        next_term = next_pair = 0  # the term and the pair of the first such record from ``at``
-        while at < count:
-            page_number = len(self.pages) + 1
-            window = min(
-                count, int(np.searchsorted(starts, starts[at] + inner + pgsz + 32, "right")) + 1
-            )
-            kind = records.kind[at:window]
-            size = np.diff(starts[at : window + 1])
-            term_places = np.flatnonzero(kind == _TERM)
-            rowid_places = np.flatnonzero(kind == _ROWID)
-            # re-encoded on a page: its first term (in full), and its first row ID if it comes
-            # before any term (as an absolute value): the first record unless it continues a
-            # list, else the next one if it is a row ID
-            changed = [] if continued else [0]
-            if continued:
-                size[0] -= inner
-                if len(kind) > 1 and kind[1] == _ROWID:
-                    changed.append(1)
-            if len(term_places) and int(term_places[0]) not in changed:
-                changed.append(int(term_places[0]))
-            size[changed] += records.longer[[at + place for place in changed]]
-            offset = 4 + _starts(size)
-            index_steps = np.diff(offset[term_places], prepend=0)
-            index_before = np.zeros(len(kind) + 1, dtype=np.int64)
-            index_before[term_places + 1] = _varint_lengths(index_steps)
-            used = offset + np.cumsum(index_before)[:-1]
-            full = used + size >= pgsz  # a position list that does not fit is split
-            full[rowid_places] = used[rowid_places] >= pgsz
-            term_lengths = np.diff(offsets[next_term : next_term + len(term_places) + 1])
-            full[term_places] = used[term_places] + term_lengths + 2 >= pgsz
-            full[0] &= kind[0] != _TERM  # a page's first term goes in, whatever its size
-            found = np.flatnonzero(full)
-            if len(found) == 0 and window < count:
-                raise RuntimeError("FTS5 segment: a page did not end within its window")
-            stop = int(found[0]) if len(found) else len(kind)
-            take = None  # bytes of record ``at + stop``'s position list on this page, if split
-            if stop < len(kind) and kind[stop] == _POSLIST:
-                list_start = int(starts[at + stop]) + (inner if stop == 0 else 0)
-                take = self._split(list_start, int(starts[at + stop + 1]), pgsz - int(used[stop]))
-
-            body = self._body(at, stop, take, inner, changed, next_term, next_pair)
-            rowid_place = 0
-            if not continued and kind[0] == _ROWID:
-                rowid_place = 4
-            elif continued and stop > 1 and kind[1] == _ROWID:
-                rowid_place = int(offset[1])
-            if rowid_place:  # the page's first row ID comes before any term
-                self._doclist_index_append(int(records.rowids[next_pair]), page_number)
-            terms_here = int(np.count_nonzero(term_places < stop))
-            if terms_here:
-                if page_number != 1:
-                    self._flush_btree()
-                    begin = int(offsets[next_term])
-                    prefix = int(records.shared[next_term]) + 1
-                    self.btree_term = records.vocabulary_data[begin : begin + prefix].tobytes()
-                    self.btree_page = page_number
-                self.levels[0].page = page_number
-            else:
-                has_rowid = bool(np.count_nonzero(rowid_places < stop))
-                if not has_rowid and self.levels[0].block:
-                    self.levels[0].block += _varint(0)
-                self.termless += 1
-            header = rowid_place.to_bytes(2, "big") + (4 + len(body)).to_bytes(2, "big")
-            page_index = b"".join(_varint(int(step)) for step in index_steps[:terms_here])
-            self.pages.append(header + body + page_index)
-
-            next_term += terms_here
-            next_pair += int(np.count_nonzero(rowid_places < stop))
-            if stop == len(kind):
-                break
-            if take is None:
-                at, inner, continued = at + stop, 0, False
-            else:
-                list_start = int(starts[at + stop]) + (inner if stop == 0 else 0)
-                if list_start + take == int(starts[at + stop + 1]):
-                    at, inner, continued = at + stop + 1, 0, False
-                else:
-                    inner = list_start + take - int(starts[at + stop])
-                    at, continued = at + stop, True
-        self._flush_btree()
-        return self.pages, self.term_index, self.doclist_index
-
-    def _split(self, list_start: int, list_end: int, room: int) -> int:
-        """Bytes of a position list starting at ``list_start`` that go on this page: whole
-        varints, the first reaching ``room`` bytes (``fts5WriteAppendPoslistData``)."""
-        if room <= 0:
-            return 0
-        last = list_start + room - 1  # a varint ending here or later ends the page's part
-        ends = np.flatnonzero(self.records.stream[last : last + 9] < 0x80)
-        boundary = last + int(ends[0]) + 1 if len(ends) else list_end
-        return min(boundary, list_end) - list_start
-
-    def _body(
-        self,
-        at: int,
-        stop: int,
-        take: int | None,
-        inner: int,
-        changed: list[int],
-        next_term: int,
-        next_pair: int,
-    ) -> bytes:
-        """The page's records ``at .. at + stop`` (from byte ``inner`` of the first, and
-        ``take`` bytes of record ``at + stop``'s list when it is split), the records at the
-        places ``changed`` re-encoded: the window's first term (``next_term``) in full, its
-        first row ID (``next_pair``) as an absolute value."""
-        records, stream, starts = self.records, self.records.stream, self.records.start
-        position = int(starts[at]) + inner
-        if stop == 0:
-            return stream[position : position + (take or 0)].tobytes()
-        parts = []
-        for place in changed:
-            if place >= stop:
-                continue
-            record = at + place
-            parts.append(stream[position : int(starts[record])].tobytes())
-            if records.kind[record] == _TERM:
-                begin, end = (int(x) for x in records.vocabulary_offsets[next_term : next_term + 2])
-                parts.append(_varint(end - begin) + records.vocabulary_data[begin:end].tobytes())
-            else:
-                sizes = int(starts[record]) + int(records.delta_lengths[next_pair])
-                parts.append(
-                    _varint(int(records.rowids[next_pair]))
-                    + stream[sizes : int(starts[record + 1])].tobytes()
-                )
-            position = int(starts[record + 1])
-        end = int(starts[at + stop]) + (take or 0)
-        parts.append(stream[position:end].tobytes())
-        return b"".join(parts)
-
-    def _flush_btree(self) -> None:
-        """``fts5WriteFlushBtree``: the term-index row of the last page that began a term."""
-        first = self.levels[0]
-        flag = int(bool(first.block) and self.termless >= 4)
-        for depth, level in enumerate(self.levels):
-            if not level.block:
-                break
-            if flag:
-                key = (1 << _DLIDX_BIT) + (depth << _HEIGHT_SHIFT) + level.page
-                self.doclist_index.append((key, bytes(level.block)))
-            level.block = bytearray()
-            level.previous = None
-        self.termless = 0
-        self.term_index.append((self.btree_term, flag + (self.btree_page << 1)))
-
-    def _doclist_index_append(self, rowid: int, page_number: int) -> None:
-        """``fts5WriteDlidxAppend``: the first row ID of a page that continues a doclist."""
-        depth, done = 0, False
-        while not done:
-            level = self.levels[depth]
-            if len(level.block) >= self.pgsz:
-                level.block[0] = 0x01  # not the root
-                key = (1 << _DLIDX_BIT) + (depth << _HEIGHT_SHIFT) + level.page
-                self.doclist_index.append((key, bytes(level.block)))
-                if depth + 1 == len(self.levels):
-                    self.levels.append(_DoclistIndexLevel())
-                parent = self.levels[depth + 1]
-                if not parent.block:
-                    first = _read_varint(level.block, 1 + _varint_size(level.block, 1))
-                    parent.page = level.page
-                    parent.block += _varint(0) + _varint(level.page) + _varint(first)
-                    parent.previous = first
-                level.block = bytearray()
-                level.previous = None
-                level.page += 1
-            else:
-                done = True
-            if level.previous is not None:
-                value = rowid - level.previous
-            else:
-                page = page_number if depth == 0 else self.levels[depth - 1].page
-                level.block += _varint(int(not done)) + _varint(page)
-                value = rowid
-            level.block += _varint(value)
-            level.previous = rowid
-            depth += 1
-
-
-def _varint_size(data: bytearray, at: int) -> int:
-    size = 1
-    while data[at + size - 1] & 0x80 and size < 9:
-        size += 1
-    return size
-
-
-def _read_varint(data: bytearray, at: int) -> int:
-    value = 0
-    for position in range(9):
-        byte = data[at + position]
-        if position == 8:
-            return (value << 8) | byte
-        value = (value << 7) | (byte & 0x7F)
-        if byte < 0x80:
-            return value
-    return value

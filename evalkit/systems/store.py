@@ -80,13 +80,18 @@ from evalkit.systems import fts5_segment
 from evalkit.systems.progress import chunk_bar
 from evalkit.systems.protocol import ChunkLike, Hit, TextRetriever
 
-__all__ = ["BATCH", "FTS5_LOAD", "SHARD_MIN", "ChunkStore", "StoreBackedRetriever", "chunk_texts"]
+__all__ = ["BATCH", "FTS5_LOAD", "SEGMENT_FROM", "SHARD_MIN", "ChunkStore", "StoreBackedRetriever", "chunk_texts"]
 
 #: Rows per ``executemany`` batch when loading chunks and terms.
 BATCH = 20_000
 
 #: Rows per core from which ``index_texts`` builds the FTS5 index in parallel processes.
 SHARD_MIN = 10_000
+
+#: Rows from which a range's FTS5 segment is built directly (``evalkit.systems.fts5_segment``:
+#: FTS5's own format, without its per-occurrence inserts); fewer go through FTS5's inserts,
+#: where Numba's import and the writer's start cost more than they save.
+SEGMENT_FROM = 20_000
 
 #: FTS5 configuration for the bulk load (see the module docstring), then ``optimize`` once.
 FTS5_LOAD: tuple[tuple[str, int], ...] = (
@@ -214,6 +219,11 @@ class ChunkStore:
         if len(texts) != len(self._ids):
             raise ValueError(f"index_texts: {len(texts)} texts for {len(self._ids)} chunks")
         bounds = _shard_bounds(len(texts))
+        if max(np.diff(bounds), default=0) >= SEGMENT_FROM:
+            # before any fork: the range processes share the compiled segment writer
+            from evalkit.systems import fts5_writer
+
+            fts5_writer.compile_writer()
         with chunk_bar(len(texts)) as bar:
             first, *others = (_Rows(texts, terms_of, lo, hi) for lo, hi in pairwise(bounds))
             shards = [_Shard(rows, self._directory / f"shard-{rows.lo}.sqlite3") for rows in others]
@@ -374,7 +384,7 @@ def _index_rows(
     (:mod:`evalkit.systems.fts5_segment`); through FTS5's own inserts and ``optimize`` where
     that cannot be (no token, or an FTS5 layout :func:`_fts5_records` does not know)."""
     terms = _terms(rows, done)
-    records = _fts5_records(db, "main")
+    records = _fts5_records(db, "main") if rows.hi - rows.lo >= SEGMENT_FROM else None
     segment = None
     if records is not None:
         segment = fts5_segment.encode_segment(
