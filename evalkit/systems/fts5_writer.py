@@ -91,7 +91,10 @@ def _grow(array: np.ndarray, need: int) -> np.ndarray:
 @_jit
 def _put_varint(out: np.ndarray, at: int, value: int) -> int:
     """SQLite's varint of ``value`` (below 2**56) at ``out[at]``; the bytes written."""
-    size = 1
+    if value < 0x80:
+        out[at] = value
+        return 1
+    size = 2
     while size < 8 and value >= 1 << (7 * size):
         size += 1
     for i in range(size):
@@ -351,8 +354,8 @@ def term_order(
     The sort key is a token's first 7 bytes from the top of 64 bits, zero-padded, and
     ``min(length, 8)`` in the low byte: that sorts as the bytes do for tokens of up to 7 bytes,
     and puts longer tokens after them; ``ties`` orders longer tokens with the same key (their
-    rank among the distinct longer tokens; 0 for the others). An LSD radix sort of 11-bit
-    digits, ``ties`` first.
+    rank among the distinct longer tokens; 0 for the others). An LSD radix sort of 16-bit
+    digits, then a stable sort by ``ties`` of each run of longer tokens with one key.
     """
     return _term_order(offsets.astype(np.int64), data, ties.astype(np.int64))  # type: ignore[no-any-return]
 
@@ -378,29 +381,30 @@ def _prefix_keys(offsets: np.ndarray, data: np.ndarray) -> np.ndarray:
     return keys
 
 
+_DIGIT_BITS = 16
+_DIGITS = 1 << _DIGIT_BITS
+
+
 @_jit
-def _radix_pass(
-    keys: np.ndarray, order: np.ndarray, shift: int, other: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
-    """One stable pass on bits ``shift .. shift + 10`` of ``keys`` (``other`` moves along)."""
-    counts = np.zeros(2049, dtype=np.int64)
+def _radix_pass(keys: np.ndarray, order: np.ndarray, shift: int) -> tuple[np.ndarray, np.ndarray]:
+    """One stable pass of an LSD radix sort, on bits ``shift ..`` of ``keys``."""
+    mask = np.uint64(_DIGITS - 1)
+    counts = np.zeros(_DIGITS + 1, dtype=np.int64)
     for i in range(len(keys)):
-        counts[((keys[i] >> np.uint64(shift)) & np.uint64(2047)) + 1] += 1
+        counts[((keys[i] >> np.uint64(shift)) & mask) + 1] += 1
     if counts.max() == len(keys):  # one digit for all: nothing moves
-        return keys, order, other, False
-    for d in range(2048):
+        return keys, order
+    for d in range(_DIGITS):
         counts[d + 1] += counts[d]
     sorted_keys = np.empty_like(keys)
     sorted_order = np.empty_like(order)
-    sorted_other = np.empty_like(other)
     for i in range(len(keys)):
-        d = (keys[i] >> np.uint64(shift)) & np.uint64(2047)
+        d = (keys[i] >> np.uint64(shift)) & mask
         place = counts[d]
         counts[d] = place + 1
         sorted_keys[place] = keys[i]
         sorted_order[place] = order[i]
-        sorted_other[place] = other[i]
-    return sorted_keys, sorted_order, sorted_other, True
+    return sorted_keys, sorted_order
 
 
 @_jit
@@ -409,17 +413,22 @@ def _term_order(
 ) -> tuple[np.ndarray, np.ndarray]:
     keys = _prefix_keys(offsets, data)
     order = np.arange(len(keys), dtype=np.int64)
-    tie_keys = ties.astype(np.uint64)
-    top = int(ties.max()) if len(ties) else 0
-    shift = 0
-    while top >> shift:
-        tie_keys, order, keys, _ = _radix_pass(tie_keys, order, shift, keys)
-        shift += 11
-    for shift in range(0, 64, 11):
-        keys, order, tie_keys, _ = _radix_pass(keys, order, shift, tie_keys)
+    for shift in range(0, 64, _DIGIT_BITS):
+        keys, order = _radix_pass(keys, order, shift)
+    # runs of one key among tokens of more than 7 bytes: ordered by ``ties``, stably
+    start = 0
+    while start < len(keys):
+        stop = start + 1
+        while stop < len(keys) and keys[stop] == keys[start]:
+            stop += 1
+        if stop - start > 1 and (keys[start] & np.uint64(0xFF)) == 8:
+            run = order[start:stop].copy()
+            within = np.argsort(ties[run], kind="mergesort")
+            order[start:stop] = run[within]
+        start = stop
     first = np.ones(len(keys), dtype=np.bool_)
     for i in range(1, len(keys)):
-        first[i] = keys[i] != keys[i - 1] or tie_keys[i] != tie_keys[i - 1]
+        first[i] = keys[i] != keys[i - 1] or ties[order[i]] != ties[order[i - 1]]
     return order, first
 
 

@@ -36,7 +36,11 @@ class LexicalRetriever(StoreBackedRetriever):
 
     def index(self, chunks: Sequence[ChunkLike]) -> None:
         texts = chunk_texts(chunks)
-        self._open_store(chunks, with_text=False).index_texts(texts, index_terms_batch)
+        store = self._open_store((), with_text=False)
+        # the chunk rows are stored while the forked range processes index theirs
+        store.index_texts(
+            texts, index_terms_batch, meanwhile=lambda: store.add(chunks, with_text=False)
+        )
 
     def search_text(self, text: str, k: int) -> list[Hit]:
         hits = self._indexed_store().search_terms(tokenize(text), k)

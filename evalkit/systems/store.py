@@ -200,12 +200,18 @@ class ChunkStore:
 
     # lexical ---------------------------------------------------------------------------------
     def index_texts(
-        self, texts: Sequence[str], terms_of: Callable[[Sequence[str]], list[str]]
+        self,
+        texts: Sequence[str],
+        terms_of: Callable[[Sequence[str]], list[str]],
+        *,
+        meanwhile: Callable[[], None] | None = None,
     ) -> None:
         """Fill the FTS5 table: row ``i + 1`` gets ``terms_of(batch)``'s entry for ``texts[i]``.
 
         ``texts`` are in row order (one per stored chunk); ``terms_of`` maps a batch of texts to
-        their space-separated terms. A bar counts the chunks.
+        their space-separated terms. A bar counts the chunks. ``meanwhile`` runs here once the
+        range processes (below) have started and before this process indexes its own range,
+        for example to :meth:`add` the chunks; after it, there must be one chunk per text.
 
         From ``SHARD_MIN`` texts per core on, the rows are split into one contiguous range per
         core (``fork`` only): a forked process tokenizes and indexes each range but the first
@@ -215,8 +221,10 @@ class ChunkStore:
         occurrence and one process cannot go faster; the ranges run side by side. The result
         is the index one process builds: the same rows, terms, positions and totals, so the
         same hits and BM25 scores (``tests/test_store_shards.py``), in one segment per range.
+        From ``SEGMENT_FROM`` rows on, a range's segment is written directly, in FTS5's own
+        format (:mod:`evalkit.systems.fts5_segment`), not through FTS5's inserts.
         """
-        if len(texts) != len(self._ids):
+        if meanwhile is None and len(texts) != len(self._ids):
             raise ValueError(f"index_texts: {len(texts)} texts for {len(self._ids)} chunks")
         bounds = _shard_bounds(len(texts))
         if max(np.diff(bounds), default=0) >= SEGMENT_FROM:
@@ -235,6 +243,12 @@ class ChunkStore:
                     own += done
                     bar.update(own + sum(shard.done() for shard in shards) - bar.n)
 
+                if meanwhile is not None:
+                    meanwhile()
+                    if len(texts) != len(self._ids):
+                        raise ValueError(
+                            f"index_texts: {len(texts)} texts for {len(self._ids)} chunks"
+                        )
                 with self._db:
                     _index_rows(self._db, first, show)
                 for shard in shards:
