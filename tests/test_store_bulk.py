@@ -81,11 +81,17 @@ def test_bulk_load_flushes_segments_and_optimizes_to_one(
         assert segments == 1
 
 
+@pytest.mark.parametrize("segment_from", [10**9, 100], ids=["fts5-inserts", "direct-segment"])
 @pytest.mark.parametrize("form", ["models", "arrow"])
 def test_bulk_loaded_lexical_matches_oracle_bm25(
-    corpus: tuple[list[Chunk], list[str]], form: str, monkeypatch: pytest.MonkeyPatch
+    corpus: tuple[list[Chunk], list[str]],
+    form: str,
+    segment_from: int,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(store_module, "BATCH", 500)  # 4 batches
+    # FTS5's inserts, or the segment written directly (evalkit.systems.fts5_segment)
+    monkeypatch.setattr(store_module, "SEGMENT_FROM", segment_from)
     chunks, queries = corpus
     given = chunks if form == "models" else RecordTable.from_models(Chunk, chunks)
     texts = [f"{chunk.title}\n{chunk.text}" for chunk in chunks]

@@ -61,15 +61,21 @@ def _shards(monkeypatch: pytest.MonkeyPatch, cores: int, rows: int) -> None:
     monkeypatch.setattr(store_module, "BATCH", 150)  # several batches per range
 
 
+@pytest.mark.parametrize("direct", [False, True], ids=["fts5-inserts", "direct-segments"])
 @pytest.mark.parametrize("cores", [2, 3])
 def test_ranges_indexed_apart_give_the_one_process_index(
-    corpus: tuple[list[Chunk], list[str]], monkeypatch: pytest.MonkeyPatch, cores: int
+    corpus: tuple[list[Chunk], list[str]],
+    monkeypatch: pytest.MonkeyPatch,
+    cores: int,
+    direct: bool,
 ) -> None:
     chunks, queries = corpus
-    expected, one = _index(chunks, queries)
+    expected, one = _index(chunks, queries)  # one process, FTS5's inserts and optimize
     assert one == 1
     assert sum(map(len, expected)) > 300  # the queries find chunks
     _shards(monkeypatch, cores, rows=400)
+    # each range's segment written directly (evalkit.systems.fts5_segment), or by FTS5
+    monkeypatch.setattr(store_module, "SEGMENT_FROM", 100 if direct else 10**9)
     hits, segments = _index(chunks, queries)
     assert segments == cores  # one optimized segment per range, all in the store's index
     assert hits == expected  # same chunks, same order, same BM25 scores to the last bit

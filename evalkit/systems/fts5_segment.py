@@ -47,7 +47,11 @@ import pyarrow.compute as pc
 __all__ = [
     "DEFAULT_PAGE_SIZE",
     "MAX_TOKEN_BYTES",
-    "Segment", "encode_segment", "page_size", "write_segment"]
+    "Segment",
+    "encode_segment",
+    "page_size",
+    "write_segment",
+]
 
 #: FTS5's default ``pgsz`` (``FTS5_DEFAULT_PAGE_SIZE``).
 DEFAULT_PAGE_SIZE = 4050
@@ -151,15 +155,17 @@ def encode_segment(
     )
     del occurrence_terms, rows, positions
     blob = out.tobytes()
-    pages = [blob[a:b] for a, b in zip([0, *page_ends[:-1].tolist()], page_ends.tolist())]
+    ends = page_ends.tolist()
+    pages = [blob[a:b] for a, b in zip([0, *ends[:-1]], ends, strict=True)]
     term_index = [
         (vocabulary[vocabulary_offsets[term] :][:length].tobytes() if term >= 0 else b"", pgno)
         for term, length, pgno in index.tolist()
     ]
     blocks = dl_data.tobytes()
+    ends = dl_ends.tolist()
     doclist_index = [
         (key, blocks[a:b])
-        for key, a, b in zip(dl_keys.tolist(), [0, *dl_ends[:-1].tolist()], dl_ends.tolist())
+        for key, a, b in zip(dl_keys.tolist(), [0, *ends[:-1]], ends, strict=True)
     ]
     return Segment(pages, term_index, doclist_index, counts)
 
@@ -167,8 +173,9 @@ def encode_segment(
 def write_segment(
     db: sqlite3.Connection,
     table: str,
-    segment_id: int,
     segment: Segment,
+    *,
+    segment_id: int,
     first_rowid: int,
     schema: str = "main",
 ) -> None:
@@ -214,7 +221,9 @@ def _binary_buffers(strings: pa.Array) -> tuple[np.ndarray, np.ndarray]:
         strings.offset : strings.offset + len(strings) + 1
     ]
     data = strings.buffers()[2]
-    return offsets, np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, np.uint8)
+    return offsets, np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(
+        0, np.uint8
+    )
 
 
 def _ascii_tokenized(texts: pa.LargeStringArray) -> pa.LargeStringArray:
@@ -312,4 +321,6 @@ def _varint_blobs(values: np.ndarray) -> list[bytes]:
 def _gather_ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """Indices ``starts[i] .. starts[i] + lengths[i] - 1`` of every range, concatenated."""
     total = int(lengths.sum())
-    return np.arange(total, dtype=np.int64) + np.repeat(starts - _starts(lengths), lengths)
+    ranges: np.ndarray = np.arange(total, dtype=np.int64)
+    ranges += np.repeat(starts - _starts(lengths), lengths)
+    return ranges

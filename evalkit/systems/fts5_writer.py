@@ -14,9 +14,12 @@ forked range processes share it. Importing this module imports Numba (about 0.5 
 large index does (``evalkit.systems.fts5_segment``).
 """
 
+# Numba's compiled functions take their arrays positionally, as the C functions they mirror.
+# ruff: noqa: PLR0917
+
 from __future__ import annotations
 
-from typing import Any
+import functools
 
 import numba
 import numpy as np
@@ -34,20 +37,17 @@ _MAX_LEVELS = 16  # doclist-index levels; each holds pgsz bytes of page-first ro
 _DLIDX_BIT, _HEIGHT_SHIFT = 36, 31
 
 _jit = numba.njit(cache=True, nogil=True)
-_compiled = False
 
 
+@functools.cache
 def compile_writer() -> None:
     """Compile the writer (or read it from Numba's cache) now, not at its first call."""
-    global _compiled
-    if not _compiled:
-        small = np.zeros(1, dtype=np.int64)
-        two = np.array([0, 2])
-        data = np.frombuffer(b"0a", np.uint8)
-        _write(small, small + 1, small, two, data, small, 4050)
-        _term_order(two, data, small)
-        _common_prefixes(two, data)
-        _compiled = True
+    small = np.zeros(1, dtype=np.int64)
+    two = np.array([0, 2])
+    data = np.frombuffer(b"0a", np.uint8)
+    _write(small, small + 1, small, two, data, small, 4050)
+    _term_order(two, data, small)
+    _common_prefixes(two, data)
 
 
 def write_pages(
@@ -88,6 +88,7 @@ def _grow(array: np.ndarray, need: int) -> np.ndarray:
     bigger[: len(array)] = array
     return bigger
 
+
 @_jit
 def _put_varint(out: np.ndarray, at: int, value: int) -> int:
     """SQLite's varint of ``value`` (below 2**56) at ``out[at]``; the bytes written."""
@@ -102,6 +103,7 @@ def _put_varint(out: np.ndarray, at: int, value: int) -> int:
         out[at + i] = byte | 0x80 if i < size - 1 else byte
     return size
 
+
 @_jit
 def _get_varint(data: np.ndarray, at: int) -> tuple[int, int]:
     value = 0
@@ -113,6 +115,7 @@ def _get_varint(data: np.ndarray, at: int) -> tuple[int, int]:
         if byte < 0x80:
             return value, i + 1
     return value, 9
+
 
 @_jit
 def _flush_leaf(state, page, pgidx, out, page_ends, levels, level_sizes):  # type: ignore[no-untyped-def]
@@ -138,6 +141,7 @@ def _flush_leaf(state, page, pgidx, out, page_ends, levels, level_sizes):  # typ
     state[_FIRST_TERM], state[_FIRST_ROWID_PAGE] = 1, 1
     return out, page_ends
 
+
 @_jit
 def _add_dlidx(state, dl_keys, dl_ends, dl_data, key, block, size):  # type: ignore[no-untyped-def]
     dl_keys = _grow(dl_keys, state[_DLIDX] + 1)
@@ -149,6 +153,7 @@ def _add_dlidx(state, dl_keys, dl_ends, dl_data, key, block, size):  # type: ign
     dl_ends[state[_DLIDX]] = state[_DLIDX_BYTES]
     state[_DLIDX] += 1
     return dl_keys, dl_ends, dl_data
+
 
 @_jit
 def _flush_btree(  # type: ignore[no-untyped-def]
@@ -176,10 +181,20 @@ def _flush_btree(  # type: ignore[no-untyped-def]
     state[_BT_PAGE] = 0
     return index, dl_keys, dl_ends, dl_data
 
+
 @_jit
 def _dlidx_append(  # type: ignore[no-untyped-def]
-    state, rowid, pgsz, levels, level_sizes, level_pages, level_valid, level_prev,
-    dl_keys, dl_ends, dl_data,
+    state,
+    rowid,
+    pgsz,
+    levels,
+    level_sizes,
+    level_pages,
+    level_valid,
+    level_prev,
+    dl_keys,
+    dl_ends,
+    dl_data,
 ):
     depth = 0
     done = False
@@ -213,9 +228,7 @@ def _dlidx_append(  # type: ignore[no-untyped-def]
             value = rowid - level_prev[depth]
         else:
             page_number = state[_PGNO] if depth == 0 else level_pages[depth - 1]
-            level_sizes[depth] += _put_varint(
-                levels[depth], level_sizes[depth], 0 if done else 1
-            )
+            level_sizes[depth] += _put_varint(levels[depth], level_sizes[depth], 0 if done else 1)
             level_sizes[depth] += _put_varint(levels[depth], level_sizes[depth], page_number)
             value = rowid
         level_sizes[depth] += _put_varint(levels[depth], level_sizes[depth], value)
@@ -223,6 +236,7 @@ def _dlidx_append(  # type: ignore[no-untyped-def]
         level_prev[depth] = rowid
         depth += 1
     return dl_keys, dl_ends, dl_data
+
 
 @_jit
 def _write(terms, rowids, positions, offsets, data, shared, pgsz):  # type: ignore[no-untyped-def]
@@ -255,17 +269,22 @@ def _write(terms, rowids, positions, offsets, data, shared, pgsz):  # type: igno
         begin, end = offsets[term], offsets[term + 1]
         size = end - begin
         if state[_N] + state[_PGIDX] + size + 2 >= pgsz and state[_N] > 4:
-            out, page_ends = _flush_leaf(
-                state, page, pgidx, out, page_ends, levels, level_sizes
-            )
+            out, page_ends = _flush_leaf(state, page, pgidx, out, page_ends, levels, level_sizes)
         state[_PGIDX] += _put_varint(pgidx, state[_PGIDX], state[_N] - state[_PREV_PGIDX])
         state[_PREV_PGIDX] = state[_N]
         prefix = 0
         if state[_FIRST_TERM]:
             if state[_PGNO] != 1:  # fts5WriteBtreeTerm
                 index, dl_keys, dl_ends, dl_data = _flush_btree(
-                    state, index, levels, level_sizes, level_pages, level_valid,
-                    dl_keys, dl_ends, dl_data,
+                    state,
+                    index,
+                    levels,
+                    level_sizes,
+                    level_pages,
+                    level_valid,
+                    dl_keys,
+                    dl_ends,
+                    dl_data,
                 )
                 state[_BT_TERM] = term
                 state[_BT_LENGTH] = shared[term] + 1
@@ -300,8 +319,17 @@ def _write(terms, rowids, positions, offsets, data, shared, pgsz):  # type: igno
                 page[0] = (state[_N] >> 8) & 0xFF
                 page[1] = state[_N] & 0xFF
                 dl_keys, dl_ends, dl_data = _dlidx_append(
-                    state, rowid, pgsz, levels, level_sizes, level_pages, level_valid,
-                    level_prev, dl_keys, dl_ends, dl_data,
+                    state,
+                    rowid,
+                    pgsz,
+                    levels,
+                    level_sizes,
+                    level_pages,
+                    level_valid,
+                    level_prev,
+                    dl_keys,
+                    dl_ends,
+                    dl_data,
                 )
             if state[_FIRST_ROWID_DOCLIST] or state[_FIRST_ROWID_PAGE]:
                 state[_N] += _put_varint(page, state[_N], rowid)
@@ -331,8 +359,15 @@ def _write(terms, rowids, positions, offsets, data, shared, pgsz):  # type: igno
         out, page_ends = _flush_leaf(state, page, pgidx, out, page_ends, levels, level_sizes)
     if state[_PGNO] > 1:
         index, dl_keys, dl_ends, dl_data = _flush_btree(
-            state, index, levels, level_sizes, level_pages, level_valid,
-            dl_keys, dl_ends, dl_data,
+            state,
+            index,
+            levels,
+            level_sizes,
+            level_pages,
+            level_valid,
+            dl_keys,
+            dl_ends,
+            dl_data,
         )
     return (
         out[: state[_OUT]],
@@ -357,13 +392,13 @@ def term_order(
     rank among the distinct longer tokens; 0 for the others). An LSD radix sort of 16-bit
     digits, then a stable sort by ``ties`` of each run of longer tokens with one key.
     """
-    return _term_order(offsets.astype(np.int64), data, ties.astype(np.int64))  # type: ignore[no-any-return]
+    return _term_order(offsets.astype(np.int64), data, ties.astype(np.int64))
 
 
 def common_prefixes(offsets: np.ndarray, data: np.ndarray) -> np.ndarray:
     """Bytes each term (``data[offsets[t]:offsets[t + 1]]``, sorted) shares with the one
     before (0 for the first)."""
-    return _common_prefixes(offsets.astype(np.int64), data)  # type: ignore[no-any-return]
+    return _common_prefixes(offsets.astype(np.int64), data)
 
 
 @_jit

@@ -80,7 +80,15 @@ from evalkit.systems import fts5_segment
 from evalkit.systems.progress import chunk_bar
 from evalkit.systems.protocol import ChunkLike, Hit, TextRetriever
 
-__all__ = ["BATCH", "FTS5_LOAD", "SEGMENT_FROM", "SHARD_MIN", "ChunkStore", "StoreBackedRetriever", "chunk_texts"]
+__all__ = [
+    "BATCH",
+    "FTS5_LOAD",
+    "SEGMENT_FROM",
+    "SHARD_MIN",
+    "ChunkStore",
+    "StoreBackedRetriever",
+    "chunk_texts",
+]
 
 #: Rows per ``executemany`` batch when loading chunks and terms.
 BATCH = 20_000
@@ -412,7 +420,9 @@ def _index_rows(
     totals, (cookie, write_counter, levels) = records
     used = {entry[0] for _, entries in levels for entry in entries}
     segment_id = next(n for n in range(1, 65536) if n not in used)
-    fts5_segment.write_segment(db, "chunk_terms", segment_id, segment, rows.lo + 1)
+    fts5_segment.write_segment(
+        db, "chunk_terms", segment, segment_id=segment_id, first_rowid=rows.lo + 1
+    )
     if not levels:
         levels.append((0, []))
     levels[0][1].append((segment_id, 1, len(segment.pages)))
