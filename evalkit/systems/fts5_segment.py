@@ -156,7 +156,7 @@ def encode_segment(
     del occurrence_terms, rows, positions
     blob = out.tobytes()
     ends = page_ends.tolist()
-    pages = [blob[a:b] for a, b in zip([0, *ends[:-1]], ends, strict=True)]
+    pages = [blob[a:b] for a, b in zip([0, *ends][:-1], ends, strict=True)]
     term_index = [
         (vocabulary[vocabulary_offsets[term] :][:length].tobytes() if term >= 0 else b"", pgno)
         for term, length, pgno in index.tolist()
@@ -165,7 +165,7 @@ def encode_segment(
     ends = dl_ends.tolist()
     doclist_index = [
         (key, blocks[a:b])
-        for key, a, b in zip(dl_keys.tolist(), [0, *ends[:-1]], ends, strict=True)
+        for key, a, b in zip(dl_keys.tolist(), [0, *ends][:-1], ends, strict=True)
     ]
     return Segment(pages, term_index, doclist_index, counts)
 
