@@ -15,12 +15,14 @@ resident memory before it (the loaded fixture and the imports) and the peak duri
 of this process, reset before ``index``; forked workers have their own). A child that fails (for
 example out of memory under ``--memory-limit-gb``) is reported as failed, with its exit code,
 and the others still run. The target: ``lexical`` (SQLite FTS5) indexes 1,000,000 chunks in at
-most 60 s. **Not met**: 82.1 s wall on 2 cores (81.3 s of CPU here and 73.0 s in the second
-range's process, 1,770 MB peak) on the zipf fixture, against 112.2 s for the previous design (one
-inserting process) measured in the same session (``benchmarks/README.md``). Each core indexes a
-range of rows (``evalkit.systems.store``); of each range's time, FTS5's inserts take 47-51 s
-(about 1.6 microseconds of CPU per term occurrence in that session), tokenizing 18 s and the
-``optimize`` 4.6 s, so FTS5 alone needs about 55 s per core.
+most 60 s. **Met**: 44.1 s wall on 2 cores (43.6 s of CPU here and 38.6 s in the second range's
+process, 4,495 MB peak) on the zipf fixture, against 67.3 s for FTS5's own inserts in both
+ranges (the commit before, run right before it in a worktree: ``benchmarks/README.md``). Each
+core indexes a range of rows (``evalkit.systems.store``), and each range's FTS5 segment is
+written directly, in FTS5's format (``evalkit.systems.fts5_segment``): of each range's time,
+tokenizing takes about 18 s and the segment about 15 s, where FTS5's inserts took 47-51 s.
+Numba compiles the segment writer once per installation (``make``'s set-up does it; otherwise
+the first large index pays about 10-20 s).
 
     .venv/bin/python benchmarks/bench_index.py [--documents 250000] [--systems lexical ...]
         [--text-model zipf|uniform]

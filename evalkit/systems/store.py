@@ -12,24 +12,31 @@ are not stored twice) and uses FTS5's ``ascii`` tokenizer, which splits on ASCII
 punctuation only: the terms were already made by ``evalkit.systems.text`` and contain neither,
 so FTS5 indexes exactly the given terms.
 
-Indexing across cores (``index_texts``): FTS5 inserts are single-threaded and cost about 1.3-1.7
-microseconds of CPU per term occurrence (the machine's speed varies), so one process needs 80-100 s
-of CPU for the 60.5 million of a million generated chunks. With at least ``SHARD_MIN`` rows per
-core, each core indexes one contiguous range of rows: forked processes tokenize and index every
-range but the first into an FTS5 table of their own (a database in the store's directory, the
-same schema and settings, then ``optimize``), while this process does the first. Then
-:func:`_absorb_shard` moves each range's segments into the store's table, in SQL over an
-attached database: the segment pages (``%_data`` rows, renumbered to unused segment IDs), their
-term index (``%_idx``) and row sizes (``%_docsize``) are copied, and the totals record (rows,
-tokens) and the structure record (the segments of each level) are rewritten, in the record
-formats FTS5's source describes (``fts5_index.c``: SQLite varints, after a 4-byte cookie). The
-segments are untouched, so the index holds exactly the rows, terms and positions one process
-would have written, and BM25 reads the same totals: hits and scores are the same to the last
-bit, and FTS5's ``integrity-check`` passes (``tests/test_store_shards.py``). A layout this code
-does not know (another FTS5 version, or the structure form with tombstones of newer tables) is
-detected first, and that range is then indexed by this process instead. Measured at 1,000,000
-zipf chunks on 2 cores, one after the other in one session (``benchmarks/bench_index.py``): 112.2 s
-before (one process inserting, a forked helper tokenizing), 82.1 s with two ranges.
+Indexing across cores (``index_texts``): with at least ``SHARD_MIN`` rows per core, each core
+indexes one contiguous range of rows: forked processes tokenize and index every range but the
+first into an FTS5 table of their own (a database in the store's directory, the same schema and
+settings), while this process does the first. Then :func:`_absorb_shard` moves each range's
+segments into the store's table, in SQL over an attached database: the segment pages (``%_data``
+rows, renumbered to unused segment IDs), their term index (``%_idx``) and row sizes
+(``%_docsize``) are copied, and the totals record (rows, tokens) and the structure record (the
+segments of each level) are rewritten, in the record formats FTS5's source describes
+(``fts5_index.c``: SQLite varints, after a 4-byte cookie). The segments are untouched, so the
+index holds exactly the rows, terms and positions one process would have written, and BM25 reads
+the same totals: hits and scores are the same to the last bit, and FTS5's ``integrity-check``
+passes (``tests/test_store_shards.py``). A layout this code does not know (another FTS5 version,
+or the structure form with tombstones of newer tables) is detected first, and that range is then
+indexed by this process instead.
+
+Each range's segment: from ``SEGMENT_FROM`` rows on it is written directly
+(:mod:`evalkit.systems.fts5_segment`): the segment FTS5's ``optimize`` writes, byte for byte,
+built from all the range's term occurrences at once, with the page writer of ``fts5_index.c``
+compiled by Numba. FTS5's own inserts cost about 1.3-1.7 microseconds of CPU per term occurrence
+(its hash of pending terms, then flushes and merges), 50 s per core for the 60.5 million of a
+million generated chunks; this costs a third of that. Smaller ranges, and a token the direct
+writer does not take, go through FTS5's inserts and one ``optimize``. Measured at 1,000,000 zipf
+chunks on 2 cores (``benchmarks/bench_index.py``), one run after the other: 44.1 s, against
+67.3 s for FTS5's inserts in both ranges (the commit before; 82.1 s when it was committed, on a
+slower day) and 112.2 s for the design before that (one inserting process).
 
 FTS5 bulk-load settings (``FTS5_LOAD``), chosen from a profile (``perf``, and CPU time per phase
 in ``benchmarks/bench_index.py`` runs) of 100,000 and 250,000 chunks of the old generator
