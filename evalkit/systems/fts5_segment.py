@@ -2,36 +2,26 @@
 
 Issue 21: FTS5 spends about 1.3-1.7 microseconds of CPU on every term occurrence it inserts
 (its in-memory hash of pending terms, then the flushes and merges of segments), 50 s per core for
-a million chunks, more than the whole time allowed. This module builds the segment that FTS5's
-own ``optimize`` would write from the same rows, with NumPy and Arrow over all occurrences at once:
+a million chunks, more than the whole time allowed. :func:`encode_segment` builds the segment
+that FTS5's own ``optimize`` writes from the same rows, over all their occurrences at once:
 
-1. the terms (space-separated, as FTS5's ``ascii`` tokenizer splits them) are split and
-   dictionary-encoded by Arrow; the distinct terms are sorted by their UTF-8 bytes (FTS5
-   compares terms with ``memcmp``), and the occurrences are sorted stably by term, which keeps
-   each term's rows and positions in order;
-2. every record of the segment is encoded as FTS5's leaf format (``fts5_index.c``) lays it out
-   when nothing is split across pages: each term prefix-compressed against the previous one,
-   each row ID as a delta, each position list's size (bytes times 2, no delete flag) and its
-   positions (offset + 2, then delta + 2), all as SQLite varints;
-3. the pages are cut by a loop over pages (not over terms or occurrences) that applies the
-   checks of FTS5's segment writer (``fts5WriteAppendTerm``, ``fts5WriteAppendRowid``,
-   ``fts5WriteAppendPoslistData``) to a window of records with NumPy: a term that would end
-   within two bytes of the page size starts a new page, as does a row ID once the page is full;
-   a position list is split after the first varint that reaches the page size. What changes on
-   a new page is re-encoded: its first term in full, its first row ID before any term as an
-   absolute value (and its offset in the page header); each page ends with its term offsets
-   (the page index), and the term index (``%_idx``: the shortest prefix of each page's first
-   term that is larger than the term before, the page number, and whether a doclist index
-   exists) and the doclist indexes of doclists spanning four or more term-less pages are
-   written as ``fts5WriteFlushBtree`` and ``fts5WriteDlidxAppend`` write them.
+1. the rows' text is split as FTS5's ``ascii`` tokenizer splits it (a byte table: ASCII letters
+   and digits and every non-ASCII byte make tokens, upper case folded; every other byte divides
+   them), by Arrow;
+2. the tokens are sorted by their bytes, stably, so each term's rows and positions stay in order
+   (``fts5_writer.term_order``: an LSD radix sort of 64-bit keys made of a token's first 7
+   bytes, then Arrow's sort of the distinct longer tokens for ties); the distinct terms are
+   stored as FTS5 stores them, after the main index's byte "0";
+3. the page writer of ``fts5_index.c``, ported and compiled by Numba (``fts5_writer``), writes
+   the leaf pages, the term index (``%_idx``) and the doclist indexes, with the same checks in
+   the same order as FTS5's segment writer.
 
-The result is FTS5's own format, read by FTS5's own code: ``tests/test_fts5_segment.py`` checks
-it byte for byte against the segment that FTS5 writes when it merges the same rows (``optimize``
-after inserts, with small page sizes so that terms, row IDs and position lists cross pages, and
-doclist indexes of one and two levels appear), and runs FTS5's ``integrity-check``. Terms must be
-what the ``ascii`` tokenizer would keep unchanged (ASCII digits and lower-case letters, and any
-non-ASCII character): :func:`encode_segment` returns ``None`` for anything else, and the caller
-inserts such rows through FTS5 instead.
+:func:`write_segment` inserts them, and the row sizes (``%_docsize``), into an FTS5 table; the
+caller records the segment in FTS5's structure and totals records (``evalkit.systems.store``).
+``tests/test_fts5_segment.py`` checks the result byte for byte against the segment FTS5 writes
+when it merges the same rows (``optimize`` after inserts, with small page sizes so that terms,
+row IDs and position lists cross pages and doclist indexes of two levels appear), and larger
+segments by FTS5's ``integrity-check`` and its answers for every term.
 """
 
 from __future__ import annotations
@@ -56,11 +46,8 @@ __all__ = [
 #: FTS5's default ``pgsz`` (``FTS5_DEFAULT_PAGE_SIZE``).
 DEFAULT_PAGE_SIZE = 4050
 
-# %_data row IDs (``fts5_index.c``): segment ID above bit 37, the doclist-index flag at bit 36,
-# the height (a doclist index's level) above bit 31, the page number below.
-_SEGMENT_SHIFT, _DLIDX_BIT, _HEIGHT_SHIFT = 37, 36, 31
-
-_TERM, _ROWID, _POSLIST = 0, 1, 2
+# %_data row IDs (``fts5_index.c``): the segment ID above bit 37, the page number below.
+_SEGMENT_SHIFT = 37
 
 # FTS5's ``ascii`` tokenizer (``fts5AsciiTokenize``): ASCII digits and letters and every
 # non-ASCII byte make tokens, upper-case letters folded to lower case; every other byte divides
@@ -71,8 +58,8 @@ for _first, _last in ("09", "az", "AZ"):
 _ASCII_TOKENIZER[ord("A") : ord("Z") + 1] += ord("a") - ord("A")
 _ASCII_TOKENIZER[0x80:] = np.arange(0x80, 0x100)
 
-#: FTS5 cuts longer tokens to this many bytes (``FTS5_MAX_TOKEN_SIZE``); such rows go through
-#: FTS5 itself.
+#: FTS5 cuts longer tokens to this many bytes (``FTS5_MAX_TOKEN_SIZE``); a range holding one
+#: is indexed through FTS5's inserts instead.
 MAX_TOKEN_BYTES = 32768
 
 
@@ -104,8 +91,9 @@ def encode_segment(
     """The segment of rows ``first_rowid + i`` whose space-separated terms are ``terms[i]``.
 
     The terms are split as FTS5's ``ascii`` tokenizer splits them (the reference systems'
-    terms contain no divider, so each is one token). ``None`` when there is no token at all
-    (FTS5 writes no segment then either), or a token of more than ``MAX_TOKEN_BYTES``.
+    terms contain no divider, so each is one token). ``pgsz``: the table's page size
+    (:func:`page_size`). ``None`` when there is no token at all (FTS5 writes no segment then
+    either), or a token of more than ``MAX_TOKEN_BYTES``.
     """
     texts = _ascii_tokenized(pa.array(terms, type=pa.large_string()))
     split = pc.split_pattern(texts, " ")
@@ -264,49 +252,6 @@ def _put_varints(out: np.ndarray, at: np.ndarray, values: np.ndarray, lengths: n
             shift = 7 * (length[mask].astype(np.int64) - 1 - byte)
             more = np.where(byte < length[mask] - 1, 0x80, 0)
             out[where[mask] + byte] = ((value[mask] >> shift) & 0x7F) | more
-
-
-def _varint(value: int) -> bytes:
-    groups, rest = [value & 0x7F], value >> 7
-    while rest:
-        groups.append(0x80 | (rest & 0x7F))
-        rest >>= 7
-    return bytes(reversed(groups))
-
-
-def _varint_length(value: int) -> int:
-    return 1 + (value >= 1 << 7) + (value >= 1 << 14) + (value >= 1 << 21) + (value >= 1 << 28)
-
-
-def _with_page_indexes(bodies: list[bytes], term_offsets: list[np.ndarray]) -> list[bytes]:
-    """Each page's data followed by its page index: the varints of its terms' offsets, each
-    after the first as the distance from the one before (encoded for all pages at once)."""
-    counts = np.array([len(offsets) for offsets in term_offsets], dtype=np.int64)
-    if not counts.sum():
-        return bodies
-    steps = np.concatenate(term_offsets)
-    firsts = _starts(counts)[counts > 0]
-    steps[1:] -= steps[:-1]
-    steps[firsts] = np.concatenate(term_offsets)[firsts]
-    lengths = _varint_lengths(steps)
-    encoded = np.zeros(int(lengths.sum(dtype=np.int64)), dtype=np.uint8)
-    at = _starts(lengths)
-    _put_varints(encoded, at, steps, lengths)
-    data = encoded.tobytes()
-    page_of_step = np.repeat(np.arange(len(counts)), counts)
-    bounds = np.zeros(len(counts) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(page_of_step, weights=lengths, minlength=len(counts)), out=bounds[1:])
-    return [body + data[bounds[i] : bounds[i + 1]] for i, body in enumerate(bodies)]
-
-
-def _varint_bytes(values: np.ndarray) -> bytes:
-    """``values`` as consecutive SQLite varints."""
-    if len(values) == 0 or values.max() < 0x80:
-        return values.astype(np.uint8).tobytes()
-    lengths = _varint_lengths(values)
-    out = np.zeros(int(lengths.sum()), dtype=np.uint8)
-    _put_varints(out, _starts(lengths), values, lengths)
-    return out.tobytes()
 
 
 def _varint_blobs(values: np.ndarray) -> list[bytes]:

@@ -8,10 +8,11 @@ segments (``fts5IndexMergeLevel``, which ``optimize`` runs): ``fts5WriteAppendTe
 writes (``tests/test_fts5_segment.py`` compares them byte for byte). Their state
 (``Fts5SegWriter``) lives in one integer array, ``state``, indexed by the constants below.
 
-Numba compiles the writer on first use and caches the machine code beside this module
-(``cache=True``, in ``__pycache__``); :func:`compile_writer` does it ahead of forking, so that
-forked range processes share it. Importing this module imports Numba (about 0.5 s): only a
-large index does (``evalkit.systems.fts5_segment``).
+Numba compiles the writer on first use (10-20 s on this 2-core machine) and caches the machine
+code beside this module (``cache=True``, in ``__pycache__``; ``make``'s set-up fills it with
+``python -m evalkit.systems.fts5_writer``); :func:`compile_writer` loads it ahead of forking, so
+that forked range processes share it. Importing this module imports Numba (0.5-1 s): only a
+large index does (``evalkit.systems.store.SEGMENT_FROM``).
 """
 
 # Numba's compiled functions take their arrays positionally, as the C functions they mirror.
