@@ -180,22 +180,28 @@ def test_no_token_or_a_token_fts5_would_cut_gives_no_segment() -> None:
     assert encode_segment(["a " + "b" * (fts5_segment.MAX_TOKEN_BYTES + 1)], 1) is None
 
 
-@pytest.mark.parametrize("segment_from", [1, 10**9])
-def test_the_store_indexes_as_fts5_does_either_way(
-    segment_from: int, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("segment_from", "segment_rows"),
+    [(1, 10**9), (1, 400), (10**9, 10**9)],
+    ids=["one-segment", "segments-of-400-rows", "fts5-inserts"],
+)
+def test_the_store_indexes_as_fts5_does(
+    segment_from: int, segment_rows: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The store's own index (direct segments or FTS5's inserts) against FTS5's inserts."""
     monkeypatch.setattr(store_module, "SEGMENT_FROM", segment_from)
+    monkeypatch.setattr(store_module, "SEGMENT_ROWS", segment_rows)
     rng = random.Random(5)
     docs = _random_docs(rng, 1500, common=0.1)
+    docs[400:800] = [""] * 400  # rows 401-800, one whole segment's rows, without a token
     reference = _fts5_segment(docs, fts5_segment.DEFAULT_PAGE_SIZE, 1)[3]
     with ChunkStore() as store:
         store.index_texts(docs, list, meanwhile=lambda: store.add(_chunks(len(docs))))
         db = store._db
-        assert (
-            db.execute("INSERT INTO chunk_terms(chunk_terms) VALUES ('integrity-check')").fetchall()
-            == []
-        )
+        check = "INSERT INTO chunk_terms(chunk_terms) VALUES ('integrity-check')"
+        assert db.execute(check).fetchall() == []
+        segments = db.execute("SELECT count(DISTINCT segid) FROM chunk_terms_idx").fetchone()[0]
+        assert segments == (3 if segment_rows == 400 else 1)
         for term in ["a", "ab", "abcdefgh1", "中文", "hello", "w7", "w299"]:
             ours = db.execute(
                 "SELECT rowid, round(bm25(chunk_terms), 9) FROM chunk_terms "
@@ -206,6 +212,28 @@ def test_the_store_indexes_as_fts5_does_either_way(
         assert db.execute("SELECT * FROM chunk_terms_docsize ORDER BY id").fetchall() == (
             reference.execute("SELECT * FROM t_docsize ORDER BY id").fetchall()
         )
+        assert db.execute("SELECT block FROM chunk_terms_data WHERE id = 1").fetchone() == (
+            reference.execute("SELECT block FROM t_data WHERE id = 1").fetchone()
+        )
+
+
+def test_a_token_fts5_would_cut_sends_the_rows_through_fts5(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(store_module, "SEGMENT_FROM", 1)
+    docs = ["a b", "c " + "d" * (fts5_segment.MAX_TOKEN_BYTES + 5), "a"]
+    reference = _fts5_segment(docs, fts5_segment.DEFAULT_PAGE_SIZE, 1)[3]
+    with ChunkStore() as store:
+        store.add(_chunks(len(docs)))
+        store.index_texts(docs, list)
+        cut = "d" * fts5_segment.MAX_TOKEN_BYTES  # FTS5 indexes its first 32,768 bytes
+        for term in ["a", "c", cut]:
+            ours = store._db.execute(
+                "SELECT rowid FROM chunk_terms WHERE chunk_terms MATCH ? ORDER BY rowid",
+                (f'"{term}"',),
+            ).fetchall()
+            assert ours == [row[:1] for row in _matches(reference, term)], term
+        assert ours == [(2,)]
 
 
 def _chunks(count: int) -> list[Chunk]:

@@ -67,6 +67,7 @@ from __future__ import annotations
 
 import itertools
 import multiprocessing
+import re
 import shutil
 import sqlite3
 import tempfile
@@ -107,6 +108,10 @@ SHARD_MIN = 10_000
 #: FTS5's own format, without its per-occurrence inserts); fewer go through FTS5's inserts,
 #: where Numba's import and the writer's start cost more than they save.
 SEGMENT_FROM = 20_000
+
+#: Rows per directly built segment: its build holds all their term occurrences (about 1.6 GB
+#: for 500,000 generated chunks), so a larger range is written as several segments.
+SEGMENT_ROWS = 500_000
 
 #: FTS5 configuration for the bulk load (see the module docstring), then ``optimize`` once.
 FTS5_LOAD: tuple[tuple[str, int], ...] = (
@@ -409,38 +414,56 @@ def _insert_terms(db: sqlite3.Connection, rows: _Rows, terms: list[str]) -> None
 def _index_rows(
     db: sqlite3.Connection, rows: _Rows, done: Callable[[int], None] | None = None
 ) -> None:
-    """Index ``rows`` into ``db``'s ``chunk_terms`` as one new segment, built directly
-    (:mod:`evalkit.systems.fts5_segment`); through FTS5's own inserts and ``optimize`` where
-    that cannot be (no token, or an FTS5 layout :func:`_fts5_records` does not know)."""
+    """Index ``rows`` into ``db``'s ``chunk_terms``: as new segments of at most
+    ``SEGMENT_ROWS`` rows each, built directly (:mod:`evalkit.systems.fts5_segment`), from
+    ``SEGMENT_FROM`` rows on; else, or for a token FTS5 would cut or an FTS5 layout
+    :func:`_fts5_records` does not know, through FTS5's own inserts and one ``optimize``."""
     terms = _terms(rows, done)
-    records = _fts5_records(db, "main") if rows.hi - rows.lo >= SEGMENT_FROM else None
-    segment = None
-    if records is not None:
-        segment = fts5_segment.encode_segment(
-            terms, rows.lo + 1, fts5_segment.page_size(db, "chunk_terms")
-        )
-    if records is None or segment is None:
+    direct = rows.hi - rows.lo >= SEGMENT_FROM and _fts5_records(db, "main") is not None
+    if not direct or _has_cut_token(terms):
         _insert_terms(db, rows, terms)
         # One merge of all segments into one: a single segment is the fastest to query.
         db.execute(_OPTIMIZE)
         return
-    totals, (cookie, write_counter, levels) = records
-    used = {entry[0] for _, entries in levels for entry in entries}
-    segment_id = next(n for n in range(1, 65536) if n not in used)
-    fts5_segment.write_segment(
-        db, "chunk_terms", segment, segment_id=segment_id, first_rowid=rows.lo + 1
-    )
-    if not levels:
-        levels.append((0, []))
-    levels[0][1].append((segment_id, 1, len(segment.pages)))
-    totals = totals or [0, 0]
-    totals = [totals[0] + rows.hi - rows.lo, totals[1] + segment.tokens]
-    db.executemany(
-        "INSERT OR REPLACE INTO chunk_terms_data(block, id) VALUES (?, ?)",
-        [
-            (_varints(totals), _AVERAGES_ROW),
-            (_structure_record(cookie, write_counter + 1, levels), _STRUCTURE_ROW),
-        ],
+    pgsz = fts5_segment.page_size(db, "chunk_terms")
+    for lo in range(0, len(terms), SEGMENT_ROWS):
+        block = terms[lo : lo + SEGMENT_ROWS]
+        first_rowid = rows.lo + lo + 1
+        segment = fts5_segment.encode_segment(block, first_rowid, pgsz)
+        records = _fts5_records(db, "main")
+        if records is None:  # it was known above, and only this function wrote since
+            raise RuntimeError("FTS5 records changed while a range was written")
+        totals, (cookie, write_counter, levels) = records
+        if segment is None:  # no token in these rows: their sizes and count only
+            segment = fts5_segment.Segment([], [], [], np.zeros(len(block), dtype=np.int64))
+        used = {entry[0] for _, entries in levels for entry in entries}
+        segment_id = next(n for n in range(1, 65536) if n not in used)
+        fts5_segment.write_segment(
+            db, "chunk_terms", segment, segment_id=segment_id, first_rowid=first_rowid
+        )
+        if segment.pages:
+            if not levels:
+                levels.append((0, []))
+            levels[0][1].append((segment_id, 1, len(segment.pages)))
+        totals = totals or [0, 0]
+        totals = [totals[0] + len(block), totals[1] + segment.tokens]
+        db.executemany(
+            "INSERT OR REPLACE INTO chunk_terms_data(block, id) VALUES (?, ?)",
+            [
+                (_varints(totals), _AVERAGES_ROW),
+                (_structure_record(cookie, write_counter + 1, levels), _STRUCTURE_ROW),
+            ],
+        )
+
+
+def _has_cut_token(terms: list[str]) -> bool:
+    """Whether a row holds a token FTS5 would cut (``fts5_segment.MAX_TOKEN_BYTES``)."""
+    limit = fts5_segment.MAX_TOKEN_BYTES
+    return any(
+        len(token.encode()) > limit
+        for text in terms
+        if len(text) > limit // 4
+        for token in re.split(r"[^0-9A-Za-z\x80-\U0010FFFF]+", text)
     )
 
 
