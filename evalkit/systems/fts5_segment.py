@@ -99,7 +99,7 @@ def encode_segment(
     split = pc.split_pattern(texts, " ")
     del texts
     flat = split.flatten()
-    rows = np.asarray(pc.list_parent_indices(split)).astype(np.int32)
+    rows = np.asarray(pc.list_parent_indices(split), dtype=np.int64)
     del split
     lengths = pc.binary_length(flat)
     kept = np.asarray(pc.greater(lengths, 0), dtype=bool)

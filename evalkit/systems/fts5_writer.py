@@ -51,6 +51,11 @@ def compile_writer() -> None:
     _common_prefixes(two, data)
 
 
+def _int64(values: np.ndarray) -> np.ndarray:
+    """``values`` as int64, copied only when they are another type."""
+    return np.asarray(values, dtype=np.int64)
+
+
 def write_pages(
     terms: np.ndarray,
     rowids: np.ndarray,
@@ -71,12 +76,12 @@ def write_pages(
     IDs without the segment ID, and their blocks concatenated.
     """
     return _write(  # type: ignore[no-any-return]
-        terms.astype(np.int64),
-        rowids.astype(np.int64),
-        positions.astype(np.int64),
-        vocabulary_offsets.astype(np.int64),
+        _int64(terms),
+        _int64(rowids),
+        _int64(positions),
+        _int64(vocabulary_offsets),
         vocabulary_data,
-        shared.astype(np.int64),
+        _int64(shared),
         int(pgsz),
     )
 
@@ -393,13 +398,13 @@ def term_order(
     rank among the distinct longer tokens; 0 for the others). An LSD radix sort of 16-bit
     digits, then a stable sort by ``ties`` of each run of longer tokens with one key.
     """
-    return _term_order(offsets.astype(np.int64), data, ties.astype(np.int64))
+    return _term_order(_int64(offsets), data, _int64(ties))
 
 
 def common_prefixes(offsets: np.ndarray, data: np.ndarray) -> np.ndarray:
     """Bytes each term (``data[offsets[t]:offsets[t + 1]]``, sorted) shares with the one
     before (0 for the first)."""
-    return _common_prefixes(offsets.astype(np.int64), data)
+    return _common_prefixes(_int64(offsets), data)
 
 
 @_jit

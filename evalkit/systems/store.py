@@ -93,6 +93,7 @@ from evalkit.systems.protocol import ChunkLike, Hit, TextRetriever
 __all__ = [
     "BATCH",
     "FTS5_LOAD",
+    "MEANWHILE_SHARE",
     "SEGMENT_FROM",
     "SHARD_MIN",
     "ChunkStore",
@@ -111,9 +112,15 @@ SHARD_MIN = 10_000
 #: where Numba's import and the writer's start cost more than they save.
 SEGMENT_FROM = 20_000
 
+#: The share of its rows this process's range leaves to the forked ones when ``index_texts``
+#: also runs ``meanwhile`` (storing the chunk rows): that costs about 4.6 microseconds of CPU
+#: per row against 80 for indexing one (1,000,000 generated zipf chunks, ``bench_index.py``),
+#: and 4.6 / 80 = 0.0575 balances two ranges.
+MEANWHILE_SHARE = 0.06
+
 #: Rows per directly built segment: its build holds all their term occurrences (about 1.6 GB
 #: for 500,000 generated chunks), so a larger range is written as several segments.
-SEGMENT_ROWS = 500_000
+SEGMENT_ROWS = 600_000
 
 #: FTS5 configuration for the bulk load (see the module docstring), then ``optimize`` once.
 FTS5_LOAD: tuple[tuple[str, int], ...] = (
@@ -248,7 +255,7 @@ class ChunkStore:
         """
         if meanwhile is None and len(texts) != len(self._ids):
             raise ValueError(f"index_texts: {len(texts)} texts for {len(self._ids)} chunks")
-        bounds = _shard_bounds(len(texts))
+        bounds = _shard_bounds(len(texts), MEANWHILE_SHARE if meanwhile is not None else 0.0)
         if max(np.diff(bounds), default=0) >= SEGMENT_FROM:
             # before any fork: the range processes share the compiled segment writer
             from evalkit.systems import fts5_writer
@@ -469,14 +476,16 @@ def _has_cut_token(terms: list[str]) -> bool:
     )
 
 
-def _shard_bounds(count: int) -> list[int]:
+def _shard_bounds(count: int, lighter_first: float = 0.0) -> list[int]:
     """``[0, ..., count]``: the row ranges :meth:`ChunkStore.index_texts` indexes side by side,
     one per core with at least ``SHARD_MIN`` rows each (one range where no helper can be
-    forked, :func:`~evalkit.forking.can_fork_helpers`)."""
+    forked, :func:`~evalkit.forking.can_fork_helpers`). ``lighter_first``: the share of its
+    rows the first range (this process's) leaves to the others, which share them equally."""
     shards = min(forking.usable_cores(), count // SHARD_MIN)
     if shards < 2 or not forking.can_fork_helpers():
         return [0, count]
-    return [count * i // shards for i in range(shards + 1)]
+    first = round(count / shards * (1 - lighter_first))
+    return [0] + [first + (count - first) * i // (shards - 1) for i in range(shards)]
 
 
 class _Shard:
