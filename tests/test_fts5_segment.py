@@ -18,6 +18,7 @@ import sqlite3
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
 from evalkit.fixtures.schema import Chunk
@@ -240,3 +241,23 @@ def _chunks(count: int) -> list[Chunk]:
     return [
         Chunk(id=f"c{i}", document_id="d", language="en", title="t", text="x") for i in range(count)
     ]
+
+
+@pytest.mark.parametrize("divider", [False, True])
+def test_term_lists_give_the_segment_of_their_joined_strings(divider: bool) -> None:
+    rng = random.Random(11)
+    docs = _random_docs(rng, 200, common=0.1)
+    lists = [doc.split(" ") for doc in docs]
+    if divider:  # a term FTS5's tokenizer splits: the lists are joined and split again
+        lists[3].append("x_Y")
+    joined = [" ".join(terms) for terms in lists]
+    arrow = pa.array(lists, pa.large_list(pa.large_string()))
+    ours, theirs = encode_segment(arrow, 1, 64), encode_segment(joined, 1, 64)
+    assert ours is not None
+    assert theirs is not None
+    assert (ours.pages, ours.term_index, ours.doclist_index) == (
+        theirs.pages,
+        theirs.term_index,
+        theirs.doclist_index,
+    )
+    assert list(ours.token_counts) == list(theirs.token_counts)

@@ -25,6 +25,7 @@ from evalkit.systems.store import ChunkStore
 from evalkit.systems.text import (
     _char_tables,
     _index_terms_vectorized,
+    index_term_lists,
     index_terms,
     index_terms_batch,
     tokenize,
@@ -76,6 +77,16 @@ def test_the_vectorized_tokenizer_is_index_terms_on_generated_corpora(
     fixture = generate_fixture(11, documents=300, chunks_per_document=4, text_model=text_model)
     texts = [f"{chunk.title}\n{chunk.text}" for chunk in fixture.chunks]
     assert _index_terms_vectorized(texts) == [index_terms(text) for text in texts]
+
+
+@pytest.mark.parametrize("count", [3, 12_000])  # below and above VECTORIZED_FROM
+def test_the_term_lists_are_the_terms_before_their_join(count: int) -> None:
+    fixture = generate_fixture(11, documents=3000, chunks_per_document=4, text_model="zipf")
+    texts = [f"{chunk.title}\n{chunk.text}" for chunk in fixture.chunks][:count]
+    texts[1] = "the a of"  # stop words only: no term
+    lists = index_term_lists(texts).to_pylist()
+    assert [" ".join(terms) for terms in lists] == index_terms_batch(texts)
+    assert all(term for terms in lists for term in terms if terms != [""])
 
 
 def test_strings_of_stable_code_points_are_in_nfkc() -> None:

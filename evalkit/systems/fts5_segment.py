@@ -86,21 +86,17 @@ def page_size(db: sqlite3.Connection, table: str, schema: str = "main") -> int:
 
 
 def encode_segment(
-    terms: Sequence[str], first_rowid: int, pgsz: int = DEFAULT_PAGE_SIZE
+    terms: Sequence[str] | pa.LargeListArray, first_rowid: int, pgsz: int = DEFAULT_PAGE_SIZE
 ) -> Segment | None:
-    """The segment of rows ``first_rowid + i`` whose space-separated terms are ``terms[i]``.
+    """The segment of rows ``first_rowid + i`` whose space-separated terms are ``terms[i]``
+    (or, from an Arrow list array, the terms of its list ``i``).
 
     The terms are split as FTS5's ``ascii`` tokenizer splits them (the reference systems'
     terms contain no divider, so each is one token). ``pgsz``: the table's page size
     (:func:`page_size`). ``None`` when there is no token at all (FTS5 writes no segment then
     either), or a token of more than ``MAX_TOKEN_BYTES``.
     """
-    texts = _ascii_tokenized(pa.array(terms, type=pa.large_string()))
-    split = pc.split_pattern(texts, " ")
-    del texts
-    flat = split.flatten()
-    rows = np.asarray(pc.list_parent_indices(split), dtype=np.int64)
-    del split
+    flat, rows = _tokens(terms)
     lengths = pc.binary_length(flat)
     kept = np.asarray(pc.greater(lengths, 0), dtype=bool)
     if not kept.any() or int(pc.max(lengths).as_py()) > MAX_TOKEN_BYTES:
@@ -212,6 +208,19 @@ def _binary_buffers(strings: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     return offsets, np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(
         0, np.uint8
     )
+
+
+def _tokens(terms: Sequence[str] | pa.LargeListArray) -> tuple[pa.Array, np.ndarray]:
+    """The tokens of ``terms`` as the ``ascii`` tokenizer makes them (empty ones included), and
+    the row of each."""
+    if isinstance(terms, (pa.ListArray, pa.LargeListArray)):
+        values = _ascii_tokenized(terms.flatten().cast(pa.large_string()))
+        offsets, data = _binary_buffers(values)
+        if not (data[offsets[0] : offsets[-1]] == ord(" ")).any():  # each term one token
+            return values, np.asarray(pc.list_parent_indices(terms), dtype=np.int64)
+        terms = pc.binary_join(terms, pa.scalar(" ", pa.large_string()))
+    split = pc.split_pattern(_ascii_tokenized(pa.array(terms, type=pa.large_string())), " ")
+    return split.flatten(), np.asarray(pc.list_parent_indices(split), dtype=np.int64)
 
 
 def _ascii_tokenized(texts: pa.LargeStringArray) -> pa.LargeStringArray:

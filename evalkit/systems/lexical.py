@@ -7,7 +7,7 @@ from typing import Any
 
 from evalkit.systems.protocol import ChunkLike, Hit
 from evalkit.systems.store import StoreBackedRetriever, chunk_texts
-from evalkit.systems.text import index_terms_batch, tokenize
+from evalkit.systems.text import index_term_lists, tokenize
 
 __all__ = ["LexicalRetriever"]
 
@@ -39,7 +39,7 @@ class LexicalRetriever(StoreBackedRetriever):
         store = self._open_store((), with_text=False)
         # the chunk rows are stored while the forked range processes index theirs
         store.index_texts(
-            texts, index_terms_batch, meanwhile=lambda: store.add(chunks, with_text=False)
+            texts, index_term_lists, meanwhile=lambda: store.add(chunks, with_text=False)
         )
 
     def search_text(self, text: str, k: int) -> list[Hit]:

@@ -231,16 +231,18 @@ class ChunkStore:
     def index_texts(
         self,
         texts: Sequence[str],
-        terms_of: Callable[[Sequence[str]], list[str]],
+        terms_of: Callable[[Sequence[str]], Any],
         *,
         meanwhile: Callable[[], None] | None = None,
     ) -> None:
         """Fill the FTS5 table: row ``i + 1`` gets ``terms_of(batch)``'s entry for ``texts[i]``.
 
         ``texts`` are in row order (one per stored chunk); ``terms_of`` maps a batch of texts to
-        their space-separated terms. A bar counts the chunks. ``meanwhile`` runs here once the
-        range processes (below) have started and before this process indexes its own range,
-        for example to :meth:`add` the chunks; after it, there must be one chunk per text.
+        their space-separated terms (or to an Arrow list array of terms per text, as
+        ``evalkit.systems.text.index_term_lists`` does). A bar counts the chunks.
+        ``meanwhile`` runs here once the range processes (below) have started and before this
+        process indexes its own range, for example to :meth:`add` the chunks; after it, there
+        must be one chunk per text.
 
         From ``SHARD_MIN`` texts per core on, the rows are split into one contiguous range per
         core (``fork`` only): a forked process tokenizes and indexes each range but the first
@@ -394,24 +396,51 @@ class _Rows:
     """Rows ``lo + 1 .. hi`` of an index: their texts ``texts[lo:hi]`` and how to tokenize them."""
 
     texts: Sequence[str]
-    terms_of: Callable[[Sequence[str]], list[str]]
+    terms_of: Callable[[Sequence[str]], Any]
     lo: int
     hi: int
 
 
-def _terms(rows: _Rows, done: Callable[[int], None] | None = None) -> list[str]:
-    """The terms of ``rows``, tokenized ``BATCH`` at a time, calling ``done`` with each count."""
-    terms: list[str] = []
+def _terms(rows: _Rows, done: Callable[[int], None] | None = None) -> Any:
+    """The terms of ``rows``, tokenized ``BATCH`` at a time, calling ``done`` with each count:
+    strings, or an Arrow list array where ``terms_of`` gives those
+    (``evalkit.systems.text.index_term_lists``)."""
+    parts = []
     for start in range(rows.lo, rows.hi, BATCH):
         stop = min(start + BATCH, rows.hi)
-        terms += rows.terms_of(rows.texts[start:stop])
+        parts.append(rows.terms_of(rows.texts[start:stop]))
         if done is not None:
             done(stop - start)
-    return terms
+    if all(isinstance(part, list) for part in parts):
+        return list(itertools.chain.from_iterable(parts))
+    import pyarrow as pa  # imported on use, as in evalkit.fixtures.records
+    import pyarrow.compute as pc
+
+    return pa.concat_arrays(
+        [
+            pc.split_pattern(pa.array(part, pa.large_string()), " ")
+            if isinstance(part, list)
+            else part
+            for part in parts
+        ]
+    )
 
 
-def _insert_terms(db: sqlite3.Connection, rows: _Rows, terms: list[str]) -> None:
-    """Insert ``terms`` (those of ``rows``) through FTS5, ``BATCH`` at a time."""
+def _strings(terms: Any) -> list[str]:
+    """``_terms``' result as one space-separated string per row."""
+    if isinstance(terms, list):
+        return terms
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    joined: list[str] = pc.binary_join(terms, pa.scalar(" ", pa.large_string())).to_pylist()
+    return joined
+
+
+def _insert_terms(db: sqlite3.Connection, rows: _Rows, terms: Any) -> None:
+    """Insert ``terms`` (those of ``rows``, see :func:`_terms`) through FTS5, ``BATCH`` at a
+    time."""
+    terms = _strings(terms)
     for start in range(0, len(terms), BATCH):
         stop = min(start + BATCH, len(terms))
         db.executemany(
@@ -465,9 +494,16 @@ def _index_rows(
         )
 
 
-def _has_cut_token(terms: list[str]) -> bool:
+def _has_cut_token(terms: Any) -> bool:
     """Whether a row holds a token FTS5 would cut (``fts5_segment.MAX_TOKEN_BYTES``)."""
     limit = fts5_segment.MAX_TOKEN_BYTES
+    if not isinstance(terms, list):
+        import pyarrow.compute as pc
+
+        longest = pc.max(pc.binary_length(terms.flatten())).as_py()
+        if longest is None or longest <= limit:
+            return False
+        terms = _strings(terms)
     return any(
         len(token.encode()) > limit
         for text in terms

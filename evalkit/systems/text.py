@@ -21,7 +21,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import Stemmer
@@ -31,6 +31,7 @@ from evalkit.systems.stopwords import bm25s_stopwords
 __all__ = [
     "STOPWORDS",
     "VECTORIZED_FROM",
+    "index_term_lists",
     "index_terms",
     "index_terms_batch",
     "normalize",
@@ -140,11 +141,40 @@ def index_terms_batch(texts: Sequence[str]) -> list[str]:
     return _index_terms_vectorized(texts)
 
 
+def index_term_lists(texts: Sequence[str]) -> Any:
+    """:func:`index_terms_batch`'s terms, before they are joined: an Arrow ``large_list`` of
+    ``large_string``, one list of terms per text (the same terms, in order; a text without
+    terms may hold one empty string). For the bulk FTS5 segment
+    (``evalkit.systems.fts5_segment``), which would otherwise split the joined strings again.
+    """
+    import pyarrow as pa  # imported on use: only bulk indexing needs it
+    import pyarrow.compute as pc
+
+    terms = _term_lists_vectorized(texts) if len(texts) >= VECTORIZED_FROM else None
+    if terms is None or isinstance(terms, list):
+        strings = terms if terms is not None else [index_terms(text) for text in texts]
+        return pc.split_pattern(pa.array(strings, pa.large_string()), " ")
+    return terms
+
+
 #: Texts from which :func:`index_terms_batch` pays for its tables (about 1 s, built once).
 VECTORIZED_FROM = 10_000
 
 
 def _index_terms_vectorized(texts: Sequence[str]) -> list[str]:
+    terms = _term_lists_vectorized(texts)
+    if isinstance(terms, list):
+        return terms
+    import pyarrow as pa  # imported on use: only bulk indexing needs it
+    import pyarrow.compute as pc
+
+    joined: list[str] = pc.binary_join(terms, pa.scalar(" ", pa.large_string())).to_pylist()
+    return joined
+
+
+def _term_lists_vectorized(texts: Sequence[str]) -> Any:
+    """The terms of ``texts``: an Arrow list array of terms per text, or (for the texts the
+    tables do not take) the strings of :func:`index_terms`."""
     if not texts:
         return []
     joined = "\0".join(texts)
@@ -228,9 +258,7 @@ def _index_terms_vectorized(texts: Sequence[str]) -> list[str]:
     order = np.empty_like(destination)
     order[destination] = np.arange(len(destination))
     terms = pa.concat_arrays([stems.filter(kept), cjk_terms]).take(pa.array(order))
-    lists = pa.LargeListArray.from_arrays(pa.array(offsets, pa.int64()), terms)
-    result: list[str] = pc.binary_join(lists, pa.scalar(" ", pa.large_string())).to_pylist()
-    return result
+    return pa.LargeListArray.from_arrays(pa.array(offsets, pa.int64()), terms)
 
 
 def _form(word: str) -> str:
