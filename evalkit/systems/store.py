@@ -95,6 +95,7 @@ __all__ = [
     "FTS5_LOAD",
     "MEANWHILE_SHARE",
     "SEGMENT_FROM",
+    "SEGMENT_ROWS",
     "SHARD_MIN",
     "ChunkStore",
     "StoreBackedRetriever",
