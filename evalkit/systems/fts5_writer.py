@@ -35,6 +35,8 @@ _OUT, _PAGES, _IDX, _DLIDX, _DLIDX_BYTES, _LEVELS = 12, 13, 14, 15, 16, 17
 _STATE = 18
 
 _MAX_LEVELS = 16  # doclist-index levels; each holds pgsz bytes of page-first row IDs
+# meta[...] per level (Fts5DlidxWriter): bytes used, its page number, whether ``prev`` is set
+_SIZE, _PAGE, _VALID, _PREV = 0, 1, 2, 3
 _DLIDX_BIT, _HEIGHT_SHIFT = 36, 31
 
 _jit = numba.njit(cache=True, nogil=True)
@@ -124,13 +126,13 @@ def _get_varint(data: np.ndarray, at: int) -> tuple[int, int]:
 
 
 @_jit
-def _flush_leaf(state, page, pgidx, out, page_ends, levels, level_sizes):  # type: ignore[no-untyped-def]
+def _flush_leaf(state, page, pgidx, out, page_ends, levels, meta):  # type: ignore[no-untyped-def]
     n = state[_N]
     page[2] = (n >> 8) & 0xFF
     page[3] = n & 0xFF
     if state[_FIRST_TERM]:  # fts5WriteBtreeNoTerm
-        if state[_FIRST_ROWID_PAGE] and level_sizes[0] > 0:
-            level_sizes[0] += _put_varint(levels[0], level_sizes[0], 0)
+        if state[_FIRST_ROWID_PAGE] and meta[_SIZE, 0] > 0:
+            meta[_SIZE, 0] += _put_varint(levels[0], meta[_SIZE, 0], 0)
         state[_EMPTY] += 1
     else:
         page[n : n + state[_PGIDX]] = pgidx[: state[_PGIDX]]
@@ -163,21 +165,21 @@ def _add_dlidx(state, dl_keys, dl_ends, dl_data, key, block, size):  # type: ign
 
 @_jit
 def _flush_btree(  # type: ignore[no-untyped-def]
-    state, index, levels, level_sizes, level_pages, level_valid, dl_keys, dl_ends, dl_data
+    state, index, levels, meta, dl_keys, dl_ends, dl_data
 ):
     if state[_BT_PAGE] == 0:
         return index, dl_keys, dl_ends, dl_data
-    flag = 1 if level_sizes[0] > 0 and state[_EMPTY] >= 4 else 0  # fts5WriteFlushDlidx
+    flag = 1 if meta[_SIZE, 0] > 0 and state[_EMPTY] >= 4 else 0  # fts5WriteFlushDlidx
     for depth in range(state[_LEVELS]):
-        if level_sizes[depth] == 0:
+        if meta[_SIZE, depth] == 0:
             break
         if flag:
-            key = (1 << _DLIDX_BIT) + (depth << _HEIGHT_SHIFT) + level_pages[depth]
+            key = (1 << _DLIDX_BIT) + (depth << _HEIGHT_SHIFT) + meta[_PAGE, depth]
             dl_keys, dl_ends, dl_data = _add_dlidx(
-                state, dl_keys, dl_ends, dl_data, key, levels[depth], level_sizes[depth]
+                state, dl_keys, dl_ends, dl_data, key, levels[depth], meta[_SIZE, depth]
             )
-        level_sizes[depth] = 0
-        level_valid[depth] = 0
+        meta[_SIZE, depth] = 0
+        meta[_VALID, depth] = 0
     state[_EMPTY] = 0
     index = _grow(index, 3 * (state[_IDX] + 1))
     index[3 * state[_IDX]] = state[_BT_TERM]
@@ -189,57 +191,45 @@ def _flush_btree(  # type: ignore[no-untyped-def]
 
 
 @_jit
-def _dlidx_append(  # type: ignore[no-untyped-def]
-    state,
-    rowid,
-    pgsz,
-    levels,
-    level_sizes,
-    level_pages,
-    level_valid,
-    level_prev,
-    dl_keys,
-    dl_ends,
-    dl_data,
-):
+def _dlidx_append(state, rowid, pgsz, levels, meta, dl_keys, dl_ends, dl_data):  # type: ignore[no-untyped-def]
     depth = 0
     done = False
     while not done:
-        if level_sizes[depth] >= pgsz:
+        if meta[_SIZE, depth] >= pgsz:
             levels[depth, 0] = 0x01  # not the root
-            key = (1 << _DLIDX_BIT) + (depth << _HEIGHT_SHIFT) + level_pages[depth]
+            key = (1 << _DLIDX_BIT) + (depth << _HEIGHT_SHIFT) + meta[_PAGE, depth]
             dl_keys, dl_ends, dl_data = _add_dlidx(
-                state, dl_keys, dl_ends, dl_data, key, levels[depth], level_sizes[depth]
+                state, dl_keys, dl_ends, dl_data, key, levels[depth], meta[_SIZE, depth]
             )
             if depth + 2 > state[_LEVELS]:
                 if depth + 2 > _MAX_LEVELS:
                     raise ValueError("FTS5 segment: too many doclist-index levels")
                 state[_LEVELS] = depth + 2
-            if level_sizes[depth + 1] == 0:
+            if meta[_SIZE, depth + 1] == 0:
                 skip = _get_varint(levels[depth], 1)[1]
                 first = _get_varint(levels[depth], 1 + skip)[0]
-                level_pages[depth + 1] = level_pages[depth]
+                meta[_PAGE, depth + 1] = meta[_PAGE, depth]
                 size = _put_varint(levels[depth + 1], 0, 0)
-                size += _put_varint(levels[depth + 1], size, level_pages[depth])
+                size += _put_varint(levels[depth + 1], size, meta[_PAGE, depth])
                 size += _put_varint(levels[depth + 1], size, first)
-                level_sizes[depth + 1] = size
-                level_valid[depth + 1] = 1
-                level_prev[depth + 1] = first
-            level_sizes[depth] = 0
-            level_valid[depth] = 0
-            level_pages[depth] += 1
+                meta[_SIZE, depth + 1] = size
+                meta[_VALID, depth + 1] = 1
+                meta[_PREV, depth + 1] = first
+            meta[_SIZE, depth] = 0
+            meta[_VALID, depth] = 0
+            meta[_PAGE, depth] += 1
         else:
             done = True
-        if level_valid[depth]:
-            value = rowid - level_prev[depth]
+        if meta[_VALID, depth]:
+            value = rowid - meta[_PREV, depth]
         else:
-            page_number = state[_PGNO] if depth == 0 else level_pages[depth - 1]
-            level_sizes[depth] += _put_varint(levels[depth], level_sizes[depth], 0 if done else 1)
-            level_sizes[depth] += _put_varint(levels[depth], level_sizes[depth], page_number)
+            page_number = state[_PGNO] if depth == 0 else meta[_PAGE, depth - 1]
+            meta[_SIZE, depth] += _put_varint(levels[depth], meta[_SIZE, depth], 0 if done else 1)
+            meta[_SIZE, depth] += _put_varint(levels[depth], meta[_SIZE, depth], page_number)
             value = rowid
-        level_sizes[depth] += _put_varint(levels[depth], level_sizes[depth], value)
-        level_valid[depth] = 1
-        level_prev[depth] = rowid
+        meta[_SIZE, depth] += _put_varint(levels[depth], meta[_SIZE, depth], value)
+        meta[_VALID, depth] = 1
+        meta[_PREV, depth] = rowid
         depth += 1
     return dl_keys, dl_ends, dl_data
 
@@ -262,10 +252,7 @@ def _write(terms, rowids, positions, offsets, data, shared, pgsz):  # type: igno
     dl_ends = np.zeros(64, dtype=np.int64)
     dl_data = np.zeros(1024, dtype=np.uint8)
     levels = np.zeros((_MAX_LEVELS, 2 * pgsz + 64), dtype=np.uint8)
-    level_sizes = np.zeros(_MAX_LEVELS, dtype=np.int64)
-    level_pages = np.zeros(_MAX_LEVELS, dtype=np.int64)
-    level_valid = np.zeros(_MAX_LEVELS, dtype=np.int64)
-    level_prev = np.zeros(_MAX_LEVELS, dtype=np.int64)
+    meta = np.zeros((4, _MAX_LEVELS), dtype=np.int64)
     poslist = np.zeros(64, dtype=np.uint8)
 
     i, count = 0, len(terms)
@@ -275,22 +262,14 @@ def _write(terms, rowids, positions, offsets, data, shared, pgsz):  # type: igno
         begin, end = offsets[term], offsets[term + 1]
         size = end - begin
         if state[_N] + state[_PGIDX] + size + 2 >= pgsz and state[_N] > 4:
-            out, page_ends = _flush_leaf(state, page, pgidx, out, page_ends, levels, level_sizes)
+            out, page_ends = _flush_leaf(state, page, pgidx, out, page_ends, levels, meta)
         state[_PGIDX] += _put_varint(pgidx, state[_PGIDX], state[_N] - state[_PREV_PGIDX])
         state[_PREV_PGIDX] = state[_N]
         prefix = 0
         if state[_FIRST_TERM]:
             if state[_PGNO] != 1:  # fts5WriteBtreeTerm
                 index, dl_keys, dl_ends, dl_data = _flush_btree(
-                    state,
-                    index,
-                    levels,
-                    level_sizes,
-                    level_pages,
-                    level_valid,
-                    dl_keys,
-                    dl_ends,
-                    dl_data,
+                    state, index, levels, meta, dl_keys, dl_ends, dl_data
                 )
                 state[_BT_TERM] = term
                 state[_BT_LENGTH] = shared[term] + 1
@@ -302,7 +281,7 @@ def _write(terms, rowids, positions, offsets, data, shared, pgsz):  # type: igno
         page[state[_N] : state[_N] + size - prefix] = data[begin + prefix : end]
         state[_N] += size - prefix
         state[_FIRST_TERM], state[_FIRST_ROWID_PAGE], state[_FIRST_ROWID_DOCLIST] = 0, 0, 1
-        level_pages[0] = state[_PGNO]
+        meta[_PAGE, 0] = state[_PGNO]
 
         while i < count and terms[i] == term:
             rowid = rowids[i]
@@ -318,24 +297,12 @@ def _write(terms, rowids, positions, offsets, data, shared, pgsz):  # type: igno
             i = stop
             # fts5WriteAppendRowid
             if state[_N] + state[_PGIDX] >= pgsz:
-                out, page_ends = _flush_leaf(
-                    state, page, pgidx, out, page_ends, levels, level_sizes
-                )
+                out, page_ends = _flush_leaf(state, page, pgidx, out, page_ends, levels, meta)
             if state[_FIRST_ROWID_PAGE]:
                 page[0] = (state[_N] >> 8) & 0xFF
                 page[1] = state[_N] & 0xFF
                 dl_keys, dl_ends, dl_data = _dlidx_append(
-                    state,
-                    rowid,
-                    pgsz,
-                    levels,
-                    level_sizes,
-                    level_pages,
-                    level_valid,
-                    level_prev,
-                    dl_keys,
-                    dl_ends,
-                    dl_data,
+                    state, rowid, pgsz, levels, meta, dl_keys, dl_ends, dl_data
                 )
             if state[_FIRST_ROWID_DOCLIST] or state[_FIRST_ROWID_PAGE]:
                 state[_N] += _put_varint(page, state[_N], rowid)
@@ -354,26 +321,16 @@ def _write(terms, rowids, positions, offsets, data, shared, pgsz):  # type: igno
                 page[state[_N] : state[_N] + copied] = poslist[at : at + copied]
                 state[_N] += copied
                 at += copied
-                out, page_ends = _flush_leaf(
-                    state, page, pgidx, out, page_ends, levels, level_sizes
-                )
+                out, page_ends = _flush_leaf(state, page, pgidx, out, page_ends, levels, meta)
             if length - at > 0:
                 page[state[_N] : state[_N] + length - at] = poslist[at:length]
                 state[_N] += length - at
     # fts5WriteFinish
     if state[_N] > 4:
-        out, page_ends = _flush_leaf(state, page, pgidx, out, page_ends, levels, level_sizes)
+        out, page_ends = _flush_leaf(state, page, pgidx, out, page_ends, levels, meta)
     if state[_PGNO] > 1:
         index, dl_keys, dl_ends, dl_data = _flush_btree(
-            state,
-            index,
-            levels,
-            level_sizes,
-            level_pages,
-            level_valid,
-            dl_keys,
-            dl_ends,
-            dl_data,
+            state, index, levels, meta, dl_keys, dl_ends, dl_data
         )
     return (
         out[: state[_OUT]],
