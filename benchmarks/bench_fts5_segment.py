@@ -80,7 +80,7 @@ def main() -> None:
 
     def segment(db: sqlite3.Connection) -> None:
         with db:
-            store_module._index_rows(db, store_module._Rows(terms, list, 0, len(terms)))
+            store_module._index_rows(db, store_module._Rows(terms, list, 0, len(terms), True))
 
     print(f"{len(terms):,} chunks; CPU seconds of this process")
     print(f"{'round':>5} {'fts5 s':>8} {'segment s':>10} {'ratio':>7}")

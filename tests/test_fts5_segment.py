@@ -51,11 +51,12 @@ def _fts5_segment(
 ) -> tuple[list[bytes], list[tuple[int, bytes]], list[tuple[bytes, int]], sqlite3.Connection]:
     """FTS5's own segment of ``docs`` (rows ``first ..``): pages, doclist indexes, term index."""
     db = _fts5_table(pgsz)
+    rows = [(first + i, doc) for i, doc in enumerate(docs)]
+    half = len(rows) // 2
+    for part in (rows[:half], rows[half:]):  # two transactions: two segments at least, merged
+        with db:
+            db.executemany("INSERT INTO t(rowid, terms) VALUES (?, ?)", part)
     with db:
-        db.executemany(
-            "INSERT INTO t(rowid, terms) VALUES (?, ?)",
-            [(first + i, doc) for i, doc in enumerate(docs)],
-        )
         db.execute("INSERT INTO t(t) VALUES ('optimize')")
     blocks = db.execute("SELECT id, block FROM t_data WHERE id > 10 ORDER BY id").fetchall()
     assert len({row_id >> 37 for row_id, _ in blocks}) == 1  # one segment after optimize
@@ -111,6 +112,49 @@ def test_long_doclists_get_the_doclist_indexes_fts5_writes(pgsz: int, rows: int)
         doclist,
         index,
     )
+
+
+def test_a_huge_position_list_after_a_doclist_index_grows_it_as_fts5_does() -> None:
+    # hundreds of pages holding no row ID, each adding to the doclist index begun before them
+    docs = ["a " * 40, "a " * 5000, "a b"]
+    pages, doclist, index, _ = _fts5_segment(docs, 32, 1)
+    ours = encode_segment(docs, 1, 32)
+    assert ours is not None
+    assert (ours.pages, sorted(ours.doclist_index), sorted(ours.term_index)) == (
+        pages,
+        doclist,
+        index,
+    )
+
+
+def test_row_ids_beyond_what_the_writer_encodes_are_refused() -> None:
+    with pytest.raises(ValueError, match="row IDs"):
+        encode_segment(["a"], 0)
+    with pytest.raises(ValueError, match="row IDs"):
+        encode_segment(["a", "b"], fts5_segment.MAX_ROWID)
+    assert encode_segment(["a"], fts5_segment.MAX_ROWID - 1) is not None
+
+
+def test_without_the_compiled_writer_the_store_uses_fts5s_inserts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def fails(*args: object) -> None:
+        raise RuntimeError("cannot cache function: no locator available")  # Numba's words
+
+    monkeypatch.setattr(fts5_writer, "_write", fails)
+    assert fts5_writer.compile_writer.__wrapped__() is False
+    monkeypatch.setattr(store_module, "SEGMENT_FROM", 1)
+    monkeypatch.setattr(store_module, "_segment_writer_ready", lambda: False)
+    docs = _random_docs(random.Random(2), 300, common=0.1)
+    reference = _fts5_segment(docs, fts5_segment.DEFAULT_PAGE_SIZE, 1)[3]
+    with ChunkStore() as store:
+        store.add(_chunks(len(docs)))
+        store.index_texts(docs, list)  # would raise if the writer ran
+        ours = store._db.execute(
+            "SELECT rowid, round(bm25(chunk_terms), 9) FROM chunk_terms "
+            "WHERE chunk_terms MATCH '\"a\"' ORDER BY rowid"
+        ).fetchall()
+    assert ours == _matches(reference, "a")
 
 
 def _matches(db: sqlite3.Connection, term: str) -> list[tuple[int, float]]:

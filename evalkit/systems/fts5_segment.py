@@ -36,6 +36,7 @@ import pyarrow.compute as pc
 
 __all__ = [
     "DEFAULT_PAGE_SIZE",
+    "MAX_ROWID",
     "MAX_TOKEN_BYTES",
     "Segment",
     "encode_segment",
@@ -57,6 +58,9 @@ for _first, _last in ("09", "az", "AZ"):
     _ASCII_TOKENIZER[ord(_first) : ord(_last) + 1] = np.arange(ord(_first), ord(_last) + 1)
 _ASCII_TOKENIZER[ord("A") : ord("Z") + 1] += ord("a") - ord("A")
 _ASCII_TOKENIZER[0x80:] = np.arange(0x80, 0x100)
+
+#: The largest row ID a segment here holds (its varints are written in at most 8 bytes).
+MAX_ROWID = (1 << 56) - 1
 
 #: FTS5 cuts longer tokens to this many bytes (``FTS5_MAX_TOKEN_SIZE``); a range holding one
 #: is indexed through FTS5's inserts instead.
@@ -96,6 +100,11 @@ def encode_segment(
     (:func:`page_size`). ``None`` when there is no token at all (FTS5 writes no segment then
     either), or a token of more than ``MAX_TOKEN_BYTES``.
     """
+    if not 1 <= first_rowid <= MAX_ROWID - len(terms):
+        raise ValueError(
+            f"encode_segment: row IDs {first_rowid}.. are outside 1..{MAX_ROWID}, "
+            "the range this writer encodes"
+        )
     flat, rows = _tokens(terms)
     lengths = pc.binary_length(flat)
     kept = np.asarray(pc.greater(lengths, 0), dtype=bool)

@@ -43,14 +43,20 @@ _jit = numba.njit(cache=True, nogil=True)
 
 
 @functools.cache
-def compile_writer() -> None:
-    """Compile the writer (or read it from Numba's cache) now, not at its first call."""
+def compile_writer() -> bool:
+    """Compile the writer (or read it from Numba's cache) now, not at its first call; ``False``
+    when Numba cannot here (for example, no writable place for its cache), and the store then
+    uses FTS5's own inserts."""
     small = np.zeros(1, dtype=np.int64)
     two = np.array([0, 2])
     data = np.frombuffer(b"0a", np.uint8)
-    _write(small, small + 1, small, two, data, small, 4050)
-    _term_order(two, data, small)
-    _common_prefixes(two, data)
+    try:
+        _write(small, small + 1, small, two, data, small, 4050)
+        _term_order(two, data, small)
+        _common_prefixes(two, data)
+    except (RuntimeError, OSError, numba.core.errors.NumbaError):
+        return False
+    return True
 
 
 def _int64(values: np.ndarray) -> np.ndarray:
@@ -132,6 +138,11 @@ def _flush_leaf(state, page, pgidx, out, page_ends, levels, meta):  # type: igno
     page[3] = n & 0xFF
     if state[_FIRST_TERM]:  # fts5WriteBtreeNoTerm
         if state[_FIRST_ROWID_PAGE] and meta[_SIZE, 0] > 0:
+            # a page without a row ID: its entry grows the level past pgsz, as C's buffer grows
+            if meta[_SIZE, 0] + 1 > levels.shape[1]:
+                wider = np.zeros((levels.shape[0], 2 * levels.shape[1]), dtype=levels.dtype)
+                wider[:, : levels.shape[1]] = levels
+                levels = wider
             meta[_SIZE, 0] += _put_varint(levels[0], meta[_SIZE, 0], 0)
         state[_EMPTY] += 1
     else:
@@ -147,7 +158,7 @@ def _flush_leaf(state, page, pgidx, out, page_ends, levels, meta):  # type: igno
     state[_N], state[_PGIDX], state[_PREV_PGIDX] = 4, 0, 0
     state[_PGNO] += 1
     state[_FIRST_TERM], state[_FIRST_ROWID_PAGE] = 1, 1
-    return out, page_ends
+    return out, page_ends, levels
 
 
 @_jit
@@ -262,7 +273,7 @@ def _write(terms, rowids, positions, offsets, data, shared, pgsz):  # type: igno
         begin, end = offsets[term], offsets[term + 1]
         size = end - begin
         if state[_N] + state[_PGIDX] + size + 2 >= pgsz and state[_N] > 4:
-            out, page_ends = _flush_leaf(state, page, pgidx, out, page_ends, levels, meta)
+            out, page_ends, levels = _flush_leaf(state, page, pgidx, out, page_ends, levels, meta)
         state[_PGIDX] += _put_varint(pgidx, state[_PGIDX], state[_N] - state[_PREV_PGIDX])
         state[_PREV_PGIDX] = state[_N]
         prefix = 0
@@ -297,7 +308,9 @@ def _write(terms, rowids, positions, offsets, data, shared, pgsz):  # type: igno
             i = stop
             # fts5WriteAppendRowid
             if state[_N] + state[_PGIDX] >= pgsz:
-                out, page_ends = _flush_leaf(state, page, pgidx, out, page_ends, levels, meta)
+                out, page_ends, levels = _flush_leaf(
+                    state, page, pgidx, out, page_ends, levels, meta
+                )
             if state[_FIRST_ROWID_PAGE]:
                 page[0] = (state[_N] >> 8) & 0xFF
                 page[1] = state[_N] & 0xFF
@@ -321,13 +334,15 @@ def _write(terms, rowids, positions, offsets, data, shared, pgsz):  # type: igno
                 page[state[_N] : state[_N] + copied] = poslist[at : at + copied]
                 state[_N] += copied
                 at += copied
-                out, page_ends = _flush_leaf(state, page, pgidx, out, page_ends, levels, meta)
+                out, page_ends, levels = _flush_leaf(
+                    state, page, pgidx, out, page_ends, levels, meta
+                )
             if length - at > 0:
                 page[state[_N] : state[_N] + length - at] = poslist[at:length]
                 state[_N] += length - at
     # fts5WriteFinish
     if state[_N] > 4:
-        out, page_ends = _flush_leaf(state, page, pgidx, out, page_ends, levels, meta)
+        out, page_ends, levels = _flush_leaf(state, page, pgidx, out, page_ends, levels, meta)
     if state[_PGNO] > 1:
         index, dl_keys, dl_ends, dl_data = _flush_btree(
             state, index, levels, meta, dl_keys, dl_ends, dl_data
@@ -445,4 +460,5 @@ def _common_prefixes(offsets: np.ndarray, data: np.ndarray) -> np.ndarray:
 
 
 if __name__ == "__main__":  # ``python -m evalkit.systems.fts5_writer``: fill Numba's cache
-    compile_writer()
+    if not compile_writer():
+        print("evalkit: Numba could not compile the bulk FTS5 writer here; FTS5's inserts are used")

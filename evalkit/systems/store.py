@@ -259,13 +259,12 @@ class ChunkStore:
         if meanwhile is None and len(texts) != len(self._ids):
             raise ValueError(f"index_texts: {len(texts)} texts for {len(self._ids)} chunks")
         bounds = _shard_bounds(len(texts), MEANWHILE_SHARE if meanwhile is not None else 0.0)
-        if max(np.diff(bounds), default=0) >= SEGMENT_FROM:
-            # before any fork: the range processes share the compiled segment writer
-            from evalkit.systems import fts5_writer
-
-            fts5_writer.compile_writer()
+        # before any fork: the range processes share the compiled segment writer
+        direct = (
+            max(np.diff(bounds).tolist(), default=0) >= SEGMENT_FROM and _segment_writer_ready()
+        )
         with chunk_bar(len(texts)) as bar:
-            first, *others = (_Rows(texts, terms_of, lo, hi) for lo, hi in pairwise(bounds))
+            first, *others = (_Rows(texts, terms_of, lo, hi, direct) for lo, hi in pairwise(bounds))
             shards = [_Shard(rows, self._directory / f"shard-{rows.lo}.sqlite3") for rows in others]
             try:
                 own = 0
@@ -394,12 +393,23 @@ def _configure_fts5(db: sqlite3.Connection) -> None:
 
 @dataclass(frozen=True)
 class _Rows:
-    """Rows ``lo + 1 .. hi`` of an index: their texts ``texts[lo:hi]`` and how to tokenize them."""
+    """Rows ``lo + 1 .. hi`` of an index: their texts ``texts[lo:hi]``, how to tokenize them,
+    and whether their segments may be written directly (the compiled writer is ready)."""
 
     texts: Sequence[str]
     terms_of: Callable[[Sequence[str]], Any]
     lo: int
     hi: int
+    direct: bool = False
+
+
+def _segment_writer_ready() -> bool:
+    """Whether the compiled segment writer (``evalkit.systems.fts5_writer``) can run here."""
+    try:
+        from evalkit.systems import fts5_writer  # imports Numba
+    except ImportError:
+        return False
+    return fts5_writer.compile_writer()
 
 
 def _terms(rows: _Rows, done: Callable[[int], None] | None = None) -> Any:
@@ -458,7 +468,9 @@ def _index_rows(
     ``SEGMENT_FROM`` rows on; else, or for a token FTS5 would cut or an FTS5 layout
     :func:`_fts5_records` does not know, through FTS5's own inserts and one ``optimize``."""
     terms = _terms(rows, done)
-    direct = rows.hi - rows.lo >= SEGMENT_FROM and _fts5_records(db, "main") is not None
+    direct = (
+        rows.direct and rows.hi - rows.lo >= SEGMENT_FROM and _fts5_records(db, "main") is not None
+    )
     if not direct or _has_cut_token(terms):
         _insert_terms(db, rows, terms)
         # One merge of all segments into one: a single segment is the fastest to query.
