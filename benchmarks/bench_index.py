@@ -15,9 +15,10 @@ resident memory before it (the loaded fixture and the imports) and the peak duri
 of this process, reset before ``index``; forked workers have their own). A child that fails (for
 example out of memory under ``--memory-limit-gb``) is reported as failed, with its exit code,
 and the others still run. The target: ``lexical`` (SQLite FTS5) indexes 1,000,000 chunks in at
-most 60 s. **Met**: 44.1 s wall on 2 cores (43.6 s of CPU here and 38.6 s in the second range's
-process, 4,495 MB peak) on the zipf fixture, against 67.3 s for FTS5's own inserts in both
-ranges (the commit before, run right before it in a worktree: ``benchmarks/README.md``). Each
+most 60 s. **Met**: 37.6 and 43.9 s wall on 2 cores (35.5-40.1 s of CPU here and 34.7-39.6 s
+in the second range's process, 3,783 MB peak) on the zipf fixture, against 63.7 s for FTS5's own
+inserts in both ranges (the commit before, run between them in a worktree:
+``benchmarks/README.md``); 53.3 s on the uniform fixture. Each
 core indexes a range of rows (``evalkit.systems.store``), and each range's FTS5 segment is
 written directly, in FTS5's format (``evalkit.systems.fts5_segment``): of each range's time,
 tokenizing takes about 18 s and the segment about 15 s, where FTS5's inserts took 47-51 s.

@@ -32,13 +32,14 @@ Each range's segment: from ``SEGMENT_FROM`` rows on it is written directly
 built from all the range's term occurrences at once, with the page writer of ``fts5_index.c``
 compiled by Numba. FTS5's own inserts cost about 1.3-1.7 microseconds of CPU per term occurrence
 (its hash of pending terms, then flushes and merges), 50 s per core for the 60.5 million of a
-million generated chunks; the direct segment costs about 0.6 of that
+million generated chunks; the direct segment costs about 0.55 of that
 (``benchmarks/bench_fts5_segment.py``). Smaller ranges, and a range with a token FTS5 would cut
 (over 32 KB), go through FTS5's inserts and one ``optimize``; a range of more than
 ``SEGMENT_ROWS`` rows becomes several segments, each built with bounded memory. Measured at
 1,000,000 zipf chunks on 2 cores (``benchmarks/bench_index.py``), one run after the other:
-47.9-50.7 s, against 71.4 s for FTS5's inserts in both ranges (the commit before; 82.1 s when it
-was committed, on a slower day; 112.2 s for the design before that, one inserting process).
+37.6 and 43.9 s, against 63.7 s for FTS5's inserts in both ranges (the commit before; 82.1 s
+when it was committed, on a slower day; 112.2 s for the design before that, one inserting
+process).
 
 FTS5 bulk-load settings (``FTS5_LOAD``), chosen from a profile (``perf``, and CPU time per phase
 in ``benchmarks/bench_index.py`` runs) of 100,000 and 250,000 chunks of the old generator
