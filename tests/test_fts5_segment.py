@@ -89,7 +89,6 @@ def test_segments_are_the_ones_fts5_writes(seed: int) -> None:
     if len(pages) >= 1000:
         pytest.skip("FTS5's optimize cuts a segment of 1,000 pages or more into steps")
     ours = encode_segment(docs, first, pgsz)
-    assert ours is not None
     assert ours.pages == pages
     assert sorted(ours.doclist_index) == doclist
     assert sorted(ours.term_index) == index
@@ -106,7 +105,6 @@ def test_long_doclists_get_the_doclist_indexes_fts5_writes(pgsz: int, rows: int)
     heights = {(key >> 31) & 31 for key, _ in doclist}
     assert heights >= {0, 1}  # doclist indexes of two levels: the case this test is for
     ours = encode_segment(docs, 7, pgsz)
-    assert ours is not None
     assert (ours.pages, sorted(ours.doclist_index), sorted(ours.term_index)) == (
         pages,
         doclist,
@@ -119,7 +117,6 @@ def test_a_huge_position_list_after_a_doclist_index_grows_it_as_fts5_does() -> N
     docs = ["a " * 40, "a " * 5000, "a b"]
     pages, doclist, index, _ = _fts5_segment(docs, 32, 1)
     ours = encode_segment(docs, 1, 32)
-    assert ours is not None
     assert (ours.pages, sorted(ours.doclist_index), sorted(ours.term_index)) == (
         pages,
         doclist,
@@ -132,7 +129,7 @@ def test_row_ids_beyond_what_the_writer_encodes_are_refused() -> None:
         encode_segment(["a"], 0)
     with pytest.raises(ValueError, match="row IDs"):
         encode_segment(["a", "b"], fts5_segment.MAX_ROWID)
-    assert encode_segment(["a"], fts5_segment.MAX_ROWID - 1) is not None
+    assert encode_segment(["a"], fts5_segment.MAX_ROWID - 1).pages
 
 
 def test_without_the_compiled_writer_the_store_uses_fts5s_inserts(
@@ -169,7 +166,6 @@ def test_a_large_segment_reads_as_fts5s_own(tmp_path: Path) -> None:
     pgsz = 64
     reference = _fts5_segment(docs, pgsz, 1)[3]
     ours = encode_segment(docs, 1, pgsz)
-    assert ours is not None
     assert len(ours.pages) > 3000  # several of optimize's steps
     path = tmp_path / "segment.sqlite3"
     db = _fts5_table(pgsz, path)
@@ -220,9 +216,18 @@ def test_term_order_sorts_tokens_by_their_bytes() -> None:
     assert int(first.sum()) == len(distinct)
 
 
-def test_no_token_or_a_token_fts5_would_cut_gives_no_segment() -> None:
-    assert encode_segment(["", " ", "--"], 1) is None
-    assert encode_segment(["a " + "b" * (fts5_segment.MAX_TOKEN_BYTES + 1)], 1) is None
+def test_rows_without_a_token_give_no_pages_and_a_cut_token_is_refused() -> None:
+    empty = encode_segment(["", " ", "--"], 1)
+    assert empty.pages == []
+    assert empty.term_index == []
+    assert list(empty.token_counts) == [0, 0, 0]
+    longest = "b" * fts5_segment.MAX_TOKEN_BYTES
+    cut = ["a " + longest + "b"]
+    assert fts5_segment.has_cut_token(cut)
+    assert fts5_segment.has_cut_token(pa.array([s.split(" ") for s in cut]))
+    assert not fts5_segment.has_cut_token(["a " + longest, "-" * 40_000])
+    with pytest.raises(ValueError, match="token of more than"):
+        encode_segment(cut, 1)
 
 
 @pytest.mark.parametrize(
@@ -297,8 +302,6 @@ def test_term_lists_give_the_segment_of_their_joined_strings(divider: bool) -> N
     joined = [" ".join(terms) for terms in lists]
     arrow = pa.array(lists, pa.large_list(pa.large_string()))
     ours, theirs = encode_segment(arrow, 1, 64), encode_segment(joined, 1, 64)
-    assert ours is not None
-    assert theirs is not None
     assert (ours.pages, ours.term_index, ours.doclist_index) == (
         theirs.pages,
         theirs.term_index,

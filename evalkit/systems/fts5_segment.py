@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
@@ -38,8 +38,10 @@ __all__ = [
     "DEFAULT_PAGE_SIZE",
     "MAX_ROWID",
     "MAX_TOKEN_BYTES",
+    "SEGMENT_SHIFT",
     "Segment",
     "encode_segment",
+    "has_cut_token",
     "page_size",
     "write_segment",
 ]
@@ -47,8 +49,8 @@ __all__ = [
 #: FTS5's default ``pgsz`` (``FTS5_DEFAULT_PAGE_SIZE``).
 DEFAULT_PAGE_SIZE = 4050
 
-# %_data row IDs (``fts5_index.c``): the segment ID above bit 37, the page number below.
-_SEGMENT_SHIFT = 37
+#: %_data row IDs (``fts5_index.c``): a segment's ID above this bit, the page number below.
+SEGMENT_SHIFT = 37
 
 # FTS5's ``ascii`` tokenizer (``fts5AsciiTokenize``): ASCII digits and letters and every
 # non-ASCII byte make tokens, upper-case letters folded to lower case; every other byte divides
@@ -59,11 +61,13 @@ for _first, _last in ("09", "az", "AZ"):
 _ASCII_TOKENIZER[ord("A") : ord("Z") + 1] += ord("a") - ord("A")
 _ASCII_TOKENIZER[0x80:] = np.arange(0x80, 0x100)
 
+_TERM_LISTS = pa.large_list(pa.large_string())  # the list form of terms, as Arrow types
+
 #: The largest row ID a segment here holds (its varints are written in at most 8 bytes).
 MAX_ROWID = (1 << 56) - 1
 
-#: FTS5 cuts longer tokens to this many bytes (``FTS5_MAX_TOKEN_SIZE``); a range holding one
-#: is indexed through FTS5's inserts instead.
+#: FTS5 cuts longer tokens to this many bytes (``FTS5_MAX_TOKEN_SIZE``); :func:`encode_segment`
+#: does not take them (:func:`has_cut_token`), and the store inserts such rows through FTS5.
 MAX_TOKEN_BYTES = 32768
 
 
@@ -77,10 +81,11 @@ class Segment:
     term_index: list[tuple[bytes, int]]
     doclist_index: list[tuple[int, bytes]]
     token_counts: np.ndarray
-    tokens: int = field(init=False)
 
-    def __post_init__(self) -> None:
-        self.tokens = int(self.token_counts.sum())
+    @property
+    def tokens(self) -> int:
+        """Tokens in all rows (what FTS5's averages record counts)."""
+        return int(self.token_counts.sum())
 
 
 def page_size(db: sqlite3.Connection, table: str, schema: str = "main") -> int:
@@ -91,14 +96,15 @@ def page_size(db: sqlite3.Connection, table: str, schema: str = "main") -> int:
 
 def encode_segment(
     terms: Sequence[str] | pa.LargeListArray, first_rowid: int, pgsz: int = DEFAULT_PAGE_SIZE
-) -> Segment | None:
+) -> Segment:
     """The segment of rows ``first_rowid + i`` whose space-separated terms are ``terms[i]``
     (or, from an Arrow list array, the terms of its list ``i``).
 
     The terms are split as FTS5's ``ascii`` tokenizer splits them (the reference systems'
     terms contain no divider, so each is one token). ``pgsz``: the table's page size
-    (:func:`page_size`). ``None`` when there is no token at all (FTS5 writes no segment then
-    either), or a token of more than ``MAX_TOKEN_BYTES``.
+    (:func:`page_size`). Rows without any token give a segment without pages (only their
+    sizes and count), as FTS5 writes none for them either. A token of more than
+    ``MAX_TOKEN_BYTES`` is a ``ValueError``: check :func:`has_cut_token` first.
     """
     if not 1 <= first_rowid <= MAX_ROWID - len(terms):
         raise ValueError(
@@ -108,8 +114,10 @@ def encode_segment(
     flat, rows = _tokens(terms)
     lengths = pc.binary_length(flat)
     kept = np.asarray(pc.greater(lengths, 0), dtype=bool)
-    if not kept.any() or int(pc.max(lengths).as_py()) > MAX_TOKEN_BYTES:
-        return None
+    if not kept.any():
+        return Segment([], [], [], np.zeros(len(terms), dtype=np.int64))
+    if int(pc.max(lengths).as_py()) > MAX_TOKEN_BYTES:
+        raise ValueError(f"encode_segment: a token of more than {MAX_TOKEN_BYTES} bytes")
     del lengths
     if not kept.all():
         flat = flat.filter(pa.array(kept))
@@ -163,6 +171,23 @@ def encode_segment(
     return Segment(pages, term_index, doclist_index, counts)
 
 
+def has_cut_token(terms: Sequence[str] | pa.LargeListArray) -> bool:
+    """Whether a row of ``terms`` (as :func:`encode_segment` takes them) holds a token of more
+    than ``MAX_TOKEN_BYTES``, which FTS5 would cut and :func:`encode_segment` does not take."""
+    if isinstance(terms, (pa.ListArray, pa.LargeListArray)):
+        terms = terms.cast(_TERM_LISTS)
+        longest = pc.max(pc.binary_length(terms.flatten())).as_py()
+        if longest is None or longest <= MAX_TOKEN_BYTES:  # a term is at least its tokens
+            return False
+        terms = pc.binary_join(terms, pa.scalar(" ", pa.large_string())).to_pylist()
+    # only a row of more than MAX_TOKEN_BYTES / 4 characters can hold such a token
+    long_rows = [text for text in terms if len(text) > MAX_TOKEN_BYTES // 4]
+    if not long_rows:
+        return False
+    tokens = _tokens(long_rows)[0]
+    return bool(pc.max(pc.binary_length(tokens)).as_py() > MAX_TOKEN_BYTES)
+
+
 def write_segment(
     db: sqlite3.Connection,
     table: str,
@@ -176,7 +201,7 @@ def write_segment(
     ``first_rowid ..``) into the FTS5 table ``schema.table`` as segment ``segment_id``; the
     caller records the segment in the structure and the totals (see ``evalkit.systems.store``).
     """
-    base = segment_id << _SEGMENT_SHIFT
+    base = segment_id << SEGMENT_SHIFT
     db.executemany(
         f"INSERT INTO {schema}.{table}_data(id, block) VALUES (?, ?)",
         [(base + pgno, page) for pgno, page in enumerate(segment.pages, start=1)]
@@ -186,11 +211,17 @@ def write_segment(
         f"INSERT INTO {schema}.{table}_idx(segid, term, pgno) VALUES (?, ?, ?)",
         [(segment_id, term, pgno) for term, pgno in segment.term_index],
     )
-    counts = segment.token_counts
-    sizes = _varint_blobs(counts)
+    from evalkit.systems import fts5_writer  # imports Numba: only a bulk index needs it
+
+    data, ends = fts5_writer.varints(segment.token_counts)  # one column: its tokens
+    blob, bounds = data.tobytes(), ends.tolist()
     db.executemany(
         f"INSERT INTO {schema}.{table}_docsize(id, sz) VALUES (?, ?)",
-        zip(range(first_rowid, first_rowid + len(counts)), sizes, strict=True),
+        zip(
+            range(first_rowid, first_rowid + len(bounds)),
+            (blob[a:b] for a, b in zip([0, *bounds][:-1], bounds, strict=True)),
+            strict=True,
+        ),
     )
 
 
@@ -223,7 +254,8 @@ def _tokens(terms: Sequence[str] | pa.LargeListArray) -> tuple[pa.Array, np.ndar
     """The tokens of ``terms`` as the ``ascii`` tokenizer makes them (empty ones included), and
     the row of each."""
     if isinstance(terms, (pa.ListArray, pa.LargeListArray)):
-        values = _ascii_tokenized(terms.flatten().cast(pa.large_string()))
+        terms = terms.cast(_TERM_LISTS)
+        values = _ascii_tokenized(terms.flatten())
         offsets, data = _binary_buffers(values)
         if not (data[offsets[0] : offsets[-1]] == ord(" ")).any():  # each term one token
             return values, np.asarray(pc.list_parent_indices(terms), dtype=np.int64)
@@ -248,37 +280,6 @@ def _starts(counts: np.ndarray) -> np.ndarray:
     starts = np.zeros(len(counts), dtype=np.int64)
     np.cumsum(counts[:-1], out=starts[1:])
     return starts
-
-
-def _varint_lengths(values: np.ndarray) -> np.ndarray:
-    """Bytes of each SQLite varint (``int8``; every value here is below 2**35)."""
-    lengths = np.ones(len(values), dtype=np.int8)
-    for bits in (7, 14, 21, 28):
-        lengths += values >= (1 << bits)
-    return lengths
-
-
-def _put_varints(out: np.ndarray, at: np.ndarray, values: np.ndarray, lengths: np.ndarray) -> None:
-    """Write ``values`` as SQLite varints of ``lengths`` bytes into ``out`` at offsets ``at``
-    (in blocks, to bound the temporaries)."""
-    block = 1 << 22
-    for begin in range(0, len(values), block):
-        part = slice(begin, begin + block)
-        where, value, length = at[part], values[part].astype(np.int64), lengths[part]
-        for byte in range(int(length.max(initial=0))):
-            mask = length > byte
-            shift = 7 * (length[mask].astype(np.int64) - 1 - byte)
-            more = np.where(byte < length[mask] - 1, 0x80, 0)
-            out[where[mask] + byte] = ((value[mask] >> shift) & 0x7F) | more
-
-
-def _varint_blobs(values: np.ndarray) -> list[bytes]:
-    lengths = _varint_lengths(values)
-    out = np.zeros(int(lengths.sum()), dtype=np.uint8)
-    at = _starts(lengths)
-    _put_varints(out, at, values.astype(np.int64), lengths)
-    data = out.tobytes()
-    return [data[a : a + n] for a, n in zip(at.tolist(), lengths.tolist(), strict=True)]
 
 
 def _gather_ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:

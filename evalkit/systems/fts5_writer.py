@@ -25,7 +25,7 @@ import functools
 import numba
 import numpy as np
 
-__all__ = ["common_prefixes", "compile_writer", "term_order", "write_pages"]
+__all__ = ["common_prefixes", "compile_writer", "term_order", "varints", "write_pages"]
 
 # state[...]: the page being written and the writer's flags (Fts5SegWriter, Fts5PageWriter)
 _N, _PGIDX, _PREV_PGIDX, _PGNO = 0, 1, 2, 3
@@ -357,6 +357,12 @@ def _write(terms, rowids, positions, offsets, data, shared, pgsz):  # type: igno
     )
 
 
+def varints(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``values`` (each below 2**56) as SQLite varints, concatenated: ``(data, ends)``, value
+    ``i`` ending at ``ends[i]``."""
+    return _varints(_int64(values))
+
+
 def term_order(
     offsets: np.ndarray, data: np.ndarray, ties: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -443,6 +449,17 @@ def _term_order(
     for i in range(1, len(keys)):
         first[i] = keys[i] != keys[i - 1] or ties[order[i]] != ties[order[i - 1]]
     return order, first
+
+
+@_jit
+def _varints(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    data = np.empty(9 * len(values), dtype=np.uint8)
+    ends = np.empty(len(values), dtype=np.int64)
+    at = 0
+    for i in range(len(values)):
+        at += _put_varint(data, at, values[i])
+        ends[i] = at
+    return data[:at], ends
 
 
 @_jit

@@ -70,7 +70,6 @@ from __future__ import annotations
 
 import itertools
 import multiprocessing
-import re
 import shutil
 import sqlite3
 import tempfile
@@ -426,16 +425,8 @@ def _terms(rows: _Rows, done: Callable[[int], None] | None = None) -> Any:
     if all(isinstance(part, list) for part in parts):
         return list(itertools.chain.from_iterable(parts))
     import pyarrow as pa  # imported on use, as in evalkit.fixtures.records
-    import pyarrow.compute as pc
 
-    return pa.concat_arrays(
-        [
-            pc.split_pattern(pa.array(part, pa.large_string()), " ")
-            if isinstance(part, list)
-            else part
-            for part in parts
-        ]
-    )
+    return pa.concat_arrays(parts)
 
 
 def _strings(terms: Any) -> list[str]:
@@ -469,61 +460,29 @@ def _index_rows(
     ``SEGMENT_FROM`` rows on; else, or for a token FTS5 would cut or an FTS5 layout
     :func:`_fts5_records` does not know, through FTS5's own inserts and one ``optimize``."""
     terms = _terms(rows, done)
-    direct = (
-        rows.direct and rows.hi - rows.lo >= SEGMENT_FROM and _fts5_records(db, "main") is not None
-    )
-    if not direct or _has_cut_token(terms):
+    records = _fts5_records(db, "main") if rows.direct else None
+    if records is None or rows.hi - rows.lo < SEGMENT_FROM or fts5_segment.has_cut_token(terms):
         _insert_terms(db, rows, terms)
         # One merge of all segments into one: a single segment is the fastest to query.
         db.execute(_OPTIMIZE)
         return
+    totals, (cookie, write_counter, levels) = records
+    free = _free_segment_ids(levels)
     pgsz = fts5_segment.page_size(db, "chunk_terms")
     for lo in range(0, len(terms), SEGMENT_ROWS):
         block = terms[lo : lo + SEGMENT_ROWS]
-        first_rowid = rows.lo + lo + 1
-        segment = fts5_segment.encode_segment(block, first_rowid, pgsz)
-        records = _fts5_records(db, "main")
-        if records is None:  # it was known above, and only this function wrote since
-            raise RuntimeError("FTS5 records changed while a range was written")
-        totals, (cookie, write_counter, levels) = records
-        if segment is None:  # no token in these rows: their sizes and count only
-            segment = fts5_segment.Segment([], [], [], np.zeros(len(block), dtype=np.int64))
-        used = {entry[0] for _, entries in levels for entry in entries}
-        segment_id = next(n for n in range(1, 65536) if n not in used)
+        segment = fts5_segment.encode_segment(block, rows.lo + lo + 1, pgsz)
+        segment_id = next(free)
         fts5_segment.write_segment(
-            db, "chunk_terms", segment, segment_id=segment_id, first_rowid=first_rowid
+            db, "chunk_terms", segment, segment_id=segment_id, first_rowid=rows.lo + lo + 1
         )
-        if segment.pages:
+        if segment.pages:  # rows without any token add their sizes and count only
             if not levels:
                 levels.append((0, []))
             levels[0][1].append((segment_id, 1, len(segment.pages)))
-        totals = totals or [0, 0]
-        totals = [totals[0] + len(block), totals[1] + segment.tokens]
-        db.executemany(
-            "INSERT OR REPLACE INTO chunk_terms_data(block, id) VALUES (?, ?)",
-            [
-                (_varints(totals), _AVERAGES_ROW),
-                (_structure_record(cookie, write_counter + 1, levels), _STRUCTURE_ROW),
-            ],
-        )
-
-
-def _has_cut_token(terms: Any) -> bool:
-    """Whether a row holds a token FTS5 would cut (``fts5_segment.MAX_TOKEN_BYTES``)."""
-    limit = fts5_segment.MAX_TOKEN_BYTES
-    if not isinstance(terms, list):
-        import pyarrow.compute as pc
-
-        longest = pc.max(pc.binary_length(terms.flatten())).as_py()
-        if longest is None or longest <= limit:
-            return False
-        terms = _strings(terms)
-    return any(
-        len(token.encode()) > limit
-        for text in terms
-        if len(text) > limit // 4
-        for token in re.split(r"[^0-9A-Za-z\x80-\U0010FFFF]+", text)
-    )
+        totals = _added(totals, [len(block), segment.tokens])
+        write_counter += 1
+    _write_records(db, totals, (cookie, write_counter, levels))
 
 
 def _shard_bounds(count: int, lighter_first: float = 0.0) -> list[int]:
@@ -582,7 +541,8 @@ def _build_shard(rows: _Rows, path: Path, counter: Synchronized[int]) -> None:
 # varints: levels, segments, write counter; per level: segments being merged, segments; per
 # segment: its ID, first and last leaf page). A segment's pages are the %_data rows whose ID
 # has the segment ID above bit 37, and its terms the %_idx rows of its ``segid``.
-_AVERAGES_ROW, _STRUCTURE_ROW, _SEGMENT_SHIFT = 1, 10, 37
+_AVERAGES_ROW, _STRUCTURE_ROW = 1, 10
+_SEGMENT_SHIFT = fts5_segment.SEGMENT_SHIFT
 _FTS5_VERSION = 4  # %_config's 'version' for that layout
 
 
@@ -596,8 +556,7 @@ def _absorb_shard(db: sqlite3.Connection, path: Path) -> bool:
         if own is None or other is None:
             return False
         (own_rows, own_structure), (other_rows, other_structure) = own, other
-        used = {segment[0] for level in own_structure[2] for segment in level[1]}
-        free = (n for n in range(1, 65536) if n not in used)
+        free = _free_segment_ids(own_structure[2])
         renumbered = {
             segment[0]: next(free) for level in other_structure[2] for segment in level[1]
         }
@@ -618,16 +577,15 @@ def _absorb_shard(db: sqlite3.Connection, path: Path) -> bool:
                     (new, old),
                 )
             db.execute("INSERT INTO chunk_terms_docsize SELECT * FROM shard.chunk_terms_docsize")
-            totals = [a + b for a, b in zip(own_rows, other_rows, strict=True)]
             cookie, write_counter, levels = own_structure
             for depth, (_, segments) in enumerate(other_structure[2]):
                 while depth >= len(levels):
                     levels.append((0, []))
                 levels[depth][1].extend((renumbered[s[0]], s[1], s[2]) for s in segments)
-            structure = _structure_record(cookie, write_counter + other_structure[1], levels)
-            db.executemany(
-                "UPDATE chunk_terms_data SET block = ? WHERE id = ?",
-                [(_varints(totals), _AVERAGES_ROW), (structure, _STRUCTURE_ROW)],
+            _write_records(
+                db,
+                _added(own_rows, other_rows),
+                (cookie, write_counter + other_structure[1], levels),
             )
         return True
     finally:
@@ -667,6 +625,29 @@ def _fts5_records(db: sqlite3.Connection, schema: str) -> tuple[list[int], _Stru
     if at != len(values):
         return None
     return _read_varints(blocks.get(_AVERAGES_ROW, b"")), (structure[:4], write_counter, levels)
+
+
+def _free_segment_ids(levels: list[tuple[int, list[tuple[int, int, int]]]]) -> Iterator[int]:
+    """The segment IDs (1-65535) no segment of ``levels`` uses, in increasing order."""
+    used = {segment[0] for _, segments in levels for segment in segments}
+    return (n for n in range(1, 65536) if n not in used)
+
+
+def _added(totals: list[int], more: list[int]) -> list[int]:
+    """Two averages records' values summed (a fresh table's record is empty)."""
+    return [a + b for a, b in zip(totals or [0] * len(more), more, strict=True)]
+
+
+def _write_records(db: sqlite3.Connection, totals: list[int], structure: _Structure) -> None:
+    """Write ``chunk_terms``' averages (``totals``) and structure records."""
+    cookie, write_counter, levels = structure
+    db.executemany(
+        "INSERT OR REPLACE INTO chunk_terms_data(block, id) VALUES (?, ?)",
+        [
+            (_varints(totals), _AVERAGES_ROW),
+            (_structure_record(cookie, write_counter, levels), _STRUCTURE_ROW),
+        ],
+    )
 
 
 def _structure_record(
