@@ -181,8 +181,7 @@ def write_artifacts(
     """
     check_distinct((f"artifact #{n}", a.path) for n, a in enumerate(artifacts, start=1))
     for artifact in artifacts:
-        target = resolve_output_path(artifact.path, workspace=workspace)
-        _outside_fixtures(target, artifact.path, baseline=baseline)
+        check_output(artifact.path, workspace=workspace, baseline=baseline)
     if not allow_private_text:
         # one needle index for the whole set: the private texts are indexed once, not per file
         assert_no_leaks(_labelled(artifacts), private)

@@ -174,7 +174,7 @@ def _refresh_options(
     placeholder to fill in."""
     from evalkit.systems.reference import REFERENCE_SYSTEMS
 
-    specs = [s.strip() for s in args.systems.split(",") if s.strip()] if args.systems else []
+    specs = _split_systems(args.systems) or []
     spec_of = dict(zip(evaluated, specs or REFERENCE_SYSTEMS, strict=False))
     previous = [str(name) for name in baseline.get("systems", []) if isinstance(name, str)]
     names = [*previous, *(name for name in evaluated if name not in previous)]
@@ -1073,6 +1073,7 @@ def _yaml_scalar(text: str) -> str:
 def _run_fixture_release(args: argparse.Namespace) -> int:
     import os
 
+    from evalkit.artifacts import check_output
     from evalkit.fixtures import load_fixture
     from evalkit.fixtures.diff import fixture_outline, outline_content_hash, scan_output
     from evalkit.fixtures.versioning import (
@@ -1082,12 +1083,12 @@ def _run_fixture_release(args: argparse.Namespace) -> int:
         read_releases,
         releases_json,
     )
-    from evalkit.output import resolve_output_path, write_text_atomic
+    from evalkit.output import write_text_atomic
 
     fixture = load_fixture(args.fixture_dir)
     default = os.path.join(os.path.dirname(os.path.normpath(args.fixture_dir)), "releases.json")
     target = args.releases or os.path.relpath(default)
-    resolve_output_path(target)  # refuse an unsafe path before reading anything else
+    check_output(target)  # refuse an unsafe path before reading anything else
     releases = read_releases(target, missing_ok=True)
     outline = fixture_outline(fixture)
     content = outline_content_hash(outline)

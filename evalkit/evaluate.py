@@ -30,7 +30,7 @@ Rules (the deterministic projection depends on nothing else):
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -46,6 +46,7 @@ from evalkit.fixtures.rules import safe_id
 from evalkit.measures import aggregate, parse_measure, score
 from evalkit.names import check_name
 from evalkit.spans import QuerySpans, context_precision_recall
+from evalkit.systems.protocol import hits_of, running_user_code
 
 if TYPE_CHECKING:
     from evalkit.fixtures import Fixture
@@ -226,14 +227,14 @@ def evaluate(
     """
     from evalkit.systems.reference import REFERENCE_SYSTEMS
 
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise InputError(f"k must be a positive integer, got {k!r}")
-    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
-        raise InputError(f"repeats must be a positive integer, got {repeats!r}")
-    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
-        raise InputError(f"concurrency must be a positive integer, got {concurrency!r}")
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise InputError(f"workers must be a positive integer, got {workers!r}")
+    for option, count in (
+        ("k", k),
+        ("repeats", repeats),
+        ("concurrency", concurrency),
+        ("workers", workers),
+    ):
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            raise InputError(f"{option} must be a positive integer, got {count!r}")
     if workers > 1 and client is not None:
         raise InputError("give either client (a Dask cluster) or workers (this machine), not both")
     for name, value in (("systems", systems), ("measures", measures)):
@@ -319,18 +320,20 @@ _SEE_IN_PYTHON = "call it in Python to see the message"
 def _timed(
     search: Callable[[Any, int], Any], query: Any, k: int, name: str
 ) -> tuple[list[Any], float]:
-    """``(hits, elapsed ms)`` of one ``search`` call of system ``name``; hits are materialized
-    (:func:`~evalkit.systems.protocol.hits_of`) inside the timing. A search that raises is a
+    """``(hits, elapsed ms)`` of one ``search`` call of system ``name``. The time covers the call
+    (and running a returned generator to its end: the system's own work); the hits are checked
+    after it (:func:`~evalkit.systems.protocol.hits_of`). A search that raises is a
     :class:`SystemFailedError` (the exception's message is not shown), one that returns no
     sequence of hits an ``InputError``."""
-    from evalkit.systems.protocol import hits_of, running_user_code
-
-    started = time.perf_counter_ns()
-    with running_user_code(
-        f"system {name!r}", f"in search(query {query.id!r}, k={k})", _SEE_IN_PYTHON
-    ):
-        hits = hits_of(search(query, k), f"system {name!r}", query.id)
-    return hits, (time.perf_counter_ns() - started) / 1e6
+    who = f"system {name!r}"
+    with running_user_code(who, f"in search(query {query.id!r}, k={k})", _SEE_IN_PYTHON):
+        started = time.perf_counter_ns()
+        result = search(query, k)
+        if isinstance(result, Iterator):
+            result = list(result)
+        elapsed = (time.perf_counter_ns() - started) / 1e6
+        hits = hits_of(result, who, query.id)
+    return hits, elapsed
 
 
 def _search_all(
@@ -363,7 +366,7 @@ def _run_systems(  # noqa: PLR0917 - private helper, called positionally from ev
 ) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, dict[str, Any]]]:
     # the systems are loaded when they run, not when results are read (evalkit.systems docs)
     from evalkit.systems.progress import indexing_progress
-    from evalkit.systems.protocol import provide_aliases, running_user_code
+    from evalkit.systems.protocol import provide_aliases
     from evalkit.systems.reference import resolve_system
 
     grades = {(q.id, j.chunk_id): j.grade for q in fixture.queries for j in q.judgments}

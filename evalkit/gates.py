@@ -600,7 +600,7 @@ def check_baseline_fresh(
     command = shlex.join(["evalkit", "baseline", fixture_shown])
     command = " ".join([command, *shown_options, "--output", shlex.quote(baseline_shown)])
     where = ""
-    if os.path.isabs(baseline_shown) or ".." in Path(baseline_shown).parts:
+    if ".." in Path(baseline_shown).parts:  # an absolute path is not shown (hidden above)
         where = " (run it where the baseline's folder is below the working directory)"
     refresh = (
         f"If the change is intended, review it with 'evalkit diff {baseline_shown} NEW.json' and "
@@ -631,13 +631,11 @@ def check_baseline_fresh(
                 f"baseline; the other systems are unchanged. {refresh}"
             )
         differing = ["definitionHashes.shared"]
-    elif identity:
+    else:
         differing = [
             *identity,
             *(k for k in _STALE_KEYS if k not in identity and baseline.get(k) != report.get(k)),
         ]
-    else:
-        differing = [key for key in _STALE_KEYS if baseline.get(key) != report.get(key)]
         if not differing:
             return
     details = "; ".join(
@@ -919,36 +917,27 @@ def _baseline_rows(
         gate = f"baseline:{system}"
         if system not in previous.systems:
             previous.get(system, "", ALL_LANGUAGES, gate)  # raises: names the known systems
+        check = {"gate": gate, "kind": "baseline", "system": system, "reference": "baseline"}
         why = _why_not_evaluated(current, k, [system], "")
         if why is not None:
-            rows.append(
-                _not_evaluated(
-                    gate=gate,
-                    kind="baseline",
-                    system=system,
-                    measure="all",
-                    language=ALL_LANGUAGES,
-                    reference="baseline",
-                    note=why,
-                )
-            )
+            rows.append(_not_evaluated(**check, measure="all", language=ALL_LANGUAGES, note=why))
             continue
-        measures = previous.measures(system) if spec.measures == "all" else list(spec.measures)
-        languages = [ALL_LANGUAGES, *(previous.languages(system) if spec.per_language else [])]
+        known_measures, known_languages = previous.measures(system), previous.languages(system)
+        measures = known_measures if spec.measures == "all" else list(spec.measures)
+        languages = [ALL_LANGUAGES, *(known_languages if spec.per_language else [])]
         # what the evaluation has and the baseline lacks is shown, never silently unchecked
         lacking: list[tuple[str, str, str]] = []  # (measure, language, what)
         if spec.measures == "all":
             lacking += [
                 (m, ALL_LANGUAGES, f"measure {m}")
                 for m in current.measures(system)
-                if m not in previous.measures(system)
+                if m not in known_measures
             ]
             lacking += [
                 ("all", language, f"language {language}")
                 for language in (current.languages(system) if spec.per_language else [])
-                if language not in previous.languages(system)
+                if language not in known_languages
             ]
-        check = {"gate": gate, "kind": "baseline", "system": system, "reference": "baseline"}
         for measure, language, what in lacking:
             note = f"the baseline has no value for {what}; refresh it to gate this"
             rows.append(_not_evaluated(**check, measure=measure, language=language, note=note))

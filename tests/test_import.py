@@ -271,11 +271,16 @@ def test_real_collection_ids_are_kept(raw: str) -> None:
         ("x~y", "x~x~7Ey"),
         ("_lead", "x~~5Flead"),
         (":", "x~~3A"),
+        ("a\udc80", "x~a~80"),  # a byte decoded with surrogateescape maps back to it
     ],
 )
 def test_other_ids_are_mapped_reversibly(raw: str, mapped: str) -> None:
     assert fixture_id(raw) == mapped
     assert original_id(mapped) == raw
+
+
+def test_a_lone_surrogate_has_no_fixture_id() -> None:
+    assert fixture_id("a\ud800") is None  # no byte stands for it: not an ID, not a traceback
 
 
 @given(st.text(min_size=1, max_size=40))

@@ -111,7 +111,14 @@ def fixture_id(raw: str) -> str | None:
     parts = []
     for index, char in enumerate(raw):
         keep = char in _SAFE_CHARS and (index > 0 or (char.isascii() and char.isalnum()))
-        parts.append(char if keep else "".join(f"~{b:02X}" for b in char.encode("utf-8")))
+        if keep:
+            parts.append(char)
+            continue
+        try:  # surrogateescape: the inverse, original_id, decodes that way too
+            encoded = char.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:  # a lone surrogate no byte stands for
+            return None
+        parts.append("".join(f"~{b:02X}" for b in encoded))
     mapped = MAPPED_PREFIX + "".join(parts)
     return mapped if len(mapped) <= MAX_ID else None
 

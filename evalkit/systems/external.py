@@ -108,13 +108,7 @@ def _mapped_hint(unknown: Sequence[str], known: set[str]) -> str:
     safe form (``doc/1`` -> ``x~doc~2F1``), else nothing."""
     from evalkit.importers import fixture_id
 
-    def mapped_form(source_id: str) -> str | None:
-        try:
-            return fixture_id(source_id)
-        except UnicodeEncodeError:  # a lone surrogate: no source ID evalkit import maps
-            return None
-
-    mapped = sum(mapped_form(i) in known for i in unknown)
+    mapped = sum(fixture_id(i) in known for i in unknown)
     if not mapped:
         return ""
     return (

@@ -194,7 +194,7 @@ def hits_of(result: object, who: str, query_id: str) -> list[Hit]:
             "a list of hits: (chunk ID, score) pairs, best first, e.g. [('chunk-1', 0.9)]"
         )
     hits = []
-    for item in list(result):
+    for item in result:
         try:
             if isinstance(item, (str, bytes)):
                 raise TypeError
