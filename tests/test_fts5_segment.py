@@ -78,20 +78,24 @@ def _random_docs(rng: random.Random, rows: int, common: float) -> list[str]:
     ]
 
 
+def _assert_fts5s_own(docs: list[str], pgsz: int, first: int) -> list[tuple[int, bytes]]:
+    """Our segment of ``docs`` is FTS5's, byte for byte; FTS5's doclist-index rows."""
+    pages, doclist, index, _ = _fts5_segment(docs, pgsz, first)
+    assert len(pages) < 1000  # optimize cuts a segment of 1,000 pages or more into steps
+    ours = encode_segment(docs, first, pgsz)
+    assert ours.pages == pages
+    assert sorted(ours.doclist_index) == doclist
+    assert sorted(ours.term_index) == index
+    return doclist
+
+
 @pytest.mark.parametrize("seed", range(12))
 def test_segments_are_the_ones_fts5_writes(seed: int) -> None:
     rng = random.Random(seed)
     pgsz = [32, 40, 64, 100, 256, 4050][seed % 6]
     docs = _random_docs(rng, rng.randint(20, 300), common=rng.random() * 0.3)
     docs[rng.randrange(len(docs))] = ""  # a row without a token still counts
-    first = rng.choice([1, 5, 1000, 300_000])
-    pages, doclist, index, _ = _fts5_segment(docs, pgsz, first)
-    if len(pages) >= 1000:
-        pytest.skip("FTS5's optimize cuts a segment of 1,000 pages or more into steps")
-    ours = encode_segment(docs, first, pgsz)
-    assert ours.pages == pages
-    assert sorted(ours.doclist_index) == doclist
-    assert sorted(ours.term_index) == index
+    _assert_fts5s_own(docs, pgsz, first=rng.choice([1, 5, 1000, 300_000]))
 
 
 @pytest.mark.parametrize(("pgsz", "rows"), [(32, 2000), (40, 4000), (64, 4000)])
@@ -100,28 +104,14 @@ def test_long_doclists_get_the_doclist_indexes_fts5_writes(pgsz: int, rows: int)
     docs = [
         " ".join(["a"] * rng.randint(1, 3) + [rng.choice(["b", "c", "中文"])]) for _ in range(rows)
     ]
-    pages, doclist, index, _ = _fts5_segment(docs, pgsz, 7)
-    assert len(pages) < 1000
+    doclist = _assert_fts5s_own(docs, pgsz, first=7)
     heights = {(key >> 31) & 31 for key, _ in doclist}
     assert heights >= {0, 1}  # doclist indexes of two levels: the case this test is for
-    ours = encode_segment(docs, 7, pgsz)
-    assert (ours.pages, sorted(ours.doclist_index), sorted(ours.term_index)) == (
-        pages,
-        doclist,
-        index,
-    )
 
 
 def test_a_huge_position_list_after_a_doclist_index_grows_it_as_fts5_does() -> None:
     # hundreds of pages holding no row ID, each adding to the doclist index begun before them
-    docs = ["a " * 40, "a " * 5000, "a b"]
-    pages, doclist, index, _ = _fts5_segment(docs, 32, 1)
-    ours = encode_segment(docs, 1, 32)
-    assert (ours.pages, sorted(ours.doclist_index), sorted(ours.term_index)) == (
-        pages,
-        doclist,
-        index,
-    )
+    assert _assert_fts5s_own(["a " * 40, "a " * 5000, "a b"], 32, first=1)
 
 
 def test_row_ids_beyond_what_the_writer_encodes_are_refused() -> None:

@@ -34,10 +34,12 @@ def _table(
     documents: str = "docs.jsonl",
     judgments: str = "judgments.csv",
     queries: str = "queries.jsonl",
+    extra: tuple[str, ...] = (),
 ) -> tuple[int, str, str]:
+    """``evalkit import table`` of the workspace's files; ``extra``: more options."""
     argv = ["import", "table", "--documents", documents, "--queries", queries]
-    argv += ["--judgments", judgments, "--judgment-grade", "grade", "--output", "out/fixture"]
-    return run_cli(argv, workspace)
+    argv += ["--judgments", judgments, "--judgment-grade", "grade", *extra]
+    return run_cli([*argv, "--output", "out/fixture"], workspace)
 
 
 def _refused(workspace: pathlib.Path, result: tuple[int, str, str], *expected: str) -> str:
@@ -159,9 +161,7 @@ def test_a_document_whose_chunk_ids_are_taken_is_dropped(workspace: pathlib.Path
         *DOCS,
     ]
     (workspace / "docs.jsonl").write_text(_jsonl(docs), encoding="utf-8")
-    argv = ["import", "table", "--documents", "docs.jsonl", "--queries", "queries.jsonl"]
-    argv += ["--judgments", "judgments.csv", "--judgment-grade", "grade", "--size", "20"]
-    code, out, err = run_cli([*argv, "--output", "out/fixture"], workspace)
+    code, out, err = _table(workspace, extra=("--size", "20"))
     assert code == 0, out + err
     assert "dropped 1: document's chunk IDs equal another document's: a#c0" in out
     code, out, err = run_cli(["validate", "out/fixture"], workspace)
@@ -180,17 +180,13 @@ def test_a_document_whose_chunk_ids_are_taken_is_dropped(workspace: pathlib.Path
 def test_fixture_metadata_options_are_checked_first(
     workspace: pathlib.Path, option: str, value: str
 ) -> None:
-    argv = ["import", "table", "--documents", "docs.jsonl", "--queries", "queries.jsonl"]
-    argv += ["--judgments", "judgments.csv", option, value, "--output", "out/fixture"]
-    _refused(workspace, run_cli(argv, workspace), "nothing was written")
+    _refused(workspace, _table(workspace, extra=(option, value)), "nothing was written")
 
 
 def test_a_row_language_that_is_no_language_tag(workspace: pathlib.Path) -> None:
     rows = [{**DOCS[0], "language": "EN"}, DOCS[1]]
     (workspace / "docs.jsonl").write_text(_jsonl(rows), encoding="utf-8")
-    argv = ["import", "table", "--documents", "docs.jsonl", "--queries", "queries.jsonl"]
-    argv += ["--judgments", "judgments.csv", "--doc-language", "language"]
-    result = run_cli([*argv, "--output", "out/fixture"], workspace)
+    result = _table(workspace, extra=("--doc-language", "language"))
     _refused(workspace, result, "document 'd1': its language (not shown) is not a BCP 47 tag")
 
 

@@ -304,9 +304,10 @@ class _Source:
         for path, kind in self.files:
             size = _size(path)
             if kind == "parquet":
-                metadata = open_parquet(path, f"run file {_shown(path)}").metadata
-                file_rows, read = max(metadata.num_rows, 1), 0
-                for table in _parquet_tables(path, rank=self.rank):
+                what = f"run file {_shown(path)}"
+                file = open_parquet(path, what)
+                file_rows, read = max(file.metadata.num_rows, 1), 0
+                for table in _parquet_tables(file, what, rank=self.rank):
                     read += table.num_rows
                     self.rows += table.num_rows
                     self.position = start + size * read // file_rows
@@ -338,16 +339,15 @@ def _shown(path: Path) -> str:
     return shown_path(str(path))
 
 
-def _parquet_tables(path: Path, *, rank: bool) -> Iterator[pa.Table]:
-    from evalkit.formats.parquet import open_parquet, parquet_batches
+def _parquet_tables(file: Any, what: str, *, rank: bool) -> Iterator[pa.Table]:
+    """The tables of the open Parquet run file ``file`` (``what`` names it in errors)."""
+    from evalkit.formats.parquet import parquet_batches
 
-    what = f"run file {_shown(path)}"
-    file = open_parquet(path, what)
     schema = file.schema_arrow
     missing = [c for c in ("query_id", "doc_id", "score") if c not in schema.names]
     if missing:
         raise InputError(
-            f"run file {_shown(path)} is missing column(s) {', '.join(missing)}; expected "
+            f"{what} is missing column(s) {', '.join(missing)}; expected "
             "query_id, doc_id, score (and rank with ties='given')"
         )
     for column in ("query_id", "doc_id"):
@@ -356,8 +356,7 @@ def _parquet_tables(path: Path, *, rank: bool) -> Iterator[pa.Table]:
             kind = kind.value_type
         if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
             raise InputError(
-                f"run file {_shown(path)}: column {column} holds {kind}, expected strings; "
-                "write the IDs as strings"
+                f"{what}: column {column} holds {kind}, expected strings; write the IDs as strings"
             )
     columns = [
         "query_id",

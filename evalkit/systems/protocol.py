@@ -214,7 +214,9 @@ def fingerprint(system: Retriever) -> str:
 
 
 _IDENTIFIER = r"[A-Za-z_][A-Za-z0-9_]*"
-_SPEC_RE = re.compile(rf"^{_IDENTIFIER}(?:\.{_IDENTIFIER})*:{_IDENTIFIER}$")
+_MODULE = rf"{_IDENTIFIER}(?:\.{_IDENTIFIER})*"
+_MODULE_RE = re.compile(_MODULE)
+_SPEC_RE = re.compile(rf"^{_MODULE}:{_IDENTIFIER}$")
 
 
 def load_factory(spec: str, *, where: str = "system spec") -> Retriever:
@@ -243,7 +245,7 @@ def load_factory(spec: str, *, where: str = "system spec") -> Retriever:
             missing = getattr(error, "name", None)
             own = missing == module_name or module_name.startswith(f"{missing}.")
             if isinstance(error, ModuleNotFoundError) and missing and not own:
-                inner = missing if _SPEC_RE.match(f"{missing}:x") else "another module"
+                inner = missing if _MODULE_RE.fullmatch(missing) else "another module"
                 raise InputError(
                     f"{who}: module {module_name!r} imports {inner!r}, which is not installed; "
                     "install it in this environment"
