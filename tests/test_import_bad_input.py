@@ -175,6 +175,8 @@ def test_a_document_whose_chunk_ids_are_taken_is_dropped(workspace: pathlib.Path
         ("--id", "bad id/x"),
         ("--language", "english!!"),
         ("--license", "not a license((("),
+        # the pattern's form, but longer than the schema's 35 characters: refused, not written
+        ("--language", "en-" + "-".join(["abcdefgh"] * 5)),
     ],
 )
 def test_fixture_metadata_options_are_checked_first(

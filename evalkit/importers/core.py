@@ -38,6 +38,7 @@ Rules:
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -52,6 +53,7 @@ from typing import Any, Final
 import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
+from pydantic import TypeAdapter, ValidationError
 from tqdm import tqdm
 
 from evalkit.artifacts import check_output
@@ -61,14 +63,14 @@ from evalkit.fixtures.columnar import arrow_schema
 from evalkit.fixtures.locate import locate_span
 from evalkit.fixtures.rules import META_FILE, find_sensitive
 from evalkit.fixtures.schema import (
-    ID_PATTERN,
-    LANGUAGE_PATTERN,
     MAX_JUDGMENTS,
     MAX_QUERY_TEXT,
     MAX_SPANS,
     MAX_TITLE,
-    SEMVER_PATTERN,
-    SPDX_PATTERN,
+    Language,
+    License,
+    ObjectId,
+    Version,
 )
 from evalkit.output import shown_path
 
@@ -422,17 +424,31 @@ def import_collection(
 
 
 _META_RULES: Final = (
-    ("id", ID_PATTERN, "an ID such as 'my-corpus-v1' (--id)"),
-    ("version", SEMVER_PATTERN, "a semantic version such as '1.0.0' (--version)"),
-    ("license", SPDX_PATTERN, "an SPDX expression such as 'CC-BY-4.0' (--license)"),
-    ("language", LANGUAGE_PATTERN, "a BCP 47 tag such as 'en' or 'zh-Hans' (--language)"),
+    ("id", ObjectId, "an ID such as 'my-corpus-v1' (--id)"),
+    ("version", Version, "a semantic version such as '1.0.0' (--version)"),
+    ("license", License, "an SPDX expression such as 'CC-BY-4.0' (--license)"),
+    ("language", Language, "a BCP 47 tag such as 'en' or 'zh-Hans' (--language)"),
 )
+
+
+@functools.cache
+def _schema_type(kind: Any) -> TypeAdapter[str]:
+    """The fixture schema's own check of one of its string types (``fixtures.schema``)."""
+    return TypeAdapter(kind)
+
+
+def _valid(kind: Any, value: object) -> bool:
+    try:
+        _schema_type(kind).validate_python(value, strict=True)
+    except ValidationError:
+        return False
+    return True
 
 
 def _check_meta(**values: str) -> None:
     """Refuse fixture metadata the schema would refuse, before anything is written."""
-    for name, pattern, expected in _META_RULES:
-        if not isinstance(values[name], str) or not re.match(pattern, values[name]):
+    for name, kind, expected in _META_RULES:
+        if not _valid(kind, values[name]):
             raise InputError(
                 f"import: the fixture's {name} is not {expected}; "
                 "fix the option (nothing was written)"
@@ -440,8 +456,9 @@ def _check_meta(**values: str) -> None:
 
 
 def _checked_language(value: str, kind: str, object_id: str) -> str:
-    """A document's or query's own language, refused when it is no BCP 47 tag."""
-    if not re.match(LANGUAGE_PATTERN, value):
+    """A document's or query's own language, refused when the schema refuses it (no BCP 47
+    tag, or longer than one)."""
+    if not _valid(Language, value):
         # not shown: a wrongly mapped column may hold a title or query word
         raise InputError(
             f"{kind} {object_id!r}: its language (not shown) is not a BCP 47 tag such as 'en' "
