@@ -24,6 +24,11 @@ A private string is reported when the artifact contains
 Shorter fragments (a number, a single word) are not identifying and are not reported.
 Findings name object IDs only, never the text.
 
+String and URL escapes are read as well (:func:`unescaped_text`): where an artifact holds
+``\\uXXXX``, ``\\UXXXXXXXX``, ``\\xXX`` or ``\\n``-style escapes (a JSON or JavaScript string
+inside HTML, a Python ``repr`` in a log) or ``%XX`` escapes (a URL's query), the decoded text is
+searched too, so ``\\u6e21\\u8f6e`` or ``How%20much%20does`` hides nothing.
+
 Base64 payloads (a run of 128+ base64 characters: ``data:`` URIs, a notebook's image outputs)
 are searched for what they carry (:func:`embedded_text`): an image's metadata and printable
 bytes, any other payload's decoded text as well as the run itself. One Aho-Corasick automaton
@@ -42,6 +47,7 @@ import html
 import json
 import re
 import unicodedata
+import urllib.parse
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -59,6 +65,7 @@ __all__ = [
     "find_leaks",
     "prepare_leak_scan",
     "private_texts",
+    "unescaped_text",
 ]
 
 MIN_WHOLE_LATIN = 8
@@ -203,8 +210,9 @@ def _needles(text: str) -> list[str]:
 
 
 def artifact_text(text: str) -> str:
-    """The searchable form of an artifact; JSON (e.g. a notebook) is decoded to its strings, and
-    base64 payloads are replaced by the text they carry (:func:`embedded_text`)."""
+    """The searchable form of an artifact; JSON (e.g. a notebook) is decoded to its strings,
+    base64 payloads are replaced by the text they carry (:func:`embedded_text`), and the
+    decoded forms of string and URL escapes are added (:func:`unescaped_text`)."""
     stripped = text.lstrip()
     if stripped.startswith(("{", "[")):
         try:
@@ -212,12 +220,82 @@ def artifact_text(text: str) -> str:
         except (ValueError, RecursionError):
             pass
         else:
-            leaves = "\n".join(_string_leaves(decoded, keys=True))
+            # json.loads has read the document's own escapes; a string may still hold escaped
+            # text of its own (a URL, a JSON blob as a string)
+            leaves = unescaped_text("\n".join(_string_leaves(decoded, keys=True)))
             return _normalize(embedded_text(leaves) + "\n" + embedded_text(text))
-    plain = embedded_text(text)
+    plain = embedded_text(unescaped_text(text))
     if "<" in plain:  # markup: also the text with its tags removed (words split by tags)
         plain += "\n" + _TAG_RE.sub(" ", plain)
     return _normalize(plain)
+
+
+_STRING_ESCAPES_RE = re.compile(
+    r"(?:\\u[0-9a-fA-F]{4})+|(?:\\x[0-9a-fA-F]{2})+|\\U[0-9a-fA-F]{8}|\\[nrtfb]"
+)
+_PERCENT_ESCAPE_RE = re.compile(r"%[0-9A-Fa-f]{2}")
+_CONTROL_ESCAPES: Final = {"n": "\n", "r": "\r", "t": "\t", "f": "\f", "b": " "}
+UNESCAPE_ROUNDS: Final = 3
+#: Raw characters decoded on each side of an escape: eight times the longest needle (a needle's
+#: characters may be written as HTML entities in the raw text).
+ESCAPE_CONTEXT: Final = 16 * WINDOW_LATIN
+
+
+def unescaped_text(text: str) -> str:
+    """``text``, followed (on new lines) by the decoded form of each stretch of it that holds
+    escapes: string escapes (JSON's and JavaScript's ``\\uXXXX``, surrogate pairs combined;
+    Python's ``\\UXXXXXXXX``; ``\\xXX`` runs, read as UTF-8 bytes when they are, else one
+    character each; ``\\n``, ``\\t``, ...) and URL escapes (``%XX`` as UTF-8, ``+`` as a
+    space). A stretch reaches ``ESCAPE_CONTEXT`` characters beyond its first and last escape
+    (stretches that close merge), more than any needle's length, so a needle that an escape
+    splits is whole in it, and the cost follows the escapes, not the artifact's size. Text escaped
+    twice or three times is decoded as often (``UNESCAPE_ROUNDS``)."""
+    forms = [text]
+    for start, end in _escaped_stretches(text):
+        current = text[start:end]
+        for _ in range(UNESCAPE_ROUNDS):
+            decoded = _STRING_ESCAPES_RE.sub(_string_escape, current)
+            if _PERCENT_ESCAPE_RE.search(decoded):
+                decoded = urllib.parse.unquote_plus(decoded, errors="replace")
+            if decoded == current:
+                break
+            forms.append(decoded)
+            current = decoded
+    return "\n".join(forms)
+
+
+def _escaped_stretches(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of the stretches of ``text`` around its escapes, merged, in order."""
+    around = sorted(
+        (max(match.start() - ESCAPE_CONTEXT, 0), match.end() + ESCAPE_CONTEXT)
+        for pattern in (_STRING_ESCAPES_RE, _PERCENT_ESCAPE_RE)
+        for match in pattern.finditer(text)
+    )
+    merged: list[tuple[int, int]] = []
+    for start, end in around:
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def _string_escape(match: re.Match[str]) -> str:
+    escape = match.group(0)
+    kind = escape[1]
+    if kind == "u":  # UTF-16 code units: a surrogate pair is one character
+        units = bytes.fromhex(escape.replace("\\u", ""))
+        return units.decode("utf-16-be", "replace")
+    if kind == "x":
+        data = bytes.fromhex(escape.replace("\\x", ""))
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            return data.decode("latin-1")
+    if kind == "U":
+        code_point = int(escape[2:], 16)
+        return chr(code_point) if code_point <= 0x10FFFF else escape
+    return _CONTROL_ESCAPES[kind]
 
 
 _BASE64_RUN_RE = re.compile(r"[A-Za-z0-9+/]{128,}={0,2}")

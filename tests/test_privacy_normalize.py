@@ -1,12 +1,15 @@
-"""The leak scan sees through the escaping evalkit.render applies to Markdown output."""
+"""The leak scan sees through the escaping evalkit.render applies to Markdown output, and through
+string and URL escapes."""
 
 from __future__ import annotations
 
+import json
+import urllib.parse
 from collections.abc import Callable
 
 import pytest
 
-from evalkit.privacy import PrivateText, find_leaks
+from evalkit.privacy import PrivateText, find_leaks, unescaped_text
 from evalkit.render import markdown_text
 
 SECRET_TEXT = "The harbour ferry @noon leaves from pier #4 (see https://example.invalid/x)."
@@ -70,3 +73,63 @@ def test_markup_itself_is_no_leak() -> None:
     # the tag-stripped view adds no false finding for text that only shares tag names
     html = "<table><tr><td>q-1</td><td>0.5</td></tr></table>"
     assert find_leaks(html, [PrivateText("c:1", SECRET_TEXT)]) == []
+
+
+# accented letters at most 20 characters apart: no long unescaped run for the plain scan to catch
+ACCENTED = "Crème brûlée à la carte, café au lait ou thé vert, pâté en croûte et crêpes flambées."
+
+
+@pytest.mark.parametrize(
+    ("private", "disguise"),
+    [
+        pytest.param(CHINESE, json.dumps, id="JSON string (\\u escapes)"),
+        pytest.param(CHINESE, ascii, id="Python ascii() (\\u escapes)"),
+        pytest.param(CHINESE, lambda t: repr(t.encode()), id="Python bytes repr (\\x UTF-8)"),
+        pytest.param(
+            SECRET_TEXT, lambda t: json.dumps(t.replace(" ", "\n")), id="\\n between words"
+        ),
+        pytest.param(ACCENTED, json.dumps, id="escaped letters among plain ones"),
+        pytest.param(SECRET_TEXT, urllib.parse.quote, id="URL path escapes"),
+        pytest.param(CHINESE, urllib.parse.quote_plus, id="URL query escapes (UTF-8)"),
+        pytest.param(
+            SECRET_TEXT, lambda t: urllib.parse.quote(urllib.parse.quote(t)), id="URL-escaped twice"
+        ),
+        pytest.param(
+            CHINESE, lambda t: urllib.parse.quote(json.dumps(t)), id="JSON escapes, URL-escaped"
+        ),
+        pytest.param(
+            "渡轮🚢每天早上🚢七点出发🚢北码头",
+            json.dumps,
+            id="surrogate pair",
+        ),
+    ],
+)
+def test_escaped_text_is_still_a_leak(private: str, disguise: Callable[[str], str]) -> None:
+    escaped = disguise(private)
+    assert escaped != private
+    html = f'<p>ok</p><script>var rows = {{"hover": {escaped}}};</script><a href="/s?q={escaped}">'
+    assert find_leaks(html, [PrivateText("c:1", private)]) == ["c:1"]
+    log = f"INFO result={escaped} done\n" * 3
+    assert find_leaks(log, [PrivateText("c:1", private)]) == ["c:1"]
+
+
+def test_escaped_text_inside_a_json_document_is_still_a_leak() -> None:
+    # json.loads reads the document's own escapes; the string's own URL escapes are read too
+    document = json.dumps({"link": "https://example.invalid/?q=" + urllib.parse.quote(CHINESE)})
+    assert find_leaks(document, [PrivateText("c:2", CHINESE)]) == ["c:2"]
+
+
+def test_text_without_escapes_is_searched_as_it_is() -> None:
+    assert unescaped_text(SECRET_TEXT) == SECRET_TEXT
+    assert unescaped_text("") == ""
+
+
+def test_escapes_of_other_text_are_no_leak() -> None:
+    other = json.dumps("一二三四五六七八九十百千万") + urllib.parse.quote(
+        "nothing private at all here"
+    )
+    bad = "\\u12 \\x4 %zz %E6 \\U00110000 \\ud800"  # malformed or lone: decoded, never raised
+    findings = find_leaks(
+        other + bad, [PrivateText("c:1", SECRET_TEXT), PrivateText("c:2", CHINESE)]
+    )
+    assert findings == []
