@@ -88,7 +88,12 @@ from evalkit.fixtures.rules import safe_id
 from evalkit.fixtures.schema import ID_PATTERN, LANGUAGE_PATTERN
 from evalkit.inputs import InputFileError, read_input_bytes
 from evalkit.measures import parse_measure
-from evalkit.measures.names import LOWER_IS_BETTER, MEASURE_NAMES, higher_is_better
+from evalkit.measures.names import (
+    LOWER_IS_BETTER,
+    MEASURE_NAMES,
+    higher_is_better,
+    measure_range,
+)
 from evalkit.names import name_problem
 from evalkit.output import shown_path, unshown_reason
 from evalkit.privacy import PrivateText
@@ -157,23 +162,6 @@ _STALE_KEYS: Final = ("schema", "evaluationDefinitionHash", "corpusHash")
 
 def _canonical_measure(name: str) -> str:
     return str(parse_measure(name))
-
-
-_COUNTS: Final = frozenset({"NumRet", "NumRel", "NumRelRet", "num_nonrel_judged_ret", "NumQ", "G"})
-_UNBOUNDED: Final = frozenset({"utility", "yaap"})
-
-
-def measure_range(measure: str) -> tuple[float, float]:
-    """``(lowest, highest)`` value of ``measure`` (a name such as ``RR@10``): ``(0, 1)`` for
-    the registry's rates and averages, ``(0, inf)`` for counts (and trec_eval's ``G``, whose
-    upper end this module does not rely on), ``(-inf, inf)`` for ``utility``, ``yaap`` and
-    names the registry does not know."""
-    base = measure.split("(", 1)[0].split("@", 1)[0]
-    if base in _UNBOUNDED or base not in MEASURE_NAMES:
-        return -math.inf, math.inf
-    if base in _COUNTS:
-        return 0.0, math.inf
-    return 0.0, 1.0
 
 
 def _worst_value(measure: str) -> float:

@@ -83,6 +83,8 @@ ALL_LANGUAGES: Final = "all"  # the language of a system's overall means, as rea
 # Bump when a measure's definition changes, so old baselines become stale instead of wrong.
 MEASURES_VERSION = "1"
 NONDETERMINISTIC_KEYS = frozenset({"latency"})
+#: How far outside its range (float rounding) a measure value read from a report may be.
+RANGE_SLACK: Final = 1e-9
 
 
 def corpus_hash(fixture: Fixture) -> str:
@@ -320,7 +322,9 @@ def report_per_query(
         where = f"perQuery[{_shown(system)}]"
         result[system] = {
             query_id: {
-                measure: _number(value, role, f"{where}[{_shown(query_id)}][{_shown(measure)}]")
+                measure: _measure_value(
+                    value, measure, role, f"{where}[{_shown(query_id)}][{_shown(measure)}]"
+                )
                 for measure, value in _object(values, role, f"{where}[{_shown(query_id)}]").items()
             }
             for query_id, values in _object(queries, role, where).items()
@@ -406,10 +410,33 @@ def _number(value: object, role: str, where: str) -> float:
     return float(value)
 
 
+def _measure_value(value: object, measure: object, role: str, where: str) -> float:
+    """A finite number within the measure's range (:func:`evalkit.measures.names.
+    measure_range`, with ``RANGE_SLACK`` for float rounding); InputError otherwise."""
+    number = _number(value, role, where)
+    low, high = _range_of(measure) if isinstance(measure, str) else (-math.inf, math.inf)
+    if not low - RANGE_SLACK <= number <= high + RANGE_SLACK:
+        raise InputError(
+            f"{role}: {where} is {number:g}, outside the range of {_shown(measure)} "
+            f"[{low:g}, {high:g}]; the file was edited or damaged: write it again (evalkit "
+            "baseline FIXTURE --output PATH, or evalkit run FIXTURE --output PATH)"
+        )
+    return number
+
+
+@functools.lru_cache(maxsize=4096)
+def _range_of(measure: str) -> tuple[float, float]:
+    # imported here: reading a report needs no measures engine (about 90 ms of imports)
+    from evalkit.measures.names import measure_range
+
+    return measure_range(measure)
+
+
 def _mean_table(measures: object, role: str, where: str) -> dict[str, float]:
     return {
-        measure: _number(
+        measure: _measure_value(
             _object(entry, role, f"{where}[{_shown(measure)}]").get("mean"),
+            measure,
             role,
             f"{where}[{_shown(measure)}].mean",
         )

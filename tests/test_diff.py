@@ -175,6 +175,16 @@ def test_human_output_lists_ids_and_counts() -> None:
             lambda r: r["summary"]["lexical"]["RR@10"].update(mean=math.inf),
             r"new report: summary\['lexical'\]\['RR@10'\].mean should be a finite number",
         ),
+        (
+            lambda r: r["summary"]["lexical"]["RR@10"].update(mean=5.0),
+            r"new report: summary\['lexical'\]\['RR@10'\].mean is 5, outside the range of "
+            r"'RR@10' \[0, 1\]; the file was edited or damaged: write it again",
+        ),
+        (
+            lambda r: r["perQuery"]["lexical"]["q-en-1"].update({"RR@10": -0.25}),
+            r"new report: perQuery\['lexical'\]\['q-en-1'\]\['RR@10'\] is -0.25, outside the "
+            r"range of 'RR@10' \[0, 1\]",
+        ),
     ],
 )
 def test_malformed_reports_are_input_errors(mutate: Any, message: str) -> None:

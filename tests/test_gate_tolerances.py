@@ -10,6 +10,7 @@ from __future__ import annotations
 import pathlib
 from typing import Any
 
+import pandas as pd
 import pytest
 from test_gates import make_report
 
@@ -23,6 +24,7 @@ from evalkit.gates import (
     load_report,
     measure_range,
 )
+from evalkit.measures import score
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 FIXTURE_DIR = REPO / "fixtures" / "synthetic-bilingual-v1"
@@ -236,3 +238,19 @@ def test_a_smaller_degradation_passes_the_default_gate(
     after = report["summary"]["hybrid-rerank"]["RR@10"]["mean"]
     assert 0.0 < before - after < 0.02  # 0.9 / 82 = 0.011
     assert _rr_row(report, baseline, gates({"systems": ["hybrid-rerank"]}))["status"] == "pass"
+
+
+def test_measure_ranges_hold_what_the_measures_compute() -> None:
+    # graded gains above 1 (cwl_eval's RBP) and a negative gain (trec_eval's ndcg gain map) give
+    # values outside [0, 1]; their ranges must allow what score() computes
+    qrels = pd.DataFrame({"query_id": ["q"] * 3, "doc_id": ["a", "b", "c"], "relevance": [3, 3, 1]})
+    run = pd.DataFrame({"query_id": ["q"] * 3, "doc_id": ["a", "b", "c"], "score": [3.0, 2.0, 1.0]})
+    for name in ["RBP(p=0.8)", "nDCG(gains={1:-2,3:1})", "nDCG@10", "rbp(p=0.8)", "ERR@20"]:
+        low, high = measure_range(name)
+        (value,) = score(qrels, run, [name]).value
+        assert low <= value <= high, (name, value)
+    assert score(qrels, run, ["RBP(p=0.8)"]).value.item() > 1.0  # the case the range allows
+    worst_first = run.assign(score=[1.0, 2.0, 3.0])  # the negative-gain doc on top
+    negative = score(qrels, worst_first, ["nDCG(gains={1:-2,3:1})"]).value.item()
+    assert negative < 0.0
+    assert measure_range("nDCG(gains={1:-2,3:1})")[0] <= negative

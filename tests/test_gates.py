@@ -10,6 +10,7 @@ import copy
 import json
 import math
 import pathlib
+import re
 from typing import Any
 
 import pytest
@@ -596,6 +597,36 @@ def test_nan_is_never_a_mean() -> None:
     )
     finite = r"summary\['hybrid'\]\['RR@10'\].mean should be a finite number"
     with pytest.raises(InputError, match=finite):
+        check_gates(broken, gates)
+
+
+@pytest.mark.parametrize(
+    ("measure", "mean", "accepted"),
+    [
+        ("RR@10", 5.0, False),  # a rate above 1: an edited or damaged file
+        ("RR@10", -0.1, False),
+        ("RR@10", 1.0 + 1e-12, True),  # float rounding of a perfect mean
+        ("NumRet", 37.0, True),  # a count has no upper end
+        ("NumRet", -1.0, False),
+        ("utility(p1=1,p4=-1)", -3.0, True),  # utility is unbounded
+    ],
+)
+def test_a_mean_outside_its_measures_range_is_refused(
+    measure: str, mean: float, accepted: bool
+) -> None:
+    broken = copy.deepcopy(REPORT)
+    broken["summary"]["hybrid"][measure] = {"mean": mean, "n": 4}
+    gates = Gates.model_validate(
+        {
+            "schema": "evalkit.gates/1",
+            "absolute": [{"system": "hybrid", "measure": "RR@10", "min": 0.1}],
+        }
+    )
+    if accepted:
+        check_gates(broken, gates)
+        return
+    outside = rf"summary\['hybrid'\]\[{re.escape(repr(measure))}\].mean is {mean:g}, outside"
+    with pytest.raises(InputError, match=outside):
         check_gates(broken, gates)
 
 

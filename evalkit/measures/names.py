@@ -10,6 +10,7 @@ parameters equal to their default left out), which is also the value of the ``me
 from __future__ import annotations
 
 import ast
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -21,6 +22,7 @@ __all__ = [
     "SPAN_MEASURE_NAMES",
     "Measure",
     "MeasureSpec",
+    "measure_range",
     "parse_measure",
     "trec_name",
 ]
@@ -247,6 +249,27 @@ def higher_is_better(measure: str) -> bool:
     base = re.split(r"[(@]", measure, maxsplit=1)[0]
     spec = _SPEC_BY_NAME.get(base)
     return True if spec is None else spec.higher_is_better
+
+
+# no upper end: counts, trec_eval's G, and ir_measures' RBP (cwl_eval sums graded gains)
+_NONNEGATIVE: frozenset[str] = frozenset(
+    {"NumRet", "NumRel", "NumRelRet", "num_nonrel_judged_ret", "NumQ", "G", "RBP"}
+)
+_UNBOUNDED: frozenset[str] = frozenset({"utility", "yaap"})
+
+
+def measure_range(measure: str) -> tuple[float, float]:
+    """``(lowest, highest)`` value of ``measure`` (a name such as ``RR@10``): ``(0, 1)`` for
+    the registry's rates and averages (``alpha_DCG`` too: ndeval divides it by an ideal
+    ranking's); ``(0, inf)`` for counts, trec_eval's ``G`` and ir_measures' graded ``RBP``;
+    ``(-inf, inf)`` for ``utility``, ``yaap``, a measure with a ``gains`` map (a gain may be
+    negative) and names the registry does not know."""
+    base = measure.split("(", 1)[0].split("@", 1)[0]
+    if base in _UNBOUNDED or base not in _SPEC_BY_NAME or "gains=" in measure:
+        return -math.inf, math.inf
+    if base in _NONNEGATIVE:
+        return 0.0, math.inf
+    return 0.0, 1.0
 
 
 def describe_measure(measure: str) -> str:
