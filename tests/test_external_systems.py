@@ -9,6 +9,7 @@ The HTTP failure tests start the same kind of server with a failure mode.
 from __future__ import annotations
 
 import contextlib
+import gzip
 import json
 import pathlib
 import threading
@@ -202,6 +203,26 @@ def test_malformed_run_files_are_input_errors_without_the_path(tmp_path: pathlib
         RunFileRetriever(short)
     with pytest.raises(InputError, match="the run file does not exist") as caught:
         RunFileRetriever(tmp_path / "absent.trec")
+    assert str(tmp_path) not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [
+        ("empty.trec", b""),
+        ("comments.trec", b"# written by a job that died\n\n"),
+        ("blank.jsonl", b"\n  \n"),
+        ("empty.trec.gz", gzip.compress(b"")),
+    ],
+)
+def test_a_run_file_without_results_is_refused(
+    tmp_path: pathlib.Path, name: str, content: bytes
+) -> None:
+    # scoring it would give every query 0.0, a real-looking regression with nothing behind it
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(InputError, match=r"the run file holds no results") as caught:
+        RunFileRetriever(path)
     assert str(tmp_path) not in str(caught.value)
 
 

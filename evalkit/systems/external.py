@@ -160,6 +160,12 @@ def read_run_hits(path: str | os.PathLike[str], *, system: str = "run") -> dict[
         except (OSError, EOFError):
             raise InputError(f"run system {system!r}: the run file is not valid gzip") from None
     rows = _jsonl_rows(data, system) if _is_jsonl(file, data) else _trec_rows(file, system)
+    if not rows:
+        raise InputError(
+            f"run system {system!r}: the run file holds no results (it is empty, or only "
+            "comments and blank lines); a run lists at least one ranked chunk: check that the "
+            "job that wrote it finished"
+        )
     ranked: dict[str, list[tuple[float, float, str]]] = {}
     for query_id, chunk_id, score, order in rows:
         ranked.setdefault(query_id, []).append((-score, order, chunk_id))
