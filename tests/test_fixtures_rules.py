@@ -222,6 +222,41 @@ def test_all_problems_are_reported_together(make_fixture: Callable[..., Path]) -
     }
 
 
+def test_an_invalid_querys_judgments_are_still_checked(make_fixture: Callable[..., Path]) -> None:
+    # q-en-1 fails its own validation (a repeated tag); its judgments' problems are found in the
+    # same run: a dangling chunk of a judgment that is invalid itself, a span not in its chunk
+    def invalid_query(data: Data) -> None:
+        query = _query(data, "q-en-1")
+        query["tags"] = ["paraphrase", "paraphrase"]
+        query["judgments"][0]["spans"] = ["leaves at 07:40"]
+        query["judgments"].append({"chunk_id": "c-missing", "grade": 7, "spans": ["x"]})
+        query["judgments"].append({"chunk_id": "c-zh-1", "grade": 0, "spans": ["四克朗"]})
+
+    problems = _problems(make_fixture(invalid_query))
+    assert _where(problems) == {
+        ("queries.yaml", "q-en-1", "tags"),
+        ("queries.yaml", "q-en-1", "judgments[0].spans[0]"),
+        ("queries.yaml", "q-en-1", "judgments[1].grade"),
+        ("queries.yaml", "q-en-1", "judgments[1].chunk_id"),
+        ("queries.yaml", "q-en-1", "judgments[2].grade"),  # grade 0 needs requires_spans: false
+        ("queries.yaml", "q-en-1", "judgments[2].spans"),  # and a grade-0 judgment has no spans
+    }
+
+
+def test_an_invalid_query_judging_an_invalid_chunk_adds_no_noise(
+    make_fixture: Callable[..., Path],
+) -> None:
+    def both(data: Data) -> None:
+        _chunk(data, "c-zh-1")["extra"] = 1
+        _query(data, "q-zh-1")["tags"] = ["paraphrase", "paraphrase"]
+
+    problems = _problems(make_fixture(both))
+    assert _where(problems) == {
+        ("chunks.yaml", "c-zh-1", "extra"),
+        ("queries.yaml", "q-zh-1", "tags"),
+    }
+
+
 def test_an_invalid_object_does_not_cause_dangling_reference_noise(
     make_fixture: Callable[..., Path],
 ) -> None:
