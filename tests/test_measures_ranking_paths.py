@@ -9,6 +9,9 @@ between two blocks of one query, and many score ties.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import warnings
 from collections.abc import Callable
 
@@ -82,7 +85,7 @@ def test_colliding_fingerprints_give_trec_eval_values(
     monkeypatch.setattr(ranking, "_fingerprint", _length_fingerprint)
     # on several cores: fingerprints in slices, and (listed query by query) the run in parts
     monkeypatch.setattr(ranking, "_PARALLEL_MIN_ROWS", 0)
-    monkeypatch.setattr(ranking.os, "cpu_count", lambda: cores)
+    monkeypatch.setattr(ranking, "_threads", lambda: cores)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RunOnlyQueriesWarning)
         frame = score(qrels_frame, run_frame, MEASURES, trec_version="9")
@@ -161,7 +164,7 @@ def test_tied_documents_ranked_as_trec_eval(
         monkeypatch.setattr(ranking, "_rank_among_ties_pairwise", ranking._rank_among_ties_sorted)
     if parts > 1:  # only a run listed query by query is cut into parts
         monkeypatch.setattr(ranking, "_PARALLEL_MIN_ROWS", 0)
-        monkeypatch.setattr(ranking.os, "cpu_count", lambda: parts)
+        monkeypatch.setattr(ranking, "_threads", lambda: parts)
     qrels_frame, run_frame, qrels, run = _data(layout, ID_STYLES[style])
     _assert_trec_eval_values(qrels_frame, run_frame, qrels, run)
 
@@ -169,7 +172,7 @@ def test_tied_documents_ranked_as_trec_eval(
 @pytest.mark.parametrize("parts", [1, 3])
 def test_duplicates_are_found_in_every_part(parts: int, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(ranking, "_PARALLEL_MIN_ROWS", 0)
-    monkeypatch.setattr(ranking.os, "cpu_count", lambda: parts)
+    monkeypatch.setattr(ranking, "_threads", lambda: parts)
     qrels_frame, run_frame, _, _ = _data("grouped")
     last = run_frame[run_frame["query_id"] == "q39"]
     # the last query lists its top doc again, at the bottom of its ranking (last part)
@@ -268,3 +271,19 @@ def test_sort_within_queries_is_the_stable_argsort(
 def test_stable_order_is_the_stable_argsort(values: list[int], bound: int) -> None:
     array = np.array([v % bound for v in values], dtype=np.int64)
     assert ranking._stable_order(array).tolist() == np.argsort(array, kind="stable").tolist()
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="no CPU affinity here")
+def test_threads_follow_the_cpu_affinity_not_the_machine() -> None:
+    # a process pinned to one core (taskset, a cpuset) ranks on one thread, not os.cpu_count()
+    code = (
+        "import os; os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]}); "
+        "from evalkit.measures import ranking; print(ranking._threads(), os.cpu_count())"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    threads, machine = map(int, result.stdout.split())
+    assert threads == 1
+    assert ranking._threads() == min(len(os.sched_getaffinity(0)), ranking.MAX_THREADS)
+    assert machine >= threads

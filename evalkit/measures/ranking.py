@@ -37,7 +37,6 @@ strings only when those cannot tell); large groups are sorted by ID.
 from __future__ import annotations
 
 import itertools
-import os
 import warnings
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Literal, NamedTuple
@@ -65,6 +64,19 @@ _FNV_OFFSET = _U64(0xCBF29CE484222325)
 _FNV_PRIME = _U64(0x100000001B3)
 _MIX_1 = _U64(0xFF51AFD7ED558CCD)
 _MIX_2 = _U64(0xC4CEB9FE1A85EC53)
+
+
+#: The most threads a ranking uses (its sorts and fingerprints).
+MAX_THREADS = 8
+
+
+def _threads() -> int:
+    """Threads for the parallel parts: the cores this process may run on (its CPU affinity, which
+    taskset, a cpuset or a job scheduler narrows; not the machine's count), at most
+    ``MAX_THREADS``."""
+    from evalkit.forking import usable_cores  # here: ranking needs no multiprocessing import
+
+    return min(usable_cores(), MAX_THREADS)
 
 
 def judged_ranking(
@@ -95,7 +107,7 @@ def judged_ranking(
     grades = _integer_column(qrels, "relevance", "qrels")
     run_q = _id_array(run, "query_id", "run")
     run_d = _id_array(run, "doc_id", "run")
-    cores = min(os.cpu_count() or 1, 8)
+    cores = _threads()
     with ThreadPoolExecutor(max_workers=max(2, cores)) as pool:
         # The run's doc fingerprints (in slices, on every core for a large run), and the
         # qrels' fingerprints, duplicate check and orders, are computed on other threads while
@@ -238,7 +250,7 @@ class _RunSide(NamedTuple):
         queries per core, ranked in parallel. Parts never change a result."""
         n_queries = self.query_first.size - 1
         n_rows = int(self.query_first[-1])
-        n_parts = min(os.cpu_count() or 1, 8)
+        n_parts = _threads()
         if self.rows is not None or n_rows < _PARALLEL_MIN_ROWS or n_parts == 1:
             return [self.rank(0, n_queries, workers=None)]
         targets = np.arange(1, n_parts, dtype=np.int64) * n_rows // n_parts
@@ -732,7 +744,7 @@ def _packed_sort(
         query = qidx[lo:hi].astype(np.uint64)
         query <<= _U64(fp_bits + row_bits)
         part |= query
-    _parallel_sort(keys, query_sizes, workers or min(os.cpu_count() or 1, 8))
+    _parallel_sort(keys, query_sizes, workers or _threads())
     return _Packed(keys, fp_bits, row_bits)
 
 
@@ -972,7 +984,7 @@ def _sort_within_queries(
         np.left_shift(key[lo:hi], _U64(32), out=part)  # the query bits go
         within = np.arange(lo, hi, dtype=np.int64) - query_start[qidx[lo:hi]]
         part |= within.view(np.uint64)
-    if not _sort_segments(packed, query_sizes, workers or min(os.cpu_count() or 1, 8)):
+    if not _sort_segments(packed, query_sizes, workers or _threads()):
         order: IntArray = np.argsort(key, kind="stable").astype(np.int64)
         key[:] = key[order]
         return order
