@@ -98,6 +98,22 @@ ACCENTED = "Crème brûlée à la carte, café au lait ou thé vert, pâté en c
             CHINESE, lambda t: urllib.parse.quote(json.dumps(t)), id="JSON escapes, URL-escaped"
         ),
         pytest.param(
+            SECRET_TEXT.rstrip(".").replace("@", "at").replace("#", "no").replace("(", "")[:40],
+            lambda t: urllib.parse.urlencode({"q": t}),
+            id="URL query with + for spaces only",
+        ),
+        pytest.param(
+            CHINESE,
+            lambda t: repr(b"\xff" + t.encode() + b"\x80"),
+            id="bytes repr with stray bytes around",
+        ),
+        pytest.param(
+            CHINESE, lambda t: repr(t.encode()[:-2]), id="bytes repr cut inside a character"
+        ),
+        pytest.param(
+            CHINESE, lambda t: json.dumps({"blob": json.dumps({"q": t})}), id="JSON in JSON"
+        ),
+        pytest.param(
             "渡轮🚢每天早上🚢七点出发🚢北码头",
             json.dumps,
             id="surrogate pair",
@@ -133,3 +149,20 @@ def test_escapes_of_other_text_are_no_leak() -> None:
         other + bad, [PrivateText("c:1", SECRET_TEXT), PrivateText("c:2", CHINESE)]
     )
     assert findings == []
+
+
+def test_latin1_escapes_of_a_javascript_string_are_read() -> None:
+    escaped = ACCENTED.encode("latin-1").decode("ascii", "backslashreplace")  # caf\\xe9 ...
+    assert "\\xe9" in escaped
+    assert find_leaks(f"<script>s='{escaped}'</script>", [PrivateText("c:3", ACCENTED)]) == ["c:3"]
+
+
+def test_a_decoded_copy_never_joins_the_text_before_it() -> None:
+    # the end of the artifact and the start of a decoded stretch hold half a needle each
+    # (the copy starts where the artifact does; the first windows are "渡轮每天早上" and
+    # "The harbour ferr")
+    chinese_seam = CHINESE[3:6] + "x" * 10 + "\\n" + "y" * 10 + CHINESE[:3]
+    english_seam = SECRET_TEXT[12:16] + "\\n" + "ok" + SECRET_TEXT[:11]
+    private = [PrivateText("c:1", SECRET_TEXT), PrivateText("c:2", CHINESE)]
+    assert find_leaks(chinese_seam, private) == []
+    assert find_leaks(english_seam, private) == []
