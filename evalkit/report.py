@@ -417,7 +417,7 @@ def _measure_value(value: object, measure: object, role: str, where: str) -> flo
     low, high = _range_of(measure) if isinstance(measure, str) else (-math.inf, math.inf)
     if not low - RANGE_SLACK <= number <= high + RANGE_SLACK:
         raise InputError(
-            f"{role}: {where} is {number:g}, outside the range of {_shown(measure)} "
+            f"{role}: {where} is {number!r}, outside the range of {_shown(measure)} "
             f"[{low:g}, {high:g}]; the file was edited or damaged: write it again (evalkit "
             "baseline FIXTURE --output PATH, or evalkit run FIXTURE --output PATH)"
         )

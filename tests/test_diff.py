@@ -177,8 +177,12 @@ def test_human_output_lists_ids_and_counts() -> None:
         ),
         (
             lambda r: r["summary"]["lexical"]["RR@10"].update(mean=5.0),
-            r"new report: summary\['lexical'\]\['RR@10'\].mean is 5, outside the range of "
+            r"new report: summary\['lexical'\]\['RR@10'\].mean is 5.0, outside the range of "
             r"'RR@10' \[0, 1\]; the file was edited or damaged: write it again",
+        ),
+        (  # shown exactly, not rounded into the range
+            lambda r: r["summary"]["lexical"]["RR@10"].update(mean=1.0000001),
+            r"summary\['lexical'\]\['RR@10'\].mean is 1.0000001, outside",
         ),
         (
             lambda r: r["perQuery"]["lexical"]["q-en-1"].update({"RR@10": -0.25}),

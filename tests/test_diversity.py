@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from evalkit.errors import InputError, MeasureError
 from evalkit.measures import parse_measure, score
 from evalkit.measures.diversity import DIVERSITY_MEASURE_NAMES
+from evalkit.measures.names import measure_range
 
 Row = tuple[str, str, str, int]
 
@@ -329,3 +330,15 @@ def test_judged_only_ranks_the_docs_the_subtopic_qrels_grade(
     graded = {(q, d) for q, _, d, r in sub_rows if r >= 0}
     kept = [row for row in run.itertuples(index=False, name=None) if (row[0], row[1]) in graded]
     _assert_agree(ours, _oracle(sub_rows, kept, names))
+
+
+def test_alpha_dcg_and_err_ia_at_cutoff_one_exceed_one() -> None:
+    # ndeval does not divide them at cutoff 1: one doc relevant to three subtopics scores 3, and
+    # measure_range must allow what score() computes (reports holding it are read back)
+    sub = _subtopics([("0", s, "A", 1) for s in ("a", "b", "c")])
+    run = _run([("0", "A", 1.0)])
+    values = _values(score(_topic_qrels(sub), run, ["alpha_DCG@1", "ERR_IA@1"], subtopics=sub))
+    for measure in ("alpha_DCG@1", "ERR_IA@1"):
+        low, high = measure_range(measure)
+        assert values["0", measure] > 1.0
+        assert low <= values["0", measure] <= high

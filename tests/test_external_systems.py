@@ -213,6 +213,8 @@ def test_malformed_run_files_are_input_errors_without_the_path(tmp_path: pathlib
         ("comments.trec", b"# written by a job that died\n\n"),
         ("blank.jsonl", b"\n  \n"),
         ("empty.trec.gz", gzip.compress(b"")),
+        ("bom.trec", b"\xef\xbb\xbf"),
+        ("bom.jsonl", b"\xef\xbb\xbf\n"),
     ],
 )
 def test_a_run_file_without_results_is_refused(

@@ -243,6 +243,18 @@ def test_an_invalid_querys_judgments_are_still_checked(make_fixture: Callable[..
     }
 
 
+def test_an_ill_formed_chunk_id_of_an_invalid_query_is_one_problem(
+    make_fixture: Callable[..., Path],
+) -> None:
+    def ill_formed(data: Data) -> None:
+        query = _query(data, "q-en-1")
+        query["tags"] = ["paraphrase", "paraphrase"]
+        query["judgments"][0]["chunk_id"] = "How much is a bed"  # not an ID: no "does not exist"
+
+    problems = _problems(make_fixture(ill_formed))
+    assert sorted(p.field for p in problems) == ["judgments[0].chunk_id", "tags"]
+
+
 def test_an_invalid_query_judging_an_invalid_chunk_adds_no_noise(
     make_fixture: Callable[..., Path],
 ) -> None:

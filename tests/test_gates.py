@@ -625,7 +625,7 @@ def test_a_mean_outside_its_measures_range_is_refused(
     if accepted:
         check_gates(broken, gates)
         return
-    outside = rf"summary\['hybrid'\]\[{re.escape(repr(measure))}\].mean is {mean:g}, outside"
+    outside = rf"summary\['hybrid'\]\[{re.escape(repr(measure))}\].mean is {mean!r}, outside"
     with pytest.raises(InputError, match=outside):
         check_gates(broken, gates)
 

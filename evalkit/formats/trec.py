@@ -15,6 +15,7 @@ file and line of the first malformed line. Error messages never quote the file's
 
 from __future__ import annotations
 
+import codecs
 import gzip
 import math
 import os
@@ -320,6 +321,7 @@ def _slow_parse(
     wanted = [(i, name, keep[name]) for i, name in enumerate(fields) if name in keep]
     columns: dict[str, list[object]] = {name: [] for name in keep}
     layout = " ".join(fields)
+    data = data.removeprefix(codecs.BOM_UTF8)  # as pyarrow's reader (the fast path) skips it
     for number, raw in enumerate(data.split(b"\n"), start=1):
         try:
             raw.decode("utf-8")

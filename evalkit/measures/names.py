@@ -251,17 +251,19 @@ def higher_is_better(measure: str) -> bool:
     return True if spec is None else spec.higher_is_better
 
 
-# no upper end: counts, trec_eval's G, and ir_measures' RBP (cwl_eval sums graded gains)
+# no upper end: counts, trec_eval's G, ir_measures' RBP (cwl_eval sums graded gains), and
+# ndeval's alpha_DCG and ERR_IA (at cutoff 1 not divided: up to the number of subtopics)
 _NONNEGATIVE: frozenset[str] = frozenset(
     {"NumRet", "NumRel", "NumRelRet", "num_nonrel_judged_ret", "NumQ", "G", "RBP"}
+    | {"alpha_DCG", "ERR_IA"}
 )
 _UNBOUNDED: frozenset[str] = frozenset({"utility", "yaap"})
 
 
 def measure_range(measure: str) -> tuple[float, float]:
     """``(lowest, highest)`` value of ``measure`` (a name such as ``RR@10``): ``(0, 1)`` for
-    the registry's rates and averages (``alpha_DCG`` too: ndeval divides it by an ideal
-    ranking's); ``(0, inf)`` for counts, trec_eval's ``G`` and ir_measures' graded ``RBP``;
+    the registry's rates and averages; ``(0, inf)`` for counts, trec_eval's ``G``, ir_measures'
+    graded ``RBP`` and ndeval's ``alpha_DCG`` and ``ERR_IA`` (not divided at cutoff 1);
     ``(-inf, inf)`` for ``utility``, ``yaap``, a measure with a ``gains`` map (a gain may be
     negative) and names the registry does not know."""
     base = measure.split("(", 1)[0].split("@", 1)[0]
