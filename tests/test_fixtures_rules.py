@@ -255,6 +255,24 @@ def test_an_ill_formed_chunk_id_of_an_invalid_query_is_one_problem(
     assert sorted(p.field for p in problems) == ["judgments[0].chunk_id", "tags"]
 
 
+@pytest.mark.parametrize("invalid", ["q-en-1", "q-en-2"])
+def test_a_duplicate_id_is_found_when_one_copy_is_invalid(
+    invalid: str, make_fixture: Callable[..., Path]
+) -> None:
+    # q-en-2 (item 2) takes q-en-1's ID; one of the two also has a repeated tag, so it is not
+    # built: the duplicate is still named, at the later copy (item 2), with the first (item 1)
+    def duplicate(data: Data) -> None:
+        _query(data, invalid)["tags"] = ["paraphrase", "paraphrase"]
+        _query(data, "q-en-2")["id"] = "q-en-1"
+
+    problems = _problems(make_fixture(duplicate))
+    duplicates = [p for p in problems if p.field == "id"]
+    assert [(p.object_id, p.message.split(";")[0]) for p in duplicates] == [
+        ("q-en-1", "duplicate query ID (first defined in queries.yaml item 1)")
+    ]
+    assert sum(p.field == "tags" for p in problems) == 1
+
+
 def test_an_invalid_query_judging_an_invalid_chunk_adds_no_noise(
     make_fixture: Callable[..., Path],
 ) -> None:
