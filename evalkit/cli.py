@@ -831,25 +831,20 @@ def _non_negative(text: str) -> int:
 def _run_trec_eval(args: argparse.Namespace) -> int:
     import warnings
 
-    from evalkit.errors import FormatError, InputError
+    from evalkit.errors import InputError
     from evalkit.formats import read_qrels, read_run, read_subtopic_qrels
-    from evalkit.formats.trec import run_has_rows
+    from evalkit.formats.trec import no_results_error
     from evalkit.measures import parse_measures, score, trec_name
     from evalkit.measures.engine import trec_summary
 
     measures = parse_measures(args.measures)
     qrels = read_qrels(args.qrels)
-    if not run_has_rows(args.run):  # trec_eval refuses it too; 0.0 everywhere would look real
-        raise FormatError(
-            "holds no results (the file is empty, or only comments and blank lines); expected "
-            "lines 'query_id Q0 doc_id rank score run_id': check that the job that wrote it "
-            "finished",
-            file=str(args.run),
-        )
     subtopics = None if args.subtopic_qrels is None else read_subtopic_qrels(args.subtopic_qrels)
     # the diversity measures rank an in-memory run; every other measure streams the run file
     # in blocks of whole queries (trec_eval ranks by score and ignores the rank field)
     run = args.run if subtopics is None else read_run(args.run, rank=False)
+    if subtopics is not None and run.empty:  # a streamed run is checked as it is read
+        raise no_results_error(str(args.run))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:

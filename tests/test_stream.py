@@ -280,3 +280,18 @@ def test_identical_values_even_for_running_sums_across_queries(tmp_path: Path) -
         expected = score(qrels, run, measures)
         got = score(qrels, path, measures)
     assert np.array_equal(got["value"].to_numpy(), expected["value"].to_numpy())
+
+
+@pytest.mark.parametrize("form", ["empty", "comments", "parquet"])
+def test_a_run_source_without_rows_is_refused(tmp_path: Path, form: str) -> None:
+    # trec_eval refuses an empty results file; scoring it would give every query 0.0
+    qrels, run = nasty(3)
+    if form == "parquet":
+        path = tmp_path / "run.parquet"
+        write_parquet(run.iloc[:0], path)
+    else:
+        path = tmp_path / "run.txt"
+        path.write_text("" if form == "empty" else "# nothing\n\n", encoding="utf-8")
+    with pytest.raises(FormatError, match=r"holds no results"):
+        score(qrels, str(path), ["AP"])
+    assert not score(qrels, run.iloc[:0], ["AP"]).empty  # an empty frame is the caller's choice

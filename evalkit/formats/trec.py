@@ -34,7 +34,7 @@ from evalkit.errors import FormatError, InputError
 from evalkit.inputs import InputFileError, check_regular_file, read_input_bytes
 from evalkit.measures.ranking import require_columns
 
-__all__ = ["read_qrels", "read_run", "run_has_rows", "stream_run", "write_qrels", "write_run"]
+__all__ = ["read_qrels", "read_run", "stream_run", "write_qrels", "write_run"]
 
 PathLike = str | os.PathLike[str]
 
@@ -78,13 +78,16 @@ def read_run(path: PathLike, *, rank: bool = True) -> pd.DataFrame:
     return _read(Path(path), _RUN_FIELDS, columns, extra_fields=True)
 
 
-def run_has_rows(path: PathLike) -> bool:
-    """Whether the TREC run file at ``path`` holds at least one result line, read only up to
-    the first one (:func:`stream_run`'s first block for most files). trec_eval refuses a run
-    without any ("Cannot read results file" for an empty file, "No queries with both results
-    and relevance info" for one of comments); :func:`read_run` returns an empty frame. Raises
-    FormatError as :func:`stream_run` does."""
-    return any(table.num_rows for table in stream_run(path, rank=False))
+def no_results_error(source: str) -> FormatError:
+    """The error for a run that holds no result line (an empty file, only comments and blank
+    lines, an empty Parquet dataset): scored, every query would get 0.0, a real-looking
+    regression with nothing behind it; trec_eval refuses such a run too."""
+    return FormatError(
+        "holds no results (an empty file, only comments and blank lines, or no rows); "
+        "expected at least one ranked document per query it answers: check that the job that "
+        "wrote it finished",
+        file=source,
+    )
 
 
 def write_qrels(qrels: pd.DataFrame, path: PathLike) -> None:

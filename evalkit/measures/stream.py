@@ -47,7 +47,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from tqdm import tqdm
 
-from evalkit.errors import InputError, RunOnlyQueriesWarning
+from evalkit.errors import FormatError, InputError, RunOnlyQueriesWarning
 from evalkit.measures.kernels import JudgedRanking
 from evalkit.measures.names import Measure
 from evalkit.measures.ranking import Duplicates, Ties, TrecVersion, judged_ranking
@@ -296,6 +296,13 @@ class _Source:
         self.position = 0  # bytes read (for a Parquet file: its share of rows read)
         self.rows = 0
 
+    def no_results(self) -> FormatError:
+        """The error for a source without any row (trec_eval refuses such a run)."""
+        from evalkit.formats.trec import no_results_error
+
+        paths = [p for p, _ in self.files]
+        return no_results_error(str(paths[0]) if len(paths) == 1 else "the run's files")
+
     def tables(self) -> Iterator[pa.Table]:
         from evalkit.formats.parquet import open_parquet
         from evalkit.formats.trec import stream_run
@@ -398,7 +405,10 @@ def stream_ranking(
     reader = _Source(source, rank=ties == "given")
     bar = _bar(reader, progress, "scoring run")
     try:
-        return combine_pieces(index, _grouped_pieces(index, reader, bar, block_rows, options))
+        ranking = combine_pieces(index, _grouped_pieces(index, reader, bar, block_rows, options))
+        if reader.rows == 0:
+            raise reader.no_results()
+        return ranking
     except _Ungrouped:
         rows, position = reader.rows, reader.position
     finally:
