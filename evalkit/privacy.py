@@ -243,8 +243,8 @@ _STRING_ESCAPES_RE = re.compile(
     r"|U[0-9a-fA-F]{8}|[nrtfb\\])"
 )
 _PERCENT_ESCAPE_RE = re.compile(r"%[0-9A-Fa-f]{2}")
-# a form field whose value holds "+" for its spaces (a URL query, a form body): q=How+much
-_PLUS_SPACES_RE = re.compile(r"=[^\s&#\"'<>=]*\+")  # "=" first, for the same reason
+# a form value with "+" for its spaces (a URL query, a form body): q=How+much+does
+_PLUS_SPACES_RE = re.compile(r"=[^\s&#\"'<>=]*\+[^\s&#\"'<>=]*")  # "=" first, as above
 _CONTROL_ESCAPES: Final = {"n": "\n", "r": "\r", "t": "\t", "f": "\f", "b": " ", "\\": "\\"}
 UNESCAPE_ROUNDS: Final = 3
 #: Raw characters decoded on each side of an escape: eight times the longest needle (a needle's
@@ -253,26 +253,36 @@ ESCAPE_CONTEXT: Final = 16 * WINDOW_LATIN
 
 
 def unescaped_text(text: str) -> str:
-    """``text``, followed (on new lines) by the decoded form of each stretch of it that holds
-    escapes: string escapes (JSON's and JavaScript's ``\\uXXXX``, surrogate pairs combined;
-    Python's ``\\UXXXXXXXX``; ``\\xXX`` runs, read as UTF-8 bytes when they are, else one
-    character each; ``\\n``, ``\\t``, ...) and URL escapes (``%XX`` as UTF-8, ``+`` as a
-    space). A stretch reaches ``ESCAPE_CONTEXT`` characters beyond its first and last escape
-    (stretches that close merge), more than any needle's length, so a needle that an escape
-    splits is whole in it, and the cost follows the escapes, not the artifact's size. Text escaped
-    twice or three times is decoded as often (``UNESCAPE_ROUNDS``)."""
+    """``text``, followed (after ``COPY_SEPARATOR``) by the decoded form of each stretch of it
+    that holds escapes: string escapes (JSON's and JavaScript's ``\\uXXXX``, surrogate pairs
+    combined; Python's ``\\UXXXXXXXX``; ``\\xXX`` runs, as UTF-8 where the bytes are, else
+    byte by byte as Latin-1; ``\\n``, ``\\t``, ``\\\\``, ...) and URL escapes (``%XX`` as
+    UTF-8; ``+`` as a space in a ``key=value`` form value of the text as written). A stretch
+    reaches ``ESCAPE_CONTEXT`` characters beyond its first and last escape (stretches that
+    close merge), more than any needle's length, so a needle that an escape splits is whole in
+    it, and the cost follows the escapes, not the artifact's size. Text escaped twice or three
+    times is decoded as often (``UNESCAPE_ROUNDS``)."""
     forms = [text]
     for start, end in _escaped_stretches(text):
-        current = text[start:end]
+        # "+" is a space only in a form value of the text as written: not a literal "+"
+        # elsewhere (C++), nor one a decoding produced (%2B)
+        stretch = text[start:end]
+        current = _PLUS_SPACES_RE.sub(_plus_spaces, stretch)
+        if current != stretch:
+            forms.append(current)
         for _ in range(UNESCAPE_ROUNDS):
             decoded = _STRING_ESCAPES_RE.sub(_string_escape, current)
-            if _PERCENT_ESCAPE_RE.search(decoded) or _PLUS_SPACES_RE.search(decoded):
-                decoded = urllib.parse.unquote_plus(decoded, errors="replace")
+            if _PERCENT_ESCAPE_RE.search(decoded):
+                decoded = urllib.parse.unquote(decoded, errors="replace")
             if decoded == current:
                 break
             forms.append(decoded)
             current = decoded
     return COPY_SEPARATOR.join(forms)
+
+
+def _plus_spaces(match: re.Match[str]) -> str:
+    return match.group(0).replace("+", " ")
 
 
 def _escaped_stretches(text: str) -> list[tuple[int, int]]:

@@ -126,7 +126,7 @@ RULE_CASES: list[tuple[str, Mutation, tuple[str, str, str], str]] = [
     ("duplicate-document", _append("documents.yaml",
                                    {"id": "doc-en-1", "language": "en", "title": "Again"}),
      ("documents.yaml", "doc-en-1", "id"), "duplicate document ID (first defined in "
-     "documents.yaml item 1)"),
+     "documents.yaml item 1; this copy: documents.yaml item 3)"),
     ("duplicate-chunk", _append("chunks.yaml", {"id": "c-en-2", "document_id": "doc-en-1",
                                                 "language": "en", "title": "T", "text": "X."}),
      ("chunks.yaml", "c-en-2", "id"), "duplicate chunk ID"),
@@ -255,22 +255,36 @@ def test_an_ill_formed_chunk_id_of_an_invalid_query_is_one_problem(
     assert sorted(p.field for p in problems) == ["judgments[0].chunk_id", "tags"]
 
 
-@pytest.mark.parametrize("invalid", ["q-en-1", "q-en-2"])
-def test_a_duplicate_id_is_found_when_one_copy_is_invalid(
-    invalid: str, make_fixture: Callable[..., Path]
+@pytest.mark.parametrize(
+    "invalid",
+    [
+        (),
+        ("q-en-1",),
+        ("q-en-2",),
+        ("q-zh-1",),
+        ("q-en-1", "q-zh-1"),
+        ("q-en-1", "q-en-2", "q-zh-1"),
+    ],
+)
+def test_every_later_copy_of_a_query_id_is_named_with_the_first(
+    invalid: tuple[str, ...], make_fixture: Callable[..., Path]
 ) -> None:
-    # q-en-2 (item 2) takes q-en-1's ID; one of the two also has a repeated tag, so it is not
-    # built: the duplicate is still named, at the later copy (item 2), with the first (item 1)
+    # q-en-2 (item 2) and q-zh-1 (item 3) take q-en-1's ID; some copies also have a repeated
+    # tag, so they are not built: each later copy is still one problem, naming item 1
     def duplicate(data: Data) -> None:
-        _query(data, invalid)["tags"] = ["paraphrase", "paraphrase"]
+        for query_id in invalid:
+            _query(data, query_id)["tags"] = ["paraphrase", "paraphrase"]
         _query(data, "q-en-2")["id"] = "q-en-1"
+        data["queries.yaml"][2]["id"] = "q-en-1"
 
     problems = _problems(make_fixture(duplicate))
-    duplicates = [p for p in problems if p.field == "id"]
-    assert [(p.object_id, p.message.split(";")[0]) for p in duplicates] == [
-        ("q-en-1", "duplicate query ID (first defined in queries.yaml item 1)")
+    duplicates = sorted(p.message.split(");")[0] for p in problems if p.field == "id")
+    assert duplicates == [
+        "duplicate query ID (first defined in queries.yaml item 1; this copy: queries.yaml item 2",
+        "duplicate query ID (first defined in queries.yaml item 1; this copy: queries.yaml item 3",
     ]
-    assert sum(p.field == "tags" for p in problems) == 1
+    # (two copies' equal tag problems are one line: a problem names file, ID and field)
+    assert {p.field for p in problems} == {"id"} | ({"tags"} if invalid else set())
 
 
 def test_an_invalid_query_judging_an_invalid_chunk_adds_no_noise(

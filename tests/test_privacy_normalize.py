@@ -166,3 +166,27 @@ def test_a_decoded_copy_never_joins_the_text_before_it() -> None:
     private = [PrivateText("c:1", SECRET_TEXT), PrivateText("c:2", CHINESE)]
     assert find_leaks(chinese_seam, private) == []
     assert find_leaks(english_seam, private) == []
+
+
+@pytest.mark.parametrize(
+    ("artifact", "private", "leaked"),
+    [
+        # a literal "+" is no space, even near a form value or a URL escape
+        (
+            "Which C++ tutorial covers pointers? Formula: x=a+b",
+            "Which C tutorial covers pointers",
+            False,
+        ),
+        ("y=1+2+3 and a total cost 1+2+3 dollars", "a total cost 1 2 3 dollars", False),
+        (
+            "lang=C%2B%2B and Which C++ tutorial covers pointers",
+            "Which C tutorial covers pointers",
+            False,
+        ),
+        # nor one a URL decoding produced (%2B), which is a real "+"
+        ("/search?q=C%2B%2B+tutorial+covers+pointers", "C tutorial covers pointers", False),
+        ("/search?q=C%2B%2B+tutorial+covers+pointers", "C++ tutorial covers pointers", True),
+    ],
+)
+def test_plus_is_a_space_only_in_a_form_value(artifact: str, private: str, leaked: bool) -> None:
+    assert find_leaks(artifact, [PrivateText("q:1", private)]) == (["q:1"] if leaked else [])

@@ -276,6 +276,7 @@ class _Source:
                 "Parquet file or dataset, or a list of such paths (or a Dask DataFrame); got "
                 f"{type(source).__name__}"
             )
+        self.paths = paths
         self.files: list[tuple[Path, str]] = []
         for path in paths:
             if path.is_dir():
@@ -300,8 +301,10 @@ class _Source:
         """The error for a source without any row (trec_eval refuses such a run)."""
         from evalkit.formats.trec import no_results_error
 
-        paths = [p for p, _ in self.files]
-        return no_results_error(str(paths[0]) if len(paths) == 1 else "the run's files")
+        given = self.paths  # as the caller named them (a directory, not its files)
+        return no_results_error(
+            str(given[0]) if len(given) == 1 else f"the run's {len(given)} paths"
+        )
 
     def tables(self) -> Iterator[pa.Table]:
         from evalkit.formats.parquet import open_parquet
