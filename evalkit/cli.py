@@ -832,19 +832,17 @@ def _run_trec_eval(args: argparse.Namespace) -> int:
     import warnings
 
     from evalkit.errors import InputError
-    from evalkit.formats import read_qrels, read_run, read_subtopic_qrels
-    from evalkit.formats.trec import no_results_error
+    from evalkit.formats import read_qrels, read_subtopic_qrels
     from evalkit.measures import parse_measures, score, trec_name
     from evalkit.measures.engine import trec_summary
+    from evalkit.measures.stream import read_source
 
     measures = parse_measures(args.measures)
     qrels = read_qrels(args.qrels)
     subtopics = None if args.subtopic_qrels is None else read_subtopic_qrels(args.subtopic_qrels)
     # the diversity measures rank an in-memory run; every other measure streams the run file
     # in blocks of whole queries (trec_eval ranks by score and ignores the rank field)
-    run = args.run if subtopics is None else read_run(args.run, rank=False)
-    if subtopics is not None and run.empty:  # a streamed run is checked as it is read
-        raise no_results_error(str(args.run))
+    run = args.run if subtopics is None else read_source(args.run)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:

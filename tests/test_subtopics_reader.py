@@ -84,3 +84,31 @@ def test_cli_prints_ir_measures_values(tmp_path: Path) -> None:
             assert printed[m, metric.query_id] == pytest.approx(metric.value, abs=5e-5)
     # 4 decimals, as ir_measures' own test asserts (0.4659 and 0.1803, mean 0.3231)
     assert printed["ERR_IA@20", "all"] == pytest.approx(0.3231, abs=1e-4)
+
+
+def test_cli_diversity_reads_a_parquet_run_as_the_trec_one(tmp_path: Path) -> None:
+    # the diversity measures rank an in-memory run: read from any run source the streamed
+    # measures take (here a Parquet file, and an empty one, refused as trec_eval refuses it)
+    from evalkit.formats import read_run
+
+    (tmp_path / "sub.txt").write_text(SUBTOPICS)
+    (tmp_path / "run.txt").write_text(RUN)
+    frame = read_run(tmp_path / "run.txt", rank=False)
+    frame.to_parquet(tmp_path / "run.parquet", index=False)
+    frame.iloc[:0].to_parquet(tmp_path / "empty.parquet", index=False)
+    (tmp_path / "qrels.txt").write_text(
+        "".join(
+            f"{q} 0 {d} 1\n"
+            for q, d in {(line.split()[0], line.split()[2]) for line in SUBTOPICS.splitlines()}
+        )
+    )
+    outputs = []
+    for run in ("run.txt", "run.parquet", "empty.parquet"):
+        args = ["trec-eval", str(tmp_path / "qrels.txt"), str(tmp_path / run), "-q"]
+        args += ["-m", "alpha_nDCG@10", "-m", "AP", "--subtopic-qrels", str(tmp_path / "sub.txt")]
+        outputs.append(run_cli(args, tmp_path))
+    assert outputs[0][0] == outputs[1][0] == 0
+    assert outputs[0][1] == outputs[1][1]
+    assert "alpha_nDCG@10\tall\t" in outputs[0][1]
+    assert outputs[2][0] == 2
+    assert "holds no results" in outputs[2][2]

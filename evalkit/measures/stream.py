@@ -336,6 +336,19 @@ class _Source:
             self.position = start
 
 
+def read_source(source: RunSource) -> pd.DataFrame:
+    """A run source (a TREC run file, a Parquet file or dataset, or a list of them) read into
+    memory, for what ranks an in-memory run (the diversity measures): columns ``query_id``,
+    ``doc_id`` (str) and ``score`` (float64), in source order. Raises FormatError for a source
+    without any row, as the streamed scoring does."""
+    reader = _Source(source, rank=False)
+    tables = [table.select(["query_id", "doc_id", "score"]) for table in reader.tables()]
+    if reader.rows == 0:
+        raise reader.no_results()
+    frame: pd.DataFrame = pa.concat_tables(tables, promote_options="permissive").to_pandas()
+    return frame.astype({"query_id": "str", "doc_id": "str", "score": "float64"})
+
+
 def _size(path: Path) -> int:
     try:
         return path.stat().st_size
