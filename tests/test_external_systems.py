@@ -212,10 +212,11 @@ def test_malformed_run_files_are_input_errors_without_the_path(tmp_path: pathlib
         ("empty.trec", b""),
         ("comments.trec", b"# written by a job that died\n\n"),
         ("blank.jsonl", b"\n  \n"),
-        ("empty.trec.gz", gzip.compress(b"")),
+        ("empty.trec.gz", gzip.compress(b"", mtime=0)),
         ("bom.trec", b"\xef\xbb\xbf"),
         ("bom.jsonl", b"\xef\xbb\xbf\n"),
     ],
+    ids=["empty", "comments", "blank-jsonl", "empty-gzip", "bom", "bom-jsonl"],
 )
 def test_a_run_file_without_results_is_refused(
     tmp_path: pathlib.Path, name: str, content: bytes

@@ -160,7 +160,7 @@ def read_run_hits(path: str | os.PathLike[str], *, system: str = "run") -> dict[
             data = gzip.decompress(data)
         except (OSError, EOFError):
             raise InputError(f"run system {system!r}: the run file is not valid gzip") from None
-    data = data.removeprefix(codecs.BOM_UTF8)  # the slow TREC parser and JSONL skip it too
+    data = data.removeprefix(codecs.BOM_UTF8)  # for JSONL; the TREC parsers skip it themselves
     rows = _jsonl_rows(data, system) if _is_jsonl(file, data) else _trec_rows(file, system)
     if not rows:
         raise InputError(
