@@ -245,6 +245,10 @@ _STRING_ESCAPES_RE = re.compile(
 _PERCENT_ESCAPE_RE = re.compile(r"%[0-9A-Fa-f]{2}")
 # a form value with "+" for its spaces (a URL query, a form body): q=How+much+does
 _PLUS_SPACES_RE = re.compile(r"=[^\s&#\"'<>=]*\+[^\s&#\"'<>=]*")  # "=" first, as above
+# an "=" written as an escape (%3D, \u003d, \x3d), and the mark a decoding leaves in its place
+_ESCAPED_EQUALS_RE = re.compile(r"%3[dD]|\\u003[dD]|\\x3[dD]")
+_PRODUCED_EQUALS: Final = "\x01"
+_PRODUCED_VALUE_RE = re.compile("\x01[^\\s&#\"'<>=\x01]*\\+[^\\s&#\"'<>=\x01]*")
 _CONTROL_ESCAPES: Final = {"n": "\n", "r": "\r", "t": "\t", "f": "\f", "b": " ", "\\": "\\"}
 UNESCAPE_ROUNDS: Final = 3
 #: Raw characters decoded on each side of an escape: eight times the longest needle (a needle's
@@ -264,21 +268,31 @@ def unescaped_text(text: str) -> str:
     times is decoded as often (``UNESCAPE_ROUNDS``)."""
     forms = [text]
     for start, end in _escaped_stretches(text):
-        # "+" is a space only in a form value of the text as written: not a literal "+"
-        # elsewhere (C++), nor one a decoding produced (%2B)
+        # "+" is a space only in a form value: one of the text as written, or one whose "="
+        # a decoding produced (a URL escaped inside another's value: next=%2Fs%3Fq%3Da%2Bb);
+        # not a literal "+" elsewhere (C++), nor one decoded after a written "=" (q=C%2B%2B)
         stretch = text[start:end]
         current = _PLUS_SPACES_RE.sub(_plus_spaces, stretch)
         if current != stretch:
             forms.append(current)
         for _ in range(UNESCAPE_ROUNDS):
-            decoded = _STRING_ESCAPES_RE.sub(_string_escape, current)
-            if _PERCENT_ESCAPE_RE.search(decoded):
-                decoded = urllib.parse.unquote(decoded, errors="replace")
+            decoded = _decoded_once(current)
             if decoded == current:
                 break
             forms.append(decoded)
             current = decoded
     return COPY_SEPARATOR.join(forms)
+
+
+def _decoded_once(text: str) -> str:
+    """One round of :func:`unescaped_text`'s decoding; an "=" it produces marks a form value."""
+    marked = _ESCAPED_EQUALS_RE.sub(_PRODUCED_EQUALS, text)
+    decoded = _STRING_ESCAPES_RE.sub(_string_escape, marked)
+    if _PERCENT_ESCAPE_RE.search(decoded):
+        decoded = urllib.parse.unquote(decoded, errors="replace")
+    if _PRODUCED_EQUALS in decoded:
+        decoded = _PRODUCED_VALUE_RE.sub(_plus_spaces, decoded).replace(_PRODUCED_EQUALS, "=")
+    return decoded
 
 
 def _plus_spaces(match: re.Match[str]) -> str:

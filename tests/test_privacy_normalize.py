@@ -190,3 +190,22 @@ def test_a_decoded_copy_never_joins_the_text_before_it() -> None:
 )
 def test_plus_is_a_space_only_in_a_form_value(artifact: str, private: str, leaked: bool) -> None:
     assert find_leaks(artifact, [PrivateText("q:1", private)]) == (["q:1"] if leaked else [])
+
+
+NESTED = "Words joined by plus signs make this private sentence long"
+
+
+@pytest.mark.parametrize(
+    "artifact",
+    [
+        "/login?next=" + urllib.parse.quote("/s?q=" + NESTED.replace(" ", "+"), safe=""),
+        "/login?" + urllib.parse.urlencode({"next": "/s?" + urllib.parse.urlencode({"q": NESTED})}),
+        '{"u": "/s?next=%2Fs%3Fq%3D' + NESTED.replace(" ", "%2B") + '"}',
+        '<script>u = "/s?q\\u003d' + NESTED.replace(" ", "+") + '"</script>',
+        "/s?q%3D" + NESTED.replace(" ", "+"),
+    ],
+    ids=["quoted", "urlencoded", "JSON", "JSON-escaped =", "URL-escaped ="],
+)
+def test_a_query_url_inside_another_urls_value_is_read(artifact: str) -> None:
+    # a redirect link (next=, return_to=): the inner query's "+" became %2B, its "=" %3D
+    assert find_leaks(artifact, [PrivateText("q:1", NESTED)]) == ["q:1"]

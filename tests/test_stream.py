@@ -295,3 +295,34 @@ def test_a_run_source_without_rows_is_refused(tmp_path: Path, form: str) -> None
     with pytest.raises(FormatError, match=r"holds no results"):
         score(qrels, str(path), ["AP"])
     assert not score(qrels, run.iloc[:0], ["AP"]).empty  # an empty frame is the caller's choice
+
+
+def test_a_run_dataset_may_mix_its_files_column_types(tmp_path: Path) -> None:
+    # files of one dataset written by different jobs: string, dictionary or large_string IDs,
+    # float32 or float64 scores; read as one run, streamed or in memory (the diversity path)
+    from evalkit.measures.stream import read_source
+
+    qrels, run = nasty(5)
+    run = run.assign(score=np.round(run["score"].to_numpy() * 4) / 4)  # exact in float32
+    queries = sorted(run["query_id"].unique())
+    parts = [run[run["query_id"].isin(queries[i::3])] for i in range(3)]
+    (tmp_path / "run").mkdir()
+    kinds = [
+        {"query_id": pa.string(), "doc_id": pa.string(), "score": pa.float64()},
+        {
+            "query_id": pa.dictionary(pa.int32(), pa.string()),
+            "doc_id": pa.string(),
+            "score": pa.float32(),
+        },
+        {"query_id": pa.large_string(), "doc_id": pa.large_string(), "score": pa.float64()},
+    ]
+    for i, (part, kind) in enumerate(zip(parts, kinds, strict=True)):
+        columns = {name: pa.array(part[name].to_list()).cast(kind[name]) for name in kind}
+        pq.write_table(pa.table(columns), tmp_path / "run" / f"part-{i}.parquet")
+    expected = in_memory(qrels, run).sort_values(["query_id", "measure"])
+    got = streamed(qrels, str(tmp_path / "run")).sort_values(["query_id", "measure"])
+    pd.testing.assert_frame_equal(got.reset_index(drop=True), expected.reset_index(drop=True))
+    read = read_source(str(tmp_path / "run"))
+    assert sorted(map(tuple, read.to_numpy().tolist())) == sorted(
+        map(tuple, run[["query_id", "doc_id", "score"]].to_numpy().tolist())
+    )

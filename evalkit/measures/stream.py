@@ -38,7 +38,7 @@ import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -362,6 +362,14 @@ def _shown(path: Path) -> str:
     return shown_path(str(path))
 
 
+_RUN_TYPES: Final = {
+    "query_id": pa.large_string(),
+    "doc_id": pa.large_string(),
+    "score": pa.float64(),
+    "rank": pa.int64(),
+}
+
+
 def _parquet_tables(file: Any, what: str, *, rank: bool) -> Iterator[pa.Table]:
     """The tables of the open Parquet run file ``file`` (``what`` names it in errors)."""
     from evalkit.formats.parquet import parquet_batches
@@ -387,10 +395,13 @@ def _parquet_tables(file: Any, what: str, *, rank: bool) -> Iterator[pa.Table]:
         "score",
         *(["rank"] if rank and "rank" in schema.names else []),
     ]
+    # the types a TREC text file gives: files of one dataset may store their IDs as string,
+    # large_string or dictionary and their scores as float32, and they are concatenated
+    common = pa.schema([(name, _RUN_TYPES[name]) for name in columns])
     yield from parquet_batches(
         file,
         what,
-        lambda batch: pa.Table.from_batches([batch]),
+        lambda batch: pa.Table.from_batches([batch]).cast(common),
         batch_size=_PARQUET_BATCH_ROWS,
         columns=columns,
     )
