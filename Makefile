@@ -24,6 +24,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check evalkit tests benchmarks
 	$(BIN)/ruff format --check evalkit tests benchmarks
 	$(BIN)/mypy
+	$(BIN)/lint-imports --no-cache
 
 unit: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2

@@ -46,8 +46,8 @@ def run_one(  # noqa: PLR0917 - a benchmark's flat argument list
     progress: bool = False,
     fixture_dir: str | None = None,
 ) -> dict[str, float]:
-    from evalkit.evaluate import evaluate
     from evalkit.fixtures import generate_fixture, load_fixture
+    from evalkit.run.evaluate import evaluate
 
     if fixture_dir is not None:
         fixture = load_fixture(fixture_dir)

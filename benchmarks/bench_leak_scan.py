@@ -3,7 +3,7 @@
 Usage: ``.venv/bin/python benchmarks/bench_leak_scan.py [--chunks 20000] [--queries 2000]``.
 The private side is ``chunks`` random-word texts of 80 words (seed 7), like chunk texts; the
 artifact is the JSON of a ``perQuery`` section for 5 systems x ``queries`` queries x 7 measures.
-It prints the scan time of :func:`evalkit.privacy.find_leaks` and, for comparison measured in
+It prints the scan time of :func:`evalkit.safety.privacy.find_leaks` and, for comparison measured in
 the same run, the time of the plain rule (one substring search per needle), extrapolated from
 the needles of the first 200 texts.
 """
@@ -16,7 +16,7 @@ import random
 import string
 import time
 
-from evalkit.privacy import PrivateText, _needles, artifact_text, find_leaks
+from evalkit.safety.privacy import PrivateText, _needles, artifact_text, find_leaks
 
 MEASURES = ("R@5", "R@10", "RR@10", "nDCG@10", "ContextPrecision@10", "ContextRecall@10")
 

@@ -9,8 +9,8 @@ How ``evalkit report`` spends its time: it starts the kernel first; while the ke
 imports what the notebook needs (``REPORT_KERNEL_PRELOAD``) and makes its warm-up calls
 (``REPORT_KERNEL_WARM_UP``: the probe target's code index, a small figure, a styled table), the
 command's own process loads the fixture, evaluates (5 systems, 2 repeats) and saves the
-evaluation for the notebook (:mod:`evalkit.evaluation_files`), so the two run on two cores at
-once. Then the command forks a helper (:mod:`evalkit.handover`) that computes the verdict
+evaluation for the notebook (:mod:`evalkit.report.evaluation_files`), so the two run on two cores at
+once. Then the command forks a helper (:mod:`evalkit.report.handover`) that computes the verdict
 section (gates and paired comparisons) and draws the difference and latency figures while the
 kernel runs the first cells (a cell waits only for a part the helper is working on; one the
 helper has not begun, usually the latency figure, the kernel draws itself);
@@ -71,7 +71,7 @@ def timed(name, run):
 
 def kernel():
     from jupyter_core.utils import run_sync
-    from evalkit.notebooks import _InterpreterKernelManager
+    from evalkit.report.notebook import _InterpreterKernelManager
     manager = _InterpreterKernelManager()
     run_sync(manager.start_kernel)()
     client = manager.client()
@@ -82,8 +82,8 @@ def kernel():
 
 def imports():  # what the report's kernel imports while it starts
     import importlib
-    from evalkit.notebooks import REPORT_KERNEL_PRELOAD
-    from evalkit.notebooks import REPORT_KERNEL_WARM_UP
+    from evalkit.report.notebook import REPORT_KERNEL_PRELOAD
+    from evalkit.report.notebook import REPORT_KERNEL_WARM_UP
     from evalkit.probes.targets import warm_up_target
     for module in REPORT_KERNEL_PRELOAD:
         importlib.import_module(module)
@@ -94,16 +94,17 @@ def imports():  # what the report's kernel imports while it starts
 timed("kernel start", kernel)
 timed("imports", imports)
 
-from evalkit import plots, report_tables
-from evalkit.evaluate import evaluate
+from evalkit.report import plots
+from evalkit.report import tables as report_tables
+from evalkit.run.evaluate import evaluate
 from evalkit.fixtures import load_fixture
-from evalkit.notebooks import notebook_parameters, DEFAULT_REPORT_NOTEBOOK
+from evalkit.report.notebook import notebook_parameters, DEFAULT_REPORT_NOTEBOOK
 
 defaults = notebook_parameters(DEFAULT_REPORT_NOTEBOOK)
 n, seed, base = defaults["n_resamples"], defaults["seed"], defaults["base_system"]
 
 def evaluation():  # in the command's own process, while the kernel starts
-    from evalkit.evaluation_files import load_evaluation, load_saved_report, save_evaluation
+    from evalkit.report.evaluation_files import load_evaluation, load_saved_report, save_evaluation
     fixture = load_fixture(fixture_dir)
     result = evaluate(fixture, None, k=10, repeats=2)
     report = result.to_report()
@@ -116,8 +117,8 @@ atexit.register(shutil.rmtree, folder, ignore_errors=True)
 result, report, ev = timed("evaluation", evaluation)
 
 def helper():  # what the forked helper does while the kernel runs the first cells
-    from evalkit.evaluation_files import load_verdict
-    from evalkit.notebooks import _ReportParts, _draw_report_parts
+    from evalkit.report.evaluation_files import load_verdict
+    from evalkit.report.notebook import _ReportParts, _draw_report_parts
     _draw_report_parts(_ReportParts(result, report, Path(fixture_dir), defaults, Path(folder)))
     settings = {"base": base, "n_resamples": n, "seed": seed, "baseline": ""}
     return load_verdict(folder, settings)
@@ -137,16 +138,16 @@ def stats():  # what the kernel still computes: the ablation tables and the all-
 timed("statistics", stats)
 
 def figures():  # the headline, drawn by the kernel as its inline backend does
-    from evalkit.handover import figure_png
+    from evalkit.report.handover import figure_png
     figure_png(plots.headline_figure(outcome.headline, base=base))
 
 timed("plots", figures)
 
 def export():
     import nbformat
-    from evalkit.notebooks import export_html, machine_paths, scrub_notebook
-    from evalkit.privacy import assert_no_leaks, private_texts
-    from evalkit.notebooks import _system_definitions
+    from evalkit.report.notebook import export_html, machine_paths, scrub_notebook
+    from evalkit.safety.privacy import assert_no_leaks, private_texts
+    from evalkit.report.notebook import _system_definitions
     private = private_texts(ev.fixture, _system_definitions(""))
     scrubbed = scrub_notebook(nbformat.read(executed_path, as_version=4), paths=machine_paths())
     html = export_html(scrubbed)

@@ -83,7 +83,7 @@ def _old_string_problems(meta: Any, documents: Any, chunks: Any, queries: Any, c
 def _step(name: str, mode: str, fixture: Path, out: Path) -> dict[str, Any]:
     """Run one step in this process; its timings (setup excluded) and a summary count."""
     from evalkit.fixtures import Chunk, Document, Query, dump_fixture, load, load_fixture, rules
-    from evalkit.yamlio import dump_yaml, load_strict
+    from evalkit.safety.yamlio import dump_yaml, load_strict
 
     before = mode.startswith("before")
     libyaml = not mode.endswith("pure")
@@ -116,7 +116,7 @@ def _step(name: str, mode: str, fixture: Path, out: Path) -> dict[str, Any]:
 
     elif name == "load":
         if before:
-            from evalkit import yamlio
+            from evalkit.safety import yamlio
 
             load.load_strict_shallow = lambda text: (load_strict(text, events=False), False)
             load.string_problems = _old_string_problems

@@ -52,8 +52,8 @@ from typing import Final
 
 import numpy as np
 
-from evalkit.evaluate import evaluate
 from evalkit.fixtures import AliasTable, Fixture, generate_fixture, load_fixture
+from evalkit.run.evaluate import evaluate
 from evalkit.systems.reference import SYSTEMS
 from evalkit.systems.rerank import FEATURE_NAMES, HeuristicReranker
 

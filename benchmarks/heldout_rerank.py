@@ -24,8 +24,8 @@ from typing import Final
 
 import pandas as pd
 
-from evalkit.evaluate import evaluate
 from evalkit.fixtures import Fixture, generate_fixture, load_fixture
+from evalkit.run.evaluate import evaluate
 from evalkit.systems.protocol import Retriever
 from evalkit.systems.reference import REFERENCE_SYSTEMS, SYSTEMS
 from evalkit.systems.rerank import HeuristicReranker

@@ -1,6 +1,6 @@
 """evalkit: offline, deterministic, privacy-safe evaluation of search and RAG retrieval.
 
-The public API. Everything else is reachable through its module (``evalkit.stats``,
+The public API. Everything else is reachable through its module (``evalkit.stats.paired``,
 ``evalkit.systems``, ``evalkit.probes``, ...) but not promised to stay put.
 
 The names are resolved on first use (PEP 562): ``import evalkit.measures`` or
@@ -17,16 +17,16 @@ from typing import TYPE_CHECKING, Any
 from evalkit._lazy import lazy_attributes
 
 if TYPE_CHECKING:
-    from evalkit.evaluate import Evaluation, evaluate
     from evalkit.fixtures import Fixture, generate_fixture, load_fixture, validate_fixture
     from evalkit.fixtures.beir import fixture_from_beir
     from evalkit.formats import read_beir, read_qrels, read_run, write_qrels, write_run
     from evalkit.measures import aggregate, parse_measure, score
-    from evalkit.report import write_report
-    from evalkit.stats import compare, summarize_with_ci
-    from evalkit.stats_multi import anova, randomized_tukey_hsd, tukey_hsd
+    from evalkit.report.verdict import Verdict, build_verdict
+    from evalkit.run.evaluate import Evaluation, evaluate
+    from evalkit.run.report_json import write_report
+    from evalkit.stats.multi import anova, randomized_tukey_hsd, tukey_hsd
+    from evalkit.stats.paired import compare, summarize_with_ci
     from evalkit.systems import SYSTEMS, BaseRetriever, FunctionRetriever, Hit, Retriever
-    from evalkit.verdict import Verdict, build_verdict
 
 __version__ = "0.1.0"
 
@@ -63,8 +63,8 @@ __all__ = [
 
 # public name -> the module that defines it
 _MODULE_OF = {
-    "Evaluation": "evalkit.evaluate",
-    "evaluate": "evalkit.evaluate",
+    "Evaluation": "evalkit.run.evaluate",
+    "evaluate": "evalkit.run.evaluate",
     "Fixture": "evalkit.fixtures",
     "generate_fixture": "evalkit.fixtures",
     "load_fixture": "evalkit.fixtures",
@@ -78,19 +78,19 @@ _MODULE_OF = {
     "aggregate": "evalkit.measures",
     "parse_measure": "evalkit.measures",
     "score": "evalkit.measures",
-    "write_report": "evalkit.report",
-    "compare": "evalkit.stats",
-    "summarize_with_ci": "evalkit.stats",
-    "anova": "evalkit.stats_multi",
-    "tukey_hsd": "evalkit.stats_multi",
-    "randomized_tukey_hsd": "evalkit.stats_multi",
+    "write_report": "evalkit.run.report_json",
+    "compare": "evalkit.stats.paired",
+    "summarize_with_ci": "evalkit.stats.paired",
+    "anova": "evalkit.stats.multi",
+    "tukey_hsd": "evalkit.stats.multi",
+    "randomized_tukey_hsd": "evalkit.stats.multi",
     "SYSTEMS": "evalkit.systems",
     "BaseRetriever": "evalkit.systems",
     "FunctionRetriever": "evalkit.systems",
     "Hit": "evalkit.systems",
     "Retriever": "evalkit.systems",
-    "Verdict": "evalkit.verdict",
-    "build_verdict": "evalkit.verdict",
+    "Verdict": "evalkit.report.verdict",
+    "build_verdict": "evalkit.report.verdict",
 }
 
 
@@ -100,8 +100,8 @@ __getattr__, __dir__ = lazy_attributes(__name__, globals(), _MODULE_OF)
 class _Package(types.ModuleType):
     """Keeps a public name bound to its value when a same-named submodule is imported.
 
-    Importing ``evalkit.evaluate`` (the module) binds the package attribute ``evaluate``; as
-    with an eager ``from evalkit.evaluate import evaluate``, ``evalkit.evaluate`` stays the
+    Importing ``evalkit.run.evaluate`` (the module) binds the package attribute ``evaluate``; as
+    with an eager ``from evalkit.run.evaluate import evaluate``, ``evalkit.run.evaluate`` stays the
     function.
     """
 

@@ -2,8 +2,8 @@
 
 Used where a large input is cut in parts that run side by side: the ranges of rows of an FTS5
 index (:mod:`evalkit.systems.store`) and the two halves of a large YAML list
-(:mod:`evalkit.yamlio`). A forked process inherits everything, so nothing is pickled on the way
-in; only the result (or the error) is pickled on the way back. Only where ``fork`` exists, from
+(:mod:`evalkit.safety.yamlio`). A forked process inherits everything, so nothing is pickled on the
+way in; only the result (or the error) is pickled on the way back. Only where ``fork`` exists, from
 a process that may have children, and with a second core to run on.
 """
 

@@ -1,6 +1,6 @@
 """A small named registry: the plugin point for systems, probe targets and probe tools.
 
-Every registered name is checked by :func:`evalkit.names.check_name` (no path, endpoint or
+Every registered name is checked by :func:`evalkit.safety.names.check_name` (no path, endpoint or
 credential shapes; with ``ids=True``, as for systems and targets, also the fixture ID rule), and
 an unknown name is only quoted back in an error when it passes the same check.
 """
@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import Generic, TypeVar
 
 from evalkit.errors import UnknownNameError
-from evalkit.names import check_name, shown_name
+from evalkit.safety.names import check_name, shown_name
 
 __all__ = ["Registry", "did_you_mean"]
 

@@ -8,7 +8,7 @@ machinery (joining, blocks, offsets, guards, bounded searches), not the patterns
 
 from __future__ import annotations
 
-from evalkit.fixtures.scan import _DETECTORS, SENSITIVE_KINDS
+from evalkit.safety.sensitive import _DETECTORS, SENSITIVE_KINDS
 
 
 def find_sensitive_per_string(text: str) -> tuple[str, ...]:

@@ -12,7 +12,6 @@ import pytest
 import yaml
 
 from evalkit.errors import FixtureError
-from evalkit.evaluate import evaluate
 from evalkit.fixtures import (
     AliasConcept,
     AliasTable,
@@ -21,7 +20,8 @@ from evalkit.fixtures import (
     load_fixture,
     validate_fixture,
 )
-from evalkit.report import build_report
+from evalkit.run.evaluate import evaluate
+from evalkit.run.report_json import build_report
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMITTED = [
@@ -170,7 +170,7 @@ def test_without_a_table_alias_vector_returns_nothing_and_says_so_once(
 def test_the_command_line_prints_the_notice_once(
     make_fixture: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from evalkit.cli import main
+    from evalkit.cli.main import main
 
     plain = make_fixture()
     assert main(["run", str(plain), "--systems", "lexical,hybrid", "--repeats", "1"]) == 0

@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
-from evalkit.artifacts import Artifact, scan_artifact, write_artifact, write_artifacts
-from evalkit.canonical import canonical_json
-from evalkit.cli import main
+from evalkit.cli.main import main
 from evalkit.errors import LeakError, UnsafePathError
 from evalkit.fixtures import load_fixture
-from evalkit.privacy import PrivateText, private_texts
+from evalkit.safety.artifacts import Artifact, scan_artifact, write_artifact, write_artifacts
+from evalkit.safety.canonical import canonical_json
+from evalkit.safety.privacy import PrivateText, private_texts
 
 REPO = Path(__file__).resolve().parent.parent
 PROBES = REPO / "fixtures" / "probes"
@@ -226,7 +226,7 @@ def test_token_like_output_name_is_not_echoed(
 
 
 def test_output_path_check_refuses_without_creating(workspace: Path) -> None:
-    from evalkit.artifacts import check_output
+    from evalkit.safety.artifacts import check_output
 
     with pytest.raises(UnsafePathError, match=r"should end in \.html"):
         check_output("reports/r.json", suffixes=(".html",))

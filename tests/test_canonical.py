@@ -1,4 +1,4 @@
-"""Tests for evalkit.canonical: canonical JSON text and content hashes."""
+"""Tests for evalkit.safety.canonical: canonical JSON text and content hashes."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalkit.canonical import canonical_hash, canonical_json
 from evalkit.errors import InputError
+from evalkit.safety.canonical import canonical_hash, canonical_json
 
 # --- golden values, written out by hand -------------------------------------------------------
 

@@ -18,15 +18,15 @@ from cli_runner import run_cli
 from junitparser import Error, Failure, JUnitXml, Skipped
 from markdown_it import MarkdownIt
 
-from evalkit.ci_report import (
+from evalkit.gates.check import check_gates, load_gates, load_report
+from evalkit.report.ci import (
     MAX_SUMMARY_LINES,
     gates_junit,
     gates_markdown,
     probes_junit,
     probes_markdown,
 )
-from evalkit.gates import check_gates, load_gates, load_report
-from evalkit.verdict import CHANGE_COLUMNS, HEADLINE_COLUMNS, build_verdict
+from evalkit.report.verdict import CHANGE_COLUMNS, HEADLINE_COLUMNS, build_verdict
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 FIXTURE_DIR = REPO / "fixtures" / "synthetic-bilingual-v1"
@@ -40,8 +40,8 @@ def tree(root: pathlib.Path) -> list[str]:
 @pytest.fixture(scope="module")
 def committed() -> tuple[Any, Any, Any]:
     """(evaluation, gate results, baseline) of the five reference systems, committed fixture."""
-    from evalkit.evaluate import evaluate
     from evalkit.fixtures import load_fixture
+    from evalkit.run.evaluate import evaluate
 
     evaluation = evaluate(load_fixture(FIXTURE_DIR), repeats=2)
     baseline = load_report(FIXTURE_DIR / "baseline.json")
@@ -100,7 +100,7 @@ def test_verdict_counts_gates_and_lists_direction_aware_changes(
 
 
 def test_verdict_headline_matches_the_ablation_intervals(committed: tuple[Any, Any, Any]) -> None:
-    from evalkit.report_tables import ablation_table
+    from evalkit.report.tables import ablation_table
 
     evaluation, results, _ = committed
     verdict = build_verdict(evaluation, results, base="hybrid", n_resamples=500, seed=3)
@@ -201,7 +201,7 @@ def test_gate_junit_parses_as_junit(all_failing: Any, tmp_path: pathlib.Path) ->
 def test_skipped_gate_checks_are_skipped_cases(tmp_path: pathlib.Path) -> None:
     import pandas as pd
 
-    from evalkit.gates import GATE_COLUMNS
+    from evalkit.gates.check import GATE_COLUMNS
 
     frame = pd.DataFrame(
         [
@@ -420,8 +420,8 @@ class AbstainsOnNoAnswer:
 
 
 def test_a_lower_no_answer_fp_is_a_significant_improvement() -> None:
-    from evalkit.evaluate import evaluate
     from evalkit.fixtures.generate import generate_fixture
+    from evalkit.run.evaluate import evaluate
 
     fixture = generate_fixture(7, queries=80, no_answer_fraction=0.4)
     no_answer = frozenset(q.id for q in fixture.queries if not q.answerable)

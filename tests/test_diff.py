@@ -1,4 +1,4 @@
-"""Tests of evalkit.diff on hand-made report dicts (deltas written out by hand)."""
+"""Tests of evalkit.gates.diff on hand-made report dicts (deltas written out by hand)."""
 
 from __future__ import annotations
 
@@ -12,14 +12,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalkit.diff import (
+from evalkit.errors import InputError
+from evalkit.gates.diff import (
     PER_QUERY_DIFF_COLUMNS,
     SUMMARY_DIFF_COLUMNS,
     diff_reports,
     diff_to_json,
     format_diff,
 )
-from evalkit.errors import InputError
 
 
 def make_report(
@@ -162,7 +162,10 @@ def test_human_output_lists_ids_and_counts() -> None:
 @pytest.mark.parametrize(
     ("mutate", "message"),
     [
-        (lambda r: r.update(schema="other"), r"new report: schema should be 'evalkit.report/1'"),
+        (
+            lambda r: r.update(schema="other"),
+            r"new report: schema should be 'evalkit.report/1'",
+        ),
         (
             lambda r: r.pop("perQuery"),
             r"new report: perQuery should be a JSON object, found missing",
@@ -233,7 +236,7 @@ def test_swapping_sides_mirrors_the_diff(
 def test_cli_diff_tables_and_json(
     tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from evalkit.cli import main
+    from evalkit.cli.main import main
 
     old_path, new_path = tmp_path / "old.json", tmp_path / "new.json"
     old_path.write_text(json.dumps(OLD), encoding="utf-8")
@@ -249,7 +252,7 @@ def test_cli_diff_tables_and_json(
 def test_cli_diff_bad_file_exits_2(
     tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from evalkit.cli import main
+    from evalkit.cli.main import main
 
     bad = tmp_path / "bad.json"
     bad.write_text("{", encoding="utf-8")

@@ -18,9 +18,9 @@ distributed = pytest.importorskip("distributed")
 dd = pytest.importorskip("dask.dataframe")
 
 from evalkit.errors import InputError, RunOnlyQueriesWarning  # noqa: E402
-from evalkit.evaluate import evaluate  # noqa: E402
 from evalkit.fixtures import load_fixture  # noqa: E402
 from evalkit.measures import score  # noqa: E402
+from evalkit.run.evaluate import evaluate  # noqa: E402
 from tests.nasty_runs import every_measure, nasty  # noqa: E402
 from tests.test_stream import write_parquet, write_text  # noqa: E402
 
@@ -134,7 +134,7 @@ def test_cli_run_with_scheduler(client: Any) -> None:
     import contextlib
     import io
 
-    from evalkit.cli import main
+    from evalkit.cli.main import main
 
     outputs = []
     for extra in ([], ["--scheduler", client.scheduler.address]):
@@ -151,7 +151,7 @@ def test_cli_run_with_scheduler(client: Any) -> None:
 
 
 def test_unreachable_scheduler_is_a_usage_error() -> None:
-    from evalkit.distributed import connect
+    from evalkit.measures.cluster import connect
 
     with pytest.raises(InputError, match="cannot reach the Dask scheduler"):
         connect("tcp://127.0.0.1:" + str(_free_port()), timeout=1.0)

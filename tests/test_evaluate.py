@@ -12,10 +12,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from evalkit.cli import main
+from evalkit.cli.main import main
 from evalkit.errors import DeterminismError, InputError
-from evalkit.evaluate import Evaluation, evaluate
 from evalkit.fixtures import Fixture, load_fixture
+from evalkit.run.evaluate import Evaluation, evaluate
 from evalkit.systems import FunctionRetriever
 
 RANKINGS = {

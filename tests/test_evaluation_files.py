@@ -13,24 +13,24 @@ import nbformat
 import pandas as pd
 import pytest
 
-from evalkit.canonical import canonical_json
 from evalkit.errors import InputError
-from evalkit.evaluate import Evaluation, evaluate
-from evalkit.evaluation_files import (
+from evalkit.fixtures import Fixture, dump_fixture, generate_fixture, load_fixture
+from evalkit.report.evaluation_files import (
     load_evaluation,
     load_saved_report,
     load_verdict,
     save_evaluation,
     save_verdict,
 )
-from evalkit.fixtures import Fixture, dump_fixture, generate_fixture, load_fixture
-from evalkit.notebooks import (
+from evalkit.report.notebook import (
     DEFAULT_REPORT_NOTEBOOK,
     EVALUATION_DIR_PARAMETER,
     execute_notebook,
     render_report,
 )
-from evalkit.verdict import GatedVerdict, Verdict, gate_and_judge
+from evalkit.report.verdict import GatedVerdict, Verdict, gate_and_judge
+from evalkit.run.evaluate import Evaluation, evaluate
+from evalkit.safety.canonical import canonical_json
 
 
 @pytest.fixture(scope="module")

@@ -23,8 +23,8 @@ import pytest
 from cli_runner import run_cli
 
 from evalkit.errors import InputError
-from evalkit.evaluate import Evaluation, evaluate
 from evalkit.fixtures import Fixture, generate_fixture, load_fixture
+from evalkit.run.evaluate import Evaluation, evaluate
 from evalkit.systems import FunctionRetriever
 from evalkit.systems.external import (
     ExternalSystemError,
@@ -483,6 +483,6 @@ def test_report_with_a_run_and_an_http_system(
     assert "my-run" in html
     assert "team-search" in html
     assert "not measured" in html
-    from evalkit.privacy import find_leaks, private_texts
+    from evalkit.safety.privacy import find_leaks, private_texts
 
     assert find_leaks(html, private_texts(committed)) == []

@@ -1,8 +1,8 @@
 """``evalkit fixture diff``: every kind of change, on edited copies of the committed fixture.
 
 Expected rows are written out by hand from the edit; span offsets come from ``str.find`` on the
-committed chunk text (the position rule of ``evalkit.spans``: first occurrence). Every output,
-text and JSON, is leak-scanned against both fixtures' strings.
+committed chunk text (the position rule of ``evalkit.measures.spans``: first occurrence). Every
+output, text and JSON, is leak-scanned against both fixtures' strings.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from fixture_edits import (
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalkit.cli import main
+from evalkit.cli.main import main
 from evalkit.errors import LeakError
 from evalkit.fixtures import Fixture, load_fixture
 from evalkit.fixtures.diff import (
@@ -51,7 +51,7 @@ from evalkit.fixtures.diff import (
     format_fixture_diff,
     scan_output,
 )
-from evalkit.privacy import find_leaks, private_texts
+from evalkit.safety.privacy import find_leaks, private_texts
 
 Row = tuple[str, str, str, str, str | None, str | None]
 

@@ -21,9 +21,8 @@ from test_fixtures_rules import RULE_CASES, SECRETS
 from test_malformed import CASES as MALFORMED_CASES
 from test_malformed import prepare
 
-from evalkit.cli import main
+from evalkit.cli.main import main
 from evalkit.errors import FixtureError, Problem
-from evalkit.evaluate import evaluate
 from evalkit.fixtures import Chunk, Document, find_sensitive, generate_fixture, load_fixture
 from evalkit.fixtures.columnar import (
     _without_absent,
@@ -37,6 +36,7 @@ from evalkit.fixtures.diff import fixture_content_hash
 from evalkit.fixtures.load import dump_fixture
 from evalkit.fixtures.records import RecordTable
 from evalkit.fixtures.versioning import last_release, read_releases
+from evalkit.run.evaluate import evaluate
 
 REPO = Path(__file__).resolve().parents[1]
 COMMITTED = [

@@ -23,11 +23,12 @@ from test_fixtures_rules import RULE_CASES
 from test_malformed import CASES as MALFORMED_CASES
 from test_malformed import prepare
 
-from evalkit import forking, yamlio
+from evalkit import forking
 from evalkit.errors import FixtureError
 from evalkit.fixtures import dump_fixture, generate_fixture, load_fixture
 from evalkit.fixtures.diff import fixture_content_hash
 from evalkit.fixtures.records import RecordTable
+from evalkit.safety import yamlio
 
 pytestmark = pytest.mark.skipif(
     "fork" not in multiprocessing.get_all_start_methods(), reason="the second half is forked"

@@ -15,7 +15,7 @@ import pytest
 from test_gates import make_report
 
 from evalkit.errors import FixtureError
-from evalkit.gates import (
+from evalkit.gates.check import (
     DEFAULT_TOLERANCE,
     Gates,
     Tolerance,
@@ -191,8 +191,8 @@ def demoted_queries(count: int) -> frozenset[str]:
 @pytest.fixture(scope="module")
 def degraded_runs() -> dict[int, tuple[Any, Any]]:
     """``{queries demoted: (report, baseline)}`` of hybrid-rerank on the committed fixture."""
-    from evalkit.evaluate import evaluate
     from evalkit.fixtures import load_fixture
+    from evalkit.run.evaluate import evaluate
     from evalkit.systems import resolve_system
 
     fixture = load_fixture(FIXTURE_DIR)

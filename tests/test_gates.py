@@ -1,4 +1,4 @@
-"""Tests of evalkit.gates: the gates file schema, baselines, and checking gates on reports.
+"""Tests of evalkit.gates.check: the gates file schema, baselines, and checking gates on reports.
 
 Unit tests use small hand-made report dicts whose means are written out by hand; the
 integration tests at the bottom evaluate the committed fixture once per module.
@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from evalkit.errors import FixtureError, InputError, StaleBaselineError
-from evalkit.gates import (
+from evalkit.gates.check import (
     GATE_COLUMNS,
     Gates,
     baseline_from_report,
@@ -239,7 +239,12 @@ absolute:
         ),
         (
             "- 1\n",
-            ("gates.yaml", "", "", "expected a mapping with 'schema: evalkit.gates/1', found list"),
+            (
+                "gates.yaml",
+                "",
+                "",
+                "expected a mapping with 'schema: evalkit.gates/1', found list",
+            ),
         ),
         (
             "schema: [\n",
@@ -757,7 +762,7 @@ def test_degraded_system_fails_the_gates_with_a_table(
 def test_diff_names_exactly_the_degraded_queries(
     passing: tuple[int, str, dict[str, Any]], degraded: tuple[int, str, dict[str, Any]]
 ) -> None:
-    from evalkit.diff import diff_reports
+    from evalkit.gates.diff import diff_reports
 
     changed = diff_reports(passing[2], degraded[2]).per_query
     assert set(changed["system"]) == {"hybrid-rerank"}

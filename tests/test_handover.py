@@ -1,5 +1,5 @@
-"""The report's second process (:mod:`evalkit.handover`): what it hands over is what the kernel
-would have made, a reader waits for it and falls back to its own work, and the helper process
+"""The report's second process (:mod:`evalkit.report.handover`): what it hands over is what the
+kernel would have made, a reader waits for it and falls back to its own work, and the helper process
 cleans up after itself."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 from matplotlib.figure import Figure
 from nbformat.v4 import new_code_cell, new_notebook
 
-from evalkit.handover import (
+from evalkit.report.handover import (
     ReportFigures,
     claim,
     clear_pending,
@@ -27,8 +27,8 @@ from evalkit.handover import (
     taken,
     wait_while_pending,
 )
-from evalkit.notebooks import execute_notebook
-from evalkit.plots import paired_difference_figure
+from evalkit.report.notebook import execute_notebook
+from evalkit.report.plots import paired_difference_figure
 
 PER_QUERY = pd.DataFrame(
     {
@@ -100,8 +100,8 @@ def test_a_handed_over_figure_is_the_output_the_kernel_makes(tmp_path: Path) -> 
             "%matplotlib inline",
             '%config InlineBackend.print_figure_kwargs = {"bbox_inches": None}',
             "import pandas as pd",
-            "from evalkit.plots import paired_difference_figure",
-            "from evalkit.handover import ReportFigures, claim, figure_key, save_figure",
+            "from evalkit.report.plots import paired_difference_figure",
+            "from evalkit.report.handover import ReportFigures, claim, figure_key, save_figure",
             "frame = pd.read_parquet('per_query.parquet')",
             f"draw = {DRAW!r}",
         ]

@@ -28,11 +28,13 @@ def _loaded_after(code: str, modules: list[str]) -> list[str]:
 
 def test_the_report_path_does_not_load_scipy_stats() -> None:
     code = """
-    from evalkit.evaluate import evaluate
+    from evalkit.run.evaluate import evaluate
     from evalkit.fixtures import generate_fixture
-    from evalkit.report_tables import ablation_table, paired_comparisons, all_pairs_table
-    from evalkit.verdict import build_verdict
-    from evalkit import plots, gates, probes  # noqa: F401
+    from evalkit.report.tables import ablation_table, paired_comparisons, all_pairs_table
+    from evalkit.report.verdict import build_verdict
+    from evalkit.report import plots  # noqa: F401
+    from evalkit.gates import check  # noqa: F401
+    from evalkit import probes  # noqa: F401
 
     evaluation = evaluate(generate_fixture(3, documents=20, queries=12), ["lexical", "token-hash"])
     measures = list(evaluation.measures)
@@ -49,7 +51,7 @@ def test_the_report_path_does_not_load_scipy_stats() -> None:
 
 def test_the_command_line_parser_loads_no_pandas() -> None:
     code = """
-    from evalkit.cli import build_parser
+    from evalkit.cli.main import build_parser
 
     build_parser()
     """
@@ -57,9 +59,9 @@ def test_the_command_line_parser_loads_no_pandas() -> None:
 
 
 def test_the_report_kernel_preload_loads_no_scipy_stats_and_no_system() -> None:
-    from evalkit.notebooks import REPORT_KERNEL_PRELOAD, REPORT_KERNEL_WARM_UP
+    from evalkit.report.notebook import REPORT_KERNEL_PRELOAD, REPORT_KERNEL_WARM_UP
 
-    # the kernel's own start-up, as its exec_lines run it (evalkit.notebooks is not loaded)
+    # the kernel's own start-up, as its exec_lines run it (evalkit.report.notebook is not loaded)
     code = f"""
     import importlib
 
@@ -70,11 +72,11 @@ def test_the_report_kernel_preload_loads_no_scipy_stats_and_no_system() -> None:
     from evalkit.probes.targets import warm_up_target
 
     warm_up_target("stdlib")
-    from evalkit.inputs import find_input  # the setup cell's path lookup
+    from evalkit.safety.inputs import find_input  # the setup cell's path lookup
     """
     slow = ["scipy.stats", "evalkit.systems.reference", "evalkit.systems.rerank", "bm25s"]
     # nbformat (with jsonschema) is the command's business, not the kernel's
-    slow += ["nbformat", "evalkit.notebooks"]
+    slow += ["nbformat", "evalkit.report.notebook"]
     assert _loaded_after(code, slow) == []
 
 
@@ -85,5 +87,7 @@ def test_the_report_notebook_imports_nothing_of_the_command_side() -> None:
     notebook = Path(__file__).resolve().parent.parent / "notebooks" / "retrieval_report.ipynb"
     cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
     code = "".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
-    assert "from evalkit.inputs import find_input" in code
-    assert "evalkit.notebooks" not in code  # it would load nbformat and jsonschema in the kernel
+    assert "from evalkit.safety.inputs import find_input" in code
+    assert (
+        "evalkit.report.notebook" not in code
+    )  # it would load nbformat and jsonschema in the kernel

@@ -18,10 +18,10 @@ import yaml
 from evalkit.errors import FixtureError, FormatError, InputError, ProbeError
 from evalkit.fixtures import Document, find_sensitive, load_fixture
 from evalkit.formats import read_beir, read_qrels, read_run
-from evalkit.gates import load_gates, load_report
-from evalkit.inputs import MAX_DEPTH, InputFileError, load_json, read_input_bytes
+from evalkit.gates.check import load_gates, load_report
 from evalkit.probes import Probe, load_probes
-from evalkit.yamlio import compose_and_load
+from evalkit.safety.inputs import MAX_DEPTH, InputFileError, load_json, read_input_bytes
+from evalkit.safety.yamlio import compose_and_load
 
 # --- non-regular files ------------------------------------------------------------------------
 
@@ -277,9 +277,14 @@ def test_a_probe_file_that_is_a_directory_is_reported(tmp_path: Path) -> None:
 def test_diff_prints_only_name_shaped_header_values(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from evalkit.cli import main
+    from evalkit.cli.main import main
 
-    report = {"schema": "evalkit.report/1", "summary": {}, "summaryByLanguage": {}, "perQuery": {}}
+    report = {
+        "schema": "evalkit.report/1",
+        "summary": {},
+        "summaryByLanguage": {},
+        "perQuery": {},
+    }
     leaky = {**report, "fixture": {"id": "/home/anna/secret fixture", "version": "1.0.0"}}
     (tmp_path / "old.json").write_text(json.dumps(report), encoding="utf-8")
     (tmp_path / "new.json").write_text(json.dumps(leaky), encoding="utf-8")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from evalkit import compare
-from evalkit.gates import LOWER_IS_BETTER as GATES_LOWER
+from evalkit.gates.check import LOWER_IS_BETTER as GATES_LOWER
 from evalkit.measures import LOWER_IS_BETTER, describe_measure, higher_is_better
 
 

@@ -315,7 +315,7 @@ def test_bad_frames_get_clear_errors(qrels: pd.DataFrame, run: pd.DataFrame, fra
 
 
 def test_span_measures_parse_but_are_not_scored_here() -> None:
-    with pytest.raises(MeasureError, match=r"computed by evalkit\.evaluate"):
+    with pytest.raises(MeasureError, match=r"computed by evalkit\.run\.evaluate"):
         score(QT, _run([("q", "d1", 1.0)]), ["ContextRecall@5"])
 
 

@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 
-from evalkit.cli import main
+from evalkit.cli.main import main
 from evalkit.errors import FixtureError, InputError, UnknownNameError
-from evalkit.evaluate import evaluate
 from evalkit.fixtures import load_fixture
-from evalkit.gates import load_gates
-from evalkit.names import check_name, name_problem
+from evalkit.gates.check import load_gates
 from evalkit.registry import Registry
+from evalkit.run.evaluate import evaluate
+from evalkit.safety.names import check_name, name_problem
 from evalkit.systems import BaseRetriever, FunctionRetriever, Hit
 from evalkit.systems.protocol import load_factory
 

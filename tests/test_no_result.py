@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from evalkit.evaluate import evaluate
 from evalkit.fixtures import load_fixture
-from evalkit.gates import higher_is_better
+from evalkit.gates.check import higher_is_better
+from evalkit.run.evaluate import evaluate
 from evalkit.systems import FunctionRetriever
 
 

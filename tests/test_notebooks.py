@@ -21,7 +21,7 @@ import pytest
 from matplotlib.colors import to_hex
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-from evalkit.cli import main
+from evalkit.cli.main import main
 from evalkit.errors import (
     InputError,
     LeakError,
@@ -29,10 +29,9 @@ from evalkit.errors import (
     UnknownNameError,
     UnsafePathError,
 )
-from evalkit.evaluate import evaluate
 from evalkit.fixtures import dump_fixture, generate_fixture, load_fixture
-from evalkit.gates import write_baseline
-from evalkit.notebooks import (
+from evalkit.gates.check import write_baseline
+from evalkit.report.notebook import (
     DEFAULT_REPORT_NOTEBOOK,
     REPORT_HELPER_FIGURES,
     STDERR_NOTE,
@@ -48,9 +47,8 @@ from evalkit.notebooks import (
     scrub_notebook,
     write_rendered_report,
 )
-from evalkit.plots import latency_figure, paired_difference_figure, uses_log_scale
-from evalkit.privacy import find_leaks, private_texts
-from evalkit.report_tables import (
+from evalkit.report.plots import latency_figure, paired_difference_figure, uses_log_scale
+from evalkit.report.tables import (
     ablation_table,
     chunk_table,
     display_text,
@@ -62,6 +60,8 @@ from evalkit.report_tables import (
     text_hash,
     worst_queries,
 )
+from evalkit.run.evaluate import evaluate
+from evalkit.safety.privacy import find_leaks, private_texts
 
 REPO = Path(__file__).resolve().parent.parent
 COMMITTED_FIXTURE = REPO / "fixtures" / "synthetic-bilingual-v1"
@@ -246,7 +246,7 @@ def test_scrub_removes_paths_tracebacks_stderr_and_papermill_environment() -> No
 
 def test_a_machine_path_is_scrubbed_as_whole_components() -> None:
     # /tmp/work is the working directory; /tmp/work-b is another folder, never half-replaced
-    from evalkit.notebooks import _scrub_text
+    from evalkit.report.notebook import _scrub_text
 
     text = "baseline /tmp/work-b/baseline.json fixture /tmp/work/fixtures/x cwd /tmp/work"
     assert _scrub_text(text, {"/tmp/work": "<cwd>"}) == (
@@ -858,7 +858,7 @@ def test_unredacted_report_shows_text_and_a_banner(
 def test_kernel_warm_up_calls_are_literal_expressions() -> None:
     import ast
 
-    from evalkit.notebooks import _InterpreterKernelManager
+    from evalkit.report.notebook import _InterpreterKernelManager
 
     hostile = "x'); __import__('os').system('false'); ('"
     manager = _InterpreterKernelManager()
@@ -884,7 +884,7 @@ def test_figures_keep_their_text_inside_and_apart(name_length: int) -> None:
     """The measured layout (no layout engine) gives every label room, short or long names."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-    from evalkit.plots import headline_figure
+    from evalkit.report.plots import headline_figure
 
     names = [f"{i}{'s' * name_length}" for i in range(4)]
     latency = pd.DataFrame(

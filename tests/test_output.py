@@ -1,4 +1,4 @@
-"""Tests for evalkit.output: safe output paths and atomic writes.
+"""Tests for evalkit.safety.output: safe output paths and atomic writes.
 
 Every refusal test compares a listing of the workspace (and of a directory outside it) before
 and after: a refused path must leave the disk untouched.
@@ -15,7 +15,7 @@ from collections.abc import Callable
 import pytest
 
 from evalkit.errors import EvalkitError, InputError, OutputError, UnsafePathError
-from evalkit.output import (
+from evalkit.safety.output import (
     output_path_from_env,
     resolve_output_path,
     write_text_atomic,

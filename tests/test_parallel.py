@@ -1,4 +1,4 @@
-"""``evaluate(..., workers=N)`` (:mod:`evalkit.parallel`): the systems run in forked worker
+"""``evaluate(..., workers=N)`` (:mod:`evalkit.run.parallel`): the systems run in forked worker
 processes and the evaluation is the serial one; errors come back as the serial loop raises
 them."""
 
@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 
 from evalkit.errors import DeterminismError, InputError
-from evalkit.evaluate import evaluate
 from evalkit.fixtures import generate_fixture
-from evalkit.parallel import fork_available
+from evalkit.run.evaluate import evaluate
+from evalkit.run.parallel import fork_available
 from tests.test_stream import write_text
 
 pytestmark = pytest.mark.skipif(not fork_available(), reason="no fork on this platform")
@@ -98,7 +98,7 @@ def test_cli_run_with_workers(tmp_path: Path) -> None:
     import json
 
     from evalkit.fixtures import dump_fixture
-    from evalkit.report import deterministic_projection
+    from evalkit.run.report_json import deterministic_projection
     from tests.cli_runner import run_cli
 
     dump_fixture(FIXTURE, tmp_path / "fixture")

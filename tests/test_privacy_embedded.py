@@ -1,4 +1,4 @@
-"""The leak scan reads what base64 payloads carry (evalkit.privacy.embedded_text).
+"""The leak scan reads what base64 payloads carry (evalkit.safety.privacy.embedded_text).
 
 A plain substring search over an artifact misses private text that was base64-encoded (a JSON
 blob, an SVG, a PNG's metadata); the scan decodes such payloads and searches their text, and
@@ -15,7 +15,7 @@ import pytest
 from PIL import Image, PngImagePlugin
 
 from evalkit.errors import LeakError
-from evalkit.privacy import PrivateText, assert_no_leaks, embedded_text, find_leaks
+from evalkit.safety.privacy import PrivateText, assert_no_leaks, embedded_text, find_leaks
 
 SECRET = "The harbour ferry leaves from pier seven at dawn on Sundays"
 PRIVATE = [PrivateText("chunk:c-1", SECRET)]

@@ -1,5 +1,5 @@
-"""The leak scan sees through the escaping evalkit.render applies to Markdown output, and through
-string and URL escapes."""
+"""The leak scan sees through the escaping evalkit.report.render applies to Markdown output, and
+through string and URL escapes."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from collections.abc import Callable
 
 import pytest
 
-from evalkit.privacy import PrivateText, find_leaks, unescaped_text
-from evalkit.render import markdown_text
+from evalkit.report.render import markdown_text
+from evalkit.safety.privacy import PrivateText, find_leaks, unescaped_text
 
 SECRET_TEXT = "The harbour ferry @noon leaves from pier #4 (see https://example.invalid/x)."
 
@@ -58,7 +58,7 @@ def test_spaces_between_chinese_characters_do_not_hide_a_leak() -> None:
 def test_every_format_character_is_removed() -> None:
     import unicodedata
 
-    from evalkit.privacy import INVISIBLE_RANGES
+    from evalkit.safety.privacy import INVISIBLE_RANGES
 
     covered = {c for a, b in INVISIBLE_RANGES for c in range(a, b + 1)}
     missing = [

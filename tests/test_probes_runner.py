@@ -7,7 +7,6 @@ import math
 import pandas as pd
 import pytest
 
-from evalkit.canonical import canonical_json
 from evalkit.errors import InputError, StaleBaselineError
 from evalkit.probes import (
     RESULT_COLUMNS,
@@ -19,6 +18,7 @@ from evalkit.probes import (
 )
 from evalkit.probes.report import DROP_COLUMNS
 from evalkit.registry import Registry
+from evalkit.safety.canonical import canonical_json
 
 CATALOGUE = ["alpha", "beta", "gamma", "delta"]
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from evalkit.evaluate import Evaluation, evaluate
 from evalkit.fixtures import load_fixture
+from evalkit.run.evaluate import Evaluation, evaluate
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 HELD_OUT = FIXTURES / "synthetic-bilingual-v1"

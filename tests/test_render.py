@@ -1,4 +1,4 @@
-"""Escaping helpers (evalkit.render) and the report's tables and figures with hostile names.
+"""Escaping helpers (evalkit.report.render) and the report's tables and figures with hostile names.
 
 Every check renders or parses with a real third-party implementation: html5lib (the WHATWG
 parsing algorithm browsers use) through BeautifulSoup, nbconvert's own Markdown renderer (the
@@ -26,9 +26,9 @@ from markdown_it import MarkdownIt
 from nbconvert.filters.markdown_mistune import markdown2html_mistune
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
-from evalkit.notebooks import DEFAULT_REPORT_NOTEBOOK, export_html
-from evalkit.plots import latency_figure, paired_difference_figure
-from evalkit.render import (
+from evalkit.report.notebook import DEFAULT_REPORT_NOTEBOOK, export_html
+from evalkit.report.plots import latency_figure, paired_difference_figure
+from evalkit.report.render import (
     CONTENT_SECURITY_POLICY,
     WORD_JOINER,
     csv_cell,
@@ -40,7 +40,7 @@ from evalkit.render import (
     xml_chars,
     xml_text,
 )
-from evalkit.report_tables import (
+from evalkit.report.tables import (
     ablation_table,
     failure_counts,
     failures_by_kind,
@@ -468,7 +468,7 @@ def test_export_html_carries_a_script_free_content_security_policy() -> None:
     assert soup.find("script") is None  # nbconvert's template adds no script of its own
 
 
-# --- the notebook shows user strings through evalkit.render only --------------------------
+# --- the notebook shows user strings through evalkit.report.render only --------------------------
 
 _SAFE_FORMATTED = {"markdown_text", "len"}  # f-string parts of a Markdown(...) text
 _SAFE_NAMES = {"verdict"}  # one of two literal strings chosen in the notebook
@@ -483,7 +483,7 @@ def _shown_safely(node: ast.expr) -> bool:
     func = node.func
     first = node.args[0] if node.args else None
     if isinstance(func, ast.Attribute) and func.attr == "draw" and isinstance(first, ast.Attribute):
-        # a figure of evalkit.plots, drawn here or handed over (ReportFigures.draw)
+        # a figure of evalkit.report.plots, drawn here or handed over (ReportFigures.draw)
         return isinstance(first.value, ast.Name) and first.value.id == "plots"
     if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
         # figures (labels through plot_label) and the ablation view (styled() inside)

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.canonical import canonical_json
-from evalkit.cli import main
-from evalkit.evaluate import Evaluation, evaluate
+from evalkit.cli.main import main
 from evalkit.fixtures import Fixture, generate_fixture, load_fixture
-from evalkit.privacy import find_leaks, private_texts
-from evalkit.report import REPORT_SCHEMA, deterministic_projection
+from evalkit.run.evaluate import Evaluation, evaluate
+from evalkit.run.report_json import REPORT_SCHEMA, deterministic_projection
+from evalkit.safety.canonical import canonical_json
+from evalkit.safety.privacy import find_leaks, private_texts
 from evalkit.systems import FunctionRetriever
 
 COMMITTED = Path(__file__).resolve().parents[1] / "fixtures" / "synthetic-bilingual-v1"

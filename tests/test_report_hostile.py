@@ -36,13 +36,13 @@ from bs4 import BeautifulSoup, Tag
 from nbconvert.filters.markdown_mistune import markdown2html_mistune
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
-from evalkit.cli import main
+from evalkit.cli.main import main
 from evalkit.errors import EvalkitError
-from evalkit.evaluate import evaluate
 from evalkit.fixtures import dump_fixture, generate_fixture, load_fixture
-from evalkit.gates import write_baseline
-from evalkit.notebooks import export_html
-from evalkit.render import CONTENT_SECURITY_POLICY, WORD_JOINER
+from evalkit.gates.check import write_baseline
+from evalkit.report.notebook import export_html
+from evalkit.report.render import CONTENT_SECURITY_POLICY, WORD_JOINER
+from evalkit.run.evaluate import evaluate
 
 DATA = Path(__file__).resolve().parent / "data"
 HOSTILE_FIXTURE = DATA / "hostile-fixture"

@@ -10,10 +10,9 @@ import pandas as pd
 import pytest
 
 from evalkit.fixtures import dump_fixture, generate_fixture, load_fixture
-from evalkit.notebooks import render_report
-from evalkit.privacy import find_leaks, private_texts
 from evalkit.probes import get_target, load_probes, run_probes
-from evalkit.report_tables import (
+from evalkit.report.notebook import render_report
+from evalkit.report.tables import (
     COMPARISON_VIEW_COLUMNS,
     PROBE_COLUMNS,
     ablation_legend,
@@ -26,6 +25,7 @@ from evalkit.report_tables import (
     query_measures,
     text_hash,
 )
+from evalkit.safety.privacy import find_leaks, private_texts
 
 REPO = Path(__file__).resolve().parent.parent
 NBSP = "\u00a0"

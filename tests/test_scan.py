@@ -15,10 +15,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 from sensitive_oracle import find_sensitive_per_string
 
-from evalkit.fixtures import Chunk, Document, FixtureMeta, Judgment, Query, Span, scan
+from evalkit.fixtures import Chunk, Document, FixtureMeta, Judgment, Query, Span
 from evalkit.fixtures.rules import string_problems
-from evalkit.fixtures.scan import find_control, find_sensitive, scan_sensitive
 from evalkit.fixtures.schema import TEXT_PATTERN
+from evalkit.safety import sensitive as scan
+from evalkit.safety.sensitive import find_control, find_sensitive, scan_sensitive
 
 # Fragments of every detector's shapes (and of near misses), plus the separator, line breaks,
 # U+0130 (whose lower case is two characters) and the Kelvin sign (whose lower case is "k").

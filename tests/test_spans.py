@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from evalkit.spans import QuerySpans, context_precision_recall, union_length
+from evalkit.measures.spans import QuerySpans, context_precision_recall, union_length
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,5 @@
-"""Tests of evalkit.stats: paired tests, bootstrap intervals, corrections, compare, summaries."""
+"""Tests of evalkit.stats.paired: paired tests, bootstrap intervals, corrections, compare,
+summaries."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evalkit.errors import InputError
-from evalkit.stats import (
+from evalkit.stats.paired import (
     COMPARE_COLUMNS,
     adjust_pvalues,
     bootstrap_ci,
@@ -384,7 +385,7 @@ def test_compare_thread_count_does_not_change_results(tmp_path: Path) -> None:
         import numpy as np, pandas as pd
         sys.path.insert(0, sys.argv[1])
         from test_stats import synthetic
-        from evalkit.stats import compare
+        from evalkit.stats.paired import compare
         print(compare(synthetic(), "base", by="answerable", n_resamples=1000).to_csv())
         """
     )

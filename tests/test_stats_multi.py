@@ -1,4 +1,4 @@
-"""Tests of evalkit.stats_multi: two-way ANOVA, Tukey's HSD, the randomized Tukey HSD."""
+"""Tests of evalkit.stats.multi: two-way ANOVA, Tukey's HSD, the randomized Tukey HSD."""
 
 from __future__ import annotations
 
@@ -11,14 +11,14 @@ import pytest
 import scipy.stats
 
 from evalkit.errors import InputError
-from evalkit.stats import paired_test
-from evalkit.stats_multi import (
+from evalkit.stats.multi import (
     ANOVA_COLUMNS,
     TUKEY_COLUMNS,
     anova,
     randomized_tukey_hsd,
     tukey_hsd,
 )
+from evalkit.stats.paired import paired_test
 
 SECRET = "confidential-passage-text"
 

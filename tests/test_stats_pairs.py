@@ -1,4 +1,4 @@
-"""Tests of evalkit.stats for many systems: all pairs, t details, the bootstrap test."""
+"""Tests of evalkit.stats.paired for many systems: all pairs, t details, the bootstrap test."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import scipy.stats
 from test_stats import synthetic, tidy
 
 from evalkit.errors import InputError
-from evalkit.stats import (
+from evalkit.stats.paired import (
     COMPARE_COLUMNS,
     adjust_pvalues,
     bootstrap_ci,

@@ -13,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evalkit.errors import InputError
-from evalkit.report_tables import all_pairs_table, paired_comparisons
-from evalkit.stats import compare
-from evalkit.stats_multi import compact_letters, randomized_tukey_hsd
+from evalkit.report.tables import all_pairs_table, paired_comparisons
+from evalkit.stats.multi import compact_letters, randomized_tukey_hsd
+from evalkit.stats.paired import compare
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "retrieval_report.ipynb"
 

@@ -23,7 +23,8 @@ import pytest
 from evalkit.errors import FormatError, InputError, RunOnlyQueriesWarning
 from evalkit.formats import write_run
 from evalkit.measures import score
-from evalkit.measures.stream import QrelsIndex, score_source, stream_ranking
+from evalkit.measures.engine import score_source
+from evalkit.measures.stream import QrelsIndex, stream_ranking
 from tests.nasty_runs import every_measure, nasty
 
 MEASURES = every_measure()
@@ -229,7 +230,7 @@ def test_grades_past_the_int64_range_are_refused_not_wrapped(grades: Any) -> Non
 
 
 def test_cli_trec_eval_streams_a_parquet_run(tmp_path: Path) -> None:
-    from evalkit.cli import main
+    from evalkit.cli.main import main
     from evalkit.formats import write_qrels
 
     qrels, run = nasty(13)

@@ -16,9 +16,8 @@ import pytest
 from cli_runner import run_cli
 
 from evalkit.errors import InputError, StaleBaselineError
-from evalkit.evaluate import DEFAULT_RANKING_MEASURES, default_measures, evaluate
 from evalkit.fixtures import load_fixture
-from evalkit.gates import (
+from evalkit.gates.check import (
     NOT_EVALUATED,
     Gates,
     check_baseline_fresh,
@@ -28,7 +27,8 @@ from evalkit.gates import (
     gates_failed,
     gates_to_report,
 )
-from evalkit.notebooks import check_report_parameters
+from evalkit.report.notebook import check_report_parameters
+from evalkit.run.evaluate import DEFAULT_RANKING_MEASURES, default_measures, evaluate
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 FIXTURE_DIR = REPO / "fixtures" / "synthetic-bilingual-v1"
@@ -331,6 +331,6 @@ def test_cli_report_on_two_systems_at_k5(tmp_path: pathlib.Path) -> None:
     assert "RR@5" in html
     assert "Gates:" in html
     assert "Traceback" not in html
-    from evalkit.privacy import find_leaks, private_texts
+    from evalkit.safety.privacy import find_leaks, private_texts
 
     assert find_leaks(html, private_texts(load_fixture(FIXTURE_DIR))) == []

@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from system_inputs import Chunk
 
-from evalkit.evaluate import evaluate
 from evalkit.fixtures import generate_fixture
+from evalkit.run.evaluate import evaluate
 from evalkit.systems import store as store_module
 from evalkit.systems import vectors as vectors_module
 from evalkit.systems.lexical import LexicalRetriever

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from trec_eval_oracle import TEST_DIR
 
-from evalkit.cli import main
+from evalkit.cli.main import main
 from evalkit.formats import read_run
 
 # trec_eval name pattern -> evalkit measure (``{}``: the name's number)

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.cli import main
+from evalkit.cli.main import main
 from evalkit.errors import InputError, SystemFailedError
-from evalkit.evaluate import evaluate
 from evalkit.fixtures import load_fixture
+from evalkit.run.evaluate import evaluate
 from evalkit.systems import load_factory
 
 SECRET = "the query text the exception quotes"

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-from evalkit.evaluate import evaluate
 from evalkit.fixtures import generate_fixture
-from evalkit.report_tables import ordered_comparisons, paired_comparisons
-from evalkit.verdict import build_verdict
+from evalkit.report.tables import ordered_comparisons, paired_comparisons
+from evalkit.report.verdict import build_verdict
+from evalkit.run.evaluate import evaluate
 
 
 def test_the_verdicts_comparisons_are_the_paired_comparisons() -> None:

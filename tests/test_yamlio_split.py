@@ -18,7 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_yamlio_strict import EDGE_CASES, _outcome
 
-from evalkit import forking, yamlio
+from evalkit import forking
+from evalkit.safety import yamlio
 
 pytestmark = pytest.mark.skipif(
     "fork" not in multiprocessing.get_all_start_methods(), reason="the second half is forked"

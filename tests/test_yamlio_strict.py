@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 import evalkit.fixtures.load
 from evalkit.fixtures import Fixture, dump_fixture, load_fixture
 from evalkit.fixtures.generate import generate_fixture
-from evalkit.inputs import MAX_DEPTH
-from evalkit.yamlio import FlowList, dump_yaml, load_strict, load_strict_shallow
+from evalkit.safety.inputs import MAX_DEPTH
+from evalkit.safety.yamlio import FlowList, dump_yaml, load_strict, load_strict_shallow
 
 
 def _typed(value: Any) -> Any:

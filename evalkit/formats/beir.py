@@ -17,7 +17,7 @@ import pandas as pd
 
 from evalkit.errors import FormatError
 from evalkit.formats.trec import _load_bytes
-from evalkit.inputs import load_json
+from evalkit.safety.inputs import load_json
 
 __all__ = ["BeirDataset", "read_beir"]
 

@@ -26,7 +26,7 @@ import pyarrow as pa
 
 from evalkit.errors import FormatError
 from evalkit.formats.trec import PathLike, _fast_parse, _load_bytes
-from evalkit.inputs import InputFileError, check_regular_file
+from evalkit.safety.inputs import InputFileError, check_regular_file
 
 __all__ = ["read_subtopic_qrels"]
 

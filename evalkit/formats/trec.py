@@ -31,8 +31,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from evalkit.errors import FormatError, InputError
-from evalkit.inputs import InputFileError, check_regular_file, read_input_bytes
-from evalkit.measures.ranking import require_columns
+from evalkit.safety.inputs import InputFileError, check_regular_file, read_input_bytes
 
 __all__ = ["read_qrels", "read_run", "stream_run", "write_qrels", "write_run"]
 
@@ -41,6 +40,18 @@ PathLike = str | os.PathLike[str]
 _QRELS_FIELDS = ("query_id", "iteration", "doc_id", "relevance")
 _RUN_FIELDS = ("query_id", "q0", "doc_id", "rank", "score", "run_id")
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def require_columns(frame: object, what: str, columns: tuple[str, ...]) -> None:
+    """InputError unless ``frame`` is a DataFrame with every column of ``columns``."""
+    if not isinstance(frame, pd.DataFrame):
+        raise InputError(f"{what} must be a pandas DataFrame, got {type(frame).__name__}")
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise InputError(
+            f"{what} is missing column(s) {', '.join(missing)}; expected columns "
+            f"{', '.join(columns)}, found {', '.join(map(str, frame.columns)) or 'none'}"
+        )
 
 
 def read_qrels(path: PathLike) -> pd.DataFrame:

@@ -56,7 +56,6 @@ import yaml
 from pydantic import TypeAdapter, ValidationError
 from tqdm import tqdm
 
-from evalkit.artifacts import check_output
 from evalkit.errors import InputError
 from evalkit.fixtures.chunking import ChunkingPolicy, chunk_ids, chunk_offsets, spans_in_chunk
 from evalkit.fixtures.columnar import arrow_schema
@@ -72,7 +71,8 @@ from evalkit.fixtures.schema import (
     ObjectId,
     Version,
 )
-from evalkit.output import shown_path
+from evalkit.safety.artifacts import check_output
+from evalkit.safety.output import shown_path
 
 __all__ = [
     "BATCH",
@@ -360,9 +360,9 @@ def import_collection(
     """Write the collection as a fixture directory ``output`` (rules in the module docstring).
 
     ``output`` must not exist or be an empty directory (workspace-relative, see
-    :mod:`evalkit.output`); the files are written to a temporary directory beside it and moved
-    into place at the end, so a failed import leaves nothing half-written. ``language`` applies
-    to every object without one. Returns the :class:`ImportSummary`.
+    :mod:`evalkit.safety.output`); the files are written to a temporary directory beside it and
+    moved into place at the end, so a failed import leaves nothing half-written. ``language``
+    applies to every object without one. Returns the :class:`ImportSummary`.
     """
     policy = policy or ChunkingPolicy()
     _check_meta(id=fixture_name, version=version, license=license, language=language)
@@ -472,7 +472,7 @@ def _mapped_id(source_id: str, kind: str, seen: set[str], summary: ImportSummary
     or too long to map, or already ``seen``), the reason counted in ``summary``."""
     mapped = fixture_id(source_id)
     if mapped is None:
-        from evalkit.report_tables import text_hash
+        from evalkit.safety.canonical import text_hash
 
         # The source ID itself may be text (a wrong column mapped as the ID): only its hash.
         shown = f"sha256:{text_hash(source_id)}"

@@ -46,6 +46,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from evalkit.errors import InputError, MeasureError, RunOnlyQueriesWarning
+from evalkit.formats.trec import require_columns
 from evalkit.measures.kernels import JudgedRanking
 from evalkit.measures.names import Measure
 from evalkit.measures.ranking import (
@@ -55,7 +56,6 @@ from evalkit.measures.ranking import (
     _id_array,
     _integer_column,
     judged_ranking,
-    require_columns,
 )
 from evalkit.registry import Registry
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -11,15 +12,21 @@ import pandas as pd
 import pyarrow as pa
 
 from evalkit.errors import InputError, MeasureError
+from evalkit.measures.cluster import cluster_ranking, is_dask_frame
 from evalkit.measures.diversity import diversity_measures, diversity_values
 from evalkit.measures.kernels import KERNELS, JudgedRanking
 from evalkit.measures.names import SPAN_MEASURE_NAMES, Measure, parse_measure
 from evalkit.measures.ranking import Duplicates, Ties, TrecVersion, judged_ranking
+from evalkit.measures.stream import DEFAULT_BLOCK_ROWS, QrelsIndex, RunSource, stream_ranking
 
-if TYPE_CHECKING:
-    from evalkit.measures.stream import RunSource
-
-__all__ = ["aggregate", "parse_measures", "score", "score_ranking", "trec_summary"]
+__all__ = [
+    "aggregate",
+    "parse_measures",
+    "score",
+    "score_ranking",
+    "score_source",
+    "trec_summary",
+]
 
 
 def parse_measures(measures: str | Measure | Iterable[str | Measure]) -> list[Measure]:
@@ -100,7 +107,7 @@ def score(
         if m.name in SPAN_MEASURE_NAMES:
             raise MeasureError(
                 f"measure {str(m)!r} needs a fixture with answer spans; it is computed by "
-                "evalkit.evaluate, not by score() on qrels and a run"
+                "evalkit.run.evaluate, not by score() on qrels and a run"
             )
     _check_options(max_docs, num_docs)
     if client is not None or not isinstance(run, pd.DataFrame):  # a file, a Dask frame, ...
@@ -110,8 +117,6 @@ def score(
                 f"measure {str(diverse_wanted[0])!r} is computed on an in-memory run only: "
                 "read the run with evalkit.formats.read_run(path, rank=False) and pass the frame"
             )
-        from evalkit.measures.stream import score_source
-
         return score_source(
             qrels,
             run,
@@ -313,3 +318,42 @@ def trec_summary(
             value = float("nan")
         rows.append(("all", str(measure), text(str(measure), float(value))))
     return rows
+
+
+def score_source(
+    qrels: pd.DataFrame,
+    source: RunSource,
+    measures: Sequence[Measure],
+    *,
+    ties: Ties = "trec",
+    duplicates: Duplicates = "error",
+    trec_version: TrecVersion = "10",
+    max_docs: int | None = None,
+    judged_only: bool = False,
+    complete: bool = True,
+    num_docs: int | None = None,
+    progress: bool | None = None,
+    client: Any = None,
+    block_rows: int = DEFAULT_BLOCK_ROWS,
+    tmp_dir: str | os.PathLike[str] | None = None,
+) -> pd.DataFrame:
+    """:func:`score` of a run source (:mod:`evalkit.measures.stream`) or a Dask DataFrame
+    (:mod:`evalkit.measures.cluster`): the same tidy pandas frame, values identical to the
+    in-memory path."""
+    options: dict[str, Any] = {"ties": ties, "duplicates": duplicates, "trec_version": trec_version}
+    index = QrelsIndex(qrels, **options)
+    if client is not None or is_dask_frame(source):
+        ranking = cluster_ranking(index, source, client=client, **options)
+    else:
+        ranking = stream_ranking(
+            index, source, block_rows=block_rows, progress=progress, tmp_dir=tmp_dir, **options
+        )
+    return score_ranking(
+        ranking,
+        measures,
+        trec_version=trec_version,
+        max_docs=max_docs,
+        judged_only=judged_only,
+        complete=complete,
+        num_docs=num_docs,
+    )

@@ -50,7 +50,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from evalkit.errors import InputError
-from evalkit.measures.kernels import FloatArray, IntArray, JudgedRanking, Kernel
+from evalkit.measures.judged import FloatArray, IntArray, JudgedRanking, Kernel
 from evalkit.measures.names import Measure, parse_gains
 
 __all__ = ["GAIN_KERNELS", "gain_table_order", "ndcg_with_gains", "precision_judged_only"]

@@ -181,7 +181,7 @@ _SPECS: tuple[MeasureSpec, ...] = (
         "none",
         (("normalize", True), ("p", 0.95)),
     ),
-    # evalkit's own span / no-answer measures: computed by evalkit.evaluate, not by score().
+    # evalkit's own span / no-answer measures: computed by evalkit.run.evaluate, not by score().
     MeasureSpec("ContextPrecision", "answer-span characters / returned characters", "required"),
     MeasureSpec("ContextRecall", "answer-span characters returned / all span chars", "required"),
     MeasureSpec(
@@ -280,7 +280,7 @@ def describe_measure(measure: str) -> str:
     return "" if spec is None else spec.description
 
 
-#: Measures that need a fixture with answer spans (computed by ``evalkit.evaluate``).
+#: Measures that need a fixture with answer spans (computed by ``evalkit.run.evaluate``).
 SPAN_MEASURE_NAMES: frozenset[str] = frozenset(
     {"ContextPrecision", "ContextRecall", "NoAnswerFP", "NoResult"}
 )

@@ -48,9 +48,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from evalkit.errors import InputError, RunOnlyQueriesWarning
+from evalkit.formats.trec import require_columns
 from evalkit.measures.kernels import JudgedRanking
 
-__all__ = ["Duplicates", "Ties", "TrecVersion", "judged_ranking", "require_columns"]
+__all__ = ["Duplicates", "Ties", "TrecVersion", "judged_ranking"]
 
 Ties = Literal["trec", "given"]
 TrecVersion = Literal["9", "10"]
@@ -471,17 +472,6 @@ def _grouped_code_order(block_query: IntArray, n_queries: int) -> IntArray:
 
 
 # --- validation --------------------------------------------------------------------------------
-
-
-def require_columns(frame: object, what: str, columns: tuple[str, ...]) -> None:
-    if not isinstance(frame, pd.DataFrame):
-        raise InputError(f"{what} must be a pandas DataFrame, got {type(frame).__name__}")
-    missing = [c for c in columns if c not in frame.columns]
-    if missing:
-        raise InputError(
-            f"{what} is missing column(s) {', '.join(missing)}; expected columns "
-            f"{', '.join(columns)}, found {', '.join(map(str, frame.columns)) or 'none'}"
-        )
 
 
 def _id_array(frame: pd.DataFrame, column: str, what: str) -> pa.ChunkedArray:

@@ -23,7 +23,7 @@ path, bit for bit, including the kernels that take running sums across queries. 
 bounded by one block (about ``block_rows`` rows), the qrels and the pieces (at most one entry
 per qrels row); the README states the bound measured by ``benchmarks/bench_scale.py``.
 
-The Dask path (:mod:`evalkit.distributed`) judges partitions into the same pieces on the
+The Dask path (:mod:`evalkit.run.distributed`) judges partitions into the same pieces on the
 workers and combines them here.
 """
 
@@ -49,7 +49,6 @@ from tqdm import tqdm
 
 from evalkit.errors import FormatError, InputError, RunOnlyQueriesWarning
 from evalkit.measures.kernels import JudgedRanking
-from evalkit.measures.names import Measure
 from evalkit.measures.ranking import Duplicates, Ties, TrecVersion, judged_ranking
 
 __all__ = [
@@ -59,7 +58,6 @@ __all__ = [
     "RunSource",
     "combine_pieces",
     "judge_block",
-    "score_source",
     "stream_ranking",
 ]
 
@@ -357,7 +355,7 @@ def _size(path: Path) -> int:
 
 
 def _shown(path: Path) -> str:
-    from evalkit.output import shown_path
+    from evalkit.safety.output import shown_path
 
     return shown_path(str(path))
 
@@ -597,50 +595,3 @@ def _partitioned_pieces(
             yield judge_block(index, table.drop_columns(["_row"]), **options)
     if unknown:
         yield replace(_empty_piece(), unknown=tuple(sorted(unknown)))
-
-
-def score_source(
-    qrels: pd.DataFrame,
-    source: RunSource,
-    measures: Sequence[Measure],
-    *,
-    ties: Ties = "trec",
-    duplicates: Duplicates = "error",
-    trec_version: TrecVersion = "10",
-    max_docs: int | None = None,
-    judged_only: bool = False,
-    complete: bool = True,
-    num_docs: int | None = None,
-    progress: bool | None = None,
-    client: Any = None,
-    block_rows: int = DEFAULT_BLOCK_ROWS,
-    tmp_dir: str | os.PathLike[str] | None = None,
-) -> pd.DataFrame:
-    """:func:`evalkit.measures.score` of a run source (module docs) or a Dask DataFrame:
-    the same tidy pandas frame, values identical to the in-memory path."""
-    from evalkit.measures.engine import score_ranking
-
-    options: dict[str, Any] = {"ties": ties, "duplicates": duplicates, "trec_version": trec_version}
-    index = QrelsIndex(qrels, **options)
-    if client is not None or _is_dask_frame(source):
-        from evalkit.distributed import cluster_ranking
-
-        ranking = cluster_ranking(index, source, client=client, **options)
-    else:
-        ranking = stream_ranking(
-            index, source, block_rows=block_rows, progress=progress, tmp_dir=tmp_dir, **options
-        )
-    return score_ranking(
-        ranking,
-        measures,
-        trec_version=trec_version,
-        max_docs=max_docs,
-        judged_only=judged_only,
-        complete=complete,
-        num_docs=num_docs,
-    )
-
-
-def _is_dask_frame(source: object) -> bool:
-    module = type(source).__module__
-    return module.startswith(("dask.", "dask_expr")) and hasattr(source, "npartitions")

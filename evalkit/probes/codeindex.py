@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from evalkit.canonical import canonical_hash
 from evalkit.errors import InputError
+from evalkit.safety.canonical import canonical_hash
 
 __all__ = ["CodeIndex", "Symbol", "build_code_index", "words"]
 

@@ -28,9 +28,9 @@ from pydantic import (
 )
 
 from evalkit.errors import ProbeError, Problem, RepeatedSymbolWarning
-from evalkit.inputs import MAX_DEPTH, InputFileError, read_input_bytes
 from evalkit.registry import did_you_mean
-from evalkit.yamlio import compose_and_load, duplicate_keys, syntax_problem
+from evalkit.safety.inputs import MAX_DEPTH, InputFileError, read_input_bytes
+from evalkit.safety.yamlio import compose_and_load, duplicate_keys, syntax_problem
 
 __all__ = ["ArgValue", "Expected", "Probe", "ProbeCall", "Scoring", "load_probes"]
 

@@ -23,9 +23,9 @@ from typing import Any
 
 import pandas as pd
 
-from evalkit.canonical import canonical_hash
 from evalkit.errors import InputError, StaleBaselineError
 from evalkit.probes.load import Probe
+from evalkit.safety.canonical import canonical_hash
 
 __all__ = ["DROP_COLUMNS", "REPORT_SCHEMA", "baseline_drops", "format_table", "probes_report"]
 

@@ -49,9 +49,9 @@ from typing import Annotated, Any, Final
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from evalkit.canonical import canonical_hash
 from evalkit.errors import EvalkitError, FormatError, InputError
-from evalkit.names import check_name
+from evalkit.safety.canonical import canonical_hash
+from evalkit.safety.names import check_name
 from evalkit.systems.protocol import BaseRetriever, ChunkLike, Hit, QueryLike
 
 __all__ = [
@@ -96,8 +96,8 @@ def external_system(spec: str) -> RunFileRetriever | HttpRetriever:
 def _listed(ids: Sequence[str]) -> str:
     """The first IDs, each as written when it is a well-formed, safe ID, else as a hash: an
     "ID" the fixture lacks may be text (a run written with the wrong column)."""
-    from evalkit.fixtures.rules import safe_id
-    from evalkit.report_tables import text_hash
+    from evalkit.safety.canonical import text_hash
+    from evalkit.safety.names import safe_id
 
     shown = [safe_id(i) or f"(not shown: sha256:{text_hash(i)})" for i in ids[:_LISTED]]
     more = f" and {len(ids) - _LISTED} more" if len(ids) > _LISTED else ""

@@ -5,7 +5,7 @@ A system is anything with a ``name``, a JSON-able ``definition()``, ``index(chun
 into reports (so a changed setting changes the evaluation definition) and is never printed or
 written out raw, so it may hold private values such as a model name or an endpoint. It must be
 deterministic: evaluation compares its hash across repeats. ``name`` is an ID that reaches every
-report: it is checked by :func:`evalkit.names.check_name` (the fixture ID rule, no path,
+report: it is checked by :func:`evalkit.safety.names.check_name` (the fixture ID rule, no path,
 endpoint or credential shape, no private value of the definition).
 
 Optional: ``use_aliases(table)``. A system that has it receives the fixture's concept table
@@ -22,9 +22,9 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
-from evalkit.canonical import canonical_hash
 from evalkit.errors import EvalkitError, InputError, SystemFailedError
-from evalkit.names import check_name
+from evalkit.safety.canonical import canonical_hash
+from evalkit.safety.names import check_name
 
 __all__ = [
     "BaseRetriever",
@@ -134,8 +134,8 @@ class FunctionRetriever(BaseRetriever):
 
     The function's own module-qualified name is its definition; pass ``definition`` to describe
     settings the function closes over. ``name`` defaults to the function's ``__name__`` with
-    ``_`` written as ``-``; a name that breaks the name rule (:mod:`evalkit.names`), such as a
-    lambda's, is an :class:`InputError`: pass ``name=``. ``index()`` keeps the chunks in
+    ``_`` written as ``-``; a name that breaks the name rule (:mod:`evalkit.safety.names`), such as
+    a lambda's, is an :class:`InputError`: pass ``name=``. ``index()`` keeps the chunks in
     ``self.chunks`` and passes them to ``on_index(chunks)`` when given, so the function can
     build its index. ``concurrent=True`` says the function may be called from several threads
     at once (``evaluate(concurrency=N)``).

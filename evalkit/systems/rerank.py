@@ -164,7 +164,7 @@ from evalkit.fixtures.records import RecordTable
 from evalkit.systems.fusion import HybridRetriever
 from evalkit.systems.progress import chunk_bar
 from evalkit.systems.protocol import ChunkLike, Hit, QueryLike, TextRetriever, provide_aliases
-from evalkit.systems.stopwords import bm25s_stopwords
+from evalkit.systems.stopwords import stopwords
 from evalkit.systems.store import chunk_texts
 from evalkit.systems.termsets import DocumentFrequencies, TermCoder, TermRows
 from evalkit.systems.text import index_terms, normalize, tokenize
@@ -380,7 +380,7 @@ _QUESTION_BIGRAMS: Final = (
     "我们 我的 你们 需要 要不 还是 想知 知道"
 )
 QUERY_STOPWORDS: Final = frozenset(
-    tokenize(" ".join(sorted(bm25s_stopwords("STOPWORDS_EN_PLUS"))) + " " + _QUESTION_WORDS)
+    tokenize(" ".join(sorted(stopwords("nltk"))) + " " + _QUESTION_WORDS)
 ) | frozenset(_QUESTION_BIGRAMS.split())
 
 _CJK_RE: Final = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")

@@ -1,30 +1,37 @@
-"""bm25s's stopword lists, read without importing the bm25s package.
+"""English stop-word lists, shipped as data files in the package (``evalkit/systems/data``).
 
-``import bm25s.stopwords`` runs ``bm25s/__init__``, which imports numba when it is installed
-(about a third of a second) although the lists are plain tuples; the reference systems need the
-lists only. :func:`bm25s_stopwords` loads that one module of the installed bm25s on its own.
+- ``"lucene"``: Apache Lucene's English stop set (``EnglishAnalyzer``), 33 words, Apache-2.0.
+  The lexical systems drop these before stemming (:mod:`evalkit.systems.text`).
+- ``"nltk"``: the English list of NLTK's stopwords corpus, 179 words, Apache-2.0. The reranker's
+  query-term weighting uses it (:mod:`evalkit.systems.rerank`).
+
+Each file names its origin and licence in its header. Both lists are the ones evalkit read from
+bm25s before 0.3 (``STOPWORDS_EN`` and ``STOPWORDS_EN_PLUS``), so rankings did not change when
+bm25s left the core dependencies; ``tests/test_stopwords.py`` checks them against bm25s.
 """
 
 from __future__ import annotations
 
 import functools
-import importlib.util
-from pathlib import Path
+from importlib import resources
+from typing import Final, Literal
 
-__all__ = ["bm25s_stopwords"]
+__all__ = ["STOPWORD_LISTS", "stopwords"]
+
+StopwordList = Literal["lucene", "nltk"]
+
+STOPWORD_LISTS: Final[dict[str, str]] = {
+    "lucene": "stopwords-en-lucene.txt",
+    "nltk": "stopwords-en-nltk.txt",
+}
+"""List name -> its file in ``evalkit/systems/data``."""
 
 
 @functools.cache
-def bm25s_stopwords(name: str) -> frozenset[str]:
-    """The stopword tuple ``name`` of ``bm25s.stopwords`` (e.g. ``"STOPWORDS_EN"``)."""
-    package = importlib.util.find_spec("bm25s")
-    locations = list(package.submodule_search_locations or []) if package else []
-    if not locations:
-        raise ModuleNotFoundError("bm25s is not installed; pip install bm25s")
-    path = Path(locations[0]) / "stopwords.py"
-    spec = importlib.util.spec_from_file_location("evalkit._bm25s_stopwords", path)
-    if spec is None or spec.loader is None:
-        raise ModuleNotFoundError(f"bm25s has no stopwords module at {path.name}")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return frozenset(getattr(module, name))
+def stopwords(name: StopwordList) -> frozenset[str]:
+    """The stop words of list ``name`` (module docs)."""
+    text = resources.files("evalkit.systems").joinpath("data", STOPWORD_LISTS[name]).read_text(
+        encoding="utf-8"
+    )
+    words = (line.split("#", 1)[0].strip() for line in text.splitlines())
+    return frozenset(word for word in words if word)

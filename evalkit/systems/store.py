@@ -68,7 +68,9 @@ same (``tests/test_store_bulk.py``).
 
 from __future__ import annotations
 
+import functools
 import itertools
+import logging
 import multiprocessing
 import shutil
 import sqlite3
@@ -79,7 +81,7 @@ from itertools import pairwise
 from multiprocessing.sharedctypes import Synchronized
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 from scipy import sparse
@@ -403,11 +405,22 @@ class _Rows:
     direct: bool = False
 
 
+FAST_INDEX_NOTICE: Final = (
+    "evalkit: this index is built with SQLite FTS5's own inserts; "
+    "pip install 'evalkit[fast-index]' (Numba) builds indexes this large several times faster"
+)
+"""The one line logged (``evalkit.systems``, WARNING) when a large index has no Numba."""
+
+
+@functools.cache
 def _segment_writer_ready() -> bool:
-    """Whether the compiled segment writer (``evalkit.systems.fts5_writer``) can run here."""
+    """Whether the compiled segment writer (``evalkit.systems.fts5_writer``, the ``fast-index``
+    extra) can run here. Without Numba, FTS5's inserts build the same index, and
+    :data:`FAST_INDEX_NOTICE` is logged once per process."""
     try:
         from evalkit.systems import fts5_writer  # imports Numba
     except ImportError:
+        logging.getLogger("evalkit.systems").warning(FAST_INDEX_NOTICE)
         return False
     return fts5_writer.compile_writer()
 

@@ -4,7 +4,7 @@ Choices, and why:
 
 - Text is NFKC-normalized and lower-cased, so full-width forms and case never split a term.
 - Runs of Latin letters and digits are words. English words drop the Lucene English stop set
-  (``bm25s.stopwords.STOPWORDS_EN``) and are stemmed with the Snowball English stemmer
+  (:func:`evalkit.systems.stopwords.stopwords`, ``"lucene"``) and are stemmed with the Snowball English stemmer
   (``PyStemmer``): the combination most BM25 baselines (Lucene, Pyserini, bm25s) use, so our
   BM25 is comparable with theirs.
 - Runs of CJK ideographs become overlapping character bigrams (a lone ideograph stays a
@@ -26,7 +26,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import Stemmer
 
-from evalkit.systems.stopwords import bm25s_stopwords
+from evalkit.systems.stopwords import stopwords
 
 __all__ = [
     "STOPWORDS",
@@ -38,7 +38,7 @@ __all__ = [
     "tokenize",
 ]
 
-STOPWORDS = bm25s_stopwords("STOPWORDS_EN")
+STOPWORDS = stopwords("lucene")
 
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _TOKEN_RE = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+")

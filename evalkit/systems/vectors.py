@@ -32,8 +32,8 @@ import numpy as np
 import numpy.typing as npt
 from scipy import sparse
 
-from evalkit.canonical import canonical_hash
 from evalkit.errors import InputError
+from evalkit.safety.canonical import canonical_hash
 from evalkit.systems.progress import chunk_bar
 from evalkit.systems.protocol import ChunkLike, Hit
 from evalkit.systems.store import StoreBackedRetriever, chunk_texts

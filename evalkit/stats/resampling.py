@@ -1,4 +1,4 @@
-"""Vectorized resampling kernels of :mod:`evalkit.stats`: many paired comparisons at once.
+"""Vectorized resampling kernels of :mod:`evalkit.stats.paired`: many paired comparisons at once.
 
 Every kernel takes ``diffs``, an ``(n, p)`` array of paired differences (one column per
 comparison, ties already set to exactly 0.0), draws each resample *once* for all ``p``
@@ -15,7 +15,7 @@ the other columns.
 * :func:`sign_flip_p`: random sign vectors, ``T* = signs @ diffs``,
   ``p = (#{|T*| >= |T_obs| - 1e-12 sum|d|} + 1) / (B + 1)``.
 * :func:`bootstrap_test_p`: the studentized, mean-shifted bootstrap test (see
-  :func:`evalkit.stats.paired_test`).
+  :func:`evalkit.stats.paired.paired_test`).
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 runs the notebook, and how the notebook takes them.
 
 ``evalkit report`` evaluates in its own process and hands the evaluation to the notebook
-(:mod:`evalkit.evaluation_files`). While the kernel then runs the cells, the command's process
-has a core to spare: it forks a helper (Linux only) that computes the verdict section and
+(:mod:`evalkit.report.evaluation_files`). While the kernel then runs the cells, the command's
+process has a core to spare: it forks a helper (Linux only) that computes the verdict section and
 draws the report's figures, so the kernel only displays them. Each result lands in the
 evaluation folder:
 
@@ -22,7 +22,7 @@ evaluation folder:
   not begun.
 - ``taken/<name>``: what the notebook took from the helper, and (``<name>:notebook``) what it
   drew itself because the helper had not begun it, for the command's accounting
-  (:attr:`evalkit.notebooks.RenderedReport.handed_over`).
+  (:attr:`evalkit.report.notebook.RenderedReport.handed_over`).
 
 The folder is private (it holds the evaluation) and is deleted with the command's temporary
 directory.
@@ -61,7 +61,7 @@ __all__ = [
 
 VERDICT_PENDING: Final = "verdict"
 """The pending name of the report's verdict section
-(:func:`evalkit.evaluation_files.save_verdict`)."""
+(:func:`evalkit.report.evaluation_files.save_verdict`)."""
 WAIT_S: Final = 120.0
 """The longest a reader waits for a pending result before computing it itself."""
 PRINT_FIGURE_KWARGS: Final[Mapping[str, Any]] = {"bbox_inches": None}
@@ -144,12 +144,12 @@ def figure_key(
     function: Callable[..., Any], args: Sequence[Any], kwargs: Mapping[str, Any]
 ) -> str | None:
     """A hex digest of the call ``function(*args, **kwargs)``: the project's canonical hash
-    (:func:`evalkit.canonical.canonical_hash`) of the function's module and name and every
+    (:func:`evalkit.safety.canonical.canonical_hash`) of the function's module and name and every
     argument, a frame by a digest of its column names, index and values whatever their dtypes;
     None when an argument is of a kind it cannot hash (the call is then simply not handed
     over)."""
-    from evalkit.canonical import canonical_hash
     from evalkit.errors import InputError
+    from evalkit.safety.canonical import canonical_hash
 
     name = f"{function.__module__}.{function.__qualname__}"
     try:

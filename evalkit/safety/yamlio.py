@@ -45,7 +45,7 @@ from yaml.events import (
 
 from evalkit import forking
 from evalkit.errors import Problem
-from evalkit.inputs import MAX_DEPTH
+from evalkit.safety.inputs import MAX_DEPTH
 
 if TYPE_CHECKING:
     from evalkit.forking import ForkedCall

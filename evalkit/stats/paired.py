@@ -31,7 +31,7 @@ Conventions shared by every function here:
   of the family size (like R's ``p.adjust``), and a ``NaN`` p-value is never significant.
 
 Tests for many systems at once (ANOVA, Tukey's HSD, the randomized Tukey HSD) live in
-:mod:`evalkit.stats_multi`.
+:mod:`evalkit.stats.multi`.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ import pandas as pd
 from evalkit.errors import InputError
 from evalkit.measures.names import higher_is_better
 from evalkit.registry import did_you_mean
-from evalkit.stats_resampling import (
+from evalkit.stats.resampling import (
     BLOCK_VALUES,
     bootstrap_test_p,
     percentile_intervals,
@@ -312,7 +312,7 @@ def compare(
     ``correction`` over that family; ``significant`` (bool) ``p_adjusted <= alpha``.
 
     Resampling is vectorized over pairs: every pair of one (measure, group) uses the same
-    bootstrap resamples and sign vectors (:mod:`evalkit.stats_resampling`), drawn from two
+    bootstrap resamples and sign vectors (:mod:`evalkit.stats.resampling`), drawn from two
     streams derived from ``seed`` and the (measure, group) key (BCa intervals: one stream per
     row key). So the same inputs and seed give byte-identical frames, whatever the row order of
     ``per_query``, and a row's numbers (all but the family columns, ``p_adjusted`` and
@@ -455,7 +455,7 @@ def _compare_measure(
 
     All pairs of a (measure, group) share one bootstrap and one test stream, derived from
     ``seed`` and the (measure, group) key, and are resampled together (see
-    :mod:`evalkit.stats_resampling`): a pair's numbers depend only on its two systems.
+    :mod:`evalkit.stats.resampling`): a pair's numbers depend only on its two systems.
     """
     of_measure = frame[frame["measure"] == measure]
     rows_of = {

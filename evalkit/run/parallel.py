@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING
 
 from tqdm import tqdm
 
-from evalkit.evaluate import SystemsRun, combine_runs, run_one_system
 from evalkit.forking import fork_available
+from evalkit.run.systems_run import SystemsRun, combine_runs, run_one_system
 
 if TYPE_CHECKING:
     from evalkit.fixtures import Fixture
@@ -47,7 +47,7 @@ def run_repeats(  # noqa: PLR0917 - evaluate's own arguments, in its order
     progress: bool = False,
 ) -> list[SystemsRun]:
     """Every repeat of every system of ``specs`` on ``fixture`` in up to ``workers`` forked
-    processes (module docs): one :data:`~evalkit.evaluate.SystemsRun` per repeat, systems in
+    processes (module docs): one :data:`~evalkit.run.evaluate.SystemsRun` per repeat, systems in
     ``specs`` order. After an error the tasks not yet begun are dropped, and the first error
     in serial order (repeat, then system) among those that ran is raised.
     ``progress`` shows a bar of finished tasks on stderr (counts only)."""
@@ -85,7 +85,7 @@ def run_repeats(  # noqa: PLR0917 - evaluate's own arguments, in its order
 def _run_task(position: int, k: int, repeat: int, concurrency: int) -> SystemsRun:
     """In a worker: the system at ``position`` (0-based) through ``evaluate``'s own loop."""
     if _INHERITED is None:  # pragma: no cover - only a non-forked worker could get here
-        raise RuntimeError("evalkit.parallel: the worker did not inherit the evaluation")
+        raise RuntimeError("evalkit.run.parallel: the worker did not inherit the evaluation")
     fixture, specs = _INHERITED
     where = f"system #{position + 1} of {len(specs)}"
     return run_one_system(fixture, specs[position], where, k, repeat, concurrency)

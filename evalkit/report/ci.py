@@ -1,7 +1,7 @@
 """CI-native outputs: JUnit XML for test reporters, a Markdown summary for a pull request.
 
 - :func:`gates_junit` / :func:`probes_junit`: one ``<testcase>`` per gate check (a row of
-  :func:`evalkit.gates.check_gates`) or per probe, a ``<failure>`` for a failed one, a
+  :func:`evalkit.gates.check.check_gates`) or per probe, a ``<failure>`` for a failed one, a
   ``<skipped>`` for a gate check that was not evaluated, an ``<error>`` for a probe that could
   not run. Messages hold IDs, measure names and numbers only.
 - :func:`gates_markdown` / :func:`probes_markdown`: a GitHub-flavoured Markdown summary fit for
@@ -11,9 +11,9 @@
   thresholds, the drops from the baseline). Longer lists are cut with a line saying how many
   rows were left out.
 
-Every ID goes through :mod:`evalkit.render` (``markdown_text``/``markdown_table``,
+Every ID goes through :mod:`evalkit.report.render` (``markdown_text``/``markdown_table``,
 ``xml_chars``). The texts are returned, never written: the CLI writes them with
-:func:`evalkit.artifacts.write_artifacts`, which path-checks and leak-scans them.
+:func:`evalkit.safety.artifacts.write_artifacts`, which path-checks and leak-scans them.
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING, Any, Final
 
 import pandas as pd
 
-from evalkit.render import markdown_table, markdown_text, xml_chars
+from evalkit.report.render import markdown_table, markdown_text, xml_chars
 
 if TYPE_CHECKING:
-    from evalkit.verdict import Verdict
+    from evalkit.report.verdict import Verdict
 
 __all__ = [
     "MAX_SUMMARY_LINES",
@@ -87,7 +87,7 @@ def _gate_check(row: Any) -> str:
 
 
 def gates_junit(results: pd.DataFrame, *, suite: str) -> str:
-    """JUnit XML of :func:`evalkit.gates.check_gates` ``results``: one test suite named
+    """JUnit XML of :func:`evalkit.gates.check.check_gates` ``results``: one test suite named
     ``suite`` (e.g. the fixture ID), one test case per row (classname the gate ID, name
     ``system measure (language)``), failures and skips with ID-only messages."""
     cases = []

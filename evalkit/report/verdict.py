@@ -1,8 +1,8 @@
 """The verdict a reader needs before merging: gates, significant changes, headline numbers.
 
-:func:`build_verdict` turns an :class:`~evalkit.evaluate.Evaluation`, its gate results
-(:func:`evalkit.gates.check_gates`) and the paired comparisons of every system against a base
-system (:func:`evalkit.stats.compare`, randomization test, corrected over all rows) into a
+:func:`build_verdict` turns an :class:`~evalkit.run.evaluate.Evaluation`, its gate results
+(:func:`evalkit.gates.check.check_gates`) and the paired comparisons of every system against a base
+system (:func:`evalkit.stats.paired.compare`, randomization test, corrected over all rows) into a
 frozen :class:`Verdict` of tidy frames. Everything in it is an ID, a measure name or a number.
 
 - **Gates**: counts of passing, failing and not-evaluated checks, and every failing check.
@@ -10,8 +10,8 @@ frozen :class:`Verdict` of tidy frames. Everything in it is an ID, a measure nam
   ``alpha``, labelled ``better`` or ``worse`` in the measure's direction
   (:func:`evalkit.measures.higher_is_better`: for ``NoAnswerFP`` a decrease is better).
 - **Headline**: each system's mean of the primary measures with a percentile bootstrap
-  interval (:func:`evalkit.stats.summarize_with_ci`, the same numbers as the report's ablation
-  table for the same ``n_resamples`` and ``seed``).
+  interval (:func:`evalkit.stats.paired.summarize_with_ci`, the same numbers as the report's
+  ablation table for the same ``n_resamples`` and ``seed``).
 """
 
 from __future__ import annotations
@@ -26,14 +26,14 @@ import numpy as np
 import pandas as pd
 
 from evalkit.errors import InputError, StaleBaselineError
-from evalkit.gates import GATE_COLUMNS, check_gates, load_gates, load_report
+from evalkit.gates.check import GATE_COLUMNS, check_gates, load_gates, load_report
 from evalkit.measures import parse_measure
 from evalkit.measures.names import higher_is_better
 from evalkit.registry import did_you_mean
-from evalkit.stats import compare, summarize_with_ci
+from evalkit.stats.paired import compare, summarize_with_ci
 
 if TYPE_CHECKING:
-    from evalkit.evaluate import Evaluation
+    from evalkit.run.evaluate import Evaluation
 
 __all__ = [
     "CHANGE_COLUMNS",
@@ -53,7 +53,8 @@ PRIMARY_NAMES: Final = ("nDCG", "RR", "R")
 """Measure names of the headline, in this order (:func:`primary_measures`)."""
 
 FAILING_GATE_COLUMNS: Final = tuple(GATE_COLUMNS[: GATE_COLUMNS.index("actual") + 1])
-"""Columns of :attr:`Verdict.failing_gates` (their meaning: :func:`evalkit.gates.check_gates`)."""
+"""Columns of :attr:`Verdict.failing_gates` (their meaning:
+:func:`evalkit.gates.check.check_gates`)."""
 
 CHANGE_COLUMNS: Final = (
     "system",
@@ -94,7 +95,8 @@ interval of the mean."""
 
 MEAN_COLUMNS: Final = ("system", "measure", "n", "mean")
 """Columns of :attr:`Verdict.means`: every measure's mean per system (the ablation table's
-means, :meth:`evalkit.evaluate.Evaluation.summary`), systems and measures in evaluation order."""
+means, :meth:`evalkit.run.evaluate.Evaluation.summary`), systems and measures in evaluation
+order."""
 
 
 @dataclass(frozen=True)
@@ -102,13 +104,13 @@ class Verdict:
     """The verdict of one evaluation against ``base`` (frames are tidy; IDs only).
 
     ``gated`` is False when there were no gate results; ``gates_passed``, ``gates_failed`` and
-    ``gates_not_evaluated`` count checks (rows of :func:`evalkit.gates.check_gates`);
+    ``gates_not_evaluated`` count checks (rows of :func:`evalkit.gates.check.check_gates`);
     ``gates_cannot_fail`` counts the passing checks whose threshold is the measure's worst
     value (their baseline is already as bad as the measure gets).
     ``failing_gates`` has :data:`FAILING_GATE_COLUMNS`, ``changes`` :data:`CHANGE_COLUMNS`
     (sorted by system in evaluation order, ``worse`` before ``better``, then measure order),
     ``headline`` :data:`HEADLINE_COLUMNS`, ``means`` :data:`MEAN_COLUMNS`; ``comparisons`` is
-    the whole :func:`evalkit.stats.compare` frame the changes were taken from (every system
+    the whole :func:`evalkit.stats.paired.compare` frame the changes were taken from (every system
     against the base on every measure), for a report to show without computing it again.
     ``confidence`` is that of every interval.
     """
@@ -150,7 +152,7 @@ class Verdict:
 
 @dataclass(frozen=True)
 class GatedVerdict:
-    """The report's verdict section: ``gate_results`` (a :func:`evalkit.gates.check_gates`
+    """The report's verdict section: ``gate_results`` (a :func:`evalkit.gates.check.check_gates`
     frame; None when the fixture has no ``gates.yaml``), ``stale_baseline`` (True when the
     gates' baseline was made for another evaluation definition and the gates were checked
     without it) and the :class:`Verdict` built from them."""
@@ -171,7 +173,7 @@ def gate_and_judge(
     seed: int = 0,
 ) -> GatedVerdict:
     """Check the fixture's gates (``fixture_dir/gates.yaml``, if any) on ``report`` (the
-    evaluation's :meth:`~evalkit.evaluate.Evaluation.to_report`) and build the verdict.
+    evaluation's :meth:`~evalkit.run.evaluate.Evaluation.to_report`) and build the verdict.
 
     The gates compare against ``baseline`` (a report or baseline dict) when given, else the
     baseline their file names; a stale baseline (e.g. made for another k) is left out, and
@@ -222,8 +224,8 @@ def build_verdict(
 ) -> Verdict:
     """The :class:`Verdict` of ``evaluation`` against system ``base``.
 
-    ``gate_results`` is a :func:`evalkit.gates.check_gates` frame (None: not gated).
-    Comparisons run :func:`evalkit.stats.compare` (two-sided paired randomization test, the
+    ``gate_results`` is a :func:`evalkit.gates.check.check_gates` frame (None: not gated).
+    Comparisons run :func:`evalkit.stats.paired.compare` (two-sided paired randomization test, the
     ``correction`` over every other system and every measure of the evaluation, significant at
     ``alpha``) with ``n_resamples`` and ``seed``; these are the numbers of the report's paired
     comparisons for the same settings. ``primary`` defaults to :func:`primary_measures`.
@@ -338,8 +340,8 @@ def compare_with_base(
 ) -> pd.DataFrame:
     """Every other of ``systems`` against ``base`` on the ``measures`` present, by the
     verdict's test (two-sided paired randomization, ``correction`` over all of them):
-    :func:`evalkit.stats.compare`'s frame, no rows for a single system. The report's paired
-    comparisons (:func:`evalkit.report_tables.paired_comparisons`) are these."""
+    :func:`evalkit.stats.paired.compare`'s frame, no rows for a single system. The report's paired
+    comparisons (:func:`evalkit.report.tables.paired_comparisons`) are these."""
     selected = per_query[per_query["system"].isin(list(systems))]
     present = [m for m in measures if m in set(selected["measure"])]
     return compare(

@@ -20,9 +20,9 @@ if TYPE_CHECKING:
 
     import pandas as pd
 
-    from evalkit.evaluate import Evaluation
     from evalkit.fixtures import Fixture
-    from evalkit.privacy import PrivateText
+    from evalkit.run.evaluate import Evaluation
+    from evalkit.safety.privacy import PrivateText
 
 __all__ = ["main"]
 
@@ -220,8 +220,8 @@ def _split_systems(value: str | None) -> list[str] | None:
 
 def _evaluate_fixture(args: argparse.Namespace, *, progress: bool = False) -> Evaluation:
     """Load ``args.fixture`` and evaluate it with ``args.systems``, ``args.k``, ``args.repeats``."""
-    from evalkit.evaluate import evaluate
     from evalkit.fixtures import load_fixture
+    from evalkit.run.evaluate import evaluate
 
     fixture = load_fixture(args.fixture)
     systems = _split_systems(args.systems)
@@ -234,7 +234,7 @@ def _evaluate_fixture(args: argparse.Namespace, *, progress: bool = False) -> Ev
     with contextlib.ExitStack() as stack:
         client = None
         if scheduler is not None:
-            from evalkit.distributed import connect
+            from evalkit.measures.cluster import connect
 
             client = stack.enter_context(connect(scheduler))
         return evaluate(
@@ -251,8 +251,8 @@ def _evaluate_fixture(args: argparse.Namespace, *, progress: bool = False) -> Ev
 
 def _checked_output(cli_value: str | None) -> str | None:
     """``--output`` or ``$EVALKIT_OUTPUT`` (None: write nothing), refused early if unsafe."""
-    from evalkit.artifacts import check_output
-    from evalkit.output import output_path_from_env
+    from evalkit.safety.artifacts import check_output
+    from evalkit.safety.output import output_path_from_env
 
     output = output_path_from_env(cli_value)
     if output is not None:
@@ -262,7 +262,7 @@ def _checked_output(cli_value: str | None) -> str | None:
 
 def _shown(path: object) -> str:
     """A path for a printed line: as given, or a note when it must not be shown."""
-    from evalkit.output import unshown_reason
+    from evalkit.safety.output import unshown_reason
 
     text = str(path)
     reason = unshown_reason(text)
@@ -271,13 +271,13 @@ def _shown(path: object) -> str:
 
 def _quoted(path: object) -> str:
     """A path for an error message: quoted, or a note when it must not be shown."""
-    from evalkit.output import shown_path
+    from evalkit.safety.output import shown_path
 
     return shown_path(str(path))
 
 
 def _run_run(args: argparse.Namespace) -> int:
-    from evalkit.report import write_report
+    from evalkit.run.report_json import write_report
 
     output = _checked_output(args.output)
     evaluation = _evaluate_fixture(args, progress=sys.stderr.isatty())
@@ -333,8 +333,6 @@ def _add_probes(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Han
 def _run_probes(args: argparse.Namespace) -> int:
     import warnings
 
-    from evalkit.artifacts import check_output, write_artifact
-    from evalkit.canonical import canonical_json
     from evalkit.probes import (
         baseline_drops,
         format_table,
@@ -343,7 +341,9 @@ def _run_probes(args: argparse.Namespace) -> int:
         probes_report,
         run_probes,
     )
-    from evalkit.report import read_json_object
+    from evalkit.run.report_json import read_json_object
+    from evalkit.safety.artifacts import check_output, write_artifact
+    from evalkit.safety.canonical import canonical_json
 
     output = args.output
     if output is not None:
@@ -392,7 +392,7 @@ def _run_probes(args: argparse.Namespace) -> int:
         # the path check and the shape scan (no path, endpoint or credential in any string).
         write_artifact(output, canonical_json(report), kind="json", private=())
         print(f"report: {_shown(output)}")
-    from evalkit.ci_report import probes_junit, probes_markdown
+    from evalkit.report.ci import probes_junit, probes_markdown
 
     _write_ci_outputs(
         args,
@@ -460,7 +460,7 @@ def _check_ci_outputs(args: argparse.Namespace, output: str | None) -> None:
     """Refuse unsafe --junit/--markdown paths, and any two of the JSON ``output`` (--output
     or $EVALKIT_OUTPUT), --junit and --markdown on one file, before any work (creates
     nothing)."""
-    from evalkit.artifacts import check_distinct, check_output
+    from evalkit.safety.artifacts import check_distinct, check_output
 
     for path in (args.junit, args.markdown):
         if path is not None:
@@ -475,7 +475,7 @@ def _write_ci_outputs(
     private: Iterable[PrivateText],
 ) -> None:
     """Write --junit and --markdown together through the artifact writer (leak-scanned)."""
-    from evalkit.artifacts import Artifact, write_artifacts
+    from evalkit.safety.artifacts import Artifact, write_artifacts
 
     artifacts = [
         Artifact(path, make(), "text")
@@ -494,7 +494,7 @@ def _run_gate(args: argparse.Namespace) -> int:
     import pathlib
 
     from evalkit.errors import InputError
-    from evalkit.gates import (
+    from evalkit.gates.check import (
         baseline_systems,
         check_baseline_fresh,
         check_gates,
@@ -504,7 +504,7 @@ def _run_gate(args: argparse.Namespace) -> int:
         load_gates,
         load_report,
     )
-    from evalkit.report import write_report
+    from evalkit.run.report_json import write_report
 
     output = _checked_output(args.output)
     _check_ci_outputs(args, output)
@@ -547,8 +547,8 @@ def _run_gate(args: argparse.Namespace) -> int:
 
 def _write_gate_ci(args: argparse.Namespace, evaluation: Evaluation, results: pd.DataFrame) -> None:
     """``evalkit gate --junit/--markdown``: the gate checks as JUnit, the verdict as Markdown."""
-    from evalkit.ci_report import gates_junit, gates_markdown
-    from evalkit.verdict import build_verdict
+    from evalkit.report.ci import gates_junit, gates_markdown
+    from evalkit.report.verdict import build_verdict
 
     fixture = evaluation.fixture
 
@@ -582,8 +582,8 @@ def _add_baseline(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> H
 
 
 def _run_baseline(args: argparse.Namespace) -> int:
-    from evalkit.artifacts import check_output
-    from evalkit.gates import write_baseline
+    from evalkit.gates.check import write_baseline
+    from evalkit.safety.artifacts import check_output
 
     output = args.output
     check_output(output, baseline=True)  # refuse an unsafe path before any work
@@ -608,8 +608,8 @@ def _add_diff(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handl
 
 
 def _run_diff(args: argparse.Namespace) -> int:
-    from evalkit.diff import diff_reports, diff_to_json, format_diff
-    from evalkit.gates import load_report
+    from evalkit.gates.check import load_report
+    from evalkit.gates.diff import diff_reports, diff_to_json, format_diff
 
     old, new = load_report(args.old), load_report(args.new)
     diff = diff_reports(old, new)
@@ -683,7 +683,7 @@ def _run_report(args: argparse.Namespace) -> int:
     import os
 
     from evalkit.errors import LeakError, NotebookError
-    from evalkit.notebooks import (
+    from evalkit.report.notebook import (
         DEFAULT_REPORT_NOTEBOOK,
         check_report_output,
         coerce_parameters,
@@ -959,7 +959,7 @@ def _run_fixture_convert(args: argparse.Namespace) -> int:
     from evalkit.errors import FixtureError
     from evalkit.fixtures.convert import convert_fixture
     from evalkit.fixtures.diff import fixture_content_hash
-    from evalkit.output import shown_path
+    from evalkit.safety.output import shown_path
 
     try:
         fixture = convert_fixture(args.fixture_dir, args.form, args.output)
@@ -1074,7 +1074,6 @@ def _yaml_scalar(text: str) -> str:
 def _run_fixture_release(args: argparse.Namespace) -> int:
     import os
 
-    from evalkit.artifacts import check_output
     from evalkit.fixtures import load_fixture
     from evalkit.fixtures.diff import fixture_outline, outline_content_hash, scan_output
     from evalkit.fixtures.versioning import (
@@ -1084,7 +1083,8 @@ def _run_fixture_release(args: argparse.Namespace) -> int:
         read_releases,
         releases_json,
     )
-    from evalkit.output import write_text_atomic
+    from evalkit.safety.artifacts import check_output
+    from evalkit.safety.output import write_text_atomic
 
     fixture = load_fixture(args.fixture_dir)
     default = os.path.join(os.path.dirname(os.path.normpath(args.fixture_dir)), "releases.json")

@@ -35,13 +35,17 @@ import json
 import math
 import re
 from collections.abc import Mapping
+from typing import Final
 
 import numpy as np
 import pandas as pd
 
 from evalkit.errors import InputError
 
-__all__ = ["canonical_hash", "canonical_json"]
+__all__ = ["HASH_HEX_DIGITS", "canonical_hash", "canonical_json", "text_hash"]
+
+HASH_HEX_DIGITS: Final = 12
+"""How many hex digits of a SHA-256 :func:`text_hash` keeps: the short hash shown for a text."""
 
 JsonValue = None | bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"]
 
@@ -81,6 +85,12 @@ def canonical_hash(obj: object) -> str:
     """``"sha256:<64 hex digits>"`` of the compact canonical JSON of ``obj`` (UTF-8 bytes)."""
     text = canonical_json(obj, indent=None)
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def text_hash(text: str) -> str:
+    """The first ``HASH_HEX_DIGITS`` hex digits of the SHA-256 of ``text`` (UTF-8; a lone
+    surrogate, which an ID from a JSON file may hold, is hashed as its code unit)."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:HASH_HEX_DIGITS]
 
 
 def _key_path(path: str, key: str) -> str:

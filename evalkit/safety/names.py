@@ -2,13 +2,13 @@
 
 A name reaches stdout, every JSON report and the HTML report, so it must be as safe as an ID:
 
-- It follows the fixture ID rule (:data:`evalkit.fixtures.schema.ID_PATTERN`): 1 to 128
+- It follows the fixture ID rule (:data:`ID_PATTERN`): 1 to 128
   characters, ASCII letters, digits, ``.``, ``:`` and ``-`` (no ``_``, no space), starting
   with a letter or digit.
 - It does not look like a path, an endpoint or a credential: the fixture's string detector
   (:func:`evalkit.fixtures.rules.find_sensitive`) finds nothing in it.
 - A system's name does not contain (case-insensitively) a private value of its own
-  ``definition()`` (:func:`evalkit.privacy.definition_values`: a model name, an endpoint's
+  ``definition()`` (:func:`evalkit.safety.privacy.definition_values`: a model name, an endpoint's
   host, ...): ``bge-m3-prod`` is refused for a system whose definition holds ``bge-m3``.
   A model name the definition does not hold cannot be recognized; name systems by role
   (``candidate``, ``prod-retriever``), not by model.
@@ -23,8 +23,16 @@ import re
 from typing import Any, Final
 
 from evalkit.errors import InputError
+from evalkit.safety.privacy import definition_values
+from evalkit.safety.sensitive import SENSITIVE_KINDS, find_sensitive
 
-__all__ = ["check_name", "name_problem", "shown_name"]
+__all__ = ["ID_PATTERN", "check_name", "name_problem", "safe_id", "shown_name"]
+
+# '#' for real collections' IDs (MIRACL "12#3", MS MARCO v2.1 "..._00_0#3_1"), '~' for the
+# reversible mapping of other IDs by ``evalkit import`` (see evalkit.importers.core).
+ID_PATTERN: Final = r"^[A-Za-z0-9][A-Za-z0-9._:#~-]{0,127}$"
+"""The fixture ID rule: every document, chunk and query ID, and every name that reaches a report."""
+_ID_RE: Final = re.compile(ID_PATTERN)
 
 _ID_RULE: Final = (
     "an ID of 1-128 ASCII letters, digits, '.', ':' or '-' (starting with a letter or digit) "
@@ -38,14 +46,11 @@ def name_problem(name: object, *, definition: Any = None, ids: bool = True) -> s
     ``ids=False`` skips the ID pattern (for registries of other things, e.g. probe tools) but
     still scans for sensitive shapes. ``definition`` adds the check against its private values.
     """
-    from evalkit.fixtures.rules import SENSITIVE_KINDS, find_sensitive
-    from evalkit.fixtures.schema import ID_PATTERN
-
     if not isinstance(name, str):
         return f"is {type(name).__name__}, not text"
     if not name:
         return "is empty"
-    if ids and not re.match(ID_PATTERN, name):
+    if ids and not _ID_RE.match(name):
         if len(name) > 128:
             return f"is {len(name)} characters long (at most 128)"
         bad = next(
@@ -59,11 +64,16 @@ def name_problem(name: object, *, definition: Any = None, ids: bool = True) -> s
     if kinds:
         return f"looks like {' and '.join(SENSITIVE_KINDS[k] for k in kinds)}"
     if definition is not None:
-        from evalkit.privacy import definition_values
-
         folded = name.casefold()
         if any(value.casefold() in folded for value in definition_values(definition)):
             return "contains a private value of the system's definition() (e.g. a model name)"
+    return None
+
+
+def safe_id(value: object) -> str | None:
+    """``value`` if it is a well-formed ID that does not look sensitive (safe to print)."""
+    if isinstance(value, str) and _ID_RE.match(value) and not find_sensitive(value):
+        return value
     return None
 
 

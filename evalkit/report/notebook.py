@@ -14,7 +14,7 @@ Rules:
   :func:`render_report` starts the kernel first, importing :data:`REPORT_KERNEL_PRELOAD` and
   making the :data:`REPORT_KERNEL_WARM_UP` calls, and meanwhile checks the fixture and the
   systems, evaluates and computes the verdict section for the notebook (``evaluation_dir``,
-  :mod:`evalkit.evaluation_files`); the notebook then runs on that kernel (papermill, every
+  :mod:`evalkit.report.evaluation_files`); the notebook then runs on that kernel (papermill, every
   cell as usual). The nbconvert template and the leak-scan index are prepared once the first
   cell runs, while this process would otherwise wait.
   Its connection is encrypted with CurveZMQ, or (pyzmq without CurveZMQ, POSIX) uses Unix
@@ -39,7 +39,7 @@ Rules:
 - **Leak scan.** With ``redact`` true, :func:`render_report` refuses with
   :class:`~evalkit.errors.LeakError` (naming object IDs only) when the HTML or the scrubbed
   notebook contains fixture text or a private value of a system definition
-  (:mod:`evalkit.privacy` rule). With ``redact`` false it refuses to run at all unless
+  (:mod:`evalkit.safety.privacy` rule). With ``redact`` false it refuses to run at all unless
   ``allow_unredacted=True``; the notebook then shows a "contains private text" banner.
 """
 
@@ -67,10 +67,10 @@ from jupyter_client.kernelspec import KernelSpec
 from jupyter_client.manager import AsyncKernelManager
 from traitlets import DottedObjectName, Type, default
 
-from evalkit.artifacts import Artifact, check_output, write_artifacts
 from evalkit.errors import InputError, NotebookError, UnknownNameError
 from evalkit.forking import usable_cores
-from evalkit.handover import (
+from evalkit.registry import did_you_mean
+from evalkit.report.handover import (
     VERDICT_PENDING,
     Helper,
     claim,
@@ -81,15 +81,15 @@ from evalkit.handover import (
     start_helper,
     taken,
 )
-from evalkit.inputs import find_input
-from evalkit.output import shown_path
-from evalkit.privacy import PrivateText
-from evalkit.registry import did_you_mean
-from evalkit.render import CONTENT_SECURITY_POLICY
+from evalkit.report.render import CONTENT_SECURITY_POLICY
+from evalkit.safety.artifacts import Artifact, check_output, write_artifacts
+from evalkit.safety.inputs import find_input
+from evalkit.safety.output import shown_path
+from evalkit.safety.privacy import PrivateText
 
 if TYPE_CHECKING:
-    from evalkit.evaluate import Evaluation
     from evalkit.fixtures import Fixture
+    from evalkit.run.evaluate import Evaluation
 
 __all__ = [
     "DEFAULT_REPORT_NOTEBOOK",
@@ -112,7 +112,7 @@ __all__ = [
 KERNEL_NAME: Final = "python3"
 _NBFORMAT: Any = nbformat  # nbformat's functions carry no type hints
 DEFAULT_REPORT_NOTEBOOK: Final = (
-    Path(__file__).resolve().parent.parent / "notebooks" / "retrieval_report.ipynb"
+    Path(__file__).resolve().parents[2] / "notebooks" / "retrieval_report.ipynb"
 )
 DEFAULT_TIMEOUT_S: Final = 600
 STDERR_NOTE: Final = "[stderr output removed by evalkit: it may quote fixture text or paths]\n"
@@ -350,7 +350,7 @@ class _InterpreterKernelManager(AsyncKernelManager):
     Its clients are ``_ReadyKernelClient``.
     """
 
-    client_class = DottedObjectName("evalkit.notebooks._ReadyKernelClient")
+    client_class = DottedObjectName("evalkit.report.notebook._ReadyKernelClient")
     client_factory = Type(klass=_ReadyKernelClient)
 
     @default("transport_encryption")
@@ -425,15 +425,15 @@ REPORT_KERNEL_PRELOAD: Final = (
     "matplotlib_inline.backend_inline",
     "evalkit.fixtures.load",  # load_fixture, the models and the rules
     "evalkit.fixtures.diff",  # the fixture's content hash, checked by load_evaluation
-    "evalkit.evaluate",
-    "evalkit.evaluation_files",
-    "evalkit.plots",
-    "evalkit.render",
-    "evalkit.report_tables",
-    "evalkit.verdict",
-    "evalkit.gates",
-    "evalkit.diff",
-    "evalkit.stats_multi",
+    "evalkit.run.evaluate",
+    "evalkit.report.evaluation_files",
+    "evalkit.report.plots",
+    "evalkit.report.render",
+    "evalkit.report.tables",
+    "evalkit.report.verdict",
+    "evalkit.gates.check",
+    "evalkit.gates.diff",
+    "evalkit.stats.multi",
     "evalkit.probes",
 )
 """What the kernel of :func:`render_report` imports while it starts: the report notebook's
@@ -445,15 +445,15 @@ notebook without the ``evaluation_dir`` parameter evaluates in its kernel, which
 loads the systems."""
 REPORT_KERNEL_WARM_UP: Final[tuple[WarmUpCall, ...]] = (
     ("PIL.Image", "preinit", ()),  # the image plugins matplotlib's first PNG would load
-    ("evalkit.plots", "warm_up", ()),  # fonts, text layout and the PNG writer
-    ("evalkit.render", "warm_up", ()),  # pandas' Styler templates
+    ("evalkit.report.plots", "warm_up", ()),  # fonts, text layout and the PNG writer
+    ("evalkit.report.render", "warm_up", ()),  # pandas' Styler templates
 )
 """Calls the report's kernel makes after :data:`REPORT_KERNEL_PRELOAD`; :func:`render_report`
 adds the notebook's probe target (``probe_target``), whose code index is then built while
 the kernel would otherwise wait for the evaluation."""
 _ENGINE_NAME: Final = "evalkit-started-kernel"
 EVALUATION_DIR_PARAMETER: Final = "evaluation_dir"
-"""The report notebook's parameter for a saved evaluation (:mod:`evalkit.evaluation_files`):
+"""The report notebook's parameter for a saved evaluation (:mod:`evalkit.report.evaluation_files`):
 :func:`render_report` evaluates in its own process while the kernel starts and passes the
 folder; empty (the default, as in JupyterLab), the notebook evaluates by itself."""
 REPORT_REPEATS: Final = 2
@@ -714,7 +714,7 @@ def _scrub_text(text: str, replacements: Mapping[str, str]) -> str:
 def export_html(nb: nbformat.NotebookNode, *, title: str = "evalkit report") -> str:
     """Standalone HTML of ``nb``'s outputs and Markdown: no code, no prompts, no external
     resources; images are embedded as ``data:`` URIs. The page carries a Content-Security-Policy
-    ``<meta>`` (:data:`evalkit.render.CONTENT_SECURITY_POLICY`: inline styles and ``data:``
+    ``<meta>`` (:data:`evalkit.report.render.CONTENT_SECURITY_POLICY`: inline styles and ``data:``
     images only, no script), so markup that an escaping bug let through cannot run."""
     exporter = _exporter()
     prepared = copy.deepcopy(nb)
@@ -750,7 +750,7 @@ def _exporter() -> Any:
 def _warm_up_export(private: Sequence[PrivateText] = ()) -> None:
     """Import nbconvert and compile the report template (an empty notebook's export); index
     ``private`` for the leak scan."""
-    from evalkit.privacy import prepare_leak_scan
+    from evalkit.safety.privacy import prepare_leak_scan
 
     with contextlib.suppress(Exception):  # export_html itself reports any real problem
         export_html(_NBFORMAT.v4.new_notebook())
@@ -759,7 +759,7 @@ def _warm_up_export(private: Sequence[PrivateText] = ()) -> None:
 
 def _evaluate_for_notebook(fixture: Fixture, parameters: Mapping[str, Any]) -> Evaluation:
     """The evaluation the report notebook's setup cell would run, with its parameters."""
-    from evalkit.evaluate import evaluate
+    from evalkit.run.evaluate import evaluate
 
     names = [s.strip() for s in str(parameters["systems"]).split(",") if s.strip()]
     return evaluate(
@@ -773,7 +773,7 @@ def _evaluate_for_notebook(fixture: Fixture, parameters: Mapping[str, Any]) -> E
 
 
 def _report_workers() -> int:
-    """Processes for the report's evaluation (:mod:`evalkit.parallel`): this machine's cores
+    """Processes for the report's evaluation (:mod:`evalkit.run.parallel`): this machine's cores
     but one, which the kernel needs while it imports, at most 4. On 2 cores that is 1: two
     workers beside the importing kernel measured slower than one (2.1-2.2 s against 2.0 s)."""
     return max(1, min(4, usable_cores() - 1))
@@ -787,7 +787,7 @@ VERDICT_PARAMETERS: Final = ("base_system", "n_resamples", "seed", "baseline")
 class _ReportParts:
     """What the command computes parts of the report notebook from (the evaluation, its
     report dict, the fixture's folder and the notebook's parameters) and the evaluation
-    ``folder`` they go to (:mod:`evalkit.handover`)."""
+    ``folder`` they go to (:mod:`evalkit.report.handover`)."""
 
     evaluation: Evaluation
     report: Mapping[str, Any]
@@ -797,13 +797,13 @@ class _ReportParts:
 
 
 def _save_verdict_for_notebook(parts: _ReportParts) -> None:
-    """Compute the notebook's verdict section (:func:`evalkit.verdict.gate_and_judge`, its
+    """Compute the notebook's verdict section (:func:`evalkit.report.verdict.gate_and_judge`, its
     settings from the parameters) into the evaluation folder, as the notebook's verdict cell
     would. A notebook without those parameters gets nothing; a failure leaves nothing behind,
     and the cell then computes the section itself and reports the problem as it always does."""
-    from evalkit.evaluation_files import save_verdict
-    from evalkit.gates import load_report
-    from evalkit.verdict import gate_and_judge
+    from evalkit.gates.check import load_report
+    from evalkit.report.evaluation_files import save_verdict
+    from evalkit.report.verdict import gate_and_judge
 
     if not set(VERDICT_PARAMETERS) <= set(parts.parameters):
         return
@@ -826,7 +826,7 @@ def _save_verdict_for_notebook(parts: _ReportParts) -> None:
 
 
 REPORT_HELPER_FIGURES: Final = ("paired_difference_figure", "latency_figure")
-"""The :mod:`evalkit.plots` functions whose figures ``evalkit report``'s helper draws for the
+"""The :mod:`evalkit.report.plots` functions whose figures ``evalkit report``'s helper draws for the
 report notebook (its difference and latency cells), with the arguments those cells pass, in
 this order: the later and larger figure first. The kernel usually reaches the latency cell
 while the helper still draws the differences, claims the latency figure and draws it itself
@@ -835,7 +835,7 @@ runs of ``evalkit report``, 10 each: median 7.4 s against 7.8 s."""
 
 
 def _start_report_helper(parts: _ReportParts, workdir: Path) -> Helper | None:
-    """Fork the helper (:mod:`evalkit.handover`) that computes the notebook's verdict section
+    """Fork the helper (:mod:`evalkit.report.handover`) that computes the notebook's verdict section
     and draws :data:`REPORT_HELPER_FIGURES` into the evaluation folder while the kernel runs
     the first cells, in the notebook's working directory ``workdir`` (a baseline path is
     relative to it); None without one (no ``fork``), and the verdict is then computed here,
@@ -861,7 +861,7 @@ def _draw_report_parts(parts: _ReportParts) -> None:
         _save_verdict_for_notebook(parts)
     finally:
         clear_pending(folder, [VERDICT_PENDING])
-    from evalkit import plots
+    from evalkit.report import plots
 
     systems = list(evaluation.systems)
     calls: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
@@ -957,7 +957,7 @@ class RenderedReport:
     private: tuple[PrivateText, ...] = field(default=(), repr=False)
     handed_over: tuple[str, ...] = ()
     """What the notebook took from the command's helper process instead of computing it, and
-    what it drew itself because the helper had not begun it (:func:`evalkit.handover.taken`:
+    what it drew itself because the helper had not begun it (:func:`evalkit.report.handover.taken`:
     ``verdict``, ``figure-<plotting function>``, ``figure-<plotting function>:notebook``)."""
 
 
@@ -979,7 +979,7 @@ def render_report(
     :class:`~evalkit.errors.LeakError` (object IDs only) when a redacted report contains
     fixture text.
     """
-    from evalkit.privacy import assert_no_leaks, private_texts
+    from evalkit.safety.privacy import assert_no_leaks, private_texts
 
     defaults = notebook_parameters(notebook)
     unknown = sorted(set(parameters) - set(defaults))
@@ -1010,7 +1010,7 @@ def render_report(
         )
     # The kernel starts (and imports what the notebook needs) while this process loads the
     # fixture and, when the notebook takes a saved evaluation, evaluates; see
-    # REPORT_KERNEL_PRELOAD and evalkit.evaluation_files.
+    # REPORT_KERNEL_PRELOAD and evalkit.report.evaluation_files.
     preload: tuple[str, ...] = REPORT_KERNEL_PRELOAD
     if EVALUATION_DIR_PARAMETER not in defaults:
         preload = (*preload, "evalkit.systems.reference")
@@ -1022,8 +1022,8 @@ def render_report(
     with tempfile.TemporaryDirectory(prefix="evalkit-report-") as private_dir:
         try:
             # imported once the kernel is starting: pandas and the fixture models take a while
-            from evalkit.evaluation_files import save_evaluation
             from evalkit.fixtures import load_fixture
+            from evalkit.report.evaluation_files import save_evaluation
 
             fixture = load_fixture(fixture_path)
             # a run:PATH system is relative to the notebook's working directory
@@ -1101,8 +1101,8 @@ def check_report_output(
     output: str | os.PathLike[str], *, workspace: str | os.PathLike[str] | None = None
 ) -> tuple[Path, Path]:
     """Check ``output`` (must end in ``.html``/``.htm``) and the ``.ipynb`` beside it with THE
-    output-path check (:func:`evalkit.artifacts.check_output`, creates nothing); both absolute
-    paths. The CLI calls it before executing the notebook."""
+    output-path check (:func:`evalkit.safety.artifacts.check_output`, creates nothing); both
+    absolute paths. The CLI calls it before executing the notebook."""
     html_path = Path(output)
     if html_path.suffix.lower() not in (".html", ".htm"):
         raise InputError(
@@ -1136,7 +1136,7 @@ def check_report_parameters(
     ``probes`` an existing folder there. Raises :class:`InputError` saying which parameter is
     wrong and what is expected.
     """
-    from evalkit.fixtures.rules import safe_id  # not at import: the kernel starts first
+    from evalkit.safety.names import safe_id  # not at import: the kernel starts first
 
     result = dict(given)
     query_id = str(merged.get("query_id") or "")
@@ -1196,7 +1196,7 @@ def write_rendered_report(
     workspace: str | os.PathLike[str] | None = None,
 ) -> tuple[Path, Path]:
     """Write ``report.html`` to ``output`` (must end in ``.html``) and the notebook beside it
-    (same name, ``.ipynb``) through :func:`evalkit.artifacts.write_artifacts`: both paths are
+    (same name, ``.ipynb``) through :func:`evalkit.safety.artifacts.write_artifacts`: both paths are
     checked and both texts leak-scanned against ``report.private`` (unless the report is
     unredacted by permission) before either is written; (html, ipynb) paths."""
     check_report_output(output, workspace=workspace)

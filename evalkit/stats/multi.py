@@ -16,12 +16,12 @@ cell holds one observation, and the residual variance ``V_E`` of that model is t
 of Tukey's HSD and of its effect size ``diff / sqrt(V_E)``.
 
 Pairs and families: systems are sorted by name; the pair ``i < j`` is reported as
-``system = s_i, base = s_j, diff = mean(s_i) - mean(s_j)`` (as :func:`evalkit.stats.compare`
+``system = s_i, base = s_j, diff = mean(s_i) - mean(s_j)`` (as :func:`evalkit.stats.paired.compare`
 with ``base=None``). Both Tukey tests control the family-wise error rate over the family of
 *all k(k-1)/2 pairs of one measure*; no correction is made across measures (say so, or pass
 one measure). The ``family`` and ``family_size`` columns state it.
 
-Conventions shared with :mod:`evalkit.stats`: randomness only from
+Conventions shared with :mod:`evalkit.stats.paired`: randomness only from
 ``numpy.random.Generator(PCG64(...))``, one stream per measure derived from ``seed`` and the
 measure's name (so a measure's numbers do not depend on the other measures present), rows
 sorted by ``query_id`` first (row order of the input does not matter), resampling in blocks of
@@ -43,7 +43,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from evalkit.errors import InputError
-from evalkit.stats import (
+from evalkit.stats.paired import (
     _check_resampling,
     _generator,
     _group_seed,
@@ -52,7 +52,7 @@ from evalkit.stats import (
     _typed_frame,
     _validated_frame,
 )
-from evalkit.stats_resampling import BLOCK_VALUES, RANDOMIZATION_RTOL
+from evalkit.stats.resampling import BLOCK_VALUES, RANDOMIZATION_RTOL
 
 __all__ = [
     "ANOVA_COLUMNS",
@@ -140,7 +140,7 @@ def anova(
     ``V_E = 0`` (an exactly additive table) gives ``f = inf`` and ``p_value = 0`` for a source
     with a non-zero sum of squares and NaN for one without. Raises :class:`InputError` for
     fewer than two systems or two queries in a measure, an incomplete matrix (naming the
-    missing system/query pairs), or the input errors of :func:`evalkit.stats.compare`.
+    missing system/query pairs), or the input errors of :func:`evalkit.stats.paired.compare`.
     """
     _check_resampling(confidence=confidence, n_resamples=1, seed=0)
     frame = _validated_frame(per_query, (), function="anova")
@@ -241,7 +241,7 @@ def randomized_tukey_hsd(
     system totals, ``R* = max_j S*_j - min_j S*_j``. For the pair ``(i, j)`` with observed
     total difference ``D = |S_i - S_j|`` (``S = n * mean``),
     ``p_value = (#{R* >= D - 1e-12 * sum|x|} + 1) / (n_resamples + 1)``: permuted ranges that
-    equal ``D`` up to float rounding count as ties (as :func:`evalkit.stats.paired_test` does
+    equal ``D`` up to float rounding count as ties (as :func:`evalkit.stats.paired.paired_test` does
     for the sign-flip test). With two systems this is the paired sign-flip randomization test.
 
     Columns :data:`TUKEY_COLUMNS`, as :func:`tukey_hsd`, with ``test = "randomized-tukey-hsd"``

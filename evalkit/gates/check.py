@@ -82,11 +82,8 @@ from pydantic import (
     model_validator,
 )
 
-from evalkit.canonical import canonical_json
 from evalkit.errors import FixtureError, InputError, Problem, StaleBaselineError
-from evalkit.fixtures.rules import safe_id
 from evalkit.fixtures.schema import ID_PATTERN, LANGUAGE_PATTERN
-from evalkit.inputs import InputFileError, read_input_bytes
 from evalkit.measures import parse_measure
 from evalkit.measures.names import (
     LOWER_IS_BETTER,
@@ -94,11 +91,8 @@ from evalkit.measures.names import (
     higher_is_better,
     measure_range,
 )
-from evalkit.names import name_problem
-from evalkit.output import shown_path, unshown_reason
-from evalkit.privacy import PrivateText
 from evalkit.registry import did_you_mean
-from evalkit.report import (
+from evalkit.run.report_json import (
     ALL_LANGUAGES,
     deterministic_projection,
     read_report,
@@ -107,7 +101,12 @@ from evalkit.report import (
     report_measure_order,
     short_repr,
 )
-from evalkit.yamlio import compose_and_load, duplicate_keys, syntax_problem
+from evalkit.safety.canonical import canonical_json
+from evalkit.safety.inputs import InputFileError, read_input_bytes
+from evalkit.safety.names import name_problem, safe_id
+from evalkit.safety.output import shown_path, unshown_reason
+from evalkit.safety.privacy import PrivateText
+from evalkit.safety.yamlio import compose_and_load, duplicate_keys, syntax_problem
 
 __all__ = [
     "ALL_LANGUAGES",
@@ -527,7 +526,7 @@ def _bound_problem(gate: AbsoluteGate) -> str | None:
 
 
 def load_report(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Read a report or baseline JSON file: :func:`evalkit.report.read_report`."""
+    """Read a report or baseline JSON file: :func:`evalkit.run.report_json.read_report`."""
     return read_report(path)
 
 
@@ -546,9 +545,9 @@ def write_baseline(
     workspace: str | os.PathLike[str] | None = None,
 ) -> Path:
     """Write ``baseline_from_report(report)`` as canonical JSON to a safe relative ``path``,
-    through :func:`evalkit.artifacts.write_artifact` (path check and leak scan against
+    through :func:`evalkit.safety.artifacts.write_artifact` (path check and leak scan against
     ``private``, e.g. ``private_texts(evaluation.fixture, evaluation.definitions)``)."""
-    from evalkit.artifacts import write_artifact
+    from evalkit.safety.artifacts import write_artifact
 
     text = canonical_json(baseline_from_report(report))
     return write_artifact(
@@ -1078,7 +1077,7 @@ def format_gate_table(results: pd.DataFrame, *, failed_only: bool = False) -> st
 
 def fixed_width_lines(rows: Sequence[Sequence[str]]) -> list[str]:
     """``rows`` (header first) as left-aligned columns two spaces apart, trailing spaces
-    stripped, with a dashed rule under the header (also used by :mod:`evalkit.diff`)."""
+    stripped, with a dashed rule under the header (also used by :mod:`evalkit.gates.diff`)."""
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     text = [
         "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()

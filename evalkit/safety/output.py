@@ -1,6 +1,6 @@
 """THE output-path check and atomic text writes; every file evalkit writes goes through here.
 
-Writers do not call this module directly: they call :func:`evalkit.artifacts.write_artifact`,
+Writers do not call this module directly: they call :func:`evalkit.safety.artifacts.write_artifact`,
 which scans the text for leaks first and then writes it with :func:`write_texts_atomic`.
 
 Rules for an output path (anything else is refused with :class:`~evalkit.errors.UnsafePathError`
@@ -99,7 +99,7 @@ def unshown_reason(path: str | os.PathLike[str]) -> str | None:
         return "it is not text"
     if any(_control_name(c) for c in raw):
         return "it contains a control character"
-    from evalkit.fixtures.scan import SENSITIVE_KINDS, find_sensitive  # lazy: import cycle
+    from evalkit.safety.sensitive import SENSITIVE_KINDS, find_sensitive  # lazy: import cycle
 
     hidden = [kind for kind in find_sensitive(raw) if kind in _HIDDEN_KINDS]
     if hidden:

@@ -10,9 +10,9 @@ together) and nothing else; it never opens a file itself. The one other writer i
 What :func:`write_artifacts` does, in this order, and nothing is written unless every step
 passes for every artifact:
 
-1. **Path.** :func:`evalkit.output.resolve_output_path` checks each path (workspace-relative,
+1. **Path.** :func:`evalkit.safety.output.resolve_output_path` checks each path (workspace-relative,
    no link, no control character, length limits, a writable folder; rules in
-   :mod:`evalkit.output`). An artifact never goes inside a fixture folder (a folder holding
+   :mod:`evalkit.safety.output`). An artifact never goes inside a fixture folder (a folder holding
    ``fixture.yaml``), where the loader would refuse the stranger, or replace one of its files,
    except a baseline as the fixture's ``baseline.json``; and no two artifacts of one write share
    a file.
@@ -20,16 +20,17 @@ passes for every artifact:
    early (:func:`check_distinct` for a command's several outputs); it creates nothing.
 2. **Leak scan.** Each text is searched for every ``private`` string (fixture titles, chunk text,
    query text, spans, the systems' private definition values; see
-   :func:`evalkit.privacy.private_texts`; a probe report has none: probes name public code
-   symbols) by the rule of :mod:`evalkit.privacy`. A hit raises
+   :func:`evalkit.safety.privacy.private_texts`; a probe report has none: probes name public code
+   symbols) by the rule of :mod:`evalkit.safety.privacy`. A hit raises
    :class:`~evalkit.errors.LeakError` naming artifact kinds and object IDs only.
 3. **Shape scan** (``json`` and ``text`` artifacts). Every JSON string and key (or the whole
    text) is checked by :func:`evalkit.fixtures.rules.find_sensitive` for an absolute path, a URL
    or endpoint, a private key or an API token; a hit raises ``LeakError`` naming the JSON
    location, never the value. HTML and notebooks are not shape-scanned: their embedded base64
-   images look like paths; their paths are replaced by :func:`evalkit.notebooks.scrub_notebook`.
-4. **Write.** :func:`evalkit.output.write_texts_atomic`: temporary files, then renames; missing
-   folders are created now and removed again if the write fails.
+   images look like paths; their paths are replaced by
+:func:`evalkit.report.notebook.scrub_notebook`. 4. **Write.**
+   :func:`evalkit.safety.output.write_texts_atomic`: temporary files, then renames; missing folders
+   are created now and removed again if the write fails.
 
 ``allow_private_text=True`` skips steps 2 and 3: only for a report the user explicitly asked
 to contain private text (``evalkit report --allow-unredacted``).
@@ -45,8 +46,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from evalkit.errors import LeakError, UnsafePathError
-from evalkit.output import resolve_output_path, shown_path, write_texts_atomic
-from evalkit.privacy import PrivateText, assert_no_leaks
+from evalkit.safety.output import resolve_output_path, shown_path, write_texts_atomic
+from evalkit.safety.privacy import PrivateText, assert_no_leaks
 
 __all__ = [
     "Artifact",
@@ -152,7 +153,7 @@ def _scan_shapes(artifact: Artifact) -> None:
         places = [("the text", artifact.text)]
     else:
         return
-    from evalkit.fixtures.scan import SENSITIVE_KINDS, find_sensitive
+    from evalkit.safety.sensitive import SENSITIVE_KINDS, find_sensitive
 
     for where, value in places:
         kinds = find_sensitive(value)
@@ -220,7 +221,7 @@ def _json_strings(value: Any, where: str) -> Iterator[tuple[str, str]]:
     elif isinstance(value, dict):
         for index, (key, item) in enumerate(value.items()):
             key_text = str(key)
-            from evalkit.fixtures.rules import safe_id
+            from evalkit.safety.names import safe_id
 
             shown = safe_id(key_text)
             place = f"{where}.{shown}" if shown else f"{where}.<key {index + 1}>"

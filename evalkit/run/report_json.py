@@ -45,19 +45,19 @@ from typing import TYPE_CHECKING, Any, Final
 
 import pandas as pd
 
-from evalkit.canonical import canonical_hash, canonical_json
 from evalkit.errors import InputError
 from evalkit.fixtures.rules import find_sensitive
-from evalkit.inputs import InputFileError, load_json, read_input_bytes
-from evalkit.output import shown_path
+from evalkit.safety.canonical import canonical_hash, canonical_json
+from evalkit.safety.inputs import InputFileError, load_json, read_input_bytes
+from evalkit.safety.output import shown_path
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
     from pathlib import Path
 
-    from evalkit.evaluate import Evaluation
     from evalkit.fixtures import Fixture
-    from evalkit.privacy import PrivateText
+    from evalkit.run.evaluate import Evaluation
+    from evalkit.safety.privacy import PrivateText
 
 __all__ = [
     "ALL_LANGUAGES",
@@ -233,9 +233,9 @@ def write_report(
     workspace: str | os.PathLike[str] | None = None,
 ) -> Path:
     """Write ``report`` as canonical JSON to a safe workspace-relative ``path`` (atomically),
-    through :func:`evalkit.artifacts.write_artifact`: the path check, then the leak scan
+    through :func:`evalkit.safety.artifacts.write_artifact`: the path check, then the leak scan
     against ``private`` (``private_texts(evaluation.fixture, evaluation.definitions)``)."""
-    from evalkit.artifacts import write_artifact
+    from evalkit.safety.artifacts import write_artifact
 
     text = canonical_json(report)
     return write_artifact(path, text, kind="json", private=private, workspace=workspace)
@@ -249,7 +249,7 @@ def read_json_object(path: str | os.PathLike[str], what: str, hint: str) -> dict
     """The JSON object in the regular file ``path`` (at most ``inputs.MAX_DEPTH`` deep).
 
     Raises :class:`InputError` ``"{what} {path!r} ...: {reason}; {hint}"`` (the path as
-    :func:`evalkit.output.shown_path` shows it) when the file is
+    :func:`evalkit.safety.output.shown_path` shows it) when the file is
     missing, not a regular file (FIFO, device, directory), not UTF-8 JSON, nested too deeply or
     not an object. The message never quotes the file's content.
     """

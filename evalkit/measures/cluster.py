@@ -1,9 +1,7 @@
-"""evalkit on a Dask cluster: the optional extra ``pip install 'evalkit[dask]'``.
+"""Scoring on a Dask cluster (the optional extra ``pip install 'evalkit[dask]'``): the judged
+ranking of a Dask DataFrame or a run source, built partition by partition on the workers.
 
-Everything here runs on :mod:`dask.distributed`; evalkit adds no scheduler of its own.
-
-**Scoring** (:func:`cluster_ranking`, reached through :func:`evalkit.measures.score`): a Dask
-DataFrame, or a run source (a TREC file, a list of them, a Parquet file or dataset; with
+A Dask DataFrame, or a run source (a TREC file, a list of them, a Parquet file or dataset; with
 ``client=``) is judged partition by partition on the workers, each partition into a
 :class:`~evalkit.measures.stream.JudgedPiece` (the positions and grades of its judged docs,
 at most one entry per qrels row). A query whose rows sit in more than one partition is judged
@@ -11,47 +9,37 @@ again from all its rows, in their order: when each such query is the first or la
 partitions (a frame cut inside queries), from the rows of those queries the partitions sent
 back with their pieces; otherwise those rows only are shuffled by query ID with Dask's
 shuffle. The client combines the pieces into the judged ranking the in-memory engine
-builds and runs the kernels once on it, so ``score`` returns the same **pandas** frame with
-values identical to the local path (the kernels' cost is that of the qrels, not of the run).
-
-**Systems** (:func:`run_systems`, reached through ``evaluate(..., client=...)`` and
-``evalkit run --scheduler ADDRESS``): one task per system and repeat, each building the
-system on a worker, indexing the fixture and answering its queries there, so latency is
-measured on the worker. ``run:`` and ``http:`` systems hold no state between queries: their
-queries are split into one shard per worker (each shard task builds its own instance; a
-``run:`` file checks its query IDs against the whole fixture). Results come back in system
-order and, within a system, in query order, so the evaluation is identical to the local one
-whatever the completion order. Names and ``package.module:factory`` specs are resolved on the
-workers, which need evalkit (and the factories' packages) installed; a ``run:PATH`` must be
-readable there; an instance is pickled to the worker.
+builds and runs the kernels once on it, so :func:`evalkit.measures.score` returns the same
+**pandas** frame with values identical to the local path (the kernels' cost is that of the
+qrels, not of the run). Dask itself is imported only when a cluster is used.
 """
 
 from __future__ import annotations
 
-import itertools
-import math
 from collections import Counter
-from collections.abc import Iterator, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from evalkit.errors import EvalkitError, InputError, portable_error
+from evalkit.formats import read_run
 from evalkit.measures.kernels import JudgedRanking
 from evalkit.measures.ranking import Duplicates, Ties, TrecVersion
-from evalkit.measures.stream import JudgedPiece, QrelsIndex, combine_pieces, judge_block
+from evalkit.measures.stream import JudgedPiece, QrelsIndex, RunSource, combine_pieces, judge_block
+from evalkit.measures.stream import _Source as RunFiles
 
-if TYPE_CHECKING:
-    from evalkit.evaluate import SystemsRun
-    from evalkit.fixtures import Fixture
-    from evalkit.systems.protocol import Retriever
-
-__all__ = ["cluster_ranking", "connect", "run_systems"]
+__all__ = ["cluster_ranking", "connect", "is_dask_frame"]
 
 _INSTALL = "install the extra: pip install 'evalkit[dask]'"
 _ROW_BITS = 40  # order of a row: partition number << 40 | row within the partition
+
+
+def is_dask_frame(source: object) -> bool:
+    """Whether ``source`` is a Dask DataFrame (checked without importing Dask)."""
+    module = type(source).__module__
+    return module.startswith(("dask.", "dask_expr")) and hasattr(source, "npartitions")
 
 
 def connect(scheduler: Any = None, *, timeout: float = 20.0) -> Any:
@@ -133,7 +121,7 @@ def cluster_ranking(
     return combine_pieces(index, pieces)
 
 
-def _as_frame(source: Any, client: Any, *, rank: bool) -> Any:
+def _as_frame(source: RunSource | Any, client: Any, *, rank: bool) -> Any:
     """``source`` as a Dask DataFrame (a Parquet dataset by ``dask.dataframe.read_parquet``,
     TREC files one partition each)."""
     import dask.dataframe as dd
@@ -143,9 +131,7 @@ def _as_frame(source: Any, client: Any, *, rank: bool) -> Any:
     if isinstance(source, pd.DataFrame):
         workers = max(1, len(client.scheduler_info().get("workers", {})))
         return dd.from_pandas(source, npartitions=workers, sort=False)
-    from evalkit.measures.stream import _Source
-
-    files = _Source(source, rank=rank).files
+    files = RunFiles(source, rank=rank).files
     if all(kind == "parquet" for _, kind in files):
         columns = ["query_id", "doc_id", "score", *(["rank"] if rank else [])]
         return dd.read_parquet([str(p) for p, _ in files], columns=columns)
@@ -163,8 +149,6 @@ def _as_frame(source: Any, client: Any, *, rank: bool) -> Any:
 
 
 def _read_trec(path: str, rank: bool) -> pd.DataFrame:
-    from evalkit.formats import read_run
-
     try:
         return read_run(path, rank=rank)
     except EvalkitError as error:
@@ -232,113 +216,3 @@ def _without(piece: JudgedPiece, split: set[str]) -> JudgedPiece:
         position=piece.position[entries],
         grade=piece.grade[entries],
     )
-
-
-# --- systems ------------------------------------------------------------------------------------
-
-
-def run_systems(  # noqa: PLR0917 - evaluate's own helper's arguments, in its order
-    client: Any,
-    fixture: Fixture,
-    specs: Sequence[str | Retriever],
-    k: int,
-    repeat: int,
-    progress: bool = False,
-    concurrency: int = 1,
-    notes: dict[str, dict[str, Any]] | None = None,
-) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, dict[str, Any]]]:
-    """``evaluate``'s ``(rankings, latency, definitions)`` of one repeat, the systems run on the
-    cluster of ``client`` (module docs); ``notes`` gets each system's notes; ``progress``
-    shows a bar of finished tasks on stderr."""
-    from distributed import as_completed
-    from tqdm import tqdm
-
-    from evalkit.evaluate import combine_runs
-    from evalkit.systems.external import is_external_spec
-
-    client = connect(client)
-    workers = max(1, len(client.scheduler_info().get("workers", {})))
-    shared = client.scatter(fixture, broadcast=True)
-    n_queries = len(fixture.queries)
-    tasks: list[tuple[int, Any]] = []
-    for position, spec in enumerate(specs, start=1):
-        where = f"system #{position} of {len(specs)}"
-        ranges: list[tuple[int | None, int | None]] = [(None, None)]
-        if is_external_spec(spec) and workers > 1 and n_queries > 1:
-            ranges = list(shards(n_queries, workers))
-        for lo, hi in ranges:
-            future = client.submit(
-                _run_one, shared, _Opaque(spec), where, lo, hi, k, repeat, concurrency, pure=False
-            )
-            tasks.append((position, future))
-    with tqdm(
-        total=len(tasks), desc=f"systems (repeat {repeat + 1})", unit="task", disable=not progress
-    ) as bar:
-        for _ in as_completed([future for _, future in tasks]):
-            bar.update(1)
-    results = client.gather([future for _, future in tasks])
-    positions = [position for position, _ in tasks]
-    rankings, latency, definitions, noted = combine_runs(zip(positions, results, strict=True))
-    if notes is not None:
-        notes.update(noted)
-    return rankings, latency, definitions
-
-
-class _Opaque:
-    """A value whose repr says nothing: a system spec may hold a path, which Dask's logs of a
-    failed task must not show."""
-
-    def __init__(self, value: Any) -> None:
-        self.value = value
-
-    def __repr__(self) -> str:
-        return "<system spec, not shown>"
-
-
-def _run_one(  # noqa: PLR0917 - called positionally by client.submit only
-    fixture: Fixture,
-    spec: _Opaque,
-    where: str,
-    lo: int | None,
-    hi: int | None,
-    k: int,
-    repeat: int,
-    concurrency: int,
-) -> SystemsRun:
-    """On a worker: one system (or one query shard of it) through ``evaluate``'s own loop."""
-    from evalkit.evaluate import run_one_system
-    from evalkit.systems.reference import resolve_system
-
-    try:
-        system: Any = resolve_system(spec.value, where=where)
-    except EvalkitError as error:
-        raise portable_error(error) from None
-    view = fixture
-    if lo is not None:
-        system = _Shard(system, fixture.queries)
-        view = fixture.model_copy(update={"queries": fixture.queries[lo:hi]})
-    return run_one_system(view, system, where, k, repeat, concurrency)
-
-
-class _Shard:
-    """A stateless system answering one shard of the queries: it is bound to all of them (a
-    ``run:`` file checks its query IDs and counts the missing ones over the whole fixture)."""
-
-    def __init__(self, system: Any, queries: Sequence[Any]) -> None:
-        self._system = system
-        self._queries = queries
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._system, name)
-
-    def bind_queries(self, queries: Sequence[Any]) -> None:
-        bind = getattr(self._system, "bind_queries", None)
-        if callable(bind):
-            bind(self._queries)
-
-
-def shards(n_items: int, n_shards: int) -> Iterator[tuple[int, int]]:
-    """``n_shards`` contiguous ``(lo, hi)`` ranges covering ``range(n_items)`` in order."""
-    n_shards = max(1, min(n_shards, n_items))
-    bounds = [math.floor(i * n_items / n_shards) for i in range(n_shards + 1)]
-    yield from itertools.pairwise(bounds)

@@ -3,8 +3,8 @@ names only, never fixture text.
 
 Each function returns a new ``matplotlib.figure.Figure`` that is not registered with pyplot
 (so nothing is shown twice and no global state changes); Jupyter displays it as a PNG. Every
-label made from a name goes through :func:`evalkit.render.plot_label`, so a ``$`` in a system or
-measure name is drawn as written, never parsed as mathtext.
+label made from a name goes through :func:`evalkit.report.render.plot_label`, so a ``$`` in a
+system or measure name is drawn as written, never parsed as mathtext.
 
 The figures are laid out by measuring their text, not by a layout engine: matplotlib's
 constrained layout draws a figure once more to measure it, about half of the drawing time.
@@ -27,8 +27,8 @@ from matplotlib.font_manager import FontProperties
 from matplotlib.ticker import LogFormatter
 
 from evalkit.measures.names import higher_is_better
-from evalkit.render import plot_label
-from evalkit.stats import TIE_TOLERANCE
+from evalkit.report.render import plot_label
+from evalkit.stats.paired import TIE_TOLERANCE
 
 __all__ = [
     "LOG_SPREAD",
@@ -159,7 +159,7 @@ def paired_difference_figure(
 
     Each panel shows the sorted differences of the paired queries as bars (green: the system is
     better in the measure's direction, red: worse, grey dot: tie within
-    ``evalkit.stats.TIE_TOLERANCE``), with the counts in the title. The bars are two filled
+    ``evalkit.stats.paired.TIE_TOLERANCE``), with the counts in the title. The bars are two filled
     step patches per panel (``Axes.stairs``: the positive and the negative run). Long names
     widen the figure (up to 24 inches) so that the panel titles stay apart. ``per_query`` has
     columns ``system, query_id, measure, value``.
@@ -244,7 +244,7 @@ def headline_figure(headline: pd.DataFrame, *, base: str, confidence: float = 0.
     the ``base`` system is drawn in black with a dotted line at its mean.
 
     ``headline`` has columns ``system, measure, mean, ci_low, ci_high`` (e.g.
-    :attr:`evalkit.verdict.Verdict.headline`); panels and rows follow its order. Each panel's
+    :attr:`evalkit.report.verdict.Verdict.headline`); panels and rows follow its order. Each panel's
     title says which direction is better (:func:`evalkit.measures.higher_is_better`); the x
     label states ``confidence``.
     """
@@ -291,7 +291,7 @@ def warm_up() -> None:
     """Draw a small figure to a PNG and throw it away: matplotlib's fonts, text layout and PNG
     writer are then loaded (about a tenth of a second the first time), e.g. in the report's
     kernel while it waits for the evaluation. Never raises."""
-    from evalkit.handover import figure_png
+    from evalkit.report.handover import figure_png
 
     headline = pd.DataFrame(
         {"system": ["a", "b"], "measure": "RR@10", "mean": 0.5, "ci_low": 0.4, "ci_high": 0.6}

@@ -1,4 +1,4 @@
-"""An :class:`~evalkit.evaluate.Evaluation` written to a folder and read back, exactly.
+"""An :class:`~evalkit.run.evaluate.Evaluation` written to a folder and read back, exactly.
 
 ``evalkit report`` evaluates in its own process while the notebook's kernel starts (two cores at
 work instead of one) and hands the result to the notebook through such a folder, in a private
@@ -15,9 +15,9 @@ Reading checks the format and that the fixture given is the one evaluated (same 
 and raises :class:`~evalkit.errors.InputError` otherwise.
 
 The folder may also hold the report's verdict section (:func:`save_verdict`: the gate results
-and the :class:`~evalkit.verdict.Verdict`, ``verdict.json`` plus one Parquet file per frame),
+and the :class:`~evalkit.report.verdict.Verdict`, ``verdict.json`` plus one Parquet file per frame),
 computed by ``evalkit report`` while the kernel starts or runs the first cells (then it is
-pending, :mod:`evalkit.handover`), together with the settings it was computed with;
+pending, :mod:`evalkit.report.handover`), together with the settings it was computed with;
 :func:`load_verdict` returns it only for the same settings.
 """
 
@@ -34,18 +34,18 @@ import pandas as pd
 from pandas.api.types import is_object_dtype
 
 from evalkit.errors import InputError
-from evalkit.handover import (
+from evalkit.report.handover import (
     VERDICT_PENDING,
     record_taken,
     wait_while_pending,
     write_atomically,
 )
-from evalkit.inputs import InputFileError, load_json, read_input_bytes
+from evalkit.safety.inputs import InputFileError, load_json, read_input_bytes
 
 if TYPE_CHECKING:
-    from evalkit.evaluate import Evaluation
     from evalkit.fixtures import Fixture
-    from evalkit.verdict import GatedVerdict
+    from evalkit.report.verdict import GatedVerdict
+    from evalkit.run.evaluate import Evaluation
 
 __all__ = [
     "load_evaluation",
@@ -74,7 +74,7 @@ def save_evaluation(
     report: Mapping[str, Any] | None = None,
 ) -> Path:
     """Write ``evaluation`` into ``folder`` (created if missing; a private place, see module
-    docs); the folder's path. ``report``, its :meth:`~evalkit.evaluate.Evaluation.to_report`
+    docs); the folder's path. ``report``, its :meth:`~evalkit.run.evaluate.Evaluation.to_report`
     when already computed, is kept too (:func:`load_saved_report`)."""
     from evalkit.fixtures.diff import fixture_content_hash
 
@@ -138,8 +138,8 @@ def _read_frame(path: Path, what: str) -> pd.DataFrame:
 
 def load_evaluation(folder: str | os.PathLike[str], fixture: Fixture) -> Evaluation:
     """The evaluation :func:`save_evaluation` wrote into ``folder``, of ``fixture``."""
-    from evalkit.evaluate import Evaluation
     from evalkit.fixtures.diff import fixture_content_hash
+    from evalkit.run.evaluate import Evaluation
 
     source = Path(folder)
     meta = _read_json(source / _META, "evaluation")
@@ -169,7 +169,7 @@ def load_evaluation(folder: str | os.PathLike[str], fixture: Fixture) -> Evaluat
 def save_verdict(
     gated: GatedVerdict, folder: str | os.PathLike[str], settings: Mapping[str, Any]
 ) -> None:
-    """Write ``gated`` (see :func:`evalkit.verdict.gate_and_judge`) into the evaluation
+    """Write ``gated`` (see :func:`evalkit.report.verdict.gate_and_judge`) into the evaluation
     ``folder``, with the JSON-able ``settings`` it was computed with (for
     :func:`load_verdict` to compare)."""
     target = Path(folder)
@@ -207,7 +207,7 @@ def load_verdict(
     """The verdict section :func:`save_verdict` wrote into ``folder`` for the same
     ``settings``; None when there is none or it was computed with other settings (the caller
     computes it then). Waits while ``evalkit report``'s helper is still computing it."""
-    from evalkit.verdict import GatedVerdict, Verdict
+    from evalkit.report.verdict import GatedVerdict, Verdict
 
     source = Path(folder)
     wait_while_pending(source, VERDICT_PENDING)

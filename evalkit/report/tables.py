@@ -6,16 +6,15 @@ with ``redact=False``; otherwise a chunk or query is shown as its ID and :func:`
 
 Conventions:
 
-- "Best" follows the measure's direction (:func:`evalkit.gates.higher_is_better`): highest
+- "Best" follows the measure's direction (:func:`evalkit.gates.check.higher_is_better`): highest
   mean, lowest for ``NoAnswerFP``. Systems tied for best (equal means within 1e-12) are all
   marked best.
 - Systems keep the order given in ``systems``; measures the order given in ``measures``.
-- Confidence intervals and p-values come from :mod:`evalkit.stats` with an explicit ``seed``.
+- Confidence intervals and p-values come from :mod:`evalkit.stats.paired` with an explicit ``seed``.
 """
 
 from __future__ import annotations
 
-import hashlib
 import importlib.metadata
 import platform
 import re
@@ -26,9 +25,10 @@ import numpy as np
 import pandas as pd
 
 from evalkit.errors import InputError
-from evalkit.gates import higher_is_better
-from evalkit.render import html_text, styled
-from evalkit.stats import COMPARE_COLUMNS, EFFECT_SIZE_DZ, summarize_with_ci
+from evalkit.gates.check import higher_is_better
+from evalkit.report.render import html_text, styled
+from evalkit.safety.canonical import HASH_HEX_DIGITS, text_hash
+from evalkit.stats.paired import COMPARE_COLUMNS, EFFECT_SIZE_DZ, summarize_with_ci
 
 if TYPE_CHECKING:
     from pandas.io.formats.style import Styler
@@ -67,7 +67,6 @@ __all__ = [
     "worst_queries",
 ]
 
-HASH_HEX_DIGITS = 12
 NO_RESULTS = "no results (abstained)"
 """The drill-down's cell for a system that returned nothing for a query."""
 ABLATION_COLUMNS = ("system", "measure", "n", "mean", "ci_low", "ci_high", "best")
@@ -100,12 +99,6 @@ _COMPARISON_DTYPES = {
     "significant": "bool",
 }
 _WORST_DTYPES = {"failing_systems": "int64", "mean_value": "float64"}
-
-
-def text_hash(text: str) -> str:
-    """The first ``HASH_HEX_DIGITS`` hex digits of the SHA-256 of ``text`` (UTF-8; a lone
-    surrogate, which an ID from a JSON file may hold, is hashed as its code unit)."""
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:HASH_HEX_DIGITS]
 
 
 def environment_versions() -> pd.DataFrame:
@@ -162,7 +155,7 @@ def ablation_table(
     Columns ``*by, system, measure, n, mean, ci_low, ci_high, best``: one row per (group,
     system, measure) present in ``per_query``, groups sorted, then systems and measures in the
     given order. ``best`` marks the best system of each (group, measure). Intervals are
-    percentile bootstrap intervals of the mean (:func:`evalkit.stats.summarize_with_ci`).
+    percentile bootstrap intervals of the mean (:func:`evalkit.stats.paired.summarize_with_ci`).
     """
     keys = [*by, "system", "measure"]
     selected = per_query[
@@ -205,7 +198,7 @@ def style_ablation(table: pd.DataFrame, *, digits: int = 2, caption: str = "") -
     """A styled wide view of :func:`ablation_table`: rows ``(*by, system)``, one column per
     measure, cells ``mean [ci_low, ci_high]`` on one line (:func:`interval_text`, ``digits``
     decimals), best cells bold on a green background. Labels
-    and the caption are HTML-escaped (:func:`evalkit.render.styled`)."""
+    and the caption are HTML-escaped (:func:`evalkit.report.render.styled`)."""
     index = [c for c in table.columns if c not in ABLATION_COLUMNS] + ["system"]
     measures = list(dict.fromkeys(table["measure"]))
     cells = table.assign(
@@ -377,14 +370,14 @@ def paired_comparisons(
     where the system is better than/equal to/worse than the base in the measure's direction;
     ``p_value`` is the two-sided paired
     randomization test, ``p_adjusted`` corrected (``correction``, default Holm) over all
-    systems and measures of the table (:func:`evalkit.stats.compare`).
+    systems and measures of the table (:func:`evalkit.stats.paired.compare`).
     """
     if base not in systems:
         raise InputError(
             f"base system {base!r} is not among the evaluated systems ({', '.join(systems)}); "
             "set base_system to one of them"
         )
-    from evalkit.verdict import compare_with_base
+    from evalkit.report.verdict import compare_with_base
 
     in_table = per_query["system"].isin(list(systems)) & per_query["measure"].isin(list(measures))
     if len(systems) < 2 or not in_table.any():
@@ -404,9 +397,9 @@ def paired_comparisons(
 def ordered_comparisons(
     compared: pd.DataFrame, *, systems: Sequence[str], measures: Sequence[str]
 ) -> pd.DataFrame:
-    """A :func:`evalkit.stats.compare` frame as :func:`paired_comparisons` shows it: rows in
+    """A :func:`evalkit.stats.paired.compare` frame as :func:`paired_comparisons` shows it: rows in
     ``systems`` then ``measures`` order, columns ``COMPARISON_COLUMNS``. The report passes the
-    verdict's comparisons (:attr:`evalkit.verdict.Verdict.comparisons`, the same test,
+    verdict's comparisons (:attr:`evalkit.report.verdict.Verdict.comparisons`, the same test,
     correction, resamples and seed) instead of computing them twice."""
     if compared.empty:
         return _empty(COMPARISON_COLUMNS, _COMPARISON_DTYPES)
@@ -597,13 +590,13 @@ def all_pairs_table(
     measure, two systems that share a letter are not significantly different at ``alpha``;
     ``a`` marks the group of the best system (highest mean; lowest for ``NoAnswerFP``).
     Letters come from Piepho's insert-and-absorb algorithm (2004) on the significant pairs of
-    :func:`evalkit.stats_multi.randomized_tukey_hsd` (``n_resamples``, ``seed``) or
-    :func:`evalkit.stats_multi.tukey_hsd` (``method="tukey"``). ``note`` (plain text; the
+    :func:`evalkit.stats.multi.randomized_tukey_hsd` (``n_resamples``, ``seed``) or
+    :func:`evalkit.stats.multi.tukey_hsd` (``method="tukey"``). ``note`` (plain text; the
     notebook escapes it) names the method, its family of comparisons (all pairs of the systems,
     within each measure) and ``alpha``. Fewer than two systems or no measure present: an empty
     table.
     """
-    from evalkit.stats_multi import compact_letters, randomized_tukey_hsd, tukey_hsd
+    from evalkit.stats.multi import compact_letters, randomized_tukey_hsd, tukey_hsd
 
     if method not in ALL_PAIRS_METHODS:
         raise InputError(

@@ -10,8 +10,8 @@ The matching rule. Both sides are HTML-unescaped (up to three times), NFKC-norma
 case-folded, stripped of invisible characters (:data:`INVISIBLE_RANGES`: every format
 character, variation selectors, fillers) and of Markdown backslash escapes, and have white-space
 runs collapsed to one space and removed between two Chinese characters, so escaping or
-re-wrapping (:mod:`evalkit.render` does both) does not hide a leak. Markup is searched as it is
-and with its tags removed, so tags between the words of a text do not hide it either.
+re-wrapping (:mod:`evalkit.report.render` does both) does not hide a leak. Markup is searched as it
+is and with its tags removed, so tags between the words of a text do not hide it either.
 A private string is reported when the artifact contains
 
 - the whole string, if it has at least ``MIN_WHOLE_LATIN`` characters (``MIN_WHOLE_CJK`` for
@@ -135,7 +135,7 @@ def _normalize(text: str) -> str:
         text = unescaped
     text = unicodedata.normalize("NFKC", text).casefold()
     # Invisible characters (INVISIBLE_RANGES) and Markdown's backslash escapes
-    # (evalkit.render.markdown_text writes both) hide nothing; nor does white space between
+    # (evalkit.report.render.markdown_text writes both) hide nothing; nor does white space between
     # two Chinese characters, which Chinese text does not have.
     text = _MARKDOWN_ESCAPE_RE.sub(r"\1", _INVISIBLE_RE.sub("", text))
     return _CJK_GAP_RE.sub("", _SPACE_RE.sub(" ", text)).strip()

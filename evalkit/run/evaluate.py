@@ -9,7 +9,7 @@ Rules (the deterministic projection depends on nothing else):
   answerable queries only, and so is ``NoResult`` (1.0 when an answerable query returned
   nothing: the price of abstaining); ``NoAnswerFP`` (1.0 when a no-answer query returned
   anything) over no-answer queries only. So every row has a value: no NaN, no missing rows.
-- Each system's ``name`` must pass :func:`evalkit.names.check_name` against its own
+- Each system's ``name`` must pass :func:`evalkit.safety.names.check_name` against its own
   ``definition()`` (an ID; no path, endpoint, credential or private definition value), else
   ``InputError`` naming the system's position, not its name.
 - ``concurrency > 1`` sends up to that many ``search`` calls at once to each system that says
@@ -29,28 +29,24 @@ Rules (the deterministic projection depends on nothing else):
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import pandas as pd
-from tqdm import tqdm
 
-from evalkit.canonical import canonical_hash
-from evalkit.errors import DeterminismError, EvalkitError, InputError, portable_error
-from evalkit.fixtures.rules import safe_id
+from evalkit.errors import DeterminismError, InputError
 from evalkit.measures import aggregate, parse_measure, score
-from evalkit.names import check_name
-from evalkit.spans import QuerySpans, context_precision_recall
-from evalkit.systems.protocol import hits_of, running_user_code
+from evalkit.measures.spans import QuerySpans, context_precision_recall
+from evalkit.run.systems_run import SystemsRun
+from evalkit.run.systems_run import run_systems as run_systems_here
+from evalkit.safety.canonical import canonical_hash
+from evalkit.safety.names import safe_id
 
 if TYPE_CHECKING:
     from evalkit.fixtures import Fixture
-    from evalkit.privacy import PrivateText
+    from evalkit.safety.privacy import PrivateText
     from evalkit.systems.protocol import Retriever
 
 __all__ = ["DEFAULT_RANKING_MEASURES", "Evaluation", "default_measures", "evaluate"]
@@ -58,8 +54,6 @@ __all__ = ["DEFAULT_RANKING_MEASURES", "Evaluation", "default_measures", "evalua
 DEFAULT_RANKING_MEASURES: tuple[str, ...] = ("R@5", "R@10", "RR@10", "nDCG(dcg='exp-log2')@10")
 NO_ANSWER_MEASURE = "NoAnswerFP"
 NO_RESULT_MEASURE = "NoResult"
-RANKING_COLUMNS = ["system", "query_id", "rank", "chunk_id", "score", "grade"]
-LATENCY_COLUMNS = ["system", "query_id", "repeat", "latency_ms"]
 PER_QUERY_COLUMNS = ["system", "query_id", "language", "answerable", "measure", "value"]
 FAILURE_COLUMNS = ["system", "query_id", "language", "kind", "chunk_ids"]
 
@@ -151,14 +145,15 @@ class Evaluation:
 
     def private_texts(self) -> list[PrivateText]:
         """What the leak scan looks for in this evaluation's artifacts: the fixture's text and
-        the systems' private definition values (:func:`evalkit.privacy.private_texts`)."""
-        from evalkit.privacy import private_texts
+        the systems' private definition values (:func:`evalkit.safety.privacy.private_texts`)."""
+        from evalkit.safety.privacy import private_texts
 
         return private_texts(self.fixture, self.definitions)
 
     def to_report(self) -> dict[str, Any]:
-        """The privacy-safe report dict (IDs, hashes, aggregates); see ``evalkit.report``."""
-        from evalkit.report import build_report
+        """The privacy-safe report dict (IDs, hashes, aggregates); see
+        ``evalkit.run.report_json``."""
+        from evalkit.run.report_json import build_report
 
         return build_report(self)
 
@@ -220,10 +215,10 @@ def evaluate(
     indexing pass of a reference system, and one over the queries per system and repeat.
     ``concurrency`` is the most ``search`` calls in flight at once for systems that allow it
     (module docs). ``client`` (a ``dask.distributed.Client`` or a scheduler address) runs the
-    systems on that Dask cluster, with the same result (:mod:`evalkit.distributed`).
+    systems on that Dask cluster, with the same result (:mod:`evalkit.run.distributed`).
     ``workers > 1`` runs the systems and repeats in up to that many processes of this machine,
     with the same result but latency measured beside the other workers
-    (:mod:`evalkit.parallel`).
+    (:mod:`evalkit.run.parallel`).
     """
     from evalkit.systems.reference import REFERENCE_SYSTEMS
 
@@ -261,18 +256,18 @@ def evaluate(
 
     notes: dict[str, dict[str, Any]] = {}
     run_systems: Callable[..., tuple[pd.DataFrame, pd.DataFrame, dict[str, dict[str, Any]]]]
-    run_systems = _run_systems
+    run_systems = run_systems_here
     if client is not None:
         from functools import partial
 
-        from evalkit.distributed import connect
-        from evalkit.distributed import run_systems as run_on_cluster
+        from evalkit.run.distributed import connect
+        from evalkit.run.distributed import run_systems as run_on_cluster
 
         run_systems = partial(run_on_cluster, connect(client))
 
     ran: list[SystemsRun] | None = None  # every repeat, when forked workers ran them
     if workers > 1 and len(specs) * repeats > 1:  # (workers > 1 means no client: see above)
-        from evalkit.parallel import fork_available, run_repeats
+        from evalkit.run.parallel import fork_available, run_repeats
 
         if fork_available():
             ran = run_repeats(fixture, specs, k, repeats, concurrency, workers, progress)
@@ -312,207 +307,6 @@ def evaluate(
         repeats=repeats,
         notes=notes,
     )
-
-
-_SEE_IN_PYTHON = "call it in Python to see the message"
-
-
-def _timed(
-    search: Callable[[Any, int], Any], query: Any, k: int, name: str
-) -> tuple[list[Any], float]:
-    """``(hits, elapsed ms)`` of one ``search`` call of system ``name``. The time covers the call
-    (and running a returned generator to its end: the system's own work); the hits are checked
-    after it (:func:`~evalkit.systems.protocol.hits_of`). A search that raises is a
-    :class:`SystemFailedError` (the exception's message is not shown), one that returns no
-    sequence of hits an ``InputError``."""
-    who = f"system {name!r}"
-    with running_user_code(who, f"in search(query {query.id!r}, k={k})", _SEE_IN_PYTHON):
-        started = time.perf_counter_ns()
-        result = search(query, k)
-        if isinstance(result, Iterator):
-            result = list(result)
-        elapsed = (time.perf_counter_ns() - started) / 1e6
-        hits = hits_of(result, who, query.id)
-    return hits, elapsed
-
-
-def _search_all(
-    system: Retriever, queries: Iterable[Any], k: int, concurrency: int, name: str
-) -> Iterable[tuple[Any, list[Any], float]]:
-    """``(query, hits, elapsed ms)`` per query, in query order, whatever the completion order."""
-    if concurrency <= 1 or not getattr(system, "concurrent_searches", False):
-        for query in queries:
-            yield (query, *_timed(system.search, query, k, name))
-        return
-    with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="evalkit-search") as pool:
-        listed = list(queries)
-        futures = [pool.submit(_timed, system.search, query, k, name) for query in listed]
-        try:
-            for query, future in zip(listed, futures, strict=True):
-                yield (query, *future.result())
-        finally:
-            for future in futures:
-                future.cancel()
-
-
-def _run_systems(  # noqa: PLR0917 - private helper, called positionally from evaluate only
-    fixture: Fixture,
-    specs: Sequence[str | Retriever],
-    k: int,
-    repeat: int,
-    progress: bool,
-    concurrency: int = 1,
-    notes: dict[str, dict[str, Any]] | None = None,
-) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, dict[str, Any]]]:
-    # the systems are loaded when they run, not when results are read (evalkit.systems docs)
-    from evalkit.systems.progress import indexing_progress
-    from evalkit.systems.protocol import provide_aliases
-    from evalkit.systems.reference import resolve_system
-
-    grades = {(q.id, j.chunk_id): j.grade for q in fixture.queries for j in q.judgments}
-    ranking_rows: list[tuple[str, str, int, str, float, int]] = []
-    latency_rows: list[tuple[str, str, int, float]] = []
-    definitions: dict[str, dict[str, Any]] = {}
-    for position, spec in enumerate(specs, start=1):
-        where = f"system #{position} of {len(specs)}"
-        system = resolve_system(spec, where=where)
-        try:
-            with running_user_code(where, "in use_aliases() or definition()", _SEE_IN_PYTHON):
-                provide_aliases(system, fixture.aliases)  # the fixture's aliases.yaml, or None
-                definition = system.definition()
-            name = check_name(
-                getattr(system, "name", None), kind="system", where=where, definition=definition
-            )
-        except BaseException:
-            _close(system)
-            raise
-        if name in definitions:
-            _close(system)
-            raise InputError(f"two systems are both named {name!r}; give each a unique name")
-        definitions[name] = definition
-        try:
-            with (
-                indexing_progress(progress),
-                running_user_code(f"system {name!r}", "in index(chunks)", _SEE_IN_PYTHON),
-            ):
-                system.index(fixture.chunks)  # indexing bars (counts only), when asked
-                bind = getattr(system, "bind_queries", None)
-                if callable(bind):
-                    bind(fixture.queries)
-            measured = bool(getattr(system, "latency_measured", True))
-            queries = tqdm(
-                fixture.queries,
-                desc=f"system {position}/{len(specs)} repeat {repeat + 1}",  # counts, no name
-                unit="query",
-                disable=not progress,
-                leave=False,
-            )
-            for query, hits, elapsed_ms in _search_all(system, queries, k, concurrency, name):
-                latency_rows.append((name, query.id, repeat, elapsed_ms if measured else np.nan))
-                ranked = _deduplicated(name, query.id, hits, k, fixture)
-                ranking_rows += [
-                    (name, query.id, rank, chunk_id, hit_score, grades.get((query.id, chunk_id), 0))
-                    for rank, (chunk_id, hit_score) in enumerate(ranked, start=1)
-                ]
-            system_notes = getattr(system, "notes", None)
-            if notes is not None and callable(system_notes):
-                notes[name] = dict(system_notes())
-        finally:
-            _close(system)
-    rankings = pd.DataFrame(ranking_rows, columns=RANKING_COLUMNS).astype(
-        {
-            "system": str,
-            "query_id": str,
-            "rank": "int64",
-            "chunk_id": str,
-            "score": "float64",
-            "grade": "int64",
-        }
-    )
-    latency = pd.DataFrame(latency_rows, columns=LATENCY_COLUMNS).astype(
-        {"system": str, "query_id": str, "repeat": "int64", "latency_ms": "float64"}
-    )
-    return rankings, latency, definitions
-
-
-SystemsRun = tuple[pd.DataFrame, pd.DataFrame, dict[str, dict[str, Any]], dict[str, dict[str, Any]]]
-"""One repeat's ``(rankings, latency, definitions, notes)`` of some systems."""
-
-
-def run_one_system(  # noqa: PLR0917 - the worker entry points' arguments, in their order
-    fixture: Fixture, system: Any, where: str, k: int, repeat: int, concurrency: int
-) -> SystemsRun:
-    """One system through ``evaluate``'s own loop, in a worker process (:mod:`evalkit.parallel`,
-    :mod:`evalkit.distributed`): its rankings, latency, definitions and notes. An error names
-    the system as ``where`` (``system #N of M``) and survives pickling."""
-    notes: dict[str, dict[str, Any]] = {}
-    try:
-        rankings, latency, definitions = _run_systems(
-            fixture, [system], k, repeat, False, concurrency, notes
-        )
-    except EvalkitError as error:
-        raise portable_error(error, str(error).replace("system #1 of 1", where)) from None
-    return rankings, latency, definitions, notes
-
-
-def combine_runs(parts: Iterable[tuple[int, SystemsRun]]) -> SystemsRun:
-    """One repeat's run from the runs of its tasks, ``(system position, run)`` in system
-    order, as :mod:`evalkit.parallel` and :mod:`evalkit.distributed` get them back; a system
-    split into query shards comes back once per shard, from one position. One name at two
-    positions is an :class:`InputError`."""
-    rankings, latency = [], []
-    definitions: dict[str, dict[str, Any]] = {}
-    notes: dict[str, dict[str, Any]] = {}
-    owner: dict[str, int] = {}
-    for position, (ranked, timed, defined, noted) in parts:
-        rankings.append(ranked)
-        latency.append(timed)
-        for name, definition in defined.items():
-            if owner.setdefault(name, position) != position:
-                raise InputError(f"two systems are both named {name!r}; give each a unique name")
-            definitions.setdefault(name, definition)
-            if name in noted:
-                notes.setdefault(name, noted[name])
-    return (
-        pd.concat(rankings, ignore_index=True),
-        pd.concat(latency, ignore_index=True),
-        definitions,
-        notes,
-    )
-
-
-def _close(system: Any) -> None:
-    close = getattr(system, "close", None)
-    if callable(close):
-        close()
-
-
-def _deduplicated(
-    system: str, query_id: str, hits: Iterable[Any], k: int, fixture: Fixture
-) -> list[tuple[str, float]]:
-    """The first ``k`` distinct ``(chunk_id, score)`` of ``hits``; unknown IDs and non-finite
-    scores are ``InputError``s naming the system, query and chunk."""
-    ranked: dict[str, float] = {}
-    for chunk_id, hit_score in hits:  # Hits already (hits_of)
-        if chunk_id in ranked:
-            continue
-        if chunk_id not in fixture.chunks_by_id:
-            shown = safe_id(chunk_id)
-            what = repr(shown) if shown else "(not shown: not a well-formed, safe ID)"
-            raise InputError(
-                f"system {system!r} returned chunk ID {what} for query {query_id!r}, "
-                f"which is not in fixture {fixture.meta.id!r}; return the IDs of the chunks "
-                "it was given"
-            )
-        if not np.isfinite(hit_score):
-            raise InputError(
-                f"system {system!r} returned a non-finite score for chunk {chunk_id!r} on "
-                f"query {query_id!r}"
-            )
-        ranked[chunk_id] = hit_score
-        if len(ranked) == k:
-            break
-    return list(ranked.items())
 
 
 def _measure(

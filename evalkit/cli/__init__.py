@@ -1,0 +1,1 @@
+"""The ``evalkit`` command: :func:`evalkit.cli.main.console` parses and dispatches."""
