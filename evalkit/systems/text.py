@@ -4,9 +4,9 @@ Choices, and why:
 
 - Text is NFKC-normalized and lower-cased, so full-width forms and case never split a term.
 - Runs of Latin letters and digits are words. English words drop the Lucene English stop set
-  (:func:`evalkit.systems.stopwords.stopwords`, ``"lucene"``) and are stemmed with the Snowball English stemmer
-  (``PyStemmer``): the combination most BM25 baselines (Lucene, Pyserini, bm25s) use, so our
-  BM25 is comparable with theirs.
+  (:func:`evalkit.systems.stopwords.stopwords`, ``"lucene"``) and are stemmed with the
+  Snowball English stemmer (``PyStemmer``): the combination most BM25 baselines (Lucene,
+  Pyserini, bm25s) use, so our BM25 is comparable with theirs.
 - Runs of CJK ideographs become overlapping character bigrams (a lone ideograph stays a
   unigram), as Lucene's CJK analyzer does. Bigrams need no dictionary, cannot mis-segment the
   invented names of a synthetic corpus, and match any two-character word; a segmenter such as
