@@ -69,8 +69,9 @@ from scipy.stats import rankdata
 
 from evalkit.fixtures import Fixture, generate_fixture, load_fixture
 from evalkit.fixtures.in_domain import add_in_domain_no_answer
+from evalkit.systems.abstention import AbstentionSignals
 from evalkit.systems.reference import SYSTEMS
-from evalkit.systems.rerank import AbstentionSignals, HeuristicReranker
+from evalkit.systems.rerank import HeuristicReranker
 
 #: The generated fixtures the reranker settings were fitted on (see evalkit.systems.rerank) use
 #: the generator's original text model; the default changed to "zipf" afterwards.

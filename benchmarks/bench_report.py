@@ -71,7 +71,7 @@ def timed(name, run):
 
 def kernel():
     from jupyter_core.utils import run_sync
-    from evalkit.report.notebook import _InterpreterKernelManager
+    from evalkit.report.kernel import _InterpreterKernelManager
     manager = _InterpreterKernelManager()
     run_sync(manager.start_kernel)()
     client = manager.client()
@@ -82,8 +82,8 @@ def kernel():
 
 def imports():  # what the report's kernel imports while it starts
     import importlib
-    from evalkit.report.notebook import REPORT_KERNEL_PRELOAD
-    from evalkit.report.notebook import REPORT_KERNEL_WARM_UP
+    from evalkit.report.kernel import REPORT_KERNEL_PRELOAD
+    from evalkit.report.kernel import REPORT_KERNEL_WARM_UP
     from evalkit.probes.targets import warm_up_target
     for module in REPORT_KERNEL_PRELOAD:
         importlib.import_module(module)
@@ -98,7 +98,7 @@ from evalkit.report import plots
 from evalkit.report import tables as report_tables
 from evalkit.run.evaluate import evaluate
 from evalkit.fixtures import load_fixture
-from evalkit.report.notebook import notebook_parameters, DEFAULT_REPORT_NOTEBOOK
+from evalkit.report.parameters import notebook_parameters, DEFAULT_REPORT_NOTEBOOK
 
 defaults = notebook_parameters(DEFAULT_REPORT_NOTEBOOK)
 n, seed, base = defaults["n_resamples"], defaults["seed"], defaults["base_system"]
@@ -145,7 +145,7 @@ timed("plots", figures)
 
 def export():
     import nbformat
-    from evalkit.report.notebook import export_html, machine_paths, scrub_notebook
+    from evalkit.report.export import export_html, machine_paths, scrub_notebook
     from evalkit.safety.privacy import assert_no_leaks, private_texts
     from evalkit.report.notebook import _system_definitions
     private = private_texts(ev.fixture, _system_definitions(""))

@@ -82,7 +82,17 @@ def _old_string_problems(meta: Any, documents: Any, chunks: Any, queries: Any, c
 
 def _step(name: str, mode: str, fixture: Path, out: Path) -> dict[str, Any]:
     """Run one step in this process; its timings (setup excluded) and a summary count."""
-    from evalkit.fixtures import Chunk, Document, Query, dump_fixture, load, load_fixture, rules
+    from evalkit.fixtures import (
+        Chunk,
+        Document,
+        Query,
+        dump,
+        dump_fixture,
+        layout,
+        load,
+        load_fixture,
+        rules,
+    )
     from evalkit.safety.yamlio import dump_yaml, load_strict
 
     before = mode.startswith("before")
@@ -118,7 +128,7 @@ def _step(name: str, mode: str, fixture: Path, out: Path) -> dict[str, Any]:
         if before:
             from evalkit.safety import yamlio
 
-            load.load_strict_shallow = lambda text: (load_strict(text, events=False), False)
+            layout.load_strict_shallow = lambda text: (load_strict(text, events=False), False)
             load.string_problems = _old_string_problems
             yamlio.SPLIT_FROM = 10**15  # one process reads each file whole
 
@@ -128,7 +138,7 @@ def _step(name: str, mode: str, fixture: Path, out: Path) -> dict[str, Any]:
     else:
         fx = load_fixture(fixture)
         if before:
-            load.dump_yaml = lambda value: dump_yaml(value, events=False)
+            dump.dump_yaml = lambda value: dump_yaml(value, events=False)
 
         def timed() -> Any:
             return dump_fixture(fx, out)

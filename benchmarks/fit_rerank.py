@@ -16,7 +16,7 @@ Fitting sets (the committed ``synthetic-bilingual-v1`` is held out and never loa
    the points whose nDCG@10 is at least ``max(lexical, hybrid - 0.05)`` (the issue's acceptance
    rule, measured on the same set) on every set.
 3. Abstention: rule 2 off or on with a ``min_support`` of the grid 0.00-0.40 (steps of 0.02)
-   jointly with the opt-in rules 3 and 4 on or off (``evalkit.systems.rerank``). A query whose
+   jointly with the opt-in rules 3 and 4 on or off (``evalkit.systems.abstention``). A query whose
    first stage returns no candidate gets no result under every setting. A setting is feasible
    when on
    every set at most ``MAX_NO_RESULT`` (the issue's 10 %) of the answerable queries get no
@@ -55,7 +55,8 @@ import numpy as np
 from evalkit.fixtures import AliasTable, Fixture, generate_fixture, load_fixture
 from evalkit.run.evaluate import evaluate
 from evalkit.systems.reference import SYSTEMS
-from evalkit.systems.rerank import FEATURE_NAMES, HeuristicReranker
+from evalkit.systems.rerank import HeuristicReranker
+from evalkit.systems.rerank_features import FEATURE_NAMES
 
 #: The generated fixtures the reranker settings were fitted on (see evalkit.systems.rerank) use
 #: the generator's original text model; the default changed to "zipf" afterwards.

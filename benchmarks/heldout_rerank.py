@@ -10,7 +10,7 @@ Fixtures: fresh ``generate_fixture`` seeds (default 101-105; never the fitting s
 ``benchmarks/fit_rerank.py``) with corpus sizes and no-answer shares varying by seed, no table;
 and any ``--fixture DIR`` given, with its ``aliases.yaml`` and without it. Nothing is fitted
 here: the script only measures. ``--opt-in`` also measures ``hybrid-rerank`` with its opt-in
-abstention rules 3 and 4 switched on (``evalkit.systems.rerank``), as ``rules`` columns.
+abstention rules 3 and 4 switched on (``evalkit.systems.abstention``), as ``rules`` columns.
 
     .venv/bin/python benchmarks/heldout_rerank.py [--seeds 101 102] \\
         [--fixture fixtures/synthetic-bilingual-v1] [--opt-in]

@@ -17,7 +17,7 @@ from test_rerank_abstention import _reranker
 from evalkit.errors import InputError
 from evalkit.fixtures import generate_fixture, validate_fixture
 from evalkit.fixtures.in_domain import add_in_domain_no_answer
-from evalkit.systems.rerank import EMPTY_SIGNALS
+from evalkit.systems.abstention import EMPTY_SIGNALS
 
 
 def _idf(df: int, n: int = 5) -> float:

@@ -18,7 +18,9 @@ from cli_runner import run_cli
 from junitparser import Error, Failure, JUnitXml, Skipped
 from markdown_it import MarkdownIt
 
-from evalkit.gates.check import check_gates, load_gates, load_report
+from evalkit.gates.baseline import load_report
+from evalkit.gates.check import check_gates
+from evalkit.gates.spec import load_gates
 from evalkit.report.ci import (
     MAX_SUMMARY_LINES,
     gates_junit,

@@ -22,12 +22,9 @@ from evalkit.report.evaluation_files import (
     save_evaluation,
     save_verdict,
 )
-from evalkit.report.notebook import (
-    DEFAULT_REPORT_NOTEBOOK,
-    EVALUATION_DIR_PARAMETER,
-    execute_notebook,
-    render_report,
-)
+from evalkit.report.kernel import execute_notebook
+from evalkit.report.notebook import EVALUATION_DIR_PARAMETER, render_report
+from evalkit.report.parameters import DEFAULT_REPORT_NOTEBOOK
 from evalkit.report.verdict import GatedVerdict, Verdict, gate_and_judge
 from evalkit.run.evaluate import Evaluation, evaluate
 from evalkit.safety.canonical import canonical_json

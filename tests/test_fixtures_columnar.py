@@ -33,7 +33,7 @@ from evalkit.fixtures.columnar import (
 )
 from evalkit.fixtures.convert import convert_fixture
 from evalkit.fixtures.diff import fixture_content_hash
-from evalkit.fixtures.load import dump_fixture
+from evalkit.fixtures.dump import dump_fixture
 from evalkit.fixtures.records import RecordTable
 from evalkit.fixtures.versioning import last_release, read_releases
 from evalkit.run.evaluate import evaluate

@@ -15,15 +15,9 @@ import pytest
 from test_gates import make_report
 
 from evalkit.errors import FixtureError
-from evalkit.gates.check import (
-    DEFAULT_TOLERANCE,
-    Gates,
-    Tolerance,
-    check_gates,
-    load_gates,
-    load_report,
-    measure_range,
-)
+from evalkit.gates.baseline import load_report
+from evalkit.gates.check import check_gates, measure_range
+from evalkit.gates.spec import DEFAULT_TOLERANCE, Gates, Tolerance, load_gates
 from evalkit.measures import score
 
 REPO = pathlib.Path(__file__).resolve().parent.parent

@@ -1,4 +1,5 @@
-"""Tests of evalkit.gates.check: the gates file schema, baselines, and checking gates on reports.
+"""Tests of evalkit.gates (spec, baseline, check): the gates file schema, baselines, and
+checking gates on reports.
 
 Unit tests use small hand-made report dicts whose means are written out by hand; the
 integration tests at the bottom evaluate the committed fixture once per module.
@@ -20,18 +21,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from evalkit.errors import FixtureError, InputError, StaleBaselineError
-from evalkit.gates.check import (
-    GATE_COLUMNS,
-    Gates,
+from evalkit.gates.baseline import (
     baseline_from_report,
     check_baseline_fresh,
-    check_gates,
-    format_gate_table,
-    gates_to_report,
-    load_gates,
     load_report,
     write_baseline,
 )
+from evalkit.gates.check import GATE_COLUMNS, check_gates, format_gate_table, gates_to_report
+from evalkit.gates.spec import Gates, load_gates
 
 HASH_A = "sha256:" + "a" * 64
 HASH_B = "sha256:" + "b" * 64

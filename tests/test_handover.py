@@ -27,7 +27,7 @@ from evalkit.report.handover import (
     taken,
     wait_while_pending,
 )
-from evalkit.report.notebook import execute_notebook
+from evalkit.report.kernel import execute_notebook
 from evalkit.report.plots import paired_difference_figure
 
 PER_QUERY = pd.DataFrame(

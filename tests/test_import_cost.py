@@ -59,9 +59,9 @@ def test_the_command_line_parser_loads_no_pandas() -> None:
 
 
 def test_the_report_kernel_preload_loads_no_scipy_stats_and_no_system() -> None:
-    from evalkit.report.notebook import REPORT_KERNEL_PRELOAD, REPORT_KERNEL_WARM_UP
+    from evalkit.report.kernel import REPORT_KERNEL_PRELOAD, REPORT_KERNEL_WARM_UP
 
-    # the kernel's own start-up, as its exec_lines run it (evalkit.report.notebook is not loaded)
+    # the kernel's own start-up, as its exec_lines run it (evalkit.report.kernel is not loaded)
     code = f"""
     import importlib
 
@@ -76,7 +76,8 @@ def test_the_report_kernel_preload_loads_no_scipy_stats_and_no_system() -> None:
     """
     slow = ["scipy.stats", "evalkit.systems.reference", "evalkit.systems.rerank", "bm25s"]
     # nbformat (with jsonschema) is the command's business, not the kernel's
-    slow += ["nbformat", "evalkit.report.notebook"]
+    slow += ["nbformat", "evalkit.report.notebook", "evalkit.report.kernel"]
+    slow += ["evalkit.report.parameters", "evalkit.report.export"]
     assert _loaded_after(code, slow) == []
 
 
@@ -88,6 +89,6 @@ def test_the_report_notebook_imports_nothing_of_the_command_side() -> None:
     cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
     code = "".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
     assert "from evalkit.safety.inputs import find_input" in code
-    assert (
-        "evalkit.report.notebook" not in code
-    )  # it would load nbformat and jsonschema in the kernel
+    for module in ("notebook", "kernel", "parameters", "export"):
+        # it would load nbformat and jsonschema in the kernel
+        assert f"evalkit.report.{module}" not in code

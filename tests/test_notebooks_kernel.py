@@ -13,7 +13,7 @@ import pytest
 import zmq
 from nbformat.v4 import new_code_cell, new_notebook
 
-from evalkit.report.notebook import _InterpreterKernelManager, execute_notebook
+from evalkit.report.kernel import _InterpreterKernelManager, execute_notebook
 
 
 class _Recording(_InterpreterKernelManager):
@@ -51,7 +51,7 @@ def test_ready_ends_at_the_kernel_info_idle_status_not_after_a_silence() -> None
     silence between. The client stops reading at that idle status: the execute request's
     messages are still there to read, its busy status first. (jupyter_client's own
     wait_for_ready reads IOPub until 0.2 s of silence and would have read them all.)"""
-    from evalkit.report.notebook import _ReadyKernelClient
+    from evalkit.report.kernel import _ReadyKernelClient
 
     executes: list[str] = []
 

@@ -39,8 +39,8 @@ from nbformat.v4 import new_code_cell, new_notebook, new_output
 from evalkit.cli.main import main
 from evalkit.errors import EvalkitError
 from evalkit.fixtures import dump_fixture, generate_fixture, load_fixture
-from evalkit.gates.check import write_baseline
-from evalkit.report.notebook import export_html
+from evalkit.gates.baseline import write_baseline
+from evalkit.report.export import export_html
 from evalkit.report.render import CONTENT_SECURITY_POLICY, WORD_JOINER
 from evalkit.run.evaluate import evaluate
 

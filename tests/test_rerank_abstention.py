@@ -1,7 +1,7 @@
 """hybrid-rerank's abstention rules 2-4 on tiny in-memory corpora (real SQLite, real tokenizer).
 
-Expected values are worked out by hand from the rules in ``evalkit.systems.rerank``'s module
-docstring: which words and characters the hand-written chunks contain.
+Expected values are worked out by hand from the rules in ``evalkit.systems.abstention``'s
+module docstring: which words and characters the hand-written chunks contain.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 from system_inputs import Chunk, Query
 
 from evalkit.systems import AliasEmbedder, HeuristicReranker, HybridRetriever, LexicalRetriever
-from evalkit.systems.rerank import asks_yes_no
+from evalkit.systems.abstention import asks_yes_no
 from evalkit.systems.vectors import VectorRetriever
 
 CHUNKS = [

@@ -24,16 +24,12 @@ import pytest
 
 from evalkit.fixtures import Fixture, generate_fixture, load_fixture
 from evalkit.systems import rerank
+from evalkit.systems.abstention import ITEM_PREFIX
 from evalkit.systems.progress import chunk_bar
 from evalkit.systems.protocol import ChunkLike, provide_aliases
 from evalkit.systems.reference import SYSTEMS
-from evalkit.systems.rerank import (
-    _CJK_RE,
-    ITEM_PREFIX,
-    HeuristicReranker,
-    _idf,
-    evidence_shapes,
-)
+from evalkit.systems.rerank import HeuristicReranker
+from evalkit.systems.rerank_features import _CJK_RE, FEATURE_NAMES, _idf, evidence_shapes
 from evalkit.systems.text import tokenize
 
 DEV = Path(__file__).resolve().parents[1] / "fixtures" / "synthetic-bilingual-dev-v1"
@@ -166,7 +162,7 @@ def test_compact_index_ranks_as_the_set_index_on_the_dev_fixture() -> None:
     assert sum(len(compact._chunk_concepts[c.id]) for c in fixture.chunks) > len(fixture.chunks)
     assert _assert_same(reference, compact, fixture) > 0
     # The opt-in rules and a weight on every feature (the near-duplicate contrast included).
-    weights = dict.fromkeys(rerank.FEATURE_NAMES, 1.0)
+    weights = dict.fromkeys(FEATURE_NAMES, 1.0)
     reference, compact = _pair(
         fixture, weights=weights, abstain_on_unknown_item=True, abstain_on_apart=True
     )

@@ -1,5 +1,5 @@
-"""Tests of evalkit.stats.paired: paired tests, bootstrap intervals, corrections, compare,
-summaries."""
+"""Tests of evalkit.stats.paired_tests and evalkit.stats.paired: paired tests, bootstrap
+intervals, corrections, compare, summaries."""
 
 from __future__ import annotations
 
@@ -19,14 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evalkit.errors import InputError
-from evalkit.stats.paired import (
-    COMPARE_COLUMNS,
-    adjust_pvalues,
-    bootstrap_ci,
-    compare,
-    paired_test,
-    summarize_with_ci,
-)
+from evalkit.stats.paired import COMPARE_COLUMNS, compare, summarize_with_ci
+from evalkit.stats.paired_tests import adjust_pvalues, bootstrap_ci, paired_test
 
 REPO = Path(__file__).resolve().parents[1]
 SECRET = "confidential-passage-text"

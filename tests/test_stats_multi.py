@@ -18,7 +18,7 @@ from evalkit.stats.multi import (
     randomized_tukey_hsd,
     tukey_hsd,
 )
-from evalkit.stats.paired import paired_test
+from evalkit.stats.paired_tests import paired_test
 
 SECRET = "confidential-passage-text"
 

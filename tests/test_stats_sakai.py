@@ -19,7 +19,8 @@ import pandas as pd
 import pytest
 
 from evalkit.stats.multi import anova, randomized_tukey_hsd, tukey_hsd
-from evalkit.stats.paired import compare, paired_test
+from evalkit.stats.paired import compare
+from evalkit.stats.paired_tests import paired_test
 
 ROUNDING = 5e-5  # the book's values have 4 decimals
 # A copy of shared/data/sakai-table-5.1 (README.md there and here: the CSV files come from

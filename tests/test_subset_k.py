@@ -17,17 +17,17 @@ from cli_runner import run_cli
 
 from evalkit.errors import InputError, StaleBaselineError
 from evalkit.fixtures import load_fixture
+from evalkit.gates.baseline import check_baseline_fresh
 from evalkit.gates.check import (
     NOT_EVALUATED,
-    Gates,
-    check_baseline_fresh,
     check_gates,
     format_gate_table,
     gate_counts,
     gates_failed,
     gates_to_report,
 )
-from evalkit.report.notebook import check_report_parameters
+from evalkit.gates.spec import Gates
+from evalkit.report.parameters import check_report_parameters
 from evalkit.run.evaluate import DEFAULT_RANKING_MEASURES, default_measures, evaluate
 
 REPO = pathlib.Path(__file__).resolve().parent.parent

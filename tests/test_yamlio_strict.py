@@ -19,7 +19,7 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-import evalkit.fixtures.load
+import evalkit.fixtures.dump
 from evalkit.fixtures import Fixture, dump_fixture, load_fixture
 from evalkit.fixtures.generate import generate_fixture
 from evalkit.safety.inputs import MAX_DEPTH
@@ -231,7 +231,7 @@ def test_dump_fixture_writes_the_same_bytes_as_before(
     fixture: Fixture, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     dump_fixture(fixture, tmp_path / "events")
-    monkeypatch.setattr(evalkit.fixtures.load, "dump_yaml", _oracle_dump)
+    monkeypatch.setattr(evalkit.fixtures.dump, "dump_yaml", _oracle_dump)
     dump_fixture(fixture, tmp_path / "representer")
     names = sorted(p.name for p in (tmp_path / "events").iterdir())
     assert names == sorted(p.name for p in (tmp_path / "representer").iterdir())

@@ -1,33 +1,8 @@
-"""Quality gates: the ``gates.yaml`` schema, committed baselines, and checking a report.
+"""Checking a report against its gates (:func:`check_gates`), and presenting the results.
 
-``gates.yaml`` (schema ``evalkit.gates/1``, documented in ``fixtures/README.md``) holds three
-kinds of gate, all checked against a report dict of schema ``evalkit.report/1``:
-
-- ``absolute``: a bound on one system's mean of one measure, overall or in one language
-  (``min`` -> ``actual >= min``, ``max`` -> ``actual <= max``; exactly one of them).
-- ``relative``: ``system`` may be at most ``max_drop`` worse than ``reference`` on a measure.
-- ``baseline``: no measure of the named systems may be more than its tolerance worse than in
-  the committed baseline, overall and (``per_language``) in each language; optionally at most
-  ``max_new_failures`` queries per system may fail that did not fail in the baseline.
-
-Tolerances (baseline gates). A :class:`Tolerance` allows a worsening of ``absolute`` (in the
-measure's units) and/or ``relative`` (a fraction of the baseline value); with both, the
-smaller allowance applies. ``tolerance`` is the default of every measure (a bare number means
-``{absolute: number}``), ``tolerances`` overrides it per measure, keyed by a measure name
-(``RR``: every cutoff and parameter) or an exact measure (``RR@10``, which wins over ``RR``).
-Without ``tolerance`` the default is :data:`DEFAULT_TOLERANCE`: ``absolute 0.02`` and
-``relative 0.10``. These were chosen a priori, not fitted to any fixture: 0.02 is the old
-fixed tolerance (a regression a reader notices in a two-decimal table), and the relative 10%
-keeps a gate alive on a measure whose baseline is near zero (0.02 below a baseline of 0.0199
-is a negative threshold that nothing can fail).
-
-Ranges. :func:`measure_range` gives the values a measure can take (``[0, 1]`` for rates and
-averages, ``[0, inf)`` for counts, unbounded for ``utility`` and ``yaap``). A baseline or
-relative threshold beyond the measure's worst value is clamped to it; a check whose threshold
-is the worst value cannot fail (the baseline is already as bad as the measure gets) and says
-so in its ``note``. An absolute gate whose bound is outside the range, or at the worst end of
-it (``min: 0`` on ``R@10``, ``max: 1`` on ``NoAnswerFP``), could never fail (or never pass)
-and is refused when the file is loaded.
+The gates come from ``gates.yaml`` (:mod:`evalkit.gates.spec`: the three kinds of gate, their
+tolerances, the measures' ranges); a baseline gate compares with a committed baseline
+(:mod:`evalkit.gates.baseline`, which also decides when one is stale).
 
 Rules of :func:`check_gates`:
 
@@ -37,18 +12,15 @@ Rules of :func:`check_gates`:
   threshold is ``reference - max_drop`` (or ``baseline - allowance``) and the gate passes when
   ``actual >= threshold``; for a lower-is-better one it is ``reference + max_drop`` and
   ``actual <= threshold``. Comparisons allow ``COMPARISON_SLACK`` for float rounding.
+- A baseline or relative threshold beyond the measure's worst value (:func:`measure_range`) is
+  clamped to it; a check whose threshold is the worst value cannot fail (the baseline is
+  already as bad as the measure gets) and says so in its ``note``.
 - ``language == "all"`` means the overall mean (``summary``), any other value the mean within
   that language (``summaryByLanguage``).
 - A new failure is a (query ID, failure kind) pair of a system in the report's ``failures`` that
   the baseline does not have; the gate counts the distinct query IDs (``query_ids`` lists them).
-- Staleness is checked for what is compared. A baseline whose ``schema`` differs, or whose
-  shared definition (``definitionHashes.shared``: fixture, corpus, queries, k, repeats,
-  measures) differs from the report's, is stale as a whole; a system whose own definition hash
-  differs is stale for that system. Either is a :class:`~evalkit.errors.StaleBaselineError`,
-  never a silent comparison. A baseline without ``definitionHashes`` (an older evalkit) is
-  compared by ``evaluationDefinitionHash`` and ``corpusHash`` as a whole; one whose
-  ``corpusHash`` or ``fixture`` record disagrees with the evaluation's is stale either way (it
-  was edited by hand).
+- A stale baseline (:func:`~evalkit.gates.baseline.check_baseline_fresh`, for the systems
+  compared) is a :class:`~evalkit.errors.StaleBaselineError`, never a silent comparison.
 - **Not evaluated.** A gate naming a system that is not in the report (an absolute gate's
   system, a relative gate's system or reference, a baseline system the report lacks), or a
   measure whose cutoff is above the report's k, is a row with status ``not evaluated``:
@@ -64,78 +36,42 @@ Rules of :func:`check_gates`:
 from __future__ import annotations
 
 import math
-import os
-import shlex
-from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
-from typing import Annotated, Any, Final, Literal
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
 
 import pandas as pd
-import yaml
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    ConfigDict,
-    Field,
-    ValidationError,
-    field_validator,
-    model_validator,
-)
 
-from evalkit.errors import FixtureError, InputError, Problem, StaleBaselineError
-from evalkit.fixtures.schema import ID_PATTERN, LANGUAGE_PATTERN
-from evalkit.measures import parse_measure
-from evalkit.measures.names import (
-    LOWER_IS_BETTER,
-    MEASURE_NAMES,
-    higher_is_better,
-    measure_range,
+from evalkit.errors import InputError
+from evalkit.gates.baseline import (
+    baseline_systems,
+    check_baseline_fresh,
 )
+from evalkit.gates.spec import AbsoluteGate, BaselineGate, Gates, RelativeGate
+from evalkit.measures import parse_measure
+from evalkit.measures.names import LOWER_IS_BETTER, higher_is_better, measure_range
 from evalkit.registry import did_you_mean
 from evalkit.run.report_json import (
     ALL_LANGUAGES,
-    deterministic_projection,
-    read_report,
     report_list,
     report_means,
     report_measure_order,
-    short_repr,
 )
-from evalkit.safety.canonical import canonical_json
-from evalkit.safety.inputs import InputFileError, read_input_bytes
-from evalkit.safety.names import name_problem, safe_id
-from evalkit.safety.output import shown_path, unshown_reason
-from evalkit.safety.privacy import PrivateText
-from evalkit.safety.yamlio import compose_and_load, duplicate_keys, syntax_problem
+from evalkit.safety.names import safe_id
 
 __all__ = [
     "ALL_LANGUAGES",
-    "DEFAULT_TOLERANCE",
-    "GATES_SCHEMA",
     "GATE_COLUMNS",
     "LOWER_IS_BETTER",
     "NOT_EVALUATED",
-    "AbsoluteGate",
-    "BaselineGate",
-    "Gates",
-    "RelativeGate",
-    "Tolerance",
-    "baseline_from_report",
-    "baseline_systems",
-    "check_baseline_fresh",
     "check_gates",
     "format_gate_table",
     "gate_counts",
     "gates_failed",
     "gates_to_report",
     "higher_is_better",
-    "load_gates",
-    "load_report",
     "measure_range",
-    "write_baseline",
 ]
 
-GATES_SCHEMA: Final = "evalkit.gates/1"
 COMPARISON_SLACK: Final = 1e-9
 NEW_FAILURES_MEASURE: Final = "new-failures"
 GATE_COLUMNS: Final = [
@@ -156,536 +92,11 @@ GATE_COLUMNS: Final = [
 PASS: Final = "pass"
 FAIL: Final = "fail"
 NOT_EVALUATED: Final = "not evaluated"
-_STALE_KEYS: Final = ("schema", "evaluationDefinitionHash", "corpusHash")
-
-
-def _canonical_measure(name: str) -> str:
-    return str(parse_measure(name))
 
 
 def _worst_value(measure: str) -> float:
     low, high = measure_range(measure)
     return low if higher_is_better(measure) else high
-
-
-# --- the gates file ---------------------------------------------------------------------------
-
-
-def _safe_name(value: str) -> str:
-    """Gate IDs and system names are IDs that reach reports: no path/endpoint/secret shape."""
-    problem = name_problem(value)
-    if problem is not None:
-        raise ValueError(f"{problem}; rename it (the value is not shown here)")
-    return value
-
-
-GateId = Annotated[str, Field(pattern=ID_PATTERN), AfterValidator(_safe_name)]
-SystemName = Annotated[str, Field(pattern=ID_PATTERN), AfterValidator(_safe_name)]
-Language = Annotated[str, Field(pattern=LANGUAGE_PATTERN, max_length=35)]
-Bound = Annotated[float, Field(allow_inf_nan=False)]
-Drop = Annotated[float, Field(ge=0.0, allow_inf_nan=False)]
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, hide_input_in_errors=True)
-
-
-class _MeasureGate(_Model):
-    id: GateId | None = None
-    system: SystemName
-    measure: str
-    language: Language = ALL_LANGUAGES
-
-    @field_validator("measure")
-    @classmethod
-    def _known_measure(cls, value: str) -> str:
-        return _canonical_measure(value)
-
-
-class AbsoluteGate(_MeasureGate):
-    """``system``'s mean ``measure`` (in ``language``) must be >= ``min`` or <= ``max``."""
-
-    min: Bound | None = None
-    max: Bound | None = None
-
-    @model_validator(mode="after")
-    def _one_bound(self) -> AbsoluteGate:
-        if (self.min is None) == (self.max is None):
-            raise ValueError("give exactly one of min or max")
-        return self
-
-    def bound(self) -> tuple[str, float]:
-        """``(">=", min)`` or ``("<=", max)``."""
-        if self.min is not None:
-            return ">=", self.min
-        return "<=", self.max if self.max is not None else math.inf
-
-
-class RelativeGate(_MeasureGate):
-    """``system`` may be at most ``max_drop`` worse than ``reference`` on ``measure``."""
-
-    reference: SystemName
-    max_drop: Drop
-
-    @model_validator(mode="after")
-    def _two_systems(self) -> RelativeGate:
-        if self.system == self.reference:
-            raise ValueError("system and reference must be different systems")
-        return self
-
-
-class Tolerance(_Model):
-    """How much worse than its baseline value a measure may get: ``absolute`` (measure units)
-    and/or ``relative`` (a fraction of the baseline value); with both the smaller applies."""
-
-    absolute: Drop | None = None
-    relative: Drop | None = None
-
-    @model_validator(mode="after")
-    def _some_allowance(self) -> Tolerance:
-        if self.absolute is None and self.relative is None:
-            raise ValueError("give absolute, relative or both")
-        return self
-
-    def allowance(self, baseline: float) -> float:
-        """The allowed worsening from a baseline value ``baseline`` (>= 0)."""
-        allowed = [
-            *([] if self.absolute is None else [self.absolute]),
-            *([] if self.relative is None else [self.relative * abs(baseline)]),
-        ]
-        return min(allowed)
-
-    def describe(self) -> str:
-        """``"0.02"``, ``"10%"`` or ``"min(0.02, 10%)"``: for notes and summaries."""
-        parts = [
-            *([] if self.absolute is None else [f"{self.absolute:g}"]),
-            *([] if self.relative is None else [f"{self.relative * 100:g}%"]),
-        ]
-        return parts[0] if len(parts) == 1 else f"min({', '.join(parts)})"
-
-
-DEFAULT_TOLERANCE: Final = Tolerance(absolute=0.02, relative=0.10)
-"""The baseline tolerance of every measure when ``tolerance`` is not given (module docstring)."""
-
-
-def _tolerance_value(value: object) -> object:
-    """A bare number is an absolute tolerance (the format before tolerances per measure)."""
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return {"absolute": float(value)}
-    return value
-
-
-class BaselineGate(_Model):
-    """No measure of ``systems`` may be more than its tolerance worse than in the baseline."""
-
-    path: Annotated[str, Field(min_length=1, max_length=255)] = "baseline.json"
-    systems: tuple[SystemName, ...] | Literal["all"] = "all"
-    measures: tuple[str, ...] | Literal["all"] = "all"
-    tolerance: Tolerance = DEFAULT_TOLERANCE
-    tolerances: dict[str, Tolerance] = Field(default_factory=dict)
-    per_language: bool = True
-    max_new_failures: Annotated[int, Field(ge=0)] | None = None
-
-    @field_validator("tolerance", mode="before")
-    @classmethod
-    def _bare_number(cls, value: object) -> object:
-        return _tolerance_value(value)
-
-    @field_validator("tolerances", mode="before")
-    @classmethod
-    def _bare_numbers(cls, value: object) -> object:
-        if isinstance(value, dict):
-            return {key: _tolerance_value(item) for key, item in value.items()}
-        return value
-
-    @field_validator("tolerances")
-    @classmethod
-    def _known_tolerance_keys(cls, value: dict[str, Tolerance]) -> dict[str, Tolerance]:
-        keyed: dict[str, Tolerance] = {}
-        for key, tolerance in value.items():
-            name = key if key in MEASURE_NAMES else _canonical_measure(key)
-            if name in keyed:
-                raise ValueError(f"tolerance for {name} is given twice; keep one")
-            keyed[name] = tolerance
-        return keyed
-
-    def tolerance_for(self, measure: str) -> Tolerance:
-        """The tolerance of ``measure`` (canonical): its exact key, its name's, or the default."""
-        name = measure.split("(", 1)[0].split("@", 1)[0]
-        return self.tolerances.get(measure) or self.tolerances.get(name) or self.tolerance
-
-    @field_validator("systems", "measures", mode="before")
-    @classmethod
-    def _list_to_tuple(cls, value: object) -> object:
-        return tuple(value) if isinstance(value, list) else value
-
-    @field_validator("path")
-    @classmethod
-    def _relative_path(cls, value: str) -> str:
-        parts = value.split("/")
-        if value.startswith("/") or any(c in value for c in "\\:\x00") or ".." in parts:
-            raise ValueError(
-                "must be a path relative to the gates file's directory, with '/' separators, "
-                "no '..', no drive or URL scheme, e.g. baseline.json"
-            )
-        return value
-
-    @field_validator("measures")
-    @classmethod
-    def _known_measures(cls, value: tuple[str, ...] | str) -> tuple[str, ...] | str:
-        return value if isinstance(value, str) else tuple(_canonical_measure(m) for m in value)
-
-
-class Gates(_Model):
-    """A whole ``gates.yaml``; ``source`` is the file it came from (for messages and paths)."""
-
-    schema_: Literal["evalkit.gates/1"] = Field(alias="schema")
-    absolute: tuple[AbsoluteGate, ...] = ()
-    relative: tuple[RelativeGate, ...] = ()
-    baseline: BaselineGate | None = None
-
-    model_config = ConfigDict(populate_by_name=True)  # merged with _Model's
-
-    @field_validator("absolute", "relative", mode="before")
-    @classmethod
-    def _list_to_tuple(cls, value: object) -> object:
-        return tuple(value) if isinstance(value, list) else value
-
-    def gate_ids(self) -> tuple[str, ...]:
-        """The ID of each absolute then relative gate (``absolute[i]`` when none was given)."""
-        return tuple(
-            gate.id or f"{kind}[{index}]"
-            for kind, gates in (("absolute", self.absolute), ("relative", self.relative))
-            for index, gate in enumerate(gates)
-        )
-
-
-def load_gates(path: str | os.PathLike[str]) -> Gates:
-    """Read and strictly validate a ``gates.yaml``.
-
-    Raises :class:`FixtureError` listing every problem (file:line, gate ID or position, field).
-    """
-    file = Path(path)
-    name = file.name if safe_id(file.name) else "gates file"
-    source = f"gates file {shown_path(path)}"
-    try:
-        text = read_input_bytes(file).decode("utf-8")
-    except InputFileError as error:
-        missing = error.reason == "does not exist"
-        message = "file not found; create it (see fixtures/README.md)" if missing else error.reason
-        raise FixtureError([Problem(name, "", "", message)], source=source) from None
-    except UnicodeDecodeError as error:
-        raise FixtureError(
-            [Problem(name, "", "", f"is not UTF-8 (byte {error.start}); save it as UTF-8")],
-            source=source,
-        ) from None
-    return _parse_gates(text, name, source=source)
-
-
-def _parse_gates(text: str, name: str, *, source: str) -> Gates:
-    try:
-        node, data = compose_and_load(text)
-    except yaml.YAMLError as error:
-        raise FixtureError([syntax_problem(error, name)], source=source) from None
-    if not isinstance(data, dict) or not isinstance(node, yaml.MappingNode):
-        found = "nothing" if data is None else type(data).__name__
-        raise FixtureError(
-            [
-                Problem(
-                    name, "", "", f"expected a mapping with 'schema: {GATES_SCHEMA}', found {found}"
-                )
-            ],
-            source=source,
-        )
-    problems = [
-        Problem(f"{name}:{line}", "", key, "this key appears twice in one mapping; keep one")
-        for line, key in duplicate_keys(node)
-    ]
-    lines = _item_lines(node)
-    try:
-        gates = Gates.model_validate(data)
-    except ValidationError as error:
-        problems += [_problem(name, data, lines, detail) for detail in error.errors()]
-        raise FixtureError(problems, source=source) from None
-    problems += _cross_rules(gates, name, lines)
-    if problems:
-        raise FixtureError(problems, source=source)
-    return gates
-
-
-def _item_lines(node: yaml.MappingNode) -> dict[tuple[str, int], int]:
-    """1-based line of each ``absolute``/``relative`` list item, and of the sections themselves."""
-    lines: dict[tuple[str, int], int] = {}
-    for key_node, value_node in node.value:
-        key = str(key_node.value)
-        lines[(key, -1)] = key_node.start_mark.line + 1
-        if isinstance(value_node, yaml.SequenceNode):
-            for index, item in enumerate(value_node.value):
-                lines[(key, index)] = item.start_mark.line + 1
-    return lines
-
-
-def _label(data: Mapping[str, Any], section: str, index: int) -> str:
-    items = data.get(section)
-    if isinstance(items, list) and index < len(items) and isinstance(items[index], dict):
-        gate_id = safe_id(items[index].get("id"))
-        if gate_id is not None:
-            return gate_id
-    return f"{section}[{index}]"
-
-
-def _problem(
-    name: str, data: Mapping[str, Any], lines: Mapping[tuple[str, int], int], detail: Any
-) -> Problem:
-    location = [str(part) for part in detail["loc"]]
-    section = location[0] if location else ""
-    label, field_parts = "", location
-    line = lines.get((section, -1))
-    if section in ("absolute", "relative") and len(location) >= 2 and location[1].isdigit():
-        index = int(location[1])
-        label = _label(data, section, index)
-        line = lines.get((section, index), line)
-        field_parts = location[2:]
-    elif section == "baseline":
-        label, field_parts = "baseline", location[1:]
-    where = f"{name}:{line}" if line is not None else name
-    field = ".".join(part for part in field_parts if not part.startswith("function-"))
-    return Problem(where, label, field, _message(detail))
-
-
-def _message(detail: Any) -> str:
-    kind = detail["type"]
-    found = type(detail.get("input")).__name__
-    if kind == "missing":
-        return "required field is missing"
-    if kind == "extra_forbidden":
-        return "unknown field; remove it or fix its spelling (see fixtures/README.md)"
-    if kind == "literal_error":
-        return f"{detail['msg'].removeprefix('Input should be ')}, found another value"
-    if kind == "string_pattern_mismatch":
-        return "has the wrong shape: expected an ID, a language code or a relative path"
-    if kind == "value_error":
-        return str(detail["msg"]).removeprefix("Value error, ")
-    if kind.endswith("_type") or kind in ("finite_number", "union_tag_invalid"):
-        return (
-            f"wrong type or value: {detail['msg'].removeprefix('Input should be ')}, found {found}"
-        )
-    return f"{detail['msg']} (found {found})"
-
-
-def _cross_rules(gates: Gates, name: str, lines: Mapping[tuple[str, int], int]) -> list[Problem]:
-    problems: list[Problem] = []
-    if not gates.absolute and not gates.relative and gates.baseline is None:
-        problems.append(
-            Problem(name, "", "", "defines no gates; add absolute, relative or baseline gates")
-        )
-    seen: dict[str, str] = {}
-    positions = [("absolute", i) for i in range(len(gates.absolute))]
-    positions += [("relative", i) for i in range(len(gates.relative))]
-    for (section, index), gate_id in zip(positions, gates.gate_ids(), strict=True):
-        where = f"{name}:{lines.get((section, index), 0)}"
-        if gate_id in seen:
-            problems.append(
-                Problem(where, gate_id, "id", f"duplicate gate ID, first used at {seen[gate_id]}")
-            )
-        seen.setdefault(gate_id, where)
-    for index, gate in enumerate(gates.absolute):
-        problem = _bound_problem(gate)
-        if problem is not None:
-            where = f"{name}:{lines.get(('absolute', index), 0)}"
-            label = gate.id or f"absolute[{index}]"
-            problems.append(
-                Problem(where, label, "min" if gate.min is not None else "max", problem)
-            )
-    return problems
-
-
-def _bound_problem(gate: AbsoluteGate) -> str | None:
-    """Why an absolute gate's bound can never fail (or never pass), or None."""
-    low, high = measure_range(gate.measure)
-    op, bound = gate.bound()
-    if op == ">=" and bound <= low:
-        return (
-            f"min {bound:g} can never fail: {gate.measure} is never below {low:g}; "
-            f"set a min above {low:g} or remove the gate"
-        )
-    if op == "<=" and bound >= high:
-        return (
-            f"max {bound:g} can never fail: {gate.measure} is never above {high:g}; "
-            f"set a max below {high:g} or remove the gate"
-        )
-    if (op == ">=" and bound > high) or (op == "<=" and bound < low):
-        return (
-            f"{'min' if op == '>=' else 'max'} {bound:g} can never pass: {gate.measure} lies "
-            f"in [{low:g}, {high:g}]; set a bound inside that range"
-        )
-    return None
-
-
-# --- reports and baselines --------------------------------------------------------------------
-
-
-def load_report(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Read a report or baseline JSON file: :func:`evalkit.run.report_json.read_report`."""
-    return read_report(path)
-
-
-def baseline_from_report(report: Mapping[str, Any]) -> dict[str, Any]:
-    """The baseline of ``report``: its deterministic projection without a ``gates`` section."""
-    projection = deterministic_projection(dict(report))
-    projection.pop("gates", None)
-    return projection
-
-
-def write_baseline(
-    report: Mapping[str, Any],
-    path: str | os.PathLike[str],
-    *,
-    private: Iterable[PrivateText],
-    workspace: str | os.PathLike[str] | None = None,
-) -> Path:
-    """Write ``baseline_from_report(report)`` as canonical JSON to a safe relative ``path``,
-    through :func:`evalkit.safety.artifacts.write_artifact` (path check and leak scan against
-    ``private``, e.g. ``private_texts(evaluation.fixture, evaluation.definitions)``)."""
-    from evalkit.safety.artifacts import write_artifact
-
-    text = canonical_json(baseline_from_report(report))
-    return write_artifact(
-        path, text, kind="json", private=private, workspace=workspace, baseline=True
-    )
-
-
-def check_baseline_fresh(
-    report: Mapping[str, Any],
-    baseline: Mapping[str, Any],
-    *,
-    systems: Sequence[str] | None = None,
-    fixture: str = "FIXTURE",
-    baseline_path: str = "BASELINE.json",
-    options: Sequence[str] = (),
-) -> None:
-    """Raise :class:`StaleBaselineError` unless the baseline was made for this evaluation, as
-    far as ``systems`` are concerned (default: every system both have); rule in the module
-    docstring.
-
-    The message names the differing keys or systems, the visible parts that changed (fixture,
-    settings, systems, providers) and the command that refreshes the baseline
-    (``fixture``/``baseline_path`` fill it in, with the evaluation's command-line ``options``,
-    e.g. ``["--systems", "lexical", "--k", "5"]``, so the new baseline is of this evaluation).
-    """
-    from evalkit.fixtures.rules import find_sensitive
-
-    def hidden(value: str) -> bool:  # a credential or endpoint shape, or an absolute path
-        return bool(unshown_reason(value) or find_sensitive(value) or os.path.isabs(value))
-
-    baseline_shown = "BASELINE.json" if hidden(baseline_path) else baseline_path
-    fixture_shown = "FIXTURE" if hidden(fixture) else fixture
-    shown_options = [
-        shlex.quote(",".join("<not shown>" if hidden(p) else p for p in option.split(",")))
-        for option in options
-    ]
-    command = shlex.join(["evalkit", "baseline", fixture_shown])
-    command = " ".join([command, *shown_options, "--output", shlex.quote(baseline_shown)])
-    where = ""
-    if ".." in Path(baseline_shown).parts:  # an absolute path is not shown (hidden above)
-        where = " (run it where the baseline's folder is below the working directory)"
-    refresh = (
-        f"If the change is intended, review it with 'evalkit diff {baseline_shown} NEW.json' and "
-        f"refresh the baseline with '{command}'{where}"
-    )
-    current_parts, baseline_parts = (
-        _definition_parts(r) if r.get("schema") == baseline.get("schema") else None
-        for r in (report, baseline)
-    )
-    # The shared hash covers the fixture and corpus; a baseline whose own fixture or corpus
-    # record disagrees with it was edited by hand, and is refused as stale all the same.
-    identity = [key for key in ("corpusHash", "fixture") if baseline.get(key) != report.get(key)]
-    if current_parts is not None and baseline_parts is not None and not identity:
-        if current_parts[0] == baseline_parts[0]:
-            compared = _systems_in_both(report, baseline) if systems is None else list(systems)
-            changed_systems = [
-                s
-                for s in compared
-                if s in current_parts[1]
-                and s in baseline_parts[1]
-                and current_parts[1][s] != baseline_parts[1][s]
-            ]
-            if not changed_systems:
-                return
-            raise StaleBaselineError(
-                f"baseline {baseline_shown} is stale for system(s) {', '.join(changed_systems)} "
-                "and was not compared: their definition (configuration) changed since the "
-                f"baseline; the other systems are unchanged. {refresh}"
-            )
-        differing = ["definitionHashes.shared"]
-    else:
-        differing = [
-            *identity,
-            *(k for k in _STALE_KEYS if k not in identity and baseline.get(k) != report.get(k)),
-        ]
-        if not differing:
-            return
-    details = "; ".join(
-        f"{key}: baseline {short_repr(_lookup(baseline, key))}, current "
-        f"{short_repr(_lookup(report, key))}"
-        for key in differing
-    )
-    changed = [
-        key
-        for key in ("fixture", "settings")
-        + (() if current_parts and baseline_parts else ("systems", "providerDefinitionsHash"))
-        if baseline.get(key) != report.get(key)
-    ]
-    cause = (
-        f"changed since the baseline: {', '.join(changed)}"
-        if changed
-        else "the queries, judgments, corpus or measures version changed since the baseline"
-    )
-    raise StaleBaselineError(
-        f"baseline {baseline_shown} is stale and was not compared: it was made for another "
-        f"evaluation definition ({details}); {cause}. {refresh}"
-    )
-
-
-def _lookup(report: Mapping[str, Any], key: str) -> object:
-    value: object = report
-    for part in key.split("."):
-        value = value.get(part) if isinstance(value, Mapping) else None
-    return value
-
-
-def _definition_parts(report: Mapping[str, Any]) -> tuple[str, dict[str, str]] | None:
-    """``(shared hash, {system: hash})`` of ``definitionHashes``, None when absent/malformed."""
-    parts = report.get("definitionHashes")
-    if not isinstance(parts, Mapping):
-        return None
-    shared, systems = parts.get("shared"), parts.get("systems")
-    if not isinstance(shared, str) or not isinstance(systems, Mapping):
-        return None
-    return shared, {str(k): str(v) for k, v in systems.items()}
-
-
-def _systems_in_both(report: Mapping[str, Any], baseline: Mapping[str, Any]) -> list[str]:
-    current = report.get("systems")
-    previous = baseline.get("systems")
-    if not isinstance(current, list) or not isinstance(previous, list):
-        return []
-    return [str(s) for s in previous if s in current]
-
-
-def baseline_systems(
-    report: Mapping[str, Any], baseline: Mapping[str, Any], spec: BaselineGate
-) -> list[str]:
-    """The systems a baseline gate compares: its ``systems`` (all of the baseline's for
-    ``"all"``) that the report also has."""
-    current = report.get("systems")
-    present = {str(s) for s in current} if isinstance(current, list) else set()
-    if spec.systems == "all":
-        listed = baseline.get("systems")
-        named = [str(s) for s in listed] if isinstance(listed, list) else []
-    else:
-        named = list(spec.systems)
-    return [s for s in named if s in present]
 
 
 # --- checking ---------------------------------------------------------------------------------

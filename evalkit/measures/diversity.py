@@ -47,16 +47,10 @@ import pyarrow.compute as pc
 
 from evalkit.errors import InputError, MeasureError, RunOnlyQueriesWarning
 from evalkit.formats.trec import require_columns
+from evalkit.measures.ids import _id_array, _integer_column
 from evalkit.measures.kernels import JudgedRanking
 from evalkit.measures.names import Measure
-from evalkit.measures.ranking import (
-    Duplicates,
-    Ties,
-    TrecVersion,
-    _id_array,
-    _integer_column,
-    judged_ranking,
-)
+from evalkit.measures.ranking import Duplicates, Ties, TrecVersion, judged_ranking
 from evalkit.registry import Registry
 
 __all__ = [

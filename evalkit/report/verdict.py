@@ -26,7 +26,9 @@ import numpy as np
 import pandas as pd
 
 from evalkit.errors import InputError, StaleBaselineError
-from evalkit.gates.check import GATE_COLUMNS, check_gates, load_gates, load_report
+from evalkit.gates.baseline import load_report
+from evalkit.gates.check import GATE_COLUMNS, check_gates
+from evalkit.gates.spec import load_gates
 from evalkit.measures import parse_measure
 from evalkit.measures.names import higher_is_better
 from evalkit.registry import did_you_mean

@@ -43,16 +43,14 @@ import numpy.typing as npt
 import pandas as pd
 
 from evalkit.errors import InputError
-from evalkit.stats.paired import (
+from evalkit.stats.paired import _typed_frame
+from evalkit.stats.resampling import BLOCK_VALUES, RANDOMIZATION_RTOL, _generator, _group_seed
+from evalkit.stats.validation import (
     _check_resampling,
-    _generator,
-    _group_seed,
     _listed,
     _selected_measures,
-    _typed_frame,
     _validated_frame,
 )
-from evalkit.stats.resampling import BLOCK_VALUES, RANDOMIZATION_RTOL
 
 __all__ = [
     "ANOVA_COLUMNS",
@@ -241,8 +239,9 @@ def randomized_tukey_hsd(
     system totals, ``R* = max_j S*_j - min_j S*_j``. For the pair ``(i, j)`` with observed
     total difference ``D = |S_i - S_j|`` (``S = n * mean``),
     ``p_value = (#{R* >= D - 1e-12 * sum|x|} + 1) / (n_resamples + 1)``: permuted ranges that
-    equal ``D`` up to float rounding count as ties (as :func:`evalkit.stats.paired.paired_test` does
-    for the sign-flip test). With two systems this is the paired sign-flip randomization test.
+    equal ``D`` up to float rounding count as ties (as
+    :func:`evalkit.stats.paired_tests.paired_test` does for the sign-flip test). With two systems
+    this is the paired sign-flip randomization test.
 
     Columns :data:`TUKEY_COLUMNS`, as :func:`tukey_hsd`, with ``test = "randomized-tukey-hsd"``
     and ``ci_method = "randomized-tukey"``: ``diff ± r / n`` where ``r`` is the ``confidence``

@@ -1,34 +1,18 @@
-"""Statistics you can trust: bootstrap confidence intervals, paired tests, p-value correction.
+"""Paired comparisons over per-query frames, and group means with bootstrap intervals.
 
 Public API::
 
     compare(per_query, base, ...)        -> DataFrame   every system against a base system
     compare(per_query, None, ...)        -> DataFrame   every pair of systems (all pairs)
     summarize_with_ci(per_query, ...)    -> DataFrame   group means with bootstrap intervals
-    bootstrap_ci(values, ...)            -> (low, high) interval of the mean of a 1-D array
-    paired_test(a, b, ...)               -> float       two-sided p-value of a paired test
-    t_interval(values, ...)              -> (low, high) t-based interval of the mean
-    adjust_pvalues(p, method)            -> ndarray     Bonferroni, Holm or Benjamini-Hochberg
 
-Conventions shared by every function here:
-
-* **Paired differences** are ``system - base`` (``a - b`` in :func:`paired_test`). A difference
-  whose operands agree within ``TIE_TOLERANCE`` (``numpy.isclose`` with ``rtol = atol = 1e-12``)
-  is set to exactly ``0.0`` before anything else: it counts as a tie, Wilcoxon drops it, and it
-  takes part in the randomization test and the bootstrap as a zero.
-* **Reproducibility.** Randomness comes only from ``numpy.random.Generator(PCG64(...))`` seeded
-  by the ``seed`` argument. Frame-level functions derive one stream per group from
-  ``SeedSequence([seed, *sha256(group key)])`` (hashlib, never Python's ``hash()``) and sort each
-  group's rows by ``query_id`` first, so a group's numbers do not depend on the frame's row order
-  or on which other groups are present. Resampling runs in fixed-size blocks of about
-  ``2**20`` values with numpy's own reductions and ``numpy.einsum`` (no BLAS; numpy's
-  Generator is single-threaded),
-  so results are identical for any thread count, and identical across machines for the same
-  numpy and scipy versions.
-* **Degenerate cases** (every difference 0, a single query, constant differences, identical
-  values) have defined results, not errors: see :func:`paired_test` and :func:`compare`. A
-  p-value that is undefined is ``NaN``; :func:`adjust_pvalues` keeps ``NaN`` and leaves it out
-  of the family size (like R's ``p.adjust``), and a ``NaN`` p-value is never significant.
+with the columns of their frames (:data:`COMPARE_COLUMNS`, :data:`SUMMARY_COLUMNS`). The tests,
+intervals and corrections they run (:func:`~evalkit.stats.paired_tests.paired_test`,
+:func:`~evalkit.stats.paired_tests.bootstrap_ci`, :func:`~evalkit.stats.paired_tests.t_interval`,
+:func:`~evalkit.stats.paired_tests.adjust_pvalues`), and the conventions shared with them
+(paired differences and ties, reproducibility, degenerate cases), are in
+:mod:`evalkit.stats.paired_tests`; the checks of the per-query frame in
+:mod:`evalkit.stats.validation`.
 
 Tests for many systems at once (ANOVA, Tukey's HSD, the randomized Tukey HSD) live in
 :mod:`evalkit.stats.multi`.
@@ -36,11 +20,8 @@ Tests for many systems at once (ANOVA, Tukey's HSD, the randomized Tukey HSD) li
 
 from __future__ import annotations
 
-import hashlib
 import itertools
-import json
-import warnings
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -50,50 +31,44 @@ import pandas as pd
 from evalkit.errors import InputError
 from evalkit.measures.names import higher_is_better
 from evalkit.registry import did_you_mean
-from evalkit.stats.resampling import (
-    BLOCK_VALUES,
-    bootstrap_test_p,
-    percentile_intervals,
-    sign_flip_p,
+from evalkit.stats.paired_tests import (
+    CORRECTIONS,
+    INTERVAL_METHODS,
+    TESTS,
+    _constant,
+    _differences,
+    _mean_interval,
+    _p_values,
+    _t_interval,
+    adjust_pvalues,
+)
+from evalkit.stats.resampling import _generator, _group_seed, percentile_intervals
+from evalkit.stats.validation import (
+    _check_choice,
+    _check_resampling,
+    _column_names,
+    _describe,
+    _listed,
+    _selected_measures,
+    _validated_frame,
 )
 
 __all__ = [
     "COMPARE_COLUMNS",
     "COMPARE_INTERVALS",
-    "CORRECTIONS",
     "EFFECT_SIZE_DZ",
-    "INTERVAL_METHODS",
     "SUMMARY_COLUMNS",
-    "TESTS",
-    "TIE_TOLERANCE",
-    "adjust_pvalues",
-    "bootstrap_ci",
     "compare",
-    "paired_test",
     "summarize_with_ci",
-    "t_interval",
 ]
 
 FloatArray = npt.NDArray[np.float64]
-
-TESTS = ("randomization", "ttest", "wilcoxon", "bootstrap")
-"""Names accepted by ``test=``: paired sign-flip randomization, paired t, Wilcoxon signed-rank,
-and the studentized, mean-shifted bootstrap test."""
-
-CORRECTIONS = ("holm", "bonferroni", "bh", "none")
-"""Names accepted by ``correction=`` / ``method=`` of :func:`adjust_pvalues`."""
-
-INTERVAL_METHODS = ("percentile", "bca")
-"""Bootstrap interval methods: percentile, and bias-corrected and accelerated (BCa)."""
 
 COMPARE_INTERVALS = (*INTERVAL_METHODS, "t")
 """``interval=`` of :func:`compare`: a bootstrap method, or ``"t"`` (Student t, df = n - 1)."""
 
 EFFECT_SIZE_DZ = "d_z"
 """``effect_size_kind`` of :func:`compare`: ``mean(d) / std(d, ddof=1)`` (Cohen's d_z)."""
-
-TIE_TOLERANCE = 1e-12
-"""Relative and absolute tolerance under which two paired values count as equal."""
 
 COMPARE_COLUMNS = (
     "system",
@@ -130,140 +105,6 @@ _INT_COLUMNS = ("n", "df", "wins", "ties", "losses", "family_size")
 
 SUMMARY_COLUMNS = ("n", "mean", "ci_low", "ci_high")
 """Columns of :func:`summarize_with_ci` after the ``by`` columns."""
-
-_BLOCK_VALUES = BLOCK_VALUES  # values resampled per block: memory stays near 8 MB per array
-_ID_COLUMNS = ("system", "query_id", "measure")
-_MAX_LISTED_IDS = 5
-
-
-# --- public functions ----------------------------------------------------------------------
-
-
-def bootstrap_ci(
-    values: npt.ArrayLike,
-    *,
-    confidence: float = 0.95,
-    n_resamples: int = 10_000,
-    method: str = "percentile",
-    seed: int = 0,
-) -> tuple[float, float]:
-    """Two-sided bootstrap confidence interval ``(low, high)`` of the mean of a 1-D array.
-
-    ``method`` is ``"percentile"`` or ``"bca"`` (bias-corrected and accelerated), from
-    resamples drawn with ``numpy.random.Generator(PCG64(seed))`` in blocks: the percentile
-    interval as :func:`compare`'s (resamples as count vectors, the quantiles by
-    ``numpy.quantile``, linear as in ``scipy.stats.bootstrap(method="percentile")``), BCa by
-    ``scipy.stats.bootstrap(method="BCa")``. Values that are all equal (including a
-    single value) give the zero-width interval ``(v, v)``: every resample has that mean.
-    Raises :class:`InputError` for an empty, non-1-D or non-finite array or a bad argument.
-    """
-    _check_resampling(confidence=confidence, n_resamples=n_resamples, seed=seed)
-    _check_choice("method", method, INTERVAL_METHODS)
-    array = _finite_vector(values, "values")
-    if array.size == 0:
-        raise InputError("bootstrap_ci: 'values' is empty; expected at least one value")
-    rng = _generator(seed)
-    return _mean_interval(
-        array, rng, confidence=confidence, n_resamples=n_resamples, method=method, where="values"
-    )
-
-
-def t_interval(values: npt.ArrayLike, *, confidence: float = 0.95) -> tuple[float, float]:
-    """Two-sided Student t interval ``(low, high)`` of the mean of a 1-D array.
-
-    ``mean ± t_{(1 + confidence) / 2}(n - 1) * std(values, ddof=1) / sqrt(n)`` with the
-    quantile from ``scipy.stats.t.ppf``; for paired differences this is the interval that goes
-    with the paired t-test (Sakai 2018, Section 2.2: its half-width is the margin of error).
-    Constant values give ``(v, v)``; a single value gives ``(nan, nan)`` (no variance).
-    Raises :class:`InputError` for an empty, non-1-D or non-finite array or a bad confidence.
-    """
-    _check_resampling(confidence=confidence, n_resamples=1, seed=0)
-    array = _finite_vector(values, "values")
-    if array.size == 0:
-        raise InputError("t_interval: 'values' is empty; expected at least one value")
-    return _t_interval(array, confidence)
-
-
-def paired_test(
-    a: npt.ArrayLike,
-    b: npt.ArrayLike,
-    *,
-    test: str = "randomization",
-    n_resamples: int = 10_000,
-    seed: int = 0,
-) -> float:
-    """Two-sided p-value for "``a`` and ``b`` have the same mean", pairing ``a[i]`` with ``b[i]``.
-
-    Tests (``d = a - b``, ties within ``TIE_TOLERANCE`` set to 0):
-
-    * ``"randomization"``: sign-flip test of ``T = sum(d)``; ``n_resamples`` random sign
-      vectors from ``Generator(PCG64(seed))``;
-      ``p = (#{|T*| >= |T_obs| - 1e-12 * sum|d|} + 1) / (n_resamples + 1)``.
-      The ``+1`` counts the observed assignment, so ``p`` is never 0 and the test is valid at
-      every level; the ``1e-12 * sum|d|`` slack makes sign patterns that give the same
-      ``|T|`` up to float rounding count as ties.
-    * ``"ttest"``: the paired t-test, ``scipy.stats.ttest_rel(a, b)`` (computed as
-      ``ttest_1samp(d, 0)``, which is how scipy defines it, on the tie-snapped ``d``).
-    * ``"wilcoxon"``: ``scipy.stats.wilcoxon(d, zero_method="wilcox", method="auto")``: zero
-      differences are dropped before ranking (scipy's default).
-    * ``"bootstrap"``: the studentized, mean-shifted bootstrap test (Sakai 2018, Section 4.3;
-      Efron and Tibshirani 1993, Algorithm 16.2). ``t_obs = mean(d) / (std(d, ddof=1) /
-      sqrt(n))``; the null is imposed by shifting ``w = d - mean(d)``; each of ``n_resamples``
-      resamples ``w*`` (``n`` draws with replacement, ``Generator(PCG64(seed))``) gives
-      ``t* = mean(w*) / (std(w*, ddof=1) / sqrt(n))``, and
-      ``p = (#{|t*| >= |t_obs| (1 - 1e-9)} + 1) / (n_resamples + 1)``. The relative slack
-      counts resamples that tie with ``t_obs`` up to float rounding as ties; a constant
-      resample counts as at least as extreme (``|t*| = inf``) unless it is all zeros
-      (``t* = 0``).
-
-    Degenerate cases: when every difference is 0 the p-value is ``1.0`` for every test. The
-    t-test and the bootstrap test are undefined (``NaN``) for a single pair or for constant
-    non-zero differences (zero variance; constant up to rounding:
-    ``ptp(d) <= 1e-12 max|d|``). ``seed`` and ``n_resamples`` only matter for the
-    randomization and bootstrap tests.
-    Raises :class:`InputError` for arrays of different lengths, empty or non-finite input.
-    """
-    _check_choice("test", test, TESTS)
-    _check_resampling(n_resamples=n_resamples, seed=seed)
-    first = _finite_vector(a, "a")
-    second = _finite_vector(b, "b")
-    if first.shape != second.shape:
-        raise InputError(
-            f"paired_test: 'a' has {first.size} values and 'b' has {second.size}; "
-            "expected one value of each per pair"
-        )
-    if first.size == 0:
-        raise InputError("paired_test: 'a' and 'b' are empty; expected at least one pair")
-    diffs = _differences(first, second)[:, None]
-    return float(_p_values(diffs, test=test, rng=_generator(seed), n_resamples=n_resamples)[0])
-
-
-def adjust_pvalues(p: npt.ArrayLike, method: str = "holm") -> FloatArray:
-    """Multiple-testing adjusted p-values, same shape and order as ``p``.
-
-    ``"bonferroni"``: ``min(1, m p)``. ``"holm"``: step-down Holm (family-wise error rate).
-    ``"bh"``: Benjamini-Hochberg step-up (false discovery rate). ``"none"``: a copy of ``p``.
-    ``m`` is the number of non-``NaN`` p-values; ``NaN`` entries stay ``NaN`` (R's
-    ``p.adjust`` convention). The result does not depend on the order of ``p``.
-    Raises :class:`InputError` unless ``p`` is 1-D with values in [0, 1] or ``NaN``.
-    """
-    _check_choice("method", method, CORRECTIONS)
-    try:
-        values = np.array(p, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise InputError("adjust_pvalues: 'p' must be a 1-D array of numbers") from None
-    if values.ndim != 1:
-        raise InputError(f"adjust_pvalues: 'p' must be 1-D; found {values.ndim} dimensions")
-    known = ~np.isnan(values)
-    bad = np.flatnonzero(known & ~((values >= 0.0) & (values <= 1.0)))
-    if bad.size:
-        raise InputError(
-            f"adjust_pvalues: p-values must lie in [0, 1] (or be NaN); positions "
-            f"{_listed(str(i) for i in bad)} do not"
-        )
-    result = values.copy()
-    result[known] = _adjust_known(values[known], method)
-    return result
 
 
 def compare(
@@ -436,9 +277,6 @@ def summarize_with_ci(
     return _typed_frame(records, dtypes)
 
 
-# --- comparison internals ------------------------------------------------------------------
-
-
 def _compare_measure(
     frame: pd.DataFrame,
     *,
@@ -600,29 +438,6 @@ def _intervals(
     return lows, highs
 
 
-def _p_values(
-    diffs: FloatArray, *, test: str, rng: np.random.Generator, n_resamples: int
-) -> FloatArray:
-    """Two-sided p-value of ``test`` per column (degenerate cases as in paired_test)."""
-    width = diffs.shape[1]
-    result = np.ones(width, dtype=np.float64)  # every difference 0: p = 1
-    active = np.asarray(diffs.any(axis=0), dtype=bool)
-    if test == "randomization":
-        if active.any():
-            result[active] = sign_flip_p(diffs[:, active], rng, n_resamples)
-        return result
-    if test == "bootstrap":
-        undefined = np.array([active[c] and _variance_undefined(diffs[:, c]) for c in range(width)])
-        result[undefined] = float("nan")
-        usable = active & ~undefined
-        if usable.any():
-            result[usable] = bootstrap_test_p(diffs[:, usable], rng, n_resamples)
-        return result
-    for column in np.flatnonzero(active):
-        result[column] = _p_value(diffs[:, column], test=test, rng=rng, n_resamples=n_resamples)
-    return result
-
-
 def _compare_frame(
     records: list[dict[str, Any]], by_columns: tuple[str, ...], per_query: pd.DataFrame
 ) -> pd.DataFrame:
@@ -686,12 +501,6 @@ def _check_same_queries(
         )
 
 
-def _constant(values: FloatArray) -> bool:
-    """Whether all values are equal up to float rounding (``ptp <= 1e-12 * max|v|``): then
-    the sample variance is rounding noise and variance-based statistics are undefined."""
-    return bool(np.ptp(values) <= TIE_TOLERANCE * float(np.abs(values).max()))
-
-
 def _t_statistic(diffs: FloatArray) -> float:
     """Paired t statistic ``mean / (std(ddof=1) / sqrt(n))``; 0.0 when all are 0, else NaN
     when undefined (one value, or constant non-zero values)."""
@@ -702,22 +511,6 @@ def _t_statistic(diffs: FloatArray) -> float:
     return float(diffs.mean() / (diffs.std(ddof=1) / np.sqrt(diffs.size)))
 
 
-def _t_interval(values: FloatArray, confidence: float) -> tuple[float, float]:
-    """Student t interval of the mean of non-empty finite ``values`` (see t_interval)."""
-    if values.size > 1 and _constant(values):
-        return float(values.mean()), float(values.mean())
-    if values.size < 2:
-        return float("nan"), float("nan")
-    # scipy.stats.t.ppf is this function; scipy.stats itself takes over a second to import
-    import scipy.special
-
-    margin = float(scipy.special.stdtrit(values.size - 1, 0.5 + confidence / 2.0)) * float(
-        values.std(ddof=1) / np.sqrt(values.size)
-    )
-    mean = float(values.mean())
-    return mean - margin, mean + margin
-
-
 def _cohens_dz(diffs: FloatArray) -> float:
     """Cohen's d_z of paired differences; 0.0 when all are 0, NaN when undefined."""
     if not diffs.any():
@@ -725,272 +518,3 @@ def _cohens_dz(diffs: FloatArray) -> float:
     if diffs.size < 2 or _constant(diffs):
         return float("nan")
     return float(diffs.mean() / diffs.std(ddof=1))
-
-
-# --- resampling and tests ------------------------------------------------------------------
-
-
-def _variance_undefined(diffs: FloatArray) -> bool:
-    """One value, or constant values up to rounding: the sample variance is 0 or undefined."""
-    return diffs.size < 2 or _constant(diffs)
-
-
-def _differences(first: FloatArray, second: FloatArray) -> FloatArray:
-    """``first - second`` with pairs equal within ``TIE_TOLERANCE`` set to exactly 0.0."""
-    diffs = first - second
-    diffs[np.isclose(first, second, rtol=TIE_TOLERANCE, atol=TIE_TOLERANCE)] = 0.0
-    return diffs
-
-
-def _p_value(
-    diffs: FloatArray,
-    *,
-    test: str,
-    rng: np.random.Generator,
-    n_resamples: int,
-) -> float:
-    """Two-sided p-value of ``test`` for paired samples (degenerate cases as in paired_test)."""
-    if not diffs.any():
-        return 1.0
-    if test in ("randomization", "bootstrap"):
-        return float(_p_values(diffs[:, None], test=test, rng=rng, n_resamples=n_resamples)[0])
-    import scipy.stats  # loaded on first use: it takes over a second to import
-
-    if test == "ttest":
-        if _variance_undefined(diffs):
-            return float("nan")
-        # ttest_rel(a, b) is ttest_1samp(a - b, 0); passing d keeps tie snapping consistent.
-        return float(scipy.stats.ttest_1samp(diffs, 0.0).pvalue)
-    return float(scipy.stats.wilcoxon(diffs, zero_method="wilcox", method="auto").pvalue)
-
-
-def _mean_interval(
-    values: FloatArray,
-    rng: np.random.Generator,
-    *,
-    confidence: float,
-    n_resamples: int,
-    method: str,
-    where: str,
-) -> tuple[float, float]:
-    """Bootstrap interval of the mean of non-empty finite ``values`` (see bootstrap_ci)."""
-    if np.ptp(values) == 0.0:
-        return float(values[0]), float(values[0])
-    if method == "percentile":  # numpy only: scipy.stats takes over a second to import
-        low, high = percentile_intervals(values[:, None], rng, n_resamples, confidence)
-        return float(low[0]), float(high[0])
-    import scipy.stats
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", scipy.stats.DegenerateDataWarning)
-        try:
-            result = scipy.stats.bootstrap(
-                (values,),
-                np.mean,
-                n_resamples=n_resamples,
-                batch=max(1, _BLOCK_VALUES // values.size),
-                vectorized=True,
-                confidence_level=confidence,
-                method="BCa" if method == "bca" else "percentile",
-                rng=rng,
-            )
-        except scipy.stats.DegenerateDataWarning:
-            raise InputError(
-                f"the BCa interval is undefined for {where} (the bootstrap distribution is "
-                "degenerate); use method='percentile' or more resamples"
-            ) from None
-    interval = result.confidence_interval
-    return float(interval.low), float(interval.high)
-
-
-def _adjust_known(p: FloatArray, method: str) -> FloatArray:
-    """Adjusted values of non-NaN p-values (see adjust_pvalues)."""
-    m = p.size
-    if m == 0 or method == "none":
-        return p.copy()
-    if method == "bonferroni":
-        return np.minimum(1.0, p * m)
-    order = np.argsort(p, kind="stable")
-    ranked = p[order]
-    if method == "holm":
-        steps = np.maximum.accumulate((m - np.arange(m)) * ranked)
-    else:  # bh
-        steps = np.minimum.accumulate((ranked * m / np.arange(1, m + 1))[::-1])[::-1]
-    adjusted = np.empty(m, dtype=np.float64)
-    adjusted[order] = np.minimum(1.0, steps)
-    return adjusted
-
-
-def _group_seed(
-    seed: int, purpose: str, columns: Sequence[str], key: Iterable[Any]
-) -> np.random.SeedSequence:
-    """``SeedSequence([seed, *sha256(key)])``: stable across processes (never Python's hash())."""
-    text = json.dumps([purpose, list(columns), [str(v) for v in key]], ensure_ascii=True)
-    digest = hashlib.sha256(text.encode("ascii")).digest()
-    words = [int.from_bytes(digest[i : i + 4], "little") for i in range(0, 16, 4)]
-    return np.random.SeedSequence([int(seed), *words])
-
-
-def _generator(seed: int | np.random.SeedSequence) -> np.random.Generator:
-    return np.random.Generator(np.random.PCG64(seed))
-
-
-# --- validation ----------------------------------------------------------------------------
-
-
-def _validated_frame(
-    per_query: pd.DataFrame, by_columns: tuple[str, ...], *, function: str
-) -> pd.DataFrame:
-    """A checked copy with ``query_id, value``, the ID columns present and the ``by`` columns."""
-    if not isinstance(per_query, pd.DataFrame):
-        raise InputError(
-            f"{function}: 'per_query' must be a pandas DataFrame; found {type(per_query).__name__}"
-        )
-    paired = function != "summarize_with_ci"  # every other function pairs systems by query
-    required = ("system", "query_id", "measure") if paired else ("query_id",)
-    reserved = (*required, "value") if paired else ("value",)
-    clashing = [c for c in by_columns if c in reserved]
-    if clashing:
-        raise InputError(
-            f"{function}: 'by' cannot name {_listed(clashing)}; group by query attributes "
-            "such as 'language' or 'answerable'"
-        )
-    needed = list(dict.fromkeys((*required, *by_columns, "value")))
-    missing = [c for c in needed if c not in per_query.columns]
-    if missing:
-        raise InputError(
-            f"{function}: 'per_query' lacks column(s) {_listed(missing)}; expected the tidy "
-            f"per-query frame with columns {_listed(needed)}"
-        )
-    if not pd.api.types.is_numeric_dtype(per_query["value"]) or pd.api.types.is_complex_dtype(
-        per_query["value"]
-    ):
-        raise InputError(
-            f"{function}: column 'value' must hold real numbers; found dtype "
-            f"{per_query['value'].dtype}"
-        )
-    ids = [c for c in _ID_COLUMNS if c in per_query.columns]
-    kept = list(dict.fromkeys((*ids, *by_columns, "value")))
-    frame = per_query[kept].copy()
-    for column in ids:
-        absent_ids = int(frame[column].isna().sum())
-        if absent_ids:
-            raise InputError(
-                f"{function}: column {column!r} has missing IDs in {absent_ids} row(s); every "
-                "row needs a system, query_id and measure"
-            )
-        if column not in by_columns:
-            frame[column] = frame[column].astype("str")
-    frame["value"] = frame["value"].astype(np.float64)
-
-    bad_value = ~np.isfinite(frame["value"].to_numpy())
-    if bad_value.any():
-        raise InputError(
-            f"{function}: column 'value' is missing (NaN) or not finite at "
-            f"{_listed(_row_ids(frame[bad_value]))}; every (system, query_id, measure) needs a "
-            "finite value"
-        )
-    for column in by_columns:
-        absent = frame[column].isna().to_numpy()
-        if absent.any():
-            raise InputError(
-                f"{function}: 'by' column {column!r} is missing at "
-                f"{_listed(_row_ids(frame[absent]))}; fill it or group by other columns"
-            )
-    duplicated = frame.duplicated(ids, keep="first").to_numpy() if len(ids) == 3 else None
-    if duplicated is not None and duplicated.any():
-        raise InputError(
-            f"{function}: duplicated (system, query_id, measure) rows at "
-            f"{_listed(_row_ids(frame[duplicated]))}; expected one row each"
-        )
-    return frame
-
-
-def _selected_measures(
-    frame: pd.DataFrame, measures: str | Sequence[str] | None, *, function: str = "compare"
-) -> list[str]:
-    """The measures to compare: all present (sorted) or the given ones, which must be present."""
-    present = sorted(frame["measure"].unique())
-    if measures is None:
-        return present
-    wanted = list(dict.fromkeys(_column_names(measures, "measures")))
-    for measure in wanted:
-        if measure not in present:
-            raise InputError(
-                f"{function}: measure {measure!r} has no rows; measures present: "
-                f"{_listed(present)}.{did_you_mean(measure, present)}"
-            )
-    return wanted
-
-
-def _column_names(names: str | Sequence[str] | None, argument: str) -> tuple[str, ...]:
-    """``None`` → (), a string → (it,), a sequence of strings → tuple."""
-    if names is None:
-        return ()
-    if isinstance(names, str):
-        return (names,)
-    result = tuple(names)
-    if not all(isinstance(n, str) for n in result):
-        raise InputError(f"'{argument}' must be a string or a sequence of strings")
-    if len(set(result)) != len(result):
-        raise InputError(f"'{argument}' names a column twice: {_listed(result)}")
-    return result
-
-
-def _check_choice(argument: str, value: object, choices: tuple[str, ...]) -> None:
-    if value not in choices:
-        raise InputError(
-            f"unknown {argument} {value!r}; expected one of {_listed(choices)}."
-            + did_you_mean(str(value).lower(), choices)
-        )
-
-
-def _check_resampling(*, confidence: float | None = None, n_resamples: int, seed: int) -> None:
-    """Check the resampling arguments; ``confidence=None`` when the function has none."""
-    if confidence is not None and not (
-        isinstance(confidence, float | int) and 0.0 < confidence < 1.0
-    ):
-        raise InputError(f"'confidence' must be a number in (0, 1); found {confidence!r}")
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int | np.integer):
-        raise InputError(f"'n_resamples' must be an int; found {type(n_resamples).__name__}")
-    if n_resamples < 1:
-        raise InputError(f"'n_resamples' must be at least 1; found {n_resamples}")
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
-        raise InputError(f"'seed' must be a non-negative int; found {seed!r}")
-
-
-def _finite_vector(values: npt.ArrayLike, name: str) -> FloatArray:
-    try:
-        array = np.array(values, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise InputError(f"'{name}' must be a 1-D array of numbers") from None
-    if array.ndim != 1:
-        raise InputError(f"'{name}' must be 1-D; found {array.ndim} dimensions")
-    bad = np.flatnonzero(~np.isfinite(array))
-    if bad.size:
-        raise InputError(
-            f"'{name}' has missing (NaN) or infinite values at positions "
-            f"{_listed(str(i) for i in bad)}; expected finite numbers"
-        )
-    return array
-
-
-def _row_ids(rows: pd.DataFrame) -> list[str]:
-    """``system/query_id/measure`` labels of rows, for error messages (IDs only)."""
-    ids = [c for c in _ID_COLUMNS if c in rows.columns]
-    return ["/".join(str(v) for v in row) for row in rows[ids].itertuples(index=False)]
-
-
-def _describe(columns: Sequence[str], key: Iterable[Hashable]) -> str:
-    """``column=value`` for ID columns and the bare name for attributes (no attribute values)."""
-    return ", ".join(
-        f"{c}={v!s}" if c in _ID_COLUMNS else c for c, v in zip(columns, key, strict=True)
-    )
-
-
-def _listed(items: Iterable[object]) -> str:
-    """Up to five items, quoted, then how many more."""
-    listed = [str(i) for i in items]
-    shown = ", ".join(repr(i) for i in listed[:_MAX_LISTED_IDS])
-    more = len(listed) - _MAX_LISTED_IDS
-    return shown + (f" and {more} more" if more > 0 else "")

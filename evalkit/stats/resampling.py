@@ -15,12 +15,19 @@ the other columns.
 * :func:`sign_flip_p`: random sign vectors, ``T* = signs @ diffs``,
   ``p = (#{|T*| >= |T_obs| - 1e-12 sum|d|} + 1) / (B + 1)``.
 * :func:`bootstrap_test_p`: the studentized, mean-shifted bootstrap test (see
-  :func:`evalkit.stats.paired.paired_test`).
+  :func:`evalkit.stats.paired_tests.paired_test`).
+
+The generators they draw from: ``Generator(PCG64(seed))`` (:func:`_generator`), and a group's
+stream derived from ``seed`` and the group key (:func:`_group_seed`: ``SeedSequence([seed,
+*sha256(key)])``, stable across processes).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import hashlib
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -114,3 +121,17 @@ def _count_blocks(
         flat = (draws + (np.arange(rows, dtype=np.int64) * n)[:, None]).ravel()
         counts = np.bincount(flat, minlength=rows * n).reshape(rows, n)
         yield start, counts.astype(np.float64)
+
+
+def _group_seed(
+    seed: int, purpose: str, columns: Sequence[str], key: Iterable[Any]
+) -> np.random.SeedSequence:
+    """``SeedSequence([seed, *sha256(key)])``: stable across processes (never Python's hash())."""
+    text = json.dumps([purpose, list(columns), [str(v) for v in key]], ensure_ascii=True)
+    digest = hashlib.sha256(text.encode("ascii")).digest()
+    words = [int.from_bytes(digest[i : i + 4], "little") for i in range(0, 16, 4)]
+    return np.random.SeedSequence([int(seed), *words])
+
+
+def _generator(seed: int | np.random.SeedSequence) -> np.random.Generator:
+    return np.random.Generator(np.random.PCG64(seed))

@@ -3,7 +3,7 @@
 - ``"lucene"``: Apache Lucene's English stop set (``EnglishAnalyzer``), 33 words, Apache-2.0.
   The lexical systems drop these before stemming (:mod:`evalkit.systems.text`).
 - ``"nltk"``: the English list of NLTK's stopwords corpus, 179 words, Apache-2.0. The reranker's
-  query-term weighting uses it (:mod:`evalkit.systems.rerank`).
+  query-term weighting uses it (:mod:`evalkit.systems.rerank_features`).
 
 Each file names its origin and licence in its header. Both lists are the ones evalkit read from
 bm25s before 0.3 (``STOPWORDS_EN`` and ``STOPWORDS_EN_PLUS``), so rankings did not change when
@@ -30,8 +30,10 @@ STOPWORD_LISTS: Final[dict[str, str]] = {
 @functools.cache
 def stopwords(name: StopwordList) -> frozenset[str]:
     """The stop words of list ``name`` (module docs)."""
-    text = resources.files("evalkit.systems").joinpath("data", STOPWORD_LISTS[name]).read_text(
-        encoding="utf-8"
+    text = (
+        resources.files("evalkit.systems")
+        .joinpath("data", STOPWORD_LISTS[name])
+        .read_text(encoding="utf-8")
     )
     words = (line.split("#", 1)[0].strip() for line in text.splitlines())
     return frozenset(word for word in words if word)

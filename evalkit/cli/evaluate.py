@@ -1,0 +1,192 @@
+"""Evaluation commands: ``run`` (summary and latency), ``baseline`` (the deterministic projection
+as a committed baseline) and ``report`` (the executed report notebook as offline HTML).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from evalkit.cli.common import (
+    Handler,
+    add_evaluation_options,
+    checked_output,
+    evaluate_fixture,
+    print_error,
+    shown,
+)
+
+# --- run ------------------------------------------------------------------------------------
+
+
+def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handler:
+    p = sub.add_parser("run", help="evaluate systems on a fixture; print summary and latency")
+    add_evaluation_options(p)
+    p.add_argument(
+        "--output",
+        default=None,
+        help="workspace-relative path of the JSON report (or set EVALKIT_OUTPUT); "
+        "by default nothing is written",
+    )
+    p.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="ADDRESS",
+        help="run the systems on the Dask cluster of this scheduler (e.g. tcp://HOST:8786); "
+        "needs pip install 'evalkit[dask]' here and on the workers",
+    )
+    return _run_run
+
+
+def _run_run(args: argparse.Namespace) -> int:
+    from evalkit.run.report_json import write_report
+
+    output = checked_output(args.output)
+    evaluation = evaluate_fixture(args, progress=sys.stderr.isatty())
+    fixture = evaluation.fixture
+    table = evaluation.summary().pivot(index="system", columns="measure", values="value")
+    table = table.loc[list(evaluation.systems), [m for m in evaluation.measures if m in table]]
+    print(f"{fixture.meta.id} {fixture.meta.version}: {len(fixture.queries)} queries, k={args.k}")
+    print(table.to_string(float_format=lambda v: f"{v:.4f}"))
+    print()
+    latency = evaluation.latency_summary().set_index("system").drop(columns="measured")
+    print(latency.to_string(float_format=lambda v: f"{v:.3f}", na_rep="not measured"))
+    for name, notes in evaluation.notes.items():
+        if "queriesMissing" in notes:
+            print(
+                f"run {name}: latency not measured; {notes['queriesMissing']} of "
+                f"{notes['queries']} queries not in the run (scored as returning nothing)"
+            )
+    report = evaluation.to_report()
+    print()
+    print(f"corpusHash: {report['corpusHash']}")
+    print(f"evaluationDefinitionHash: {report['evaluationDefinitionHash']}")
+    print(f"determinism: {report['determinism']['verdict']} ({evaluation.repeats} repeats)")
+    if output is not None:
+        write_report(report, output, private=evaluation.private_texts())
+        print(f"report: {shown(output)}")
+    return 0
+
+
+# --- baseline -------------------------------------------------------------------------------
+
+
+def _add_baseline(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handler:
+    p = sub.add_parser(
+        "baseline",
+        help="evaluate a fixture and write its deterministic projection (no latency) as a "
+        "canonical JSON baseline",
+    )
+    add_evaluation_options(p)
+    p.add_argument(
+        "--output",
+        default=None,
+        required=True,
+        help="workspace-relative path of the baseline, e.g. fixtures/<id>/baseline.json",
+    )
+    return _run_baseline
+
+
+def _run_baseline(args: argparse.Namespace) -> int:
+    from evalkit.gates.baseline import write_baseline
+    from evalkit.safety.artifacts import check_output
+
+    output = args.output
+    check_output(output, baseline=True)  # refuse an unsafe path before any work
+    evaluation = evaluate_fixture(args)
+    report = evaluation.to_report()
+    write_baseline(report, output, private=evaluation.private_texts())
+    hash_ = report["evaluationDefinitionHash"]
+    print(f"baseline: {shown(output)} (evaluationDefinitionHash {hash_})")
+    return 0
+
+
+# --- report ---------------------------------------------------------------------------------
+
+_REPORT_DEFAULT_FIXTURE = "fixtures/synthetic-bilingual-v1"
+_REPORT_DEFAULT_OUTPUT = "reports/retrieval-report.html"
+
+
+def _add_report(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handler:
+    p = sub.add_parser(
+        "report",
+        help="execute the report notebook headless and write scrubbed, offline HTML (and the "
+        "executed .ipynb beside it); exit 1 when the notebook fails or the leak scan finds "
+        "fixture text (nothing is written), 2 on a usage error",
+        description="Execute notebooks/retrieval_report.ipynb with papermill on a kernel of this "
+        "Python, scrub it (no absolute paths, no tracebacks, no papermill environment), export "
+        "HTML without code and without external resources, scan both for fixture text and "
+        "write them. Parameters: fixture, systems, k, base_system, redact, baseline, seed, "
+        "n_resamples, worst, concurrency (see the notebook's parameters cell); systems may "
+        "include run:PATH and http:NAME. They are checked first: an unknown system, a "
+        "base_system not among the systems (when given; else the first system is the base if "
+        "hybrid is not evaluated) or k < 1 exits 2 before the notebook runs. With "
+        "'-p redact false' the report shows query and chunk text: it is refused unless "
+        "--allow-unredacted is given, and is then written unscanned with a 'do not publish' "
+        "banner.",
+    )
+    p.add_argument(
+        "fixture",
+        nargs="?",
+        default=None,
+        help=f"fixture directory (default: the notebook's, {_REPORT_DEFAULT_FIXTURE})",
+    )
+    p.add_argument(
+        "--output",
+        default=_REPORT_DEFAULT_OUTPUT,
+        help=f"workspace-relative .html path (default {_REPORT_DEFAULT_OUTPUT}); the executed "
+        "notebook goes beside it as .ipynb",
+    )
+    p.add_argument(
+        "-p",
+        "--parameter",
+        nargs=2,
+        action="append",
+        default=[],
+        metavar=("NAME", "VALUE"),
+        help="set a notebook parameter, e.g. -p systems lexical,hybrid -p k 5 (repeatable)",
+    )
+    p.add_argument(
+        "--allow-unredacted",
+        action="store_true",
+        help="allow '-p redact false': the report then contains private fixture text, is not "
+        "leak-scanned and must not be published",
+    )
+    p.add_argument(
+        "--notebook",
+        default=None,
+        help="report notebook to execute (default: notebooks/retrieval_report.ipynb)",
+    )
+    return _run_report
+
+
+def _run_report(args: argparse.Namespace) -> int:
+    import os
+
+    from evalkit.errors import LeakError, NotebookError
+    from evalkit.report.notebook import check_report_output, render_report, write_rendered_report
+    from evalkit.report.parameters import (
+        DEFAULT_REPORT_NOTEBOOK,
+        coerce_parameters,
+        notebook_parameters,
+    )
+
+    notebook = args.notebook or DEFAULT_REPORT_NOTEBOOK
+    check_report_output(args.output)  # suffix, HTML and sibling .ipynb: before executing
+    pairs = [(str(name), str(value)) for name, value in args.parameter]
+    if args.fixture is not None:
+        pairs.insert(0, ("fixture", args.fixture))
+    parameters = coerce_parameters(pairs, notebook_parameters(notebook))
+    try:
+        rendered = render_report(
+            parameters, notebook=notebook, allow_unredacted=args.allow_unredacted
+        )
+    except (LeakError, NotebookError) as error:
+        print_error(error)
+        return 1
+    html_path, notebook_path = write_rendered_report(rendered, args.output)
+    if not rendered.redacted:
+        print("warning: this report contains private fixture text; do not publish it")
+    print(f"notebook: {notebook_path.relative_to(os.getcwd()).as_posix()}")
+    print(f"report: {html_path.relative_to(os.getcwd()).as_posix()}")
+    return 0

@@ -1,0 +1,184 @@
+"""Input checks shared by the statistics (:mod:`paired`, :mod:`paired_tests`, :mod:`multi`).
+
+The tidy per-query frame (columns present, real and finite values, IDs present, no duplicated
+``(system, query_id, measure)`` rows), the measures and ``by`` columns selected, the argument
+values (choices, confidence, resamples, seed, 1-D finite arrays), and the short listings that
+their :class:`~evalkit.errors.InputError` messages use (IDs, positions and column names, never
+query attribute values).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable, Sequence
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from evalkit.errors import InputError
+from evalkit.registry import did_you_mean
+
+__all__: list[str] = []  # internals of evalkit.stats
+
+FloatArray = npt.NDArray[np.float64]
+
+_ID_COLUMNS = ("system", "query_id", "measure")
+_MAX_LISTED_IDS = 5
+
+
+def _validated_frame(
+    per_query: pd.DataFrame, by_columns: tuple[str, ...], *, function: str
+) -> pd.DataFrame:
+    """A checked copy with ``query_id, value``, the ID columns present and the ``by`` columns."""
+    if not isinstance(per_query, pd.DataFrame):
+        raise InputError(
+            f"{function}: 'per_query' must be a pandas DataFrame; found {type(per_query).__name__}"
+        )
+    paired = function != "summarize_with_ci"  # every other function pairs systems by query
+    required = ("system", "query_id", "measure") if paired else ("query_id",)
+    reserved = (*required, "value") if paired else ("value",)
+    clashing = [c for c in by_columns if c in reserved]
+    if clashing:
+        raise InputError(
+            f"{function}: 'by' cannot name {_listed(clashing)}; group by query attributes "
+            "such as 'language' or 'answerable'"
+        )
+    needed = list(dict.fromkeys((*required, *by_columns, "value")))
+    missing = [c for c in needed if c not in per_query.columns]
+    if missing:
+        raise InputError(
+            f"{function}: 'per_query' lacks column(s) {_listed(missing)}; expected the tidy "
+            f"per-query frame with columns {_listed(needed)}"
+        )
+    if not pd.api.types.is_numeric_dtype(per_query["value"]) or pd.api.types.is_complex_dtype(
+        per_query["value"]
+    ):
+        raise InputError(
+            f"{function}: column 'value' must hold real numbers; found dtype "
+            f"{per_query['value'].dtype}"
+        )
+    ids = [c for c in _ID_COLUMNS if c in per_query.columns]
+    kept = list(dict.fromkeys((*ids, *by_columns, "value")))
+    frame = per_query[kept].copy()
+    for column in ids:
+        absent_ids = int(frame[column].isna().sum())
+        if absent_ids:
+            raise InputError(
+                f"{function}: column {column!r} has missing IDs in {absent_ids} row(s); every "
+                "row needs a system, query_id and measure"
+            )
+        if column not in by_columns:
+            frame[column] = frame[column].astype("str")
+    frame["value"] = frame["value"].astype(np.float64)
+
+    bad_value = ~np.isfinite(frame["value"].to_numpy())
+    if bad_value.any():
+        raise InputError(
+            f"{function}: column 'value' is missing (NaN) or not finite at "
+            f"{_listed(_row_ids(frame[bad_value]))}; every (system, query_id, measure) needs a "
+            "finite value"
+        )
+    for column in by_columns:
+        absent = frame[column].isna().to_numpy()
+        if absent.any():
+            raise InputError(
+                f"{function}: 'by' column {column!r} is missing at "
+                f"{_listed(_row_ids(frame[absent]))}; fill it or group by other columns"
+            )
+    duplicated = frame.duplicated(ids, keep="first").to_numpy() if len(ids) == 3 else None
+    if duplicated is not None and duplicated.any():
+        raise InputError(
+            f"{function}: duplicated (system, query_id, measure) rows at "
+            f"{_listed(_row_ids(frame[duplicated]))}; expected one row each"
+        )
+    return frame
+
+
+def _selected_measures(
+    frame: pd.DataFrame, measures: str | Sequence[str] | None, *, function: str = "compare"
+) -> list[str]:
+    """The measures to compare: all present (sorted) or the given ones, which must be present."""
+    present = sorted(frame["measure"].unique())
+    if measures is None:
+        return present
+    wanted = list(dict.fromkeys(_column_names(measures, "measures")))
+    for measure in wanted:
+        if measure not in present:
+            raise InputError(
+                f"{function}: measure {measure!r} has no rows; measures present: "
+                f"{_listed(present)}.{did_you_mean(measure, present)}"
+            )
+    return wanted
+
+
+def _column_names(names: str | Sequence[str] | None, argument: str) -> tuple[str, ...]:
+    """``None`` → (), a string → (it,), a sequence of strings → tuple."""
+    if names is None:
+        return ()
+    if isinstance(names, str):
+        return (names,)
+    result = tuple(names)
+    if not all(isinstance(n, str) for n in result):
+        raise InputError(f"'{argument}' must be a string or a sequence of strings")
+    if len(set(result)) != len(result):
+        raise InputError(f"'{argument}' names a column twice: {_listed(result)}")
+    return result
+
+
+def _check_choice(argument: str, value: object, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        raise InputError(
+            f"unknown {argument} {value!r}; expected one of {_listed(choices)}."
+            + did_you_mean(str(value).lower(), choices)
+        )
+
+
+def _check_resampling(*, confidence: float | None = None, n_resamples: int, seed: int) -> None:
+    """Check the resampling arguments; ``confidence=None`` when the function has none."""
+    if confidence is not None and not (
+        isinstance(confidence, float | int) and 0.0 < confidence < 1.0
+    ):
+        raise InputError(f"'confidence' must be a number in (0, 1); found {confidence!r}")
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int | np.integer):
+        raise InputError(f"'n_resamples' must be an int; found {type(n_resamples).__name__}")
+    if n_resamples < 1:
+        raise InputError(f"'n_resamples' must be at least 1; found {n_resamples}")
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+        raise InputError(f"'seed' must be a non-negative int; found {seed!r}")
+
+
+def _finite_vector(values: npt.ArrayLike, name: str) -> FloatArray:
+    try:
+        array = np.array(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InputError(f"'{name}' must be a 1-D array of numbers") from None
+    if array.ndim != 1:
+        raise InputError(f"'{name}' must be 1-D; found {array.ndim} dimensions")
+    bad = np.flatnonzero(~np.isfinite(array))
+    if bad.size:
+        raise InputError(
+            f"'{name}' has missing (NaN) or infinite values at positions "
+            f"{_listed(str(i) for i in bad)}; expected finite numbers"
+        )
+    return array
+
+
+def _row_ids(rows: pd.DataFrame) -> list[str]:
+    """``system/query_id/measure`` labels of rows, for error messages (IDs only)."""
+    ids = [c for c in _ID_COLUMNS if c in rows.columns]
+    return ["/".join(str(v) for v in row) for row in rows[ids].itertuples(index=False)]
+
+
+def _describe(columns: Sequence[str], key: Iterable[Hashable]) -> str:
+    """``column=value`` for ID columns and the bare name for attributes (no attribute values)."""
+    return ", ".join(
+        f"{c}={v!s}" if c in _ID_COLUMNS else c for c, v in zip(columns, key, strict=True)
+    )
+
+
+def _listed(items: Iterable[object]) -> str:
+    """Up to five items, quoted, then how many more."""
+    listed = [str(i) for i in items]
+    shown = ", ".join(repr(i) for i in listed[:_MAX_LISTED_IDS])
+    more = len(listed) - _MAX_LISTED_IDS
+    return shown + (f" and {more} more" if more > 0 else "")
