@@ -75,12 +75,13 @@ def _ir_measures_name(example: str) -> str:
         return "?"
     try:
         ir_measures.parse_measure(example)
-    except Exception:  # noqa: BLE001 - ir_measures has no such measure
+    except Exception:  # ir_measures has no such measure
         return "-"
     return f"`{example}`"
 
 
 def _measures_table() -> str:
+    from evalkit.errors import MeasureError
     from evalkit.measures.names import _SPEC_BY_NAME, MEASURE_NAMES, trec_name
 
     rows = [
@@ -93,7 +94,7 @@ def _measures_table() -> str:
         example = _example(spec)
         try:
             trec = trec_name(example)
-        except Exception:  # noqa: BLE001 - a measure trec_eval does not compute
+        except MeasureError:  # a measure trec_eval does not compute
             trec = ""
         if name in _DEFINED_ELSEWHERE:
             source = _DEFINED_ELSEWHERE[name]
