@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml
 
 report: $(STAMP)
 	$(BIN)/evalkit validate $(FIXTURE)
-	$(BIN)/evalkit report $(FIXTURE) --output reports/retrieval-report.html
+	$(BIN)/evalkit report $(FIXTURE) -p probes fixtures/probes --output reports/retrieval-report.html
 
 lint: $(STAMP)
 	$(BIN)/ruff check evalkit tests benchmarks

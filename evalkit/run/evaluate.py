@@ -29,10 +29,11 @@ Rules (the deterministic projection depends on nothing else):
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pandas as pd
 
@@ -41,6 +42,7 @@ from evalkit.measures import aggregate, parse_measure, score
 from evalkit.measures.spans import QuerySpans, context_precision_recall
 from evalkit.run.systems_run import SystemsRun
 from evalkit.run.systems_run import run_systems as run_systems_here
+from evalkit.safety.arguments import path_argument
 from evalkit.safety.canonical import canonical_hash
 from evalkit.safety.names import safe_id
 
@@ -194,7 +196,7 @@ def _checked_measures(measures: Sequence[str], k: int) -> tuple[str, ...]:
 
 
 def evaluate(
-    fixture: Fixture,
+    fixture: Fixture | str | os.PathLike[str],
     systems: Sequence[str | Retriever] | None = None,
     *,
     k: int = 10,
@@ -205,7 +207,8 @@ def evaluate(
     client: Any = None,
     workers: int = 1,
 ) -> Evaluation:
-    """Evaluate ``systems`` (names, ``package.module:factory`` specs or instances) on ``fixture``.
+    """Evaluate ``systems`` (names, ``package.module:factory`` specs or instances) on ``fixture``
+    (a loaded :class:`~evalkit.fixtures.Fixture`, or its directory as ``str`` or ``PathLike``).
 
     ``systems=None`` runs the five reference systems. ``measures`` are ranking measures of the
     measures engine with cutoffs of at most ``k`` (default: :func:`default_measures`, at k=10
@@ -220,8 +223,13 @@ def evaluate(
     with the same result but latency measured beside the other workers
     (:mod:`evalkit.run.parallel`).
     """
+    from evalkit.fixtures import Fixture, load_fixture
     from evalkit.systems.reference import REFERENCE_SYSTEMS
 
+    directory = path_argument(
+        fixture, "fixture", function="evaluate", also=(Fixture,), what="a Fixture"
+    )
+    fixture = load_fixture(directory) if directory is not None else cast("Fixture", fixture)
     for option, count in (
         ("k", k),
         ("repeats", repeats),
