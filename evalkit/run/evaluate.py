@@ -159,6 +159,25 @@ class Evaluation:
 
         return build_report(self)
 
+    def trec_run(self) -> str:
+        """Every system's ranking as the text of one TREC run file, six columns a line:
+        ``query_id Q0 chunk_id rank score system`` (the system's name is the run tag), systems
+        in evaluation order, queries in fixture order, ranks ascending; scores as Python's
+        shortest round-trip ``repr``. trec_eval, ir_measures and ``evalkit trec-eval`` read it."""
+        rows = self.rankings
+        lines = [
+            f"{query} Q0 {chunk} {rank} {score!r} {system}"
+            for system, query, rank, chunk, score in zip(
+                rows["system"],
+                rows["query_id"],
+                rows["rank"].tolist(),
+                rows["chunk_id"],
+                rows["score"].tolist(),
+                strict=True,
+            )
+        ]
+        return "".join(line + "\n" for line in lines)
+
     @cached_property
     def _failures(self) -> pd.DataFrame:
         return _find_failures(self.fixture, self.rankings, self.systems)
