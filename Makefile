@@ -19,6 +19,10 @@ $(STAMP): pyproject.toml
 report: $(STAMP)
 	$(BIN)/evalkit validate $(FIXTURE)
 	$(BIN)/evalkit report $(FIXTURE) -p probes fixtures/probes --output reports/retrieval-report.html
+	@echo
+	@echo "The report: reports/retrieval-report.html (open it in a browser)."
+	@echo "Next: source .venv/bin/activate, then evalkit --help (or call .venv/bin/evalkit)."
+	@echo "Your own data: README.md, 'Quick start'."
 
 lint: $(STAMP)
 	$(BIN)/ruff check evalkit tests benchmarks

@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 
 import pytest
-from trec_eval_oracle import TEST_DIR
+from trec_eval_oracle import HOW_TO_ENABLE, TEST_DIR
 
 from evalkit.cli.main import main
 from evalkit.formats import read_run
@@ -76,7 +76,7 @@ def _measure(trec: str, rel: int) -> str | None:
 def _expected(name: str) -> list[tuple[str, str, str]]:
     path = TEST_DIR / name
     if not path.is_file():
-        pytest.skip(f"trec_eval 10.0 test files not found at {TEST_DIR}")
+        pytest.skip(f"trec_eval 10.0 test files not found at {TEST_DIR}; {HOW_TO_ENABLE}")
     rows = []
     for line in path.read_text().splitlines():
         trec, query, value = (part.strip() for part in line.split("\t"))
@@ -140,7 +140,7 @@ def test_results_trunc_reads_as_trec_eval_reads_it() -> None:
     # extra words after the run ID (ignored by trec_eval's get_trec_results.c)
     path = TEST_DIR / "results.trunc"
     if not path.is_file():
-        pytest.skip(f"trec_eval 10.0 test files not found at {TEST_DIR}")
+        pytest.skip(f"trec_eval 10.0 test files not found at {TEST_DIR}; {HOW_TO_ENABLE}")
     run = read_run(path, rank=False)
     lines = [line.split() for line in path.read_text().splitlines() if line.strip()]
     assert len(run) == len(lines) == 584

@@ -25,6 +25,10 @@ import pytest
 _BESIDE = Path(__file__).resolve().parents[2] / "shared" / "oracles" / "trec_eval-10.0"
 SOURCE = Path(os.environ.get("TREC_EVAL_10_SOURCE", _BESIDE))
 TEST_DIR = SOURCE / "test"
+HOW_TO_ENABLE = (
+    "set TREC_EVAL_10_SOURCE to a trec_eval 10.0 source folder (the project's copy is "
+    "shared/oracles/trec_eval-10.0 beside the repository) to run the trec_eval oracle tests"
+)
 
 
 @dataclass(frozen=True)
@@ -70,9 +74,12 @@ def trec_eval10(tmp_path_factory: pytest.TempPathFactory) -> TrecEval10:
     """Build trec_eval 10.0 with widened output in a temporary folder (skip if impossible)."""
     compiler = _compiler()
     if not (SOURCE / "Makefile").is_file():
-        pytest.skip(f"trec_eval 10.0 source not found at {SOURCE}")
+        pytest.skip(f"trec_eval 10.0 source not found at {SOURCE}; {HOW_TO_ENABLE}")
     if compiler is None or shutil.which("make") is None:
-        pytest.skip("no C compiler or make: cannot build the trec_eval 10.0 oracle")
+        pytest.skip(
+            "no C compiler or make: cannot build the trec_eval 10.0 oracle; install a C "
+            "compiler and make (Debian: apt-get install build-essential)"
+        )
     folder = tmp_path_factory.mktemp("trec_eval10") / "src"
     shutil.copytree(SOURCE, folder, ignore=shutil.ignore_patterns("test"))
     for name in ("meas_print_single.c", "meas_print_final.c"):
