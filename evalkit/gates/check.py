@@ -260,6 +260,12 @@ def gate_systems(gates: Gates) -> list[str]:
     return list(dict.fromkeys(named))
 
 
+def _hint(did_you_mean: str) -> str:
+    """`` (did you mean 'x'?)`` of a :func:`did_you_mean` text, or ""."""
+    text = did_you_mean.strip()
+    return f" ({text[0].lower()}{text[1:]})" if text else ""
+
+
 def _check_known(
     report: Mapping[str, Any],
     gates: Gates,
@@ -280,7 +286,7 @@ def _check_known(
     if not unknown:
         return
     named = "; ".join(
-        f"{s!r}{did_you_mean(s, choices)}" if safe_id(s) else "(a name not shown)" for s in unknown
+        f"{s!r}{_hint(did_you_mean(s, choices))}" if safe_id(s) else "(a name not shown)" for s in unknown
     )
     raise InputError(
         f"the gates name system(s) that are neither evaluated nor known: {named} (evaluated: "

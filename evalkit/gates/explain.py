@@ -140,9 +140,10 @@ def language_changes(
             for measure in measures
             if change(language, measure) not in (None, change(ALL_LANGUAGES, measure))
         }
+        # every language of the system, so the reader sees where the change is, not only
+        # where it is not
         kept_measures = [m for m in measures if any(d[1] == m for d in differing)]
-        kept_languages = [lang for lang in languages if any(d[0] == lang for d in differing)]
-        for language in [ALL_LANGUAGES, *kept_languages] if differing else []:
+        for language in [ALL_LANGUAGES, *languages] if differing else []:
             for measure in kept_measures:
                 old, new = then[language].get(measure), now[language].get(measure)
                 if old is None or new is None:

@@ -13,7 +13,7 @@ Which function for which output:
   is put after each ``@`` and ``#`` and inside ``://`` and ``www.``, so GitHub neither mentions a
   user, links an issue nor autolinks a URL. :func:`markdown_plain` (and ``markdown_table(...,
   plain=True)``) is for text a person also reads raw, in a CI log: it escapes only the
-  characters that can start Markdown inline markup (``\\ ` * _ [ ] < > | & ~ $``) and, at the
+  characters that can start Markdown inline markup (``\\ ` * _ [ ] < | & ~ $``) and, at the
   start of a line, a block marker (``# + - = >`` or ``1.``/``1)``), so ``RR@10``, ``0.7800``
   and ``q-zh-003`` stay as written; the word joiners go after an ``@`` or ``#`` that has no
   letter or digit before it (``RR@10`` mentions nobody), and inside ``://`` and ``www.``.
@@ -63,7 +63,7 @@ WORD_JOINER: Final = "\u2060"
 _MD_PUNCTUATION: Final = re.compile(r"([!-/:-@\[-`{-~])")  # every ASCII punctuation character
 _LINE_BREAKS: Final = re.compile(r"\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
 _MD_UNLINK: Final = re.compile(r"(?<=[@#])|(?<=:)(?=\\/\\/)|(?<=www)(?=\\\.)", re.IGNORECASE)
-_MD_INLINE: Final = re.compile(r"([\\`*_\[\]<>|&~$])")  # what can open inline markup
+_MD_INLINE: Final = re.compile(r"([\\`*_\[\]<|&~$])")  # what can open inline markup
 _MD_BLOCK_START: Final = re.compile(r"^([ \t]*)([#+=>-]|[0-9]{1,9}[.)])")  # block markers
 _MD_PLAIN_UNLINK: Final = re.compile(  # a mention or issue link needs no word character before
     r"(?<=^[@#])|(?<=[^0-9A-Za-z_][@#])|(?<=:)(?=//)|(?<=www)(?=\.)", re.IGNORECASE
