@@ -19,12 +19,12 @@ from evalkit.errors import InputError, StaleBaselineError
 from evalkit.fixtures import load_fixture
 from evalkit.gates.baseline import changed_definitions, check_baseline_fresh
 from evalkit.gates.check import (
-    gate_headline,
-    gate_outcome,
     NOT_EVALUATED,
     check_gates,
     format_gate_table,
     gate_counts,
+    gate_headline,
+    gate_outcome,
     gates_failed,
     gates_to_report,
 )

@@ -171,7 +171,8 @@ def _gate(args: argparse.Namespace, output: str | None, state: dict[str, Any]) -
     table = format_gate_table(
         results, failed_only=args.failed_only, allow_none_evaluated=args.allow_none_evaluated
     )
-    print(table, end="")
+    *rows, headline = table.splitlines()
+    print("\n".join(rows))
     state["ci_written"] = True  # an error while writing them is not written into them
     _write_gate_ci(
         args,
@@ -184,6 +185,7 @@ def _gate(args: argparse.Namespace, output: str | None, state: dict[str, Any]) -
         left_out=left_out,
         advice=advice,
     )
+    print(headline)  # the verdict last, after the files written
     return 0 if passed else 1
 
 

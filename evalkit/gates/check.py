@@ -286,7 +286,8 @@ def _check_known(
     if not unknown:
         return
     named = "; ".join(
-        f"{s!r}{_hint(did_you_mean(s, choices))}" if safe_id(s) else "(a name not shown)" for s in unknown
+        f"{s!r}{_hint(did_you_mean(s, choices))}" if safe_id(s) else "(a name not shown)"
+        for s in unknown
     )
     raise InputError(
         f"the gates name system(s) that are neither evaluated nor known: {named} (evaluated: "
