@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from cli_runner import run_cli
+from junit10 import junit10_problems
 from junitparser import Error, Failure, JUnitXml, Skipped
 from markdown_it import MarkdownIt
 
@@ -190,6 +191,7 @@ def test_markdown_without_gates_or_changes_says_so(committed: tuple[Any, Any, An
 def test_gate_junit_parses_as_junit(all_failing: Any, tmp_path: pathlib.Path) -> None:
     path = tmp_path / "gates.xml"
     path.write_text(gates_junit(all_failing, suite="synthetic-bilingual-v1"), encoding="utf-8")
+    assert junit10_problems(path.read_text(encoding="utf-8")) == []
     xml = JUnitXml.fromfile(str(path))
     suites = list(xml)
     assert len(suites) == 1
@@ -322,6 +324,7 @@ def test_probes_cli_writes_junit_and_markdown(tmp_path: pathlib.Path) -> None:
     argv += ["--junit", "p.xml", "--markdown", "p.md"]
     code, _, _ = run_cli(argv, tmp_path)
     assert code == 0
+    assert junit10_problems((tmp_path / "p.xml").read_text(encoding="utf-8")) == []
     suite = next(iter(JUnitXml.fromfile(str(tmp_path / "p.xml"))))
     from evalkit.probes import get_target, load_probes
 
