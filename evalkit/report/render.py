@@ -16,8 +16,9 @@ Which function for which output:
   characters that can start Markdown inline markup (``\\ ` * _ [ ] < | & ~ $``) and, at the
   start of a line, a block marker (``# + - = >`` or ``1.``/``1)``), so ``RR@10``, ``0.7800``
   and ``q-zh-003`` stay as written (for GFM renderers: GitHub, GitLab; the notebook's math
-  delimiters are :func:`markdown_text`'s concern); the word joiners go after an ``@`` or ``#`` that has no
-  letter or digit before it (``RR@10`` mentions nobody), and inside ``://`` and ``www.``.
+  delimiters are :func:`markdown_text`'s concern); the word joiners go after an ``@`` or
+  ``#`` that has no letter or digit before it (``RR@10`` mentions nobody), and inside ``://``
+  and ``www.``.
 - **XML** (JUnit reports): :func:`xml_text` for text built by hand, :func:`xml_chars` for a value
   handed to ``xml.etree`` (which escapes itself but writes characters XML 1.0 forbids).
 - **CSV**: :func:`csv_cell` keeps a spreadsheet from reading a cell as a formula.
