@@ -520,8 +520,15 @@ def _shown_safely(node: ast.expr) -> bool:
         return isinstance(first.value, ast.Name) and first.value.id == "plots"
     if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
         # figures (labels through plot_label) and the ablation view (styled() inside)
-        return func.value.id == "plots" or ast.unparse(func) == "report_tables.style_ablation"
+        # and the verdict's coloured changes (styled() inside)
+        return func.value.id == "plots" or ast.unparse(func) in {
+            "report_tables.style_ablation",
+            "verdict_view.style_changes",
+        }
     if isinstance(func, ast.Name) and func.id == "HTML":  # markup of escaped parts only
+        # the verdict badge: fixed words and counts, escaped by verdict_badge itself
+        if first is not None and ast.unparse(first).startswith("verdict_view.verdict_badge("):
+            return True
         return _markdown_text_is_escaped(node)
     return isinstance(func, ast.Name) and func.id in {"styled", "Markdown"}
 
