@@ -477,9 +477,8 @@ _MARKDOWN_MARKS_RE = re.compile(r"[*`#>|]")
 @functools.cache
 def own_text() -> str:
     """evalkit's own shipped text, normalized (module docstring): every ``.py`` file of the
-    package and the report notebook's cells, each as written, with wrapped string literals
-    joined, and without Markdown marks, separated by ``COPY_SEPARATOR``. Built once per
-    process."""
+    package and the report notebook's cells, with wrapped string literals joined and Markdown's
+    marks (``* ` # > |``) removed, separated by ``COPY_SEPARATOR``. Built once per process."""
     package = Path(__file__).resolve().parents[1]
     sources = [path.read_text(encoding="utf-8") for path in sorted(package.rglob("*.py"))]
     if OWN_NOTEBOOK.is_file():
@@ -487,10 +486,10 @@ def own_text() -> str:
         for cell in cells:
             source = cell.get("source", "")
             sources.append("".join(source) if isinstance(source, list) else str(source))
-    forms: list[str] = []
-    for source in sources:
-        joined = _LITERAL_JOIN_RE.sub("", source)
-        forms += [source, joined, _MARKDOWN_MARKS_RE.sub("", joined)]
+    # One form per source: marks removed can only make a needle look unshared (reported as
+    # before), never hide a leak; a form with the quotes of wrapped literals left in would add
+    # only windows holding a quote character.
+    forms = [_MARKDOWN_MARKS_RE.sub("", _LITERAL_JOIN_RE.sub("", source)) for source in sources]
     return COPY_SEPARATOR.join(_normalize(form) for form in forms)
 
 
