@@ -195,7 +195,10 @@ def _run_report(args: argparse.Namespace) -> int:
     parameters = coerce_parameters(pairs, notebook_parameters(notebook))
     try:
         rendered = render_report(
-            parameters, notebook=notebook, allow_unredacted=args.allow_unredacted
+            parameters,
+            notebook=notebook,
+            allow_unredacted=args.allow_unredacted,
+            output=args.output,
         )
     except (LeakError, NotebookError) as error:
         print_error(error)
