@@ -94,7 +94,7 @@ _ABLATION_DTYPES = {
 _COMPARISON_DTYPES = {
     **dict.fromkeys(COMPARISON_COLUMNS, "float64"),
     **dict.fromkeys(("system", "base", "measure", "ci_method", "effect_size_kind"), "str"),
-    **dict.fromkeys(("test", "family"), "str"),
+    **dict.fromkeys(("test", "p_method", "family"), "str"),
     **dict.fromkeys(("n", "df", "wins", "ties", "losses", "family_size"), "int64"),
     "significant": "bool",
 }
