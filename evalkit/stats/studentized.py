@@ -71,9 +71,7 @@ def _interpolated_sf(q: FloatArray, k: int, df: int) -> FloatArray:
     pending = [(float(q[0]), float(q[-1]))]
     while pending:
         low, high = pending.pop()
-        inside = slice(
-            np.searchsorted(q, low, side="left"), np.searchsorted(q, high, side="right")
-        )
+        inside = slice(np.searchsorted(q, low, side="left"), np.searchsorted(q, high, side="right"))
         if inside.stop - inside.start <= DEGREE + 1:  # as cheap to compute them directly
             result[inside] = _scipy_sf(q[inside], k, df)
             continue
