@@ -110,8 +110,9 @@ def test_wilcoxon_large_sample_is_rs_normal_approximation_with_tie_correction() 
 
 
 def test_bca_on_a_constant_difference_is_the_zero_width_interval() -> None:
-    rng = np.random.default_rng(5)
-    base = grid_column(rng, 30, 0.1)
+    # A table on which BCa raised (DegenerateDataWarning) while percentile and t gave (0.1, 0.1)
+    rng = np.random.default_rng(4)
+    base = grid_column(rng, 20, 0.1)
     diffs = (base + 0.1) - base  # 0.1 up to float rounding: not all bit-identical
     assert np.ptp(diffs) > 0.0
     for method in ("bca", "percentile"):
