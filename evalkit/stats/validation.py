@@ -123,7 +123,7 @@ def _closest_measure(name: str, present: Sequence[str]) -> str:
     bare = {_bare(m): m for m in sorted(present, reverse=True)}
     if _bare(name) in bare:
         return f" Did you mean {bare[_bare(name)]!r}?"
-    hint = did_you_mean(name, present)
+    hint = did_you_mean(name, list(present))
     if hint:
         return hint
     close = difflib.get_close_matches(_bare(name), list(bare), n=1, cutoff=0.6)
