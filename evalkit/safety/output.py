@@ -63,6 +63,7 @@ import unicodedata
 from collections.abc import Sequence
 
 from evalkit.errors import InputError, OutputError, UnsafePathError
+from evalkit.safety.interrupts import deferred, record_written
 
 __all__ = [
     "output_path_from_env",
@@ -171,10 +172,12 @@ def write_texts_atomic(
         for destination, (_, data) in zip(destinations, encoded, strict=True):
             _make_parents(destination, root, created)
             temporaries.append(_write_temporary(destination, data))
-        for destination, temporary in zip(destinations, temporaries, strict=True):
-            _recheck(destination, root)
-            os.replace(temporary, destination)
-            _fsync_directory(destination.parent)
+        with deferred():  # a signal waits until every file is in place: pairs stay pairs
+            for destination, temporary in zip(destinations, temporaries, strict=True):
+                _recheck(destination, root)
+                os.replace(temporary, destination)
+                record_written()
+                _fsync_directory(destination.parent)
     except BaseException as error:
         for temporary in temporaries:
             temporary.unlink(missing_ok=True)
