@@ -30,6 +30,7 @@ __all__ = [
     "handle_signals",
     "raise_if_cancelled",
     "record_written",
+    "reraise_if_interrupted",
     "written",
 ]
 
@@ -72,8 +73,16 @@ def raise_if_cancelled() -> None:
         raise WorkerInterrupted(signal.SIGTERM)
 
 
+def reraise_if_interrupted() -> None:
+    """Raise :class:`Interrupted` again when a signal came: for code whose library turned the
+    first one into another error (an event loop's ``RuntimeError``)."""
+    if _CANCELLED.is_set() and _OWNER and os.getpid() == _OWNER[-1]:
+        raise Interrupted(_STATE.get("signum") or signal.SIGINT)
+
+
 def _handler(signum: int, frame: FrameType | None) -> None:
     _CANCELLED.set()
+    _STATE["signum"] = signum
     if _OWNER and os.getpid() != _OWNER[-1]:
         raise WorkerInterrupted(signum)
     if _STATE["deferring"]:

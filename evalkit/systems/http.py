@@ -523,7 +523,7 @@ class HttpRetriever(BaseRetriever):
             except _Stop as stop:
                 if stop.why == "cancelled":
                     raise self._fail(query, "stopped by a signal") from None
-                problem = f"no complete response within {config.timeout_s:g} s (timeout)"
+                problem = f"no response within {config.timeout_s:g} s (timeout)"
                 if time.monotonic() >= call_ends:
                     break
                 wait = None
