@@ -38,6 +38,7 @@ Rules:
 
 from __future__ import annotations
 
+import errno
 import functools
 import json
 import os
@@ -56,7 +57,7 @@ import yaml
 from pydantic import TypeAdapter, ValidationError
 from tqdm import tqdm
 
-from evalkit.errors import InputError
+from evalkit.errors import InputError, OutputError
 from evalkit.fixtures.chunking import ChunkingPolicy, chunk_ids, chunk_offsets, spans_in_chunk
 from evalkit.fixtures.columnar import arrow_schema
 from evalkit.fixtures.locate import locate_span
@@ -413,15 +414,23 @@ def import_collection(
         )
         target.rmdir()
         staging.rename(target)
-    except BaseException:
+    except BaseException as error:
         if staging is not None:
             shutil.rmtree(staging, ignore_errors=True)
         for directory in created:  # leave nothing behind that was not there before
             if directory.is_dir() and not any(directory.iterdir()):
                 directory.rmdir()
+        if isinstance(error, OSError) and error.errno in _WRITE_ERRNOS:  # a full disk
+            raise OutputError(
+                f"import: cannot write the fixture ({error.strerror or type(error).__name__}); "
+                "nothing was written; expected a writable folder with free space"
+            ) from None
         raise
     return summary
 
+
+#: Errors of writing (not of reading a source): no space, quota, read-only, too large, I/O.
+_WRITE_ERRNOS: Final = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG, errno.EIO})
 
 _META_RULES: Final = (
     ("id", ObjectId, "an ID such as 'my-corpus-v1' (--id)"),
