@@ -241,6 +241,13 @@ def _strict_loader(base: type[yaml.SafeLoader]) -> type[yaml.SafeLoader]:
         data), with integer literals bounded by ``MAX_INT_DIGITS``."""
 
         def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+            if isinstance(node, yaml.ScalarNode) and len(node.value) > MAX_SCALAR_CHARS:
+                raise yaml.constructor.ConstructorError(
+                    None,
+                    None,
+                    f"a value longer than {MAX_SCALAR_CHARS} characters",
+                    node.start_mark,
+                )
             if node in self.constructed_objects:
                 raise yaml.constructor.ConstructorError(
                     None,
@@ -439,6 +446,8 @@ def _build_from_events(loader: yaml.SafeLoader) -> Any:
             if event.anchor is not None or event.tag is not None:
                 raise _Located
             value: Any = event.value
+            if len(value) > MAX_SCALAR_CHARS:
+                raise _Located  # the located loader refuses it at its line
             if event.implicit[0]:
                 resolvers = implicit.get(value[:1])
                 if resolvers:
