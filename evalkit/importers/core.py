@@ -73,6 +73,7 @@ from evalkit.fixtures.schema import (
     Version,
 )
 from evalkit.safety.artifacts import check_output
+from evalkit.safety.interrupts import deferred
 from evalkit.safety.output import shown_path
 
 __all__ = [
@@ -378,7 +379,8 @@ def import_collection(
             if judgment.answers or judgment.spans:
                 answers_needed.add(judgment.document_id)
         judged_documents = {j.document_id for js in by_query.values() for j in js}
-        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+        with deferred():  # no signal between the folder's creation and its being known
+            staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
         languages: set[str] = set()
         judged = _write_documents(
             documents,

@@ -169,10 +169,12 @@ def write_texts_atomic(
     created: list[pathlib.Path] = []
     temporaries: list[pathlib.Path] = []
     try:
-        for destination, (_, data) in zip(destinations, encoded, strict=True):
-            _make_parents(destination, root, created)
-            temporaries.append(_write_temporary(destination, data))
-        with deferred():  # a signal waits until every file is in place: pairs stay pairs
+        # A signal waits until every file is in place (pairs stay pairs) or the write failed:
+        # none falls between a temporary file's creation and its being listed for removal.
+        with deferred():
+            for destination, (_, data) in zip(destinations, encoded, strict=True):
+                _make_parents(destination, root, created)
+                temporaries.append(_write_temporary(destination, data))
             for destination, temporary in zip(destinations, temporaries, strict=True):
                 _recheck(destination, root)
                 os.replace(temporary, destination)
