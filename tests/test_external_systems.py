@@ -428,7 +428,8 @@ def test_a_truncated_response_is_a_network_error(fixture: Fixture, service: type
     service.mode = "truncated"
     system = HttpRetriever("my-svc", config=HttpConfig(retries=1, backoff_s=0.0))
     message = failure(system, fixture, service)
-    assert "network error (IncompleteRead) after 2 attempt(s)" in message
+    # httpx names a body cut short RemoteProtocolError (urllib: IncompleteRead)
+    assert "network error (RemoteProtocolError) after 2 attempt(s)" in message
 
 
 def test_a_timeout_is_reported(fixture: Fixture, service: type[Service]) -> None:

@@ -23,6 +23,7 @@ from evalkit.cli.measures import _add_trec_eval
 from evalkit.cli.probes import _add_probes
 from evalkit.cli.scan import _add_scan
 from evalkit.errors import EvalkitError, LeakError, SystemFailedError
+from evalkit.safety.interrupts import Interrupted, handle_signals, written
 
 __all__ = ["main"]
 
@@ -58,17 +59,36 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit code."""
+    """Run the command line; returns the exit code.
+
+    SIGINT and SIGTERM unwind the command (:mod:`evalkit.safety.interrupts`): everything it
+    made is removed on the way, and it ends with one line and exit code 130 or 143, never a
+    traceback. An output a command had already written is complete (every write is atomic),
+    and the command's own lines said so before the signal came.
+    """
     parser, handlers = build_parser()
     args = parser.parse_args(argv)
     try:
-        return handlers[args.command](args)
+        with handle_signals():
+            return handlers[args.command](args)
+    except Interrupted as stop:
+        print(f"evalkit: interrupted ({stop}); {_written()}", file=sys.stderr)
+        return stop.exit_code
     except (LeakError, SystemFailedError) as error:  # a failed check or evaluation, not usage
         print_error(error)
         return 1
     except EvalkitError as error:
         print_error(error)
         return 2
+
+
+def _written() -> str:
+    """What an interrupted command left: nothing, or the files it had put in place (complete:
+    every write is atomic), which its own lines above named."""
+    count = written()
+    if not count:
+        return "nothing was written"
+    return f"{count} file(s) were written before it (complete), nothing else"
 
 
 def console() -> int:

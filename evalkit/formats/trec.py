@@ -31,7 +31,12 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from evalkit.errors import FormatError, InputError
-from evalkit.safety.inputs import InputFileError, check_regular_file, read_input_bytes
+from evalkit.safety.inputs import (
+    InputFileError,
+    check_line_lengths,
+    check_regular_file,
+    read_input_bytes,
+)
 
 __all__ = ["read_qrels", "read_run", "stream_run", "write_qrels", "write_run"]
 
@@ -258,6 +263,7 @@ def _read(
 
 def _load_bytes(path: Path) -> bytes:
     try:
+        check_line_lengths(path)  # one huge line: an error at bounded memory, not a 2 GB read
         data = read_input_bytes(path)
     except InputFileError as error:
         raise FormatError(error.reason, file=str(path)) from None

@@ -59,7 +59,12 @@ from evalkit.run.report_json import ALL_LANGUAGES
 from evalkit.safety.inputs import InputFileError, read_input_bytes
 from evalkit.safety.names import name_problem, safe_id
 from evalkit.safety.output import shown_path
-from evalkit.safety.yamlio import compose_and_load, duplicate_keys, syntax_problem
+from evalkit.safety.yamlio import (
+    MAX_SMALL_YAML_BYTES,
+    compose_and_load,
+    duplicate_keys,
+    syntax_problem,
+)
 
 __all__ = [
     "DEFAULT_TOLERANCE",
@@ -280,7 +285,7 @@ def load_gates(path: str | os.PathLike[str]) -> Gates:
     name = file.name if safe_id(file.name) else "gates file"
     source = f"gates file {shown_path(path)}"
     try:
-        text = read_input_bytes(file).decode("utf-8")
+        text = read_input_bytes(file, max_bytes=MAX_SMALL_YAML_BYTES).decode("utf-8")
     except InputFileError as error:
         missing = error.reason == "does not exist"
         message = "file not found; create it (see fixtures/README.md)" if missing else error.reason

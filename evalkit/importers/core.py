@@ -50,6 +50,7 @@ Rules:
 
 from __future__ import annotations
 
+import errno
 import functools
 import json
 import os
@@ -68,7 +69,7 @@ import yaml
 from pydantic import TypeAdapter, ValidationError
 from tqdm import tqdm
 
-from evalkit.errors import InputError
+from evalkit.errors import InputError, OutputError
 from evalkit.fixtures.chunking import ChunkingPolicy, chunk_ids, chunk_offsets, spans_in_chunk
 from evalkit.fixtures.columnar import arrow_schema
 from evalkit.fixtures.locate import locate_span
@@ -86,6 +87,7 @@ from evalkit.fixtures.schema import (
 )
 from evalkit.importers.grades import check_grades
 from evalkit.safety.artifacts import check_output, write_artifact
+from evalkit.safety.interrupts import deferred
 from evalkit.safety.output import shown_path
 from evalkit.safety.sensitive import SENSITIVE_KINDS
 
@@ -414,7 +416,8 @@ def import_collection(
                 answers_needed.add(judgment.document_id)
         check_grades(j.grade for js in by_query.values() for j in js)
         judged_documents = {j.document_id for js in by_query.values() for j in js}
-        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+        with deferred():  # no signal between the folder's creation and its being known
+            staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
         languages: set[str] = set()
         judged = _write_documents(
             documents,
@@ -460,15 +463,23 @@ def import_collection(
             summary.dropped_file = shown_path(dropped)
         target.rmdir()
         staging.rename(target)
-    except BaseException:
+    except BaseException as error:
         if staging is not None:
             shutil.rmtree(staging, ignore_errors=True)
         for directory in created:  # leave nothing behind that was not there before
             if directory.is_dir() and not any(directory.iterdir()):
                 directory.rmdir()
+        if isinstance(error, OSError) and error.errno in _WRITE_ERRNOS:  # a full disk
+            raise OutputError(
+                f"import: cannot write the fixture ({error.strerror or type(error).__name__}); "
+                "nothing was written; expected a writable folder with free space"
+            ) from None
         raise
     return summary
 
+
+#: Errors of writing (not of reading a source): no space, quota, read-only, too large, I/O.
+_WRITE_ERRNOS: Final = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG, errno.EIO})
 
 _META_RULES: Final = (
     ("id", ObjectId, "an ID such as 'my-corpus-v1' (--id)"),

@@ -30,7 +30,12 @@ from pydantic import (
 from evalkit.errors import ProbeError, Problem, RepeatedSymbolWarning
 from evalkit.registry import did_you_mean
 from evalkit.safety.inputs import MAX_DEPTH, InputFileError, read_input_bytes
-from evalkit.safety.yamlio import compose_and_load, duplicate_keys, syntax_problem
+from evalkit.safety.yamlio import (
+    MAX_SMALL_YAML_BYTES,
+    compose_and_load,
+    duplicate_keys,
+    syntax_problem,
+)
 
 __all__ = ["ArgValue", "Expected", "Probe", "ProbeCall", "Scoring", "load_probes"]
 
@@ -187,7 +192,7 @@ def _probes_in_file(
     """Yield (``file:line``, probe) for every valid probe; append problems for the rest."""
     name = path.name
     try:
-        text = read_input_bytes(path).decode("utf-8")
+        text = read_input_bytes(path, max_bytes=MAX_SMALL_YAML_BYTES).decode("utf-8")
     except InputFileError as error:
         problems.append(Problem(name, "", "", error.reason))
         return

@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import sys
@@ -32,6 +33,7 @@ from traitlets import DottedObjectName, Type, default
 
 from evalkit.errors import NotebookError
 from evalkit.report.parameters import _display, _read_notebook
+from evalkit.safety.interrupts import reraise_if_interrupted
 
 __all__ = ["KERNEL_NAME", "execute_notebook"]
 
@@ -235,8 +237,18 @@ def _stop_kernel(manager: _InterpreterKernelManager) -> None:
     """Shut down a kernel of :func:`_start_kernel` that no notebook ran on."""
     from jupyter_core.utils import run_sync
 
-    if manager.has_kernel:
+    if not manager.has_kernel:
+        return
+    try:
         run_sync(manager.shutdown_kernel)(now=True)  # cleans its connection files up too
+    except Exception:  # its event loop broken by SIGINT/SIGTERM: kill it, remove its files
+        process = getattr(manager.provisioner, "process", None)
+        with contextlib.suppress(Exception):
+            process.kill()  # type: ignore[union-attr]
+        with contextlib.suppress(Exception):
+            manager.cleanup_resources()
+        reraise_if_interrupted()
+        raise
 
 
 @functools.cache
@@ -332,12 +344,14 @@ def execute_notebook(
             **engine,
         )
     except PapermillExecutionError as error:
+        reraise_if_interrupted()  # the kernel got the terminal's SIGINT too
         raise NotebookError(
             f"notebook {name!r}: cell {error.cell_index} raised {error.ename}; the message is "
             "not shown because it may quote fixture text. Open the notebook in JupyterLab with "
             "the same parameters to see it."
         ) from None
     except Exception as error:
+        reraise_if_interrupted()  # papermill's event loop turned SIGINT/SIGTERM into an error
         raise NotebookError(
             f"notebook {name!r} could not be executed ({type(error).__name__}); check that "
             "ipykernel is installed in this environment and the notebook runs in JupyterLab"

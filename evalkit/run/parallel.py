@@ -16,15 +16,18 @@ macOS); elsewhere ``workers`` is ignored.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
-from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from typing import TYPE_CHECKING
+import time
+from collections.abc import Iterable, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from typing import TYPE_CHECKING, Final
 
 from tqdm import tqdm
 
 from evalkit.forking import fork_available
 from evalkit.run.systems_run import SystemsRun, combine_runs, run_one_system
+from evalkit.safety.interrupts import raise_if_cancelled
 
 if TYPE_CHECKING:
     from evalkit.fixtures import Fixture
@@ -32,6 +35,9 @@ if TYPE_CHECKING:
 
 __all__ = ["fork_available", "run_repeats"]
 
+
+#: Seconds a worker has to unwind after SIGTERM before it is killed.
+_STOP_S: Final = 10.0
 
 #: What the forked workers inherit: the fixture and the specs (set only while the pool runs).
 _INHERITED: tuple[Fixture, Sequence[str | Retriever]] | None = None
@@ -62,14 +68,18 @@ def run_repeats(  # noqa: PLR0917 - evaluate's own arguments, in its order
             futures = {
                 task: pool.submit(_run_task, task[1], k, task[0], concurrency) for task in tasks
             }
-            with tqdm(
-                total=len(tasks), desc="systems x repeats", unit="task", disable=not progress
-            ) as bar:
-                for done in as_completed(futures.values()):
-                    bar.update(1)
-                    if done.exception() is not None:  # the tasks not begun are not run
-                        for future in futures.values():
-                            future.cancel()
+            try:
+                with tqdm(
+                    total=len(tasks), desc="systems x repeats", unit="task", disable=not progress
+                ) as bar:
+                    for done in as_completed(futures.values()):
+                        bar.update(1)
+                        if done.exception() is not None:  # the tasks not begun are not run
+                            for future in futures.values():
+                                future.cancel()
+            except BaseException:  # SIGINT/SIGTERM: the workers unwind too, removing their stores
+                _stop_workers(pool, futures.values())
+                raise
             failed = sorted(t for t, f in futures.items() if not f.cancelled() and f.exception())
             if failed:  # the first error in serial order: (repeat, system) tasks sort that way
                 futures[failed[0]].result()
@@ -82,8 +92,28 @@ def run_repeats(  # noqa: PLR0917 - evaluate's own arguments, in its order
     return runs
 
 
+def _stop_workers(pool: ProcessPoolExecutor, futures: Iterable[Future[SystemsRun]]) -> None:
+    """Cancel the tasks not begun and send SIGTERM to the workers: each unwinds its task
+    (:class:`~evalkit.safety.interrupts.WorkerInterrupted`), removing its temporary store,
+    and the pool's shutdown then waits for that. A worker still alive after
+    :data:`_STOP_S` seconds is killed."""
+    for future in futures:
+        future.cancel()
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)  # an idle worker gets its stop sentinel
+    for process in processes:
+        with contextlib.suppress(OSError, ValueError):
+            process.terminate()
+    ends = time.monotonic() + _STOP_S
+    for process in processes:
+        process.join(max(0.0, ends - time.monotonic()))
+        if process.is_alive():
+            process.kill()
+
+
 def _run_task(position: int, k: int, repeat: int, concurrency: int) -> SystemsRun:
     """In a worker: the system at ``position`` (0-based) through ``evaluate``'s own loop."""
+    raise_if_cancelled()  # a task queued before a signal reached this worker is not begun
     if _INHERITED is None:  # pragma: no cover - only a non-forked worker could get here
         raise RuntimeError("evalkit.run.parallel: the worker did not inherit the evaluation")
     fixture, specs = _INHERITED

@@ -11,22 +11,30 @@ each reader turns it into its own error class, naming the file.
 
 from __future__ import annotations
 
+import contextlib
+import gzip
 import json
 import os
 import re
 import stat
+import zlib
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, BinaryIO, Final
 
 from evalkit.errors import InputError
 
 __all__ = [
     "MAX_DEPTH",
+    "MAX_LINE_BYTES",
     "InputFileError",
+    "check_line_lengths",
     "check_regular_file",
     "find_input",
     "json_depth_error",
     "load_json",
+    "long_line",
+    "open_input",
     "read_input_bytes",
 ]
 
@@ -81,12 +89,31 @@ def check_regular_file(path: str | os.PathLike[str]) -> None:
         raise InputFileError(problem)
 
 
-def read_input_bytes(path: str | os.PathLike[str]) -> bytes:
-    """The bytes of the regular file ``path``; :class:`InputFileError` otherwise.
+def read_input_bytes(path: str | os.PathLike[str], *, max_bytes: int | None = None) -> bytes:
+    """The bytes of the regular file ``path``; :class:`InputFileError` otherwise, or when it
+    holds more than ``max_bytes`` (read no further than that).
 
     The file is opened non-blocking and checked with ``fstat`` on the open descriptor, so a
     FIFO with no writer never blocks the open and is refused like a directory or a device.
     """
+    with open_input(path) as handle:
+        try:
+            data = handle.read() if max_bytes is None else handle.read(max_bytes + 1)
+        except OSError as error:
+            raise InputFileError(_os_reason(error)) from None
+    if max_bytes is not None and len(data) > max_bytes:
+        raise InputFileError(
+            f"is larger than {max_bytes} bytes, more than a file of its kind holds; check "
+            "that it is the right file"
+        )
+    return data
+
+
+@contextlib.contextmanager
+def open_input(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
+    """The regular file ``path`` open for reading in binary (streamed reads); the one check
+    of every file a user names: :class:`InputFileError` for a FIFO, a device, a directory, a
+    socket, a missing or unreadable file. The open never blocks (``O_NONBLOCK``)."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
     try:
         fd = os.open(path, flags)
@@ -96,14 +123,59 @@ def read_input_bytes(path: str | os.PathLike[str]) -> bytes:
         problem = _kind_problem(os.fstat(fd).st_mode)
         if problem is not None:
             raise InputFileError(problem)
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            return handle.read()
+        handle = os.fdopen(fd, "rb")
     except InputFileError:
+        os.close(fd)
         raise
     except OSError as error:
-        raise InputFileError(_os_reason(error)) from None
-    finally:
         os.close(fd)
+        raise InputFileError(_os_reason(error)) from None
+    with handle:
+        yield handle
+
+
+#: Longest line (bytes) of a line-based input file (TREC qrels and runs, JSONL runs): a run
+#: line is under 200 bytes; a JSON Lines record with text stays far below it.
+MAX_LINE_BYTES: Final = 1 << 20
+
+_BLOCK: Final = 1 << 20
+
+
+def long_line(handle: BinaryIO, limit: int = MAX_LINE_BYTES) -> int | None:
+    """The 1-based number of the first line of ``handle`` longer than ``limit`` bytes, or None;
+    reads ``handle`` to its end in 1 MiB blocks (memory bounded by the block and the limit)."""
+    line, length = 1, 0
+    while block := handle.read(_BLOCK):
+        start = 0
+        while (end := block.find(b"\n", start)) >= 0:
+            if length + end - start > limit:
+                return line
+            line, length, start = line + 1, 0, end + 1
+        length += len(block) - start
+        if length > limit:
+            return line
+    return None
+
+
+def check_line_lengths(path: str | os.PathLike[str], limit: int = MAX_LINE_BYTES) -> None:
+    """Raise :class:`InputFileError` naming the first line of the regular file ``path`` longer
+    than ``limit`` bytes (gzip files are checked after decompression)."""
+    with open_input(path) as handle:
+        compressed = handle.read(2) == b"\x1f\x8b"
+        handle.seek(0)
+        try:
+            if compressed:
+                with gzip.open(handle) as unpacked:
+                    number = long_line(unpacked, limit)  # type: ignore[arg-type]
+            else:
+                number = long_line(handle, limit)
+        except (OSError, EOFError, zlib.error):
+            return  # not valid gzip: the reader reports it
+    if number is not None:
+        raise InputFileError(
+            f"line {number} is longer than {limit} bytes (the longest line accepted); "
+            "check that the file has one record per line"
+        )
 
 
 _STRING: Final = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)

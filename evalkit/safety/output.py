@@ -63,6 +63,7 @@ import unicodedata
 from collections.abc import Sequence
 
 from evalkit.errors import InputError, OutputError, UnsafePathError
+from evalkit.safety.interrupts import deferred, record_written
 
 __all__ = [
     "output_path_from_env",
@@ -168,13 +169,17 @@ def write_texts_atomic(
     created: list[pathlib.Path] = []
     temporaries: list[pathlib.Path] = []
     try:
-        for destination, (_, data) in zip(destinations, encoded, strict=True):
-            _make_parents(destination, root, created)
-            temporaries.append(_write_temporary(destination, data))
-        for destination, temporary in zip(destinations, temporaries, strict=True):
-            _recheck(destination, root)
-            os.replace(temporary, destination)
-            _fsync_directory(destination.parent)
+        # A signal waits until every file is in place (pairs stay pairs) or the write failed:
+        # none falls between a temporary file's creation and its being listed for removal.
+        with deferred():
+            for destination, (_, data) in zip(destinations, encoded, strict=True):
+                _make_parents(destination, root, created)
+                temporaries.append(_write_temporary(destination, data))
+            for destination, temporary in zip(destinations, temporaries, strict=True):
+                _recheck(destination, root)
+                os.replace(temporary, destination)
+                record_written()
+                _fsync_directory(destination.parent)
     except BaseException as error:
         for temporary in temporaries:
             temporary.unlink(missing_ok=True)

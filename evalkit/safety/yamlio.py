@@ -25,6 +25,7 @@ multi-line strings as literal blocks and :class:`FlowList` inline.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
@@ -45,23 +46,27 @@ from yaml.events import (
 
 from evalkit import forking
 from evalkit.errors import Problem
-from evalkit.safety.inputs import MAX_DEPTH
+from evalkit.safety.inputs import MAX_DEPTH, InputFileError, read_input_bytes
 
 if TYPE_CHECKING:
     from evalkit.forking import ForkedCall
 
 __all__ = [
     "MAX_INT_DIGITS",
+    "MAX_SCALAR_CHARS",
+    "MAX_SMALL_YAML_BYTES",
     "SPLIT_FROM",
     "FlowList",
     "SplitItems",
     "StrictLoader",
+    "YamlFileError",
     "bounded_int",
     "compose_and_load",
     "dump_yaml",
     "duplicate_keys",
     "load_strict",
     "load_strict_shallow",
+    "read_yaml_file",
     "split_items",
     "syntax_problem",
     "yaml_error_place",
@@ -82,21 +87,39 @@ def bounded_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
     return int(yaml.SafeLoader.construct_yaml_int(loader, node))
 
 
+#: Longest scalar (characters) in any YAML file evalkit reads: a chunk's text is a few
+#: thousand characters; a whole book as one chunk is about 1 MB.
+MAX_SCALAR_CHARS: Final = 10_000_000
+
+#: Largest small YAML file (gates, probes, HTTP config), in bytes: they hold tens of lines.
+MAX_SMALL_YAML_BYTES: Final = 10_000_000
+
+_NO_ALIASES: Final = (
+    "anchors and aliases (&name, *name) are not allowed (a few lines of them can stand for "
+    "billions of values); write the value out"
+)
+
+
 class _DepthLimitedLoader(yaml.SafeLoader):
-    """The safe loader, refusing collections nested deeper than ``MAX_DEPTH``."""
+    """The safe loader, refusing anchors and aliases, collections nested deeper than
+    ``MAX_DEPTH`` and scalars longer than ``MAX_SCALAR_CHARS``, where it meets them (so a
+    billion-laughs file fails at its first anchor, in constant time)."""
 
     _depth = 0
 
     def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
         self._depth += 1
         try:
+            event = self.peek_event()  # type: ignore[no-untyped-call]
+            problem = None
             if self._depth > MAX_DEPTH:
-                raise yaml.composer.ComposerError(
-                    None,
-                    None,
-                    f"nested more than {MAX_DEPTH} levels deep",
-                    self.peek_event().start_mark,  # type: ignore[no-untyped-call]
-                )
+                problem = f"nested more than {MAX_DEPTH} levels deep"
+            elif isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
+                problem = _NO_ALIASES
+            elif isinstance(event, ScalarEvent) and len(event.value) > MAX_SCALAR_CHARS:
+                problem = f"a value longer than {MAX_SCALAR_CHARS} characters"
+            if problem is not None:
+                raise yaml.composer.ComposerError(None, None, problem, event.start_mark)
             return super().compose_node(parent, index)
         finally:
             self._depth -= 1
@@ -106,7 +129,8 @@ _DepthLimitedLoader.add_constructor("tag:yaml.org,2002:int", bounded_int)
 
 
 def compose_and_load(text: str) -> tuple[yaml.Node | None, Any]:
-    """``(node tree, data)`` of ``text`` with the safe loader; raises ``yaml.YAMLError``."""
+    """``(node tree, data)`` of ``text`` with the safe loader (no anchors or aliases, depth and
+    scalars bounded); raises ``yaml.YAMLError``."""
     loader = _DepthLimitedLoader(text)
     try:
         node = loader.get_single_node()
@@ -161,6 +185,36 @@ def syntax_problem(error: yaml.YAMLError, name: str) -> Problem:
     )
 
 
+class YamlFileError(ValueError):
+    """A small YAML file cannot be read: ``reason`` says why and where (``line L, column C``),
+    never the file's content or path."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(reason)
+
+
+def read_yaml_file(path: str | os.PathLike[str], *, max_bytes: int = MAX_SMALL_YAML_BYTES) -> Any:
+    """The data of a small YAML file (a config): a regular file of at most ``max_bytes``,
+    UTF-8, one document without anchors, aliases or repeated keys, nested at most
+    ``MAX_DEPTH`` levels. Raises :class:`YamlFileError`, never a parser's traceback."""
+    try:
+        text = read_input_bytes(path, max_bytes=max_bytes).decode("utf-8")
+    except InputFileError as error:
+        raise YamlFileError(error.reason) from None
+    except UnicodeDecodeError as error:
+        raise YamlFileError(f"is not UTF-8 (byte {error.start}); save it as UTF-8") from None
+    try:
+        node, data = compose_and_load(text)
+    except yaml.YAMLError as error:
+        mark, detail = yaml_error_place(error)
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        raise YamlFileError(f"is not valid YAML ({where}{detail}); fix the syntax") from None
+    for line, _ in duplicate_keys(node):
+        raise YamlFileError(f"line {line}: repeats a mapping key; keep one")
+    return data
+
+
 def duplicate_keys(node: yaml.Node | None) -> Iterator[tuple[int, str]]:
     """(1-based line, key) of every key repeated within one mapping, anywhere in the tree."""
     if isinstance(node, yaml.MappingNode):
@@ -187,6 +241,13 @@ def _strict_loader(base: type[yaml.SafeLoader]) -> type[yaml.SafeLoader]:
         data), with integer literals bounded by ``MAX_INT_DIGITS``."""
 
         def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+            if isinstance(node, yaml.ScalarNode) and len(node.value) > MAX_SCALAR_CHARS:
+                raise yaml.constructor.ConstructorError(
+                    None,
+                    None,
+                    f"a value longer than {MAX_SCALAR_CHARS} characters",
+                    node.start_mark,
+                )
             if node in self.constructed_objects:
                 raise yaml.constructor.ConstructorError(
                     None,
@@ -385,6 +446,8 @@ def _build_from_events(loader: yaml.SafeLoader) -> Any:
             if event.anchor is not None or event.tag is not None:
                 raise _Located
             value: Any = event.value
+            if len(value) > MAX_SCALAR_CHARS:
+                raise _Located  # the located loader refuses it at its line
             if event.implicit[0]:
                 resolvers = implicit.get(value[:1])
                 if resolvers:

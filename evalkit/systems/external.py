@@ -16,19 +16,9 @@ retrieval service (``http:NAME``). Both are accepted wherever a system name is.
     IDs; a fixture query absent from the run returned nothing, and :meth:`RunFileRetriever.notes`
     counts those queries.
 
-``http:NAME`` (:class:`HttpRetriever`)
-    The URL comes only from the environment variable ``EVALKIT_HTTP_<NAME>_URL`` (NAME
-    upper-cased, ``-`` -> ``_``); it never reaches a report, a log line or an error message.
-    An optional YAML config (path in ``EVALKIT_HTTP_<NAME>_CONFIG``, fields of
-    :class:`HttpConfig`) sets the request and response shapes with JSON pointers (RFC 6901),
-    the timeout, retries, backoff and a concurrency limit. Default request: ``POST`` of
-    ``{"query": TEXT, "k": K, "language": LANG, "query_id": ID}``; default response
-    ``{"hits": [{"chunk_id": ID, "score": NUMBER}, ...]}``. Connection errors, timeouts, HTTP
-    429 and 5xx are retried up to ``retries`` times, waiting ``backoff_s * 2**attempt``
-    seconds; other HTTP errors and malformed JSON are not. Every failure is an
-    :class:`ExternalSystemError` naming the system and the query ID (never the URL or the
-    response body). ``concurrent_searches = True``: ``evaluate(concurrency=N)`` sends up to N
-    requests at once (at most ``max_concurrency`` of the config).
+``http:NAME`` (:class:`~evalkit.systems.http.HttpRetriever`)
+    A live retrieval service: :mod:`evalkit.systems.http` (its URL, config, timeouts,
+    redirects and limits). Its names are re-exported here.
 """
 
 from __future__ import annotations
@@ -36,25 +26,24 @@ from __future__ import annotations
 import codecs
 import gzip
 import hashlib
-import http.client
 import json
 import math
 import os
 import re
-import threading
-import time
-import urllib.error
-import urllib.request
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any, Final
+from typing import Any, Final
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
-from evalkit.errors import EvalkitError, FormatError, InputError
-from evalkit.safety.canonical import canonical_hash
+from evalkit.errors import FormatError, InputError
+from evalkit.safety.inputs import InputFileError, check_line_lengths, read_input_bytes
 from evalkit.safety.names import check_name
+from evalkit.systems.http import (
+    HTTP_PREFIX,
+    ExternalSystemError,
+    HttpConfig,
+    HttpRetriever,
+    http_env_name,
+)
 from evalkit.systems.protocol import BaseRetriever, ChunkLike, Hit, QueryLike
 
 __all__ = [
@@ -71,15 +60,9 @@ __all__ = [
 ]
 
 RUN_PREFIX: Final = "run:"
-HTTP_PREFIX: Final = "http:"
-_NAME_RE: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _UNSAFE_NAME_CHARS: Final = re.compile(r"[^A-Za-z0-9._-]+")
 _RUN_SUFFIXES: Final = (".gz", ".trec", ".run", ".txt", ".tsv", ".jsonl", ".ndjson", ".json")
 _LISTED: Final = 20
-
-
-class ExternalSystemError(EvalkitError, RuntimeError):
-    """An external system (HTTP service) failed; names the system and query ID only."""
 
 
 def is_external_spec(spec: object) -> bool:
@@ -148,16 +131,15 @@ def read_run_hits(path: str | os.PathLike[str], *, system: str = "run") -> dict[
     path or the file's content) when the file is unreadable or malformed."""
     file = Path(path)
     try:
-        data = file.read_bytes()
-    except FileNotFoundError:
-        raise InputError(
-            f"run system {system!r}: the run file does not exist; give 'run:PATH' with the path "
-            "of a TREC or JSONL run file"
-        ) from None
-    except OSError as error:
-        raise InputError(
-            f"run system {system!r}: the run file cannot be read ({type(error).__name__})"
-        ) from None
+        check_line_lengths(file)  # a regular file (no FIFO, no device), no line over 1 MiB
+        data = read_input_bytes(file)
+    except InputFileError as error:
+        if error.reason == "does not exist":
+            raise InputError(
+                f"run system {system!r}: the run file does not exist; give 'run:PATH' with the "
+                "path of a TREC or JSONL run file"
+            ) from None
+        raise InputError(f"run system {system!r}: the run file {error.reason}") from None
     if data[:2] == b"\x1f\x8b":
         try:
             data = gzip.decompress(data)
@@ -318,242 +300,3 @@ class RunFileRetriever(BaseRetriever):
 
     def search(self, query: QueryLike, k: int) -> list[Hit]:
         return self._hits.get(query.id, [])[:k]
-
-
-# --- HTTP services ----------------------------------------------------------------------------
-
-
-def http_env_name(name: str, what: str = "URL") -> str:
-    """``EVALKIT_HTTP_<NAME>_<what>``: NAME upper-cased, ``-`` (and ``.``) -> ``_``."""
-    return f"EVALKIT_HTTP_{name.upper().replace('-', '_').replace('.', '_')}_{what}"
-
-
-Pointer = Annotated[str, Field(pattern=r"^(/([^~/]|~[01])*)*$")]
-
-
-class HttpConfig(BaseModel):
-    """Request/response shapes and call policy of an ``http:`` system (YAML keys alike).
-
-    - ``request``: JSON pointer -> field, where field is one of ``query``, ``k``,
-      ``language``, ``query_id``; the body is built by setting each pointer.
-    - ``hits``: pointer to the list of hits in the response; ``chunk_id`` and ``score``:
-      pointers inside one hit.
-    - ``headers_from_env``: header name -> environment variable holding its value (for a
-      token; the value is never written anywhere).
-    """
-
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, hide_input_in_errors=True)
-
-    method: Annotated[str, Field(pattern=r"^(POST|PUT)$")] = "POST"
-    request: dict[Pointer, Annotated[str, Field(pattern=r"^(query|k|language|query_id)$")]] = Field(
-        default_factory=lambda: {
-            "/query": "query",
-            "/k": "k",
-            "/language": "language",
-            "/query_id": "query_id",
-        }
-    )
-    hits: Pointer = "/hits"
-    chunk_id: Pointer = "/chunk_id"
-    score: Pointer = "/score"
-    timeout_s: Annotated[float, Field(gt=0, le=600, allow_inf_nan=False)] = 30.0
-    retries: Annotated[int, Field(ge=0, le=10)] = 2
-    backoff_s: Annotated[float, Field(ge=0, le=60, allow_inf_nan=False)] = 0.5
-    max_concurrency: Annotated[int, Field(ge=1, le=256)] = 8
-    headers_from_env: dict[
-        Annotated[str, Field(pattern=r"^[A-Za-z0-9-]{1,64}$")],
-        Annotated[str, Field(pattern=r"^[A-Z_][A-Z0-9_]{0,127}$")],
-    ] = Field(default_factory=dict)
-
-
-def load_http_config(path: str | os.PathLike[str], system: str) -> HttpConfig:
-    """Read and validate an :class:`HttpConfig` YAML file; InputError names the fields."""
-    try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
-        raise InputError(
-            f"http system {system!r}: its config ({http_env_name(system, 'CONFIG')}) cannot be "
-            f"read as YAML ({type(error).__name__})"
-        ) from None
-    try:
-        return HttpConfig.model_validate(data or {})
-    except ValidationError as error:
-        fields = ", ".join(
-            ".".join(str(p) for p in detail["loc"]) or "(top level)" for detail in error.errors()
-        )
-        raise InputError(
-            f"http system {system!r}: config fields are invalid or unknown: {fields}; see "
-            "evalkit.systems.external.HttpConfig for the fields and their types"
-        ) from None
-
-
-def _pointer_parts(pointer: str) -> list[str]:
-    return [p.replace("~1", "/").replace("~0", "~") for p in pointer.split("/")[1:]]
-
-
-def resolve_pointer(document: Any, pointer: str) -> Any:
-    """The value at JSON pointer ``pointer`` (RFC 6901) in ``document``; KeyError if absent."""
-    value = document
-    for part in _pointer_parts(pointer):
-        if isinstance(value, list) and part.isdigit() and int(part) < len(value):
-            value = value[int(part)]
-        elif isinstance(value, dict) and part in value:
-            value = value[part]
-        else:
-            raise KeyError(pointer)
-    return value
-
-
-def set_pointer(document: dict[str, Any], pointer: str, value: Any) -> None:
-    """Set ``value`` at ``pointer`` in ``document``, creating objects on the way."""
-    parts = _pointer_parts(pointer)
-    if not parts:
-        raise InputError("a request pointer cannot be the whole body ('')")
-    target = document
-    for part in parts[:-1]:
-        target = target.setdefault(part, {})
-    target[parts[-1]] = value
-
-
-_RETRY_STATUS: Final = frozenset({408, 425, 429, 500, 502, 503, 504})
-
-
-class HttpRetriever(BaseRetriever):
-    """A live retrieval service as a system (rules in the module docstring)."""
-
-    concurrent_searches = True
-
-    def __init__(self, name: str, *, config: HttpConfig | None = None) -> None:
-        check_name(name, kind="system", where="http: system")
-        if not _NAME_RE.fullmatch(name):
-            raise InputError(
-                "the http system name should be 1-64 letters, digits, '.', '_' or '-', "
-                "starting with a letter or digit, e.g. http:my-search (name not shown)"
-            )
-        self.name = name
-        url_var = http_env_name(name)
-        url = os.environ.get(url_var, "").strip()
-        if not url:
-            raise InputError(
-                f"http system {name!r}: set the environment variable {url_var} to the service's "
-                "URL (it is read only from there and never written anywhere)"
-            )
-        if not url.lower().startswith(("http://", "https://")):
-            raise InputError(
-                f"http system {name!r}: {url_var} should be an http:// or https:// URL"
-            )
-        self._url = url
-        if config is None:
-            config_path = os.environ.get(http_env_name(name, "CONFIG"), "").strip()
-            config = load_http_config(config_path, name) if config_path else HttpConfig()
-        self.config = config
-        self._headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        for header, variable in config.headers_from_env.items():
-            value = os.environ.get(variable)
-            if value is None:
-                raise InputError(
-                    f"http system {name!r}: header {header!r} takes its value from the "
-                    f"environment variable {variable}, which is not set"
-                )
-            self._headers[header] = value
-        self._slots = threading.BoundedSemaphore(config.max_concurrency)
-
-    def definition(self) -> dict[str, Any]:
-        """URL and config: hashed into reports, never published (the URL is private). The
-        config enters as its hash: its generic strings ("language", "/hits") are no secret,
-        and the leak scan treats every definition string as private."""
-        config = canonical_hash(self.config.model_dump(mode="json"))
-        return {"class": "HttpRetriever", "url": self._url, "config": config}
-
-    def index(self, chunks: Sequence[ChunkLike]) -> None:
-        """A service has its own index; nothing to do."""
-
-    def _body(self, query: QueryLike, k: int) -> bytes:
-        fields: Mapping[str, Any] = {
-            "query": query.text,
-            "k": k,
-            "language": query.language,
-            "query_id": query.id,
-        }
-        body: dict[str, Any] = {}
-        for pointer, field in self.config.request.items():
-            set_pointer(body, pointer, fields[field])
-        return json.dumps(body, ensure_ascii=False).encode("utf-8")
-
-    def _fail(self, query: QueryLike, what: str) -> ExternalSystemError:
-        return ExternalSystemError(f"http system {self.name!r}, query {query.id!r}: {what}")
-
-    def _call(self, query: QueryLike, body: bytes) -> bytes:
-        config = self.config
-        attempts = config.retries + 1
-        problem = ""
-        for attempt in range(attempts):
-            if attempt:
-                time.sleep(config.backoff_s * 2 ** (attempt - 1))
-            request = urllib.request.Request(
-                self._url, data=body, headers=self._headers, method=config.method
-            )
-            try:
-                with urllib.request.urlopen(request, timeout=config.timeout_s) as response:
-                    data: bytes = response.read()
-                    return data
-            except urllib.error.HTTPError as error:
-                status = error.code
-                error.close()
-                problem = f"HTTP status {status}"
-                if status not in _RETRY_STATUS:
-                    raise self._fail(
-                        query, f"{problem}; the service refused the request (not retried)"
-                    ) from None
-            except TimeoutError:
-                problem = f"no response within {config.timeout_s:g} s (timeout)"
-            except urllib.error.URLError as error:
-                reason = error.reason
-                if isinstance(reason, TimeoutError):
-                    problem = f"no response within {config.timeout_s:g} s (timeout)"
-                else:
-                    kind = type(reason).__name__ if isinstance(reason, BaseException) else "error"
-                    errno = getattr(reason, "errno", None)
-                    problem = f"network error ({kind}{f', errno {errno}' if errno else ''})"
-            except (OSError, ValueError, http.client.HTTPException) as error:  # reset, bad line
-                problem = f"network error ({type(error).__name__})"
-        raise self._fail(
-            query,
-            f"{problem} after {attempts} attempt(s); check that the service is up, or raise "
-            "timeout_s/retries in its config",
-        )
-
-    def search(self, query: QueryLike, k: int) -> list[Hit]:
-        body = self._body(query, k)
-        with self._slots:
-            data = self._call(query, body)
-        try:
-            document = json.loads(data)
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            raise self._fail(query, "the response is not valid JSON") from None
-        config = self.config
-        try:
-            hits = resolve_pointer(document, config.hits)
-        except KeyError:
-            raise self._fail(
-                query, f"the response has no hits list at JSON pointer {config.hits!r}"
-            ) from None
-        if not isinstance(hits, list):
-            raise self._fail(
-                query, f"the value at {config.hits!r} should be a list, found {type(hits).__name__}"
-            )
-        result: list[Hit] = []
-        for position, hit in enumerate(hits):
-            try:
-                chunk_id = resolve_pointer(hit, config.chunk_id)
-                score = resolve_pointer(hit, config.score)
-            except KeyError as missing:
-                raise self._fail(
-                    query, f"hit {position} has no value at JSON pointer {missing.args[0]!r}"
-                ) from None
-            if not isinstance(chunk_id, str | int) or isinstance(chunk_id, bool):
-                raise self._fail(query, f"hit {position}: the chunk ID should be a string")
-            if isinstance(score, bool) or not isinstance(score, int | float):
-                raise self._fail(query, f"hit {position}: the score should be a number")
-            result.append(Hit(str(chunk_id), float(score)))
-        return result

@@ -88,6 +88,7 @@ from scipy import sparse
 
 from evalkit import forking
 from evalkit.fixtures.records import RecordTable
+from evalkit.safety.interrupts import deferred
 from evalkit.systems import fts5_segment
 from evalkit.systems.progress import chunk_bar
 from evalkit.systems.protocol import ChunkLike, Hit, TextRetriever
@@ -175,9 +176,13 @@ class ChunkStore:
     def __init__(self) -> None:
         self._directory = Path(tempfile.mkdtemp(prefix="evalkit-store-"))
         self.path = self._directory / "store.sqlite3"
-        self._db = _connect(self.path)
-        self._db.executescript(_SCHEMA)
-        _configure_fts5(self._db)
+        try:
+            self._db = _connect(self.path)
+            self._db.executescript(_SCHEMA)
+            _configure_fts5(self._db)
+        except BaseException:  # an error or SIGINT/SIGTERM: no folder left behind
+            shutil.rmtree(self._directory, ignore_errors=True)
+            raise
         self._ids: list[str] = []
 
     # lifecycle -------------------------------------------------------------------------------
@@ -722,7 +727,8 @@ class StoreBackedRetriever(TextRetriever):
     def _open_store(self, chunks: Sequence[ChunkLike], *, with_text: bool = True) -> ChunkStore:
         """Replace any previous store by a new one holding ``chunks`` (see ``ChunkStore.add``)."""
         self.close()
-        self._store = ChunkStore()
+        with deferred():  # a signal cannot fall between the store's folder and its owner
+            self._store = ChunkStore()
         self._store.add(chunks, with_text=with_text)
         return self._store
 

@@ -1,0 +1,34 @@
+"""The ``evalkit`` console script: SIGINT and SIGTERM handled from the first moment.
+
+The handlers (:mod:`evalkit.safety.interrupts`, a few standard-library imports) are installed
+before the command line's modules are imported (most of a second), so a signal that arrives
+while they load ends the command like one that arrives later: one line, exit 130 or 143.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from evalkit.safety.interrupts import Interrupted, handle_signals, written
+
+__all__ = ["console"]
+
+
+def console() -> int:
+    """:func:`evalkit.cli.main.console` inside :func:`~evalkit.safety.interrupts.handle_signals`."""
+    try:
+        with handle_signals():
+            from evalkit.cli.main import console as run
+
+            return run()
+    except Interrupted as stop:  # before main() took over, or after it returned
+        count = written()
+        done = (
+            f"{count} file(s) were written before it (complete)" if count else "nothing was written"
+        )
+        print(f"evalkit: interrupted ({stop}); {done}", file=sys.stderr)
+        return stop.exit_code
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(console())

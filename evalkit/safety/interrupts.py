@@ -1,0 +1,138 @@
+"""SIGINT and SIGTERM as exceptions, so a command unwinds and every ``finally`` removes what it
+made (temporary stores, evaluation folders, staging folders, ``.tmp`` files).
+
+:func:`handle_signals` (the CLI wraps each command in it) installs one handler for both
+signals. In the process that installed it, the handler raises :class:`Interrupted` (a
+``KeyboardInterrupt``, so code that already cleans up after Ctrl-C does the same after SIGTERM)
+in the main thread; in a process forked from it (a worker of ``run --repeats``) it raises
+:class:`WorkerInterrupted`, a ``SystemExit``, which a process pool's worker reports as its task's
+result, or which ends the worker quietly between tasks. Either way it first sets the flag
+:func:`cancelled` reads, so threads that wait on the network (``http:`` calls) stop within
+:data:`POLL_S` seconds: a thread cannot be interrupted by a signal, so it polls.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import threading
+from collections.abc import Iterator
+from types import FrameType
+from typing import Final
+
+__all__ = [
+    "POLL_S",
+    "Interrupted",
+    "WorkerInterrupted",
+    "cancelled",
+    "deferred",
+    "handle_signals",
+    "raise_if_cancelled",
+    "record_written",
+    "reraise_if_interrupted",
+    "written",
+]
+
+#: How often a thread that waits (on a socket, a backoff) checks :func:`cancelled`, in seconds.
+POLL_S: Final = 0.2
+
+_SIGNALS: Final = (signal.SIGINT, signal.SIGTERM)
+_CANCELLED = threading.Event()
+_OWNER: list[int] = []  # the pid of the process that installed the handler
+_DEFERRED: list[int] = []  # signals that arrived inside deferred(), raised when it ends
+_STATE = {"deferring": 0, "written": 0}
+
+
+class Interrupted(KeyboardInterrupt):
+    """The command was stopped by ``signum``; ``exit_code`` is ``128 + signum`` (130, 143)."""
+
+    def __init__(self, signum: int) -> None:
+        self.signum = signum
+        self.exit_code = 128 + signum
+        super().__init__(signal.Signals(signum).name)
+
+
+class WorkerInterrupted(SystemExit):
+    """A forked worker was stopped by ``signum`` (its exit code ``128 + signum``)."""
+
+    def __init__(self, signum: int) -> None:
+        self.signum = signum
+        super().__init__(128 + signum)
+
+
+def cancelled() -> bool:
+    """True once SIGINT or SIGTERM arrived (in this process, or before it was forked)."""
+    return _CANCELLED.is_set()
+
+
+def raise_if_cancelled() -> None:
+    """Raise :class:`WorkerInterrupted` (SIGTERM) when :func:`cancelled`; for a worker's next
+    task after a signal."""
+    if _CANCELLED.is_set():
+        raise WorkerInterrupted(signal.SIGTERM)
+
+
+def reraise_if_interrupted() -> None:
+    """Raise :class:`Interrupted` again when a signal came: for code whose library turned the
+    first one into another error (an event loop's ``RuntimeError``)."""
+    if _CANCELLED.is_set() and _OWNER and os.getpid() == _OWNER[-1]:
+        raise Interrupted(_STATE.get("signum") or signal.SIGINT)
+
+
+def _handler(signum: int, frame: FrameType | None) -> None:
+    _CANCELLED.set()
+    _STATE["signum"] = signum
+    if _OWNER and os.getpid() != _OWNER[-1]:
+        raise WorkerInterrupted(signum)
+    if _STATE["deferring"]:
+        _DEFERRED.append(signum)
+        return
+    raise Interrupted(signum)
+
+
+@contextlib.contextmanager
+def deferred() -> Iterator[None]:
+    """A signal that arrives within the block is raised when the block ends, so the block
+    (renaming a report's HTML and notebook into place) is done whole or not begun."""
+    _STATE["deferring"] += 1
+    try:
+        yield
+    finally:
+        _STATE["deferring"] -= 1
+        if not _STATE["deferring"] and _DEFERRED:
+            signum = _DEFERRED[0]
+            _DEFERRED.clear()
+            raise Interrupted(signum)
+
+
+def record_written(count: int = 1) -> None:
+    """Count files put in place (by :func:`evalkit.safety.output.write_texts_atomic`)."""
+    _STATE["written"] += count
+
+
+def written() -> int:
+    """Files put in place since :func:`handle_signals` began."""
+    return _STATE["written"]
+
+
+@contextlib.contextmanager
+def handle_signals() -> Iterator[None]:
+    """Within the block, SIGINT and SIGTERM raise :class:`Interrupted` in the main thread (the
+    previous handlers are restored after it). Outside the main thread it does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {signum: signal.getsignal(signum) for signum in _SIGNALS}
+    _OWNER.append(os.getpid())
+    _CANCELLED.clear()
+    _DEFERRED.clear()
+    _STATE["written"] = 0
+    try:
+        for signum in _SIGNALS:
+            signal.signal(signum, _handler)
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        _OWNER.pop()

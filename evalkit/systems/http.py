@@ -1,0 +1,609 @@
+"""``http:NAME``: a live retrieval service as a system (:class:`HttpRetriever`), over httpx.
+
+Where the service is
+    The URL comes only from the environment variable ``EVALKIT_HTTP_<NAME>_URL`` (NAME
+    upper-cased, ``-`` and ``.`` -> ``_``); it never reaches a report, a log line or an error
+    message. An optional YAML config (path in ``EVALKIT_HTTP_<NAME>_CONFIG``, read by the one
+    safe YAML reader, fields of :class:`HttpConfig`) sets the request and response shapes with
+    JSON pointers (RFC 6901) and the call policy below. Default request: ``POST`` of
+    ``{"query": TEXT, "k": K, "language": LANG, "query_id": ID}``; default response
+    ``{"hits": [{"chunk_id": ID, "score": NUMBER}, ...]}``.
+
+How a call is bounded
+    - One attempt (connect, send, headers, body) ends after ``timeout_s`` seconds, however
+      slowly the service trickles bytes; connecting alone after ``connect_timeout_s``. The
+      whole call, retries and waits included, ends after ``deadline_s``.
+    - A response body larger than ``max_response_bytes`` (default 64 MiB, after decompression)
+      is refused while it streams in, never read whole first.
+    - Connection errors, timeouts, HTTP 408, 425, 429 and 5xx are retried up to ``retries``
+      times. The wait is the service's ``Retry-After`` (seconds or an HTTP date) when it sends
+      one, else ``backoff_s * 2**attempt``; a wait that would pass the deadline ends the call
+      at once. Other HTTP errors and malformed JSON are not retried.
+    - SIGINT and SIGTERM (:mod:`evalkit.safety.interrupts`) stop a call within
+      :data:`~evalkit.safety.interrupts.POLL_S` seconds: every socket wait and every backoff is
+      cut into slices that check the flag, and the socket is closed.
+
+Where credentials go
+    Redirects are not followed (``redirects: refuse``): a 3xx is an error naming its status and,
+    for another origin, that origin (scheme, host, port: never the path or query). With
+    ``redirects: same-origin`` a redirect to the same scheme, host and port is followed with the
+    same method and body (at most 5); one to another origin is still an error. So the headers of
+    ``headers_from_env`` (a token) only ever go to the configured origin. Proxy and ``.netrc``
+    settings of the environment are ignored (``trust_env=False``): nothing but this config
+    decides where a request goes and what it carries.
+
+What a response may hold
+    The hits list, each hit's chunk ID (string or integer) and score (number). A chunk ID that
+    repeats within one response is an error naming the ID and the query, as ``evalkit
+    trec-eval`` refuses a run with repeated lines; ``duplicates: keep-first`` keeps its first
+    (best-ranked) copy instead. Every failure is an :class:`ExternalSystemError` naming the
+    system and the query ID (never the URL or the response body). ``concurrent_searches =
+    True``: ``evaluate(concurrency=N)`` sends up to N requests at once (at most
+    ``max_concurrency``).
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import math
+import os
+import re
+import threading
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Annotated, Any, Final, Literal
+
+import httpcore
+import httpx
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from evalkit.errors import EvalkitError, InputError
+from evalkit.safety.canonical import canonical_hash
+from evalkit.safety.inputs import load_json
+from evalkit.safety.interrupts import POLL_S, cancelled
+from evalkit.safety.names import check_name, safe_id
+from evalkit.systems.protocol import BaseRetriever, ChunkLike, Hit, QueryLike
+
+__all__ = [
+    "HTTP_PREFIX",
+    "ExternalSystemError",
+    "HttpConfig",
+    "HttpRetriever",
+    "http_env_name",
+    "load_http_config",
+    "resolve_pointer",
+    "set_pointer",
+]
+
+HTTP_PREFIX: Final = "http:"
+_NAME_RE: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+_RETRY_STATUS: Final = frozenset({408, 425, 429, 500, 502, 503, 504})
+_MAX_REDIRECTS: Final = 5
+#: Largest HTTP config file read, in bytes (a config is a few hundred bytes).
+MAX_CONFIG_BYTES: Final = 1_000_000
+
+
+class ExternalSystemError(EvalkitError, RuntimeError):
+    """An external system (HTTP service) failed; names the system and query ID only."""
+
+
+def http_env_name(name: str, what: str = "URL") -> str:
+    """``EVALKIT_HTTP_<NAME>_<what>``: NAME upper-cased, ``-`` (and ``.``) -> ``_``."""
+    return f"EVALKIT_HTTP_{name.upper().replace('-', '_').replace('.', '_')}_{what}"
+
+
+Pointer = Annotated[str, Field(pattern=r"^(/([^~/]|~[01])*)*$")]
+Seconds = Annotated[float, Field(gt=0, le=3600, allow_inf_nan=False)]
+
+
+class HttpConfig(BaseModel):
+    """Request/response shapes and call policy of an ``http:`` system (YAML keys alike).
+
+    - ``request``: JSON pointer -> field, where field is one of ``query``, ``k``,
+      ``language``, ``query_id``; the body is built by setting each pointer.
+    - ``hits``: pointer to the list of hits in the response; ``chunk_id`` and ``score``:
+      pointers inside one hit.
+    - ``headers_from_env``: header name -> environment variable holding its value (for a
+      token; the value is never written anywhere, nor sent to another origin).
+    - ``timeout_s`` (one attempt, whole), ``connect_timeout_s``, ``deadline_s`` (the call,
+      retries included), ``retries``, ``backoff_s``, ``max_response_bytes``, ``redirects``
+      (``refuse`` or ``same-origin``), ``duplicates`` (``refuse`` or ``keep-first``),
+      ``max_concurrency``: the module docstring.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, hide_input_in_errors=True)
+
+    method: Annotated[str, Field(pattern=r"^(POST|PUT)$")] = "POST"
+    request: dict[Pointer, Annotated[str, Field(pattern=r"^(query|k|language|query_id)$")]] = Field(
+        default_factory=lambda: {
+            "/query": "query",
+            "/k": "k",
+            "/language": "language",
+            "/query_id": "query_id",
+        }
+    )
+    hits: Pointer = "/hits"
+    chunk_id: Pointer = "/chunk_id"
+    score: Pointer = "/score"
+    timeout_s: Annotated[float, Field(gt=0, le=600, allow_inf_nan=False)] = 30.0
+    connect_timeout_s: Seconds = 10.0
+    deadline_s: Seconds = 300.0
+    retries: Annotated[int, Field(ge=0, le=10)] = 2
+    backoff_s: Annotated[float, Field(ge=0, le=60, allow_inf_nan=False)] = 0.5
+    max_response_bytes: Annotated[int, Field(ge=1, le=2**31)] = 64 * 2**20
+    redirects: Literal["refuse", "same-origin"] = "refuse"
+    duplicates: Literal["refuse", "keep-first"] = "refuse"
+    max_concurrency: Annotated[int, Field(ge=1, le=256)] = 8
+    headers_from_env: dict[
+        Annotated[str, Field(pattern=r"^[A-Za-z0-9-]{1,64}$")],
+        Annotated[str, Field(pattern=r"^[A-Z_][A-Z0-9_]{0,127}$")],
+    ] = Field(default_factory=dict)
+
+
+def load_http_config(path: str | os.PathLike[str], system: str) -> HttpConfig:
+    """Read and validate an :class:`HttpConfig` YAML file through the one safe YAML reader
+    (regular file, at most :data:`MAX_CONFIG_BYTES`, no anchors or aliases, bounded depth);
+    an :class:`InputError` names the line and column, or the fields."""
+    from evalkit.safety.yamlio import YamlFileError, read_yaml_file
+
+    where = f"http system {system!r}: its config ({http_env_name(system, 'CONFIG')})"
+    try:
+        data = read_yaml_file(path, max_bytes=MAX_CONFIG_BYTES)
+    except YamlFileError as error:
+        raise InputError(f"{where} {error.reason}") from None
+    try:
+        return HttpConfig.model_validate(data or {})
+    except ValidationError as error:
+        fields = ", ".join(
+            ".".join(str(p) for p in detail["loc"]) or "(top level)" for detail in error.errors()
+        )
+        raise InputError(
+            f"http system {system!r}: config fields are invalid or unknown: {fields}; see "
+            "evalkit.systems.http.HttpConfig for the fields and their types"
+        ) from None
+
+
+def _pointer_parts(pointer: str) -> list[str]:
+    return [p.replace("~1", "/").replace("~0", "~") for p in pointer.split("/")[1:]]
+
+
+def resolve_pointer(document: Any, pointer: str) -> Any:
+    """The value at JSON pointer ``pointer`` (RFC 6901) in ``document``; KeyError if absent."""
+    value = document
+    for part in _pointer_parts(pointer):
+        if isinstance(value, list) and part.isdigit() and int(part) < len(value):
+            value = value[int(part)]
+        elif isinstance(value, dict) and part in value:
+            value = value[part]
+        else:
+            raise KeyError(pointer)
+    return value
+
+
+def set_pointer(document: dict[str, Any], pointer: str, value: Any) -> None:
+    """Set ``value`` at ``pointer`` in ``document``, creating objects on the way."""
+    parts = _pointer_parts(pointer)
+    if not parts:
+        raise InputError("a request pointer cannot be the whole body ('')")
+    target = document
+    for part in parts[:-1]:
+        target = target.setdefault(part, {})
+    target[parts[-1]] = value
+
+
+# --- sockets that keep time -------------------------------------------------------------------
+
+
+class _Stop(Exception):
+    """A call's socket wait ended early: ``why`` is ``"deadline"`` or ``"cancelled"``."""
+
+    def __init__(self, why: str) -> None:
+        self.why = why
+        super().__init__(why)
+
+
+_CALL = threading.local()  # .ends: monotonic time at which the current attempt must end
+
+
+def _remaining(timeout: float | None) -> tuple[float, bool]:
+    """(seconds this socket wait may take, whether the attempt's end is what bounds it)."""
+    ends: float = getattr(_CALL, "ends", math.inf)
+    left = ends - time.monotonic()
+    if timeout is None or left <= timeout:
+        return left, True
+    return timeout, False
+
+
+class _Stream(httpcore.NetworkStream):
+    """A socket stream whose waits are cut into :data:`POLL_S` slices: between slices it
+    checks SIGINT/SIGTERM and the attempt's end, so neither a silent nor a trickling service
+    holds a call past ``timeout_s`` or a signal."""
+
+    def __init__(self, inner: httpcore.NetworkStream) -> None:
+        self._inner = inner
+
+    def _wait(self, timeout: float | None, timed_out: type[Exception], step: Any) -> Any:
+        budget, bounded_by_call = _remaining(timeout)
+        ends = time.monotonic() + budget
+        while True:
+            if cancelled():
+                raise _Stop("cancelled")
+            left = ends - time.monotonic()
+            if left <= 0:
+                if bounded_by_call:
+                    raise _Stop("deadline")
+                raise timed_out("timed out")
+            try:
+                return step(min(POLL_S, left))
+            except timed_out:
+                continue
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        data: bytes = self._wait(
+            timeout, httpcore.ReadTimeout, lambda slice_: self._inner.read(max_bytes, slice_)
+        )
+        return data
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        sock = self._inner.get_extra_info("socket")
+        view = memoryview(buffer)
+
+        def send(slice_: float) -> int:
+            sock.settimeout(slice_)
+            try:
+                return int(sock.send(view))
+            except TimeoutError:
+                raise httpcore.WriteTimeout("timed out") from None
+            except OSError as error:
+                raise httpcore.WriteError(str(error)) from None
+
+        while view:
+            view = view[self._wait(timeout, httpcore.WriteTimeout, send) :]
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def start_tls(
+        self,
+        ssl_context: Any,
+        server_hostname: str | None = None,
+        timeout: float | None = None,
+    ) -> httpcore.NetworkStream:
+        budget, _ = _remaining(timeout)
+        return _Stream(self._inner.start_tls(ssl_context, server_hostname, max(budget, 0.001)))
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._inner.get_extra_info(info)
+
+
+class _Backend(httpcore.SyncBackend):
+    """httpcore's socket backend, its streams wrapped in :class:`_Stream`."""
+
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore.NetworkStream:
+        if cancelled():
+            raise _Stop("cancelled")
+        budget, bounded_by_call = _remaining(timeout)
+        if budget <= 0:
+            raise _Stop("deadline") if bounded_by_call else httpcore.ConnectTimeout("timed out")
+        stream = super().connect_tcp(host, port, budget, local_address, socket_options)
+        return _Stream(stream)
+
+
+class _Transport(httpx.HTTPTransport):
+    """httpx's transport on :class:`_Backend` (the connection pool is rebuilt with it)."""
+
+    def __init__(self, connections: int) -> None:
+        super().__init__(trust_env=False, limits=httpx.Limits(max_connections=connections))
+        pool = getattr(self, "_pool", None)
+        if not isinstance(pool, httpcore.ConnectionPool):  # pragma: no cover - httpx changed
+            raise RuntimeError("evalkit.systems.http: httpx's transport has no connection pool")
+        self._pool = httpcore.ConnectionPool(
+            ssl_context=httpx.create_ssl_context(trust_env=False),
+            max_connections=connections,
+            network_backend=_Backend(),
+        )
+
+
+# --- the system -------------------------------------------------------------------------------
+
+
+def _origin(url: httpx.URL) -> str:
+    return f"{url.scheme}://{url.host}" + (f":{url.port}" if url.port else "")
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    """Seconds the service asked to wait (``Retry-After``: seconds or an HTTP date), or None."""
+    value = response.headers.get("Retry-After", "").strip()
+    if not value:
+        return None
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+class _Failure(Exception):
+    """One attempt failed: ``problem`` (no URL, no body) and whether to retry."""
+
+    def __init__(self, problem: str, *, retry: bool, wait_s: float | None = None) -> None:
+        self.problem, self.retry, self.wait_s = problem, retry, wait_s
+        super().__init__(problem)
+
+
+class HttpRetriever(BaseRetriever):
+    """A live retrieval service as a system (rules in the module docstring)."""
+
+    concurrent_searches = True
+
+    def __init__(self, name: str, *, config: HttpConfig | None = None) -> None:
+        check_name(name, kind="system", where="http: system")
+        if not _NAME_RE.fullmatch(name):
+            raise InputError(
+                "the http system name should be 1-64 letters, digits, '.', '_' or '-', "
+                "starting with a letter or digit, e.g. http:my-search (name not shown)"
+            )
+        self.name = name
+        url_var = http_env_name(name)
+        url = os.environ.get(url_var, "").strip()
+        if not url:
+            raise InputError(
+                f"http system {name!r}: set the environment variable {url_var} to the service's "
+                "URL (it is read only from there and never written anywhere)"
+            )
+        try:
+            parsed = httpx.URL(url)
+        except (httpx.InvalidURL, TypeError, ValueError):
+            parsed = None
+        if parsed is None or parsed.scheme not in {"http", "https"} or not parsed.host:
+            raise InputError(
+                f"http system {name!r}: {url_var} should be an http:// or https:// URL"
+            )
+        self._url = url
+        self._origin = _origin(parsed)
+        if config is None:
+            config_path = os.environ.get(http_env_name(name, "CONFIG"), "").strip()
+            config = load_http_config(config_path, name) if config_path else HttpConfig()
+        self.config = config
+        self._headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        for header, variable in config.headers_from_env.items():
+            value = os.environ.get(variable)
+            if value is None:
+                raise InputError(
+                    f"http system {name!r}: header {header!r} takes its value from the "
+                    f"environment variable {variable}, which is not set"
+                )
+            self._headers[header] = value
+        self._slots = threading.BoundedSemaphore(config.max_concurrency)
+        self._client: httpx.Client | None = None
+        self._client_lock = threading.Lock()
+
+    def definition(self) -> dict[str, Any]:
+        """URL and config: hashed into reports, never published (the URL is private). The
+        config enters as its hash: its generic strings ("language", "/hits") are no secret,
+        and the leak scan treats every definition string as private."""
+        config = canonical_hash(self.config.model_dump(mode="json"))
+        return {"class": "HttpRetriever", "url": self._url, "config": config}
+
+    def index(self, chunks: Sequence[ChunkLike]) -> None:
+        """A service has its own index; nothing to do."""
+
+    def close(self) -> None:
+        """Close the connections; safe to call twice (the next search opens new ones)."""
+        with self._client_lock:
+            client, self._client = self._client, None
+        if client is not None:
+            client.close()
+
+    def _http(self) -> httpx.Client:
+        with self._client_lock:
+            if self._client is None:
+                config = self.config
+                self._client = httpx.Client(
+                    transport=_Transport(config.max_concurrency),
+                    timeout=httpx.Timeout(
+                        config.timeout_s, connect=min(config.connect_timeout_s, config.timeout_s)
+                    ),
+                    follow_redirects=False,
+                    trust_env=False,
+                )
+            return self._client
+
+    def _body(self, query: QueryLike, k: int) -> bytes:
+        fields: Mapping[str, Any] = {
+            "query": query.text,
+            "k": k,
+            "language": query.language,
+            "query_id": query.id,
+        }
+        body: dict[str, Any] = {}
+        for pointer, field in self.config.request.items():
+            set_pointer(body, pointer, fields[field])
+        return json.dumps(body, ensure_ascii=False).encode("utf-8")
+
+    def _fail(self, query: QueryLike, what: str) -> ExternalSystemError:
+        return ExternalSystemError(f"http system {self.name!r}, query {query.id!r}: {what}")
+
+    def _attempt(self, body: bytes) -> bytes:
+        """One attempt: the response body, or :class:`_Failure`."""
+        config = self.config
+        client = self._http()
+        url = httpx.URL(self._url)
+        for _ in range(_MAX_REDIRECTS + 1):
+            request = client.build_request(config.method, url, content=body, headers=self._headers)
+            response = client.send(request, stream=True)
+            try:
+                status = response.status_code
+                if 300 <= status < 400 and status != 304:
+                    url = self._redirect_target(response)
+                    continue
+                if status >= 400:
+                    wait = _retry_after(response) if status in {429, 503} else None
+                    raise _Failure(
+                        f"HTTP status {status}", retry=status in _RETRY_STATUS, wait_s=wait
+                    )
+                if status != 200:
+                    raise _Failure(f"HTTP status {status}; expected 200", retry=False)
+                return self._read_body(response)
+            finally:
+                response.close()
+        raise _Failure(f"more than {_MAX_REDIRECTS} redirects", retry=False)
+
+    def _redirect_target(self, response: httpx.Response) -> httpx.URL:
+        """Where a same-origin redirect goes; :class:`_Failure` for any other redirect."""
+        status = response.status_code
+        location = response.headers.get("Location")
+        if not location:
+            raise _Failure(f"HTTP status {status} (a redirect without a target)", retry=False)
+        try:
+            target = response.url.join(location)
+        except (httpx.InvalidURL, ValueError):
+            raise _Failure(
+                f"HTTP status {status} (a redirect to an invalid URL)", retry=False
+            ) from None
+        origin = _origin(target)
+        if origin != self._origin:
+            raise _Failure(
+                f"HTTP status {status} redirects to another origin ({origin}); refused: the "
+                "request and its headers go only to the configured URL",
+                retry=False,
+            )
+        if self.config.redirects != "same-origin":
+            raise _Failure(
+                f"HTTP status {status} redirects within the same origin; not followed (set "
+                "'redirects: same-origin' in the system's config to follow it, or give the "
+                "final URL)",
+                retry=False,
+            )
+        return target
+
+    def _read_body(self, response: httpx.Response) -> bytes:
+        limit = self.config.max_response_bytes
+        too_large = _Failure(
+            f"the response is larger than {limit} bytes (max_response_bytes)", retry=False
+        )
+        declared = response.headers.get("Content-Length", "")
+        if declared.isdigit() and int(declared) > limit:
+            raise too_large
+        parts: list[bytes] = []
+        size = 0
+        for part in response.iter_bytes():
+            size += len(part)
+            if size > limit:
+                raise too_large
+            parts.append(part)
+        return b"".join(parts)
+
+    def _call(self, query: QueryLike, body: bytes) -> bytes:
+        config = self.config
+        attempts = config.retries + 1
+        call_ends = time.monotonic() + config.deadline_s
+        problem = ""
+        for attempt in range(attempts):
+            _CALL.ends = min(call_ends, time.monotonic() + config.timeout_s)
+            try:
+                return self._attempt(body)
+            except _Failure as failure:
+                problem = failure.problem
+                if not failure.retry:
+                    raise self._fail(query, f"{problem} (not retried)") from None
+                wait = failure.wait_s
+            except _Stop as stop:
+                if stop.why == "cancelled":
+                    raise self._fail(query, "stopped by a signal") from None
+                problem = f"no response within {config.timeout_s:g} s (timeout)"
+                if time.monotonic() >= call_ends:
+                    break
+                wait = None
+            except httpx.TimeoutException:
+                problem = f"no response within {config.timeout_s:g} s (timeout)"
+                wait = None
+            except (httpx.HTTPError, httpcore.NetworkError, OSError) as error:
+                problem = f"network error ({type(error).__name__})"
+                wait = None
+            finally:
+                _CALL.ends = math.inf
+            if attempt + 1 == attempts:
+                break
+            wait = config.backoff_s * 2**attempt if wait is None else wait
+            if time.monotonic() + wait >= call_ends:
+                problem += f"; a next attempt would pass the {config.deadline_s:g} s deadline"
+                break
+            _sleep(wait)
+            if cancelled():
+                raise self._fail(query, "stopped by a signal")
+        raise self._fail(
+            query,
+            f"{problem} after {attempt + 1} attempt(s); check that the service is up, or raise "
+            "timeout_s/retries in its config",
+        )
+
+    def search(self, query: QueryLike, k: int) -> list[Hit]:
+        body = self._body(query, k)
+        with self._slots:
+            data = self._call(query, body)
+        try:
+            document = load_json(data)  # nested at most MAX_DEPTH levels
+        except ValueError:
+            raise self._fail(query, "the response is not valid JSON") from None
+        config = self.config
+        try:
+            hits = resolve_pointer(document, config.hits)
+        except KeyError:
+            raise self._fail(
+                query, f"the response has no hits list at JSON pointer {config.hits!r}"
+            ) from None
+        if not isinstance(hits, list):
+            raise self._fail(
+                query, f"the value at {config.hits!r} should be a list, found {type(hits).__name__}"
+            )
+        result: list[Hit] = []
+        seen: set[str] = set()
+        for position, hit in enumerate(hits):
+            try:
+                chunk_id = resolve_pointer(hit, config.chunk_id)
+                score = resolve_pointer(hit, config.score)
+            except KeyError as missing:
+                raise self._fail(
+                    query, f"hit {position} has no value at JSON pointer {missing.args[0]!r}"
+                ) from None
+            if not isinstance(chunk_id, str | int) or isinstance(chunk_id, bool):
+                raise self._fail(query, f"hit {position}: the chunk ID should be a string")
+            if isinstance(score, bool) or not isinstance(score, int | float):
+                raise self._fail(query, f"hit {position}: the score should be a number")
+            chunk = str(chunk_id)
+            if chunk in seen:
+                if config.duplicates == "keep-first":
+                    continue
+                shown = safe_id(chunk) or "(not shown: not a well-formed, safe ID)"
+                raise self._fail(
+                    query,
+                    f"hit {position} repeats chunk {shown!r}; a ranking names each chunk once "
+                    "(set 'duplicates: keep-first' in the system's config to keep its first "
+                    "copy)",
+                )
+            seen.add(chunk)
+            result.append(Hit(chunk, float(score)))
+        return result
+
+
+def _sleep(seconds: float) -> None:
+    """Sleep ``seconds`` in :data:`POLL_S` slices, ending early after SIGINT or SIGTERM."""
+    ends = time.monotonic() + seconds
+    while not cancelled():
+        left = ends - time.monotonic()
+        if left <= 0:
+            return
+        time.sleep(min(POLL_S, left))

@@ -1,0 +1,282 @@
+"""Faults outside the HTTP client: hostile YAML in every kind of file, inputs that are not
+regular files or have one huge line, a full disk during import, and SIGINT/SIGTERM at several
+moments of ``run``, ``baseline``, ``report`` and ``import`` (what is left behind is listed).
+
+The hostile inputs are generated in ``tmp_path`` (a 100 MB scalar is written once per kind).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import pathlib
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from cli_runner import run_cli
+
+from evalkit.errors import EvalkitError
+from evalkit.fixtures import load_fixture
+from evalkit.gates.spec import load_gates
+from evalkit.probes.load import load_probes
+from evalkit.systems.http import load_http_config
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+COMMITTED = REPO / "fixtures" / "synthetic-bilingual-v1"
+EVALKIT = pathlib.Path(sys.executable).with_name("evalkit")
+
+# Nine anchors, each a list of nine aliases of the one before: 9**9 (387 million) leaves.
+ALIAS_BOMB = "a0: &a0 [x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]\n" for i in range(1, 10)
+)
+DEEP = "key: " + "[" * 10_000 + "]" * 10_000 + "\n"
+
+
+def huge_scalar(path: pathlib.Path, key: str = "key") -> None:
+    with path.open("w", encoding="utf-8") as handle:
+        handle.write(f"{key}: ")
+        for _ in range(100):
+            handle.write("x" * 1_000_000)
+        handle.write("\n")
+
+
+PAYLOADS: dict[str, Callable[[pathlib.Path], None]] = {
+    "alias bomb": lambda p: p.write_text(ALIAS_BOMB, encoding="utf-8"),
+    "10,000 levels": lambda p: p.write_text(DEEP, encoding="utf-8"),
+    "100 MB scalar": huge_scalar,
+}
+EXPECTED = {
+    "alias bomb": "aliases",
+    "10,000 levels": "nest",  # "nested more than 64 levels", libyaml's "maximum nesting depth"
+    "100 MB scalar": "",  # each kind names its own size rule, checked below
+}
+
+
+def _gates(tmp: pathlib.Path, write: Callable[[pathlib.Path], None]) -> None:
+    path = tmp / "gates.yaml"
+    write(path)
+    load_gates(path)
+
+
+def _probes(tmp: pathlib.Path, write: Callable[[pathlib.Path], None]) -> None:
+    (tmp / "probes").mkdir()
+    write(tmp / "probes" / "p.yaml")
+    load_probes(tmp / "probes")
+
+
+def _http(tmp: pathlib.Path, write: Callable[[pathlib.Path], None]) -> None:
+    write(tmp / "svc.yaml")
+    load_http_config(tmp / "svc.yaml", "svc")
+
+
+def _fixture_file(name: str) -> Callable[[pathlib.Path, Callable[[pathlib.Path], None]], None]:
+    def load(tmp: pathlib.Path, write: Callable[[pathlib.Path], None]) -> None:
+        from conftest import TINY_FIXTURE, write_fixture
+
+        target = write_fixture(tmp / "fixture", TINY_FIXTURE)
+        write(target / name)
+        load_fixture(target)
+
+    return load
+
+
+KINDS: dict[str, Callable[[pathlib.Path, Callable[[pathlib.Path], None]], None]] = {
+    "gates": _gates,
+    "probes": _probes,
+    "http config": _http,
+    "fixture": _fixture_file("fixture.yaml"),
+    "aliases": _fixture_file("aliases.yaml"),
+}
+
+
+@pytest.mark.parametrize("payload", list(PAYLOADS))
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_every_yaml_file_refuses_hostile_yaml_quickly(
+    kind: str, payload: str, tmp_path: pathlib.Path
+) -> None:
+    started = time.monotonic()
+    with pytest.raises(EvalkitError) as caught:
+        KINDS[kind](tmp_path, PAYLOADS[payload])
+    elapsed = time.monotonic() - started
+    message = str(caught.value)
+    assert EXPECTED[payload] in message
+    if payload == "100 MB scalar":
+        assert re.search(r"larger than \d+ bytes|longer than 10000000 characters", message)
+    assert "Traceback" not in message
+    assert elapsed < 30  # the alias bomb ran without end; the scalar is parsed at most twice
+
+
+def test_an_alias_bomb_in_gates_yaml_is_exit_2_within_seconds(tmp_path: pathlib.Path) -> None:
+    gates = tmp_path / "gates.yaml"
+    gates.write_text(ALIAS_BOMB, encoding="utf-8")
+    started = time.monotonic()
+    code, _, err = run_cli(
+        ["gate", str(COMMITTED), "--gates", str(gates), "--systems", "lexical"], tmp_path
+    )
+    assert code == 2
+    assert time.monotonic() - started < 10
+    assert "aliases" in err
+
+
+def test_a_10000_level_http_config_is_exit_2_without_a_traceback(tmp_path: pathlib.Path) -> None:
+    config = tmp_path / "svc.yaml"
+    config.write_text(DEEP, encoding="utf-8")
+    result = subprocess.run(
+        [str(EVALKIT), "run", str(COMMITTED), "--systems", "http:svc", "--repeats", "1"],
+        cwd=tmp_path,
+        env={
+            **os.environ,
+            "EVALKIT_HTTP_SVC_URL": "http://127.0.0.1:9/search",
+            "EVALKIT_HTTP_SVC_CONFIG": str(config),
+        },
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert "line 1, column" in result.stderr
+    assert "nested more than 64 levels deep" in result.stderr
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero"])
+def test_run_path_refuses_a_fifo_and_a_device_within_seconds(
+    kind: str, tmp_path: pathlib.Path
+) -> None:
+    if kind == "fifo":
+        path = tmp_path / "run.trec"
+        os.mkfifo(path)
+        what = "is a FIFO (named pipe), not a regular file"
+    else:
+        path = pathlib.Path("/dev/zero")
+        what = "is a character device, not a regular file"
+    started = time.monotonic()
+    code, _, err = run_cli(
+        ["run", str(COMMITTED), "--systems", f"run:{path}", "--repeats", "1"], tmp_path
+    )
+    assert code == 2
+    assert time.monotonic() - started < 10
+    assert what in err
+    assert str(tmp_path) not in err
+
+
+def test_one_huge_line_is_an_error_naming_the_line(tmp_path: pathlib.Path) -> None:
+    """3 MB without a newline after one good line: refused at line 2, read in 1 MiB blocks."""
+    run = tmp_path / "run.trec"
+    with run.open("w", encoding="utf-8") as handle:
+        handle.write("q1 Q0 c1 1 1.0 r\n")
+        handle.write("q2 Q0 " + "x" * 3_000_000)
+    code, _, err = run_cli(["trec-eval", "-m", "AP", str(run), str(run)], tmp_path)
+    assert code == 2
+    assert "line 2 is longer than 1048576 bytes" in err
+
+
+def test_import_on_a_full_disk_is_an_output_error_leaving_nothing(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pyarrow.parquet as pq
+
+    source = tmp_path / "collection"
+    source.mkdir()
+    (source / "corpus.jsonl").write_text('{"_id": "d1", "text": "tides"}\n', "utf-8")
+    (source / "queries.jsonl").write_text('{"_id": "q1", "text": "tides"}\n', "utf-8")
+    (source / "qrels").mkdir()
+    (source / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n", "utf-8")
+
+    def full(*args: Any, **kwargs: Any) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(pq.ParquetWriter, "write_table", full)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    code, _, err = run_cli(
+        ["import", "beir", str(source), "--output", "imported", "--license", "CC0-1.0"], tmp_path
+    )
+    assert code == 2, err
+    assert "No space left on device" in err
+    assert "Traceback" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # no target, no staging
+
+
+# --- signals ----------------------------------------------------------------------------------
+
+
+def _leftovers(tmp: pathlib.Path, workspace: pathlib.Path) -> list[str]:
+    left = [f"TMPDIR/{p.name}" for p in tmp.iterdir()]
+    left += [
+        str(p.relative_to(workspace))
+        for p in workspace.rglob("*")
+        if p.name.endswith(".tmp") or p.name.startswith(".") or p.name.startswith("evalkit-")
+    ]
+    return left
+
+
+COMMANDS = {
+    "run": ["run", str(COMMITTED), "--repeats", "16", "--output", "out/run.json"],
+    "baseline": ["baseline", str(COMMITTED), "--repeats", "4", "--output", "out/baseline.json"],
+    "report": ["report", str(COMMITTED), "--output", "out/report.html"],
+    "import": [
+        "import",
+        "beir",
+        "../collection",
+        "--output",
+        "out/imported",
+        "--license",
+        "CC0-1.0",
+    ],
+}
+
+
+def _collection(root: pathlib.Path, documents: int = 40_000) -> None:
+    """A BEIR collection large enough that its import takes a few seconds."""
+    (root / "qrels").mkdir(parents=True)
+    words = ["tide", "ferry", "harbour", "moon", "current", "sea", "wind", "coast"]
+    with (root / "corpus.jsonl").open("w", encoding="utf-8") as handle:
+        for i in range(documents):
+            text = " ".join(words[(i + j) % len(words)] for j in range(60))
+            handle.write(f'{{"_id": "d{i}", "title": "t{i}", "text": "{text}"}}\n')
+    (root / "queries.jsonl").write_text('{"_id": "q1", "text": "tide"}\n', "utf-8")
+    (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n", "utf-8")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("moment", [0.5, 1.5, 3.0])
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_a_signal_at_any_moment_leaves_nothing_behind(
+    command: str, signum: int, moment: float, tmp_path: pathlib.Path
+) -> None:
+    private_tmp = tmp_path / "tmp"
+    private_tmp.mkdir()
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    if command == "import":
+        _collection(tmp_path / "collection")
+    process = subprocess.Popen(
+        [str(EVALKIT), *COMMANDS[command]],
+        cwd=workspace,
+        env={**os.environ, "TMPDIR": str(private_tmp)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(moment)
+    process.send_signal(signum)
+    _, err = process.communicate(timeout=60)
+    assert "Traceback" not in err
+    if process.returncode == -signum and not err:
+        pass  # the signal came before the interpreter had run any of evalkit: nothing made
+    elif process.returncode != 0:  # the command may have finished before the signal
+        assert process.returncode == 128 + signum, err
+        name = signal.Signals(signum).name
+        assert err.strip().splitlines()[-1].startswith(f"evalkit: interrupted ({name}); ")
+        assert not (workspace / "out").exists() or command == "report"
+    assert _leftovers(private_tmp, workspace) == []
+    outputs = sorted(p.name for p in (workspace / "out").glob("*")) if command == "report" else []
+    assert outputs in ([], ["report.html", "report.ipynb"])  # a report pair, or nothing

@@ -1,0 +1,292 @@
+"""``http:`` systems against misbehaving services on 127.0.0.1: redirects (the credential stays
+home), a trickling service (the attempt's deadline), ``Retry-After``, SIGINT during slow calls,
+a response too large, duplicate chunk IDs.
+
+Every service binds 127.0.0.1 on a free port, runs in a daemon thread and is shut down by its
+fixture; the slow ones sleep in slices and stop when the test ends (``Service.stop``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, ClassVar
+
+import pytest
+from cli_runner import run_cli
+
+from evalkit.fixtures import Fixture, load_fixture
+from evalkit.run.evaluate import evaluate
+from evalkit.systems.http import ExternalSystemError, HttpConfig, HttpRetriever
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+COMMITTED = REPO / "fixtures" / "synthetic-bilingual-v1"
+EVALKIT = pathlib.Path(sys.executable).with_name("evalkit")
+TOKEN = "Bearer s3cret-token-for-the-test"
+
+
+@pytest.fixture(scope="module")
+def fixture() -> Fixture:
+    return load_fixture(COMMITTED)
+
+
+class Service(BaseHTTPRequestHandler):
+    """Answers each query with the fixture's first chunk; ``mode`` picks a misbehaviour."""
+
+    mode: ClassVar[str] = "ok"
+    chunk: ClassVar[str] = ""
+    target: ClassVar[str] = ""  # the other service's URL, for the redirects
+    seen: ClassVar[list[dict[str, Any]]]  # method, path, headers, body of every request
+    last_refusal: ClassVar[dict[str, float]]
+    stop: ClassVar[threading.Event]
+    lock = threading.Lock()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+    def _sleep(self, seconds: float) -> None:
+        self.stop.wait(seconds)
+
+    def do_GET(self) -> None:
+        self.do_POST()
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        with self.lock:
+            self.seen.append(
+                {
+                    "method": self.command,
+                    "path": self.path,
+                    "headers": dict(self.headers),
+                    "body": body,
+                }
+            )
+        query_id = json.loads(body)["query_id"] if body else ""
+        mode = self.mode
+        if mode in {"redirect", "same-origin"} and self.path == "/search":
+            target = self.target if mode == "redirect" else "/moved?x=1"
+            self.send_response(307)
+            self.send_header("Location", target)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        if mode == "trickle":
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            with contextlib.suppress(OSError):
+                for _ in range(600):  # one byte every 0.5 s, for up to five minutes
+                    if self.stop.is_set():
+                        return
+                    self.wfile.write(b" ")
+                    self.wfile.flush()
+                    self._sleep(0.5)
+            return
+        if mode == "slow":
+            self._sleep(20)
+        if mode == "retry-after":
+            now = time.monotonic()
+            with self.lock:
+                last = self.last_refusal.get(query_id)
+                if last is None or now - last < 2.0:
+                    self.last_refusal[query_id] = now
+                    refuse = True
+                else:
+                    refuse = False
+            if refuse:
+                self.send_response(429)
+                self.send_header("Retry-After", "2")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+        hits = [{"chunk_id": self.chunk, "score": 1.0}]
+        if mode == "duplicates":
+            hits = hits * 2
+        payload = json.dumps({"hits": hits}).encode()
+        if mode == "large":
+            payload = b'{"hits": [], "pad": "' + b"x" * 2_000_000 + b'"}'
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        with contextlib.suppress(OSError):
+            self.wfile.write(payload)
+
+
+@contextlib.contextmanager
+def serving(mode: str, chunk: str, target: str = "") -> Iterator[tuple[type[Service], str]]:
+    handler = type(
+        "Handler",
+        (Service,),
+        {
+            "mode": mode,
+            "chunk": chunk,
+            "target": target,
+            "seen": [],
+            "last_refusal": {},
+            "stop": threading.Event(),
+        },
+    )
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield handler, f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        handler.stop.set()
+        server.shutdown()
+        server.server_close()
+
+
+def config(tmp_path: pathlib.Path, text: str) -> str:
+    path = tmp_path / "svc.yaml"
+    path.write_text("headers_from_env: {Authorization: SVC_TOKEN}\n" + text, encoding="utf-8")
+    return str(path)
+
+
+def env(url: str, config_path: str) -> dict[str, str]:
+    return {
+        "EVALKIT_HTTP_SVC_URL": url + "/search",
+        "EVALKIT_HTTP_SVC_CONFIG": config_path,
+        "SVC_TOKEN": TOKEN,
+    }
+
+
+def test_a_redirect_to_another_port_fails_and_the_other_port_never_sees_the_credential(
+    fixture: Fixture, tmp_path: pathlib.Path
+) -> None:
+    chunk = fixture.chunks[0].id
+    with (
+        serving("ok", chunk) as (elsewhere, other_url),
+        serving("redirect", chunk, target=other_url + "/steal?q=1") as (home, url),
+    ):
+        code, out, err = run_cli(
+            ["run", str(COMMITTED), "--systems", "http:svc", "--repeats", "1"],
+            tmp_path,
+            env=env(url, config(tmp_path, "")),
+        )
+    assert code != 0
+    assert elsewhere.seen == []  # not one request reached the other origin
+    assert home.seen
+    assert home.seen[0]["headers"]["Authorization"] == TOKEN
+    assert "HTTP status 307 redirects to another origin (http://127.0.0.1:" in err
+    assert "/steal" not in err
+    assert "q=1" not in err
+    assert TOKEN not in out + err
+
+
+def test_a_same_origin_redirect_is_followed_only_when_asked_keeping_method_and_body(
+    fixture: Fixture, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    query = fixture.queries[0]
+    with serving("same-origin", fixture.chunks[0].id) as (home, url):
+        for name, value in env(url, config(tmp_path, "")).items():
+            monkeypatch.setenv(name, value)
+        with pytest.raises(ExternalSystemError, match="307 redirects within the same origin"):
+            HttpRetriever("svc").search(query, 5)
+        monkeypatch.setenv("EVALKIT_HTTP_SVC_CONFIG", config(tmp_path, "redirects: same-origin\n"))
+        hits = HttpRetriever("svc").search(query, 5)
+    assert [h.chunk_id for h in hits] == [fixture.chunks[0].id]
+    first, moved = home.seen[-2:]
+    assert moved["path"] == "/moved?x=1"
+    assert moved["method"] == first["method"] == "POST"
+    assert moved["body"] == first["body"]
+    assert moved["headers"]["Authorization"] == TOKEN  # same origin: the credential may go
+
+
+def test_a_trickling_service_ends_the_run_within_its_timeout(
+    fixture: Fixture, tmp_path: pathlib.Path
+) -> None:
+    with serving("trickle", fixture.chunks[0].id) as (_, url):
+        started = time.monotonic()
+        code, _, err = run_cli(
+            ["run", str(COMMITTED), "--systems", "http:svc", "--repeats", "1"],
+            tmp_path,
+            env=env(url, config(tmp_path, "timeout_s: 2\nretries: 1\nbackoff_s: 0.1\n")),
+        )
+        elapsed = time.monotonic() - started
+    assert code != 0
+    assert "no response within 2 s (timeout) after 2 attempt(s)" in err
+    assert elapsed < 30  # two attempts of 2 s; it ran forever before
+
+
+def test_retry_after_is_honoured(fixture: Fixture, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The service refuses any retry sooner than its ``Retry-After: 2``: the old fixed backoff
+    (0.5 s, then 1 s) failed every query."""
+    queries = fixture.queries[:4]
+    small = fixture.model_copy(update={"queries": tuple(queries)})
+    with serving("retry-after", fixture.chunks[0].id) as (home, url):
+        monkeypatch.setenv("EVALKIT_HTTP_SVC_URL", url + "/search")
+        got = evaluate(small, ["http:svc"], k=5, repeats=1, concurrency=4)
+    assert sorted(got.rankings["query_id"].unique()) == sorted(q.id for q in queries)
+    assert len(home.seen) == 2 * len(queries)  # one refusal and one success per query
+
+
+def test_sigint_during_slow_calls_exits_within_seconds_without_a_traceback(
+    fixture: Fixture, tmp_path: pathlib.Path
+) -> None:
+    with serving("slow", fixture.chunks[0].id) as (home, url):
+        process = subprocess.Popen(
+            [
+                str(EVALKIT),
+                "run",
+                str(COMMITTED),
+                "--systems",
+                "http:svc",
+                "--repeats",
+                "1",
+                "--concurrency",
+                "4",
+            ],
+            cwd=tmp_path,
+            env={**os.environ, **env(url, config(tmp_path, "")), "TMPDIR": str(tmp_path)},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        deadline = time.monotonic() + 60
+        while len(home.seen) < 4 and time.monotonic() < deadline:  # four calls in flight
+            time.sleep(0.05)
+        process.send_signal(signal.SIGINT)
+        sent = time.monotonic()
+        _, err = process.communicate(timeout=30)
+        elapsed = time.monotonic() - sent
+    assert process.returncode == 130
+    assert elapsed < 5  # it waited for every call in flight (20 s) before
+    assert "Traceback" not in err
+    assert err.strip().splitlines()[-1] == "evalkit: interrupted (SIGINT); nothing was written"
+
+
+def test_duplicates_are_refused_unless_kept_first(
+    fixture: Fixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    query = fixture.queries[0]
+    chunk = fixture.chunks[0].id
+    with serving("duplicates", chunk) as (_, url):
+        monkeypatch.setenv("EVALKIT_HTTP_SVC_URL", url + "/search")
+        with pytest.raises(ExternalSystemError, match=f"hit 1 repeats chunk '{chunk}'"):
+            HttpRetriever("svc").search(query, 5)
+        kept = HttpRetriever("svc", config=HttpConfig(duplicates="keep-first")).search(query, 5)
+    assert [h.chunk_id for h in kept] == [chunk]
+
+
+def test_a_response_over_the_size_limit_is_refused(
+    fixture: Fixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with serving("large", fixture.chunks[0].id) as (_, url):
+        monkeypatch.setenv("EVALKIT_HTTP_SVC_URL", url + "/search")
+        system = HttpRetriever("svc", config=HttpConfig(max_response_bytes=1_000_000))
+        with pytest.raises(ExternalSystemError, match="larger than 1000000 bytes"):
+            system.search(fixture.queries[0], 5)
+        assert HttpRetriever("svc").search(fixture.queries[0], 5) == []  # 2 MB < 64 MiB
