@@ -186,3 +186,18 @@ def test_an_absent_measure_suggests_the_closest_and_lists_all(function: object) 
     assert "Did you mean \"nDCG(dcg='exp-log2')@10\"?" in message
     assert all(repr(name) in message or f'"{name}"' in message for name in names)
     assert "more" not in message
+
+
+def test_randomized_tukey_on_many_topics_samples_without_overflow() -> None:
+    """(k!)**(n-1) exceeds a float at 300 topics of 5 systems (Cranfield-sized fixtures): the
+    exactness check must compare integers, and the test samples."""
+    rng = np.random.default_rng(3)
+    rows = [
+        (f"s{j}", f"q{t}", "AP", float(v))
+        for t in range(300)
+        for j, v in enumerate(rng.uniform(0, 1, size=5))
+    ]
+    frame = pd.DataFrame(rows, columns=["system", "query_id", "measure", "value"])
+    result = randomized_tukey_hsd(frame, "AP", n_resamples=50, seed=0)
+    assert "exact" not in str(result["test"].iloc[0])
+    assert result["p_value"].between(0, 1).all()

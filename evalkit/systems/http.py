@@ -25,7 +25,10 @@ How a call is bounded
 
 Where credentials go
     Redirects are not followed (``redirects: refuse``): a 3xx is an error naming its status and,
-    for another origin, that origin (scheme, host, port: never the path or query). With
+    for another origin, what differs from the configured origin (its scheme, host or port) and
+    the short SHA-256 of the target's origin (``scheme://host[:port]``), never the origin, path
+    or query themselves (an endpoint is as private as the configured URL: compare the hash with
+    ``evalkit.safety.canonical.text_hash(origin)`` to recognise it). With
     ``redirects: same-origin`` a redirect to the same scheme, host and port is followed with the
     same method and body (at most 5); one to another origin is still an error. So the headers of
     ``headers_from_env`` (a token) only ever go to the configured origin. Proxy and ``.netrc``
@@ -59,7 +62,7 @@ import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from evalkit.errors import EvalkitError, InputError
-from evalkit.safety.canonical import canonical_hash
+from evalkit.safety.canonical import canonical_hash, text_hash
 from evalkit.safety.inputs import load_json
 from evalkit.safety.interrupts import POLL_S, cancelled
 from evalkit.safety.names import check_name, safe_id
@@ -475,9 +478,20 @@ class HttpRetriever(BaseRetriever):
             ) from None
         origin = _origin(target)
         if origin != self._origin:
+            home = httpx.URL(self._origin)
+            differs = [
+                part
+                for part, mine, theirs in (
+                    ("scheme", home.scheme, target.scheme),
+                    ("host", home.host, target.host),
+                    ("port", home.port, target.port),
+                )
+                if mine != theirs
+            ]
             raise _Failure(
-                f"HTTP status {status} redirects to another origin ({origin}); refused: the "
-                "request and its headers go only to the configured URL",
+                f"HTTP status {status} redirects to another origin (another "
+                f"{' and '.join(differs) or 'origin'}; origin sha256:{text_hash(origin)}); "
+                "refused: the request and its headers go only to the configured URL",
                 retry=False,
             )
         if self.config.redirects != "same-origin":
