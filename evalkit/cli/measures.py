@@ -197,11 +197,13 @@ def _evaluate(qrels_path: str, run_path: str, s: dict[str, Any]) -> str:
 
     from evalkit.errors import InputError
     from evalkit.formats import read_qrels, read_subtopic_qrels
+    from evalkit.measures.diversity import diversity_measures
     from evalkit.measures.trec_eval import select_measures, trec_measures
 
     columns = select_measures(s["measures"], level=s["level"], trec_names=s["trec_names"])
-    qrels = read_qrels(qrels_path)
     subtopics = None if s["subtopics"] is None else read_subtopic_qrels(s["subtopics"])
+    diversity_measures(trec_measures(columns), subtopics)
+    qrels = read_qrels(qrels_path)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -230,7 +232,7 @@ def _lines(
 ) -> str:
     import numpy as np
 
-    from evalkit.measures.diversity import diversity_values
+    from evalkit.measures.diversity import diversity_measures, diversity_values
     from evalkit.measures.engine import score_ranking, source_ranking
     from evalkit.measures.stream import read_source
     from evalkit.measures.trec_eval import (
@@ -245,7 +247,7 @@ def _lines(
     options = {"trec_version": version, "duplicates": s["duplicates"]}
     ranking = source_ranking(qrels, run_path, **options)
     diverse = None
-    if subtopics is not None:
+    if diversity_measures(measures, subtopics):
         diverse = diversity_values(
             subtopics,
             read_source(run_path),
@@ -295,6 +297,12 @@ def _lines(
                     max_docs=s["max_docs"], judged_only=s["judged_only"]
                 )
             strings[column.length] = relstrings(restricted, column.length)
+        if column.kind == "relstring" and column.name != "relstring":
+            # trec_eval clears the string of a query the run lacks only under the plain name
+            # "relstring": under "relstring_20" it keeps its one-doc placeholder ranking's
+            bogus = "-" if column.length and s["max_docs"] != 0 and not s["judged_only"] else ""
+            for q in np.flatnonzero(~present).tolist():
+                strings[column.length][q] = bogus
 
     def value_of(column: Any, rows: Any) -> Any:
         values = matrix[rows][:, [where[m] for m in column.measures]]

@@ -239,7 +239,8 @@ def _mark(arg: str, chosen: _Selection) -> None:
         known = (*_BY_NAME, *NICKNAMES, *MEASURE_NAMES)
         raise TrecMeasureError(
             f"trec_eval: illegal measure '{name}': neither a trec_eval measure or nickname nor "
-            f"an ir_measures-style name such as nDCG@10.{did_you_mean(name, known)}",
+            "an ir_measures-style name such as nDCG@10."
+            + did_you_mean(re.split(r"[(@]", name, maxsplit=1)[0], known),
             1,
         ) from None
     if measure not in chosen.extras:
