@@ -77,11 +77,10 @@ def canonical_measure(name: str) -> str:
     if not isinstance(name, str):
         raise MeasureError(f"a measure name must be a string, got {type(name).__name__}")
     text = name.strip()
-    root, dot, cut = text.partition(".")
-    if not dot:
-        printed = _PRINTED.match(text)
-        if printed and printed["root"] in TREC_ALIASES and text not in TREC_ALIASES:
-            root, cut = printed["root"], printed["cut"]
+    root, _, cut = text.partition(".")
+    printed = _PRINTED.match(text)
+    if printed and printed["root"] in TREC_ALIASES and text not in TREC_ALIASES:
+        root, cut = printed["root"], printed["cut"]
     alias = TREC_ALIASES.get(root)
     if alias is not None:
         if alias.endswith("@") != bool(cut) or "," in cut:
