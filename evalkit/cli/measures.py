@@ -216,9 +216,12 @@ def _evaluate(qrels_path: str, run_path: str, s: dict[str, Any]) -> str:
                 f"{source}: {message} (rows count the file's data lines from 0)"
             ) from None
         finally:
+            said = set()
             for warning in caught:
-                if "RunOnlyQueries" not in type(warning.message).__name__:
-                    print(f"evalkit: warning: {warning.message}", file=sys.stderr)
+                text = str(warning.message)
+                if "RunOnlyQueries" not in type(warning.message).__name__ and text not in said:
+                    said.add(text)  # once, however many blocks of the run it came up in
+                    print(f"evalkit: warning: {text}", file=sys.stderr)
 
 
 def _lines(

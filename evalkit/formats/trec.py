@@ -96,7 +96,8 @@ def no_results_error(source: str) -> FormatError:
     return FormatError(
         "holds no results (an empty file, only comments and blank lines, or no rows); "
         "expected at least one ranked document per query it answers: check that the job that "
-        "wrote it finished",
+        "wrote it finished (trec_eval -c scores such a run from memory it never filled: every "
+        "value 0)",
         file=source,
     )
 
@@ -400,6 +401,14 @@ def _slow_parse(
         # as trec_eval splits them: a no-break space or U+2003 inside an ID stays in the ID
         parts = [part.decode("utf-8") for part in raw.split()]
         if not parts or parts[0].startswith("#"):
+            if parts and not extra_fields and not raw.startswith(b"#"):
+                raise FormatError(
+                    "is an indented comment: trec_eval reads a qrels line whose '#' is not in "
+                    "the first column as a judgment (or refuses it as malformed); start the "
+                    "comment at the first column",
+                    file=str(path),
+                    line=number,
+                )
             continue
         if len(parts) != len(fields) and not (extra_fields and len(parts) > len(fields)):
             or_more = " or more" if extra_fields else ""
@@ -427,7 +436,14 @@ def _convert(text: str, name: str, dtype: pa.DataType, path: Path, line: int) ->
             raise ValueError(text)
         value = convert(text)
     except ValueError:
-        raise FormatError(f"field {name} must be {expected}", file=str(path), line=line) from None
+        value = _hex_float(text) if convert is float else None
+        if value is None:
+            raise FormatError(
+                f"field {name} must be {expected}; trec_eval would read it as "
+                f"{_as_c_reads(text, integer=convert is int)}, which evalkit does not guess",
+                file=str(path),
+                line=line,
+            ) from None
     if isinstance(value, int) and not _INT64_MIN <= value <= _INT64_MAX:
         raise FormatError(
             f"field {name} is outside the 64-bit integer range; expected an integer from "
@@ -436,8 +452,36 @@ def _convert(text: str, name: str, dtype: pa.DataType, path: Path, line: int) ->
             line=line,
         )
     if isinstance(value, float) and math.isnan(value):
-        raise FormatError(f"field {name} is NaN; expected a number", file=str(path), line=line)
+        raise FormatError(
+            f"field {name} is NaN; expected a number (trec_eval reads it as NaN and ranks it "
+            "where its sort happens to leave it: no order to reproduce)",
+            file=str(path),
+            line=line,
+        )
     return value
+
+
+def _hex_float(text: str) -> float | None:
+    """A C99 hexadecimal float (``0x1p-3``, as ``atof`` reads it), else None."""
+    body = text.lstrip("+-")
+    if not body[:2].lower() == "0x":
+        return None
+    try:
+        return float.fromhex(text)
+    except ValueError:
+        return None
+
+
+def _as_c_reads(text: str, *, integer: bool) -> str:
+    """What C's ``atol`` (``integer``) or ``atof`` makes of ``text``: its longest leading
+    number, 0 without one (the number only, never the text)."""
+    import re
+
+    pattern = r"[+-]?\d+" if integer else r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
+    match = re.match(pattern, text)
+    if match is None:
+        return "0"
+    return str(int(match[0])) if integer else repr(float(match[0]))
 
 
 # --- writing -----------------------------------------------------------------------------------
