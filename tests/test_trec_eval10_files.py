@@ -18,6 +18,7 @@ from trec_eval_oracle import TEST_DIR
 from evalkit.cli.main import main
 from evalkit.formats import read_run
 
+
 def _quicktest() -> list[tuple[list[str], str]]:
     """``(trec_eval's arguments, expected file)`` of each line of the Makefile's ``quicktest``
     target (``./trec_eval ARGS | diff - test/OUT``); the preference (``-R prefs``,

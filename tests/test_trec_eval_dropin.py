@@ -58,6 +58,7 @@ ALL_TREC = [
 def test_all_trec_is_byte_identical_to_trec_eval_10(
     seed: int,
     options: list[str],
+    *,
     trec_eval10_rbp_fixed: TrecEval10,  # noqa: F811
     trec_eval10_plain: TrecEval10,  # noqa: F811
     tmp_path: Path,
@@ -192,7 +193,9 @@ def test_canonical_measure_reads_both_spellings(name: str, canonical: str) -> No
 def test_every_alias_is_the_measure_trec_name_prints() -> None:
     # names.trec_name (written separately, for --trec-names) maps each alias back
     for root, alias in TREC_ALIASES.items():
-        cut = {"IPrec@": "0.5", "Rprec_mult@": "0.5"}.get(alias, "10") if alias.endswith("@") else ""
+        cut = (
+            {"IPrec@": "0.5", "Rprec_mult@": "0.5"}.get(alias, "10") if alias.endswith("@") else ""
+        )
         printed = trec_name(canonical_measure(alias + cut))
         assert printed in (root, f"{root}_{cut}", f"{root}_0.50"), (root, printed)
 

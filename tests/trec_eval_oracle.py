@@ -69,7 +69,7 @@ def _compiler() -> str | None:
 @pytest.fixture(scope="session")
 def trec_eval10(tmp_path_factory: pytest.TempPathFactory) -> TrecEval10:
     """Build trec_eval 10.0 with widened output in a temporary folder (skip if impossible)."""
-    widened = {name: ("%6.4f", "%.17g") for name in ("meas_print_single.c", "meas_print_final.c")}
+    widened = dict.fromkeys(("meas_print_single.c", "meas_print_final.c"), ("%6.4f", "%.17g"))
     return build_trec_eval10(tmp_path_factory, "trec_eval10", widened)
 
 

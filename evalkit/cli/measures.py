@@ -170,7 +170,7 @@ def _settings(options: list[tuple[str, str]]) -> dict[str, Any]:
                 raise InputError(
                     "option -D: trec_eval's debug output is not reproduced; only -D 0 is accepted"
                 )
-        elif key == "-R" and value != "qrels" or key == "-T" and value != "trec_results":
+        elif (key == "-R" and value != "qrels") or (key == "-T" and value != "trec_results"):
             raise InputError(
                 f"option {key} {value}: evalkit reads qrels and trec_results files only "
                 "(trec_eval's preference and judgment-group formats are not supported)"
@@ -207,7 +207,15 @@ def _evaluate(qrels_path: str, run_path: str, s: dict[str, Any]) -> str:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            return _lines(qrels, qrels_path, run_path, columns, trec_measures(columns), subtopics, s)
+            return _lines(
+                qrels=qrels,
+                qrels_path=qrels_path,
+                run_path=run_path,
+                columns=columns,
+                measures=trec_measures(columns),
+                subtopics=subtopics,
+                s=s,
+            )
         except InputError as error:  # e.g. a doc judged twice: name the file it came from
             message = str(error)
             source = qrels_path if message.startswith(("qrels", "grade", "ERR")) else run_path
@@ -225,6 +233,7 @@ def _evaluate(qrels_path: str, run_path: str, s: dict[str, Any]) -> str:
 
 
 def _lines(
+    *,
     qrels: Any,
     qrels_path: str,
     run_path: str,
@@ -329,8 +338,8 @@ def _lines(
     if stop is not None:
         raise TrecEvalExit(
             f"{qrels_path}: query '{ranking.query_ids[stop]}' of the qrels has no line in the "
-            "run; trec_eval 10.0 stops here with exit code 4 (it prints \"result qid not found "
-            "in qrels\"): pass -c to score it as a query that ranks nothing, or "
+            'run; trec_eval 10.0 stops here with exit code 4 (it prints "result qid not found '
+            'in qrels"): pass -c to score it as a query that ranks nothing, or '
             "--trec-version 9 to average over the queries of both files",
             4,
             format_lines(rows),

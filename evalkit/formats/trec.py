@@ -436,14 +436,15 @@ def _convert(text: str, name: str, dtype: pa.DataType, path: Path, line: int) ->
             raise ValueError(text)
         value = convert(text)
     except ValueError:
-        value = _hex_float(text) if convert is float else None
-        if value is None:
+        hexadecimal = _hex_float(text) if convert is float else None
+        if hexadecimal is None:
             raise FormatError(
                 f"field {name} must be {expected}; trec_eval would read it as "
                 f"{_as_c_reads(text, integer=convert is int)}, which evalkit does not guess",
                 file=str(path),
                 line=line,
             ) from None
+        value = hexadecimal
     if isinstance(value, int) and not _INT64_MIN <= value <= _INT64_MAX:
         raise FormatError(
             f"field {name} is outside the 64-bit integer range; expected an integer from "
@@ -464,7 +465,7 @@ def _convert(text: str, name: str, dtype: pa.DataType, path: Path, line: int) ->
 def _hex_float(text: str) -> float | None:
     """A C99 hexadecimal float (``0x1p-3``, as ``atof`` reads it), else None."""
     body = text.lstrip("+-")
-    if not body[:2].lower() == "0x":
+    if body[:2].lower() != "0x":
         return None
     try:
         return float.fromhex(text)

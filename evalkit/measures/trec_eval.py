@@ -18,6 +18,8 @@ that order (so a mean on a rounding boundary prints as trec_eval's does), double
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import math
 import re
 from collections.abc import Sequence
@@ -27,7 +29,6 @@ import numpy as np
 import numpy.typing as npt
 
 from evalkit.errors import EvalkitError, MeasureError
-from evalkit.measures.aliases import TREC_ALIASES
 from evalkit.measures.judged import JudgedRanking
 from evalkit.measures.names import _SPEC_BY_NAME, MEASURE_NAMES, Measure, parse_measure, trec_name
 from evalkit.registry import did_you_mean
@@ -36,10 +37,10 @@ __all__ = [
     "Column",
     "TrecEvalExit",
     "TrecMeasureError",
-    "select_measures",
-    "summary_values",
     "format_lines",
     "relstrings",
+    "select_measures",
+    "summary_values",
 ]
 
 _CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
@@ -124,22 +125,65 @@ _TABLE: tuple[_Def, ...] = (
 )
 _BY_NAME = {d.name: d for d in _TABLE}
 
-_OFFICIAL = (
-    "runid num_q num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank "
-    "iprec_at_recall P"
-).split()
+_OFFICIAL = [
+    "runid",
+    "num_q",
+    "num_ret",
+    "num_rel",
+    "num_rel_ret",
+    "map",
+    "gm_map",
+    "Rprec",
+    "bpref",
+    "recip_rank",
+    "iprec_at_recall",
+    "P",
+]
 #: trec_eval 10.0's nicknames (measures.c), each the measures it marks.
 NICKNAMES: dict[str, tuple[str, ...]] = {
     "official": tuple(_OFFICIAL),
-    "set": tuple(
-        "runid num_q num_ret num_rel num_rel_ret utility set_P set_recall set_relative_P "
-        "set_map set_F".split()
+    "set": (
+        "runid",
+        "num_q",
+        "num_ret",
+        "num_rel",
+        "num_rel_ret",
+        "utility",
+        "set_P",
+        "set_recall",
+        "set_relative_P",
+        "set_map",
+        "set_F",
     ),
     "all_trec": (
         *_OFFICIAL,
-        *"relstring recall unj rbp rbp_resid infAP gm_bpref utility 11pt_avg ndcg relative_P "
-        "Rprec_mult success map_cut ndcg_cut ndcg_rel Rndcg binG G set_P set_recall "
-        "set_relative_P set_map set_F num_nonrel_judged_ret".split(),
+        *[
+            "relstring",
+            "recall",
+            "unj",
+            "rbp",
+            "rbp_resid",
+            "infAP",
+            "gm_bpref",
+            "utility",
+            "11pt_avg",
+            "ndcg",
+            "relative_P",
+            "Rprec_mult",
+            "success",
+            "map_cut",
+            "ndcg_cut",
+            "ndcg_rel",
+            "Rndcg",
+            "binG",
+            "G",
+            "set_P",
+            "set_recall",
+            "set_relative_P",
+            "set_map",
+            "set_F",
+            "num_nonrel_judged_ret",
+        ],
     ),
     "all_prefs": (
         "runid",
@@ -147,8 +191,14 @@ NICKNAMES: dict[str, tuple[str, ...]] = {
         *(d.name for d in _TABLE if d.name.startswith("prefs_")),
     ),
     "prefs": (
-        "runid num_q prefs_num_prefs_poss prefs_num_prefs_ful prefs_num_prefs_ful_ret "
-        "prefs_simp prefs_pair prefs_avgjg".split()
+        "runid",
+        "num_q",
+        "prefs_num_prefs_poss",
+        "prefs_num_prefs_ful",
+        "prefs_num_prefs_ful_ret",
+        "prefs_simp",
+        "prefs_pair",
+        "prefs_avgjg",
     ),
     "qrels_jg": ("runid", "num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg"),
 }
@@ -270,7 +320,7 @@ def _columns(definition: _Def, params: str | None, level: int) -> list[Column]:
                     raise _init_error(name, "trec_eval: Negative cutoff detected")
             else:
                 cuts = sorted(_atof(p) for p in params.split(","))
-            if any(a == b for a, b in zip(cuts, cuts[1:], strict=False)):
+            if any(a == b for a, b in itertools.pairwise(cuts)):
                 raise _init_error(name, "trec_eval: duplicate cutoffs detected")
         out = []
         for cut in cuts:
@@ -345,10 +395,8 @@ def _init_error(name: str, reason: str) -> TrecMeasureError:
 def _extra_column(measure: Measure, trec_names: bool) -> Column:
     label = str(measure)
     if trec_names:
-        try:
+        with contextlib.suppress(MeasureError):
             label = trec_name(measure)
-        except MeasureError:
-            pass
     if measure.name == "NumQ":
         return Column(label, "num_q", (measure,), per_query=False)
     return Column(label, "long" if measure.name in _LONG_BASES else "double", (measure,))
