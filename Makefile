@@ -7,7 +7,7 @@ FIXTURE ?= fixtures/synthetic-bilingual-v1
 # Fixtures `make versions` checks against their recorded releases (fixtures/releases.json).
 RELEASED ?= fixtures/synthetic-bilingual-v1 fixtures/synthetic-bilingual-dev-v1
 
-.PHONY: report test lint unit fuzz gate probes versions bench lab clean
+.PHONY: report test lint unit fuzz gate probes versions bench lab clean docs
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -18,7 +18,11 @@ $(STAMP): pyproject.toml
 
 report: $(STAMP)
 	$(BIN)/evalkit validate $(FIXTURE)
-	$(BIN)/evalkit report $(FIXTURE) --output reports/retrieval-report.html
+	$(BIN)/evalkit report $(FIXTURE) -p probes fixtures/probes --output reports/retrieval-report.html
+	@echo
+	@echo "The report: reports/retrieval-report.html (open it in a browser)."
+	@echo "Next: source .venv/bin/activate, then evalkit --help (or call .venv/bin/evalkit)."
+	@echo "Your own data: README.md, 'Quick start'."
 
 lint: $(STAMP)
 	$(BIN)/ruff check evalkit tests benchmarks
@@ -44,6 +48,10 @@ versions: $(STAMP)  # each released fixture's version rule against its recorded 
 
 test: lint gate probes versions unit  # pytest last, so its summary closes the output
 
+docs: $(STAMP)  # the documentation site, strict: a broken link or reference fails -> site/index.html
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+	@echo "documentation site: site/index.html"
+
 lab: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[dev,lab]'
 	$(BIN)/jupyter lab notebooks/
@@ -52,7 +60,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_measures.py
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis site
 
 .PHONY: bench-report
 bench-report: $(STAMP)  # where the time of `evalkit report` goes, against its 8 s target

@@ -94,7 +94,7 @@ def test_artifacts_written_together_are_all_scanned_first(workspace: Path) -> No
         Artifact("reports/r.html", "<p>fine</p>", "html"),
         Artifact("reports/r.ipynb", '{"cells": ["A private query about refunds"]}', "notebook"),
     ]
-    with pytest.raises(LeakError, match="notebook: query:q1"):
+    with pytest.raises(LeakError, match=r"executed notebook 'reports/r\.ipynb': query:q1"):
         write_artifacts(artifacts, private=private)
     assert tree(workspace) == ["reports"]
     written = write_artifacts(artifacts, private=private, allow_private_text=True)

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from cli_runner import run_cli
+from junit10 import junit10_problems
 from junitparser import Error, Failure, JUnitXml, Skipped
 from markdown_it import MarkdownIt
 
@@ -23,6 +24,7 @@ from evalkit.gates.check import check_gates
 from evalkit.gates.spec import load_gates
 from evalkit.report.ci import (
     MAX_SUMMARY_LINES,
+    GateContext,
     gates_junit,
     gates_markdown,
     probes_junit,
@@ -155,25 +157,32 @@ def test_markdown_stays_within_60_lines_on_the_committed_fixture(
     evaluation, results, _ = committed
     gate_results = results if case == "passing" else all_failing
     verdict = build_verdict(evaluation, gate_results, base="hybrid")
-    text = gates_markdown(verdict, title="synthetic-bilingual-v1 1.1.0")
+    context = GateContext(baseline=True)
+    text = gates_markdown(verdict, title="synthetic-bilingual-v1 1.1.0", context=context)
     lines = text.splitlines()
     assert len(lines) <= MAX_SUMMARY_LINES == 60
-    assert lines[2].startswith("**Verdict: PASS**" if case == "passing" else "**Verdict: FAIL**")
-    ablation = _tables(text)[0]
-    assert len(ablation) == 1 + 5  # header and one row per system
+    # the first line is the verdict against the baseline and the gates, with counts
+    outcome = "PASS" if case == "passing" else "FAIL"
+    assert lines[0].startswith(f"**evalkit gate: {outcome}** against the baseline and the gates")
+    evaluated = int(gate_results["status"].isin(["pass", "fail"]).sum())
+    assert f"{evaluated} of {len(gate_results)} checks evaluated" in lines[0]
+    headings = [line for line in lines if line.startswith("### ")]
     if case == "failing":
+        assert headings[0] == "### Failing checks"
         assert "more failing checks not shown" in text
-        assert len(_tables(text)) == 3  # ablation, changes, failing gates
     else:
-        assert lines[-1] == "None\\."  # no failing gate
+        assert "### Failing checks" not in headings
+    # the comparison with --base comes after the verdict, labelled as not the baseline
+    within = next(i for i, line in enumerate(lines) if line.startswith("### Within this run"))
+    assert "(--base)" in lines[within]
+    assert lines[within + 2].startswith("Not the baseline")
 
 
 def test_markdown_without_gates_or_changes_says_so(committed: tuple[Any, Any, Any]) -> None:
     evaluation, _, _ = committed
     verdict = build_verdict(evaluation, None, base="hybrid", primary=["NoAnswerFP"])
     text = gates_markdown(verdict, title="x")
-    assert "**Verdict: no gates**" in text
-    assert text.rstrip().endswith("No gates\\.")
+    assert text.startswith("**evalkit gate: no gates**: the fixture has no gates")
 
 
 # --- JUnit ---------------------------------------------------------------------------------
@@ -182,6 +191,7 @@ def test_markdown_without_gates_or_changes_says_so(committed: tuple[Any, Any, An
 def test_gate_junit_parses_as_junit(all_failing: Any, tmp_path: pathlib.Path) -> None:
     path = tmp_path / "gates.xml"
     path.write_text(gates_junit(all_failing, suite="synthetic-bilingual-v1"), encoding="utf-8")
+    assert junit10_problems(path.read_text(encoding="utf-8")) == []
     xml = JUnitXml.fromfile(str(path))
     suites = list(xml)
     assert len(suites) == 1
@@ -272,10 +282,10 @@ def test_gate_cli_writes_junit_and_markdown(tiny_dir: pathlib.Path, tmp_path: pa
         ("low-bar", False),
     ]
     summary = (workspace / "ci" / "summary.md").read_text(encoding="utf-8")
-    assert "**Verdict: FAIL**" in summary
-    assert "high\\-bar" in summary
-    assert "low\\-bar" not in summary
-    assert "lexical \\(base\\)" in summary  # the default base: the first system
+    assert summary.startswith("**evalkit gate: FAIL** against the gates: 1 of 2 evaluated")
+    assert "| high-bar |" in summary  # readable raw: IDs are not escaped
+    assert "low-bar" not in summary
+    assert "lexical (base)" in summary  # the default base: the first system
 
 
 def test_gate_cli_refuses_a_leak_and_writes_nothing(
@@ -314,6 +324,7 @@ def test_probes_cli_writes_junit_and_markdown(tmp_path: pathlib.Path) -> None:
     argv += ["--junit", "p.xml", "--markdown", "p.md"]
     code, _, _ = run_cli(argv, tmp_path)
     assert code == 0
+    assert junit10_problems((tmp_path / "p.xml").read_text(encoding="utf-8")) == []
     suite = next(iter(JUnitXml.fromfile(str(tmp_path / "p.xml"))))
     from evalkit.probes import get_target, load_probes
 

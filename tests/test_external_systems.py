@@ -229,6 +229,32 @@ def test_a_run_file_without_results_is_refused(
     assert str(tmp_path) not in str(caught.value)
 
 
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [
+        ("dup.trec", "\ufeffq-1 Q0 c-1 1 2.0 r\nq-1 Q0 c-2 2 1.0 r\nq-1 Q0 c-1 3 0.5 r\n"),
+        ("dup.jsonl", '{"query_id": "q-1", "chunk_id": "c-1", "score": 2}\n' * 2),
+    ],
+    ids=["trec-with-bom", "jsonl"],
+)
+def test_a_run_listing_a_chunk_twice_is_refused_as_trec_eval_refuses_it(
+    tmp_path: pathlib.Path, name: str, content: str
+) -> None:
+    # issue 34: run: accepted what 'evalkit trec-eval' refuses; one rule for both readers
+    path = tmp_path / name
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(InputError, match=r"lists chunk c-1 more than once for query q-1") as caught:
+        RunFileRetriever(path)
+    assert "1 duplicated (query, chunk) pair(s)" in str(caught.value)
+    assert str(tmp_path) not in str(caught.value)
+    if name.endswith(".trec"):
+        (tmp_path / "qrels").write_text("q-1 0 c-1 1\n", encoding="utf-8")
+        argv = ["trec-eval", "qrels", name, "-m", "P@5"]
+        code, _, err = run_cli(argv, tmp_path)
+        assert code == 2
+        assert "more than once for query 'q-1'" in err
+
+
 def test_run_ties_keep_the_rank_order_and_names_come_from_the_file_name(
     tmp_path: pathlib.Path,
 ) -> None:

@@ -436,3 +436,23 @@ def test_a_credential_ending_one_field_is_found_whatever_follows() -> None:
     )
     problems = string_problems(None, [], [chunk], [])
     assert [(p.object_id, p.field) for p in problems] == [("c1", "title")]
+
+
+def test_prose_may_hold_keeps_declared_prose_and_never_a_credential(make_fixture: Any) -> None:
+    def prose(data: dict[str, Any], declared: list[str] | None, extra: str) -> None:
+        data["chunks.yaml"][1]["text"] = f"A single ticket costs four /crowns/for adults{extra}."
+        data["queries.yaml"][0]["text"] += " (see https://ferry.example.org/fares)"
+        if declared is not None:
+            data["fixture.yaml"]["prose_may_hold"] = declared
+
+    with pytest.raises(FixtureError) as refused:
+        load_fixture(make_fixture(lambda d: prose(d, None, "")))
+    messages = [p.message for p in refused.value.problems]
+    assert any("prose_may_hold: [posix_path]" in m for m in messages)
+    assert any("prose_may_hold: [url]" in m for m in messages)
+    fixture = load_fixture(make_fixture(lambda d: prose(d, ["posix_path", "url"], "")))
+    assert fixture.meta.prose_may_hold == ("posix_path", "url")
+    with pytest.raises(FixtureError) as credential:  # declared kinds never cover a credential
+        load_fixture(make_fixture(lambda d: prose(d, ["posix_path", "url"], "; password = x1")))
+    assert [p.field for p in credential.value.problems] == ["text"]
+    assert "prose_may_hold" not in credential.value.problems[0].message

@@ -535,11 +535,11 @@ def test_table_and_report_section(tmp_path: pathlib.Path) -> None:
         "baseline:hybrid  hybrid  NoAnswerFP    all       <= 0.2700 (baseline)  0.2500  pass",
         "baseline:hybrid  hybrid  new-failures  all       <= 1 (baseline)       2       FAIL",
         "new failures of hybrid: q-1, q-2",
-        "3 check(s): 2 of 3 gate check(s) FAILED",
+        "FAIL: 2 of 3 evaluated check(s) failed; 3 of 3 checks evaluated",
     ]
     failed_only = format_gate_table(results, failed_only=True).splitlines()
     assert [line.split()[2] for line in failed_only[2:4]] == ["RR@10", "new-failures"]
-    assert failed_only[-1] == "3 check(s): 2 of 3 gate check(s) FAILED"
+    assert failed_only[-1] == "FAIL: 2 of 3 evaluated check(s) failed; 3 of 3 checks evaluated"
     assert len(failed_only) == 6
     section = gates_to_report(results)
     assert section[2]["queryIds"] == ["q-1", "q-2"]
@@ -718,7 +718,9 @@ def test_committed_gates_pass_and_committed_baseline_is_current(
 ) -> None:
     code, out, report = passing
     assert code == 0, out
-    assert out.rstrip().endswith("all gates pass")
+    assert out.rstrip().endswith(
+        "PASS: all 134 evaluated check(s) passed; 134 of 134 checks evaluated"
+    )
     assert "FAIL" not in out
     assert {g["kind"] for g in report["gates"]} == {
         "absolute",
@@ -741,7 +743,7 @@ def test_degraded_system_fails_the_gates_with_a_table(
 ) -> None:
     code, out, report = degraded
     assert code == 1
-    assert "FAILED" in out.splitlines()[-1]
+    assert out.splitlines()[-1].startswith("FAIL: ")
     fail_lines = [line for line in out.splitlines() if line.endswith("FAIL")]
     assert fail_lines
     assert all(line.split()[1] == "hybrid-rerank" for line in fail_lines)

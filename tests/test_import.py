@@ -84,7 +84,13 @@ def test_beir_import_round_trips_through_validate(
     beir_folder: pathlib.Path, tmp_path: pathlib.Path
 ) -> None:
     argv = ["import", "beir", "collection", "--output", "fx", "--size", "2000", "--id", "mine"]
-    code, out, err = run_cli(argv, tmp_path)
+    code, _, err = run_cli(argv, tmp_path)
+    # the source's grade 4 is refused, named, until a map says what it means
+    assert code == 2
+    assert "grades above 3: 4 (1 judgments)" in err
+    assert "--grade-map" in err
+    assert not (tmp_path / "fx").exists()
+    code, out, err = run_cli([*argv, "--grade-map", "4:3"], tmp_path)
     assert code == 0, out + err
     assert "mine 1.0.0: valid — 3 documents" in validate(tmp_path, "fx")
     fixture = load_fixture(tmp_path / "fx")
@@ -107,7 +113,8 @@ def test_beir_import_round_trips_through_validate(
     q2 = fixture.query(fixture_id("q 2") or "")
     assert [(j.chunk_id, j.grade) for j in q2.judgments] == [("msmarco_v2.1_doc_00_0#3_1", 3)]
     # summary: IDs and counts, never text
-    assert "grades above 3 set to 3: 1" in out
+    assert "grades mapped by --grade-map: 1" in out
+    assert fixture.meta.grade_map == "4:3"
     assert "dropped 1: document text is empty: blank" in out
     assert "dropped 1: query has no judgment of an imported document: q3" in out
     assert "tides" not in out
@@ -140,6 +147,7 @@ def test_chunking_none_refuses_a_long_document_with_its_id(
     beir_folder: pathlib.Path, tmp_path: pathlib.Path
 ) -> None:
     argv = ["import", "beir", "collection", "--output", "n", "--chunking", "none", "--size", "100"]
+    argv += ["--grade-map", "4:3"]
     code, _, err = run_cli(argv, tmp_path)
     assert code == 2
     assert "document 'x~long~2Fdoc~201': a document of" in err
@@ -418,6 +426,7 @@ def test_chunking_changes_the_definition_hash(
     for size in ("2000", "3000"):
         out = f"fx{size}"
         argv = ["import", "beir", "collection", "--output", out, "--size", size, "--id", "same"]
+        argv += ["--grade-map", "4:3"]
         assert run_cli(argv, tmp_path)[0] == 0
         report = evaluate(load_fixture(tmp_path / out), ["lexical"], repeats=1).to_report()
         hashes.append(report["evaluationDefinitionHash"])

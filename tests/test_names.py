@@ -192,10 +192,14 @@ def test_a_gate_naming_a_system_missing_from_the_report_is_named_safely(
         encoding="utf-8",
     )
     argv = ["gate", str(tiny_dir), "--systems", "lexical", "--repeats", "1", "--gates"]
-    # A gate on a system the evaluation lacks is "not evaluated" (issue #13), named by its ID.
-    assert main([*argv, str(gates)]) == 0
+    # A gate on a system the evaluation lacks is "not evaluated" (issue #13), named by its ID;
+    # a run that evaluated no check fails unless that is allowed (issue 34)
+    assert main([*argv, str(gates), "--allow-none-evaluated"]) == 0
     out = capsys.readouterr().out
     assert "absolute[0]: system hybrid not in the evaluation (lexical)" in out
+    assert "not evaluated: hybrid (gated, but left out by --systems)" in out
+    assert main([*argv, str(gates)]) == 1
+    assert capsys.readouterr().out.splitlines()[-1].startswith("FAIL: no check was evaluated")
 
 
 def test_reports_hold_checked_names_only(tiny_dir: Path) -> None:

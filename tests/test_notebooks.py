@@ -78,8 +78,8 @@ SECTION_TITLES = (
     "6. Paired comparisons against the base system",
     "7. Failure drill-down",
     "8. Baseline and gates",
-    "9. Code-intelligence probes",
 )
+PROBES_TITLE = "9. Code-intelligence probes"  # only when a probe directory is named
 GATES_YAML = """\
 schema: evalkit.gates/1
 absolute:
@@ -145,7 +145,7 @@ def test_report_notebook_declares_the_documented_parameters() -> None:
         "n_resamples": 2000,
         "worst": 5,
         "query_id": "",
-        "probes": "fixtures/probes",
+        "probes": "",
         "probe_target": "stdlib",
         "concurrency": 1,
         "evaluation_dir": "",
@@ -719,7 +719,10 @@ def _report_via_cli(workspace: Path, *argv: str) -> tuple[str, str, str]:
 @pytest.fixture(scope="module")
 def committed_rendered() -> RenderedReport:
     """The notebook with its default fixture, run as JupyterLab would from ``notebooks/``."""
-    return render_report({"n_resamples": int(FAST_RESAMPLES)}, cwd=DEFAULT_REPORT_NOTEBOOK.parent)
+    return render_report(
+        {"n_resamples": int(FAST_RESAMPLES), "probes": "fixtures/probes"},
+        cwd=DEFAULT_REPORT_NOTEBOOK.parent,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -806,8 +809,11 @@ def test_report_on_the_committed_fixture(committed_report: tuple[str, str, str])
     _stdout, html, ipynb = committed_report
     _assert_complete_and_clean(html, ipynb, COMMITTED_FIXTURE)
     assert "synthetic-bilingual-v1" in html
-    # The probe section ran against the committed probes (found from notebooks/ as in JupyterLab).
-    assert "callers-decode-uxxxx" in _visible_text(html)
+    # The probe section ran against the committed probes (found from notebooks/ as in JupyterLab),
+    # after every other section.
+    visible = _visible_text(html)
+    assert "callers-decode-uxxxx" in visible
+    assert visible.find(PROBES_TITLE) > visible.find(SECTION_TITLES[-1]) > 0
     # the passing gate checks are folded into one <details> block, their table inside it
     folded = re.search(
         r"<details><summary>(\d+) passing checks[^<]*</summary>(.*?)</details>", html, re.S
@@ -845,6 +851,9 @@ def test_report_on_a_generated_fixture(
     assert "lexical-abstains-rarely" in visible
     assert "rerank-near-hybrid" in visible
     assert "sha256:" in html  # the drill-down shows hashes instead of text
+    # no probe directory named: the report has no probe section at all
+    assert PROBES_TITLE not in visible
+    assert "probe" not in visible.lower()
 
 
 @pytest.mark.slow

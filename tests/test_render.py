@@ -34,6 +34,7 @@ from evalkit.report.render import (
     WORD_JOINER,
     csv_cell,
     html_text,
+    markdown_plain,
     markdown_table,
     markdown_text,
     plot_label,
@@ -190,6 +191,37 @@ def test_markdown_text_renders_as_exactly_the_text(payload: str) -> None:
         paragraph = _one_paragraph(str(render(source)))
         assert _visible(paragraph.get_text()) == expected, name
         assert paragraph.find(True) is None, name  # no element: no link, image, code, emphasis
+
+
+@pytest.mark.parametrize("payload", PAYLOADS)
+@pytest.mark.parametrize("where", ["line start", "inline"])
+def test_markdown_plain_renders_as_exactly_the_text(payload: str, where: str) -> None:
+    # issue 34: the CI summary escapes only what Markdown needs, and stays just as safe
+    text = payload if where == "line start" else f"before {payload} after"
+    source = markdown_plain(text)
+    assert "\n" not in source
+    renderers = {  # what renders a CI summary (not nbconvert's math: that is markdown_text's)
+        "markdown-it": MarkdownIt("commonmark").enable(["table", "strikethrough"]).render,
+        "mistune+gfm": mistune.create_markdown(
+            escape=False, plugins=["table", "strikethrough", "url"]
+        ),
+    }
+    for name, render in renderers.items():
+        html = str(render(source))
+        if not _visible(text).strip():
+            continue  # nothing visible: no paragraph either
+        paragraph = _one_paragraph(html)
+        assert _visible(paragraph.get_text()) == _visible(text).strip(), name
+        assert paragraph.find(True) is None, name
+
+
+def test_markdown_plain_reads_raw_and_markdown_text_does_not() -> None:
+    line = "my-system RR@10 (zh) >= 0.7800: actual 0.1219; worst q-zh-001, q-zh-018"
+    assert markdown_plain(line) == line
+    assert markdown_plain("- 1. # x") == f"\\- 1. #{WORD_JOINER} x"
+    assert markdown_text(line) != line  # every punctuation character escaped
+    table = markdown_table(["measure", "threshold"], [["RR@10", ">= 0.78"]], plain=True)
+    assert table.splitlines()[2] == "| RR@10 | >= 0.78 |"
 
 
 def test_markdown_text_cannot_mention_link_or_reference() -> None:
@@ -488,8 +520,15 @@ def _shown_safely(node: ast.expr) -> bool:
         return isinstance(first.value, ast.Name) and first.value.id == "plots"
     if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
         # figures (labels through plot_label) and the ablation view (styled() inside)
-        return func.value.id == "plots" or ast.unparse(func) == "report_tables.style_ablation"
+        # and the verdict's coloured changes (styled() inside)
+        return func.value.id == "plots" or ast.unparse(func) in {
+            "report_tables.style_ablation",
+            "verdict_view.style_changes",
+        }
     if isinstance(func, ast.Name) and func.id == "HTML":  # markup of escaped parts only
+        # the verdict badge: fixed words and counts, escaped by verdict_badge itself
+        if first is not None and ast.unparse(first).startswith("verdict_view.verdict_badge("):
+            return True
         return _markdown_text_is_escaped(node)
     return isinstance(func, ast.Name) and func.id in {"styled", "Markdown"}
 

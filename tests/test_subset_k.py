@@ -17,12 +17,14 @@ from cli_runner import run_cli
 
 from evalkit.errors import InputError, StaleBaselineError
 from evalkit.fixtures import load_fixture
-from evalkit.gates.baseline import check_baseline_fresh
+from evalkit.gates.baseline import changed_definitions, check_baseline_fresh
 from evalkit.gates.check import (
     NOT_EVALUATED,
     check_gates,
     format_gate_table,
     gate_counts,
+    gate_headline,
+    gate_outcome,
     gates_failed,
     gates_to_report,
 )
@@ -89,14 +91,14 @@ def test_gates_on_missing_systems_are_not_evaluated_and_never_fail() -> None:
                 {
                     "id": "hybrid-vs-dense",
                     "system": "hybrid",
-                    "reference": "dense",
+                    "reference": "alias-vector",
                     "measure": "RR@10",
                     "max_drop": 0.0,
                 },
             ],
         }
     )
-    results = check_gates(current, spec)
+    results = check_gates(current, spec)  # the systems left out are known (registered)
     status = dict(zip(results["gate"], results["status"], strict=True))
     assert status == {
         "rerank-floor": NOT_EVALUATED,
@@ -111,7 +113,9 @@ def test_gates_on_missing_systems_are_not_evaluated_and_never_fail() -> None:
     assert not gates_failed(results)
     assert gate_counts(results) == {"pass": 1, "fail": 0, "not evaluated": 3}
     table = format_gate_table(results)
-    assert table.splitlines()[-1] == "1 check(s): all gates pass; 3 not evaluated"
+    assert table.splitlines()[-1] == (
+        "PASS: all 1 evaluated check(s) passed; 1 of 4 checks evaluated, 3 not evaluated"
+    )
     assert "not evaluated: rerank-floor: system hybrid-rerank not in the evaluation" in table
     section = gates_to_report(results)
     assert section[0]["passed"] is None
@@ -132,7 +136,34 @@ def test_a_failed_gate_still_fails_beside_not_evaluated_ones() -> None:
     results = check_gates(current, spec)
     assert gates_failed(results)
     assert format_gate_table(results).splitlines()[-1] == (
-        "1 check(s): 1 of 1 gate check(s) FAILED; 1 not evaluated"
+        "FAIL: 1 of 1 evaluated check(s) failed; 1 of 2 checks evaluated, 1 not evaluated"
+    )
+
+
+def test_a_gate_on_an_unknown_system_is_an_error_with_a_did_you_mean() -> None:
+    # issue 34: a typo left every check "not evaluated" and the gate passed
+    current = report({"my-system": {"RR@10": 0.5}})
+    typo = gates({"absolute": [{"system": "my-sytem", "measure": "RR@10", "min": 0.1}]})
+    with pytest.raises(InputError, match=r"'my-sytem' \(did you mean 'my-system'\?\)"):
+        check_gates(current, typo)
+    # a system the caller knows (or the baseline has) is only left out: not evaluated
+    known = check_gates(current, typo, known_systems=["my-sytem"])
+    assert list(known["status"]) == [NOT_EVALUATED]
+    in_baseline = report({"my-sytem": {"RR@10": 0.5}})
+    spec = gates({"baseline": {"systems": ["my-sytem"]}, **typo.model_dump(exclude={"schema_"})})
+    assert set(check_gates(current, spec, in_baseline)["status"]) == {NOT_EVALUATED}
+
+
+def test_a_run_that_evaluated_no_check_fails_unless_allowed() -> None:
+    current = report({"lexical": {"RR@10": 0.5}})
+    spec = gates({"absolute": [{"system": "hybrid", "measure": "RR@10", "min": 0.1}]})
+    counts = gate_counts(check_gates(current, spec))
+    assert counts == {"pass": 0, "fail": 0, "not evaluated": 1}
+    assert not gate_outcome(counts)
+    assert gate_outcome(counts, allow_none_evaluated=True)
+    assert gate_headline(counts) == (
+        "FAIL: no check was evaluated, so nothing was checked; 0 of 1 checks evaluated, "
+        "1 not evaluated"
     )
 
 
@@ -162,18 +193,24 @@ def test_baseline_gates_compare_only_the_evaluated_systems() -> None:
 # --- staleness: only what changed ---------------------------------------------------------------
 
 
-def test_a_changed_system_makes_only_that_system_stale() -> None:
+def test_a_changed_system_is_compared_and_named_never_refused() -> None:
+    # issue 34: a changed definition (a new run file, model, tokenizer) is what a pull request
+    # is about; refusing it made the baseline unable to catch the system's own regression
     baseline = report({"lexical": {"RR@10": 0.5}, "hybrid": {"RR@10": 0.7}})
     changed = report(
-        {"lexical": {"RR@10": 0.5}, "hybrid": {"RR@10": 0.7}},
+        {"lexical": {"RR@10": 0.5}, "hybrid": {"RR@10": 0.4}},
         system_hashes={"lexical": HASH["b"], "hybrid": HASH["c"]},
     )
-    with pytest.raises(StaleBaselineError, match=r"stale for system\(s\) hybrid ") as caught:
-        check_baseline_fresh(changed, baseline)
-    assert "lexical" not in str(caught.value).split("unchanged")[0].split("stale for")[1]
-    check_baseline_fresh(changed, baseline, systems=["lexical"])  # lexical alone is fresh
-    spec = gates({"baseline": {"systems": ["lexical"], "per_language": False}})
-    assert list(check_gates(changed, spec, baseline)["status"]) == ["pass"]
+    check_baseline_fresh(changed, baseline)  # no error
+    assert changed_definitions(changed, baseline, ["lexical", "hybrid"]) == {
+        "hybrid": (baseline["definitionHashes"]["systems"]["hybrid"], HASH["c"])
+    }
+    spec = gates({"baseline": {"per_language": False}})
+    results = check_gates(changed, spec, baseline)
+    assert list(zip(results["system"], results["status"], strict=True)) == [
+        ("lexical", "pass"),
+        ("hybrid", "fail"),  # 0.4 < 0.7 - 0.02: the regression is caught
+    ]
 
 
 def test_a_changed_shared_definition_makes_the_whole_baseline_stale() -> None:
@@ -182,7 +219,7 @@ def test_a_changed_shared_definition_makes_the_whole_baseline_stale() -> None:
     other_k["definitionHashes"]["shared"] = HASH["d"]
     other_k["settings"]["k"] = 5
     with pytest.raises(StaleBaselineError, match="changed since the baseline: settings"):
-        check_baseline_fresh(other_k, baseline, systems=["lexical"])
+        check_baseline_fresh(other_k, baseline)
 
 
 def test_a_subset_of_systems_is_fresh_against_a_full_baseline() -> None:

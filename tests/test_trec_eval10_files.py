@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 import pytest
-from trec_eval_oracle import TEST_DIR
+from trec_eval_oracle import HOW_TO_ENABLE, TEST_DIR
 
 from evalkit.cli.main import main
 from evalkit.formats import read_run
@@ -26,7 +26,7 @@ def _quicktest() -> list[tuple[list[str], str]]:
     out: evalkit does not read those formats."""
     makefile = TEST_DIR.parent / "Makefile"
     if not makefile.is_file():
-        pytest.skip(f"trec_eval 10.0 source not found at {TEST_DIR.parent}")
+        pytest.skip(f"trec_eval 10.0 source not found at {TEST_DIR.parent}; {HOW_TO_ENABLE}")
     text = makefile.read_text()
     target = text.split("\nquicktest:", 1)[1].split("\n\n", 1)[0]
     cases = []
@@ -63,7 +63,7 @@ def test_results_trunc_reads_as_trec_eval_reads_it() -> None:
     # extra words after the run ID (ignored by trec_eval's get_trec_results.c)
     path = TEST_DIR / "results.trunc"
     if not path.is_file():
-        pytest.skip(f"trec_eval 10.0 test files not found at {TEST_DIR}")
+        pytest.skip(f"trec_eval 10.0 test files not found at {TEST_DIR}; {HOW_TO_ENABLE}")
     run = read_run(path, rank=False)
     lines = [line.split() for line in path.read_text().splitlines() if line.strip()]
     assert len(run) == len(lines) == 584

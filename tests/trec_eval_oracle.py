@@ -26,6 +26,10 @@ import pytest
 _BESIDE = Path(__file__).resolve().parents[2] / "shared" / "oracles" / "trec_eval-10.0"
 SOURCE = Path(os.environ.get("TREC_EVAL_10_SOURCE", _BESIDE))
 TEST_DIR = SOURCE / "test"
+HOW_TO_ENABLE = (
+    "set TREC_EVAL_10_SOURCE to a trec_eval 10.0 source folder (the project's copy is "
+    "shared/oracles/trec_eval-10.0 beside the repository) to run the trec_eval oracle tests"
+)
 
 
 @dataclass(frozen=True)
@@ -98,11 +102,11 @@ def build_trec_eval10(
     ``old`` must occur) and build it; skip when the source, make or a C compiler is missing."""
     compiler = _compiler()
     if not (SOURCE / "Makefile").is_file():
-        pytest.skip(f"trec_eval 10.0 source not found at {SOURCE}")
+        pytest.skip(f"trec_eval 10.0 source not found at {SOURCE}; {HOW_TO_ENABLE}")
     if compiler is None or shutil.which("make") is None:
         pytest.skip(
-            "no C compiler or make: cannot build the trec_eval 10.0 oracle (install a C "
-            "compiler and make, e.g. apt-get install gcc make, to run this test)"
+            "no C compiler or make: cannot build the trec_eval 10.0 oracle; install a C "
+            "compiler and make (Debian: apt-get install build-essential)"
         )
     folder = tmp_path_factory.mktemp(name) / "src"
     shutil.copytree(SOURCE, folder, ignore=shutil.ignore_patterns("test"))

@@ -29,6 +29,13 @@ def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handle
         "by default nothing is written",
     )
     p.add_argument(
+        "--rankings",
+        default=None,
+        metavar="PATH",
+        help="workspace-relative path of one TREC run file with every system's ranking "
+        "(query_id Q0 chunk_id rank score system), for trec_eval, ir_measures or evalkit trec-eval",
+    )
+    p.add_argument(
         "--scheduler",
         default=None,
         metavar="ADDRESS",
@@ -40,8 +47,12 @@ def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handle
 
 def _run_run(args: argparse.Namespace) -> int:
     from evalkit.run.report_json import write_report
+    from evalkit.safety.artifacts import check_distinct, check_output, write_artifact
 
     output = checked_output(args.output)
+    if args.rankings is not None:
+        check_output(args.rankings)  # refuse an unsafe path before any work
+        check_distinct([("--output", output), ("--rankings", args.rankings)])
     evaluation = evaluate_fixture(args, progress=sys.stderr.isatty())
     fixture = evaluation.fixture
     table = evaluation.summary().pivot(index="system", columns="measure", values="value")
@@ -65,6 +76,11 @@ def _run_run(args: argparse.Namespace) -> int:
     if output is not None:
         write_report(report, output, private=evaluation.private_texts())
         print(f"report: {shown(output)}")
+    if args.rankings is not None:
+        write_artifact(
+            args.rankings, evaluation.trec_run(), kind="text", private=evaluation.private_texts()
+        )
+        print(f"rankings: {shown(args.rankings)}")
     return 0
 
 
@@ -179,7 +195,10 @@ def _run_report(args: argparse.Namespace) -> int:
     parameters = coerce_parameters(pairs, notebook_parameters(notebook))
     try:
         rendered = render_report(
-            parameters, notebook=notebook, allow_unredacted=args.allow_unredacted
+            parameters,
+            notebook=notebook,
+            allow_unredacted=args.allow_unredacted,
+            output=args.output,
         )
     except (LeakError, NotebookError) as error:
         print_error(error)

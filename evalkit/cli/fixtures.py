@@ -1,5 +1,5 @@
 """Fixture commands: ``validate`` (and its ``--since`` version rule), ``schema``, ``fixture``
-(``diff``, ``locate``, ``release``, ``convert``) and ``import`` (BEIR, TREC, tables).
+(``diff``, ``locate``, ``release``, ``convert``) and ``import`` (BEIR, TREC, SMART, tables).
 """
 
 from __future__ import annotations
@@ -387,6 +387,21 @@ def _add_import(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Han
     trec.add_argument("--topics", required=True, help="topics: TREC <top> format or id<TAB>text")
     trec.add_argument("--corpus", required=True, help="corpus: JSONL or TREC <DOC> SGML")
     trec.add_argument("--topic-field", default="title", choices=("title", "desc"))
+    smart = formats.add_parser(
+        "smart",
+        help="SMART files (.I/.T/.W records: Cranfield, CISI, CACM, ...) and TREC or "
+        "three-column qrels",
+    )
+    smart.add_argument("--documents", required=True, help="documents: SMART records")
+    smart.add_argument("--queries", required=True, help="queries: SMART records")
+    smart.add_argument("--qrels", required=True, help="'query 0 doc grade' or 'query doc grade'")
+    smart.add_argument(
+        "--query-ids",
+        default="as-written",
+        choices=("as-written", "order"),
+        help="a query's ID: its .I (as-written, default) or its number in file order, 1, 2, "
+        "... (order: how Cranfield's judgments number its queries)",
+    )
     table = formats.add_parser("table", help="tables of documents, queries and judgments")
     table.add_argument("--documents", required=True, help=".jsonl, .csv or .parquet")
     table.add_argument("--queries", required=True, help=".jsonl, .csv or .parquet")
@@ -400,8 +415,15 @@ def _add_import(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Han
             default=column,
             help=f"column name (default {column!r}{', none' if not column else ''})",
         )
-    for each in (beir, trec, table):
+    for each in (beir, trec, smart, table):
         each.add_argument("--output", required=True, help="new, workspace-relative fixture dir")
+        each.add_argument(
+            "--grade-map",
+            default=None,
+            metavar="MAP",
+            help="map the collection's grades onto 0-3, e.g. 4:3,3:2,2:1,1:1,5:0 (recorded in "
+            "fixture.yaml); without it, grades above 3 are refused",
+        )
         each.add_argument("--id", default=None, help="fixture ID (default: from --output)")
         each.add_argument("--language", default="en", help="language of every object without one")
         each.add_argument("--license", default="NOASSERTION", help="SPDX license expression")
@@ -442,12 +464,20 @@ def _run_import(args: argparse.Namespace) -> int:
     elif args.format == "trec":
         sources = trec_source(args.qrels, args.topics, args.corpus, topic_field=args.topic_field)
         origin = "TREC qrels, topics and corpus"
+    elif args.format == "smart":
+        from evalkit.importers.smart import smart_source
+
+        sources = smart_source(args.documents, args.queries, args.qrels, query_ids=args.query_ids)
+        origin = "SMART documents and queries, and qrels"
     else:
         columns = TableColumns(
             **{name: getattr(args, f"column_{name}") for name in TableColumns().__dict__}
         )
         sources = table_source(args.documents, args.queries, args.judgments, columns)
         origin = "tables of documents, queries and judgments"
+    from evalkit.importers.grades import parse_grade_map
+
+    grade_map = parse_grade_map(args.grade_map) if args.grade_map is not None else None
     name = args.id or fixture_id(Path(args.output).name) or "imported"
     summary = import_collection(
         *sources,
@@ -459,7 +489,10 @@ def _run_import(args: argparse.Namespace) -> int:
         version=args.version,
         license=args.license,
         progress=sys.stderr.isatty(),
+        grade_map=grade_map,
     )
     print("\n".join(summary.lines()))
+    if summary.dropped_file:
+        print(f"dropped IDs: {summary.dropped_file}")
     print(f"fixture: {args.output} (check it with 'evalkit validate {args.output}')")
     return 0

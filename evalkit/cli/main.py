@@ -21,6 +21,7 @@ from evalkit.cli.fixtures import _add_fixture, _add_import, _add_schema, _add_va
 from evalkit.cli.gates import _add_diff, _add_gate
 from evalkit.cli.measures import _add_trec_eval
 from evalkit.cli.probes import _add_probes
+from evalkit.cli.scan import _add_scan
 from evalkit.errors import EvalkitError, LeakError, SystemFailedError
 
 __all__ = ["main"]
@@ -39,6 +40,7 @@ _SUBCOMMANDS: tuple[Registrar, ...] = (
     _add_trec_eval,
     _add_fixture,
     _add_import,
+    _add_scan,
 )
 
 

@@ -4,14 +4,20 @@ A baseline is a report's deterministic projection without its ``gates`` section
 (:func:`baseline_from_report`), written as canonical JSON by :func:`write_baseline`; a baseline
 gate (:class:`~evalkit.gates.spec.BaselineGate`) compares a report with it.
 
-Staleness is checked for what is compared (:func:`check_baseline_fresh`). A baseline whose
-``schema`` differs, or whose shared definition (``definitionHashes.shared``: fixture, corpus,
-queries, k, repeats, measures) differs from the report's, is stale as a whole; a system whose
-own definition hash differs is stale for that system. Either is a
-:class:`~evalkit.errors.StaleBaselineError`, never a silent comparison. A baseline without
-``definitionHashes`` (an older evalkit) is compared by ``evaluationDefinitionHash`` and
-``corpusHash`` as a whole; one whose ``corpusHash`` or ``fixture`` record disagrees with the
-evaluation's is stale either way (it was edited by hand).
+A baseline is stale only when a comparison with it would mean nothing
+(:func:`check_baseline_fresh`): its ``schema`` differs, or its shared definition
+(``definitionHashes.shared``: fixture version, corpus, queries and judgments, k, repeats,
+measures) differs from the report's. That is a :class:`~evalkit.errors.StaleBaselineError`,
+never a silent comparison. A baseline without ``definitionHashes`` (an older evalkit) is
+compared by ``evaluationDefinitionHash`` and ``corpusHash`` as a whole; one whose
+``corpusHash`` or ``fixture`` record disagrees with the evaluation's is stale either way (it
+was edited by hand).
+
+A system whose own definition changed (a new run file, model, tokenizer or weight) is what a
+pull request is about: it is compared with its baseline entry, matched by system name, and
+:func:`changed_definitions` names it with the old and new definition hashes, so a reader
+sees that the numbers come from another version of the system. Refusing it would make the
+baseline unable to catch a regression of the very system it guards.
 """
 
 from __future__ import annotations
@@ -32,8 +38,10 @@ from evalkit.safety.privacy import PrivateText
 __all__ = [
     "baseline_from_report",
     "baseline_systems",
+    "changed_definitions",
     "check_baseline_fresh",
     "load_report",
+    "refresh_advice",
     "write_baseline",
 ]
 
@@ -70,33 +78,28 @@ def write_baseline(
     )
 
 
-def check_baseline_fresh(
-    report: Mapping[str, Any],
-    baseline: Mapping[str, Any],
-    *,
-    systems: Sequence[str] | None = None,
-    fixture: str = "FIXTURE",
-    baseline_path: str = "BASELINE.json",
-    options: Sequence[str] = (),
-) -> None:
-    """Raise :class:`StaleBaselineError` unless the baseline was made for this evaluation, as
-    far as ``systems`` are concerned (default: every system both have); rule in the module
-    docstring.
-
-    The message names the differing keys or systems, the visible parts that changed (fixture,
-    settings, systems, providers) and the command that refreshes the baseline
-    (``fixture``/``baseline_path`` fill it in, with the evaluation's command-line ``options``,
-    e.g. ``["--systems", "lexical", "--k", "5"]``, so the new baseline is of this evaluation).
-    """
+def _hidden(value: str) -> bool:
+    """A credential or endpoint shape, or an absolute path: never shown in advice."""
     from evalkit.fixtures.rules import find_sensitive
 
-    def hidden(value: str) -> bool:  # a credential or endpoint shape, or an absolute path
-        return bool(unshown_reason(value) or find_sensitive(value) or os.path.isabs(value))
+    return bool(unshown_reason(value) or find_sensitive(value) or os.path.isabs(value))
 
-    baseline_shown = "BASELINE.json" if hidden(baseline_path) else baseline_path
-    fixture_shown = "FIXTURE" if hidden(fixture) else fixture
+
+def _shown_path(path: str) -> str:
+    return "BASELINE.json" if _hidden(path) else path
+
+
+def refresh_advice(
+    fixture: str = "FIXTURE", baseline_path: str = "BASELINE.json", options: Sequence[str] = ()
+) -> str:
+    """``first review it with 'evalkit diff BASELINE NEW.json' (...), then refresh the baseline
+    with 'evalkit baseline FIXTURE OPTIONS --output BASELINE'``: the one wording of the advice
+    to refresh a baseline, which never skips the review. A path, fixture or option value
+    shaped like a credential, an endpoint or an absolute path is shown as a placeholder."""
+    baseline_shown = _shown_path(baseline_path)
+    fixture_shown = "FIXTURE" if _hidden(fixture) else fixture
     shown_options = [
-        shlex.quote(",".join("<not shown>" if hidden(p) else p for p in option.split(",")))
+        shlex.quote(",".join("<not shown>" if _hidden(p) else p for p in option.split(",")))
         for option in options
     ]
     command = shlex.join(["evalkit", "baseline", fixture_shown])
@@ -104,10 +107,31 @@ def check_baseline_fresh(
     where = ""
     if ".." in Path(baseline_shown).parts:  # an absolute path is not shown (hidden above)
         where = " (run it where the baseline's folder is below the working directory)"
-    refresh = (
-        f"If the change is intended, review it with 'evalkit diff {baseline_shown} NEW.json' and "
+    return (
+        f"first review it with 'evalkit diff {baseline_shown} NEW.json' (NEW.json from "
+        f"'evalkit run ... --output NEW.json' or 'evalkit gate ... --output NEW.json'), then "
         f"refresh the baseline with '{command}'{where}"
     )
+
+
+def check_baseline_fresh(
+    report: Mapping[str, Any],
+    baseline: Mapping[str, Any],
+    *,
+    fixture: str = "FIXTURE",
+    baseline_path: str = "BASELINE.json",
+    options: Sequence[str] = (),
+) -> None:
+    """Raise :class:`StaleBaselineError` unless a comparison with the baseline means something
+    (rule in the module docstring; a changed system definition is compared, not refused).
+
+    The message names the differing keys, the visible parts that changed (fixture, settings,
+    systems, providers) and, after asking to review ``evalkit diff`` first, the command that
+    refreshes the baseline
+    (``fixture``/``baseline_path`` fill it in, with the evaluation's command-line ``options``,
+    e.g. ``["--systems", "lexical", "--k", "5"]``, so the new baseline is of this evaluation).
+    """
+    refresh = "If the change is intended, " + refresh_advice(fixture, baseline_path, options)
     current_parts, baseline_parts = (
         _definition_parts(r) if r.get("schema") == baseline.get("schema") else None
         for r in (report, baseline)
@@ -117,21 +141,7 @@ def check_baseline_fresh(
     identity = [key for key in ("corpusHash", "fixture") if baseline.get(key) != report.get(key)]
     if current_parts is not None and baseline_parts is not None and not identity:
         if current_parts[0] == baseline_parts[0]:
-            compared = _systems_in_both(report, baseline) if systems is None else list(systems)
-            changed_systems = [
-                s
-                for s in compared
-                if s in current_parts[1]
-                and s in baseline_parts[1]
-                and current_parts[1][s] != baseline_parts[1][s]
-            ]
-            if not changed_systems:
-                return
-            raise StaleBaselineError(
-                f"baseline {baseline_shown} is stale for system(s) {', '.join(changed_systems)} "
-                "and was not compared: their definition (configuration) changed since the "
-                f"baseline; the other systems are unchanged. {refresh}"
-            )
+            return
         differing = ["definitionHashes.shared"]
     else:
         differing = [
@@ -157,9 +167,27 @@ def check_baseline_fresh(
         else "the queries, judgments, corpus or measures version changed since the baseline"
     )
     raise StaleBaselineError(
-        f"baseline {baseline_shown} is stale and was not compared: it was made for another "
-        f"evaluation definition ({details}); {cause}. {refresh}"
+        f"baseline {_shown_path(baseline_path)} is stale and was not compared: it was made "
+        f"for another evaluation definition ({details}); {cause}. {refresh}"
     )
+
+
+def changed_definitions(
+    report: Mapping[str, Any], baseline: Mapping[str, Any], systems: Sequence[str]
+) -> dict[str, tuple[str, str]]:
+    """``{system: (baseline hash, current hash)}`` for each of ``systems`` (in that order) whose
+    own definition hash (``definitionHashes.systems``) differs between ``baseline`` and
+    ``report``; empty when either has no such hashes. Hashes only: never a definition."""
+    current, previous = _definition_parts(report), _definition_parts(baseline)
+    if current is None or previous is None:
+        return {}
+    return {
+        system: (previous[1][system], current[1][system])
+        for system in systems
+        if system in current[1]
+        and system in previous[1]
+        and current[1][system] != previous[1][system]
+    }
 
 
 def _lookup(report: Mapping[str, Any], key: str) -> object:
@@ -178,14 +206,6 @@ def _definition_parts(report: Mapping[str, Any]) -> tuple[str, dict[str, str]] |
     if not isinstance(shared, str) or not isinstance(systems, Mapping):
         return None
     return shared, {str(k): str(v) for k, v in systems.items()}
-
-
-def _systems_in_both(report: Mapping[str, Any], baseline: Mapping[str, Any]) -> list[str]:
-    current = report.get("systems")
-    previous = baseline.get("systems")
-    if not isinstance(current, list) or not isinstance(previous, list):
-        return []
-    return [str(s) for s in previous if s in current]
 
 
 def baseline_systems(

@@ -19,14 +19,21 @@ Rules of :func:`check_gates`:
   that language (``summaryByLanguage``).
 - A new failure is a (query ID, failure kind) pair of a system in the report's ``failures`` that
   the baseline does not have; the gate counts the distinct query IDs (``query_ids`` lists them).
-- A stale baseline (:func:`~evalkit.gates.baseline.check_baseline_fresh`, for the systems
-  compared) is a :class:`~evalkit.errors.StaleBaselineError`, never a silent comparison.
-- **Not evaluated.** A gate naming a system that is not in the report (an absolute gate's
-  system, a relative gate's system or reference, a baseline system the report lacks), or a
-  measure whose cutoff is above the report's k, is a row with status ``not evaluated``:
-  neither passed nor failed (``passed`` is NA), counted separately, never an error. So any
-  subset of systems and any k can be gated. A measure the report lacks at a cutoff within k,
-  or a language a system has no results in, is an :class:`~evalkit.errors.InputError`.
+- A stale baseline (:func:`~evalkit.gates.baseline.check_baseline_fresh`: another fixture
+  version, corpus, k or measures) is a :class:`~evalkit.errors.StaleBaselineError`, never a
+  silent comparison. A system whose definition changed since the baseline is compared
+  (:func:`~evalkit.gates.baseline.changed_definitions` names it).
+- **Unknown systems.** A gate naming a system that is neither in the report nor a known system
+  (``known_systems``: by default the registered systems, plus every system of the baseline)
+  is an :class:`~evalkit.errors.InputError` naming it with a did-you-mean: a typo or a
+  renamed system would otherwise leave its gates silently unchecked.
+- **Not evaluated.** A gate naming a known system that is not in the report (left out by
+  ``--systems``), or a measure whose cutoff is above the report's k, is a row with status
+  ``not evaluated``: neither passed nor failed (``passed`` is NA), counted separately. So any
+  subset of systems and any k can be gated; :func:`gate_headline` says how many checks were
+  evaluated, and :func:`gate_outcome` fails a run that evaluated none. A measure the report
+  lacks at a cutoff within k, or a language a system has no results in, is an
+  :class:`~evalkit.errors.InputError`.
 - Rows come in order: absolute gates (file order), relative gates (file order), then per
   baseline system: a ``not evaluated`` row for each measure and language the report has and
   the baseline lacks, every measure overall, then per language (sorted), then its new-failure
@@ -36,16 +43,13 @@ Rules of :func:`check_gates`:
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Final
 
 import pandas as pd
 
 from evalkit.errors import InputError
-from evalkit.gates.baseline import (
-    baseline_systems,
-    check_baseline_fresh,
-)
+from evalkit.gates.baseline import check_baseline_fresh
 from evalkit.gates.spec import AbsoluteGate, BaselineGate, Gates, RelativeGate
 from evalkit.measures import parse_measure
 from evalkit.measures.names import LOWER_IS_BETTER, higher_is_better, measure_range
@@ -66,6 +70,9 @@ __all__ = [
     "check_gates",
     "format_gate_table",
     "gate_counts",
+    "gate_headline",
+    "gate_outcome",
+    "gate_systems",
     "gates_failed",
     "gates_to_report",
     "higher_is_better",
@@ -243,8 +250,58 @@ def _why_not_evaluated(
     return None
 
 
+def gate_systems(gates: Gates) -> list[str]:
+    """Every system the absolute, relative and (listed) baseline gates name, in file order."""
+    named: list[str] = []
+    for gate in (*gates.absolute, *gates.relative):
+        named += [gate.system, *([gate.reference] if isinstance(gate, RelativeGate) else [])]
+    if gates.baseline is not None and gates.baseline.systems != "all":
+        named += list(gates.baseline.systems)
+    return list(dict.fromkeys(named))
+
+
+def _hint(did_you_mean: str) -> str:
+    """`` (did you mean 'x'?)`` of a :func:`did_you_mean` text, or ""."""
+    text = did_you_mean.strip()
+    return f" ({text[0].lower()}{text[1:]})" if text else ""
+
+
+def _check_known(
+    report: Mapping[str, Any],
+    gates: Gates,
+    baseline: Mapping[str, Any] | None,
+    known_systems: Collection[str] | None,
+) -> None:
+    """InputError naming each gated system that is neither in the report nor known (the
+    registered systems, or ``known_systems``, and the baseline's systems), with a
+    did-you-mean among those."""
+    if known_systems is None:
+        from evalkit.systems.reference import SYSTEMS
+
+        known_systems = SYSTEMS.names()
+    evaluated = [str(s) for s in report_list(report, "systems", "report")]
+    in_baseline = [] if baseline is None else [str(s) for s in baseline.get("systems") or []]
+    choices = list(dict.fromkeys([*evaluated, *in_baseline, *known_systems]))
+    unknown = [s for s in gate_systems(gates) if s not in choices]
+    if not unknown:
+        return
+    named = "; ".join(
+        f"{s!r}{_hint(did_you_mean(s, choices))}" if safe_id(s) else "(a name not shown)"
+        for s in unknown
+    )
+    raise InputError(
+        f"the gates name system(s) that are neither evaluated nor known: {named} (evaluated: "
+        f"{', '.join(safe_id(s) or '(not shown)' for s in evaluated) or 'none'}); fix the "
+        "gate's system name, or evaluate that system with --systems"
+    )
+
+
 def check_gates(
-    report: Mapping[str, Any], gates: Gates, baseline: Mapping[str, Any] | None = None
+    report: Mapping[str, Any],
+    gates: Gates,
+    baseline: Mapping[str, Any] | None = None,
+    *,
+    known_systems: Collection[str] | None = None,
 ) -> pd.DataFrame:
     """Check every gate against ``report`` (and ``baseline``); one row per check.
 
@@ -254,10 +311,12 @@ def check_gates(
     (nullable boolean: NA when not evaluated), query_ids`` (comma-separated, new failures
     only), ``status`` (pass | fail | not evaluated), ``note`` (why not evaluated, or why a
     check cannot fail: its threshold is the measure's worst value; else "").
-    Raises :class:`InputError` for unknown measures/languages or a missing baseline and
-    :class:`StaleBaselineError` for a stale one. Inputs are not modified.
+    Raises :class:`InputError` for unknown systems (``known_systems``, module docstring),
+    measures or languages or a missing baseline, and :class:`StaleBaselineError` for a stale
+    one. Inputs are not modified.
     """
     current = _Means(report, "report")
+    _check_known(report, gates, baseline, known_systems)
     k = _report_k(report)
     rows: list[dict[str, Any]] = []
     measure_gates: tuple[AbsoluteGate | RelativeGate, ...] = (*gates.absolute, *gates.relative)
@@ -292,9 +351,7 @@ def check_gates(
                 "'evalkit baseline FIXTURE --output FIXTURE/baseline.json' or remove the "
                 "baseline section"
             )
-        check_baseline_fresh(
-            report, baseline, systems=baseline_systems(report, baseline, gates.baseline)
-        )
+        check_baseline_fresh(report, baseline)
         rows += _baseline_rows(report, current, gates.baseline, baseline)
     return pd.DataFrame(rows, columns=GATE_COLUMNS).astype(
         {"threshold": "float64", "actual": "float64", "passed": "boolean"}
@@ -428,10 +485,45 @@ def gates_failed(results: pd.DataFrame) -> bool:
     return bool((results["status"] == FAIL).any())
 
 
-def format_gate_table(results: pd.DataFrame, *, failed_only: bool = False) -> str:
+def gate_outcome(counts: Mapping[str, int], *, allow_none_evaluated: bool = False) -> bool:
+    """True (pass) when no evaluated check failed and at least one check was evaluated (or
+    ``allow_none_evaluated``); ``counts`` as :func:`gate_counts` gives them. A run that checked
+    nothing passes nothing: a misspelt ``--systems`` or a k below every cutoff would otherwise
+    turn every gate into a silent pass."""
+    evaluated = counts.get(PASS, 0) + counts.get(FAIL, 0)
+    return counts.get(FAIL, 0) == 0 and (evaluated > 0 or allow_none_evaluated)
+
+
+def gate_headline(counts: Mapping[str, int], *, allow_none_evaluated: bool = False) -> str:
+    """The one-line verdict of a gate run, always with "N of M checks evaluated":
+    ``PASS: all 30 evaluated checks passed; 30 of 39 checks evaluated, 9 not evaluated``,
+    ``FAIL: 2 of 30 evaluated checks failed; ...`` or ``FAIL: no check was evaluated; 0 of 3
+    checks evaluated, 3 not evaluated``; ``counts`` as :func:`gate_counts` gives them."""
+    passed, failed = counts.get(PASS, 0), counts.get(FAIL, 0)
+    skipped = counts.get(NOT_EVALUATED, 0)
+    evaluated = passed + failed
+    ok = gate_outcome(counts, allow_none_evaluated=allow_none_evaluated)
+    if failed:
+        what = f"{failed} of {evaluated} evaluated check(s) failed"
+    elif evaluated:
+        what = f"all {evaluated} evaluated check(s) passed"
+    elif ok:
+        what = "no check was evaluated (allowed by --allow-none-evaluated)"
+    else:
+        what = "no check was evaluated, so nothing was checked"
+    tail = f", {skipped} not evaluated" if skipped else ""
+    return (
+        f"{'PASS' if ok else 'FAIL'}: {what}; {evaluated} of {evaluated + skipped} checks "
+        f"evaluated{tail}"
+    )
+
+
+def format_gate_table(
+    results: pd.DataFrame, *, failed_only: bool = False, allow_none_evaluated: bool = False
+) -> str:
     """A fixed-width table of gate results, new-failure IDs, notes on checks that were not
-    evaluated, and a verdict line (IDs only); ``failed_only`` lists only failing checks (the
-    verdict still counts all)."""
+    evaluated, and a last line :func:`gate_headline` (IDs only); ``failed_only`` lists only
+    failing checks (the headline still counts all)."""
     header = ("gate", "system", "measure", "language", "threshold", "actual", "result")
     lines: list[tuple[str, ...]] = [header]
     notes: list[str] = []
@@ -476,13 +568,7 @@ def format_gate_table(results: pd.DataFrame, *, failed_only: bool = False) -> st
             f"value: {', '.join(listed)}"
         )
     text = fixed_width_lines(lines) + notes
-    counts = gate_counts(results)
-    evaluated = counts[PASS] + counts[FAIL]
-    failed = counts[FAIL]
-    verdict = f"{failed} of {evaluated} gate check(s) FAILED" if failed else "all gates pass"
-    if counts[NOT_EVALUATED]:
-        verdict += f"; {counts[NOT_EVALUATED]} not evaluated"
-    text.append(f"{evaluated} check(s): {verdict}")
+    text.append(gate_headline(gate_counts(results), allow_none_evaluated=allow_none_evaluated))
     return "\n".join(text) + "\n"
 
 

@@ -19,14 +19,22 @@ Rules:
   longer than 128 characters once mapped, is dropped (counted).
 - **Text.** Control characters other than tab and line breaks (C0, DEL, C1) and lone
   surrogates become spaces (offsets do not move). A document whose text is empty, or any of
-  whose strings looks like a path, an endpoint or a credential
-  (:func:`evalkit.fixtures.find_sensitive`; fixtures must not hold them), is dropped; so is a
-  query (text over 2,000 characters, empty, or sensitive). Titles are cut to 300 characters;
+  whose strings holds a credential (:func:`evalkit.fixtures.find_sensitive`: a private-key
+  block, an API key, token or password), is dropped; so is a query (text over 2,000
+  characters, empty, or holding a credential). Prose that merely reads as a path, a URL or an
+  e-mail address (a word between slashes, a cited web address) is kept, and the kinds kept
+  are declared in ``fixture.yaml`` as ``prose_may_hold``, the rule
+  :func:`evalkit.fixtures.rules.prose_kinds` applies to every fixture (so it enters the content
+  hash, and a hand-written fixture declares it the same way). Titles are cut to 300 characters;
   an empty title becomes the document ID. Documents and chunks are written as YAML lists of
   double-quoted (JSON-syntax) strings, a form that reads back verbatim, in files of ``BATCH``
   entries; above ``COLUMNAR_FROM`` chunks as ``documents.parquet`` and ``chunks.parquet``.
 - **Chunking**: :mod:`evalkit.fixtures.chunking`; the policy is written to ``fixture.yaml``.
-- **Judgments.** Grades above 3 become 3; negative grades are dropped. A judgment with answer
+- **Judgments.** Grades must be 0-3. ``grade_map`` (``--grade-map 4:3,3:2,2:1,1:1,5:0``)
+  maps a collection's scale onto 0-3 first and is recorded in ``fixture.yaml``; a grade above 3
+  that it does not map refuses the import (:class:`InputError` naming the grades found), as
+  capping would change the collection's measures. Negative grades (TREC's junk marks) that the
+  map leaves are dropped. A judgment with answer
   spans (document offsets, or answer strings located by :func:`locate_answer`) gives each chunk
   that contains a span the judgment's grade and those spans; the document's other chunks are
   not judged. A judgment without spans (or whose answers were not found) gives every chunk of
@@ -34,6 +42,10 @@ Rules:
   spans. Judgments of dropped or unknown documents are dropped. Queries left with no judgment
   are dropped, and so are queries whose judgments are all grade 0 (imported collections have no
   no-answer queries; ``requires_spans`` is false).
+- **Drops.** Every dropped document, query and judgment is listed by ID in the summary
+  (:meth:`ImportSummary.lines`) and in ``<fixture folder>.dropped.tsv`` beside the fixture
+  (:data:`DROPPED_SUFFIX`; ``reason<TAB>ID``, a judgment as ``query document``), written only
+  when something was dropped.
 """
 
 from __future__ import annotations
@@ -46,7 +58,7 @@ import shutil
 import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -60,19 +72,22 @@ from evalkit.errors import InputError
 from evalkit.fixtures.chunking import ChunkingPolicy, chunk_ids, chunk_offsets, spans_in_chunk
 from evalkit.fixtures.columnar import arrow_schema
 from evalkit.fixtures.locate import locate_span
-from evalkit.fixtures.rules import META_FILE, find_sensitive
+from evalkit.fixtures.rules import META_FILE, find_sensitive, prose_kinds
 from evalkit.fixtures.schema import (
     MAX_JUDGMENTS,
     MAX_QUERY_TEXT,
     MAX_SPANS,
     MAX_TITLE,
+    PROSE_KINDS,
     Language,
     License,
     ObjectId,
     Version,
 )
-from evalkit.safety.artifacts import check_output
+from evalkit.importers.grades import check_grades
+from evalkit.safety.artifacts import check_output, write_artifact
 from evalkit.safety.output import shown_path
+from evalkit.safety.sensitive import SENSITIVE_KINDS
 
 __all__ = [
     "BATCH",
@@ -91,6 +106,9 @@ BATCH: Final = 5_000
 # A fixture of more chunks than this is written as documents.parquet and chunks.parquet
 # (fixtures/README.md, "Columnar forms"); smaller ones as YAML files of BATCH entries.
 COLUMNAR_FROM: Final = 50_000
+#: The list of an import's drops is written beside the fixture folder, named after it.
+DROPPED_SUFFIX: Final = ".dropped.tsv"
+_PROSE: Final = frozenset(PROSE_KINDS)
 MAX_ID: Final = 128
 MAPPED_PREFIX: Final = "x~"
 _SAFE_CHARS: Final = frozenset(
@@ -191,10 +209,12 @@ class ImportSummary:
     judgments: int = 0
     spans: int = 0
     mapped_ids: int = 0
-    clamped_grades: int = 0
+    mapped_grades: int = 0
+    prose: dict[str, list[str]] = field(default_factory=dict)
     dropped: dict[str, list[str]] = field(default_factory=dict)
     unlocated: list[str] = field(default_factory=list)
     spans_dropped: int = 0
+    dropped_file: str = ""
 
     def drop(self, reason: str, object_id: str) -> None:
         self.dropped.setdefault(reason, []).append(object_id)
@@ -213,10 +233,15 @@ class ImportSummary:
         ]
         if self.mapped_ids:
             out.append(f"IDs mapped to the safe form (reversible, 'x~...~HH'): {self.mapped_ids}")
-        if self.clamped_grades:
-            out.append(f"grades above 3 set to 3: {self.clamped_grades}")
+        if self.mapped_grades:
+            out.append(f"grades mapped by --grade-map: {self.mapped_grades}")
+        for kind, ids in sorted(self.prose.items()):
+            out.append(
+                f"kept {len(ids)} whose prose reads as {SENSITIVE_KINDS[kind]} (fixture.yaml: "
+                f"prose_may_hold): {', '.join(sorted(set(ids)))}"
+            )
         for reason, ids in sorted(self.dropped.items()):
-            out.append(f"dropped {len(ids)}: {reason}: {_listed(sorted(set(ids)))}")
+            out.append(f"dropped {len(ids)}: {reason}: {', '.join(sorted(set(ids)))}")
         if self.unlocated:
             out.append(
                 f"answers not found in their document ({len(self.unlocated)} judgments; judged "
@@ -228,6 +253,11 @@ class ImportSummary:
                 "--overlap keeps them)"
             )
         return out
+
+    def dropped_table(self) -> str:
+        """Every drop as ``reason<TAB>ID`` lines under a header (the ``.dropped.tsv`` file)."""
+        rows = [f"{reason}\t{i}" for reason, ids in sorted(self.dropped.items()) for i in ids]
+        return "reason\tid\n" + "".join(f"{row}\n" for row in rows)
 
 
 def _listed(ids: list[str]) -> str:
@@ -356,13 +386,15 @@ def import_collection(
     license: str = "NOASSERTION",
     progress: bool = False,
     total: int | None = None,
+    grade_map: dict[int, int] | None = None,
 ) -> ImportSummary:
     """Write the collection as a fixture directory ``output`` (rules in the module docstring).
 
     ``output`` must not exist or be an empty directory (workspace-relative, see
     :mod:`evalkit.safety.output`); the files are written to a temporary directory beside it and
     moved into place at the end, so a failed import leaves nothing half-written. ``language``
-    applies to every object without one. Returns the :class:`ImportSummary`.
+    applies to every object without one; ``grade_map`` maps source grades onto 0-3 (see
+    :func:`evalkit.importers.grades.parse_grade_map`). Returns the :class:`ImportSummary`.
     """
     policy = policy or ChunkingPolicy()
     _check_meta(id=fixture_name, version=version, license=license, language=language)
@@ -372,10 +404,15 @@ def import_collection(
     answers_needed: set[str] = set()
     staging: Path | None = None
     try:
-        for judgment in judgments:  # a bad judgments file fails here: nothing is left either
+        for source in judgments:  # a bad judgments file fails here: nothing is left either
+            judgment = source
+            if grade_map and source.grade in grade_map:
+                summary.mapped_grades += 1
+                judgment = replace(source, grade=grade_map[source.grade])
             by_query.setdefault(judgment.query_id, []).append(judgment)
             if judgment.answers or judgment.spans:
                 answers_needed.add(judgment.document_id)
+        check_grades(j.grade for js in by_query.values() for j in js)
         judged_documents = {j.document_id for js in by_query.values() for j in js}
         staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
         languages: set[str] = set()
@@ -408,9 +445,19 @@ def import_collection(
             "requires_spans": False,
             "chunking": policy.as_dict(),
         }
+        kept = [kind for kind in PROSE_KINDS if kind in summary.prose]
+        if kept:
+            meta["prose_may_hold"] = kept
+        if grade_map:
+            meta["grade_map"] = ",".join(f"{k}:{v}" for k, v in grade_map.items())
         (staging / META_FILE).write_text(
             yaml.safe_dump(meta, allow_unicode=True, sort_keys=False), encoding="utf-8"
         )
+        if summary.dropped:
+            given = Path(output)
+            dropped = given.with_name(given.name + DROPPED_SUFFIX)
+            write_artifact(dropped, summary.dropped_table(), kind="text", private=())
+            summary.dropped_file = shown_path(dropped)
         target.rmdir()
         staging.rename(target)
     except BaseException:
@@ -516,8 +563,8 @@ def _write_documents(  # noqa: PLR0917 - private helper of import_collection
         if not text.strip():
             summary.drop("document text is empty", doc_id)
             continue
-        if find_sensitive(text) or find_sensitive(title):
-            summary.drop("document looks like it holds a path, endpoint or credential", doc_id)
+        if not _prose_kept(find_sensitive(text) + find_sensitive(title), doc_id, summary):
+            summary.drop("document holds a credential (key, token or password)", doc_id)
             continue
         try:
             offsets = chunk_offsets(text, policy)
@@ -585,8 +632,8 @@ def _queries(  # noqa: PLR0917 - private helper of import_collection
         if not text or len(text) > MAX_QUERY_TEXT:
             summary.drop(f"query text empty or over {MAX_QUERY_TEXT} characters", query_id)
             continue
-        if find_sensitive(text):
-            summary.drop("query looks like it holds a path, endpoint or credential", query_id)
+        if not _prose_kept(find_sensitive(text), query_id, summary):
+            summary.drop("query holds a credential (key, token or password)", query_id)
             continue
         chunk_judgments = _chunk_judgments(source.id, by_query.get(source.id, []), judged, summary)
         if not chunk_judgments:
@@ -627,15 +674,12 @@ def _chunk_judgments(
     for judgment in judgments:
         document = judged.get(judgment.document_id)
         if document is None:
-            summary.drop(
-                "judgment of a document not imported (query IDs)", fixture_id(query_id) or ""
-            )
+            summary.drop("judgment of a document not imported", _judgment_id(query_id, judgment))
             continue
         if judgment.grade < 0:
-            summary.drop("judgment with a negative grade (query IDs)", fixture_id(query_id) or "")
+            summary.drop("judgment with a negative grade", _judgment_id(query_id, judgment))
             continue
-        grade = min(judgment.grade, 3)
-        summary.clamped_grades += judgment.grade > 3
+        grade = judgment.grade
         located = list(judgment.spans)
         if judgment.answers and document.text is not None:
             for answer in judgment.answers:
@@ -680,6 +724,21 @@ def _chunk_text_lookup(document: _JudgedDocument, chunk_id: str) -> Callable[[in
         return text[offsets[0] + start : offsets[0] + end]
 
     return slice_text
+
+
+def _judgment_id(query_id: str, judgment: SourceJudgment) -> str:
+    """A judgment as ``query document`` (fixture IDs; an unmappable ID as ``?``)."""
+    return f"{fixture_id(query_id) or '?'} {fixture_id(judgment.document_id) or '?'}"
+
+
+def _prose_kept(kinds: tuple[str, ...], object_id: str, summary: ImportSummary) -> bool:
+    """False when ``kinds`` (of an object's prose) hold a credential; else True, the prose
+    kinds noted in ``summary`` (declared in ``fixture.yaml``, rule in the module docstring)."""
+    if prose_kinds(kinds, _PROSE):
+        return False
+    for kind in set(kinds):
+        summary.prose.setdefault(kind, []).append(object_id)
+    return True
 
 
 def drop_counts(summary: ImportSummary) -> Counter[str]:

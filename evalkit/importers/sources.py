@@ -217,6 +217,10 @@ def beir_source(
     return _beir_documents(corpus), _beir_queries(queries), _beir_qrels(qrels)
 
 
+#: The line reader and the grade rule, for the readers of other modules (:mod:`.smart`).
+lines = _lines
+whole_grade = _grade
+
 # --- TREC -------------------------------------------------------------------------------------
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -12,12 +12,14 @@ import pandas as pd
 import pyarrow as pa
 
 from evalkit.errors import InputError, MeasureError
+from evalkit.formats.trec import read_qrels
 from evalkit.measures.cluster import cluster_ranking, is_dask_frame
 from evalkit.measures.diversity import diversity_measures, diversity_values
 from evalkit.measures.kernels import KERNELS, JudgedRanking
 from evalkit.measures.names import SPAN_MEASURE_NAMES, Measure, parse_measure
 from evalkit.measures.ranking import Duplicates, Ties, TrecVersion, judged_ranking
 from evalkit.measures.stream import DEFAULT_BLOCK_ROWS, QrelsIndex, RunSource, stream_ranking
+from evalkit.safety.arguments import path_argument
 
 __all__ = [
     "aggregate",
@@ -45,7 +47,7 @@ def parse_measures(measures: str | Measure | Iterable[str | Measure]) -> list[Me
 
 
 def score(
-    qrels: pd.DataFrame,
+    qrels: pd.DataFrame | str | os.PathLike[str],
     run: pd.DataFrame | RunSource,
     measures: str | Measure | Iterable[str | Measure],
     *,
@@ -63,8 +65,9 @@ def score(
     """Per-query values of ``measures`` for ``run`` judged by ``qrels``.
 
     ``qrels``: columns ``query_id`` (str), ``doc_id`` (str), ``relevance`` (int; negative grades
-    mean "pooled but unjudged", as in trec_eval). ``run``: ``query_id``, ``doc_id``, ``score``
-    and optionally ``rank``.
+    mean "pooled but unjudged", as in trec_eval), or the path of a TREC qrels file (``str`` or
+    ``PathLike``, read by :func:`evalkit.formats.read_qrels`). ``run``: ``query_id``,
+    ``doc_id``, ``score`` and optionally ``rank``, or a run source (a path, module docs).
 
     Returns columns exactly ``query_id`` (str), ``measure`` (str, the canonical measure string)
     and ``value`` (float64): one row per (qrels query, measure), sorted by query ID and then in
@@ -103,6 +106,12 @@ def score(
     partition by partition on the cluster. Either way the result is this same pandas frame,
     with values identical to the in-memory path: see :mod:`evalkit.measures.stream`.
     """
+    qrels_path = path_argument(
+        qrels, "qrels", function="score", also=(pd.DataFrame,), what="a DataFrame"
+    )
+    if qrels_path is not None:
+        qrels = read_qrels(qrels_path)
+    qrels = cast(pd.DataFrame, qrels)
     parsed = parse_measures(measures)
     for m in parsed:
         if m.name in SPAN_MEASURE_NAMES:

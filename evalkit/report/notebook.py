@@ -73,7 +73,7 @@ from evalkit.report.parameters import (
     check_report_parameters,
     notebook_parameters,
 )
-from evalkit.safety.artifacts import Artifact, check_output, write_artifacts
+from evalkit.safety.artifacts import Artifact, artifact_label, check_output, write_artifacts
 from evalkit.safety.inputs import find_input
 from evalkit.safety.output import shown_path
 from evalkit.safety.privacy import PrivateText
@@ -267,6 +267,7 @@ def render_report(
     cwd: str | os.PathLike[str] | None = None,
     allow_unredacted: bool = False,
     timeout_s: int = DEFAULT_TIMEOUT_S,
+    output: str | os.PathLike[str] | None = None,
 ) -> RenderedReport:
     """Execute, scrub and export the report notebook; scan it for leaks. Writes nothing.
 
@@ -385,7 +386,13 @@ def render_report(
             "open offline: remove links and remote images from the notebook's outputs"
         )
     if redact:
-        assert_no_leaks({"HTML": html, "notebook": notebook_text}, private)
+        # named by kind and, when given, the ``output`` they are rendered for
+        notebook_path = Path(output).with_suffix(".ipynb") if output is not None else None
+        named = {
+            artifact_label("html", output): html,
+            artifact_label("notebook", notebook_path): notebook_text,
+        }
+        assert_no_leaks(named, private)
     return RenderedReport(
         html=html,
         notebook=notebook_text,

@@ -11,7 +11,14 @@ Which function for which output:
   literal text), so no emphasis, code span, link, image, heading, list, table pipe, HTML tag,
   entity or math delimiter can form. Line breaks become spaces. A WORD JOINER (U+2060, invisible)
   is put after each ``@`` and ``#`` and inside ``://`` and ``www.``, so GitHub neither mentions a
-  user, links an issue nor autolinks a URL.
+  user, links an issue nor autolinks a URL. :func:`markdown_plain` (and ``markdown_table(...,
+  plain=True)``) is for text a person also reads raw, in a CI log: it escapes only the
+  characters that can start Markdown inline markup (``\\ ` * _ [ ] < | & ~ $``) and, at the
+  start of a line, a block marker (``# + - = >`` or ``1.``/``1)``), so ``RR@10``, ``0.7800``
+  and ``q-zh-003`` stay as written (for GFM renderers: GitHub, GitLab; the notebook's math
+  delimiters are :func:`markdown_text`'s concern); the word joiners go after an ``@`` or
+  ``#`` that has no letter or digit before it (``RR@10`` mentions nobody), and inside ``://``
+  and ``www.``.
 - **XML** (JUnit reports): :func:`xml_text` for text built by hand, :func:`xml_chars` for a value
   handed to ``xml.etree`` (which escapes itself but writes characters XML 1.0 forbids).
 - **CSV**: :func:`csv_cell` keeps a spreadsheet from reading a cell as a formula.
@@ -35,6 +42,7 @@ __all__ = [
     "WORD_JOINER",
     "csv_cell",
     "html_text",
+    "markdown_plain",
     "markdown_table",
     "markdown_text",
     "plot_label",
@@ -57,6 +65,11 @@ WORD_JOINER: Final = "\u2060"
 _MD_PUNCTUATION: Final = re.compile(r"([!-/:-@\[-`{-~])")  # every ASCII punctuation character
 _LINE_BREAKS: Final = re.compile(r"\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
 _MD_UNLINK: Final = re.compile(r"(?<=[@#])|(?<=:)(?=\\/\\/)|(?<=www)(?=\\\.)", re.IGNORECASE)
+_MD_INLINE: Final = re.compile(r"([\\`*_\[\]<|&~$])")  # what can open inline markup
+_MD_BLOCK_START: Final = re.compile(r"^([ \t]*)([#+=>-]|[0-9]{1,9}[.)])")  # block markers
+_MD_PLAIN_UNLINK: Final = re.compile(  # a mention or issue link needs no word character before
+    r"(?<=^[@#])|(?<=[^0-9A-Za-z_][@#])|(?<=:)(?=//)|(?<=www)(?=\.)", re.IGNORECASE
+)
 _XML_ILLEGAL: Final = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 # OWASP's formula triggers, line feed, and the full-width = + - @ some spreadsheets also read.
 _CSV_TRIGGERS: Final = ("=", "+", "-", "@", "\t", "\r", "\n", "＝", "＋", "－", "＠")
@@ -77,19 +90,34 @@ def markdown_text(value: object) -> str:
     return _MD_UNLINK.sub(WORD_JOINER, _MD_PUNCTUATION.sub(r"\\\1", text))
 
 
-def markdown_table(columns: Sequence[object], rows: Iterable[Sequence[object]]) -> str:
+def markdown_plain(value: object, *, line_start: bool = True) -> str:
+    """``str(value)`` as literal Markdown inline text that stays readable raw (rules in the
+    module docstring); ``line_start=False`` for text that never starts a line (a table cell),
+    where block markers mean nothing."""
+    text = _MD_INLINE.sub(r"\\\1", _LINE_BREAKS.sub(" ", str(value)))
+    if line_start:
+        text = _MD_BLOCK_START.sub(lambda m: m[1] + m[2][:-1] + "\\" + m[2][-1], text)
+    return _MD_PLAIN_UNLINK.sub(WORD_JOINER, text)
+
+
+def markdown_table(
+    columns: Sequence[object], rows: Iterable[Sequence[object]], *, plain: bool = False
+) -> str:
     """A GFM table: a header of ``columns``, then one line per row, every cell through
-    :func:`markdown_text`. A row must have one cell per column (``ValueError`` otherwise)."""
+    :func:`markdown_text` (``plain``: :func:`markdown_plain`). A row must have one cell per
+    column (``ValueError`` otherwise)."""
     width = len(columns)
-    lines = [_markdown_row(columns), "| " + " | ".join(["---"] * width) + " |"]
+    lines = [_markdown_row(columns, plain), "| " + " | ".join(["---"] * width) + " |"]
     for number, row in enumerate(rows, 1):
         if len(row) != width:
             raise ValueError(f"markdown_table: row {number} has {len(row)} cells, expected {width}")
-        lines.append(_markdown_row(row))
+        lines.append(_markdown_row(row, plain))
     return "\n".join(lines) + "\n"
 
 
-def _markdown_row(cells: Sequence[object]) -> str:
+def _markdown_row(cells: Sequence[object], plain: bool = False) -> str:
+    if plain:
+        return "| " + " | ".join(markdown_plain(c, line_start=False) for c in cells) + " |"
     return "| " + " | ".join(markdown_text(c) for c in cells) + " |"
 
 

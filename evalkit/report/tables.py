@@ -7,8 +7,9 @@ with ``redact=False``; otherwise a chunk or query is shown as its ID and :func:`
 Conventions:
 
 - "Best" follows the measure's direction (:func:`evalkit.gates.check.higher_is_better`): highest
-  mean, lowest for ``NoAnswerFP``. Systems tied for best (equal means within 1e-12) are all
-  marked best.
+  mean, lowest for ``NoAnswerFP``. Only a *strictly* best system is marked: when two or more
+  systems tie for the best mean (equal within 1e-12), or a group has one system, none is (a
+  column where every system sits at the worst value has no winner to show).
 - Systems keep the order given in ``systems``; measures the order given in ``measures``.
 - Confidence intervals and p-values come from :mod:`evalkit.stats.paired` with an explicit ``seed``.
 """
@@ -154,7 +155,8 @@ def ablation_table(
 
     Columns ``*by, system, measure, n, mean, ci_low, ci_high, best``: one row per (group,
     system, measure) present in ``per_query``, groups sorted, then systems and measures in the
-    given order. ``best`` marks the best system of each (group, measure). Intervals are
+    given order. ``best`` marks the strictly best system of each (group, measure), if any (module
+    docs). Intervals are
     percentile bootstrap intervals of the mean (:func:`evalkit.stats.paired.summarize_with_ci`).
     """
     keys = [*by, "system", "measure"]
@@ -173,7 +175,9 @@ def ablation_table(
     for _, rows in table.groupby(group, sort=False):
         measure = str(rows["measure"].iloc[0])
         target = rows["mean"].max() if higher_is_better(measure) else rows["mean"].min()
-        best[rows.index.to_numpy()] = np.isclose(rows["mean"], target, rtol=0, atol=_TIE)
+        at_best = np.isclose(rows["mean"], target, rtol=0, atol=_TIE)
+        if len(rows) > 1 and at_best.sum() == 1:
+            best[rows.index.to_numpy()] = at_best
     table["best"] = best
     return table[columns]
 

@@ -5,7 +5,10 @@
 system (:func:`evalkit.stats.paired.compare`, randomization test, corrected over all rows) into a
 frozen :class:`Verdict` of tidy frames. Everything in it is an ID, a measure name or a number.
 
-- **Gates**: counts of passing, failing and not-evaluated checks, and every failing check.
+- **Gates**: counts of passing, failing and not-evaluated checks, every failing check, and
+  the headline that says how many checks were evaluated
+  (:func:`evalkit.gates.check.gate_headline`); a gated run that evaluated no check fails
+  unless ``allow_none_evaluated``.
 - **Significant changes** against ``base``: the comparisons whose corrected p-value is at most
   ``alpha``, labelled ``better`` or ``worse`` in the measure's direction
   (:func:`evalkit.measures.higher_is_better`: for ``NoAnswerFP`` a decrease is better).
@@ -27,7 +30,7 @@ import pandas as pd
 
 from evalkit.errors import InputError, StaleBaselineError
 from evalkit.gates.baseline import load_report
-from evalkit.gates.check import GATE_COLUMNS, check_gates
+from evalkit.gates.check import GATE_COLUMNS, check_gates, gate_headline, gate_outcome
 from evalkit.gates.spec import load_gates
 from evalkit.measures import parse_measure
 from evalkit.measures.names import higher_is_better
@@ -114,7 +117,8 @@ class Verdict:
     ``headline`` :data:`HEADLINE_COLUMNS`, ``means`` :data:`MEAN_COLUMNS`; ``comparisons`` is
     the whole :func:`evalkit.stats.paired.compare` frame the changes were taken from (every system
     against the base on every measure), for a report to show without computing it again.
-    ``confidence`` is that of every interval.
+    ``confidence`` is that of every interval; ``allow_none_evaluated`` lets a gated run that
+    evaluated no check pass (``evalkit gate --allow-none-evaluated``).
     """
 
     base: str
@@ -136,6 +140,7 @@ class Verdict:
     n_resamples: int
     seed: int
     confidence: float = 0.95
+    allow_none_evaluated: bool = False
 
     @property
     def gates_total(self) -> int:
@@ -143,9 +148,32 @@ class Verdict:
         return self.gates_passed + self.gates_failed
 
     @property
+    def gates_checks(self) -> int:
+        """Every check of the gates: evaluated or not."""
+        return self.gates_total + self.gates_not_evaluated
+
+    def _counts(self) -> dict[str, int]:
+        return {
+            "pass": self.gates_passed,
+            "fail": self.gates_failed,
+            "not evaluated": self.gates_not_evaluated,
+        }
+
+    @property
     def passed(self) -> bool:
-        """True when no evaluated gate check failed (also when there are no gates)."""
-        return self.gates_failed == 0
+        """True when there are no gates, or no evaluated check failed and at least one was
+        evaluated (or ``allow_none_evaluated``)."""
+        if not self.gated:
+            return True
+        return gate_outcome(self._counts(), allow_none_evaluated=self.allow_none_evaluated)
+
+    @property
+    def gates_headline(self) -> str:
+        """``PASS: all 30 evaluated check(s) passed; 30 of 39 checks evaluated, 9 not
+        evaluated`` (:func:`evalkit.gates.check.gate_headline`), or ``no gates``."""
+        if not self.gated:
+            return "no gates"
+        return gate_headline(self._counts(), allow_none_evaluated=self.allow_none_evaluated)
 
     def worse(self) -> pd.DataFrame:
         """The rows of ``changes`` that are significantly worse than the base."""
@@ -223,6 +251,7 @@ def build_verdict(
     correction: str = "holm",
     alpha: float = 0.05,
     confidence: float = 0.95,
+    allow_none_evaluated: bool = False,
 ) -> Verdict:
     """The :class:`Verdict` of ``evaluation`` against system ``base``.
 
@@ -297,6 +326,7 @@ def build_verdict(
         n_resamples=n_resamples,
         seed=seed,
         confidence=confidence,
+        allow_none_evaluated=allow_none_evaluated,
     )
 
 

@@ -29,10 +29,11 @@ Rules (the deterministic projection depends on nothing else):
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pandas as pd
 
@@ -41,6 +42,7 @@ from evalkit.measures import aggregate, parse_measure, score
 from evalkit.measures.spans import QuerySpans, context_precision_recall
 from evalkit.run.systems_run import SystemsRun
 from evalkit.run.systems_run import run_systems as run_systems_here
+from evalkit.safety.arguments import path_argument
 from evalkit.safety.canonical import canonical_hash
 from evalkit.safety.names import safe_id
 
@@ -157,6 +159,25 @@ class Evaluation:
 
         return build_report(self)
 
+    def trec_run(self) -> str:
+        """Every system's ranking as the text of one TREC run file, six columns a line:
+        ``query_id Q0 chunk_id rank score system`` (the system's name is the run tag), systems
+        in evaluation order, queries in fixture order, ranks ascending; scores as Python's
+        shortest round-trip ``repr``. trec_eval, ir_measures and ``evalkit trec-eval`` read it."""
+        rows = self.rankings
+        lines = [
+            f"{query} Q0 {chunk} {rank} {score!r} {system}"
+            for system, query, rank, chunk, score in zip(
+                rows["system"],
+                rows["query_id"],
+                rows["rank"].tolist(),
+                rows["chunk_id"],
+                rows["score"].tolist(),
+                strict=True,
+            )
+        ]
+        return "".join(line + "\n" for line in lines)
+
     @cached_property
     def _failures(self) -> pd.DataFrame:
         return _find_failures(self.fixture, self.rankings, self.systems)
@@ -194,7 +215,7 @@ def _checked_measures(measures: Sequence[str], k: int) -> tuple[str, ...]:
 
 
 def evaluate(
-    fixture: Fixture,
+    fixture: Fixture | str | os.PathLike[str],
     systems: Sequence[str | Retriever] | None = None,
     *,
     k: int = 10,
@@ -205,7 +226,8 @@ def evaluate(
     client: Any = None,
     workers: int = 1,
 ) -> Evaluation:
-    """Evaluate ``systems`` (names, ``package.module:factory`` specs or instances) on ``fixture``.
+    """Evaluate ``systems`` (names, ``package.module:factory`` specs or instances) on ``fixture``
+    (a loaded :class:`~evalkit.fixtures.Fixture`, or its directory as ``str`` or ``PathLike``).
 
     ``systems=None`` runs the five reference systems. ``measures`` are ranking measures of the
     measures engine with cutoffs of at most ``k`` (default: :func:`default_measures`, at k=10
@@ -220,8 +242,13 @@ def evaluate(
     with the same result but latency measured beside the other workers
     (:mod:`evalkit.run.parallel`).
     """
+    from evalkit.fixtures import Fixture, load_fixture
     from evalkit.systems.reference import REFERENCE_SYSTEMS
 
+    directory = path_argument(
+        fixture, "fixture", function="evaluate", also=(Fixture,), what="a Fixture"
+    )
+    fixture = load_fixture(directory) if directory is not None else cast("Fixture", fixture)
     for option, count in (
         ("k", k),
         ("repeats", repeats),

@@ -52,6 +52,7 @@ from evalkit.safety.privacy import PrivateText, assert_no_leaks
 __all__ = [
     "Artifact",
     "ArtifactKind",
+    "artifact_label",
     "check_distinct",
     "check_output",
     "scan_artifact",
@@ -61,11 +62,27 @@ __all__ = [
 
 ArtifactKind = Literal["json", "text", "html", "notebook"]
 _LABELS: dict[str, str] = {
-    "json": "JSON",
-    "text": "text file",
-    "html": "HTML",
-    "notebook": "notebook",
+    "json": "the JSON file",
+    "text": "the text file",
+    "html": "the HTML report",
+    "notebook": "the executed notebook",
 }
+# a text artifact's kind by its suffix (the CI outputs of `gate --markdown/--junit`, ...)
+_TEXT_LABELS: dict[str, str] = {
+    ".md": "the Markdown file",
+    ".markdown": "the Markdown file",
+    ".xml": "the JUnit XML file",
+    ".tsv": "the TSV file",
+}
+
+
+def artifact_label(kind: ArtifactKind, path: str | os.PathLike[str] | None = None) -> str:
+    """How messages name an artifact: its kind and, when known, its output path as given
+    (``the Markdown file 'reports/gate.md'``)."""
+    label = _LABELS[kind]
+    if kind == "text" and path is not None:
+        label = _TEXT_LABELS.get(Path(path).suffix.lower(), label)
+    return label if path is None else f"{label} {shown_path(path)}"
 
 
 @dataclass(frozen=True)
@@ -133,19 +150,19 @@ def _outside_fixtures(target: Path, path: str | os.PathLike[str], *, baseline: b
 
 def scan_artifact(artifact: Artifact, private: Iterable[PrivateText]) -> None:
     """Steps 2 and 3 above for one artifact; raises :class:`LeakError` (IDs and places only)."""
-    assert_no_leaks({_LABELS[artifact.kind]: artifact.text}, private)
+    assert_no_leaks({artifact_label(artifact.kind, artifact.path): artifact.text}, private)
     _scan_shapes(artifact)
 
 
 def _scan_shapes(artifact: Artifact) -> None:
     """Step 3 above: path, endpoint and secret shapes in a JSON or text artifact's strings."""
-    label = _LABELS[artifact.kind]
+    label = artifact_label(artifact.kind, artifact.path)
     if artifact.kind == "json":
         try:
             decoded = json.loads(artifact.text)
         except ValueError:
             raise LeakError(
-                f"the {label} artifact is not valid JSON; nothing was written; expected the "
+                f"{label} is not valid JSON; nothing was written; expected the "
                 "canonical JSON of a report (this is a bug in the writer)"
             ) from None
         places = list(_json_strings(decoded, "$"))
@@ -160,7 +177,7 @@ def _scan_shapes(artifact: Artifact) -> None:
         if kinds:
             what = " and ".join(SENSITIVE_KINDS[k] for k in kinds)
             raise LeakError(
-                f"the {label} artifact holds {what} at {where} (not shown); nothing was "
+                f"{label} holds {what} at {where} (not shown); nothing was "
                 "written. Reports carry IDs and hashes only: rename the system, gate, target or "
                 "ID that holds it"
             )
@@ -192,12 +209,8 @@ def write_artifacts(
 
 
 def _labelled(artifacts: Sequence[Artifact]) -> dict[str, str]:
-    """Each artifact's text under its kind's label (numbered when a kind repeats)."""
-    labels = [_LABELS[a.kind] for a in artifacts]
-    return {
-        (label if labels.count(label) == 1 else f"{label} #{labels[:i].count(label) + 1}"): a.text
-        for i, (label, a) in enumerate(zip(labels, artifacts, strict=True))
-    }
+    """Each artifact's text under its label: kind and output path (distinct: the paths are)."""
+    return {artifact_label(a.kind, a.path): a.text for a in artifacts}
 
 
 def write_artifact(

@@ -24,6 +24,35 @@ A private string is reported when the artifact contains
 Shorter fragments (a number, a single word) are not identifying and are not reported.
 Findings name object IDs only, never the text.
 
+What evalkit writes itself is not evidence (:func:`own_text`). Real prose shares 16-character
+windows with the report's own prose ("compared with the", " degrees of freedom"), so a window
+alone would refuse every report of an English collection. evalkit's own text is every ``.py``
+source of the package (messages, legends, column and measure names, the Markdown and JUnit
+templates; string literals also with their implicit concatenations joined) and the cells of
+the report notebook, normalized like the rest (once per process, about 1.5 MB). A needle that
+occurs in that text is *shared*; a match of a shared needle is verified: it is extended left
+and right against each private string it came from (at most ``EXTEND_LIMIT`` characters each
+way), and reported only when the common stretch is at least ``2 * window - 1`` characters
+(31 Latin, 11 Chinese) *and* that stretch itself does not occur in evalkit's own text. Needles
+that are not shared behave as before.
+
+- **Recall.** Every copied run of 31+ Latin or 11+ Chinese characters of a private string is
+  caught, in every artifact and reading above, unless the whole run is text evalkit itself
+  ships (its maximal common stretch with the private string, up to ``EXTEND_LIMIT`` characters
+  each side of the matched window, occurs verbatim in :func:`own_text`), i.e. unless evalkit
+  wrote every one of those characters itself. A private string that evalkit's own text
+  contains whole and that is shorter than 31 (11) characters is never reported: the artifact
+  cannot tell its copy from evalkit's own words. Shorter copies of unshared text are still
+  caught by the window rule (16+ characters at an aligned position, 8+ for a whole string).
+- **Precision.** A coincidence of fixture text with evalkit's own prose is no longer reported
+  unless it runs past the evalkit text on one side by matching the same private string, or
+  is 31+ characters long and not evalkit's text. What remains reported without a copy: a
+  31+-character stretch common to a private string and text evalkit did not ship (a library's
+  HTML template, a number table) — as before the change.
+- **Cost.** The shared needles are found by running the needle automaton once over the own
+  text when the index is built (:class:`_NeedleIndex`); a scan pays the verification only for
+  matches of shared needles, a few character comparisons each.
+
 String and URL escapes are read as well (:func:`unescaped_text`): where an artifact holds
 ``\\uXXXX``, ``\\UXXXXXXXX``, ``\\xXX`` or ``\\n``-style escapes (a JSON or JavaScript string
 inside HTML, a Python ``repr`` in a log) or ``%XX`` escapes (a URL's query), the decoded text is
@@ -51,6 +80,7 @@ import urllib.parse
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from evalkit.errors import LeakError
@@ -63,6 +93,7 @@ __all__ = [
     "assert_no_leaks",
     "definition_values",
     "find_leaks",
+    "own_text",
     "prepare_leak_scan",
     "private_texts",
     "unescaped_text",
@@ -74,7 +105,6 @@ WINDOW_LATIN = 16
 WINDOW_CJK = 6
 MIN_PRIVATE_VALUE = 6
 
-_SPACE_RE = re.compile(r"\s+")
 INVISIBLE_RANGES: Final = (
     # Unicode's format characters (category Cf, Unicode 14): soft hyphen, zero-width spaces
     # and joiners, bidirectional controls, word joiner and invisible operators, BOM, tags, ...
@@ -138,7 +168,9 @@ def _normalize(text: str) -> str:
     # (evalkit.report.render.markdown_text writes both) hide nothing; nor does white space between
     # two Chinese characters, which Chinese text does not have.
     text = _MARKDOWN_ESCAPE_RE.sub(r"\1", _INVISIBLE_RE.sub("", text))
-    return _CJK_GAP_RE.sub("", _SPACE_RE.sub(" ", text)).strip()
+    # str.split() splits at exactly the characters re's \s matches in a str pattern (both
+    # Py_UNICODE_ISSPACE; checked over every code point), faster than re.sub on indented text
+    return _CJK_GAP_RE.sub("", " ".join(text.split()))
 
 
 def _is_mostly_cjk(text: str) -> bool:
@@ -198,15 +230,37 @@ def _string_leaves(value: Any, *, keys: bool = False) -> Iterator[str]:
 def _needles(text: str) -> list[str]:
     """The normalized strings to search for ``text`` (rule above): the whole string when it is
     short, else its aligned windows (a whole long string contains every one of them)."""
-    normalized = _normalize(text)
-    cjk = _is_mostly_cjk(normalized)
-    window = WINDOW_CJK if cjk else WINDOW_LATIN
-    minimum = MIN_WHOLE_CJK if cjk else MIN_WHOLE_LATIN
+    return _text_needles(_normalize(text))
+
+
+def _window(normalized: str) -> int:
+    return WINDOW_CJK if _is_mostly_cjk(normalized) else WINDOW_LATIN
+
+
+def _text_needles(normalized: str) -> list[str]:
+    """:func:`_needles` of an already normalized string."""
+    window = _window(normalized)
+    minimum = MIN_WHOLE_CJK if window == WINDOW_CJK else MIN_WHOLE_LATIN
     if len(normalized) < minimum:
         return []
     if len(normalized) <= 2 * window:
         return [normalized]
     return [normalized[i : i + window] for i in range(0, len(normalized) - window + 1, window)]
+
+
+def _occurrences(
+    normalized: Iterable[tuple[str, str]], shared: set[str]
+) -> dict[str, list[_Occurrence]]:
+    """For each ``shared`` needle, every private string (``(object_id, normalized text)``)
+    and aligned offset it is a needle of."""
+    found: dict[str, list[_Occurrence]] = {}
+    for object_id, text in normalized:
+        window = _window(text)
+        for index, needle in enumerate(_text_needles(text)):  # a whole string: index 0
+            if needle in shared:
+                occurrence = _Occurrence(object_id, text, index * window, 2 * window - 1)
+                found.setdefault(needle, []).append(occurrence)
+    return found
 
 
 def artifact_text(text: str) -> str:
@@ -409,33 +463,122 @@ def _text_chunk(kind: bytes, body: bytes) -> list[str]:
     return []
 
 
+#: The report notebook, part of evalkit's own text (the path of
+#: ``evalkit.report.parameters.DEFAULT_REPORT_NOTEBOOK``, not imported: a lower layer).
+OWN_NOTEBOOK: Final = Path(__file__).resolve().parents[2] / "notebooks" / "retrieval_report.ipynb"
+#: How far a shared needle's match is extended each way against its private string.
+EXTEND_LIMIT: Final = 16 * WINDOW_LATIN
+# the end of one string literal and the start of the next on a following line (implicit
+# concatenation: "... compared "\n    f"with the ..."), and Markdown's emphasis and code marks
+_LITERAL_JOIN_RE = re.compile(r"[\"']\s*\n\s*(?:[rRbBuUfF]{1,2})?[\"']")
+_MARKDOWN_MARKS_RE = re.compile(r"[*`#>|]")
+
+
+@functools.cache
+def own_text() -> str:
+    """evalkit's own shipped text, normalized (module docstring): every ``.py`` file of the
+    package and the report notebook's cells, with wrapped string literals joined and Markdown's
+    marks (``* ` # > |``) removed, separated by ``COPY_SEPARATOR``. Built once per process."""
+    package = Path(__file__).resolve().parents[1]
+    sources = [path.read_text(encoding="utf-8") for path in sorted(package.rglob("*.py"))]
+    if OWN_NOTEBOOK.is_file():
+        cells = json.loads(OWN_NOTEBOOK.read_text(encoding="utf-8")).get("cells", [])
+        for cell in cells:
+            source = cell.get("source", "")
+            sources.append("".join(source) if isinstance(source, list) else str(source))
+    # One form per source: marks removed can only make a needle look unshared (reported as
+    # before), never hide a leak; a form with the quotes of wrapped literals left in would add
+    # only windows holding a quote character.
+    forms = [_MARKDOWN_MARKS_RE.sub("", _LITERAL_JOIN_RE.sub("", source)) for source in sources]
+    return COPY_SEPARATOR.join(_normalize(form) for form in forms)
+
+
+@dataclass(frozen=True)
+class _Occurrence:
+    """Where a shared needle sits in one private string (normalized), for verification."""
+
+    object_id: str
+    text: str
+    offset: int
+    required: int  # the common stretch a match must reach: 2 * window - 1
+
+
 class _NeedleIndex:
     """Every needle in one Aho-Corasick automaton (pyahocorasick): one pass over an artifact
-    finds every needle in it, overlapping ones included, whatever their number."""
+    finds every needle in it, overlapping ones included, whatever their number. Needles shared
+    with :func:`own_text` are verified by extension (module docstring)."""
 
     def __init__(self, private: Iterable[PrivateText]) -> None:
         import ahocorasick
 
         owners: dict[str, set[str]] = {}
+        normalized: list[tuple[str, str]] = []
         for item in private:
-            for needle in _needles(item.text):
+            text = _normalize(item.text)
+            normalized.append((item.object_id, text))
+            for needle in _text_needles(text):
                 owners.setdefault(needle, set()).add(item.object_id)
         self._automaton: Any = ahocorasick.Automaton()
         for needle, object_ids in owners.items():
-            self._automaton.add_word(needle, tuple(sorted(object_ids)))
+            self._automaton.add_word(needle, (needle, tuple(sorted(object_ids))))
         self._searchable = bool(owners)
+        self._shared: dict[str, list[_Occurrence]] = {}
+        self._own_stretches: dict[str, bool] = {}
         if self._searchable:
             self._automaton.make_automaton()
+            shared = {needle for _, (needle, _) in self._automaton.iter(own_text())}
+            if shared:
+                self._shared = _occurrences(normalized, shared)
         self._clean: set[bytes] = set()
 
     def find(self, haystack: str) -> list[str]:
-        """Sorted object IDs with a needle in ``haystack``."""
+        """Sorted object IDs with a needle in ``haystack`` (a shared needle's only where the
+        match verifies)."""
         if not self._searchable:
             return []
         leaked: set[str] = set()
-        for _, object_ids in self._automaton.iter(haystack):
-            leaked.update(object_ids)
+        for end, (needle, object_ids) in self._automaton.iter(haystack):
+            occurrences = self._shared.get(needle)
+            if occurrences is None:
+                leaked.update(object_ids)
+                continue
+            start = end - len(needle) + 1
+            for occurrence in occurrences:
+                if occurrence.object_id not in leaked and self._verified(
+                    haystack, start, len(needle), occurrence
+                ):
+                    leaked.add(occurrence.object_id)
         return sorted(leaked)
+
+    def _verified(self, haystack: str, start: int, length: int, occurrence: _Occurrence) -> bool:
+        """Whether the match of a shared needle at ``haystack[start:start+length]`` copies
+        ``occurrence``'s private string over ``occurrence.required`` characters or more, in a
+        stretch that is not evalkit's own text."""
+        text, offset = occurrence.text, occurrence.offset
+        left = 0
+        while (
+            left < EXTEND_LIMIT
+            and left < offset
+            and left < start
+            and haystack[start - left - 1] == text[offset - left - 1]
+        ):
+            left += 1
+        right = 0
+        after, text_after = start + length, offset + length
+        while (
+            right < EXTEND_LIMIT
+            and text_after + right < len(text)
+            and after + right < len(haystack)
+            and haystack[after + right] == text[text_after + right]
+        ):
+            right += 1
+        if left + length + right < occurrence.required:
+            return False
+        stretch = haystack[start - left : after + right]
+        own = self._own_stretches.get(stretch)
+        if own is None:
+            own = self._own_stretches[stretch] = stretch in own_text()
+        return not own
 
     def find_in_artifact(self, text: str) -> list[str]:
         """:meth:`find` on ``artifact_text(text)``; a text found clean once is not searched
@@ -466,16 +609,33 @@ def find_leaks(artifact: str, private: Iterable[PrivateText]) -> list[str]:
     return _index(tuple(private)).find_in_artifact(artifact)
 
 
+#: How many object IDs a leak message lists per artifact (all are in ``LeakError.object_ids``).
+LISTED_IDS: Final = 20
+
+
 def assert_no_leaks(artifacts: Mapping[str, str], private: Iterable[PrivateText]) -> None:
-    """Raise ``LeakError`` naming the artifact names and leaked object IDs, if any leak."""
+    """Raise ``LeakError`` naming the artifacts (their names as given, e.g. ``the Markdown file
+    reports/gate.md``) and the leaked object IDs, if any leak."""
     index = _index(tuple(private))
     problems = {name: index.find_in_artifact(text) for name, text in artifacts.items()}
     problems = {name: ids for name, ids in problems.items() if ids}
     if problems:
-        ids = sorted({i for found in problems.values() for i in found})
-        where = "; ".join(f"{name}: {', '.join(found[:10])}" for name, found in problems.items())
         raise LeakError(
-            f"fixture text found in {len(problems)} artifact(s) ({where}); nothing was written. "
-            "Run with redaction on, or remove the cell/field that prints raw text.",
-            object_ids=ids,
+            leak_message(problems), object_ids=sorted({i for f in problems.values() for i in f})
         )
+
+
+def leak_message(problems: Mapping[str, list[str]]) -> str:
+    """The message for leaked object IDs per artifact name: where, which IDs, what to do."""
+    where = "; ".join(
+        f"{name}: {', '.join(ids[:LISTED_IDS])}"
+        + (f" and {len(ids) - LISTED_IDS} more" if len(ids) > LISTED_IDS else "")
+        for name, ids in problems.items()
+    )
+    return (
+        f"the leak scan matched fixture text in {where}; nothing was written. Each ID names a "
+        "document, chunk or query whose text (or a system whose private setting) the output "
+        "holds: look the ID up in the fixture to see which text, then remove what prints it "
+        "(a notebook cell or output, a system, gate or run name); 'evalkit scan FIXTURE FILE' "
+        "checks any file the same way"
+    )

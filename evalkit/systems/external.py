@@ -8,7 +8,10 @@ retrieval service (``http:NAME``). Both are accepted wherever a system name is.
     highest first; equal scores keep the TREC rank order (JSONL: file order). The system's name
     is the file name without its suffixes (``runs/bm25.trec`` -> ``bm25``), mapped to the
     system-name alphabet; its definition is the SHA-256 of the file's bytes, never the path.
-    Latency is not measured (``latency_measured = False``): reports say "not measured". A run
+    Latency is not measured (``latency_measured = False``): reports say "not measured". A TREC
+    run is read by :func:`evalkit.formats.read_run`, the reader of ``evalkit trec-eval``, so
+    both take the same fields, comments, BOM and whitespace; a run with no result, or with a
+    (query, chunk) pair twice, is an :class:`InputError` (``trec-eval`` refuses both too). A run
     naming a chunk or query the fixture does not have is an :class:`InputError` naming the
     IDs; a fixture query absent from the run returned nothing, and :meth:`RunFileRetriever.notes`
     counts those queries.
@@ -168,6 +171,7 @@ def read_run_hits(path: str | os.PathLike[str], *, system: str = "run") -> dict[
             "comments and blank lines); a run lists at least one ranked chunk: check that the "
             "job that wrote it finished"
         )
+    _refuse_duplicates(rows, system)
     ranked: dict[str, list[tuple[float, float, str]]] = {}
     for query_id, chunk_id, score, order in rows:
         ranked.setdefault(query_id, []).append((-score, order, chunk_id))
@@ -175,6 +179,26 @@ def read_run_hits(path: str | os.PathLike[str], *, system: str = "run") -> dict[
         query_id: [Hit(chunk_id, -negative) for negative, _, chunk_id in sorted(entries)]
         for query_id, entries in ranked.items()
     }
+
+
+def _refuse_duplicates(rows: Sequence[tuple[str, str, float, float]], system: str) -> None:
+    """InputError when a (query, chunk) pair appears twice, as ``evalkit trec-eval`` (and
+    trec_eval) refuses such a run: which of the two ranks counts is a guess either way."""
+    seen: set[tuple[str, str]] = set()
+    first, pairs = -1, set()
+    for index, (query_id, chunk_id, _, _) in enumerate(rows):
+        if (query_id, chunk_id) in seen:
+            first = index if first < 0 else first
+            pairs.add((query_id, chunk_id))
+        seen.add((query_id, chunk_id))
+    if first >= 0:
+        query_id, chunk_id = rows[first][0], rows[first][1]
+        raise InputError(
+            f"run system {system!r}: the run lists chunk {_listed([chunk_id])} more than once "
+            f"for query {_listed([query_id])} ({len(pairs)} duplicated (query, chunk) pair(s) "
+            f"in all, first at data row {first}, counting from 0); keep one line per query and "
+            "chunk ('evalkit trec-eval' refuses such a run too)"
+        )
 
 
 def _trec_rows(path: Path, system: str) -> list[tuple[str, str, float, float]]:
