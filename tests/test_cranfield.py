@@ -87,6 +87,6 @@ def test_the_gate_writes_junit_and_markdown(workspace: Path) -> None:
     ]  # fmt: skip
     code, out, err = run_cli(argv, workspace)
     assert code == 0, out + err
-    assert "all gates pass" in out
+    assert "PASS: all 1 evaluated check(s) passed; 1 of 1 checks evaluated" in out
     assert 'failures="0"' in (workspace / "ci" / "junit.xml").read_text("utf-8")
     assert "PASS" in (workspace / "ci" / "gate.md").read_text("utf-8")

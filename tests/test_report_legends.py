@@ -92,10 +92,24 @@ def test_comparison_legend_explains_every_shown_column() -> None:
     assert "500 resamples" in meaning["diff [95% CI]"]
     assert "seed 3" in meaning["diff [95% CI]"]
     assert "randomization" in meaning["p_value"]
-    assert "500 resamples, seed 3" in meaning["p_value"]
-    # Monte Carlo standard error of p at 0.05 with 500 resamples: sqrt(0.05 * 0.95 / 500)
-    # = 0.00975 (binomial standard error, by hand)
-    assert "about 0.010" in meaning["p_value"]
+    # a handful of queries: 2^n <= 500, every sign flip enumerated, the p-value is exact
+    assert set(comparisons["p_method"]) == {"exact"}
+    assert "exact: every one of the 2^n sign flips" in meaning["p_value"]
+    sampled = paired_comparisons(
+        per_query,
+        "base",
+        systems=["base", "better", "same"],
+        measures=["nDCG@10", "NoAnswerFP"],
+        n_resamples=7,
+        seed=3,
+    )
+    assert "monte-carlo" in set(sampled["p_method"])
+    sampled_legend = comparison_legend(sampled, n_resamples=7, seed=3)
+    sampled_meaning = dict(zip(sampled_legend["column"], sampled_legend["meaning"], strict=True))
+    assert "7 resamples, seed 3" in sampled_meaning["p_value"]
+    # Monte Carlo standard error of p at 0.05 with 7 resamples: sqrt(0.05 * 0.95 / 7)
+    # = 0.0824 (binomial standard error, by hand)
+    assert "about 0.082" in sampled_meaning["p_value"]
     assert (
         "2 systems against base 'base' x 2 measures: 4 tests, correction holm"
         in (meaning["p_adjusted"])

@@ -28,7 +28,7 @@ from matplotlib.ticker import LogFormatter
 
 from evalkit.measures.names import higher_is_better
 from evalkit.report.render import plot_label
-from evalkit.stats.paired_tests import TIE_TOLERANCE
+from evalkit.stats.ties import paired_differences
 
 __all__ = [
     "LOG_SPREAD",
@@ -158,8 +158,8 @@ def paired_difference_figure(
     """Per-query differences ``system - base``: one panel per (measure, other system).
 
     Each panel shows the sorted differences of the paired queries as bars (green: the system is
-    better in the measure's direction, red: worse, grey dot: tie within
-    ``evalkit.stats.paired_tests.TIE_TOLERANCE``), with the counts in the title. The bars are two
+    better in the measure's direction, red: worse, grey dot: tie by the rule of
+    ``evalkit.stats.ties``), with the counts in the title. The bars are two
     filled step patches per panel (``Axes.stairs``: the positive and the negative run). Long names
     widen the figure (up to 24 inches) so that the panel titles stay apart. ``per_query`` has
     columns ``system, query_id, measure, value``.
@@ -181,8 +181,7 @@ def paired_difference_figure(
                 paired = wide[[system, base]].dropna()  # the queries both systems have
                 first = paired[system].to_numpy(dtype=np.float64)
                 second = paired[base].to_numpy(dtype=np.float64)
-            diffs = first - second
-            diffs[np.isclose(first, second, rtol=TIE_TOLERANCE, atol=TIE_TOLERANCE)] = 0.0
+            diffs = paired_differences(first, second)
             ordered = np.sort(diffs)[::-1]
             _difference_bars(axes, ordered, sign)
             ties = ordered == 0

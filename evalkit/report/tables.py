@@ -95,7 +95,7 @@ _ABLATION_DTYPES = {
 _COMPARISON_DTYPES = {
     **dict.fromkeys(COMPARISON_COLUMNS, "float64"),
     **dict.fromkeys(("system", "base", "measure", "ci_method", "effect_size_kind"), "str"),
-    **dict.fromkeys(("test", "family"), "str"),
+    **dict.fromkeys(("test", "p_method", "family"), "str"),
     **dict.fromkeys(("n", "df", "wins", "ties", "losses", "family_size"), "int64"),
     "significant": "bool",
 }
@@ -342,15 +342,19 @@ def comparison_legend(
         ("effect_size", effect_text),
         (
             "wins, ties, losses",
-            "queries where the system is better than, equal to (within 1e-12) or worse than "
+            "queries where the system is better than, equal to (within 1e-10 of the largest "
+            "value) or worse than "
             "the base, in the measure's direction (for NoAnswerFP and NoResult lower is better)",
         ),
         (
             "p_value",
-            f"two-sided paired {one('test')} test (random sign flips of d, {n_resamples:,} "
-            f"resamples, seed {seed}); a Monte Carlo p-value: at p = 0.05 its standard error "
-            f"is about {np.sqrt(0.05 * 0.95 / n_resamples):.3f} (ek.compare's default is "
-            "10,000 resamples)",
+            f"two-sided paired {one('test')} test, exact: every one of the 2^n sign flips of d "
+            f"enumerated (2^n <= {n_resamples:,} resamples)"
+            if one("p_method") == "exact"
+            else f"two-sided paired {one('test')} test (random sign flips of d, "
+            f"{n_resamples:,} resamples, seed {seed}); a Monte Carlo p-value: at p = 0.05 its "
+            f"standard error is about {np.sqrt(0.05 * 0.95 / n_resamples):.3f} (ek.compare's "
+            "default is 10,000 resamples)",
         ),
         ("p_adjusted", f"p_value corrected over the family: {one('family')}"),
         ("significant", f"p_adjusted <= {alpha}"),

@@ -24,6 +24,7 @@ import pandas as pd
 
 from evalkit.report.render import styled
 from evalkit.stats.power import DEFAULT_POWER, minimum_detectable_difference
+from evalkit.stats.ties import paired_differences
 
 if TYPE_CHECKING:
     from pandas.io.formats.style import Styler
@@ -95,7 +96,10 @@ def detection_note(
     for system in systems:
         if system == base or system not in values:
             continue
-        diffs = (values[system] - values[base]).dropna().to_numpy(dtype=np.float64)
+        pair = values[[system, base]].dropna()
+        diffs = paired_differences(
+            pair[system].to_numpy(np.float64), pair[base].to_numpy(np.float64)
+        )
         if diffs.size == 0:
             continue
         cases.append(

@@ -26,7 +26,11 @@ Conventions shared with :mod:`evalkit.stats.paired`: randomness only from
 measure's name (so a measure's numbers do not depend on the other measures present), rows
 sorted by ``query_id`` first (row order of the input does not matter), resampling in blocks of
 about ``2**20`` values with numpy reductions (results do not depend on the thread count);
-ties within float rounding count as ties; Monte Carlo p-values are ``(hits + 1) / (B + 1)``.
+equality is the rule of :mod:`evalkit.stats.ties` with the scale ``S = max|x|`` of the
+measure's matrix and the unit ``u = 1e-10 S``: a residual, a system's deviation from the grand
+mean and a pair's difference of means within ``u`` are 0 (so ``V_E = 0`` and ``S_A = 0``
+are found on identical systems, whatever the rounding), and sums of ``n`` values within
+``n u`` tie; Monte Carlo p-values are ``(hits + 1) / (B + 1)``, exact ones ``hits / total``.
 """
 
 from __future__ import annotations
@@ -44,7 +48,9 @@ import pandas as pd
 
 from evalkit.errors import InputError
 from evalkit.stats.paired import _typed_frame
-from evalkit.stats.resampling import BLOCK_VALUES, RANDOMIZATION_RTOL, _generator, _group_seed
+from evalkit.stats.resampling import BLOCK_VALUES, _generator, _group_seed
+from evalkit.stats.studentized import studentized_range_sf
+from evalkit.stats.ties import EQUAL_RTOL
 from evalkit.stats.validation import (
     _check_resampling,
     _listed,
@@ -135,10 +141,13 @@ def anova(
     measure): ``t_{(1 + confidence)/2}((k - 1)(n - 1)) * sqrt(V_E / n)``, the half-width of the
     interval of each system's mean under this model (Sakai 2018, Section 3.2).
 
-    ``V_E = 0`` (an exactly additive table) gives ``f = inf`` and ``p_value = 0`` for a source
-    with a non-zero sum of squares and NaN for one without. Raises :class:`InputError` for
-    fewer than two systems or two queries in a measure, an incomplete matrix (naming the
-    missing system/query pairs), or the input errors of :func:`evalkit.stats.paired.compare`.
+    ``V_E = 0`` (an additive table: every residual within ``u``, e.g. systems that are
+    constant shifts of each other) gives ``f = inf`` and ``p_value = 0`` for a source with a
+    non-zero sum of squares and NaN (0/0) for one without: identical systems give ``NaN`` on
+    the system row, never a small p. R: ``summary(aov(score ~ system + topic))``.
+    Raises :class:`InputError` for fewer than two systems or two queries in a measure, an
+    incomplete matrix (naming the missing system/query pairs), or the input errors of
+    :func:`evalkit.stats.paired.compare`.
     """
     _check_resampling(confidence=confidence, n_resamples=1, seed=0)
     frame = _validated_frame(per_query, (), function="anova")
@@ -178,8 +187,11 @@ def tukey_hsd(
     ``q``; ``df`` (int); ``test`` (``"tukey-hsd"``); ``p_value``; ``family`` and
     ``family_size`` (``k (k - 1) / 2``); ``significant`` (bool) ``p_value <= alpha``. Rows by
     measure, then pairs in order. ``V_E = 0``: ``q = inf`` and ``effect_size = ±inf``
-    (``p = 0``) for a non-zero ``diff``, ``0`` (``p = 1``) for a zero one. Raises as
-    :func:`anova`.
+    (``p = 0``) for a non-zero ``diff``, ``0`` (``p = 1``) for a zero one (``|diff| <= u``).
+    The tail is :func:`evalkit.stats.studentized.studentized_range_sf`: all pairs at once
+    (scipy's values for a few distinct ``q``, an interpolant of them within 1e-10 for many).
+    R: ``TukeyHSD(aov(score ~ system + topic), "system")`` (R's ``ptukey`` is less precise
+    in the far tail). Raises as :func:`anova`.
     """
     _check_resampling(confidence=confidence, n_resamples=1, seed=0)
     _check_alpha(alpha)
@@ -192,26 +204,28 @@ def tukey_hsd(
         scale = math.sqrt(v_e / n)
         means, first, second, diffs = _pairs(matrix)
         q = _studentized_differences(diffs, scale)
-        p_values = _studentized_range_sf(q, k, df)
+        p_values = studentized_range_sf(q, k, df)
         p_values[diffs == 0.0] = 1.0
         margin = _studentized_range_quantile(confidence, k, df) * scale
-        records += _pair_rows(
-            measure,
-            n,
-            systems,
-            means=means,
-            first=first,
-            second=second,
-            diffs=diffs,
-            v_e=v_e,
-            df=df,
-            q=q,
-            low=diffs - margin,
-            high=diffs + margin,
-            ci_method="tukey",
-            test="tukey-hsd",
-            p_values=p_values,
-            alpha=alpha,
+        records.append(
+            _pair_rows(
+                measure,
+                n,
+                systems,
+                means=means,
+                first=first,
+                second=second,
+                diffs=diffs,
+                v_e=v_e,
+                df=df,
+                q=q,
+                low=diffs - margin,
+                high=diffs + margin,
+                ci_method="tukey",
+                test="tukey-hsd",
+                p_values=p_values,
+                alpha=alpha,
+            )
         )
     return _pair_frame(records)
 
@@ -238,10 +252,14 @@ def randomized_tukey_hsd(
     independently (uniformly over the ``k!`` orders) and records the range of the permuted
     system totals, ``R* = max_j S*_j - min_j S*_j``. For the pair ``(i, j)`` with observed
     total difference ``D = |S_i - S_j|`` (``S = n * mean``),
-    ``p_value = (#{R* >= D - 1e-12 * sum|x|} + 1) / (n_resamples + 1)``: permuted ranges that
+    ``p_value = (#{R* >= D - n u} + 1) / (n_resamples + 1)``: permuted ranges that
     equal ``D`` up to float rounding count as ties (as
     :func:`evalkit.stats.paired_tests.paired_test` does for the sign-flip test). With two systems
-    this is the paired sign-flip randomization test.
+    this is the paired sign-flip randomization test. When the permutation count is small,
+    ``(k!)**(n - 1) <= n_resamples`` (the first topic's order can stay fixed: the range does
+    not change when every topic's systems are relabelled alike), every permutation is
+    enumerated and ``p_value = #{R* >= D - n u} / (k!)**(n - 1)`` is exact; ``test`` then says
+    ``"randomized-tukey-hsd (exact)"`` and the interval uses the exact quantile.
 
     Columns :data:`TUKEY_COLUMNS`, as :func:`tukey_hsd`, with ``test = "randomized-tukey-hsd"``
     and ``ci_method = "randomized-tukey"``: ``diff ± r / n`` where ``r`` is the ``confidence``
@@ -256,35 +274,41 @@ def randomized_tukey_hsd(
     records: list[dict[str, Any]] = []
     for measure in _selected_measures(frame, measures, function="randomized_tukey_hsd"):
         matrix, systems = _matrix(frame, measure, function="randomized_tukey_hsd")
-        n = matrix.shape[0]
+        n, k = matrix.shape
         v_e, df = _residual_variance(matrix)
         means, first, second, diffs = _pairs(matrix)
         totals = matrix.sum(axis=0)
-        observed = np.abs(totals[first] - totals[second])
-        slack = RANDOMIZATION_RTOL * float(np.abs(matrix).sum())
-        stream = _generator(_group_seed(seed, "randomized_tukey_hsd", ("measure",), (measure,)))
-        ranges = _permuted_ranges(matrix, stream, n_resamples)
-        hits = np.searchsorted(np.sort(ranges), observed - slack, side="left")
-        p_values = (n_resamples - hits + 1) / (n_resamples + 1)
+        observed = np.where(diffs == 0.0, 0.0, np.abs(totals[first] - totals[second]))
+        slack = n * _unit(matrix)
+        exact = _permutation_count(n, k) <= n_resamples
+        if exact:
+            ranges = _all_permuted_ranges(matrix)
+        else:
+            stream = _generator(_group_seed(seed, "randomized_tukey_hsd", ("measure",), (measure,)))
+            ranges = _permuted_ranges(matrix, stream, n_resamples)
+        hits = ranges.size - np.searchsorted(np.sort(ranges), observed - slack, side="left")
+        p_values = hits / ranges.size if exact else (hits + 1) / (n_resamples + 1)
         margin = float(np.quantile(ranges, confidence)) / n
         q = _studentized_differences(diffs, math.sqrt(v_e / n))
-        records += _pair_rows(
-            measure,
-            n,
-            systems,
-            means=means,
-            first=first,
-            second=second,
-            diffs=diffs,
-            v_e=v_e,
-            df=df,
-            q=q,
-            low=diffs - margin,
-            high=diffs + margin,
-            ci_method="randomized-tukey",
-            test="randomized-tukey-hsd",
-            p_values=p_values.astype(np.float64),
-            alpha=alpha,
+        records.append(
+            _pair_rows(
+                measure,
+                n,
+                systems,
+                means=means,
+                first=first,
+                second=second,
+                diffs=diffs,
+                v_e=v_e,
+                df=df,
+                q=q,
+                low=diffs - margin,
+                high=diffs + margin,
+                ci_method="randomized-tukey",
+                test="randomized-tukey-hsd (exact)" if exact else "randomized-tukey-hsd",
+                p_values=p_values.astype(np.float64),
+                alpha=alpha,
+            )
         )
     return _pair_frame(records)
 
@@ -343,10 +367,9 @@ def _matrix(frame: pd.DataFrame, measure: str, *, function: str) -> tuple[FloatA
 def _anova_rows(matrix: FloatArray, measure: str, confidence: float) -> list[dict[str, Any]]:
     n, k = matrix.shape
     grand = float(matrix.mean())
-    system_means = matrix.mean(axis=0)
-    topic_means = matrix.mean(axis=1)
-    ss_system = float(n * np.sum((system_means - grand) ** 2))
-    ss_topic = float(k * np.sum((topic_means - grand) ** 2))
+    unit = _unit(matrix)
+    ss_system = _sum_of_squares(matrix.mean(axis=0) - grand, unit) * n
+    ss_topic = _sum_of_squares(matrix.mean(axis=1) - grand, unit) * k
     ss_residual, df_residual = _residual_ss(matrix)
     ss_total = float(np.sum((matrix - grand) ** 2))
     v_e = ss_residual / df_residual
@@ -392,12 +415,25 @@ def _f_test(ms: float, v_e: float, df: int, df_residual: int) -> tuple[float, fl
 
 
 def _residual_ss(matrix: FloatArray) -> tuple[float, int]:
-    """``S_E`` computed from the residuals directly (no subtraction of sums) and its df."""
+    """``S_E`` computed from the residuals directly (no subtraction of sums) and its df;
+    ``0.0`` when every residual is within the unit of equality (an additive table)."""
     n, k = matrix.shape
     residuals = (
         matrix - matrix.mean(axis=0, keepdims=True) - matrix.mean(axis=1, keepdims=True)
     ) + matrix.mean()
-    return float(np.sum(residuals**2)), (k - 1) * (n - 1)
+    return _sum_of_squares(residuals, _unit(matrix)), (k - 1) * (n - 1)
+
+
+def _unit(matrix: FloatArray) -> float:
+    """The unit of equality of a matrix: ``EQUAL_RTOL * max|x|``."""
+    return EQUAL_RTOL * float(np.abs(matrix).max())
+
+
+def _sum_of_squares(deviations: FloatArray, unit: float) -> float:
+    """``sum(deviations**2)``, or exactly ``0.0`` when every ``|deviation| <= unit``."""
+    if float(np.abs(deviations).max()) <= unit:
+        return 0.0
+    return float(np.sum(deviations**2))
 
 
 def _residual_variance(matrix: FloatArray) -> tuple[float, int]:
@@ -408,11 +444,13 @@ def _residual_variance(matrix: FloatArray) -> tuple[float, int]:
 def _pairs(
     matrix: FloatArray,
 ) -> tuple[FloatArray, npt.NDArray[np.intp], npt.NDArray[np.intp], FloatArray]:
-    """System means, the pair indices ``i < j`` in order, and ``mean_i - mean_j``."""
+    """System means, the pair indices ``i < j`` in order, and ``mean_i - mean_j`` (exactly
+    0.0 within the unit of equality)."""
     means = matrix.mean(axis=0)
-    pairs = np.array(list(itertools.combinations(range(matrix.shape[1]), 2)), dtype=np.intp)
-    first, second = pairs[:, 0], pairs[:, 1]
-    return means, first, second, means[first] - means[second]
+    first, second = np.triu_indices(matrix.shape[1], k=1)
+    diffs = means[first] - means[second]
+    diffs[np.abs(diffs) <= _unit(matrix)] = 0.0
+    return means, first.astype(np.intp), second.astype(np.intp), diffs
 
 
 def _permuted_ranges(matrix: FloatArray, rng: np.random.Generator, n_resamples: int) -> FloatArray:
@@ -444,6 +482,31 @@ def _permuted_ranges(matrix: FloatArray, rng: np.random.Generator, n_resamples: 
     return ranges
 
 
+def _permutation_count(n: int, k: int) -> float:
+    """``(k!)**(n - 1)``: the distinct permutations of the randomized Tukey HSD."""
+    return float(math.factorial(k)) ** (n - 1)
+
+
+def _all_permuted_ranges(matrix: FloatArray) -> FloatArray:
+    """The range of the system totals under every one of the ``(k!)**(n - 1)`` permutations
+    of topics 2..n (topic 1 fixed), in blocks; the exact null distribution of ``R*``."""
+    n, k = matrix.shape
+    table = np.array(list(itertools.permutations(range(k))), dtype=np.intp)
+    permuted = matrix[np.arange(n)[:, None, None], table[None, :, :]]  # (n, k!, k)
+    count = int(_permutation_count(n, k))
+    rows_per_block = max(1, BLOCK_VALUES // (n * k))
+    ranges = np.empty(count, dtype=np.float64)
+    radix = table.shape[0]
+    for start in range(0, count, rows_per_block):
+        index = np.arange(start, min(count, start + rows_per_block), dtype=np.int64)
+        totals = np.broadcast_to(matrix[0], (index.size, k)).copy()
+        for topic in range(1, n):
+            totals += permuted[topic, index % radix]
+            index //= radix
+        ranges[start : start + totals.shape[0]] = totals.max(axis=1) - totals.min(axis=1)
+    return ranges
+
+
 def _pair_rows(
     measure: str,
     n: int,
@@ -462,7 +525,8 @@ def _pair_rows(
     test: str,
     p_values: FloatArray,
     alpha: float,
-) -> list[dict[str, Any]]:
+) -> dict[str, Any]:
+    """The columns of :data:`TUKEY_COLUMNS` for every pair of one measure."""
     k = len(systems)
     family_size = k * (k - 1) // 2
     family = (
@@ -471,35 +535,32 @@ def _pair_rows(
     )
     with np.errstate(divide="ignore", invalid="ignore"):
         effects = np.where(diffs == 0.0, 0.0, diffs / math.sqrt(v_e))
-    rows = []
-    for index, (i, j) in enumerate(zip(first, second, strict=True)):
-        rows.append(
-            {
-                "system": systems[i],
-                "base": systems[j],
-                "measure": measure,
-                "n": n,
-                "base_mean": float(means[j]),
-                "mean": float(means[i]),
-                "diff": float(diffs[index]),
-                "ci_method": ci_method,
-                "ci_low": float(low[index]),
-                "ci_high": float(high[index]),
-                "effect_size": float(effects[index]),
-                "effect_size_kind": EFFECT_SIZE_TUKEY,
-                "q": float(q[index]),
-                "df": df,
-                "test": test,
-                "p_value": float(p_values[index]),
-                "family": family,
-                "family_size": family_size,
-                "significant": bool(p_values[index] <= alpha),
-            }
-        )
-    return rows
+    names = np.array(systems, dtype=object)
+    size = diffs.size
+    return {
+        "system": names[first],
+        "base": names[second],
+        "measure": np.full(size, measure, dtype=object),
+        "n": np.full(size, n, dtype=np.int64),
+        "base_mean": means[second],
+        "mean": means[first],
+        "diff": diffs,
+        "ci_method": np.full(size, ci_method, dtype=object),
+        "ci_low": low,
+        "ci_high": high,
+        "effect_size": effects,
+        "effect_size_kind": np.full(size, EFFECT_SIZE_TUKEY, dtype=object),
+        "q": q,
+        "df": np.full(size, df, dtype=np.int64),
+        "test": np.full(size, test, dtype=object),
+        "p_value": p_values,
+        "family": np.full(size, family, dtype=object),
+        "family_size": np.full(size, family_size, dtype=np.int64),
+        "significant": p_values <= alpha,
+    }
 
 
-def _pair_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
+def _pair_frame(parts: list[dict[str, Any]]) -> pd.DataFrame:
     dtypes: dict[str, Any] = {}
     for name in TUKEY_COLUMNS:
         if name in _TEXT:
@@ -508,22 +569,14 @@ def _pair_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
             dtypes[name] = bool
         else:
             dtypes[name] = np.int64 if name in _INTEGER else np.float64
-    return _typed_frame(records, dtypes)
-
-
-def _studentized_range_sf(q: FloatArray, k: int, df: int) -> FloatArray:
-    """``P(Q_{k, df} >= q)`` by ``scipy.stats.studentized_range`` (numerical integration).
-
-    scipy may warn that an integral converges slowly for q near 0 at large df; the values
-    there agree with the df = inf limit to 1e-12, so the warning is silenced, and the result
-    is clipped to [0, 1] (scipy computes the tail as 1 - cdf, accurate to about 1e-12)."""
-    import scipy.integrate
-    import scipy.stats
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", scipy.integrate.IntegrationWarning)
-        tail = np.asarray(scipy.stats.studentized_range.sf(q, k, df), dtype=np.float64)
-    return np.clip(tail, 0.0, 1.0)
+    if not parts:
+        return _typed_frame([], dtypes)
+    return pd.DataFrame(
+        {
+            name: pd.Series(np.concatenate([part[name] for part in parts]), dtype=dtype)
+            for name, dtype in dtypes.items()
+        }
+    )
 
 
 @functools.lru_cache(maxsize=64)

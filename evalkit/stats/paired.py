@@ -35,14 +35,12 @@ from evalkit.stats.paired_tests import (
     CORRECTIONS,
     INTERVAL_METHODS,
     TESTS,
-    _constant,
-    _differences,
     _mean_interval,
     _p_values,
-    _t_interval,
     adjust_pvalues,
 )
 from evalkit.stats.resampling import _generator, _group_seed, percentile_intervals
+from evalkit.stats.ties import _constant, _differences
 from evalkit.stats.validation import (
     _check_choice,
     _check_resampling,
@@ -93,6 +91,7 @@ COMPARE_COLUMNS = (
     "losses",
     "test",
     "p_value",
+    "p_method",
     "family",
     "family_size",
     "p_adjusted",
@@ -100,11 +99,26 @@ COMPARE_COLUMNS = (
 )
 """Columns of :func:`compare`; the ``by`` columns are inserted after ``measure``."""
 
-_TEXT_COLUMNS = ("system", "base", "measure", "ci_method", "effect_size_kind", "test", "family")
+_TEXT_COLUMNS = (
+    "system",
+    "base",
+    "measure",
+    "ci_method",
+    "effect_size_kind",
+    "test",
+    "p_method",
+    "family",
+)
 _INT_COLUMNS = ("n", "df", "wins", "ties", "losses", "family_size")
 
 SUMMARY_COLUMNS = ("n", "mean", "ci_low", "ci_high")
 """Columns of :func:`summarize_with_ci` after the ``by`` columns."""
+
+PAIR_BLOCK_VALUES = 1 << 23
+"""Values held per array while pairs are compared: the pairs of a (measure, group) are
+processed in blocks of ``PAIR_BLOCK_VALUES // (2 max(n_resamples, n))`` pairs (resampling)
+or ``PAIR_BLOCK_VALUES // n`` (none), so memory stays near ``8 * PAIR_BLOCK_VALUES`` bytes
+(64 MB) per array whatever the number of systems."""
 
 
 def compare(
@@ -144,10 +158,13 @@ def compare(
     (:func:`t_interval`) beside the one chosen by ``interval``; ``effect_size`` and
     ``effect_size_kind`` (:data:`EFFECT_SIZE_DZ`): Cohen's d_z = ``diff / sqrt(variance)``
     (``0.0`` when every ``d`` is 0, ``NaN`` when undefined: one query, or constant non-zero
-    ``d``); ``wins, ties, losses`` (int) queries where ``system`` is better than, equal to (within
-    ``TIE_TOLERANCE``), or worse than ``base``, in the measure's direction
+    ``d``); ``wins, ties, losses`` (int) queries where ``system`` is better than, equal to (the
+    rule of :mod:`evalkit.stats.ties`), or worse than ``base``, in the measure's direction
     (:func:`evalkit.measures.higher_is_better`: for ``NoAnswerFP`` a win is a decrease);
-    ``test`` and ``p_value`` (see :func:`paired_test`);
+    ``test`` and ``p_value`` (see :func:`paired_test`); ``p_method`` (text, one of
+    :data:`~evalkit.stats.paired_tests.P_METHODS`): ``"exact"`` when every sign vector was
+    enumerated (the randomization test with ``2**n <= n_resamples``) or the null distribution
+    is exact, ``"monte-carlo"`` when sampled, ``"t"``, ``"normal"``, or ``"undefined"`` for NaN;
     ``family`` (text) and ``family_size`` (int): the family of comparisons the correction runs
     over, which is *every row of this result* (its non-NaN p-values); ``p_adjusted`` by
     ``correction`` over that family; ``significant`` (bool) ``p_adjusted <= alpha``.
@@ -158,7 +175,10 @@ def compare(
     row key). So the same inputs and seed give byte-identical frames, whatever the row order of
     ``per_query``, and a row's numbers (all but the family columns, ``p_adjusted`` and
     ``significant``) depend only on its two systems' values, not on the other systems,
-    measures or groups present.
+    measures or groups present. The pairs of a (measure, group) are processed in blocks of
+    :data:`PAIR_BLOCK_VALUES`, each block drawing the same resamples again from the same
+    streams, so memory is bounded (a thousand systems, 499,500 pairs, fit) and the frame is
+    the one a single block would give.
     Raises :class:`InputError` (naming systems, measures, query IDs and columns) when ``base``
     or a measure is absent, a column is missing, a (system, query_id, measure) row is
     duplicated, a value is missing or not finite, a query is present for one system and missing
@@ -184,9 +204,9 @@ def compare(
     else:
         pairs = [(system, base) for system in systems if system != base]
 
-    keyed: list[tuple[tuple[int, int, int], dict[str, Any]]] = []
+    parts: list[dict[str, Any]] = []
     for measure_index, measure in enumerate(measure_names if pairs else []):
-        for (pair_index, group_index), row in _compare_measure(
+        for part in _compare_measure(
             frame,
             pairs=pairs,
             measure=measure,
@@ -197,10 +217,10 @@ def compare(
             confidence=confidence,
             seed=seed,
         ):
-            keyed.append(((pair_index, measure_index, group_index), row))
-    records = [row for _, row in sorted(keyed, key=lambda item: item[0])]
+            part["_measure"] = np.full(len(part["_pair"]), measure_index)
+            parts.append(part)
 
-    result = _compare_frame(records, by_columns, per_query)
+    result = _compare_frame(parts, by_columns, per_query)
     p_values = result["p_value"].to_numpy()
     family_size = int(np.count_nonzero(~np.isnan(p_values)))
     result["family"] = pd.Series(
@@ -288,120 +308,172 @@ def _compare_measure(
     n_resamples: int,
     confidence: float,
     seed: int,
-) -> list[tuple[tuple[int, int], dict[str, Any]]]:
-    """The result rows of one measure, each with its sort key (pair index, group index).
+) -> list[dict[str, Any]]:
+    """The result columns of one measure, in blocks, each with its sort keys ``_pair`` (pair
+    index) and ``_group`` (group index).
 
     All pairs of a (measure, group) share one bootstrap and one test stream, derived from
     ``seed`` and the (measure, group) key, and are resampled together (see
-    :mod:`evalkit.stats.resampling`): a pair's numbers depend only on its two systems.
+    :mod:`evalkit.stats.resampling`): a pair's numbers depend only on its two systems. Pairs
+    are processed in blocks (:data:`PAIR_BLOCK_VALUES`), every block drawing from fresh
+    generators of the same seeds, so blocking does not change a number.
     """
     of_measure = frame[frame["measure"] == measure]
     rows_of = {
         str(system): rows.set_index("query_id").sort_index()
         for system, rows in of_measure.groupby("system", sort=True)
     }
-    no_rows = of_measure.iloc[0:0].set_index("query_id")
-    for system, base in pairs:
-        base_rows = rows_of.get(base, no_rows)
-        if base_rows.empty:
+    involved = sorted({name for pair in pairs for name in pair})
+    reference_name = pairs[0][1]
+    for name in [reference_name, *involved]:
+        if name not in rows_of:
             raise InputError(
-                f"compare: system {base!r} has no rows for measure {measure!r}; every system "
+                f"compare: system {name!r} has no rows for measure {measure!r}; every system "
                 "needs a row per query for each compared measure"
             )
-        system_rows = rows_of.get(system, no_rows)
-        _check_same_queries(base_rows.index, system_rows.index, system, base, measure)
-        system_rows = system_rows.loc[base_rows.index]
+    reference = rows_of[reference_name]
+    for name in involved:
+        system_rows = rows_of[name]
+        _check_same_queries(reference.index, system_rows.index, name, reference_name, measure)
+        system_rows = system_rows.loc[reference.index]
+        rows_of[name] = system_rows
         for column in by_columns:
-            differs = base_rows[column].to_numpy() != system_rows[column].to_numpy()
+            differs = reference[column].to_numpy() != system_rows[column].to_numpy()
             if differs.any():
                 raise InputError(
-                    f"compare: column {column!r} differs between systems {base!r} and "
-                    f"{system!r} for measure {measure!r} at query IDs "
-                    f"{_listed(base_rows.index[differs])}; a query attribute must be the same "
+                    f"compare: column {column!r} differs between systems {reference_name!r} "
+                    f"and {name!r} for measure {measure!r} at query IDs "
+                    f"{_listed(reference.index[differs])}; a query attribute must be the same "
                     "for every system"
                 )
 
-    involved = sorted({name for pair in pairs for name in pair})
-    reference = rows_of[pairs[0][1]]
-    matrix = np.column_stack(
-        [rows_of[name].loc[reference.index, "value"].to_numpy(np.float64) for name in involved]
-    )
+    matrix = np.column_stack([rows_of[name]["value"].to_numpy(np.float64) for name in involved])
+    names = np.array(involved, dtype=object)
     position = {name: i for i, name in enumerate(involved)}
-    firsts = [position[system] for system, _ in pairs]
-    seconds = [position[base] for _, base in pairs]
+    firsts = np.array([position[system] for system, _ in pairs], dtype=np.intp)
+    seconds = np.array([position[base] for _, base in pairs], dtype=np.intp)
     if by_columns:
         group_keys = reference[list(by_columns)].drop_duplicates().sort_values(list(by_columns))
         groups = [tuple(row) for row in group_keys.itertuples(index=False)]
     else:
         groups = [()]
+    resampled = interval == "percentile" or test in ("randomization", "bootstrap")
 
-    records = []
+    parts = []
     for group_index, group in enumerate(groups):
         mask = np.ones(len(reference), dtype=bool)
         for column, value in zip(by_columns, group, strict=True):
             mask &= reference[column].to_numpy() == value
         values = matrix[mask]
-        diffs = _differences(values[:, firsts], values[:, seconds])
+        n = values.shape[0]
+        means = values.mean(axis=0)
         key = (measure, *group)
-        seed_sequence = _group_seed(seed, "compare", ("measure", *by_columns), key)
-        interval_stream, test_stream = (_generator(child) for child in seed_sequence.spawn(2))
-        lows, highs = _intervals(
-            diffs,
-            interval=interval,
-            rng=interval_stream,
-            n_resamples=n_resamples,
-            confidence=confidence,
-            streams=[
-                _generator(
-                    _group_seed(
-                        seed, "compare-bca", ("pair", "measure", *by_columns), (*pair, *key)
+        children = _group_seed(seed, "compare", ("measure", *by_columns), key).spawn(2)
+        width = max(1, PAIR_BLOCK_VALUES // (2 * max(n_resamples, n) if resampled else n))
+        for start in range(0, len(pairs), width):
+            block = slice(start, start + width)
+            first, second = firsts[block], seconds[block]
+            diffs, unit = _differences(values[:, first], values[:, second])
+            interval_stream, test_stream = (_generator(child) for child in children)
+            lows, highs = _intervals(
+                diffs,
+                unit,
+                interval=interval,
+                rng=interval_stream,
+                n_resamples=n_resamples,
+                confidence=confidence,
+                streams=[
+                    _generator(
+                        _group_seed(
+                            seed, "compare-bca", ("pair", "measure", *by_columns), (*pair, *key)
+                        )
                     )
-                )
-                for pair in pairs
-            ]
-            if interval == "bca"
-            else [],
-            places=[
-                _describe(("system", "measure", *by_columns), (system, measure, *group))
-                for system, _ in pairs
-            ],
-        )
-        p_values = _p_values(diffs, test=test, rng=test_stream, n_resamples=n_resamples)
-        direction = 1.0 if higher_is_better(str(measure)) else -1.0  # a win is a better query
-        for index, (system, base) in enumerate(pairs):
-            d = diffs[:, index]
-            t_low, t_high = _t_interval(d, confidence)
-            row = {
-                "system": system,
-                "base": base,
-                "measure": measure,
-                **dict(zip(by_columns, group, strict=True)),
-                "n": d.size,
-                "base_mean": float(values[:, seconds[index]].mean()),
-                "mean": float(values[:, firsts[index]].mean()),
-                "diff": float(d.mean()),
-                "variance": float(d.var(ddof=1)) if d.size > 1 else float("nan"),
-                "ci_method": interval,
-                "ci_low": float(lows[index]),
-                "ci_high": float(highs[index]),
-                "t": _t_statistic(d),
-                "df": d.size - 1,
-                "t_ci_low": t_low,
-                "t_ci_high": t_high,
-                "effect_size": _cohens_dz(d),
-                "effect_size_kind": EFFECT_SIZE_DZ,
-                "wins": int(np.count_nonzero(d * direction > 0.0)),
-                "ties": int(np.count_nonzero(d == 0.0)),
-                "losses": int(np.count_nonzero(d * direction < 0.0)),
-                "test": test,
-                "p_value": float(p_values[index]),
+                    for pair in pairs[block]
+                ]
+                if interval == "bca"
+                else [],
+                places=[
+                    _describe(("system", "measure", *by_columns), (system, measure, *group))
+                    for system, _ in pairs[block]
+                ]
+                if interval == "bca"
+                else [],
+            )
+            p_values, p_methods = _p_values(
+                diffs, unit, test=test, rng=test_stream, n_resamples=n_resamples
+            )
+            part = _pair_statistics(diffs, unit, confidence, higher_is_better(str(measure)))
+            size = diffs.shape[1]
+            by_values = {
+                column: np.full(size, value, dtype=object)
+                for column, value in zip(by_columns, group, strict=True)
             }
-            records.append(((index, group_index), row))
-    return records
+            part.update(
+                {
+                    "_pair": np.arange(start, start + size),
+                    "_group": np.full(size, group_index),
+                    "system": names[first],
+                    "base": names[second],
+                    "measure": np.full(size, measure, dtype=object),
+                    **by_values,
+                    "n": np.full(size, n, dtype=np.int64),
+                    "base_mean": means[second],
+                    "mean": means[first],
+                    "ci_method": np.full(size, interval, dtype=object),
+                    "ci_low": lows,
+                    "ci_high": highs,
+                    "effect_size_kind": np.full(size, EFFECT_SIZE_DZ, dtype=object),
+                    "test": np.full(size, test, dtype=object),
+                    "p_value": p_values,
+                    "p_method": p_methods.astype(object),
+                }
+            )
+            parts.append(part)
+    return parts
+
+
+def _pair_statistics(
+    diffs: FloatArray, unit: FloatArray, confidence: float, higher_better: bool
+) -> dict[str, Any]:
+    """Per column of differences: ``diff, variance, t, df, t_ci_low, t_ci_high, effect_size,
+    wins, ties, losses`` (degenerate cases as documented in :func:`compare`)."""
+    n, width = diffs.shape
+    diff = diffs.mean(axis=0)
+    zero = ~diffs.any(axis=0)
+    constant = _constant(diffs, unit)
+    if n > 1:
+        variance = diffs.var(axis=0, ddof=1)
+        import scipy.special  # scipy.stats.t.ppf is stdtrit; scipy.stats is slow to import
+
+        quantile = float(scipy.special.stdtrit(n - 1, 0.5 + confidence / 2.0))
+        margin = quantile * np.sqrt(variance / n)
+        low, high = diff - margin, diff + margin
+        low[constant], high[constant] = diff[constant], diff[constant]
+    else:
+        variance, low, high = (np.full(width, np.nan) for _ in range(3))
+    undefined = constant | (n < 2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(undefined, np.nan, diff / np.sqrt(variance / n))
+        effect = np.where(undefined, np.nan, diff / np.sqrt(variance))
+    t[zero] = effect[zero] = 0.0
+    directed = diffs if higher_better else -diffs  # a win is a better query
+    return {
+        "diff": diff,
+        "variance": variance,
+        "t": t,
+        "df": np.full(width, n - 1, dtype=np.int64),
+        "t_ci_low": low,
+        "t_ci_high": high,
+        "effect_size": effect,
+        "wins": np.count_nonzero(directed > 0.0, axis=0),
+        "ties": np.count_nonzero(diffs == 0.0, axis=0),
+        "losses": np.count_nonzero(directed < 0.0, axis=0),
+    }
 
 
 def _intervals(
     diffs: FloatArray,
+    unit: FloatArray,
     *,
     interval: str,
     rng: np.random.Generator,
@@ -413,18 +485,19 @@ def _intervals(
     """``(low, high)`` interval of each column's mean by ``interval`` (see compare).
 
     Percentile intervals of all columns come from one set of resamples drawn from ``rng``;
-    BCa intervals use ``scipy.stats.bootstrap`` per column with that column's stream."""
+    BCa intervals use ``scipy.stats.bootstrap`` per column with that column's stream; ``"t"``
+    is :func:`t_interval`. Constant columns (``ptp <= unit``) give ``(mean, mean)``."""
     width = diffs.shape[1]
+    if interval == "t":
+        statistics = _pair_statistics(diffs, unit, confidence, True)
+        return statistics["t_ci_low"], statistics["t_ci_high"]
+    constant = _constant(diffs, unit)
     lows = np.empty(width, dtype=np.float64)
     highs = np.empty(width, dtype=np.float64)
-    if interval == "t":
-        for column in range(width):
-            lows[column], highs[column] = _t_interval(diffs[:, column], confidence)
-        return lows, highs
     if interval == "percentile":
         lows, highs = percentile_intervals(diffs, rng, n_resamples, confidence)
     else:
-        for column in range(width):
+        for column in np.flatnonzero(~constant).tolist():
             lows[column], highs[column] = _mean_interval(
                 diffs[:, column],
                 streams[column],
@@ -433,16 +506,17 @@ def _intervals(
                 method=interval,
                 where=places[column],
             )
-    constant = np.ptp(diffs, axis=0) == 0.0  # every resample has the same mean
-    lows[constant] = highs[constant] = diffs[0, constant]
+    means = diffs.mean(axis=0)
+    lows[constant] = highs[constant] = means[constant]  # every resample has the same mean
     return lows, highs
 
 
 def _compare_frame(
-    records: list[dict[str, Any]], by_columns: tuple[str, ...], per_query: pd.DataFrame
+    parts: list[dict[str, Any]], by_columns: tuple[str, ...], per_query: pd.DataFrame
 ) -> pd.DataFrame:
-    """The records as a frame with :data:`COMPARE_COLUMNS` up to ``p_value``, fixed dtypes."""
-    names = COMPARE_COLUMNS[: COMPARE_COLUMNS.index("p_value") + 1]
+    """The column blocks as one frame with :data:`COMPARE_COLUMNS` up to ``p_method``, fixed
+    dtypes, rows sorted by (pair, measure, group)."""
+    names = COMPARE_COLUMNS[: COMPARE_COLUMNS.index("p_method") + 1]
     dtypes: dict[str, Any] = {}
     for name in names:
         if name in _TEXT_COLUMNS:
@@ -451,7 +525,13 @@ def _compare_frame(
             dtypes[name] = np.int64 if name in _INT_COLUMNS else np.float64
         if name == "measure":
             dtypes.update((column, per_query[column].dtype) for column in by_columns)
-    return _typed_frame(records, dtypes)
+    if not parts:
+        return _typed_frame([], dtypes)
+    joined = {name: np.concatenate([part[name] for part in parts]) for name in parts[0]}
+    order = np.lexsort((joined["_group"], joined["_measure"], joined["_pair"]))
+    return pd.DataFrame(
+        {name: pd.Series(joined[name][order], dtype=dtype) for name, dtype in dtypes.items()}
+    )
 
 
 def _family(
@@ -499,22 +579,3 @@ def _check_same_queries(
             f"{base!r} and {system!r} ({'; '.join(parts)}); give every system a row for every "
             "query (a system that returned nothing still gets a row with value 0.0)"
         )
-
-
-def _t_statistic(diffs: FloatArray) -> float:
-    """Paired t statistic ``mean / (std(ddof=1) / sqrt(n))``; 0.0 when all are 0, else NaN
-    when undefined (one value, or constant non-zero values)."""
-    if not diffs.any():
-        return 0.0
-    if diffs.size < 2 or _constant(diffs):
-        return float("nan")
-    return float(diffs.mean() / (diffs.std(ddof=1) / np.sqrt(diffs.size)))
-
-
-def _cohens_dz(diffs: FloatArray) -> float:
-    """Cohen's d_z of paired differences; 0.0 when all are 0, NaN when undefined."""
-    if not diffs.any():
-        return 0.0
-    if diffs.size < 2 or _constant(diffs):
-        return float("nan")
-    return float(diffs.mean() / diffs.std(ddof=1))

@@ -10,10 +10,12 @@ Public API::
 :func:`~evalkit.stats.paired.compare` and :func:`~evalkit.stats.paired.summarize_with_ci` run
 these over per-query frames. Conventions shared by every function here and there:
 
-* **Paired differences** are ``system - base`` (``a - b`` in :func:`paired_test`). A difference
-  whose operands agree within ``TIE_TOLERANCE`` (``numpy.isclose`` with ``rtol = atol = 1e-12``)
-  is set to exactly ``0.0`` before anything else: it counts as a tie, Wilcoxon drops it, and it
-  takes part in the randomization test and the bootstrap as a zero.
+* **Paired differences** are ``system - base`` (``a - b`` in :func:`paired_test`). Equality
+  is the one rule of :mod:`evalkit.stats.ties` (``u = 1e-10 * max|values of the pair|``): a
+  difference with ``|d| <= u`` is set to exactly ``0.0`` before anything else (it counts as a
+  tie, Wilcoxon drops it, it takes part in the randomization test and the bootstrap as a
+  zero); differences with ``ptp(d) <= u`` are constant; Wilcoxon ranks ``|d|`` rounded to
+  multiples of ``u``; permutation sums within ``n * u`` of the observed one tie.
 * **Reproducibility.** Randomness comes only from ``numpy.random.Generator(PCG64(...))`` seeded
   by the ``seed`` argument. Frame-level functions derive one stream per group from
   ``SeedSequence([seed, *sha256(group key)])`` (hashlib, never Python's ``hash()``) and sort each
@@ -45,11 +47,13 @@ from evalkit.stats.resampling import (
     percentile_intervals,
     sign_flip_p,
 )
+from evalkit.stats.ties import EQUAL_RTOL, _constant, _differences, _on_grid, _unit
 from evalkit.stats.validation import _check_choice, _check_resampling, _finite_vector, _listed
 
 __all__ = [
     "CORRECTIONS",
     "INTERVAL_METHODS",
+    "P_METHODS",
     "TESTS",
     "TIE_TOLERANCE",
     "adjust_pvalues",
@@ -70,8 +74,14 @@ CORRECTIONS = ("holm", "bonferroni", "bh", "none")
 INTERVAL_METHODS = ("percentile", "bca")
 """Bootstrap interval methods: percentile, and bias-corrected and accelerated (BCa)."""
 
-TIE_TOLERANCE = 1e-12
-"""Relative and absolute tolerance under which two paired values count as equal."""
+TIE_TOLERANCE = EQUAL_RTOL
+"""The relative tolerance of equality (:data:`evalkit.stats.ties.EQUAL_RTOL`)."""
+
+P_METHODS = ("exact", "monte-carlo", "t", "normal", "undefined")
+"""How a p-value was computed (the ``p_method`` column): ``exact`` (every sign vector or
+permutation enumerated, an exact null distribution, or every difference 0), ``monte-carlo``
+(``n_resamples`` random resamples), ``t`` (Student t), ``normal`` (normal approximation),
+``undefined`` (the p-value is NaN)."""
 
 _BLOCK_VALUES = BLOCK_VALUES  # values resampled per block: memory stays near 8 MB per array
 
@@ -91,7 +101,8 @@ def bootstrap_ci(
     interval as :func:`compare`'s (resamples as count vectors, the quantiles by
     ``numpy.quantile``, linear as in ``scipy.stats.bootstrap(method="percentile")``), BCa by
     ``scipy.stats.bootstrap(method="BCa")``. Values that are all equal (including a
-    single value) give the zero-width interval ``(v, v)``: every resample has that mean.
+    single value; equal by the rule of :mod:`evalkit.stats.ties`, ``ptp <= 1e-10 max|v|``) give
+    the zero-width interval ``(mean, mean)`` by every method: every resample has that mean.
     Raises :class:`InputError` for an empty, non-1-D or non-finite array or a bad argument.
     """
     _check_resampling(confidence=confidence, n_resamples=n_resamples, seed=seed)
@@ -111,14 +122,15 @@ def t_interval(values: npt.ArrayLike, *, confidence: float = 0.95) -> tuple[floa
     ``mean ± t_{(1 + confidence) / 2}(n - 1) * std(values, ddof=1) / sqrt(n)`` with the
     quantile from ``scipy.stats.t.ppf``; for paired differences this is the interval that goes
     with the paired t-test (Sakai 2018, Section 2.2: its half-width is the margin of error).
-    Constant values give ``(v, v)``; a single value gives ``(nan, nan)`` (no variance).
+    Constant values (``ptp <= 1e-10 max|v|``) give ``(mean, mean)``; a single value gives
+    ``(nan, nan)`` (no variance).
     Raises :class:`InputError` for an empty, non-1-D or non-finite array or a bad confidence.
     """
     _check_resampling(confidence=confidence, n_resamples=1, seed=0)
     array = _finite_vector(values, "values")
     if array.size == 0:
         raise InputError("t_interval: 'values' is empty; expected at least one value")
-    return _t_interval(array, confidence)
+    return _t_interval(array, confidence, float(_unit(array)))
 
 
 def paired_test(
@@ -131,18 +143,28 @@ def paired_test(
 ) -> float:
     """Two-sided p-value for "``a`` and ``b`` have the same mean", pairing ``a[i]`` with ``b[i]``.
 
-    Tests (``d = a - b``, ties within ``TIE_TOLERANCE`` set to 0):
+    Tests (``d = a - b``, ties by the rule of :mod:`evalkit.stats.ties` set to 0; ``u`` its
+    unit, ``1e-10 * max(|a|, |b|)``):
 
-    * ``"randomization"``: sign-flip test of ``T = sum(d)``; ``n_resamples`` random sign
-      vectors from ``Generator(PCG64(seed))``;
-      ``p = (#{|T*| >= |T_obs| - 1e-12 * sum|d|} + 1) / (n_resamples + 1)``.
-      The ``+1`` counts the observed assignment, so ``p`` is never 0 and the test is valid at
-      every level; the ``1e-12 * sum|d|`` slack makes sign patterns that give the same
-      ``|T|`` up to float rounding count as ties.
+    * ``"randomization"``: sign-flip test of ``T = sum(d)``. When ``2**n <= n_resamples`` all
+      ``2**n`` sign vectors are enumerated and ``p = #{|T*| >= |T_obs| - n u} / 2**n`` is
+      exact; otherwise ``n_resamples`` random sign vectors from ``Generator(PCG64(seed))``
+      give ``p = (#{|T*| >= |T_obs| - n u} + 1) / (n_resamples + 1)``. The ``+1`` counts
+      the observed assignment, so ``p`` is never 0 and the test is valid at every level; the
+      ``n u`` slack makes sign patterns that give the same ``|T|`` up to float rounding count
+      as ties. :func:`~evalkit.stats.paired.compare` says which in ``p_method``.
     * ``"ttest"``: the paired t-test, ``scipy.stats.ttest_rel(a, b)`` (computed as
       ``ttest_1samp(d, 0)``, which is how scipy defines it, on the tie-snapped ``d``).
-    * ``"wilcoxon"``: ``scipy.stats.wilcoxon(d, zero_method="wilcox", method="auto")``: zero
-      differences are dropped before ranking (scipy's default).
+    * ``"wilcoxon"``: ``scipy.stats.wilcoxon(r, zero_method="wilcox", correction=False,
+      method="auto")`` on ``r``, the differences rounded to multiples of ``u``, so differences
+      equal on a grid share their average rank. Zeros are dropped before ranking. scipy's
+      ``"auto"`` picks: the exact null distribution for ``n <= 50`` without ties or zeros
+      (R: ``wilcox.test(a, b, paired=TRUE, exact=TRUE)``); the exact permutation
+      distribution of the tie-aware statistic over all ``2**n`` sign vectors for ``n <= 13``
+      with ties or zeros (no base-R call; ``coin::wilcoxsign_test(distribution="exact")``);
+      otherwise the normal approximation with the tie-corrected variance and no continuity
+      correction (R: ``wilcox.test(a, b, paired=TRUE, exact=FALSE, correct=FALSE,
+      digits.rank=10)``).
     * ``"bootstrap"``: the studentized, mean-shifted bootstrap test (Sakai 2018, Section 4.3;
       Efron and Tibshirani 1993, Algorithm 16.2). ``t_obs = mean(d) / (std(d, ddof=1) /
       sqrt(n))``; the null is imposed by shifting ``w = d - mean(d)``; each of ``n_resamples``
@@ -155,9 +177,8 @@ def paired_test(
 
     Degenerate cases: when every difference is 0 the p-value is ``1.0`` for every test. The
     t-test and the bootstrap test are undefined (``NaN``) for a single pair or for constant
-    non-zero differences (zero variance; constant up to rounding:
-    ``ptp(d) <= 1e-12 max|d|``). ``seed`` and ``n_resamples`` only matter for the
-    randomization and bootstrap tests.
+    non-zero differences (zero variance; constant by the rule of equality: ``ptp(d) <= u``).
+    ``seed`` and ``n_resamples`` only matter for the randomization and bootstrap tests.
     Raises :class:`InputError` for arrays of different lengths, empty or non-finite input.
     """
     _check_choice("test", test, TESTS)
@@ -171,8 +192,9 @@ def paired_test(
         )
     if first.size == 0:
         raise InputError("paired_test: 'a' and 'b' are empty; expected at least one pair")
-    diffs = _differences(first, second)[:, None]
-    return float(_p_values(diffs, test=test, rng=_generator(seed), n_resamples=n_resamples)[0])
+    diffs, unit = _differences(first[:, None], second[:, None])
+    p_values, _ = _p_values(diffs, unit, test=test, rng=_generator(seed), n_resamples=n_resamples)
+    return float(p_values[0])
 
 
 def adjust_pvalues(p: npt.ArrayLike, method: str = "holm") -> FloatArray:
@@ -204,37 +226,67 @@ def adjust_pvalues(p: npt.ArrayLike, method: str = "holm") -> FloatArray:
 
 
 def _p_values(
-    diffs: FloatArray, *, test: str, rng: np.random.Generator, n_resamples: int
-) -> FloatArray:
-    """Two-sided p-value of ``test`` per column (degenerate cases as in paired_test)."""
+    diffs: FloatArray,
+    unit: FloatArray,
+    *,
+    test: str,
+    rng: np.random.Generator,
+    n_resamples: int,
+) -> tuple[FloatArray, npt.NDArray[np.str_]]:
+    """Two-sided p-value of ``test`` per column and its :data:`P_METHODS` entry (degenerate
+    cases as in paired_test); ``unit`` is each column's unit of equality."""
     width = diffs.shape[1]
     result = np.ones(width, dtype=np.float64)  # every difference 0: p = 1
+    methods = np.full(width, "exact", dtype="<U11")
     active = np.asarray(diffs.any(axis=0), dtype=bool)
     if test == "randomization":
         if active.any():
-            result[active] = sign_flip_p(diffs[:, active], rng, n_resamples)
-        return result
-    if test == "bootstrap":
-        undefined = np.array([active[c] and _variance_undefined(diffs[:, c]) for c in range(width)])
+            result[active], exact = sign_flip_p(diffs[:, active], rng, n_resamples, unit[active])
+            methods[active] = "exact" if exact else "monte-carlo"
+        return result, methods
+    undefined = active & (_constant(diffs, unit) | (diffs.shape[0] < 2))
+    if test in ("bootstrap", "ttest"):
         result[undefined] = float("nan")
-        usable = active & ~undefined
-        if usable.any():
-            result[usable] = bootstrap_test_p(diffs[:, usable], rng, n_resamples)
-        return result
-    for column in np.flatnonzero(active):
-        result[column] = _p_value(diffs[:, column], test=test, rng=rng, n_resamples=n_resamples)
-    return result
+        methods[undefined] = "undefined"
+    usable = active & ~undefined if test in ("bootstrap", "ttest") else active
+    if not usable.any():
+        return result, methods
+    if test == "bootstrap":
+        result[usable] = bootstrap_test_p(diffs[:, usable], rng, n_resamples)
+        methods[usable] = "monte-carlo"
+    elif test == "ttest":
+        # ttest_rel(a, b) is ttest_1samp(a - b, 0): p = 2 * stdtr(n - 1, -|t|), as scipy's
+        import scipy.special  # scipy.stats takes over a second to import
+
+        d = diffs[:, usable]
+        n = d.shape[0]
+        t = d.mean(axis=0) / np.sqrt(d.var(axis=0, ddof=1) / n)
+        result[usable] = np.minimum(2.0 * scipy.special.stdtr(n - 1, -np.abs(t)), 1.0)
+        methods[usable] = "t"
+    else:
+        for column in np.flatnonzero(usable):
+            result[column], methods[column] = _wilcoxon(diffs[:, column], float(unit[column]))
+    return result, methods
 
 
-def _constant(values: FloatArray) -> bool:
-    """Whether all values are equal up to float rounding (``ptp <= 1e-12 * max|v|``): then
-    the sample variance is rounding noise and variance-based statistics are undefined."""
-    return bool(np.ptp(values) <= TIE_TOLERANCE * float(np.abs(values).max()))
+def _wilcoxon(diffs: FloatArray, unit: float) -> tuple[float, str]:
+    """Tie-aware Wilcoxon signed-rank p-value and its method (see paired_test)."""
+    import scipy.stats  # loaded on first use: it takes over a second to import
+
+    rounded = _on_grid(diffs, unit)
+    nonzero = np.abs(rounded[rounded != 0.0])
+    ties = np.unique(nonzero).size < nonzero.size
+    if not ties and nonzero.size == rounded.size and rounded.size <= 50:
+        method = "exact"
+    else:
+        method = "exact" if rounded.size <= 13 else "normal"
+    p = scipy.stats.wilcoxon(rounded, zero_method="wilcox", correction=False, method="auto")
+    return float(p.pvalue), method
 
 
-def _t_interval(values: FloatArray, confidence: float) -> tuple[float, float]:
+def _t_interval(values: FloatArray, confidence: float, unit: float) -> tuple[float, float]:
     """Student t interval of the mean of non-empty finite ``values`` (see t_interval)."""
-    if values.size > 1 and _constant(values):
+    if values.size > 1 and _constant(values, unit):
         return float(values.mean()), float(values.mean())
     if values.size < 2:
         return float("nan"), float("nan")
@@ -248,40 +300,6 @@ def _t_interval(values: FloatArray, confidence: float) -> tuple[float, float]:
     return mean - margin, mean + margin
 
 
-def _variance_undefined(diffs: FloatArray) -> bool:
-    """One value, or constant values up to rounding: the sample variance is 0 or undefined."""
-    return diffs.size < 2 or _constant(diffs)
-
-
-def _differences(first: FloatArray, second: FloatArray) -> FloatArray:
-    """``first - second`` with pairs equal within ``TIE_TOLERANCE`` set to exactly 0.0."""
-    diffs = first - second
-    diffs[np.isclose(first, second, rtol=TIE_TOLERANCE, atol=TIE_TOLERANCE)] = 0.0
-    return diffs
-
-
-def _p_value(
-    diffs: FloatArray,
-    *,
-    test: str,
-    rng: np.random.Generator,
-    n_resamples: int,
-) -> float:
-    """Two-sided p-value of ``test`` for paired samples (degenerate cases as in paired_test)."""
-    if not diffs.any():
-        return 1.0
-    if test in ("randomization", "bootstrap"):
-        return float(_p_values(diffs[:, None], test=test, rng=rng, n_resamples=n_resamples)[0])
-    import scipy.stats  # loaded on first use: it takes over a second to import
-
-    if test == "ttest":
-        if _variance_undefined(diffs):
-            return float("nan")
-        # ttest_rel(a, b) is ttest_1samp(a - b, 0); passing d keeps tie snapping consistent.
-        return float(scipy.stats.ttest_1samp(diffs, 0.0).pvalue)
-    return float(scipy.stats.wilcoxon(diffs, zero_method="wilcox", method="auto").pvalue)
-
-
 def _mean_interval(
     values: FloatArray,
     rng: np.random.Generator,
@@ -292,8 +310,8 @@ def _mean_interval(
     where: str,
 ) -> tuple[float, float]:
     """Bootstrap interval of the mean of non-empty finite ``values`` (see bootstrap_ci)."""
-    if np.ptp(values) == 0.0:
-        return float(values[0]), float(values[0])
+    if _constant(values, float(_unit(values))):
+        return float(values.mean()), float(values.mean())
     if method == "percentile":  # numpy only: scipy.stats takes over a second to import
         low, high = percentile_intervals(values[:, None], rng, n_resamples, confidence)
         return float(low[0]), float(high[0])

@@ -14,7 +14,7 @@ few topics, differences smaller than the MDD are likely to go undetected, so "no
 difference" says little.
 
 Degenerate cases: fewer than 2 differences give ``inf`` (nothing can be detected); ``s = 0``
-(every difference equal, within the stats tie rule) gives ``0.0``.
+(every difference equal by :mod:`evalkit.stats.ties`' rule) gives ``0.0``.
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 from scipy import optimize, stats
+
+from evalkit.stats.ties import EQUAL_RTOL
 
 __all__ = ["DEFAULT_POWER", "minimum_detectable_difference"]
 
@@ -56,10 +58,9 @@ def minimum_detectable_difference(
     n = int(values.size)
     if n < 2:
         return math.inf
+    if float(np.ptp(values)) <= EQUAL_RTOL * float(np.max(np.abs(values))):
+        return 0.0  # equal differences, by the stats package's one rule of equality
     spread = float(np.std(values, ddof=1))
-    scale = max(1.0, float(np.max(np.abs(values))))
-    if spread <= 1e-10 * scale:
-        return 0.0
     if not 0.0 < alpha < 1.0 or not alpha < power < 1.0:
         raise ValueError(f"need 0 < alpha < power < 1, got alpha={alpha}, power={power}")
     # the power rises with the effect; bracket the root by doubling (nct is NaN for huge effects)

@@ -12,8 +12,10 @@ the other columns.
   is drawn; ``n`` draws with replacement), resample means ``counts @ diffs / n``, the
   percentile interval by ``numpy.quantile`` (linear interpolation, as
   ``scipy.stats.bootstrap(method="percentile")``).
-* :func:`sign_flip_p`: random sign vectors, ``T* = signs @ diffs``,
-  ``p = (#{|T*| >= |T_obs| - 1e-12 sum|d|} + 1) / (B + 1)``.
+* :func:`sign_flip_p`: sign vectors, ``T* = signs @ diffs``; all ``2**n`` of them when
+  ``2**n <= B`` (exact: ``p = #{|T*| >= |T_obs| - n u} / 2**n``), else ``B`` random ones
+  (``p = (#{|T*| >= |T_obs| - n u} + 1) / (B + 1)``); ``u`` is the unit of
+  :mod:`evalkit.stats.ties`.
 * :func:`bootstrap_test_p`: the studentized, mean-shifted bootstrap test (see
   :func:`evalkit.stats.paired_tests.paired_test`).
 
@@ -39,9 +41,6 @@ FloatArray = npt.NDArray[np.float64]
 BLOCK_VALUES = 1 << 20
 """Values drawn per block (rows x queries): memory stays near 8 MB per block array."""
 
-RANDOMIZATION_RTOL = 1e-12
-"""Float-tie tolerance of the sign-flip test, relative to ``sum|d|``."""
-
 STUDENTIZED_RTOL = 1e-9
 """Relative float-tie tolerance of studentized statistics (the bootstrap test)."""
 
@@ -61,20 +60,33 @@ def percentile_intervals(
     return low, high
 
 
-def sign_flip_p(diffs: FloatArray, rng: np.random.Generator, n_resamples: int) -> FloatArray:
-    """Two-sided sign-flip randomization p-value of ``|sum(d)|`` per column."""
+def sign_flip_p(
+    diffs: FloatArray, rng: np.random.Generator, n_resamples: int, unit: FloatArray
+) -> tuple[FloatArray, bool]:
+    """Two-sided sign-flip randomization p-value of ``|sum(d)|`` per column, and whether it
+    is exact (every one of the ``2**n`` sign vectors enumerated, ``rng`` unused).
+
+    ``unit`` is each column's unit of equality: sums within ``n * unit`` of ``|T_obs|`` tie."""
     n = diffs.shape[0]
     observed = np.abs(diffs.sum(axis=0))
-    threshold = observed - RANDOMIZATION_RTOL * np.abs(diffs).sum(axis=0)
+    threshold = observed - n * unit
     hits = np.zeros(diffs.shape[1], dtype=np.int64)
     rows_per_block = max(1, BLOCK_VALUES // n)
-    for start in range(0, n_resamples, rows_per_block):
-        rows = min(rows_per_block, n_resamples - start)
-        bits = rng.integers(0, 256, size=(rows, (n + 7) // 8), dtype=np.uint8)
-        signs = 1.0 - 2.0 * np.unpackbits(bits, axis=1, count=n)
-        totals = np.abs(np.einsum("bn,np->bp", signs, diffs))
+    exact = n < 63 and (1 << n) <= n_resamples
+    total = (1 << n) if exact else n_resamples
+    for start in range(0, total, rows_per_block):
+        rows = min(rows_per_block, total - start)
+        if exact:
+            index = np.arange(start, start + rows, dtype=np.int64)[:, None]
+            signs = 1.0 - 2.0 * ((index >> np.arange(n, dtype=np.int64)) & 1)
+        else:
+            bits = rng.integers(0, 256, size=(rows, (n + 7) // 8), dtype=np.uint8)
+            signs = 1.0 - 2.0 * np.unpackbits(bits, axis=1, count=n)
+        totals = np.abs(np.einsum("bn,np->bp", signs.astype(np.float64), diffs))
         hits += np.count_nonzero(totals >= threshold, axis=0)
-    return (hits + 1) / (n_resamples + 1)
+    if exact:
+        return hits / total, True
+    return (hits + 1) / (n_resamples + 1), False
 
 
 def bootstrap_test_p(diffs: FloatArray, rng: np.random.Generator, n_resamples: int) -> FloatArray:

@@ -9,6 +9,8 @@ query attribute values).
 
 from __future__ import annotations
 
+import difflib
+import re
 from collections.abc import Hashable, Iterable, Sequence
 
 import numpy as np
@@ -24,6 +26,7 @@ FloatArray = npt.NDArray[np.float64]
 
 _ID_COLUMNS = ("system", "query_id", "measure")
 _MAX_LISTED_IDS = 5
+_MAX_LISTED_NAMES = 20  # measure names are all listed up to this many
 
 
 def _validated_frame(
@@ -104,11 +107,31 @@ def _selected_measures(
     wanted = list(dict.fromkeys(_column_names(measures, "measures")))
     for measure in wanted:
         if measure not in present:
+            shown = _listed(present, limit=_MAX_LISTED_NAMES)
             raise InputError(
                 f"{function}: measure {measure!r} has no rows; measures present: "
-                f"{_listed(present)}.{did_you_mean(measure, present)}"
+                f"{shown}.{_closest_measure(measure, present)}"
             )
     return wanted
+
+
+def _closest_measure(name: str, present: Sequence[str]) -> str:
+    """``" Did you mean 'x'?"``, or ``""``: the measure whose name without parameters in
+    parentheses equals ``name``'s ignoring case (``nDCG@10`` finds
+    ``nDCG(dcg='exp-log2')@10``), else the closest full name
+    (:func:`evalkit.registry.did_you_mean`), else the closest bare name."""
+    bare = {_bare(m): m for m in sorted(present, reverse=True)}
+    if _bare(name) in bare:
+        return f" Did you mean {bare[_bare(name)]!r}?"
+    hint = did_you_mean(name, list(present))
+    if hint:
+        return hint
+    close = difflib.get_close_matches(_bare(name), list(bare), n=1, cutoff=0.6)
+    return f" Did you mean {bare[close[0]]!r}?" if close else ""
+
+
+def _bare(measure: str) -> str:
+    return re.sub(r"\([^)]*\)", "", measure).lower()
 
 
 def _column_names(names: str | Sequence[str] | None, argument: str) -> tuple[str, ...]:
@@ -176,9 +199,9 @@ def _describe(columns: Sequence[str], key: Iterable[Hashable]) -> str:
     )
 
 
-def _listed(items: Iterable[object]) -> str:
-    """Up to five items, quoted, then how many more."""
+def _listed(items: Iterable[object], *, limit: int = _MAX_LISTED_IDS) -> str:
+    """Up to ``limit`` (five) items, quoted, then how many more."""
     listed = [str(i) for i in items]
-    shown = ", ".join(repr(i) for i in listed[:_MAX_LISTED_IDS])
-    more = len(listed) - _MAX_LISTED_IDS
+    shown = ", ".join(repr(i) for i in listed[:limit])
+    more = len(listed) - limit
     return shown + (f" and {more} more" if more > 0 else "")

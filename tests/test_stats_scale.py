@@ -1,0 +1,68 @@
+"""Many systems: compare's blocked pairs give the unblocked frame, Tukey's tail for all pairs
+at once agrees with scipy value by value. (The 1,000-system runs are in
+benchmarks/bench_stats.py, not here.)"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.stats
+
+from evalkit.stats import paired
+from evalkit.stats.multi import tukey_hsd
+from evalkit.stats.studentized import DIRECT_LIMIT, studentized_range_sf
+
+
+def many_systems(n: int, k: int, seed: int) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    topic = rng.uniform(0.1, 0.9, size=(n, 1))
+    matrix = np.clip(topic + rng.normal(0, 0.1, size=(n, k)) + rng.normal(0, 0.03, size=k), 0, 1)
+    return pd.DataFrame(
+        {
+            "system": np.repeat([f"s{j:02d}" for j in range(k)], n),
+            "query_id": np.tile([f"q{t:02d}" for t in range(n)], k),
+            "measure": "nDCG@10",
+            "value": matrix.T.ravel(),
+            "language": np.tile(["en", "de"], n * k // 2),
+        }
+    )
+
+
+@pytest.mark.parametrize(
+    ("test", "interval"),
+    [("randomization", "percentile"), ("bootstrap", "t"), ("ttest", "bca"), ("wilcoxon", "t")],
+)
+def test_blocked_pairs_give_the_unblocked_frame(
+    monkeypatch: pytest.MonkeyPatch, test: str, interval: str
+) -> None:
+    frame = many_systems(16, 9, seed=1)  # 36 pairs
+    kwargs = {"test": test, "interval": interval, "n_resamples": 300, "seed": 4, "by": "language"}
+    whole = paired.compare(frame, None, **kwargs)  # type: ignore[arg-type]
+    # 2 * 300 resamples: 2 pairs per block; without resampling 16 queries: 2 pairs per block
+    monkeypatch.setattr(paired, "PAIR_BLOCK_VALUES", 2 * 300 * 2 if test != "ttest" else 16)
+    blocked = paired.compare(frame, None, **kwargs)  # type: ignore[arg-type]
+    pd.testing.assert_frame_equal(blocked, whole)
+    assert len(whole) == 36 * 2
+
+
+def test_tail_for_many_distinct_q_agrees_with_scipy_value_by_value() -> None:
+    k, df = 30, 29 * 49
+    q = np.linspace(0.0, 9.0, 3 * DIRECT_LIMIT)
+    ours = studentized_range_sf(q, k, df)
+    every = slice(None, None, 3)  # a third of them: scipy takes a few ms per value
+    reference = np.clip(scipy.stats.studentized_range.sf(q[every], k, df), 0.0, 1.0)
+    assert np.abs(ours[every] - reference).max() < 1e-10
+    assert ours[0] == 1.0
+    assert studentized_range_sf(np.array([math.inf]), k, df)[0] == 0.0
+
+
+def test_tukey_with_many_pairs_matches_scipy_per_pair() -> None:
+    frame = many_systems(12, 18, seed=2)  # 153 pairs, more than DIRECT_LIMIT distinct q
+    result = tukey_hsd(frame)
+    assert len(result) == 153 > DIRECT_LIMIT
+    sample = result.iloc[::10]
+    reference = scipy.stats.studentized_range.sf(sample["q"].to_numpy(), 18, 17 * 11)
+    np.testing.assert_allclose(sample["p_value"], np.clip(reference, 0, 1), rtol=0, atol=1e-10)
