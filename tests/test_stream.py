@@ -250,7 +250,7 @@ def test_cli_trec_eval_streams_a_parquet_run(tmp_path: Path) -> None:
                 "-m",
                 "AP",
                 "-q",
-                "--no-complete",
+                "-c",
             ],
         )
         assert code == 0

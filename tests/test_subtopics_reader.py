@@ -68,7 +68,9 @@ def test_cli_prints_ir_measures_values(tmp_path: Path) -> None:
         args += ["-m", m]
     code, out, _ = run_cli([*args, "--subtopic-qrels", str(tmp_path / "sub.txt")], tmp_path)
     assert code == 0
-    printed = {(m, q): float(v) for m, q, v in (line.split("\t") for line in out.splitlines())}
+    printed = {
+        (m.rstrip(), q): float(v) for m, q, v in (line.split("\t") for line in out.splitlines())
+    }
     # the oracle: ir_measures' pyndeval provider on the same files (ranked by score; this
     # run has no tied scores), one measure per call
     qrels = pd.DataFrame(
@@ -109,6 +111,6 @@ def test_cli_diversity_reads_a_parquet_run_as_the_trec_one(tmp_path: Path) -> No
         outputs.append(run_cli(args, tmp_path))
     assert outputs[0][0] == outputs[1][0] == 0
     assert outputs[0][1] == outputs[1][1]
-    assert "alpha_nDCG@10\tall\t" in outputs[0][1]
+    assert f"{'alpha_nDCG@10':<22}\tall\t" in outputs[0][1]
     assert outputs[2][0] == 2
     assert "holds no results" in outputs[2][2]

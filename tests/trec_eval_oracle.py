@@ -7,7 +7,8 @@ print format is widened from ``%6.4f`` to ``%.17g`` in ``meas_print_single.c`` a
 that use it skip cleanly when the source, ``make`` or a C compiler is missing.
 
 Use the ``trec_eval10`` fixture (import it into a test module), which gives a
-:class:`TrecEval10`.
+:class:`TrecEval10`; ``trec_eval10_plain`` is the release's own output (4 decimals) and
+``trec_eval10_rbp_fixed`` the same with :data:`RBP_FIX` (both modified works only as stated).
 """
 
 from __future__ import annotations
@@ -72,6 +73,33 @@ def _compiler() -> str | None:
 @pytest.fixture(scope="session")
 def trec_eval10(tmp_path_factory: pytest.TempPathFactory) -> TrecEval10:
     """Build trec_eval 10.0 with widened output in a temporary folder (skip if impossible)."""
+    widened = dict.fromkeys(("meas_print_single.c", "meas_print_final.c"), ("%6.4f", "%.17g"))
+    return build_trec_eval10(tmp_path_factory, "trec_eval10", widened)
+
+
+#: m_rbp.c reads ``min`` and ``max`` before setting them (rbp after other measures prints
+#: whatever the stack held); the fixed program starts both at 0.
+RBP_FIX = {"m_rbp.c": ("double sum, min, max;", "double sum, min = 0, max = 0;")}
+
+
+@pytest.fixture(scope="session")
+def trec_eval10_plain(tmp_path_factory: pytest.TempPathFactory) -> TrecEval10:
+    """trec_eval 10.0 as released (4-decimal output), built in a temporary folder."""
+    return build_trec_eval10(tmp_path_factory, "trec_eval10_plain", {})
+
+
+@pytest.fixture(scope="session")
+def trec_eval10_rbp_fixed(tmp_path_factory: pytest.TempPathFactory) -> TrecEval10:
+    """trec_eval 10.0 as released but with :data:`RBP_FIX` (a modified work: the two
+    uninitialized variables of m_rbp.c set to 0), 4-decimal output."""
+    return build_trec_eval10(tmp_path_factory, "trec_eval10_rbp_fixed", RBP_FIX)
+
+
+def build_trec_eval10(
+    tmp_path_factory: pytest.TempPathFactory, name: str, patches: dict[str, tuple[str, str]]
+) -> TrecEval10:
+    """Copy the source to a temporary folder, replace ``{file: (old, new)}`` in it (each
+    ``old`` must occur) and build it; skip when the source, make or a C compiler is missing."""
     compiler = _compiler()
     if not (SOURCE / "Makefile").is_file():
         pytest.skip(f"trec_eval 10.0 source not found at {SOURCE}; {HOW_TO_ENABLE}")
@@ -80,11 +108,14 @@ def trec_eval10(tmp_path_factory: pytest.TempPathFactory) -> TrecEval10:
             "no C compiler or make: cannot build the trec_eval 10.0 oracle; install a C "
             "compiler and make (Debian: apt-get install build-essential)"
         )
-    folder = tmp_path_factory.mktemp("trec_eval10") / "src"
+    folder = tmp_path_factory.mktemp(name) / "src"
     shutil.copytree(SOURCE, folder, ignore=shutil.ignore_patterns("test"))
-    for name in ("meas_print_single.c", "meas_print_final.c"):
-        path = folder / name
-        path.write_text(path.read_text().replace("%6.4f", "%.17g"))
+    for file, (old, new) in patches.items():
+        path = folder / file
+        text = path.read_text()
+        if old not in text:
+            raise RuntimeError(f"{file} of {SOURCE} has no {old!r} to patch")
+        path.write_text(text.replace(old, new))
     # -O1 and no debug info: a faster build than the Makefile's -g on a busy machine
     done = subprocess.run(
         ["make", "-C", str(folder), f"CC={compiler}", 'CFLAGS=-O1 -I. -w -DVERSIONID=\\"10.0\\"'],

@@ -1,153 +1,377 @@
-"""Measure commands: ``trec-eval`` (a TREC run scored against TREC qrels, trec_eval-style)."""
+"""Measure commands: ``trec-eval``, a drop-in for trec_eval 10.0's command line.
+
+``evalkit trec-eval [trec_eval's options] QRELS RUN`` reads trec_eval's own arguments as its
+``getopt_long`` does (``-q``, ``-c``, ``-l N``/``-lN``, ``-M N``, ``-J``, ``-N N``, ``-n``,
+``-D 0``, ``-m name[.params]``, long forms such as ``--level_for_rel``, options after the
+files), prints the same lines (:mod:`evalkit.measures.trec_eval`) and exits with trec_eval's
+codes: 0 done, 1 an illegal option or measure, 2 an unreadable file or a measure it cannot
+initialize, 4 (10.0 without ``-c``) a qrels query the run lacks. evalkit's extensions:
+``--trec-version 9|10``, ir_measures-style names (``-m nDCG@10``), ``--trec-names``,
+``--duplicates keep-first`` and ``--subtopic-qrels`` (diversity measures).
+"""
 
 from __future__ import annotations
 
 import argparse
+import getopt
 import sys
+from collections.abc import Sequence
+from typing import Any
 
-from evalkit.cli.common import Handler
-from evalkit.errors import EvalkitError
+from evalkit.cli.common import Handler, print_error
 
-# --- trec-eval ------------------------------------------------------------------------------
+_SHORT = "hvqm:cl:nD:JN:M:R:T:oZ:"
+_LONG = {
+    "help": "-h",
+    "version": "-v",
+    "query_eval_wanted": "-q",
+    "measure=": "-m",
+    "complete_rel_info_wanted": "-c",
+    "level_for_rel=": "-l",
+    "nosummary": "-n",
+    "Debug_level=": "-D",
+    "Judged_docs_only": "-J",
+    "Number_docs_in_coll=": "-N",
+    "Max_retrieved_per_topic=": "-M",
+    "Rel_info_format=": "-R",
+    "Results_format=": "-T",
+    "Output_old_results_format=": "-o",
+    "Zscore=": "-Z",
+    "trec-version=": "--trec-version",
+    "trec-names": "--trec-names",
+    "duplicates=": "--duplicates",
+    "subtopic-qrels=": "--subtopic-qrels",
+}
+_USAGE = (
+    "Usage: evalkit trec-eval [-h] [-q] {-m measure}* [-c] [-n] [-l N] [-M N] [-J] [-N N]\n"
+    "       [--trec-version 9|10] [--trec-names] [--duplicates error|keep-first]\n"
+    "       [--subtopic-qrels PATH] trec_rel_file trec_top_file\n"
+)
+_HELP = (
+    _USAGE
+    + """
+trec_eval 10.0's command line, printing the same bytes (see docs/trec_eval.md).
+  -q        also print each query's values
+  -m M      measure, parameters after '.' (P.5,10 ndcg_cut.10 relstring.20), a nickname
+            (official, all_trec, set), or an ir_measures-style name (nDCG@10, 'R(rel=2)@100');
+            repeatable; trec_eval's 'official' set without -m
+  -c        average over every qrels query (a query the run lacks ranks nothing); without it
+            trec_eval 10.0 stops (exit 4) at a qrels query the run lacks
+  -l N      minimum grade of a relevant document (default 1)
+  -M N      use each query's first N ranked documents
+  -J        judged documents only
+  -N N      documents in the collection (utility)
+  -n        no 'all' lines
+  --trec-version 10|9   the release reproduced (9: 9.0.8, float32 scores; without -c it
+            averages over the queries of both files)
+  --trec-names          an ir_measures-style -m prints under its trec_eval name
+  --duplicates error|keep-first   a document listed twice for one query
+  --subtopic-qrels PATH subtopic qrels for alpha_nDCG@k, ERR_IA@k, NRBP, ... (ndeval)
+"""
+)
 
 
 def _add_trec_eval(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handler:
     p = sub.add_parser(
         "trec-eval",
-        help="score a TREC run against TREC qrels, printing trec_eval-style lines",
-        description="Print 'measure<TAB>query_id|all<TAB>value' lines. Every qrels query counts "
-        "in 'all' (trec_eval -c) unless --no-complete; counts (NumRet, NumRel, NumRelRet) are "
-        "summed, others averaged.",
+        help="score a TREC run against TREC qrels: trec_eval 10.0's command line and output",
+        description=_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        add_help=False,
+        prefix_chars="\x01",  # every argument is trec_eval's, parsed by getopt as trec_eval does
     )
-    p.add_argument("qrels", help="TREC qrels file (.gz allowed)")
-    p.add_argument(
-        "run",
-        help="TREC run file (.gz allowed) or Parquet file or dataset, of any size: read in "
-        "blocks of whole queries, with a progress bar on a terminal",
-    )
-    p.add_argument(
-        "-m",
-        "--measure",
-        action="append",
-        required=True,
-        dest="measures",
-        metavar="MEASURE",
-        help="measure in ir_measures syntax, e.g. nDCG@10, AP, 'R(rel=2)@100' (repeatable)",
-    )
-    p.add_argument("-q", action="store_true", dest="per_query", help="also print per-query lines")
-    p.add_argument(
-        "--trec-names",
-        action="store_true",
-        help="print trec_eval's measure names (ndcg_cut_10, map, P_10, ...) where one exists",
-    )
-    p.add_argument(
-        "--trec-version",
-        choices=("9", "10"),
-        default="10",
-        help="trec_eval release to reproduce: 10 (default) ranks by float64 scores, 9 (9.0.8, "
-        "pytrec-eval-terrier) by float32 scores",
-    )
-    p.add_argument(
-        "-M",
-        type=_non_negative,
-        default=None,
-        dest="max_docs",
-        metavar="N",
-        help="use at most N ranked docs per query (trec_eval -M)",
-    )
-    p.add_argument(
-        "-J",
-        action="store_true",
-        dest="judged_only",
-        help="drop the docs the qrels do not grade, then rank the rest (trec_eval -J)",
-    )
-    p.add_argument(
-        "-N",
-        type=_non_negative,
-        default=None,
-        dest="num_docs",
-        metavar="N",
-        help="number of docs in the collection, for Utility (trec_eval -N)",
-    )
-    p.add_argument(
-        "--no-complete",
-        action="store_true",
-        help="average only over queries in both files (trec_eval without -c); by default "
-        "every qrels query counts, like trec_eval -c",
-    )
-    p.add_argument(
-        "--duplicates",
-        choices=("error", "keep-first"),
-        default="error",
-        help="a document listed twice for one query in the run: an error (default), or keep "
-        "the occurrence ranked first",
-    )
-    p.add_argument(
-        "--subtopic-qrels",
-        default=None,
-        metavar="PATH",
-        help="subtopic qrels ('query_id subtopic doc_id relevance' lines, as ndeval reads) for "
-        "the diversity measures: alpha_nDCG@k, ERR_IA@k, NRBP, AP_IA, P_IA@k, StRecall@k, ...",
-    )
+    p.add_argument("argv", nargs="*", help="trec_eval's arguments")
     return _run_trec_eval
 
 
-def _non_negative(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}")
-    return value
-
-
 def _run_trec_eval(args: argparse.Namespace) -> int:
+    return trec_eval_command(args.argv)
+
+
+def trec_eval_command(argv: Sequence[str]) -> int:
+    """Run ``trec_eval argv``: print its lines on stdout, return its exit code."""
+    from evalkit.errors import InputError
+    from evalkit.measures.trec_eval import TrecEvalExit, TrecMeasureError
+
+    try:
+        pairs, files = getopt.gnu_getopt(list(argv), _SHORT, list(_LONG))
+    except getopt.GetoptError as error:
+        print(f"evalkit trec-eval: {error}\n{_USAGE}", end="", file=sys.stderr)
+        return 1
+    options = [(_LONG.get(key[2:], _LONG.get(key[2:] + "=", key)), value) for key, value in pairs]
+    if any(key == "-h" for key, _ in options):
+        print(_HELP, end="")
+        return 0
+    if any(key == "-v" for key, _ in options):
+        print("trec_eval version 10.0 (evalkit trec-eval)", file=sys.stderr)
+        return 0
+    if len(files) != 2:
+        print(_USAGE, end="", file=sys.stderr)
+        return 1
+    try:
+        settings = _settings(options)
+    except InputError as error:
+        print_error(error)
+        return 1
+    try:
+        text = _evaluate(files[0], files[1], settings)
+    except TrecMeasureError as error:
+        print(error, file=sys.stderr)
+        return error.exit_code
+    except TrecEvalExit as error:
+        sys.stdout.write(error.printed)
+        print_error(error)
+        return error.exit_code
+    sys.stdout.write(text)
+    return 0
+
+
+def _settings(options: list[tuple[str, str]]) -> dict[str, Any]:
+    from evalkit.errors import InputError
+    from evalkit.measures.trec_eval import _atol
+
+    settings: dict[str, Any] = {
+        "per_query": False,
+        "complete": False,
+        "summary": True,
+        "level": 1,
+        "max_docs": None,
+        "judged_only": False,
+        "num_docs": None,
+        "measures": [],
+        "trec_version": "10",
+        "trec_names": False,
+        "duplicates": "error",
+        "subtopics": None,
+    }
+    for key, value in options:
+        if key == "-q":
+            settings["per_query"] = True
+        elif key == "-c":
+            settings["complete"] = True
+        elif key == "-n":
+            settings["summary"] = False
+        elif key == "-J":
+            settings["judged_only"] = True
+        elif key == "-m":
+            settings["measures"].append(value)
+        elif key in ("-l", "-M", "-N"):
+            number = _atol(value)  # as trec_eval reads it: "2x" is 2, "x" is 0
+            if number < 0 or (key == "-l" and number == 0 and value.strip() != "0"):
+                raise InputError(
+                    f"option {key} {value!r}: expected a non-negative integer (trec_eval would "
+                    f"read it as {number})"
+                )
+            name = {"-l": "level", "-M": "max_docs", "-N": "num_docs"}[key]
+            settings[name] = number
+        elif key == "-D":
+            level, _, query = value.partition(".")
+            if _atol(level) != 0 or query:
+                raise InputError(
+                    "option -D: trec_eval's debug output is not reproduced; only -D 0 is accepted"
+                )
+        elif (key == "-R" and value != "qrels") or (key == "-T" and value != "trec_results"):
+            raise InputError(
+                f"option {key} {value}: evalkit reads qrels and trec_results files only "
+                "(trec_eval's preference and judgment-group formats are not supported)"
+            )
+        elif key == "-Z":
+            raise InputError("option -Z: Z-scores are not supported; run trec_eval for them")
+        elif key == "--trec-version":
+            if value not in ("9", "10"):
+                raise InputError(f"--trec-version must be 9 or 10, got {value!r}")
+            settings["trec_version"] = value
+        elif key == "--trec-names":
+            settings["trec_names"] = True
+        elif key == "--duplicates":
+            if value not in ("error", "keep-first"):
+                raise InputError(f"--duplicates must be error or keep-first, got {value!r}")
+            settings["duplicates"] = value
+        elif key == "--subtopic-qrels":
+            settings["subtopics"] = value
+    return settings
+
+
+def _evaluate(qrels_path: str, run_path: str, s: dict[str, Any]) -> str:
     import warnings
 
     from evalkit.errors import InputError
     from evalkit.formats import read_qrels, read_subtopic_qrels
-    from evalkit.measures import parse_measures, score, trec_name
-    from evalkit.measures.engine import trec_summary
-    from evalkit.measures.stream import read_source
+    from evalkit.measures.diversity import diversity_measures
+    from evalkit.measures.trec_eval import select_measures, trec_measures
 
-    measures = parse_measures(args.measures)
-    qrels = read_qrels(args.qrels)
-    subtopics = None if args.subtopic_qrels is None else read_subtopic_qrels(args.subtopic_qrels)
-    # the diversity measures rank an in-memory run; every other measure streams the run file
-    # in blocks of whole queries (trec_eval ranks by score and ignores the rank field)
-    run = args.run if subtopics is None else read_source(args.run)
+    columns = select_measures(s["measures"], level=s["level"], trec_names=s["trec_names"])
+    subtopics = None if s["subtopics"] is None else read_subtopic_qrels(s["subtopics"])
+    diversity_measures(trec_measures(columns), subtopics)
+    qrels = read_qrels(qrels_path)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            per_query = score(
-                qrels,
-                run,
-                measures,
-                trec_version=args.trec_version,
-                max_docs=args.max_docs,
-                judged_only=args.judged_only,
-                complete=not args.no_complete,
-                num_docs=args.num_docs,
+            return _lines(
+                qrels=qrels,
+                qrels_path=qrels_path,
+                run_path=run_path,
+                columns=columns,
+                measures=trec_measures(columns),
                 subtopics=subtopics,
-                duplicates=args.duplicates,
+                s=s,
             )
         except InputError as error:  # e.g. a doc judged twice: name the file it came from
-            source = args.qrels if str(error).startswith("qrels") else args.run
-            message = str(error).replace("duplicates='keep-first'", "--duplicates keep-first")
+            message = str(error)
+            source = qrels_path if message.startswith(("qrels", "grade", "ERR")) else run_path
+            message = message.replace("duplicates='keep-first'", "--duplicates keep-first")
             raise InputError(
                 f"{source}: {message} (rows count the file's data lines from 0)"
             ) from None
-    for warning in caught:
-        print(f"evalkit: warning: {warning.message}", file=sys.stderr)
-    names = {}
-    for m in measures:
-        try:
-            names[str(m)] = trec_name(m) if args.trec_names else str(m)
-        except EvalkitError:
-            names[str(m)] = str(m)
-    lines = []
-    for query_id, measure, text in trec_summary(per_query, per_query_lines=args.per_query):
-        lines.append(f"{names[measure]}\t{query_id}\t{text}")
-    print("\n".join(lines))
-    return 0
+        finally:
+            said = set()
+            for warning in caught:
+                text = str(warning.message)
+                if "RunOnlyQueries" not in type(warning.message).__name__ and text not in said:
+                    said.add(text)  # once, however many blocks of the run it came up in
+                    print(f"evalkit: warning: {text}", file=sys.stderr)
+
+
+def _lines(
+    *,
+    qrels: Any,
+    qrels_path: str,
+    run_path: str,
+    columns: Any,
+    measures: Any,
+    subtopics: Any,
+    s: dict[str, Any],
+) -> str:
+    import numpy as np
+
+    from evalkit.measures.diversity import diversity_measures, diversity_values
+    from evalkit.measures.engine import score_ranking, source_ranking
+    from evalkit.measures.stream import read_source
+    from evalkit.measures.trec_eval import (
+        TrecEvalExit,
+        format_lines,
+        format_value,
+        relstrings,
+        summary_values,
+    )
+
+    version, complete = s["trec_version"], s["complete"]
+    options = {"trec_version": version, "duplicates": s["duplicates"]}
+    ranking = source_ranking(qrels, run_path, **options)
+    diverse = None
+    if diversity_measures(measures, subtopics):
+        diverse = diversity_values(
+            subtopics,
+            read_source(run_path),
+            measures,
+            ranking.query_ids,
+            ties="trec",
+            max_docs=s["max_docs"],
+            judged_only=s["judged_only"],
+            **options,
+        )
+    present = ranking.num_ret > 0
+    n_q = ranking.n_queries
+    matrix = np.empty((n_q, 0))
+    if measures:
+        frame = score_ranking(
+            ranking,
+            measures,
+            precomputed=diverse,
+            trec_version=version,
+            max_docs=s["max_docs"],
+            judged_only=s["judged_only"],
+            complete=True,
+            num_docs=s["num_docs"],
+        )
+        matrix = frame["value"].to_numpy(dtype=np.float64).reshape(n_q, len(measures))
+    where = {m: i for i, m in enumerate(measures)}
+    # the queries trec_eval evaluates, in its order; 10.0 without -c stops at a missing one
+    stop = None
+    if complete or version == "10":
+        evaluated = np.ones(n_q, dtype=bool)
+        if not complete and not present.all():
+            stop = int(np.flatnonzero(~present)[0])
+            evaluated[stop:] = False
+    else:
+        evaluated = present.copy()
+    printed = evaluated & (present | (version == "10"))  # 9.0.8 -c skips missing queries
+    if version == "9" and complete:  # 9.0.8 adds nothing for a query the run lacks
+        for m, i in where.items():
+            if m.name in ("yaap", "utility"):
+                matrix[~present, i] = 0.0
+    strings: dict[int, list[str]] = {}
+    for column in columns:
+        if column.kind == "relstring" and column.length not in strings:
+            restricted = ranking
+            if s["max_docs"] is not None or s["judged_only"]:
+                restricted = ranking.restricted(
+                    max_docs=s["max_docs"], judged_only=s["judged_only"]
+                )
+            strings[column.length] = relstrings(restricted, column.length)
+        if column.kind == "relstring" and column.name != "relstring":
+            # trec_eval clears the string of a query the run lacks only under the plain name
+            # "relstring": under "relstring_20" it keeps its one-doc placeholder ranking's
+            bogus = "-" if column.length and s["max_docs"] != 0 and not s["judged_only"] else ""
+            for q in np.flatnonzero(~present).tolist():
+                strings[column.length][q] = bogus
+
+    def value_of(column: Any, rows: Any) -> Any:
+        values = matrix[rows][:, [where[m] for m in column.measures]]
+        if column.mean_of:  # 11pt_avg at given recall levels: summed in order, / levels
+            return np.cumsum(values, axis=1)[:, -1] / values.shape[1]
+        return values[:, 0]
+
+    rows: list[tuple[str, str, str]] = []
+    if s["per_query"]:
+        shown = [c for c in columns if c.per_query]
+        per_column = [
+            None if c.kind == "relstring" else value_of(c, np.arange(n_q)).tolist() for c in shown
+        ]
+        for q in np.flatnonzero(printed).tolist():
+            query_id = ranking.query_ids[q]
+            for column, values in zip(shown, per_column, strict=True):
+                if values is None:
+                    rows.append((column.name, query_id, f"'{strings[column.length][q]}'"))
+                else:
+                    rows.append((column.name, query_id, format_value(column.kind, values[q])))
+    if stop is not None:
+        raise TrecEvalExit(
+            f"{qrels_path}: query '{ranking.query_ids[stop]}' of the qrels has no line in the "
+            'run; trec_eval 10.0 stops here with exit code 4 (it prints "result qid not found '
+            'in qrels"): pass -c to score it as a query that ranks nothing, or '
+            "--trec-version 9 to average over the queries of both files",
+            4,
+            format_lines(rows),
+        )
+    if s["summary"]:
+        divisor = n_q if complete else int(evaluated.sum())
+        num_rel_all = int((qrels["relevance"] > 0).sum()) if complete and version == "10" else None
+        counted = evaluated
+        missing = int(divisor - counted.sum())
+        for column in columns:
+            if column.kind == "relstring":
+                continue
+            if column.kind == "runid":
+                run_id = _run_id(run_path)
+                rows.append(("runid", "all", run_id))
+                continue
+            values = value_of(column, counted) if column.measures else np.empty(0)
+            value = summary_values(
+                column, values, divisor=divisor, missing=missing, num_rel_all=num_rel_all
+            )
+            rows.append((column.name, "all", format_value(column.kind, value)))
+    return format_lines(rows)
+
+
+def _run_id(run_path: str) -> str:
+    """trec_eval's runid: the run ID of the run file's last result line."""
+    from pathlib import Path
+
+    from evalkit.formats import last_run_id
+
+    path = Path(run_path)
+    if not path.is_file() or path.suffix in (".parquet", ".pq"):
+        return "(none)"
+    found = last_run_id(path)
+    return "(none)" if found is None else found

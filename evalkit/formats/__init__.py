@@ -2,10 +2,11 @@
 
 from evalkit.formats.beir import BeirDataset, read_beir
 from evalkit.formats.subtopics import read_subtopic_qrels
-from evalkit.formats.trec import read_qrels, read_run, write_qrels, write_run
+from evalkit.formats.trec import last_run_id, read_qrels, read_run, write_qrels, write_run
 
 __all__ = [
     "BeirDataset",
+    "last_run_id",
     "read_beir",
     "read_qrels",
     "read_run",

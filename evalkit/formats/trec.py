@@ -38,7 +38,7 @@ from evalkit.safety.inputs import (
     read_input_bytes,
 )
 
-__all__ = ["read_qrels", "read_run", "stream_run", "write_qrels", "write_run"]
+__all__ = ["last_run_id", "read_qrels", "read_run", "stream_run", "write_qrels", "write_run"]
 
 PathLike = str | os.PathLike[str]
 
@@ -101,7 +101,8 @@ def no_results_error(source: str) -> FormatError:
     return FormatError(
         "holds no results (an empty file, only comments and blank lines, or no rows); "
         "expected at least one ranked document per query it answers: check that the job that "
-        "wrote it finished",
+        "wrote it finished (trec_eval -c scores such a run from memory it never filled: every "
+        "value 0)",
         file=source,
     )
 
@@ -236,6 +237,61 @@ def stream_run(
         yield table
 
 
+def last_run_id(path: PathLike, *, chunk: int = 1 << 16) -> str | None:
+    """The run ID (sixth field) of the last result line of a TREC run file (plain or ``.gz``),
+    which trec_eval prints as its ``runid`` line; None when no line has six fields. Comment
+    lines (``#`` after optional whitespace) and blank lines are skipped, as trec_eval skips
+    them. A plain file is read backwards from its end, a ``.gz`` file decompressed in
+    ``chunk``-byte steps keeping only its tail: memory does not grow with the file."""
+    file = Path(path)
+    tail = b""
+    if file.suffix == ".gz":
+        with gzip.open(file, "rb") as stream:
+            while block := stream.read(chunk):
+                tail = _last_lines(tail + block)
+        return _run_id_of(tail, complete=True)
+    with file.open("rb") as stream:
+        end = stream.seek(0, os.SEEK_END)
+        while end > 0:
+            start = max(0, end - chunk)
+            stream.seek(start)
+            tail = stream.read(end - start) + tail
+            end = start
+            found = _run_id_of(tail, complete=start == 0)
+            if found is not None or start == 0:
+                return found
+    return None
+
+
+def _last_lines(data: bytes) -> bytes:
+    """The last two lines of ``data`` that hold a field, with everything after them."""
+    cut = len(data)
+    kept = 0
+    while cut > 0 and kept < 2:
+        cut = data.rfind(b"\n", 0, cut)
+        if cut < 0:
+            return data
+        line_end = data.find(b"\n", cut + 1)
+        line = data[cut + 1 : None if line_end < 0 else line_end]
+        if line.strip() and not line.lstrip().startswith(b"#"):
+            kept += 1
+    return data[max(cut, 0) :]
+
+
+def _run_id_of(data: bytes, *, complete: bool) -> str | None:
+    lines = data.split(b"\n")
+    if not complete:
+        lines = lines[1:]  # the first may be cut
+    for line in reversed(lines):
+        fields = line.split()
+        if not fields or fields[0].startswith(b"#"):
+            continue
+        if len(fields) < len(_RUN_FIELDS):
+            return None
+        return fields[5].decode("utf-8", errors="replace")
+    return None
+
+
 # --- reading -----------------------------------------------------------------------------------
 
 
@@ -351,6 +407,14 @@ def _slow_parse(
         # as trec_eval splits them: a no-break space or U+2003 inside an ID stays in the ID
         parts = [part.decode("utf-8") for part in raw.split()]
         if not parts or parts[0].startswith("#"):
+            if parts and not extra_fields and not raw.startswith(b"#"):
+                raise FormatError(
+                    "is an indented comment: trec_eval reads a qrels line whose '#' is not in "
+                    "the first column as a judgment (or refuses it as malformed); start the "
+                    "comment at the first column",
+                    file=str(path),
+                    line=number,
+                )
             continue
         if len(parts) != len(fields) and not (extra_fields and len(parts) > len(fields)):
             or_more = " or more" if extra_fields else ""
@@ -378,7 +442,15 @@ def _convert(text: str, name: str, dtype: pa.DataType, path: Path, line: int) ->
             raise ValueError(text)
         value = convert(text)
     except ValueError:
-        raise FormatError(f"field {name} must be {expected}", file=str(path), line=line) from None
+        hexadecimal = _hex_float(text) if convert is float else None
+        if hexadecimal is None:
+            raise FormatError(
+                f"field {name} must be {expected}; trec_eval would read it as "
+                f"{_as_c_reads(text, integer=convert is int)}, which evalkit does not guess",
+                file=str(path),
+                line=line,
+            ) from None
+        value = hexadecimal
     if isinstance(value, int) and not _INT64_MIN <= value <= _INT64_MAX:
         raise FormatError(
             f"field {name} is outside the 64-bit integer range; expected an integer from "
@@ -387,8 +459,36 @@ def _convert(text: str, name: str, dtype: pa.DataType, path: Path, line: int) ->
             line=line,
         )
     if isinstance(value, float) and math.isnan(value):
-        raise FormatError(f"field {name} is NaN; expected a number", file=str(path), line=line)
+        raise FormatError(
+            f"field {name} is NaN; expected a number (trec_eval reads it as NaN and ranks it "
+            "where its sort happens to leave it: no order to reproduce)",
+            file=str(path),
+            line=line,
+        )
     return value
+
+
+def _hex_float(text: str) -> float | None:
+    """A C99 hexadecimal float (``0x1p-3``, as ``atof`` reads it), else None."""
+    body = text.lstrip("+-")
+    if body[:2].lower() != "0x":
+        return None
+    try:
+        return float.fromhex(text)
+    except ValueError:
+        return None
+
+
+def _as_c_reads(text: str, *, integer: bool) -> str:
+    """What C's ``atol`` (``integer``) or ``atof`` makes of ``text``: its longest leading
+    number, 0 without one (the number only, never the text)."""
+    import re
+
+    pattern = r"[+-]?\d+" if integer else r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
+    match = re.match(pattern, text)
+    if match is None:
+        return "0"
+    return str(int(match[0])) if integer else repr(float(match[0]))
 
 
 # --- writing -----------------------------------------------------------------------------------

@@ -27,6 +27,7 @@ __all__ = [
     "score",
     "score_ranking",
     "score_source",
+    "source_ranking",
     "trec_summary",
 ]
 
@@ -349,14 +350,17 @@ def score_source(
     """:func:`score` of a run source (:mod:`evalkit.measures.stream`) or a Dask DataFrame
     (:mod:`evalkit.measures.cluster`): the same tidy pandas frame, values identical to the
     in-memory path."""
-    options: dict[str, Any] = {"ties": ties, "duplicates": duplicates, "trec_version": trec_version}
-    index = QrelsIndex(qrels, **options)
-    if client is not None or is_dask_frame(source):
-        ranking = cluster_ranking(index, source, client=client, **options)
-    else:
-        ranking = stream_ranking(
-            index, source, block_rows=block_rows, progress=progress, tmp_dir=tmp_dir, **options
-        )
+    ranking = source_ranking(
+        qrels,
+        source,
+        ties=ties,
+        duplicates=duplicates,
+        trec_version=trec_version,
+        progress=progress,
+        client=client,
+        block_rows=block_rows,
+        tmp_dir=tmp_dir,
+    )
     return score_ranking(
         ranking,
         measures,
@@ -365,4 +369,28 @@ def score_source(
         judged_only=judged_only,
         complete=complete,
         num_docs=num_docs,
+    )
+
+
+def source_ranking(
+    qrels: pd.DataFrame,
+    source: RunSource,
+    *,
+    ties: Ties = "trec",
+    duplicates: Duplicates = "error",
+    trec_version: TrecVersion = "10",
+    progress: bool | None = None,
+    client: Any = None,
+    block_rows: int = DEFAULT_BLOCK_ROWS,
+    tmp_dir: str | os.PathLike[str] | None = None,
+) -> JudgedRanking:
+    """The judged ranking of a run source or Dask DataFrame against ``qrels`` (one entry per
+    qrels query, ``query_ids`` sorted; ``num_ret`` 0 for a query the run lacks), as
+    :func:`score_source` builds it before the kernels run."""
+    options: dict[str, Any] = {"ties": ties, "duplicates": duplicates, "trec_version": trec_version}
+    index = QrelsIndex(qrels, **options)
+    if client is not None or is_dask_frame(source):
+        return cluster_ranking(index, source, client=client, **options)
+    return stream_ranking(
+        index, source, block_rows=block_rows, progress=progress, tmp_dir=tmp_dir, **options
     )

@@ -18,6 +18,7 @@ strings only when those cannot tell); large groups are sorted by ID.
 
 from __future__ import annotations
 
+import warnings
 from typing import Literal
 
 import numpy as np
@@ -35,10 +36,24 @@ Ties = Literal["trec", "given"]
 TrecVersion = Literal["9", "10"]
 Duplicates = Literal["error", "keep-first"]
 
+#: Said (once per ranking) when a score does not fit a float32.
+FLOAT32_OVERFLOW = (
+    "a score is beyond float32's range (about 3.4e38): its float32 sort key is infinity, so "
+    "it ties with every other such score and their documents fall back to the doc ID order"
+)
 
-def _descending_float32_key(scores: npt.NDArray[np.float64]) -> npt.NDArray[np.uint32]:
-    """uint32 keys whose ascending order is float32(score) descending (-0.0 ties with 0.0)."""
-    as32 = scores.astype(np.float32)
+
+def _descending_float32_key(
+    scores: npt.NDArray[np.float64], *, say_overflow: bool = False
+) -> npt.NDArray[np.uint32]:
+    """uint32 keys whose ascending order is float32(score) descending (-0.0 ties with 0.0).
+    A score beyond float32's range gets infinity's key, silently, or with a RuntimeWarning
+    (:data:`FLOAT32_OVERFLOW`) when ``say_overflow`` (float32 is the final order: 9.0.8)."""
+    overflow: list[str] = []
+    with np.errstate(over="call", call=lambda kind, flag: overflow.append(kind)):
+        as32 = scores.astype(np.float32)  # beyond float32's range: +-inf (no numpy warning)
+    if overflow and say_overflow:
+        warnings.warn(FLOAT32_OVERFLOW, RuntimeWarning, stacklevel=2)
     as32 += np.float32(0.0)  # -0.0 + 0.0 == +0.0
     bits = as32.view(np.uint32)
     # IEEE order as unsigned ints: flip all bits of negatives, only the sign bit of the others;
@@ -80,7 +95,7 @@ def _trec_positions(
         part = key[lo:hi]
         np.copyto(part, qidx[lo:hi], casting="unsafe")
         part <<= _U64(32)
-        part |= _descending_float32_key(scores[lo:hi])
+        part |= _descending_float32_key(scores[lo:hi], say_overflow=not double)
     jkey = key[judged]
     begin = query_start[qidx[judged]]
     order: IntArray | None = None
