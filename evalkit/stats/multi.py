@@ -485,7 +485,8 @@ def _permuted_ranges(matrix: FloatArray, rng: np.random.Generator, n_resamples: 
 def _permutation_count(n: int, k: int) -> int:
     """``(k!)**(n - 1)``: the distinct permutations of the randomized Tukey HSD (an exact
     integer: as a float it overflows from about 150 topics of 5 systems)."""
-    return math.factorial(k) ** (n - 1)
+    count: int = math.factorial(k) ** (n - 1)
+    return count
 
 
 def _all_permuted_ranges(matrix: FloatArray) -> FloatArray:
