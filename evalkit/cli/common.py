@@ -85,6 +85,14 @@ def add_evaluation_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--k", type=int, default=DEFAULT_K, help=f"ranking cutoff (default {DEFAULT_K})")
     p.add_argument(
+        "--measures",
+        default=None,
+        help="comma-separated ranking measures, ir_measures names (AP, P@5, nDCG@10) or "
+        "trec_eval names (map, P.5, ndcg_cut.10, recip_rank, bpref), cutoffs at most --k "
+        "(default R@5,R@10,RR@10,nDCG(dcg='exp-log2')@10); the span and no-answer measures "
+        "are always added",
+    )
+    p.add_argument(
         "--repeats",
         type=int,
         default=DEFAULT_REPEATS,
@@ -116,8 +124,10 @@ def split_systems(value: str | None) -> list[str] | None:
 def evaluate_fixture(args: argparse.Namespace, *, progress: bool = False) -> Evaluation:
     """Load ``args.fixture`` and evaluate it with ``args.systems``, ``args.k``, ``args.repeats``."""
     from evalkit.fixtures import load_fixture
+    from evalkit.measures.aliases import measure_list
     from evalkit.run.evaluate import evaluate
 
+    measures = measure_list(args.measures) if getattr(args, "measures", None) else None
     fixture = load_fixture(args.fixture)
     systems = split_systems(args.systems)
     from evalkit.systems.reference import no_aliases_notice
@@ -137,6 +147,7 @@ def evaluate_fixture(args: argparse.Namespace, *, progress: bool = False) -> Eva
             systems,
             k=args.k,
             repeats=args.repeats,
+            measures=measures,
             progress=progress,
             concurrency=args.concurrency,
             client=client,

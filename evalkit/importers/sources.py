@@ -27,13 +27,14 @@ import math
 import os
 import re
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, Final
 
 from evalkit.errors import InputError
 from evalkit.importers.columns import TableColumns
 from evalkit.importers.core import SourceDocument, SourceJudgment, SourceQuery
+from evalkit.registry import did_you_mean
 
 __all__ = [
     "TableColumns",
@@ -404,6 +405,52 @@ def table_rows(path: str | os.PathLike[str]) -> Iterator[tuple[str, dict[str, An
         raise InputError(f"{file.name}: expected a .jsonl, .csv, .tsv or .parquet file")
 
 
+def _table_columns(path: Path) -> list[str] | None:
+    """A CSV/TSV file's header or a Parquet file's column names; None for JSONL (rows differ)."""
+    suffix = path.name.lower().removesuffix(".gz").rsplit(".", 1)[-1]
+    if suffix in ("csv", "tsv"):
+        with _open(path) as handle:
+            header = next(csv.reader(handle, delimiter="\t" if suffix == "tsv" else ","), [])
+        return list(header)
+    if suffix == "parquet":
+        from evalkit.formats.parquet import open_parquet
+
+        return list(open_parquet(path, path.name).schema_arrow.names)
+    return None
+
+
+def _missing_column(path: Path, field: str, column: str, found: Iterable[str]) -> InputError:
+    columns = sorted(set(found))
+    listed = ", ".join(repr(c) for c in columns[:40]) or "none"
+    return InputError(
+        f"{path.name}: no column {column!r} (--{field.replace('_', '-')}); its columns are "
+        f"{listed}.{did_you_mean(column, columns)} Name one of them with "
+        f"--{field.replace('_', '-')}"
+    )
+
+
+def _checked_rows(
+    path: str | os.PathLike[str], wanted: dict[str, str]
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """:func:`table_rows` of ``path``, after checking that every column of ``wanted`` (option
+    field -> column) is in the file (:func:`table_source`)."""
+    file = Path(path)
+    header = _table_columns(file)
+    if header is not None:
+        for field, column in wanted.items():
+            if column not in header:
+                raise _missing_column(file, field, column, header)
+        yield from table_rows(file)
+        return
+    seen: set[str] = set()
+    for where, row in table_rows(file):
+        seen.update(row)
+        yield where, row
+    for field, column in wanted.items():
+        if column not in seen:
+            raise _missing_column(file, field, column, seen)
+
+
 def _raw(row: dict[str, Any], column: str, where: str) -> Any:
     """The value of a required ``column`` as the file holds it."""
     if column not in row:
@@ -453,11 +500,23 @@ def table_source(
     judgments: str | os.PathLike[str],
     columns: TableColumns | None = None,
 ) -> tuple[Iterator[SourceDocument], Iterator[SourceQuery], Iterator[SourceJudgment]]:
-    """Documents, queries and judgments of three tables with ``columns``."""
+    """Documents, queries and judgments of three tables with ``columns``.
+
+    Every column an option names must be in its file (:func:`_checked_rows`): a CSV's header or
+    a Parquet file's schema is checked before the first row, a JSONL file's keys as the rows
+    come (a column no row holds is an error at the end). The error lists the file's columns and
+    the closest one, instead of quietly using IDs as titles or importing no answers.
+    """
     cols = columns or TableColumns()
+    named = {field: getattr(cols, field) for field in TableColumns.__dataclass_fields__}
+    wanted = {
+        "documents": {f: c for f, c in named.items() if f.startswith("doc_") and c},
+        "queries": {f: c for f, c in named.items() if f.startswith("query_") and c},
+        "judgments": {f: c for f, c in named.items() if f.startswith("judgment_") and c},
+    }
 
     def docs() -> Iterator[SourceDocument]:
-        for where, row in table_rows(documents):
+        for where, row in _checked_rows(documents, wanted["documents"]):
             yield SourceDocument(
                 id=_cell(row, cols.doc_id, where),
                 text=_cell(row, cols.doc_text, where),
@@ -466,7 +525,7 @@ def table_source(
             )
 
     def qs() -> Iterator[SourceQuery]:
-        for where, row in table_rows(queries):
+        for where, row in _checked_rows(queries, wanted["queries"]):
             yield SourceQuery(
                 id=_cell(row, cols.query_id, where),
                 text=_cell(row, cols.query_text, where),
@@ -474,7 +533,7 @@ def table_source(
             )
 
     def js() -> Iterator[SourceJudgment]:
-        for where, row in table_rows(judgments):
+        for where, row in _checked_rows(judgments, wanted["judgments"]):
             grade = (
                 _grade(_raw(row, cols.judgment_grade, where), where) if cols.judgment_grade else 1
             )

@@ -20,7 +20,7 @@ from evalkit.errors import MeasureError
 from evalkit.measures.names import MEASURE_NAMES, parse_measure
 from evalkit.registry import did_you_mean
 
-__all__ = ["TREC_ALIASES", "canonical_measure"]
+__all__ = ["TREC_ALIASES", "canonical_measure", "measure_list"]
 
 #: trec_eval 10.0 root name → ir_measures-style name ("X@": the trec_eval name takes cutoffs).
 TREC_ALIASES = MappingProxyType(
@@ -96,3 +96,25 @@ def canonical_measure(name: str) -> str:
             f"nor an ir_measures-style name ({', '.join(MEASURE_NAMES)})."
             + did_you_mean(root, known)
         ) from None
+
+
+def measure_list(text: str) -> list[str]:
+    """The canonical names (:func:`canonical_measure`) of a comma-separated list of measures,
+    each written either way (``AP,P@5,map,ndcg_cut.10``); commas inside parentheses belong to
+    a measure's parameters (``utility(p1=2,p2=-1)``). A measure named twice (``AP,map``: two
+    names of one measure) is kept once, at its first place; an empty list is a MeasureError."""
+    parts: list[str] = []
+    depth, start = 0, 0
+    for at, char in enumerate(text):
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        elif char == "," and depth == 0:
+            parts.append(text[start:at])
+            start = at + 1
+    parts.append(text[start:])
+    names = [canonical_measure(part) for part in parts if part.strip()]
+    if not names:
+        raise MeasureError("no measure given; e.g. --measures AP,P@5,nDCG@10 (or map,P.5)")
+    return list(dict.fromkeys(names))

@@ -40,6 +40,7 @@ import nbformat
 
 from evalkit.errors import InputError, NotebookError
 from evalkit.forking import usable_cores
+from evalkit.measures.aliases import measure_list
 from evalkit.report.export import (
     _warm_up_export,
     export_html,
@@ -106,10 +107,12 @@ def _evaluate_for_notebook(fixture: Fixture, parameters: Mapping[str, Any]) -> E
     from evalkit.run.evaluate import evaluate
 
     names = [s.strip() for s in str(parameters["systems"]).split(",") if s.strip()]
+    measures = str(parameters.get("measures") or "")
     return evaluate(
         fixture,
         names or None,
         k=int(parameters["k"]),
+        measures=measure_list(measures) if measures else None,
         repeats=REPORT_REPEATS,
         concurrency=int(parameters.get("concurrency", 1)),
         workers=_report_workers(),

@@ -169,6 +169,14 @@ def check_report_parameters(
                     f"{'folder' if folder else 'file'}; expected "
                     f"{'a probe fixture folder' if folder else 'a report or baseline JSON file'}"
                 )
+    if str(merged.get("measures") or ""):
+        from evalkit.errors import MeasureError
+        from evalkit.measures.aliases import measure_list
+
+        try:
+            measure_list(str(merged["measures"]))
+        except MeasureError as error:
+            raise InputError(f"notebook parameter measures: {error}") from None
     for name, minimum in (("k", 1), ("n_resamples", 1), ("worst", 0), ("seed", 0)):
         if name not in merged:
             continue

@@ -53,10 +53,11 @@ def verdict_badge(verdict: Verdict) -> str:
         if verdict.gated
         else "the fixture has no gates.yaml"
     )
+    detail = f" — {html.escape(verdict.gates_headline)}" if verdict.gated else ""
     return (
         f'<p><span style="background:{color};color:#fff;font-weight:bold;padding:0.2em 0.6em;'
         f'border-radius:0.3em">{html.escape(word)}</span> '
-        f"<strong>{html.escape(counts)}</strong> — {html.escape(verdict.gates_headline)}</p>"
+        f"<strong>{html.escape(counts)}</strong>{detail}</p>"
     )
 
 
