@@ -21,12 +21,26 @@ from cli_runner import run_cli
 REPO = pathlib.Path(__file__).resolve().parent.parent
 
 
-def readme_blocks() -> list[list[str]]:
-    """The ``sh`` code blocks of the README section, as lists of command lines."""
-    text = (REPO / "README.md").read_text(encoding="utf-8")
-    section = text.split("## Evaluate your own system", 1)[1].split("\n## ", 1)[0]
+def _blocks(path: pathlib.Path, heading: str) -> list[list[str]]:
+    """The ``sh`` code blocks of the section under ``heading``, as lists of command lines."""
+    text = path.read_text(encoding="utf-8")
+    section = text.split(heading, 1)[1].split("\n## ", 1)[0]
     blocks = re.findall(r"```sh\n(.*?)```", section, flags=re.S)
     return [[line.strip() for line in block.splitlines() if line.strip()] for block in blocks]
+
+
+def readme_blocks() -> list[list[str]]:
+    """The own-data blocks: the README quick start's three commands (the block that starts
+    with ``evalkit import``), then the ``http:`` example of ``docs/own-data.md``."""
+    quick = _blocks(REPO / "README.md", "## Quick start")
+    three = next(b for b in quick if b[0].startswith("evalkit import"))
+    guide = _blocks(REPO / "docs" / "own-data.md", "# Your own data")
+    return [three, guide[1]]
+
+
+def test_the_guide_starts_with_the_readmes_three_commands() -> None:
+    guide = _blocks(REPO / "docs" / "own-data.md", "# Your own data")
+    assert [shlex.split(line)[1] for line in guide[0]] == ["import", "run", "report"]
 
 
 def run_readme_line(line: str, workspace: pathlib.Path, env: dict[str, str] | None = None) -> str:

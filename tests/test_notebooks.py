@@ -138,6 +138,7 @@ def test_report_notebook_declares_the_documented_parameters() -> None:
         "fixture": "fixtures/synthetic-bilingual-v1",
         "systems": "",
         "k": 10,
+        "measures": "",
         "base_system": "hybrid",
         "redact": True,
         "baseline": "",
