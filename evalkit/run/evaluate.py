@@ -8,7 +8,14 @@ Rules (the deterministic projection depends on nothing else):
 - Ranking measures are computed by ``evalkit.measures.score`` with ``ties="given"`` over
   answerable queries only, and so is ``NoResult`` (1.0 when an answerable query returned
   nothing: the price of abstaining); ``NoAnswerFP`` (1.0 when a no-answer query returned
-  anything) over no-answer queries only. So every row has a value: no NaN, no missing rows.
+  anything) over no-answer queries only. So every row has a value, with one exception:
+- ``ContextPrecision@k``/``ContextRecall@k`` have a row for every answerable query, NaN ("n/a")
+  where the query's evidence is not annotated with spans (:func:`evalkit.measures.spans.
+  spans_apply`: no judgment of grade >= 1, or one without a span). On a collection imported
+  from TREC, BEIR or SMART (``requires_spans: false``, no spans) every value is NaN; on a
+  fixture with ``requires_spans: true`` none is. Summaries average the other queries and count
+  them in ``n``; a mean over no value is NaN. Reports print "n/a"; the JSON report leaves such
+  values out (:mod:`evalkit.run.report_json`); gates, statistics and the verdict skip them.
 - Each system's ``name`` must pass :func:`evalkit.safety.names.check_name` against its own
   ``definition()`` (an ID; no path, endpoint, credential or private definition value), else
   ``InputError`` naming the system's position, not its name.
@@ -102,7 +109,9 @@ class Evaluation:
         """Macro averages: columns ``system, *by, measure, value, n``.
 
         Ranking and span measures average over answerable queries, ``NoAnswerFP`` over
-        no-answer queries (each measure only has rows for the queries it applies to).
+        no-answer queries (each measure only has rows for the queries it applies to). ``n``
+        counts the values averaged: a span measure's NaN ("n/a") rows are not counted, and its
+        mean is NaN when every row is NaN.
         ``by`` adds grouping columns of ``per_query``, e.g. ``by=["language"]`` (or one
         column name, ``by="language"``).
         """
@@ -115,8 +124,8 @@ class Evaluation:
         keys = ["system", *by]
         means = aggregate(self.per_query, by=keys)
         counts = (
-            self.per_query.groupby([*keys, "measure"], sort=False, observed=True)
-            .size()
+            self.per_query.groupby([*keys, "measure"], sort=False, observed=True)["value"]
+            .count()  # values, not rows: NaN (n/a) is not counted
             .rename("n")
             .reset_index()
         )
