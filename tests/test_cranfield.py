@@ -87,6 +87,14 @@ def test_the_gate_writes_junit_and_markdown(workspace: Path) -> None:
     ]  # fmt: skip
     code, out, err = run_cli(argv, workspace)
     assert code == 0, out + err
-    assert "all gates pass" in out
+    assert "PASS: all 1 evaluated check(s) passed" in out
     assert 'failures="0"' in (workspace / "ci" / "junit.xml").read_text("utf-8")
-    assert "PASS" in (workspace / "ci" / "gate.md").read_text("utf-8")
+    markdown = (workspace / "ci" / "gate.md").read_text("utf-8")
+    assert "PASS" in markdown
+    # no spans in Cranfield's judgments: the span measures are n/a, never 0.000 (Build 5)
+    header, _, *rows = [line for line in markdown.splitlines() if line.startswith("| ")]
+    columns = [c.strip() for c in header.strip("|").split("|")]
+    assert len(rows) == 2
+    for row in rows:
+        cells = dict(zip(columns, (c.strip() for c in row.strip("|").split("|")), strict=True))
+        assert [cells["ContextPrecision@10"], cells["ContextRecall@10"]] == ["n/a", "n/a"]
