@@ -10,10 +10,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import ir_measures
+import numpy as np
 import pytest
 from cli_runner import run_cli
 
 from evalkit.fixtures import load_fixture
+from evalkit.run.evaluate import evaluate
 
 CRANFIELD = Path(__file__).resolve().parents[2] / "shared" / "data" / "cranfield"
 GRADE_MAP = "4:3,3:2,2:1,1:1,5:0"
@@ -89,4 +92,70 @@ def test_the_gate_writes_junit_and_markdown(workspace: Path) -> None:
     assert code == 0, out + err
     assert "PASS: all 1 evaluated check(s) passed; 1 of 1 checks evaluated" in out
     assert 'failures="0"' in (workspace / "ci" / "junit.xml").read_text("utf-8")
-    assert "PASS" in (workspace / "ci" / "gate.md").read_text("utf-8")
+    markdown = (workspace / "ci" / "gate.md").read_text("utf-8")
+    assert "PASS" in markdown
+    # no spans in Cranfield's judgments: the span measures are n/a, never 0.000 (Build 5)
+    header, _, *rows = [line for line in markdown.splitlines() if line.startswith("| ")]
+    columns = [c.strip() for c in header.strip("|").split("|")]
+    assert len(rows) == 2
+    for row in rows:
+        cells = dict(zip(columns, (c.strip() for c in row.strip("|").split("|")), strict=True))
+        assert [cells["ContextPrecision@10"], cells["ContextRecall@10"]] == ["n/a", "n/a"]
+
+
+def test_a_document_run_on_finer_chunks_is_scored_as_trec_eval_scores_documents(
+    tmp_path: Path,
+) -> None:
+    """Cranfield cut into ~300-character chunks (every chunk of a judged document carries its
+    grade), a document-level run through ``run:PATH?ids=documents``: each ranking measure
+    equals ir_measures (trec_eval's code) on the collection's own document qrels, grade-mapped
+    as the import maps them. Build 4's last bullet."""
+    argv = [
+        "import", "smart", "--documents", str(CRANFIELD / "cran.all.1400"),
+        "--queries", str(CRANFIELD / "cran.qry"),
+        "--qrels", str(CRANFIELD / "QRelsCorrectedforTRECeval"),
+        "--query-ids", "order", "--output", "cran", "--grade-map", GRADE_MAP,
+        "--chunking", "characters", "--size", "300",
+    ]  # fmt: skip
+    code, out, err = run_cli(argv, tmp_path)
+    assert code == 0, out + err
+    fixture = load_fixture(tmp_path / "cran")
+    assert len(fixture.chunks) > 2 * len(fixture.documents)  # really chunked
+    mapped = dict(pair.split(":") for pair in GRADE_MAP.split(","))
+    qrels: dict[str, dict[str, int]] = {}
+    for line in (CRANFIELD / "QRelsCorrectedforTRECeval").read_text("utf-8").splitlines():
+        query, _, document, grade = line.split()
+        if document not in {"471", "995"}:  # the two empty abstracts, not imported
+            qrels.setdefault(query, {})[document] = int(mapped[grade])
+    # a seeded document run: half judged documents, half others, distinct scores
+    rng = np.random.default_rng(33)
+    documents = sorted(d.id for d in fixture.documents)
+    run: dict[str, dict[str, float]] = {}
+    lines = []
+    for query in sorted(qrels, key=int):
+        judged = sorted(qrels[query])
+        chosen = list(rng.choice(judged, size=min(5, len(judged)), replace=False))
+        chosen += [d for d in rng.choice(documents, size=10, replace=False) if d not in chosen][:5]
+        order = rng.permutation(len(chosen))
+        for rank, index in enumerate(order, start=1):
+            run.setdefault(query, {})[str(chosen[index])] = 100.0 - rank
+            lines.append(f"{query} Q0 {chosen[index]} {rank} {100.0 - rank} docs\n")
+    (tmp_path / "docs.trec").write_text("".join(lines), "utf-8")
+    measures = ["R@10", "RR@10", "nDCG@10", "P@5", "AP"]
+    system = f"run:{tmp_path / 'docs.trec'}?ids=documents"
+    evaluation = evaluate(fixture, [system], measures=measures, repeats=1)
+    expected = {
+        (m.query_id, str(m.measure)): m.value
+        for m in ir_measures.iter_calc(
+            [ir_measures.parse_measure(m) for m in measures],
+            {q: grades for q, grades in qrels.items() if any(grades.values())},
+            run,
+        )
+    }
+    values = evaluation.per_query[evaluation.per_query["measure"].isin(measures)]
+    assert len(values) == len(expected)
+    for query, measure, value in zip(
+        values["query_id"], values["measure"], values["value"], strict=True
+    ):
+        oracle = expected[(query, str(ir_measures.parse_measure(measure)))]
+        assert value == pytest.approx(oracle, abs=1e-12), (query, measure)

@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
-from evalkit.measures.spans import QuerySpans, context_precision_recall, union_length
+from evalkit.fixtures.schema import Judgment
+from evalkit.measures.spans import (
+    QuerySpans,
+    context_precision_recall,
+    spans_apply,
+    union_length,
+)
 
 
 @pytest.mark.parametrize(
@@ -41,5 +49,35 @@ def test_context_precision_and_recall_hand_computed() -> None:
 def test_context_measures_degenerate_cases() -> None:
     spans = QuerySpans.from_intervals({"a": [(0, 4)]})
     assert context_precision_recall(spans, [], {"a": 10}) == (0.0, 0.0)
+    # no annotated character: not applicable (NaN), never 0.0 (issue 33)
     no_spans = QuerySpans.from_intervals({})
-    assert context_precision_recall(no_spans, ["a"], {"a": 10}) == (0.0, 0.0)
+    assert all(math.isnan(v) for v in context_precision_recall(no_spans, ["a"], {"a": 10}))
+
+
+def _judgment(chunk_id: str, grade: int, *spans: str) -> Judgment:
+    return Judgment.model_validate({"chunk_id": chunk_id, "grade": grade, "spans": list(spans)})
+
+
+@pytest.mark.parametrize(
+    ("judgments", "applies"),
+    [
+        ([_judgment("a", 2, "ab")], True),
+        ([_judgment("a", 2, "ab"), _judgment("b", 0)], True),  # grade 0 needs no span
+        ([_judgment("a", 2)], False),  # an imported judgment: no span
+        ([_judgment("a", 2, "ab"), _judgment("b", 1)], False),  # b's evidence not annotated
+        ([_judgment("b", 0)], False),  # nothing relevant: recall would be 0/0
+        ([], False),
+    ],
+)
+def test_span_measures_apply_only_where_the_evidence_is_annotated(
+    judgments: list[Judgment], applies: bool
+) -> None:
+    assert spans_apply(judgments) is applies
+    text = {"a": "abcd", "b": "bcde"}
+    precision, recall = context_precision_recall(
+        QuerySpans.from_judgments(judgments, text), ["a", "b"], {"a": 4, "b": 4}
+    )
+    assert math.isnan(precision) is not applies
+    assert math.isnan(recall) is not applies
+    if applies:  # "ab" at 0 in a: 2 of the 8 returned characters, all of the 2 annotated
+        assert (precision, recall) == (2 / 8, 1.0)

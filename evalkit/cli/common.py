@@ -80,7 +80,8 @@ def add_evaluation_options(p: argparse.ArgumentParser) -> None:
         "--systems",
         default=None,
         help="comma-separated system names, package.module:factory specs, run:PATH (a TREC or "
-        "JSONL run file) or http:NAME (a service at $EVALKIT_HTTP_<NAME>_URL) (default: all "
+        "JSONL run file; run:PATH?ids=documents for a run of document IDs, each scored by its "
+        "best chunk) or http:NAME (a service at $EVALKIT_HTTP_<NAME>_URL) (default: all "
         "five reference systems)",
     )
     p.add_argument("--k", type=int, default=DEFAULT_K, help=f"ranking cutoff (default {DEFAULT_K})")

@@ -58,7 +58,7 @@ def _run_run(args: argparse.Namespace) -> int:
     table = evaluation.summary().pivot(index="system", columns="measure", values="value")
     table = table.loc[list(evaluation.systems), [m for m in evaluation.measures if m in table]]
     print(f"{fixture.meta.id} {fixture.meta.version}: {len(fixture.queries)} queries, k={args.k}")
-    print(table.to_string(float_format=lambda v: f"{v:.4f}"))
+    print(table.to_string(float_format=lambda v: f"{v:.4f}", na_rep="n/a"))  # n/a: no spans
     print()
     latency = evaluation.latency_summary().set_index("system").drop(columns="measured")
     print(latency.to_string(float_format=lambda v: f"{v:.3f}", na_rep="not measured"))

@@ -31,9 +31,12 @@ Rules of :func:`check_gates`:
   ``--systems``), or a measure whose cutoff is above the report's k, is a row with status
   ``not evaluated``: neither passed nor failed (``passed`` is NA), counted separately. So any
   subset of systems and any k can be gated; :func:`gate_headline` says how many checks were
-  evaluated, and :func:`gate_outcome` fails a run that evaluated none. A measure the report
-  lacks at a cutoff within k, or a language a system has no results in, is an
-  :class:`~evalkit.errors.InputError`.
+  evaluated, and :func:`gate_outcome` fails a run that evaluated none. A measure that does
+  not apply (listed in the report's ``settings.measures`` but without a mean for that system
+  and language: a span measure on a fixture without spans, see
+  :mod:`evalkit.run.report_json`) is ``not evaluated`` too, in every kind of gate, on either
+  side of a baseline gate. A measure the report lacks otherwise (at a cutoff within k), or a
+  language a system has no results in, is an :class:`~evalkit.errors.InputError`.
 - Rows come in order: absolute gates (file order), relative gates (file order), then per
   baseline system: a ``not evaluated`` row for each measure and language the report has and
   the baseline lacks, every measure overall, then per language (sorted), then its new-failure
@@ -127,6 +130,14 @@ class _Means:
 
     def languages(self, system: str) -> list[str]:
         return sorted(k for k in self.means.get(system, {}) if k != ALL_LANGUAGES)
+
+    def not_applicable(self, system: str, measure: str, language: str) -> bool:
+        """True when ``measure`` is an evaluated measure (``settings.measures``) without a mean
+        for ``system`` in ``language`` (the report leaves out what does not apply)."""
+        tables = self.means.get(system, {})
+        if system not in self.systems or (language != ALL_LANGUAGES and language not in tables):
+            return False
+        return measure in self.measure_order and measure not in tables.get(language, {})
 
     def get(self, system: str, measure: str, language: str, gate: str) -> float:
         if system not in self.systems:
@@ -250,6 +261,20 @@ def _why_not_evaluated(
     return None
 
 
+def _why_not_applicable(
+    means: _Means, systems: Sequence[str], measure: str, language: str
+) -> str | None:
+    """Why ``measure`` has no value to gate for one of ``systems`` in ``means``, or None."""
+    lacking = [s for s in systems if means.not_applicable(s, measure, language)]
+    if not lacking:
+        return None
+    where = "" if language == ALL_LANGUAGES else f" in language {language}"
+    return (
+        f"{measure} is n/a for {', '.join(lacking)}{where} in the {means.role}: it applies "
+        "to no query (span measures need answer spans in the judgments)"
+    )
+
+
 def gate_systems(gates: Gates) -> list[str]:
     """Every system the absolute, relative and (listed) baseline gates name, in file order."""
     named: list[str] = []
@@ -333,7 +358,9 @@ def check_gates(
             "language": gate.language,
             "reference": reference,
         }
-        why = _why_not_evaluated(current, k, involved, gate.measure)
+        why = _why_not_evaluated(current, k, involved, gate.measure) or _why_not_applicable(
+            current, involved, gate.measure, gate.language
+        )
         if why is not None:
             rows.append(_not_evaluated(**where, note=why))
             continue
@@ -398,11 +425,17 @@ def _baseline_rows(
             rows.append(_not_evaluated(**check, measure=measure, language=language, note=note))
         for language in languages:
             for measure in measures:
+                where = {**check, "measure": measure, "language": language}
+                why = _why_not_applicable(
+                    previous, [system], measure, language
+                ) or _why_not_applicable(current, [system], measure, language)
+                if why is not None:
+                    rows.append(_not_evaluated(**where, note=why))
+                    continue
                 old = previous.get(system, measure, language, gate)
                 actual = current.get(system, measure, language, gate)
                 allowed = spec.tolerance_for(measure).allowance(old)
                 op, threshold = _worse_bound(measure, old, allowed)
-                where = {**check, "measure": measure, "language": language}
                 rows.append(_row(**where, op=op, threshold=threshold, actual=actual))
         if spec.max_new_failures is not None:
             new = _new_failures(report, baseline, system)

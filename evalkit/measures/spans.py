@@ -6,8 +6,17 @@ For one query and one ranking (deduplicated by chunk ID, cut at k):
   spans on that chunk (overlapping or nested spans are unioned, so nothing counts twice);
 - ``ContextPrecision@k`` = covered / all characters of the returned chunks' text
   (0.0 when nothing is returned);
-- ``ContextRecall@k`` = covered / all annotated span characters of the query
-  (0.0 when the query has no spans).
+- ``ContextRecall@k`` = covered / all annotated span characters of the query.
+
+**When they do not apply.** Both are defined for a query only when its evidence is annotated:
+it has at least one judgment of grade >= 1 and *every* such judgment carries at least one span
+(:func:`spans_apply`). Otherwise both are NaN ("n/a"), never 0.0: a collection imported from
+TREC, BEIR or SMART (``requires_spans: false``, judgments without spans) has no span
+measures at all, and in a fixture that annotates only some relevant judgments, the queries with
+an unannotated relevant chunk are left out (their covered characters and their recall
+denominator would both miss that chunk's evidence). A fixture with ``requires_spans: true``
+(the validator requires spans on every judgment of grade >= 1) always has them for every
+answerable query that has a relevant judgment.
 
 A span's position is its stored ``start``/``end`` offsets when present, otherwise its first
 occurrence in the chunk text (the fixture validator guarantees it occurs).
@@ -15,11 +24,12 @@ occurrence in the chunk text (the fixture validator guarantees it occurs).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-__all__ = ["QuerySpans", "context_precision_recall", "union_length"]
+__all__ = ["QuerySpans", "context_precision_recall", "spans_apply", "union_length"]
 
 Interval = tuple[int, int]
 
@@ -78,7 +88,11 @@ class QuerySpans:
     def from_judgments(
         cls, judgments: Iterable[JudgmentLike], chunk_text: Mapping[str, str]
     ) -> QuerySpans:
-        """The evidence of a query's judgments of grade >= 1 (positions: module docstring)."""
+        """The evidence of a query's judgments of grade >= 1 (positions: module docstring);
+        empty (no characters: the measures are NaN) when :func:`spans_apply` is false."""
+        judgments = list(judgments)
+        if not spans_apply(judgments):
+            return cls({})
         intervals: dict[str, list[Interval]] = {}
         for judgment in judgments:
             if judgment.grade < 1:
@@ -93,12 +107,22 @@ class QuerySpans:
         return cls.from_intervals(intervals)
 
 
+def spans_apply(judgments: Iterable[JudgmentLike]) -> bool:
+    """True when span measures apply to a query with these judgments: at least one of grade
+    >= 1, and every judgment of grade >= 1 has a span (module docstring)."""
+    relevant = [j for j in judgments if j.grade >= 1]
+    return bool(relevant) and all(j.spans for j in relevant)
+
+
 def context_precision_recall(
     spans: QuerySpans, returned: Sequence[str], text_length: Mapping[str, int]
 ) -> tuple[float, float]:
-    """``(ContextPrecision, ContextRecall)`` of the returned chunk IDs (already deduplicated)."""
+    """``(ContextPrecision, ContextRecall)`` of the returned chunk IDs (already deduplicated);
+    ``(nan, nan)`` when ``spans`` holds no annotated character (the measures do not apply)."""
     context = sum(text_length[c] for c in returned)
     covered = sum(spans.covered_by_chunk.get(c, 0) for c in returned)
+    if not spans.total:
+        return math.nan, math.nan
     precision = covered / context if context else 0.0
-    recall = covered / spans.total if spans.total else 0.0
+    recall = covered / spans.total
     return precision, recall

@@ -433,8 +433,9 @@ def _base_section(verdict: Verdict, available: int) -> list[str]:
     for system in verdict.systems:
         cells: list[object] = [f"{system} (base)" if system == verdict.base else system]
         for measure in measures:
-            present = (system, measure) in means.index
-            cells.append(f"{means.loc[(system, measure), 'mean']:.3f}" if present else "-")
+            mean = means["mean"].get((system, measure))
+            # NaN: the measure does not apply (no spans); absent: not computed for the system
+            cells.append("-" if mean is None else "n/a" if math.isnan(mean) else f"{mean:.3f}")
         table_rows.append(cells)
     lines += ["", "### Mean per system in this run", ""]
     lines += markdown_table(["system", *measures], table_rows, plain=True).splitlines()

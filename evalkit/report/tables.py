@@ -11,6 +11,9 @@ Conventions:
   systems tie for the best mean (equal within 1e-12), or a group has one system, none is (a
   column where every system sits at the worst value has no winner to show).
 - Systems keep the order given in ``systems``; measures the order given in ``measures``.
+- A measure that does not apply (NaN for every query: the span measures on a fixture without
+  spans, :mod:`evalkit.run.evaluate`) keeps its row or column, shown as ``n/a`` (``NA_TEXT``),
+  and is never best.
 - Confidence intervals and p-values come from :mod:`evalkit.stats.paired` with an explicit ``seed``.
 """
 
@@ -43,6 +46,7 @@ __all__ = [
     "COMPARISON_VIEW_COLUMNS",
     "ENVIRONMENT_PACKAGES",
     "HASH_HEX_DIGITS",
+    "NA_TEXT",
     "PROBE_COLUMNS",
     "ablation_legend",
     "ablation_table",
@@ -68,6 +72,8 @@ __all__ = [
     "worst_queries",
 ]
 
+NA_TEXT = "n/a"
+"""How a table shows a measure that does not apply (a NaN value or mean)."""
 NO_RESULTS = "no results (abstained)"
 """The drill-down's cell for a system that returned nothing for a query."""
 ABLATION_COLUMNS = ("system", "measure", "n", "mean", "ci_low", "ci_high", "best")
@@ -158,6 +164,8 @@ def ablation_table(
     given order. ``best`` marks the strictly best system of each (group, measure), if any (module
     docs). Intervals are
     percentile bootstrap intervals of the mean (:func:`evalkit.stats.paired.summarize_with_ci`).
+    A (group, system, measure) whose every value is NaN (not applicable) has ``n`` 0, NaN
+    ``mean, ci_low, ci_high`` and ``best`` False.
     """
     keys = [*by, "system", "measure"]
     selected = per_query[
@@ -166,14 +174,24 @@ def ablation_table(
     columns = [*by, *ABLATION_COLUMNS]
     if selected.empty:
         return _empty(columns, _ABLATION_DTYPES)
+    applicable = selected[selected["value"].notna()]
     table = summarize_with_ci(
-        selected, by=keys, confidence=confidence, n_resamples=n_resamples, seed=seed
+        applicable, by=keys, confidence=confidence, n_resamples=n_resamples, seed=seed
     )
+    not_applicable = selected[keys].drop_duplicates().merge(table[keys], how="left", indicator=True)
+    not_applicable = not_applicable[not_applicable["_merge"] == "left_only"].drop(columns="_merge")
+    if len(not_applicable):  # n/a: every value NaN
+        table = pd.concat(
+            [table, not_applicable.assign(n=0, mean=np.nan, ci_low=np.nan, ci_high=np.nan)],
+            ignore_index=True,
+        ).astype({"n": "int64"})
     table = _in_order(table, systems=systems, measures=measures, first=list(by))
     group = [*by, "measure"]
     best = np.zeros(len(table), dtype=bool)
     for _, rows in table.groupby(group, sort=False):
         measure = str(rows["measure"].iloc[0])
+        if rows["mean"].isna().any():
+            continue  # a system without a value: no best to show
         target = rows["mean"].max() if higher_is_better(measure) else rows["mean"].min()
         at_best = np.isclose(rows["mean"], target, rtol=0, atol=_TIE)
         if len(rows) > 1 and at_best.sum() == 1:
@@ -201,14 +219,16 @@ def _in_order(
 def style_ablation(table: pd.DataFrame, *, digits: int = 2, caption: str = "") -> Styler:
     """A styled wide view of :func:`ablation_table`: rows ``(*by, system)``, one column per
     measure, cells ``mean [ci_low, ci_high]`` on one line (:func:`interval_text`, ``digits``
-    decimals), best cells bold on a green background. Labels
+    decimals; ``n/a`` where ``n`` is 0), best cells bold on a green background. Labels
     and the caption are HTML-escaped (:func:`evalkit.report.render.styled`)."""
     index = [c for c in table.columns if c not in ABLATION_COLUMNS] + ["system"]
     measures = list(dict.fromkeys(table["measure"]))
     cells = table.assign(
         cell=[
-            interval_text(m, lo, hi, digits=digits)
-            for m, lo, hi in zip(table["mean"], table["ci_low"], table["ci_high"], strict=True)
+            interval_text(m, lo, hi, digits=digits) if n else NA_TEXT
+            for n, m, lo, hi in zip(
+                table["n"], table["mean"], table["ci_low"], table["ci_high"], strict=True
+            )
         ]
     )
     text = cells.pivot(index=index, columns="measure", values="cell")
@@ -596,7 +616,8 @@ def all_pairs_table(
     Returns ``(table, note)``. ``table``: index ``system`` (in ``systems`` order), one text
     column per measure present (in ``measures`` order), cells ``"<mean> <letters>"``: within a
     measure, two systems that share a letter are not significantly different at ``alpha``;
-    ``a`` marks the group of the best system (highest mean; lowest for ``NoAnswerFP``).
+    ``a`` marks the group of the best system (highest mean; lowest for ``NoAnswerFP``); ``n/a``
+    for a measure that applies to no query.
     Letters come from Piepho's insert-and-absorb algorithm (2004) on the significant pairs of
     :func:`evalkit.stats.multi.randomized_tukey_hsd` (``n_resamples``, ``seed``) or
     :func:`evalkit.stats.multi.tukey_hsd` (``method="tukey"``). ``note`` (plain text; the
@@ -631,15 +652,20 @@ def all_pairs_table(
         "across measures). Cells: mean, then letters."
     )
     table = pd.DataFrame(index=pd.Index(shown, name="system"), columns=present, dtype="str")
-    if k < 2 or not present:
+    valued = set(selected.loc[selected["value"].notna(), "measure"])
+    computed = [m for m in present if m in valued]
+    for measure in present:
+        if measure not in valued:
+            table[measure] = NA_TEXT  # not applicable: NaN for every query
+    if k < 2 or not computed:
         return table, note
     if method == "tukey":
-        pairs = tukey_hsd(selected, present, alpha=alpha)
+        pairs = tukey_hsd(selected, computed, alpha=alpha)
     else:
         pairs = randomized_tukey_hsd(
-            selected, present, n_resamples=n_resamples, alpha=alpha, seed=seed
+            selected, computed, n_resamples=n_resamples, alpha=alpha, seed=seed
         )
-    for measure in present:
+    for measure in computed:
         rows = pairs[pairs["measure"] == measure]
         means = selected[selected["measure"] == measure].groupby("system")["value"].mean()
         best_first = sorted(
@@ -729,9 +755,12 @@ def query_measures(
     per_query: pd.DataFrame, query_id: str, *, systems: Sequence[str], measures: Sequence[str]
 ) -> pd.DataFrame:
     """Every measure of one query per system: index ``measure`` (in ``measures`` order, those
-    the query has), one float column per system (NaN where a system has no value)."""
+    the query has, n/a ones included), one float column per system (NaN where a system has no
+    value: the measure does not apply)."""
     mine = per_query[per_query["query_id"] == query_id]
-    wide = mine.pivot_table(index="measure", columns="system", values="value", aggfunc="first")
+    wide = mine.pivot_table(
+        index="measure", columns="system", values="value", aggfunc="first", dropna=False
+    )
     order = [m for m in measures if m in wide.index]
     wide = wide.reindex(index=order, columns=list(systems)).astype("float64")
     wide.index.name, wide.columns.name = "measure", None

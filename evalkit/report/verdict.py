@@ -15,6 +15,10 @@ frozen :class:`Verdict` of tidy frames. Everything in it is an ID, a measure nam
 - **Headline**: each system's mean of the primary measures with a percentile bootstrap
   interval (:func:`evalkit.stats.paired.summarize_with_ci`, the same numbers as the report's
   ablation table for the same ``n_resamples`` and ``seed``).
+- **Not applicable** measures (NaN for every query: the span measures on a fixture without
+  spans, :mod:`evalkit.run.evaluate`) are never counted: they are not compared, so never a
+  significant change, and never a primary measure; :func:`change_matrix` shows them as
+  ``n/a``.
 """
 
 from __future__ import annotations
@@ -270,13 +274,15 @@ def build_verdict(
         )
     measures = tuple(evaluation.measures)
     chosen = tuple(primary) if primary is not None else primary_measures(measures, evaluation.k)
-    unknown = [m for m in chosen if m not in measures]
+    per_query = evaluation.per_query
+    applicable = _applicable_measures(per_query, measures)
+    unknown = [m for m in chosen if m not in applicable]
     if unknown:
         raise InputError(
-            f"primary measure(s) {', '.join(unknown)} not in the evaluation (measures: "
-            f"{', '.join(measures)}); choose measures it computed"
+            f"primary measure(s) {', '.join(unknown)} not in the evaluation or not applicable "
+            f"(n/a for every query; measures with values: {', '.join(applicable)}); choose "
+            "measures it computed"
         )
-    per_query = evaluation.per_query
     comparisons = compare_with_base(
         per_query,
         base,
@@ -375,7 +381,7 @@ def compare_with_base(
     :func:`evalkit.stats.paired.compare`'s frame, no rows for a single system. The report's paired
     comparisons (:func:`evalkit.report.tables.paired_comparisons`) are these."""
     selected = per_query[per_query["system"].isin(list(systems))]
-    present = [m for m in measures if m in set(selected["measure"])]
+    present = _applicable_measures(selected, measures)
     return compare(
         selected,
         base,
@@ -387,6 +393,12 @@ def compare_with_base(
         alpha=alpha,
         seed=seed,
     )
+
+
+def _applicable_measures(per_query: pd.DataFrame, measures: Sequence[str]) -> tuple[str, ...]:
+    """The ``measures`` with at least one value in ``per_query`` (present and not all NaN)."""
+    valued = set(per_query.loc[per_query["value"].notna(), "measure"])
+    return tuple(m for m in measures if m in valued)
 
 
 def _significant(
@@ -476,11 +488,17 @@ def _headline(
 def change_matrix(verdict: Verdict) -> pd.DataFrame:
     """The significant changes at a glance: one row per system other than the base (index
     ``system``), one column per measure compared (evaluation order), cells ``"▲ +0.247"``
-    (significantly better), ``"▼ -0.131"`` (significantly worse; the sign is that of ``diff``)
-    or ``"–"`` (no significant change)."""
+    (significantly better), ``"▼ -0.131"`` (significantly worse; the sign is that of ``diff``),
+    ``"–"`` (no significant change) or ``"n/a"`` (the measure does not apply: NaN means)."""
     measures = list(dict.fromkeys(verdict.means["measure"]))
     others = [s for s in verdict.systems if s != verdict.base]
     cells = pd.DataFrame("–", index=pd.Index(others, name="system"), columns=measures)
+    means = verdict.means.set_index(["system", "measure"])["mean"]
+    for system in others:
+        for measure in measures:
+            base_mean = means.get((verdict.base, measure), np.nan)
+            if np.isnan(means.get((system, measure), np.nan)) or np.isnan(base_mean):
+                cells.at[system, measure] = "n/a"
     for row in verdict.changes.itertuples(index=False):
         mark = "▲" if row.direction == "better" else "▼"
         diff: Any = row.diff

@@ -8,7 +8,14 @@ Rules (the deterministic projection depends on nothing else):
 - Ranking measures are computed by ``evalkit.measures.score`` with ``ties="given"`` over
   answerable queries only, and so is ``NoResult`` (1.0 when an answerable query returned
   nothing: the price of abstaining); ``NoAnswerFP`` (1.0 when a no-answer query returned
-  anything) over no-answer queries only. So every row has a value: no NaN, no missing rows.
+  anything) over no-answer queries only. So every row has a value, with one exception:
+- ``ContextPrecision@k``/``ContextRecall@k`` have a row for every answerable query, NaN ("n/a")
+  where the query's evidence is not annotated with spans (:func:`evalkit.measures.spans.
+  spans_apply`: no judgment of grade >= 1, or one without a span). On a collection imported
+  from TREC, BEIR or SMART (``requires_spans: false``, no spans) every value is NaN; on a
+  fixture with ``requires_spans: true`` none is. Summaries average the other queries and count
+  them in ``n``; a mean over no value is NaN. Reports print "n/a"; the JSON report leaves such
+  values out (:mod:`evalkit.run.report_json`); gates, statistics and the verdict skip them.
 - Each system's ``name`` must pass :func:`evalkit.safety.names.check_name` against its own
   ``definition()`` (an ID; no path, endpoint, credential or private definition value), else
   ``InputError`` naming the system's position, not its name.
@@ -20,6 +27,12 @@ Rules (the deterministic projection depends on nothing else):
   ``latency_summary`` marks it ``measured = False`` and reports say "not measured".
 - A system with a ``bind_queries(queries)`` method is given the fixture's queries before
   searching (a ``run:`` file checks its query IDs there).
+- A system whose ``definition()`` has ``documentLevel: true`` (``run:PATH?ids=documents``)
+  ranks documents, each as its best chunk for the query: its ranking measures are computed
+  against one judgment per document, at its best chunk with the highest grade of its chunks
+  (:func:`evalkit.measures.documents.document_judgments`), so they equal document-level
+  evaluation with max-aggregated qrels. Its span measures are computed as for any system, on
+  chunks chosen knowing the judgments: optimistic (an upper bound).
 - With ``repeats >= 2`` every system runs again; its definition hash (``canonical_hash`` of
   ``definition()``) and its rankings (chunk IDs, ranks, scores, grades) must be identical, else
   ``DeterminismError`` naming the system. Measure values and failures are pure functions of the
@@ -39,6 +52,7 @@ import pandas as pd
 
 from evalkit.errors import DeterminismError, InputError
 from evalkit.measures import aggregate, parse_measure, score
+from evalkit.measures.documents import DOCUMENT_LEVEL_KEY, document_judgments
 from evalkit.measures.spans import QuerySpans, context_precision_recall
 from evalkit.run.systems_run import SystemsRun
 from evalkit.run.systems_run import run_systems as run_systems_here
@@ -102,7 +116,9 @@ class Evaluation:
         """Macro averages: columns ``system, *by, measure, value, n``.
 
         Ranking and span measures average over answerable queries, ``NoAnswerFP`` over
-        no-answer queries (each measure only has rows for the queries it applies to).
+        no-answer queries (each measure only has rows for the queries it applies to). ``n``
+        counts the values averaged: a span measure's NaN ("n/a") rows are not counted, and its
+        mean is NaN when every row is NaN.
         ``by`` adds grouping columns of ``per_query``, e.g. ``by=["language"]`` (or one
         column name, ``by="language"``).
         """
@@ -115,8 +131,8 @@ class Evaluation:
         keys = ["system", *by]
         means = aggregate(self.per_query, by=keys)
         counts = (
-            self.per_query.groupby([*keys, "measure"], sort=False, observed=True)
-            .size()
+            self.per_query.groupby([*keys, "measure"], sort=False, observed=True)["value"]
+            .count()  # values, not rows: NaN (n/a) is not counted
             .rename("n")
             .reset_index()
         )
@@ -320,7 +336,13 @@ def evaluate(
         latency_frames.append(latency)
     systems_run = tuple(definitions)
     per_query = _measure(
-        fixture, rankings, systems_run, k, ranking_measures=ranking_measures, measures=all_measures
+        fixture,
+        rankings,
+        systems_run,
+        k,
+        ranking_measures=ranking_measures,
+        measures=all_measures,
+        definitions=definitions,
     )
     return Evaluation(
         fixture=fixture,
@@ -344,14 +366,28 @@ def _measure(
     *,
     ranking_measures: tuple[str, ...],
     measures: tuple[str, ...],
+    definitions: dict[str, dict[str, Any]],
 ) -> pd.DataFrame:
-    """The tidy per-query frame; ``measures`` (ranking, span, no-answer) orders its rows."""
+    """The tidy per-query frame; ``measures`` (ranking, span, no-answer) orders its rows;
+    ``definitions`` says which systems rank documents (module docstring)."""
     answerable = [q for q in fixture.queries if q.answerable]
     no_answer = [q for q in fixture.queries if not q.answerable]
     qrels = pd.DataFrame(
         [(q.id, j.chunk_id, j.grade) for q in answerable for j in q.judgments],
         columns=["query_id", "doc_id", "relevance"],
     )
+    document_qrels: pd.DataFrame | None = None  # for systems that rank documents
+    if any(definitions.get(s, {}).get(DOCUMENT_LEVEL_KEY) is True for s in systems):
+        document_of = {c.id: c.document_id for c in fixture.chunks}
+        order = [c.id for c in fixture.chunks]
+        document_qrels = pd.DataFrame(
+            [
+                (q.id, chunk_id, grade)
+                for q in answerable
+                for chunk_id, grade in document_judgments(q.judgments, document_of, order).values()
+            ],
+            columns=["query_id", "doc_id", "relevance"],
+        )
     chunk_text = {c.id: c.text for c in fixture.chunks}
     spans = {q.id: QuerySpans.from_judgments(q.judgments, chunk_text) for q in answerable}
     text_length = {chunk_id: len(text) for chunk_id, text in chunk_text.items()}
@@ -361,7 +397,9 @@ def _measure(
         ranking = rankings[rankings["system"] == system]
         judged = ranking[ranking["query_id"].isin(spans)]
         run = judged.rename(columns={"chunk_id": "doc_id"})[["query_id", "doc_id", "score", "rank"]]
-        ranked = score(qrels, run, ranking_measures, ties="given")
+        by_document = definitions.get(system, {}).get(DOCUMENT_LEVEL_KEY) is True
+        judged_by = document_qrels if by_document and document_qrels is not None else qrels
+        ranked = score(judged_by, run, ranking_measures, ties="given")
         returned = ranking.groupby("query_id", sort=False)["chunk_id"].agg(list).to_dict()
         span_rows = []
         for q in answerable:

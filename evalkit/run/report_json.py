@@ -19,6 +19,12 @@ Schema ``evalkit.report/1`` (keys in camelCase)::
     summary                   {system: {measure: {mean, n}}}
     summaryByLanguage         {system: {language: {measure: {mean, n}}}}
     perQuery                  {system: {query_id: {measure: value}}}
+                              A measure that does not apply (NaN, "n/a": a span measure on a
+                              query without annotated spans, see ``evalkit.run.evaluate``) is
+                              left out: of ``perQuery`` for that query, and of the summaries
+                              when no query has a value (else ``n`` counts those that have
+                              one). It stays in ``settings.measures``; readers (gates, diff)
+                              treat a measure listed there but absent as not evaluated.
     failures                  [{system, queryId, language, kind, chunkIds}]
     systemNotes               {system: notes} of systems that give notes (a run file: latency
                               "not measured", queriesMissing, missingQueryIds)
@@ -154,19 +160,19 @@ def build_report(evaluation: Evaluation) -> dict[str, Any]:
     fixture = evaluation.fixture
     corpus = corpus_hash(fixture)  # hashed once: it is also part of the definition hash
     summary: dict[str, dict[str, Any]] = {s: {} for s in evaluation.systems}
-    for row in _records(evaluation.summary()):
+    for row in _applicable(evaluation.summary()):
         summary[row["system"]][row["measure"]] = {"mean": float(row["value"]), "n": int(row["n"])}
     by_language: dict[str, dict[str, dict[str, Any]]] = {s: {} for s in evaluation.systems}
-    for row in _records(evaluation.summary(by=["language"])):
+    for row in _applicable(evaluation.summary(by=["language"])):
         by_language[row["system"]].setdefault(row["language"], {})[row["measure"]] = {
             "mean": float(row["value"]),
             "n": int(row["n"]),
         }
     per_query: dict[str, dict[str, dict[str, float]]] = {s: {} for s in evaluation.systems}
     for row in _records(evaluation.per_query):
-        per_query[row["system"]].setdefault(row["query_id"], {})[row["measure"]] = float(
-            row["value"]
-        )
+        entry = per_query[row["system"]].setdefault(row["query_id"], {})
+        if not math.isnan(row["value"]):  # n/a: left out (module docstring)
+            entry[row["measure"]] = float(row["value"])
     failures = [
         {
             "system": row["system"],
@@ -218,6 +224,11 @@ def build_report(evaluation: Evaluation) -> dict[str, Any]:
 
 def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     return [{str(k): v for k, v in row.items()} for row in frame.to_dict("records")]
+
+
+def _applicable(summary: pd.DataFrame) -> list[dict[str, Any]]:
+    """The summary rows with a mean: a measure that applies to no query (NaN) is left out."""
+    return [row for row in _records(summary) if not math.isnan(row["value"])]
 
 
 def deterministic_projection(report: dict[str, Any]) -> dict[str, Any]:

@@ -5,6 +5,12 @@ The tidy per-query frame (columns present, real and finite values, IDs present, 
 values (choices, confidence, resamples, seed, 1-D finite arrays), and the short listings that
 their :class:`~evalkit.errors.InputError` messages use (IDs, positions and column names, never
 query attribute values).
+
+**Not applicable.** A ``(query_id, measure)`` whose value is NaN in *every* row (every system)
+does not apply to that query (a span measure on a query without annotated spans, see
+:mod:`evalkit.run.evaluate`): its rows are left out before any check, so a measure that
+applies to no query is absent, as if it had no rows. A NaN beside a finite value of the same
+query and measure is still an error.
 """
 
 from __future__ import annotations
@@ -73,6 +79,7 @@ def _validated_frame(
         if column not in by_columns:
             frame[column] = frame[column].astype("str")
     frame["value"] = frame["value"].astype(np.float64)
+    frame = _applicable_rows(frame)
 
     bad_value = ~np.isfinite(frame["value"].to_numpy())
     if bad_value.any():
@@ -97,6 +104,17 @@ def _validated_frame(
     return frame
 
 
+def _applicable_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` without the rows of a ``(query_id, measure)`` that is NaN in every row (not
+    applicable: module docstring); the same frame when no value is NaN."""
+    missing = frame["value"].isna()
+    if not missing.any():
+        return frame
+    keys = [c for c in ("query_id", "measure") if c in frame.columns]
+    some_value = (~missing).groupby([frame[c] for c in keys], sort=False).transform("any")
+    return frame[~missing | some_value.to_numpy()]
+
+
 def _selected_measures(
     frame: pd.DataFrame, measures: str | Sequence[str] | None, *, function: str = "compare"
 ) -> list[str]:
@@ -109,7 +127,8 @@ def _selected_measures(
         if measure not in present:
             shown = _listed(present, limit=_MAX_LISTED_NAMES)
             raise InputError(
-                f"{function}: measure {measure!r} has no rows; measures present: "
+                f"{function}: measure {measure!r} has no rows (or only NaN: not applicable "
+                "to any query); measures present: "
                 f"{shown}.{_closest_measure(measure, present)}"
             )
     return wanted

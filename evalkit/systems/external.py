@@ -16,6 +16,21 @@ retrieval service (``http:NAME``). Both are accepted wherever a system name is.
     IDs; a fixture query absent from the run returned nothing, and :meth:`RunFileRetriever.notes`
     counts those queries.
 
+``run:PATH?ids=documents`` (a document-level run on a chunked fixture)
+    The run's IDs are the fixture's *document* IDs (``?ids=chunks``, the default, is the plain
+    ``run:PATH``). Each document stands for one chunk, its best chunk for that query: the
+    chunk of the document with the highest grade in the query's judgments (ties: the first
+    in chunk order), or its first chunk when none is judged
+    (:mod:`evalkit.measures.documents`). The definition says so (``documentLevel: true``), and
+    ``evaluate`` then scores the system against the documents' grades, each the maximum over
+    the document's chunks: ranking measures equal document-level evaluation with
+    max-aggregated qrels (what trec_eval computes on the collection's own document qrels).
+    Span measures (``ContextPrecision``/``ContextRecall``) of such a run are optimistic: the
+    chunk was chosen knowing the judgments, so they are an upper bound, not the context a
+    reader would get; :meth:`RunFileRetriever.notes` says so. A document the fixture does not
+    have is an :class:`InputError` naming the IDs; the duplicate rule is the run reader's
+    (a document listed twice for a query is refused).
+
 ``http:NAME`` (:class:`~evalkit.systems.http.HttpRetriever`)
     A live retrieval service: :mod:`evalkit.systems.http` (its URL, config, timeouts,
     redirects and limits). Its names are re-exported here.
@@ -71,12 +86,35 @@ def is_external_spec(spec: object) -> bool:
 
 
 def external_system(spec: str) -> RunFileRetriever | HttpRetriever:
-    """The system a ``run:PATH`` or ``http:NAME`` spec names (a fresh instance)."""
+    """The system a ``run:PATH[?ids=chunks|documents]`` or ``http:NAME`` spec names (a fresh
+    instance)."""
     if spec.startswith(RUN_PREFIX):
-        return RunFileRetriever(spec[len(RUN_PREFIX) :])
+        path, ids = _run_options(spec[len(RUN_PREFIX) :])
+        return RunFileRetriever(path, ids=ids)
     if spec.startswith(HTTP_PREFIX):
         return HttpRetriever(spec[len(HTTP_PREFIX) :])
     raise InputError("the system spec is neither 'run:PATH' nor 'http:NAME' (spec not shown)")
+
+
+_RUN_OPTIONS_RE: Final = re.compile(r"\?([A-Za-z_]+)=([^?&=/\\]*)$")
+RUN_IDS: Final = ("chunks", "documents")
+
+
+def _run_options(rest: str) -> tuple[str, str]:
+    """``(path, ids)`` of the text after ``run:``: a trailing ``?ids=chunks|documents`` is the
+    option (any other ``?name=value`` there is an InputError); without it, ids are chunks."""
+    match = _RUN_OPTIONS_RE.search(rest)
+    if match is None:
+        return rest, "chunks"
+    option, value = match.groups()
+    if option != "ids" or value not in RUN_IDS:
+        shown = f"?{option}={value}" if re.fullmatch(r"[A-Za-z0-9_-]{0,20}", value) else "?.."
+        raise InputError(
+            f"run: system spec option {shown} is unknown; the only option is ?ids=chunks (the "
+            "default: the run ranks chunk IDs) or ?ids=documents (it ranks document IDs, each "
+            "scored by its best chunk), e.g. run:runs/bm25.trec?ids=documents"
+        )
+    return rest[: match.start()], value
 
 
 def _listed(ids: Sequence[str]) -> str:
@@ -239,7 +277,12 @@ class RunFileRetriever(BaseRetriever):
     latency_measured = False
     concurrent_searches = True
 
-    def __init__(self, path: str | os.PathLike[str], *, name: str | None = None) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], *, name: str | None = None, ids: str = "chunks"
+    ) -> None:
+        if ids not in RUN_IDS:
+            raise InputError(f"ids must be one of {', '.join(RUN_IDS)}, got {ids!r}")
+        self.ids = ids
         file = Path(path)
         self.name = check_name(
             name or _run_name(file),
@@ -260,20 +303,55 @@ class RunFileRetriever(BaseRetriever):
         )
         self._missing: list[str] = []
         self._queries = 0
+        self._first: dict[str, str] = {}  # ids=documents: document -> its first chunk ID
+        self._document_of: dict[str, str] = {}
+        self._order: list[str] = []  # ids=documents: the fixture's chunk IDs, in order
+        self._by_query: dict[str, list[Hit]] = {}  # ids=documents: the ranking, mapped
 
     def definition(self) -> dict[str, Any]:
-        """The run's content hash (of its parsed rankings), never its path."""
-        return {"class": "RunFile", "rankings": self._digest}
+        """The run's content hash (of its parsed rankings), never its path; with
+        ``ids=documents`` also ``documentLevel: true`` (module docstring)."""
+        from evalkit.measures.documents import DOCUMENT_LEVEL_KEY
+
+        extra = {DOCUMENT_LEVEL_KEY: True} if self.ids == "documents" else {}
+        return {"class": "RunFile", "rankings": self._digest, **extra}
 
     def index(self, chunks: Sequence[ChunkLike]) -> None:
-        """Check every chunk the run names is in ``chunks`` (InputError naming the IDs)."""
+        """Check every chunk (``ids=documents``: document) the run names is in ``chunks``
+        (InputError naming the IDs)."""
+        named = {h.chunk_id for hits in self._hits.values() for h in hits}
         known = {chunk.id for chunk in chunks}
-        unknown = sorted({h.chunk_id for hits in self._hits.values() for h in hits} - known)
+        if self.ids == "documents":
+            for chunk in chunks:
+                self._first.setdefault(chunk.document_id, chunk.id)
+                self._document_of[chunk.id] = chunk.document_id
+                self._order.append(chunk.id)
+            documents = set(self._first)
+            unknown = sorted(named - documents)
+            if unknown:
+                hint = (
+                    " (they are chunk IDs: name the system run:PATH, without ?ids=documents)"
+                    if set(unknown) <= known
+                    else _mapped_hint(unknown, documents)
+                )
+                raise InputError(
+                    f"run system {self.name!r} (ids=documents) names {len(unknown)} document "
+                    f"ID(s) the fixture does not have: {_listed(unknown)}; the run must be made "
+                    f"on this fixture's documents{hint}"
+                )
+            return
+        unknown = sorted(named - known)
         if unknown:
+            documents = {str(getattr(chunk, "document_id", "")) for chunk in chunks}
+            hint = (
+                " (they are document IDs: name the system run:PATH?ids=documents to score each "
+                "document by its best chunk)"
+                if set(unknown) <= documents
+                else _mapped_hint(unknown, known)
+            )
             raise InputError(
                 f"run system {self.name!r} names {len(unknown)} chunk ID(s) the fixture does not "
-                f"have: {_listed(unknown)}; the run must be made on this fixture's chunks"
-                + _mapped_hint(unknown, known)
+                f"have: {_listed(unknown)}; the run must be made on this fixture's chunks{hint}"
             )
 
     def bind_queries(self, queries: Sequence[QueryLike]) -> None:
@@ -288,15 +366,37 @@ class RunFileRetriever(BaseRetriever):
             )
         self._missing = sorted(set(known) - set(self._hits))
         self._queries = len(known)
+        if self.ids == "documents":
+            self._by_query = {q.id: self._best_chunks(q) for q in queries if q.id in self._hits}
+
+    def _best_chunks(self, query: QueryLike) -> list[Hit]:
+        """The query's ranking with each document replaced by its best chunk for the query
+        (:mod:`evalkit.measures.documents`; a query without ``judgments``: first chunks)."""
+        from evalkit.measures.documents import document_judgments
+
+        judgments = getattr(query, "judgments", ())
+        best = document_judgments(judgments, self._document_of, self._order)
+        first = self._first
+        return [
+            Hit(best[hit.chunk_id][0] if hit.chunk_id in best else first[hit.chunk_id], hit.score)
+            for hit in self._hits[query.id]
+        ]
 
     def notes(self) -> dict[str, Any]:
-        """``{latency, queries, queriesMissing, missingQueryIds}`` (IDs and counts only)."""
+        """``{latency, queries, queriesMissing, missingQueryIds}`` (IDs and counts only); with
+        ``ids=documents`` also ``ids`` and ``spanMeasures: "optimistic"`` (module docs)."""
+        documents = (
+            {"ids": "documents", "spanMeasures": "optimistic"} if self.ids == "documents" else {}
+        )
         return {
             "latency": "not measured",
             "queries": self._queries,
             "queriesMissing": len(self._missing),
             "missingQueryIds": list(self._missing),
+            **documents,
         }
 
     def search(self, query: QueryLike, k: int) -> list[Hit]:
-        return self._hits.get(query.id, [])[:k]
+        hits = self._by_query if self.ids == "documents" else self._hits
+        return hits.get(query.id, [])[:k]
+
