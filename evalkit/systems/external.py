@@ -399,4 +399,3 @@ class RunFileRetriever(BaseRetriever):
     def search(self, query: QueryLike, k: int) -> list[Hit]:
         hits = self._by_query if self.ids == "documents" else self._hits
         return hits.get(query.id, [])[:k]
-
