@@ -409,7 +409,7 @@ def _table_columns(path: Path) -> list[str] | None:
     """A CSV/TSV file's header or a Parquet file's column names; None for JSONL (rows differ)."""
     suffix = path.name.lower().removesuffix(".gz").rsplit(".", 1)[-1]
     if suffix in ("csv", "tsv"):
-        with _open(path) as handle:
+        with _open(path) as handle, _reading(path, lambda: 0):  # a bad byte: named by line
             header = next(csv.reader(handle, delimiter="\t" if suffix == "tsv" else ","), [])
         return list(header)
     if suffix == "parquet":
