@@ -44,9 +44,15 @@ def test_the_report_path_does_not_load_scipy_stats() -> None:
         evaluation.per_query, "lexical", systems=systems, measures=measures, n_resamples=50
     )
     all_pairs_table(evaluation.per_query, systems=systems, measures=measures, n_resamples=50)
-    build_verdict(evaluation, None, base="lexical", n_resamples=50, seed=0)
+    verdict = build_verdict(evaluation, None, base="lexical", n_resamples=50, seed=0)
+    from evalkit.report import verdict_view
+
+    verdict_view.verdict_badge(verdict)
+    verdict_view.detection_note(
+        evaluation.per_query, base="lexical", systems=systems, measure=measures[0], alpha=0.05
+    )
     """
-    assert _loaded_after(code, ["scipy.stats"]) == []
+    assert _loaded_after(code, ["scipy.stats", "scipy.optimize"]) == []
 
 
 def test_the_command_line_parser_loads_no_pandas() -> None:

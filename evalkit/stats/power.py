@@ -24,7 +24,7 @@ from typing import Final
 
 import numpy as np
 import numpy.typing as npt
-from scipy import optimize, stats
+from scipy import special
 
 from evalkit.stats.ties import EQUAL_RTOL
 
@@ -35,13 +35,16 @@ DEFAULT_POWER: Final = 0.8
 
 
 def _power(effect: float, n: int, alpha: float) -> float:
-    """Two-sided paired t-test power for a standardized ``effect`` (delta / s) and ``n`` pairs."""
+    """Two-sided paired t-test power for a standardized ``effect`` (delta / s) and ``n`` pairs.
+
+    Computed with ``scipy.special`` (the noncentral t CDF ``nctdtr`` and the t quantile
+    ``stdtrit``) rather than ``scipy.stats``: the report's kernel does not import the latter."""
     df = n - 1
-    critical = stats.t.ppf(1 - alpha / 2, df)
+    critical = float(special.stdtrit(df, 1 - alpha / 2))
     noncentrality = effect * math.sqrt(n)
-    upper = float(stats.nct.sf(critical, df, noncentrality))
-    lower = float(stats.nct.cdf(-critical, df, noncentrality))
-    # scipy's noncentral t can give NaN far in a tail (df = 1); there the tail is ~0 (or ~1)
+    upper = 1.0 - float(special.nctdtr(df, noncentrality, critical))
+    lower = float(special.nctdtr(df, noncentrality, -critical))
+    # the noncentral t can give NaN far in a tail (df = 1); there the tail is ~0 (or ~1)
     if math.isnan(upper):
         upper = 1.0 if noncentrality > critical else 0.0
     if math.isnan(lower):
@@ -63,9 +66,15 @@ def minimum_detectable_difference(
     spread = float(np.std(values, ddof=1))
     if not 0.0 < alpha < 1.0 or not alpha < power < 1.0:
         raise ValueError(f"need 0 < alpha < power < 1, got alpha={alpha}, power={power}")
-    # the power rises with the effect; bracket the root by doubling (nct is NaN for huge effects)
-    high = 1.0
+    # the power rises with the effect: bracket the root by doubling, then bisect to 1e-12
+    low, high = 0.0, 1.0
     while _power(high, n, alpha) < power:
-        high *= 2.0
-    effect = optimize.brentq(lambda e: _power(e, n, alpha) - power, 0.0, high, xtol=1e-12)
+        low, high = high, high * 2.0
+    while high - low > 1e-12 * high:
+        middle = (low + high) / 2
+        if _power(middle, n, alpha) < power:
+            low = middle
+        else:
+            high = middle
+    effect = (low + high) / 2
     return float(effect * spread)
