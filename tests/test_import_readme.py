@@ -72,6 +72,7 @@ def test_three_commands_from_data_to_report(workspace: pathlib.Path) -> None:
     html = (workspace / "reports" / "my-report.html").read_text(encoding="utf-8")
     assert "my-system" in html
     assert "not measured" in html
+    assert "Code-intelligence probes" not in html  # no probe directory named: no probe section
 
 
 def test_http_example_with_the_stand_in_service(workspace: pathlib.Path) -> None:
