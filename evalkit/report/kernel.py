@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -33,7 +34,7 @@ from traitlets import DottedObjectName, Type, default
 
 from evalkit.errors import NotebookError
 from evalkit.report.parameters import _display, _read_notebook
-from evalkit.safety.interrupts import reraise_if_interrupted
+from evalkit.safety.interrupts import deferred, reraise_if_interrupted
 
 __all__ = ["KERNEL_NAME", "execute_notebook"]
 
@@ -229,15 +230,39 @@ def _start_kernel(
     manager = _InterpreterKernelManager()
     manager.preload = tuple(preload)
     manager.warm_up = tuple(warm_up)
-    run_sync(manager.start_kernel)(cwd=os.fspath(cwd))
+    try:
+        # the kernel's own stderr (its log lines, a traceback that may quote fixture text) is
+        # not shown: a notebook's errors reach the user as NotebookError, without the message
+        run_sync(manager.start_kernel)(cwd=os.fspath(cwd), stderr=subprocess.DEVNULL)
+    except BaseException:  # an interrupt while it starts: no caller can stop it, so stop it here
+        _stop_kernel(manager)
+        raise
     return manager
 
 
+def _remove_kernel_files(manager: _InterpreterKernelManager) -> None:
+    """Remove the kernel's connection file (with its HMAC key) and other resources, whatever
+    state an interrupt left the manager in."""
+    from jupyter_core.utils import run_sync
+
+    with contextlib.suppress(Exception):
+        run_sync(manager.cleanup_resources)()  # a coroutine on this (async) manager
+    with contextlib.suppress(Exception):
+        manager.cleanup_connection_file()  # plain file removal: works with a broken loop too
+
+
 def _stop_kernel(manager: _InterpreterKernelManager) -> None:
-    """Shut down a kernel of :func:`_start_kernel` that no notebook ran on."""
+    """Shut down a kernel of :func:`_start_kernel` that no notebook ran on; safe to call twice.
+    A signal that arrives meanwhile waits until the kernel and its files are gone."""
+    with deferred():
+        _stop_kernel_now(manager)
+
+
+def _stop_kernel_now(manager: _InterpreterKernelManager) -> None:
     from jupyter_core.utils import run_sync
 
     if not manager.has_kernel:
+        _remove_kernel_files(manager)  # a connection file written before the process started
         return
     try:
         run_sync(manager.shutdown_kernel)(now=True)  # cleans its connection files up too
@@ -245,8 +270,7 @@ def _stop_kernel(manager: _InterpreterKernelManager) -> None:
         process = getattr(manager.provisioner, "process", None)
         with contextlib.suppress(Exception):
             process.kill()  # type: ignore[union-attr]
-        with contextlib.suppress(Exception):
-            manager.cleanup_resources()
+        _remove_kernel_files(manager)
         reraise_if_interrupted()
         raise
 

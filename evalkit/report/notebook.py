@@ -63,6 +63,7 @@ from evalkit.report.kernel import (
     DEFAULT_TIMEOUT_S,
     REPORT_KERNEL_PRELOAD,
     REPORT_KERNEL_WARM_UP,
+    _InterpreterKernelManager,
     _start_kernel,
     _stop_kernel,
     execute_notebook,
@@ -76,6 +77,7 @@ from evalkit.report.parameters import (
 )
 from evalkit.safety.artifacts import Artifact, artifact_label, check_output, write_artifacts
 from evalkit.safety.inputs import find_input
+from evalkit.safety.interrupts import deferred
 from evalkit.safety.output import shown_path
 from evalkit.safety.privacy import PrivateText
 
@@ -321,89 +323,97 @@ def render_report(
     if merged.get("probes") and isinstance(merged.get("probe_target"), str):
         target = merged["probe_target"]
         kernel_calls = (*kernel_calls, ("evalkit.probes.targets", "warm_up_target", (target,)))
-    kernel = _start_kernel(workdir, preload, kernel_calls)
-    with tempfile.TemporaryDirectory(prefix="evalkit-report-") as private_dir:
-        try:
-            # imported once the kernel is starting: pandas and the fixture models take a while
-            from evalkit.fixtures import load_fixture
-            from evalkit.report.evaluation_files import save_evaluation
+    kernel: _InterpreterKernelManager | None = None
+    try:
+        with deferred():  # a signal waits until the kernel is known to the finally below
+            kernel = _start_kernel(workdir, preload, kernel_calls)
+        with tempfile.TemporaryDirectory(prefix="evalkit-report-") as private_dir:
+            try:
+                # imported once the kernel is starting: pandas and the fixture models take a while
+                from evalkit.fixtures import load_fixture
+                from evalkit.report.evaluation_files import save_evaluation
 
-            fixture = load_fixture(fixture_path)
-            # a run:PATH system is relative to the notebook's working directory
-            with contextlib.chdir(workdir):
-                definitions = _system_definitions(str(merged["systems"]))
-            parameters = check_report_parameters(
-                merged,
-                parameters,
-                list(definitions),
-                query_ids=fixture.queries_by_id,
-                workdir=workdir,
-            )
-            merged = {**merged, **parameters}
-            private = tuple(private_texts(fixture, definitions))
-            helper: Helper | None = None
-            saved: Path | None = None
-            if EVALUATION_DIR_PARAMETER in defaults:
+                fixture = load_fixture(fixture_path)
+                # a run:PATH system is relative to the notebook's working directory
                 with contextlib.chdir(workdir):
-                    evaluation = _evaluate_for_notebook(fixture, merged)
-                report = evaluation.to_report()
-                saved = save_evaluation(evaluation, Path(private_dir) / "evaluation", report=report)
-                parts = _ReportParts(evaluation, report, fixture_path, merged, saved)
-                helper = _start_report_helper(parts, workdir)
-                parameters = {**parameters, EVALUATION_DIR_PARAMETER: os.fspath(saved)}
-        except BaseException:
-            _stop_kernel(kernel)
-            raise
-        # nbconvert loads its templates and the leak scan indexes the private texts while the
-        # notebook runs: from the first cell on (before, the warm-up would compete for this
-        # process, one interpreter lock, with papermill's start, which the kernel waits on),
-        # and after the helper (which has the other core until then).
-        warm_up = threading.Thread(target=_after_helper, args=(helper, private), daemon=True)
-        try:
-            executed = execute_notebook(
-                notebook,
-                parameters,
-                cwd=workdir,
-                timeout_s=timeout_s,
-                kernel=kernel,
-                on_first_cell=warm_up.start,
+                    definitions = _system_definitions(str(merged["systems"]))
+                parameters = check_report_parameters(
+                    merged,
+                    parameters,
+                    list(definitions),
+                    query_ids=fixture.queries_by_id,
+                    workdir=workdir,
+                )
+                merged = {**merged, **parameters}
+                private = tuple(private_texts(fixture, definitions))
+                helper: Helper | None = None
+                saved: Path | None = None
+                if EVALUATION_DIR_PARAMETER in defaults:
+                    with contextlib.chdir(workdir):
+                        evaluation = _evaluate_for_notebook(fixture, merged)
+                    report = evaluation.to_report()
+                    saved = save_evaluation(
+                        evaluation, Path(private_dir) / "evaluation", report=report
+                    )
+                    parts = _ReportParts(evaluation, report, fixture_path, merged, saved)
+                    helper = _start_report_helper(parts, workdir)
+                    parameters = {**parameters, EVALUATION_DIR_PARAMETER: os.fspath(saved)}
+            except BaseException:
+                _stop_kernel(kernel)
+                raise
+            # nbconvert loads its templates and the leak scan indexes the private texts while the
+            # notebook runs: from the first cell on (before, the warm-up would compete for this
+            # process, one interpreter lock, with papermill's start, which the kernel waits on),
+            # and after the helper (which has the other core until then).
+            warm_up = threading.Thread(target=_after_helper, args=(helper, private), daemon=True)
+            try:
+                executed = execute_notebook(
+                    notebook,
+                    parameters,
+                    cwd=workdir,
+                    timeout_s=timeout_s,
+                    kernel=kernel,
+                    on_first_cell=warm_up.start,
+                )
+            finally:
+                if warm_up.ident is None:  # no cell ran: the helper is waited for all the same
+                    warm_up.start()
+                warm_up.join()
+            handed_over = taken(saved) if saved is not None else ()
+            extra = [
+                Path(private_dir),
+                workdir,
+                fixture_path.resolve(),
+                Path(notebook).resolve().parent,
+            ]
+            scrubbed = scrub_notebook(executed, paths=machine_paths(extra))
+        html = export_html(scrubbed, title=f"evalkit report: {fixture.meta.id}")
+        notebook_text = str(_NBFORMAT.writes(scrubbed))
+        external = external_references(html)
+        if external:
+            raise NotebookError(
+                f"the exported HTML would load {len(external)} external resource(s); a report must "
+                "open offline: remove links and remote images from the notebook's outputs"
             )
-        finally:
-            if warm_up.ident is None:  # no cell ran: the helper is waited for all the same
-                warm_up.start()
-            warm_up.join()
-        handed_over = taken(saved) if saved is not None else ()
-        extra = [
-            Path(private_dir),
-            workdir,
-            fixture_path.resolve(),
-            Path(notebook).resolve().parent,
-        ]
-        scrubbed = scrub_notebook(executed, paths=machine_paths(extra))
-    html = export_html(scrubbed, title=f"evalkit report: {fixture.meta.id}")
-    notebook_text = str(_NBFORMAT.writes(scrubbed))
-    external = external_references(html)
-    if external:
-        raise NotebookError(
-            f"the exported HTML would load {len(external)} external resource(s); a report must "
-            "open offline: remove links and remote images from the notebook's outputs"
+        if redact:
+            # named by kind and, when given, the ``output`` they are rendered for
+            notebook_path = Path(output).with_suffix(".ipynb") if output is not None else None
+            named = {
+                artifact_label("html", output): html,
+                artifact_label("notebook", notebook_path): notebook_text,
+            }
+            assert_no_leaks(named, private)
+        return RenderedReport(
+            html=html,
+            notebook=notebook_text,
+            redacted=redact,
+            parameters=dict(merged),
+            private=private,
+            handed_over=handed_over,
         )
-    if redact:
-        # named by kind and, when given, the ``output`` they are rendered for
-        notebook_path = Path(output).with_suffix(".ipynb") if output is not None else None
-        named = {
-            artifact_label("html", output): html,
-            artifact_label("notebook", notebook_path): notebook_text,
-        }
-        assert_no_leaks(named, private)
-    return RenderedReport(
-        html=html,
-        notebook=notebook_text,
-        redacted=redact,
-        parameters=dict(merged),
-        private=private,
-        handed_over=handed_over,
-    )
+    finally:
+        if kernel is not None:  # idempotent: the notebook's run stopped it already
+            _stop_kernel(kernel)
 
 
 def check_report_output(

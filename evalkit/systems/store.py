@@ -187,11 +187,13 @@ class ChunkStore:
 
     # lifecycle -------------------------------------------------------------------------------
     def close(self) -> None:
-        """Close the connection and delete the database; safe to call twice."""
-        if self._db is not None:
-            self._db.close()
-            self._db = None  # type: ignore[assignment]
-        shutil.rmtree(self._directory, ignore_errors=True)
+        """Close the connection and delete the database; safe to call twice. A signal that
+        arrives meanwhile waits until the folder is gone (it would leave half of it)."""
+        with deferred():
+            if self._db is not None:
+                self._db.close()
+                self._db = None  # type: ignore[assignment]
+            shutil.rmtree(self._directory, ignore_errors=True)
 
     def __enter__(self) -> ChunkStore:
         return self
