@@ -65,7 +65,11 @@ class _Gates:
     def __init__(self, gated: bool, passed: bool) -> None:
         self.gated, self.passed = gated, passed
         self.gates_total, self.gates_checks = 3, 5
-        self.gates_headline = "FAIL: 1 of 3 evaluated check(s) failed" if not passed else "PASS"
+        self.gates_headline = (
+            "FAIL: 1 of 3 evaluated check(s) failed; 3 of 5 checks evaluated, 2 not evaluated"
+            if not passed
+            else "PASS: all 3 evaluated check(s) passed; 3 of 5 checks evaluated"
+        )
 
 
 def test_the_badge_says_its_verdict_in_words_and_counts() -> None:

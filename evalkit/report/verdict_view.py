@@ -48,16 +48,11 @@ def verdict_badge(verdict: Verdict) -> str:
         word, color = "PASS", BETTER_COLOR
     else:
         word, color = "FAIL", WORSE_COLOR
-    counts = (
-        f"{verdict.gates_total} of {verdict.gates_checks} checks evaluated"
-        if verdict.gated
-        else "the fixture has no gates.yaml"
-    )
-    detail = f" — {html.escape(verdict.gates_headline)}" if verdict.gated else ""
+    # the headline (:func:`evalkit.gates.check.gate_headline`) says "N of M checks evaluated"
+    text = verdict.gates_headline if verdict.gated else "the fixture has no gates.yaml"
     return (
         f'<p><span style="background:{color};color:#fff;font-weight:bold;padding:0.2em 0.6em;'
-        f'border-radius:0.3em">{html.escape(word)}</span> '
-        f"<strong>{html.escape(counts)}</strong>{detail}</p>"
+        f'border-radius:0.3em">{html.escape(word)}</span> <strong>{html.escape(text)}</strong></p>'
     )
 
 
