@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-from evalkit.safety.interrupts import Interrupted, handle_signals, written
+from evalkit.safety.interrupts import Interrupted, handle_signals, reraise_if_interrupted, written
 
 __all__ = ["console"]
 
@@ -18,8 +18,11 @@ def console() -> int:
     """:func:`evalkit.cli.main.console` inside :func:`~evalkit.safety.interrupts.handle_signals`."""
     try:
         with handle_signals():
-            from evalkit.cli.main import console as run
-
+            try:
+                from evalkit.cli.main import console as run
+            except Exception:  # a signal inside an import can surface as another error
+                reraise_if_interrupted()
+                raise
             return run()
     except Interrupted as stop:  # before main() took over, or after it returned
         count = written()

@@ -23,7 +23,12 @@ from evalkit.cli.measures import _add_trec_eval
 from evalkit.cli.probes import _add_probes
 from evalkit.cli.scan import _add_scan
 from evalkit.errors import EvalkitError, LeakError, SystemFailedError
-from evalkit.safety.interrupts import Interrupted, handle_signals, written
+from evalkit.safety.interrupts import (
+    Interrupted,
+    handle_signals,
+    reraise_if_interrupted,
+    written,
+)
 
 __all__ = ["main"]
 
@@ -70,7 +75,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         with handle_signals():
-            return handlers[args.command](args)
+            try:
+                return handlers[args.command](args)
+            except Exception:
+                # a library turned the signal into another error (an import's RuntimeError
+                # from __set_name__, an event loop's): still one line and 130/143
+                reraise_if_interrupted()
+                raise
     except Interrupted as stop:
         print(f"evalkit: interrupted ({stop}); {_written()}", file=sys.stderr)
         return stop.exit_code

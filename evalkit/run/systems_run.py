@@ -20,6 +20,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from evalkit.errors import EvalkitError, InputError, portable_error
+from evalkit.safety.interrupts import deferred
 from evalkit.safety.names import check_name, safe_id
 from evalkit.systems.progress import indexing_progress
 from evalkit.systems.protocol import hits_of, provide_aliases, running_user_code
@@ -208,9 +209,12 @@ def combine_runs(parts: Iterable[tuple[int, SystemsRun]]) -> SystemsRun:
 
 
 def close_system(system: Any) -> None:
+    """``system.close()`` if it has one, whole: a signal that arrives meanwhile waits until it
+    returns, so a composite system (a fusion of several stores) never stops half closed."""
     close = getattr(system, "close", None)
     if callable(close):
-        close()
+        with deferred():
+            close()
 
 
 def deduplicated(
