@@ -151,11 +151,6 @@ class Verdict:
         """Checks that were evaluated (passed + failed)."""
         return self.gates_passed + self.gates_failed
 
-    @property
-    def gates_checks(self) -> int:
-        """Every check of the gates: evaluated or not."""
-        return self.gates_total + self.gates_not_evaluated
-
     def _counts(self) -> dict[str, int]:
         return {
             "pass": self.gates_passed,

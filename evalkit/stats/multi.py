@@ -50,7 +50,7 @@ from evalkit.errors import InputError
 from evalkit.stats.paired import _typed_frame
 from evalkit.stats.resampling import BLOCK_VALUES, _generator, _group_seed
 from evalkit.stats.studentized import studentized_range_sf
-from evalkit.stats.ties import EQUAL_RTOL
+from evalkit.stats.ties import _unit as _ties_unit
 from evalkit.stats.validation import (
     _check_resampling,
     _listed,
@@ -219,8 +219,7 @@ def tukey_hsd(
                 v_e=v_e,
                 df=df,
                 q=q,
-                low=diffs - margin,
-                high=diffs + margin,
+                margin=margin,
                 ci_method="tukey",
                 test="tukey-hsd",
                 p_values=p_values,
@@ -302,8 +301,7 @@ def randomized_tukey_hsd(
                 v_e=v_e,
                 df=df,
                 q=q,
-                low=diffs - margin,
-                high=diffs + margin,
+                margin=margin,
                 ci_method="randomized-tukey",
                 test="randomized-tukey-hsd (exact)" if exact else "randomized-tukey-hsd",
                 p_values=p_values.astype(np.float64),
@@ -425,8 +423,8 @@ def _residual_ss(matrix: FloatArray) -> tuple[float, int]:
 
 
 def _unit(matrix: FloatArray) -> float:
-    """The unit of equality of a matrix: ``EQUAL_RTOL * max|x|``."""
-    return EQUAL_RTOL * float(np.abs(matrix).max())
+    """The unit of equality of a whole matrix: ``EQUAL_RTOL * max|x|`` (:mod:`~.ties`)."""
+    return float(_ties_unit(matrix.ravel()))
 
 
 def _sum_of_squares(deviations: FloatArray, unit: float) -> float:
@@ -521,14 +519,14 @@ def _pair_rows(
     v_e: float,
     df: int,
     q: FloatArray,
-    low: FloatArray,
-    high: FloatArray,
+    margin: float,
     ci_method: str,
     test: str,
     p_values: FloatArray,
     alpha: float,
 ) -> dict[str, Any]:
-    """The columns of :data:`TUKEY_COLUMNS` for every pair of one measure."""
+    """The columns of :data:`TUKEY_COLUMNS` for every pair of one measure; the simultaneous
+    interval is ``diff ± margin``."""
     k = len(systems)
     family_size = k * (k - 1) // 2
     family = (
@@ -548,8 +546,8 @@ def _pair_rows(
         "mean": means[first],
         "diff": diffs,
         "ci_method": np.full(size, ci_method, dtype=object),
-        "ci_low": low,
-        "ci_high": high,
+        "ci_low": diffs - margin,
+        "ci_high": diffs + margin,
         "effect_size": effects,
         "effect_size_kind": np.full(size, EFFECT_SIZE_TUKEY, dtype=object),
         "q": q,

@@ -26,7 +26,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import special
 
-from evalkit.stats.ties import EQUAL_RTOL
+from evalkit.stats.ties import _constant, _unit
 
 __all__ = ["DEFAULT_POWER", "minimum_detectable_difference"]
 
@@ -61,7 +61,7 @@ def minimum_detectable_difference(
     n = int(values.size)
     if n < 2:
         return math.inf
-    if float(np.ptp(values)) <= EQUAL_RTOL * float(np.max(np.abs(values))):
+    if _constant(values, _unit(values)):
         return 0.0  # equal differences, by the stats package's one rule of equality
     spread = float(np.std(values, ddof=1))
     if not 0.0 < alpha < 1.0 or not alpha < power < 1.0:
