@@ -126,6 +126,13 @@ def trec_eval_command(argv: Sequence[str]) -> int:
     return 0
 
 
+# evalkit's options that take one of a few words: the setting each sets, and the words
+_CHOICES = {
+    "--trec-version": ("trec_version", ("9", "10")),
+    "--duplicates": ("duplicates", ("error", "keep-first")),
+}
+
+
 def _settings(options: list[tuple[str, str]]) -> dict[str, Any]:
     from evalkit.errors import InputError
     from evalkit.measures.trec_eval import _atol
@@ -177,16 +184,13 @@ def _settings(options: list[tuple[str, str]]) -> dict[str, Any]:
             )
         elif key == "-Z":
             raise InputError("option -Z: Z-scores are not supported; run trec_eval for them")
-        elif key == "--trec-version":
-            if value not in ("9", "10"):
-                raise InputError(f"--trec-version must be 9 or 10, got {value!r}")
-            settings["trec_version"] = value
+        elif key in _CHOICES:
+            name, choices = _CHOICES[key]
+            if value not in choices:
+                raise InputError(f"{key} must be {' or '.join(choices)}, got {value!r}")
+            settings[name] = value
         elif key == "--trec-names":
             settings["trec_names"] = True
-        elif key == "--duplicates":
-            if value not in ("error", "keep-first"):
-                raise InputError(f"--duplicates must be error or keep-first, got {value!r}")
-            settings["duplicates"] = value
         elif key == "--subtopic-qrels":
             settings["subtopics"] = value
     return settings

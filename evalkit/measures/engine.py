@@ -127,34 +127,31 @@ def score(
                 f"measure {str(diverse_wanted[0])!r} is computed on an in-memory run only: "
                 "read the run with evalkit.formats.read_run(path, rank=False) and pass the frame"
             )
-        return score_source(
+        ranking = source_ranking(
             qrels,
             run,
+            ties=ties,
+            duplicates=duplicates,
+            trec_version=trec_version,
+            progress=progress,
+            client=client,
+        )
+        diverse: dict[Measure, npt.NDArray[np.float64]] = {}
+    else:
+        ranking = judged_ranking(
+            qrels, run, ties=ties, duplicates=duplicates, trec_version=trec_version
+        )
+        diverse = diversity_values(
+            subtopics,
+            run,
             parsed,
+            ranking.query_ids,
             ties=ties,
             duplicates=duplicates,
             trec_version=trec_version,
             max_docs=max_docs,
             judged_only=judged_only,
-            complete=complete,
-            num_docs=num_docs,
-            progress=progress,
-            client=client,
         )
-    ranking = judged_ranking(
-        qrels, run, ties=ties, duplicates=duplicates, trec_version=trec_version
-    )
-    diverse = diversity_values(
-        subtopics,
-        run,
-        parsed,
-        ranking.query_ids,
-        ties=ties,
-        duplicates=duplicates,
-        trec_version=trec_version,
-        max_docs=max_docs,
-        judged_only=judged_only,
-    )
     return score_ranking(
         ranking,
         parsed,

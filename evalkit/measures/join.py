@@ -29,6 +29,7 @@ from evalkit.measures.sorting import (
     U64Array,
     _lexsort,
     _parallel_sort,
+    _ranges,
     _threads,
 )
 
@@ -263,8 +264,7 @@ def _join(
         slots = lo[found]
     else:
         found = np.repeat(np.arange(keys.size, dtype=np.int64), counts)
-        slots = np.repeat(lo - (np.cumsum(counts) - counts), counts)
-        slots += np.arange(total, dtype=np.int64)
+        slots = _ranges(lo, counts)
     run_rows, judged = packed.rows(slots), qrels_rows[found]
     # in run row order, the run's IDs are read front to back
     order = np.argsort(run_rows, kind="stable")

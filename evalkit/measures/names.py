@@ -23,6 +23,7 @@ __all__ = [
     "Measure",
     "MeasureSpec",
     "measure_range",
+    "measure_spec",
     "parse_measure",
     "trec_name",
 ]
@@ -235,6 +236,12 @@ _SPECS += (
 )
 
 _SPEC_BY_NAME: dict[str, MeasureSpec] = {spec.name: spec for spec in _SPECS}
+
+
+def measure_spec(name: str) -> MeasureSpec:
+    """The registry's spec of the measure called ``name`` (a bare name such as ``nDCG``)."""
+    return _SPEC_BY_NAME[name]
+
 
 #: Every measure name the parser knows, in documentation order.
 MEASURE_NAMES: tuple[str, ...] = tuple(spec.name for spec in _SPECS)

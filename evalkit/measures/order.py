@@ -28,7 +28,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from evalkit.measures.ids import _leading_words, _take
-from evalkit.measures.sorting import _BLOCK, _U64, IntArray, U64Array, _sort_segments, _threads
+from evalkit.measures.sorting import (
+    _BLOCK,
+    _U64,
+    IntArray,
+    U64Array,
+    _ranges,
+    _sort_segments,
+    _threads,
+)
 
 __all__ = ["Duplicates", "Ties", "TrecVersion"]
 
@@ -198,8 +206,7 @@ def _rank_among_ties_pairwise(
     """
     sizes = right - left
     owner = np.repeat(np.arange(judged.size, dtype=np.int64), sizes)
-    member_slot = np.repeat(left - (np.cumsum(sizes) - sizes), sizes)
-    member_slot += np.arange(member_slot.size, dtype=np.int64)
+    member_slot = _ranges(left, sizes)
     member_local = member_slot if order is None else order[member_slot]
     member_row = member_local if rows is None else rows[member_local]
     judged_row = judged if rows is None else rows[judged]
@@ -244,8 +251,7 @@ def _rank_among_ties_sorted(
     sorted once by (group, score descending when ``scores`` is given, ID descending)."""
     group_start, first = np.unique(left, return_index=True)
     sizes = right[first] - group_start
-    member_slot = np.repeat(group_start - (np.cumsum(sizes) - sizes), sizes)
-    member_slot += np.arange(member_slot.size, dtype=np.int64)
+    member_slot = _ranges(group_start, sizes)
     member_local = member_slot if order is None else order[member_slot]
     member_group = np.repeat(np.arange(group_start.size, dtype=np.int64), sizes)
     member_row = member_local if rows is None else rows[member_local]

@@ -39,6 +39,13 @@ def _threads() -> int:
     return min(usable_cores(), MAX_THREADS)
 
 
+def _ranges(starts: IntArray, sizes: IntArray) -> IntArray:
+    """The indices ``starts[i] .. starts[i] + sizes[i] - 1`` of every ``i``, concatenated."""
+    indices = np.repeat(starts - (np.cumsum(sizes) - sizes), sizes)
+    indices += np.arange(indices.size, dtype=np.int64)
+    return indices
+
+
 def _lexsort(major: IntArray, minor: IntArray) -> IntArray:
     """``np.lexsort((minor, major))`` (stable: by ``major``, then ``minor``, then index).
 

@@ -50,6 +50,7 @@ from tqdm import tqdm
 from evalkit.errors import FormatError, InputError, RunOnlyQueriesWarning
 from evalkit.measures.kernels import JudgedRanking
 from evalkit.measures.ranking import Duplicates, Ties, TrecVersion, judged_ranking
+from evalkit.measures.sorting import _ranges
 
 __all__ = [
     "DEFAULT_BLOCK_ROWS",
@@ -131,9 +132,7 @@ class QrelsIndex:
     def subset(self, codes: IntArray) -> pd.DataFrame:
         """The qrels rows of the queries ``codes`` (in qrels order within each query)."""
         lo, hi = self._first[codes], self._first[codes + 1]
-        sizes = hi - lo
-        rows = np.repeat(lo - (np.cumsum(sizes) - sizes), sizes)
-        rows += np.arange(rows.size, dtype=np.int64)
+        rows = _ranges(lo, hi - lo)
         subset: pd.DataFrame = self.qrels.iloc[self._order[rows]]
         return subset
 

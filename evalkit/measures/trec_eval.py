@@ -30,7 +30,13 @@ import numpy.typing as npt
 
 from evalkit.errors import EvalkitError, MeasureError
 from evalkit.measures.judged import JudgedRanking
-from evalkit.measures.names import _SPEC_BY_NAME, MEASURE_NAMES, Measure, parse_measure, trec_name
+from evalkit.measures.names import (
+    MEASURE_NAMES,
+    Measure,
+    measure_spec,
+    parse_measure,
+    trec_name,
+)
 from evalkit.registry import did_you_mean
 
 __all__ = [
@@ -380,7 +386,7 @@ def _pair_measure(name: str, base: str, params: str | None, level: int) -> Measu
 
 
 def _measure(base: str, level: int, cutoff: str = "", params: str = "") -> Measure:
-    spec = _SPEC_BY_NAME[base]
+    spec = measure_spec(base)
     every = [params] if params else []
     if "rel" in dict(spec.params) and base != "RBP":
         every.append(f"rel={level}")
