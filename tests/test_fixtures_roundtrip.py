@@ -160,6 +160,16 @@ def test_committed_fixture_round_trips(tmp_path: Path) -> None:
     assert load_fixture(tmp_path / "copy") == fixture
 
 
+def test_dump_keeps_prose_may_hold_and_grade_map(tiny_dir: Path, tmp_path: Path) -> None:
+    fixture = load_fixture(tiny_dir)
+    update = {"prose_may_hold": ("url", "email"), "grade_map": "4:3,5:0"}
+    fixture = fixture.model_copy(update={"meta": fixture.meta.model_copy(update=update)})
+    dump_fixture(fixture, tmp_path / "out")
+    loaded = load_fixture(tmp_path / "out")
+    assert (loaded.meta.prose_may_hold, loaded.meta.grade_map) == (("url", "email"), "4:3,5:0")
+    assert loaded == fixture
+
+
 # --- the generator ---------------------------------------------------------------------------
 
 

@@ -28,7 +28,7 @@ from typing import Final
 
 from evalkit.errors import InputError
 from evalkit.importers.core import SourceDocument, SourceJudgment, SourceQuery
-from evalkit.importers.sources import lines, whole_grade
+from evalkit.importers.sources import lines, qrels_judgments
 
 __all__ = ["QUERY_IDS", "smart_source"]
 
@@ -80,20 +80,6 @@ def _queries(path: Path, query_ids: str) -> Iterator[SourceQuery]:
         yield SourceQuery(id=query_id, text=" ".join(fields.get("W", "").split()))
 
 
-def _qrels(path: Path) -> Iterator[SourceJudgment]:
-    for number, line in lines(path):
-        parts = line.split()
-        if not parts or parts[0].startswith("#"):
-            continue
-        if len(parts) not in (3, 4):
-            raise InputError(
-                f"{path.name} line {number}: expected 'query iteration document grade' (TREC) "
-                "or 'query document grade' (SMART)"
-            )
-        grade = whole_grade(parts[-1], f"{path.name} line {number}")
-        yield SourceJudgment(query_id=parts[0], document_id=parts[-2], grade=grade)
-
-
 def smart_source(
     documents: str | os.PathLike[str],
     queries: str | os.PathLike[str],
@@ -104,4 +90,8 @@ def smart_source(
     """Documents, queries and judgments of SMART files (formats in the module docstring)."""
     if query_ids not in QUERY_IDS:
         raise InputError(f"query IDs {query_ids!r} should be one of {', '.join(QUERY_IDS)}")
-    return _documents(Path(documents)), _queries(Path(queries), query_ids), _qrels(Path(qrels))
+    return (
+        _documents(Path(documents)),
+        _queries(Path(queries), query_ids),
+        qrels_judgments(Path(qrels), smart=True),
+    )

@@ -218,24 +218,28 @@ def beir_source(
     return _beir_documents(corpus), _beir_queries(queries), _beir_qrels(qrels)
 
 
-#: The line reader and the grade rule, for the readers of other modules (:mod:`.smart`).
+#: The line reader, for the readers of other modules (:mod:`.smart`).
 lines = _lines
-whole_grade = _grade
 
 # --- TREC -------------------------------------------------------------------------------------
 
 
-def _trec_qrels(path: Path) -> Iterator[SourceJudgment]:
+def qrels_judgments(path: Path, *, smart: bool = False) -> Iterator[SourceJudgment]:
+    """The judgments of a TREC qrels file (``query iteration document grade``); ``smart``: or
+    of the three-column SMART form (``query document grade``), chosen per line."""
+    expected = (
+        "'query iteration document grade' (TREC) or 'query document grade' (SMART)"
+        if smart
+        else "'query_id iteration doc_id grade'"
+    )
     for number, line in _lines(path):
         parts = line.split()
         if not parts or parts[0].startswith("#"):
             continue
-        if len(parts) != 4:
-            raise InputError(
-                f"{path.name} line {number}: expected 'query_id iteration doc_id grade'"
-            )
-        grade = _grade(parts[3], f"{path.name} line {number}")
-        yield SourceJudgment(query_id=parts[0], document_id=parts[2], grade=grade)
+        if len(parts) != 4 and not (smart and len(parts) == 3):
+            raise InputError(f"{path.name} line {number}: expected {expected}")
+        grade = _grade(parts[-1], f"{path.name} line {number}")
+        yield SourceJudgment(query_id=parts[0], document_id=parts[-2], grade=grade)
 
 
 _TOPIC_FIELD: Final = re.compile(r"<(num|title|desc|narr)>", re.IGNORECASE)
@@ -352,7 +356,7 @@ def trec_source(
         if name.endswith((".jsonl", ".json", ".ndjson"))
         else _sgml_documents(corpus_path)
     )
-    return documents, _trec_topics(Path(topics), topic_field), _trec_qrels(Path(qrels))
+    return documents, _trec_topics(Path(topics), topic_field), qrels_judgments(Path(qrels))
 
 
 # --- tables -----------------------------------------------------------------------------------

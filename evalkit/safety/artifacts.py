@@ -10,8 +10,8 @@ together) and nothing else; it never opens a file itself. The one other writer i
 What :func:`write_artifacts` does, in this order, and nothing is written unless every step
 passes for every artifact:
 
-1. **Path.** :func:`evalkit.safety.output.resolve_output_path` checks each path (workspace-relative,
-   no link, no control character, length limits, a writable folder; rules in
+1. **Path.** :func:`evalkit.safety.output.resolve_output_path` checks each path
+   (workspace-relative, no link, no control character, length limits, a writable folder; rules in
    :mod:`evalkit.safety.output`). An artifact never goes inside a fixture folder (a folder holding
    ``fixture.yaml``), where the loader would refuse the stranger, or replace one of its files,
    except a baseline as the fixture's ``baseline.json``; and no two artifacts of one write share
@@ -28,9 +28,9 @@ passes for every artifact:
    or endpoint, a private key or an API token; a hit raises ``LeakError`` naming the JSON
    location, never the value. HTML and notebooks are not shape-scanned: their embedded base64
    images look like paths; their paths are replaced by
-:func:`evalkit.report.export.scrub_notebook`. 4. **Write.**
-   :func:`evalkit.safety.output.write_texts_atomic`: temporary files, then renames; missing folders
-   are created now and removed again if the write fails.
+   :func:`evalkit.report.export.scrub_notebook`.
+4. **Write.** :func:`evalkit.safety.output.write_texts_atomic`: temporary files, then renames;
+   missing folders are created now and removed again if the write fails.
 
 ``allow_private_text=True`` skips steps 2 and 3: only for a report the user explicitly asked
 to contain private text (``evalkit report --allow-unredacted``).
