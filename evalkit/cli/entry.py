@@ -9,7 +9,12 @@ from __future__ import annotations
 
 import sys
 
-from evalkit.safety.interrupts import Interrupted, handle_signals, reraise_if_interrupted, written
+from evalkit.safety.interrupts import (
+    Interrupted,
+    handle_signals,
+    interrupted_line,
+    reraise_if_interrupted,
+)
 
 __all__ = ["console"]
 
@@ -25,11 +30,7 @@ def console() -> int:
                 raise
             return run()
     except Interrupted as stop:  # before main() took over, or after it returned
-        count = written()
-        done = (
-            f"{count} file(s) were written before it (complete)" if count else "nothing was written"
-        )
-        print(f"evalkit: interrupted ({stop}); {done}", file=sys.stderr)
+        print(interrupted_line(stop), file=sys.stderr)
         return stop.exit_code
 
 

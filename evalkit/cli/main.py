@@ -26,8 +26,8 @@ from evalkit.errors import EvalkitError, LeakError, SystemFailedError
 from evalkit.safety.interrupts import (
     Interrupted,
     handle_signals,
+    interrupted_line,
     reraise_if_interrupted,
-    written,
 )
 
 __all__ = ["main"]
@@ -83,7 +83,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 reraise_if_interrupted()
                 raise
     except Interrupted as stop:
-        print(f"evalkit: interrupted ({stop}); {_written()}", file=sys.stderr)
+        print(interrupted_line(stop), file=sys.stderr)
         return stop.exit_code
     except (LeakError, SystemFailedError) as error:  # a failed check or evaluation, not usage
         print_error(error)
@@ -91,15 +91,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except EvalkitError as error:
         print_error(error)
         return 2
-
-
-def _written() -> str:
-    """What an interrupted command left: nothing, or the files it had put in place (complete:
-    every write is atomic), which its own lines above named."""
-    count = written()
-    if not count:
-        return "nothing was written"
-    return f"{count} file(s) were written before it (complete), nothing else"
 
 
 def console() -> int:

@@ -271,8 +271,7 @@ def _stop_kernel_now(manager: _InterpreterKernelManager) -> None:
         with contextlib.suppress(Exception):
             process.kill()  # type: ignore[union-attr]
         _remove_kernel_files(manager)
-        reraise_if_interrupted()
-        raise
+        raise  # after a signal, evalkit.cli.main reports it as the interrupt it was
 
 
 @functools.cache
@@ -367,6 +366,7 @@ def execute_notebook(
             execution_timeout=timeout_s,
             **engine,
         )
+    # Before a NotebookError (which ``evalkit report`` turns into exit 1, not an interrupt):
     except PapermillExecutionError as error:
         reraise_if_interrupted()  # the kernel got the terminal's SIGINT too
         raise NotebookError(

@@ -28,10 +28,10 @@ __all__ = [
     "cancelled",
     "deferred",
     "handle_signals",
+    "interrupted_line",
     "raise_if_cancelled",
     "record_written",
     "reraise_if_interrupted",
-    "written",
 ]
 
 #: How often a thread that waits (on a socket, a backoff) checks :func:`cancelled`, in seconds.
@@ -80,6 +80,14 @@ def reraise_if_interrupted() -> None:
         raise Interrupted(_STATE.get("signum") or signal.SIGINT)
 
 
+def interrupted_line(stop: Interrupted) -> str:
+    """The one line an interrupted command ends with: the signal, and what it left (nothing,
+    or the files it had put in place, complete: every write is atomic)."""
+    count = _STATE["written"]  # files put in place since handle_signals() began
+    left = f"{count} file(s) were written before it (complete), nothing else"
+    return f"evalkit: interrupted ({stop}); {left if count else 'nothing was written'}"
+
+
 def _handler(signum: int, frame: FrameType | None) -> None:
     _CANCELLED.set()
     _STATE["signum"] = signum
@@ -109,11 +117,6 @@ def deferred() -> Iterator[None]:
 def record_written(count: int = 1) -> None:
     """Count files put in place (by :func:`evalkit.safety.output.write_texts_atomic`)."""
     _STATE["written"] += count
-
-
-def written() -> int:
-    """Files put in place since :func:`handle_signals` began."""
-    return _STATE["written"]
 
 
 @contextlib.contextmanager

@@ -37,12 +37,6 @@ def _shape_code(shapes: frozenset[str]) -> int:
     return sum(1 << bit for bit, shape in enumerate(_SHAPES) if shape in shapes)
 
 
-def _slice(chunks: Sequence[ChunkLike], start: int, stop: int) -> Sequence[ChunkLike]:
-    if isinstance(chunks, (list, tuple, RecordTable)):
-        return chunks[start:stop]
-    return [chunks[i] for i in range(start, min(stop, len(chunks)))]
-
-
 def _fields(chunks: Sequence[ChunkLike], names: Sequence[str]) -> list[list[Any]]:
     """The fields ``names`` of every chunk, one list per field (from the Arrow columns of a
     :class:`~evalkit.fixtures.records.RecordTable`)."""
