@@ -456,3 +456,14 @@ def test_prose_may_hold_keeps_declared_prose_and_never_a_credential(make_fixture
         load_fixture(make_fixture(lambda d: prose(d, ["posix_path", "url"], "; password = x1")))
     assert [p.field for p in credential.value.problems] == ["text"]
     assert "prose_may_hold" not in credential.value.problems[0].message
+
+
+def test_credential_and_prose_kinds_split_the_sensitive_kinds_exactly() -> None:
+    """Every kind the detector finds is either a credential (always refused) or a prose kind a
+    fixture may declare in prose_may_hold; the two lists live in different layers, so this keeps
+    them in step when a kind is added."""
+    from evalkit.fixtures.schema import PROSE_KINDS
+    from evalkit.safety.sensitive import CREDENTIAL_KINDS, SENSITIVE_KINDS
+
+    assert not CREDENTIAL_KINDS & set(PROSE_KINDS)
+    assert CREDENTIAL_KINDS | set(PROSE_KINDS) == set(SENSITIVE_KINDS)
