@@ -1,27 +1,43 @@
-"""Every exception and warning evalkit raises, in one place.
+"""Every exception and warning evalkit raises, in one place: each public exception class of
+evalkit is defined here, in one tree::
 
-Hierarchy::
+    Exception
+    ├── EvalkitError                            what evalkit raises on purpose
+    │   ├── FixtureError, ValueError            fixture or gates file breaks the schema;
+    │   │                                       ``.problems`` lists every problem found
+    │   ├── FormatError, ValueError             a qrels/run/BEIR file is unreadable
+    │   ├── MeasureError, ValueError            unknown measure name or parameter
+    │   │   └── TrecMeasureError                a ``-m`` trec_eval refuses; ``.exit_code``
+    │   ├── TrecEvalExit                        trec_eval stops: ``.exit_code``, ``.printed``
+    │   ├── InputError, ValueError              an argument has wrong shape or values
+    │   ├── UnknownNameError, LookupError       a registry has no entry of that name
+    │   ├── ProbeError, ValueError              a probe file breaks the probe schema
+    │   ├── DispatchError, RuntimeError         a probe could not run
+    │   ├── DeterminismError, RuntimeError      two repeats of one evaluation differ
+    │   ├── UnsafePathError, ValueError         an output path is unsafe
+    │   ├── OutputError, OSError                the file system refused an output write
+    │   ├── LeakError, RuntimeError             an artifact contains fixture text
+    │   ├── StaleBaselineError, ValueError      baseline of another evaluation definition
+    │   ├── NotebookError, RuntimeError         the report notebook failed to execute
+    │   ├── SystemFailedError, RuntimeError     a user's system raised
+    │   └── ExternalSystemError, RuntimeError   an ``http:`` system failed
+    ├── InputFileError(OSError)                 an input file cannot be read
+    └── YamlFileError(ValueError)               a small YAML file (a config) cannot be read
 
-    EvalkitError(Exception)
-    ├── FixtureError(EvalkitError, ValueError)       fixture or gates file breaks the schema;
-    │                                                ``.problems`` lists every problem found
-    ├── FormatError(EvalkitError, ValueError)        a qrels/run/BEIR file is unreadable
-    ├── MeasureError(EvalkitError, ValueError)       unknown measure name or parameter
-    ├── InputError(EvalkitError, ValueError)         an argument has wrong shape or values
-    ├── UnknownNameError(EvalkitError, LookupError)  a registry has no entry of that name
-    ├── ProbeError(EvalkitError, ValueError)         a probe file breaks the probe schema
-    ├── DispatchError(EvalkitError, RuntimeError)    a probe could not run
-    ├── DeterminismError(EvalkitError, RuntimeError) two repeats of one evaluation differ
-    ├── UnsafePathError(EvalkitError, ValueError)    an output path is unsafe
-    ├── OutputError(EvalkitError, OSError)           the file system refused an output write
-    ├── LeakError(EvalkitError, RuntimeError)        an artifact contains fixture text
-    ├── StaleBaselineError(EvalkitError, ValueError) baseline of another evaluation definition
-    ├── NotebookError(EvalkitError, RuntimeError)    the report notebook failed to execute
-    └── SystemFailedError(EvalkitError, RuntimeError) a user's system raised
+    BaseException                               a signal as control flow, not an Exception
+    ├── Interrupted(KeyboardInterrupt)          the command was stopped; ``.exit_code`` 130/143
+    └── WorkerInterrupted(SystemExit)           a forked worker was stopped
 
     EvalkitWarning(UserWarning)
-    ├── RunOnlyQueriesWarning                       a run has queries the qrels do not judge
-    └── RepeatedSymbolWarning                       a probe lists an expected symbol twice
+    ├── RunOnlyQueriesWarning                   a run has queries the qrels do not judge
+    └── RepeatedSymbolWarning                   a probe lists an expected symbol twice
+
+``A, B`` under ``EvalkitError`` reads ``class A(EvalkitError, B)``: an error is also the builtin
+it resembles. ``InputFileError`` and ``YamlFileError`` are the low-level readers' errors: their
+``.reason`` is a message fragment (never a path or content) that each reader's caller maps to
+its own ``EvalkitError``, naming the file. Foreign errors (PyYAML's, httpx's, pydantic's, an
+``OSError``) are mapped to one of these where evalkit calls the library; a module may keep a
+private exception (``_Stop``) for its own control flow, never letting it out.
 
 Messages say what is wrong, where (file, line or field, ID), what was expected, what was found and
 how to fix it. Messages never quote fixture text or secret values: IDs and field names only.
@@ -29,6 +45,7 @@ how to fix it. Messages never quote fixture text or secret values: IDs and field
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -37,9 +54,12 @@ __all__ = [
     "DispatchError",
     "EvalkitError",
     "EvalkitWarning",
+    "ExternalSystemError",
     "FixtureError",
     "FormatError",
     "InputError",
+    "InputFileError",
+    "Interrupted",
     "LeakError",
     "MeasureError",
     "NotebookError",
@@ -50,8 +70,12 @@ __all__ = [
     "RunOnlyQueriesWarning",
     "StaleBaselineError",
     "SystemFailedError",
+    "TrecEvalExit",
+    "TrecMeasureError",
     "UnknownNameError",
     "UnsafePathError",
+    "WorkerInterrupted",
+    "YamlFileError",
     "portable_error",
 ]
 
@@ -117,6 +141,24 @@ class MeasureError(EvalkitError, ValueError):
     """A measure name or parameter is unknown or malformed."""
 
 
+class TrecMeasureError(MeasureError):
+    """A ``-m`` argument trec_eval refuses: ``exit_code`` is trec_eval's (1: an illegal
+    measure, 2: a measure it cannot initialize, such as duplicate cutoffs)."""
+
+    def __init__(self, message: str, exit_code: int) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+class TrecEvalExit(EvalkitError):
+    """trec_eval stops with ``exit_code`` after printing ``printed`` (its lines so far)."""
+
+    def __init__(self, message: str, exit_code: int, printed: str) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+        self.printed = printed
+
+
 class InputError(EvalkitError, ValueError):
     """A DataFrame or argument handed to evalkit has the wrong columns, types or values."""
 
@@ -180,6 +222,44 @@ class SystemFailedError(EvalkitError, RuntimeError):
     error's ``__context__`` for debugging, and not shown with it (in the process that ran the
     system: an error from an ``evaluate(workers=...)`` process carries the message only). The
     command line exits 1, as for a failed evaluation."""
+
+
+class ExternalSystemError(EvalkitError, RuntimeError):
+    """An external system (HTTP service) failed; names the system and query ID only."""
+
+
+class InputFileError(OSError):
+    """An input file cannot be read; ``reason`` says why (no file content, no path)."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(reason)
+
+
+class YamlFileError(ValueError):
+    """A small YAML file cannot be read: ``reason`` says why and where (``line L, column C``),
+    never the file's content or path."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(reason)
+
+
+class Interrupted(KeyboardInterrupt):
+    """The command was stopped by ``signum``; ``exit_code`` is ``128 + signum`` (130, 143)."""
+
+    def __init__(self, signum: int) -> None:
+        self.signum = signum
+        self.exit_code = 128 + signum
+        super().__init__(signal.Signals(signum).name)
+
+
+class WorkerInterrupted(SystemExit):
+    """A forked worker was stopped by ``signum`` (its exit code ``128 + signum``)."""
+
+    def __init__(self, signum: int) -> None:
+        self.signum = signum
+        super().__init__(128 + signum)
 
 
 class EvalkitWarning(UserWarning):

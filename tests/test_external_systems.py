@@ -22,12 +22,11 @@ import pandas as pd
 import pytest
 from cli_runner import run_cli
 
-from evalkit.errors import InputError
+from evalkit.errors import ExternalSystemError, InputError
 from evalkit.fixtures import Fixture, generate_fixture, load_fixture
 from evalkit.run.evaluate import Evaluation, evaluate
 from evalkit.systems import FunctionRetriever
 from evalkit.systems.external import (
-    ExternalSystemError,
     HttpConfig,
     HttpRetriever,
     RunFileRetriever,

@@ -24,10 +24,11 @@ from typing import Any, ClassVar
 import pytest
 from cli_runner import run_cli
 
+from evalkit.errors import ExternalSystemError
 from evalkit.fixtures import Fixture, load_fixture
 from evalkit.run.evaluate import evaluate
 from evalkit.safety.canonical import text_hash
-from evalkit.systems.http import ExternalSystemError, HttpConfig, HttpRetriever
+from evalkit.systems.http import HttpConfig, HttpRetriever
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 COMMITTED = REPO / "fixtures" / "synthetic-bilingual-v1"

@@ -15,13 +15,13 @@ from typing import Any
 import pytest
 import yaml
 
-from evalkit.errors import FixtureError, FormatError, InputError, ProbeError
+from evalkit.errors import FixtureError, FormatError, InputError, InputFileError, ProbeError
 from evalkit.fixtures import Document, find_sensitive, load_fixture
 from evalkit.formats import read_beir, read_qrels, read_run
 from evalkit.gates.baseline import load_report
 from evalkit.gates.spec import load_gates
 from evalkit.probes import Probe, load_probes
-from evalkit.safety.inputs import MAX_DEPTH, InputFileError, load_json, read_input_bytes
+from evalkit.safety.inputs import MAX_DEPTH, load_json, read_input_bytes
 from evalkit.safety.yamlio import compose_and_load
 
 # --- non-regular files ------------------------------------------------------------------------

@@ -9,12 +9,8 @@ from __future__ import annotations
 
 import sys
 
-from evalkit.safety.interrupts import (
-    Interrupted,
-    handle_signals,
-    interrupted_line,
-    reraise_if_interrupted,
-)
+from evalkit.errors import Interrupted
+from evalkit.safety.interrupts import handle_signals, interrupted_line, reraise_if_interrupted
 
 __all__ = ["console"]
 

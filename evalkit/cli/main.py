@@ -22,13 +22,8 @@ from evalkit.cli.gates import _add_diff, _add_gate
 from evalkit.cli.measures import _add_trec_eval
 from evalkit.cli.probes import _add_probes
 from evalkit.cli.scan import _add_scan
-from evalkit.errors import EvalkitError, LeakError, SystemFailedError
-from evalkit.safety.interrupts import (
-    Interrupted,
-    handle_signals,
-    interrupted_line,
-    reraise_if_interrupted,
-)
+from evalkit.errors import EvalkitError, Interrupted, LeakError, SystemFailedError
+from evalkit.safety.interrupts import handle_signals, interrupted_line, reraise_if_interrupted
 
 __all__ = ["main"]
 

@@ -90,8 +90,7 @@ def _run_trec_eval(args: argparse.Namespace) -> int:
 
 def trec_eval_command(argv: Sequence[str]) -> int:
     """Run ``trec_eval argv``: print its lines on stdout, return its exit code."""
-    from evalkit.errors import InputError
-    from evalkit.measures.trec_eval import TrecEvalExit, TrecMeasureError
+    from evalkit.errors import InputError, TrecEvalExit, TrecMeasureError
 
     try:
         pairs, files = getopt.gnu_getopt(list(argv), _SHORT, list(_LONG))
@@ -248,11 +247,11 @@ def _lines(
 ) -> str:
     import numpy as np
 
+    from evalkit.errors import TrecEvalExit
     from evalkit.measures.diversity import diversity_measures, diversity_values
     from evalkit.measures.engine import score_ranking, source_ranking
     from evalkit.measures.stream import read_source
     from evalkit.measures.trec_eval import (
-        TrecEvalExit,
         format_lines,
         format_value,
         relstrings,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 
 from evalkit.cli.common import Handler, quoted, shown
-from evalkit.errors import InputError
+from evalkit.errors import InputError, InputFileError
 
 __all__: list[str] = []
 
@@ -35,7 +35,7 @@ def _add_scan(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handl
 
 def _run_scan(args: argparse.Namespace) -> int:
     from evalkit.fixtures import load_fixture
-    from evalkit.safety.inputs import InputFileError, read_input_bytes
+    from evalkit.safety.inputs import read_input_bytes
     from evalkit.safety.privacy import find_leaks, private_texts
 
     texts: list[tuple[str, str]] = []

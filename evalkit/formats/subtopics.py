@@ -24,9 +24,9 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from evalkit.errors import FormatError
+from evalkit.errors import FormatError, InputFileError
 from evalkit.formats.trec import PathLike, _fast_parse, _load_bytes
-from evalkit.safety.inputs import InputFileError, check_regular_file
+from evalkit.safety.inputs import check_regular_file
 
 __all__ = ["read_subtopic_qrels"]
 

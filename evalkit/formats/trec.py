@@ -30,9 +30,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from evalkit.errors import FormatError, InputError
+from evalkit.errors import FormatError, InputError, InputFileError
 from evalkit.safety.inputs import (
-    InputFileError,
     check_line_lengths,
     check_regular_file,
     read_input_bytes,

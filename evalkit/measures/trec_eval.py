@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from evalkit.errors import EvalkitError, MeasureError
+from evalkit.errors import MeasureError, TrecMeasureError
 from evalkit.measures.judged import JudgedRanking
 from evalkit.measures.names import (
     MEASURE_NAMES,
@@ -41,8 +41,6 @@ from evalkit.registry import did_you_mean
 
 __all__ = [
     "Column",
-    "TrecEvalExit",
-    "TrecMeasureError",
     "format_lines",
     "relstrings",
     "select_measures",
@@ -209,24 +207,6 @@ NICKNAMES: dict[str, tuple[str, ...]] = {
     "qrels_jg": ("runid", "num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg"),
 }
 _LONG_BASES = frozenset({"NumRet", "NumRel", "NumRelRet", "num_nonrel_judged_ret", "NumQ"})
-
-
-class TrecMeasureError(MeasureError):
-    """A ``-m`` argument trec_eval refuses: ``exit_code`` is trec_eval's (1: an illegal
-    measure, 2: a measure it cannot initialize, such as duplicate cutoffs)."""
-
-    def __init__(self, message: str, exit_code: int) -> None:
-        super().__init__(message)
-        self.exit_code = exit_code
-
-
-class TrecEvalExit(EvalkitError):
-    """trec_eval stops with ``exit_code`` after printing ``printed`` (its lines so far)."""
-
-    def __init__(self, message: str, exit_code: int, printed: str) -> None:
-        super().__init__(message)
-        self.exit_code = exit_code
-        self.printed = printed
 
 
 @dataclass(frozen=True)

@@ -27,9 +27,9 @@ from pydantic import (
     field_validator,
 )
 
-from evalkit.errors import ProbeError, Problem, RepeatedSymbolWarning
+from evalkit.errors import InputFileError, ProbeError, Problem, RepeatedSymbolWarning
 from evalkit.registry import did_you_mean
-from evalkit.safety.inputs import MAX_DEPTH, InputFileError, read_input_bytes
+from evalkit.safety.inputs import MAX_DEPTH, read_input_bytes
 from evalkit.safety.yamlio import (
     MAX_SMALL_YAML_BYTES,
     compose_and_load,

@@ -33,14 +33,14 @@ from typing import TYPE_CHECKING, Any, Final
 import pandas as pd
 from pandas.api.types import is_object_dtype
 
-from evalkit.errors import InputError
+from evalkit.errors import InputError, InputFileError
 from evalkit.report.handover import (
     VERDICT_PENDING,
     record_taken,
     wait_while_pending,
     write_atomically,
 )
-from evalkit.safety.inputs import InputFileError, load_json, read_input_bytes
+from evalkit.safety.inputs import load_json, read_input_bytes
 
 if TYPE_CHECKING:
     from evalkit.fixtures import Fixture

@@ -94,7 +94,7 @@ def run_repeats(  # noqa: PLR0917 - evaluate's own arguments, in its order
 
 def _stop_workers(pool: ProcessPoolExecutor, futures: Iterable[Future[SystemsRun]]) -> None:
     """Cancel the tasks not begun and send SIGTERM to the workers: each unwinds its task
-    (:class:`~evalkit.safety.interrupts.WorkerInterrupted`), removing its temporary store,
+    (:class:`~evalkit.errors.WorkerInterrupted`), removing its temporary store,
     and the pool's shutdown then waits for that. A worker still alive after
     :data:`_STOP_S` seconds is killed."""
     for future in futures:

@@ -51,10 +51,10 @@ from typing import TYPE_CHECKING, Any, Final
 
 import pandas as pd
 
-from evalkit.errors import InputError
+from evalkit.errors import InputError, InputFileError
 from evalkit.fixtures.rules import find_sensitive
 from evalkit.safety.canonical import canonical_hash, canonical_json
-from evalkit.safety.inputs import InputFileError, load_json, read_input_bytes
+from evalkit.safety.inputs import load_json, read_input_bytes
 from evalkit.safety.output import shown_path
 
 if TYPE_CHECKING:

@@ -22,12 +22,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, Final
 
-from evalkit.errors import InputError
+from evalkit.errors import InputError, InputFileError
 
 __all__ = [
     "MAX_DEPTH",
     "MAX_LINE_BYTES",
-    "InputFileError",
     "check_line_lengths",
     "check_regular_file",
     "find_input",
@@ -49,14 +48,6 @@ _KINDS: Final = (
     (stat.S_ISBLK, "is a block device"),
     (stat.S_ISSOCK, "is a socket"),
 )
-
-
-class InputFileError(OSError):
-    """An input file cannot be read; ``reason`` says why (no file content, no path)."""
-
-    def __init__(self, reason: str) -> None:
-        self.reason = reason
-        super().__init__(reason)
 
 
 def _kind_problem(mode: int) -> str | None:

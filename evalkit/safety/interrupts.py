@@ -21,10 +21,10 @@ from collections.abc import Iterator
 from types import FrameType
 from typing import Final
 
+from evalkit.errors import Interrupted, WorkerInterrupted
+
 __all__ = [
     "POLL_S",
-    "Interrupted",
-    "WorkerInterrupted",
     "cancelled",
     "deferred",
     "handle_signals",
@@ -42,23 +42,6 @@ _CANCELLED = threading.Event()
 _OWNER: list[int] = []  # the pid of the process that installed the handler
 _DEFERRED: list[int] = []  # signals that arrived inside deferred(), raised when it ends
 _STATE = {"deferring": 0, "written": 0}
-
-
-class Interrupted(KeyboardInterrupt):
-    """The command was stopped by ``signum``; ``exit_code`` is ``128 + signum`` (130, 143)."""
-
-    def __init__(self, signum: int) -> None:
-        self.signum = signum
-        self.exit_code = 128 + signum
-        super().__init__(signal.Signals(signum).name)
-
-
-class WorkerInterrupted(SystemExit):
-    """A forked worker was stopped by ``signum`` (its exit code ``128 + signum``)."""
-
-    def __init__(self, signum: int) -> None:
-        self.signum = signum
-        super().__init__(128 + signum)
 
 
 def cancelled() -> bool:

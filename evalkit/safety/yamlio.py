@@ -45,8 +45,8 @@ from yaml.events import (
 )
 
 from evalkit import forking
-from evalkit.errors import Problem
-from evalkit.safety.inputs import MAX_DEPTH, InputFileError, read_input_bytes
+from evalkit.errors import InputFileError, Problem, YamlFileError
+from evalkit.safety.inputs import MAX_DEPTH, read_input_bytes
 
 if TYPE_CHECKING:
     from evalkit.forking import ForkedCall
@@ -59,7 +59,6 @@ __all__ = [
     "FlowList",
     "SplitItems",
     "StrictLoader",
-    "YamlFileError",
     "bounded_int",
     "compose_and_load",
     "dump_yaml",
@@ -183,15 +182,6 @@ def syntax_problem(error: yaml.YAMLError, name: str) -> Problem:
         "",
         f"is not valid YAML ({detail}, column {mark.column + 1}); fix the syntax",
     )
-
-
-class YamlFileError(ValueError):
-    """A small YAML file cannot be read: ``reason`` says why and where (``line L, column C``),
-    never the file's content or path."""
-
-    def __init__(self, reason: str) -> None:
-        self.reason = reason
-        super().__init__(reason)
 
 
 def read_yaml_file(path: str | os.PathLike[str], *, max_bytes: int = MAX_SMALL_YAML_BYTES) -> Any:

@@ -49,12 +49,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from evalkit.errors import FormatError, InputError
-from evalkit.safety.inputs import InputFileError, check_line_lengths, read_input_bytes
+from evalkit.errors import FormatError, InputError, InputFileError
+from evalkit.safety.inputs import check_line_lengths, read_input_bytes
 from evalkit.safety.names import check_name
 from evalkit.systems.http import (
     HTTP_PREFIX,
-    ExternalSystemError,
     HttpConfig,
     HttpRetriever,
     http_env_name,
@@ -64,7 +63,6 @@ from evalkit.systems.protocol import BaseRetriever, ChunkLike, Hit, QueryLike
 __all__ = [
     "HTTP_PREFIX",
     "RUN_PREFIX",
-    "ExternalSystemError",
     "HttpConfig",
     "HttpRetriever",
     "RunFileRetriever",

@@ -61,7 +61,7 @@ import httpcore
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from evalkit.errors import EvalkitError, InputError
+from evalkit.errors import ExternalSystemError, InputError, YamlFileError
 from evalkit.safety.canonical import canonical_hash, text_hash
 from evalkit.safety.inputs import load_json
 from evalkit.safety.interrupts import POLL_S, cancelled
@@ -70,7 +70,6 @@ from evalkit.systems.protocol import BaseRetriever, ChunkLike, Hit, QueryLike
 
 __all__ = [
     "HTTP_PREFIX",
-    "ExternalSystemError",
     "HttpConfig",
     "HttpRetriever",
     "http_env_name",
@@ -85,10 +84,6 @@ _RETRY_STATUS: Final = frozenset({408, 425, 429, 500, 502, 503, 504})
 _MAX_REDIRECTS: Final = 5
 #: Largest HTTP config file read, in bytes (a config is a few hundred bytes).
 MAX_CONFIG_BYTES: Final = 1_000_000
-
-
-class ExternalSystemError(EvalkitError, RuntimeError):
-    """An external system (HTTP service) failed; names the system and query ID only."""
 
 
 def http_env_name(name: str, what: str = "URL") -> str:
@@ -148,7 +143,7 @@ def load_http_config(path: str | os.PathLike[str], system: str) -> HttpConfig:
     """Read and validate an :class:`HttpConfig` YAML file through the one safe YAML reader
     (regular file, at most :data:`MAX_CONFIG_BYTES`, no anchors or aliases, bounded depth);
     an :class:`InputError` names the line and column, or the fields."""
-    from evalkit.safety.yamlio import YamlFileError, read_yaml_file
+    from evalkit.safety.yamlio import read_yaml_file
 
     where = f"http system {system!r}: its config ({http_env_name(system, 'CONFIG')})"
     try:
