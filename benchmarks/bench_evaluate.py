@@ -47,7 +47,7 @@ def run_one(  # noqa: PLR0917 - a benchmark's flat argument list
     fixture_dir: str | None = None,
 ) -> dict[str, float]:
     from evalkit.fixtures import generate_fixture, load_fixture
-    from evalkit.run.evaluate import evaluate
+    from evalkit.run import evaluate
 
     if fixture_dir is not None:
         fixture = load_fixture(fixture_dir)

@@ -96,7 +96,7 @@ timed("imports", imports)
 
 from evalkit.report import plots
 from evalkit.report import tables as report_tables
-from evalkit.run.evaluate import evaluate
+from evalkit.run._evaluate import evaluate
 from evalkit.fixtures import load_fixture
 from evalkit.report.parameters import notebook_parameters, DEFAULT_REPORT_NOTEBOOK
 

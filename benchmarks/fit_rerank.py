@@ -53,7 +53,7 @@ from typing import Final
 import numpy as np
 
 from evalkit.fixtures import AliasTable, Fixture, generate_fixture, load_fixture
-from evalkit.run.evaluate import evaluate
+from evalkit.run import evaluate
 from evalkit.systems.reference import SYSTEMS
 from evalkit.systems.rerank import HeuristicReranker
 from evalkit.systems.rerank_features import FEATURE_NAMES

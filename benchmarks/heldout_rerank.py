@@ -25,7 +25,7 @@ from typing import Final
 import pandas as pd
 
 from evalkit.fixtures import Fixture, generate_fixture, load_fixture
-from evalkit.run.evaluate import evaluate
+from evalkit.run import evaluate
 from evalkit.systems.protocol import Retriever
 from evalkit.systems.reference import REFERENCE_SYSTEMS, SYSTEMS
 from evalkit.systems.rerank import HeuristicReranker

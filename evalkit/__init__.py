@@ -10,9 +10,7 @@ The names are resolved on first use (PEP 562): ``import evalkit.measures`` or
 
 from __future__ import annotations
 
-import sys
-import types
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from evalkit._lazy import lazy_attributes
 
@@ -22,10 +20,8 @@ if TYPE_CHECKING:
     from evalkit.formats import read_beir, read_qrels, read_run, write_qrels, write_run
     from evalkit.measures import aggregate, parse_measure, score
     from evalkit.report.verdict import Verdict, build_verdict
-    from evalkit.run.evaluate import Evaluation, evaluate
-    from evalkit.run.report_json import write_report
-    from evalkit.stats.multi import anova, randomized_tukey_hsd, tukey_hsd
-    from evalkit.stats.paired import compare, summarize_with_ci
+    from evalkit.run import Evaluation, evaluate, write_report
+    from evalkit.stats import anova, compare, randomized_tukey_hsd, summarize_with_ci, tukey_hsd
     from evalkit.systems import SYSTEMS, BaseRetriever, FunctionRetriever, Hit, Retriever
 
 __version__ = "0.1.0"
@@ -61,10 +57,10 @@ __all__ = [
     "write_run",
 ]
 
-# public name -> the module that defines it
+# public name -> the package (or module) it is taken from
 _MODULE_OF = {
-    "Evaluation": "evalkit.run.evaluate",
-    "evaluate": "evalkit.run.evaluate",
+    "Evaluation": "evalkit.run",
+    "evaluate": "evalkit.run",
     "Fixture": "evalkit.fixtures",
     "generate_fixture": "evalkit.fixtures",
     "load_fixture": "evalkit.fixtures",
@@ -78,12 +74,12 @@ _MODULE_OF = {
     "aggregate": "evalkit.measures",
     "parse_measure": "evalkit.measures",
     "score": "evalkit.measures",
-    "write_report": "evalkit.run.report_json",
-    "compare": "evalkit.stats.paired",
-    "summarize_with_ci": "evalkit.stats.paired",
-    "anova": "evalkit.stats.multi",
-    "tukey_hsd": "evalkit.stats.multi",
-    "randomized_tukey_hsd": "evalkit.stats.multi",
+    "write_report": "evalkit.run",
+    "compare": "evalkit.stats",
+    "summarize_with_ci": "evalkit.stats",
+    "anova": "evalkit.stats",
+    "tukey_hsd": "evalkit.stats",
+    "randomized_tukey_hsd": "evalkit.stats",
     "SYSTEMS": "evalkit.systems",
     "BaseRetriever": "evalkit.systems",
     "FunctionRetriever": "evalkit.systems",
@@ -95,24 +91,3 @@ _MODULE_OF = {
 
 
 __getattr__, __dir__ = lazy_attributes(__name__, globals(), _MODULE_OF)
-
-
-class _Package(types.ModuleType):
-    """Keeps a public name bound to its value when a same-named submodule is imported.
-
-    Importing ``evalkit.run.evaluate`` (the module) binds the package attribute ``evaluate``; as
-    with an eager ``from evalkit.run.evaluate import evaluate``, ``evalkit.run.evaluate`` stays the
-    function.
-    """
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if (
-            isinstance(value, types.ModuleType)
-            and _MODULE_OF.get(name) == value.__name__
-            and hasattr(value, name)
-        ):
-            value = getattr(value, name)
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package

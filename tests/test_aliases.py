@@ -20,7 +20,7 @@ from evalkit.fixtures import (
     load_fixture,
     validate_fixture,
 )
-from evalkit.run.evaluate import evaluate
+from evalkit.run import evaluate
 from evalkit.run.report_json import build_report
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -23,7 +23,7 @@ from known_item import write_known_item_beir
 from evalkit.fixtures.beir import fixture_from_beir
 from evalkit.formats import read_beir
 from evalkit.measures import score
-from evalkit.run.evaluate import evaluate
+from evalkit.run import evaluate
 from evalkit.systems.text import STOPWORDS
 
 DEPTH = 100

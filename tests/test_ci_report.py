@@ -45,7 +45,7 @@ def tree(root: pathlib.Path) -> list[str]:
 def committed() -> tuple[Any, Any, Any]:
     """(evaluation, gate results, baseline) of the five reference systems, committed fixture."""
     from evalkit.fixtures import load_fixture
-    from evalkit.run.evaluate import evaluate
+    from evalkit.run import evaluate
 
     evaluation = evaluate(load_fixture(FIXTURE_DIR), repeats=2)
     baseline = load_report(FIXTURE_DIR / "baseline.json")
@@ -434,7 +434,7 @@ class AbstainsOnNoAnswer:
 
 def test_a_lower_no_answer_fp_is_a_significant_improvement() -> None:
     from evalkit.fixtures.generate import generate_fixture
-    from evalkit.run.evaluate import evaluate
+    from evalkit.run import evaluate
 
     fixture = generate_fixture(7, queries=80, no_answer_fraction=0.4)
     no_answer = frozenset(q.id for q in fixture.queries if not q.answerable)

@@ -16,7 +16,7 @@ import pytest
 from cli_runner import run_cli
 
 from evalkit.fixtures import load_fixture
-from evalkit.run.evaluate import evaluate
+from evalkit.run import evaluate
 
 CRANFIELD = Path(__file__).resolve().parents[2] / "shared" / "data" / "cranfield"
 GRADE_MAP = "4:3,3:2,2:1,1:1,5:0"

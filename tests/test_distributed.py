@@ -20,7 +20,7 @@ dd = pytest.importorskip("dask.dataframe")
 from evalkit.errors import InputError, RunOnlyQueriesWarning  # noqa: E402
 from evalkit.fixtures import load_fixture  # noqa: E402
 from evalkit.measures import score  # noqa: E402
-from evalkit.run.evaluate import evaluate  # noqa: E402
+from evalkit.run import evaluate  # noqa: E402
 from tests.nasty_runs import every_measure, nasty  # noqa: E402
 from tests.test_stream import write_parquet, write_text  # noqa: E402
 

@@ -20,7 +20,7 @@ from evalkit.fixtures import Fixture, Judgment
 from evalkit.fixtures.dump import dump_fixture
 from evalkit.fixtures.generate import generate_fixture
 from evalkit.measures.documents import document_judgments
-from evalkit.run.evaluate import evaluate
+from evalkit.run import evaluate
 from evalkit.systems.external import RunFileRetriever, external_system
 
 # named alike in evalkit and ir_measures, with the same (trec_eval) definitions

@@ -15,7 +15,7 @@ import pytest
 from evalkit.cli.main import main
 from evalkit.errors import DeterminismError, InputError
 from evalkit.fixtures import Fixture, load_fixture
-from evalkit.run.evaluate import Evaluation, evaluate
+from evalkit.run import Evaluation, evaluate
 from evalkit.systems import FunctionRetriever
 
 RANKINGS = {

@@ -26,7 +26,7 @@ from evalkit.report.kernel import execute_notebook
 from evalkit.report.notebook import EVALUATION_DIR_PARAMETER, render_report
 from evalkit.report.parameters import DEFAULT_REPORT_NOTEBOOK
 from evalkit.report.verdict import GatedVerdict, Verdict, gate_and_judge
-from evalkit.run.evaluate import Evaluation, evaluate
+from evalkit.run import Evaluation, evaluate
 from evalkit.safety.canonical import canonical_json
 
 

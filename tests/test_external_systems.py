@@ -24,7 +24,7 @@ from cli_runner import run_cli
 
 from evalkit.errors import ExternalSystemError, InputError
 from evalkit.fixtures import Fixture, generate_fixture, load_fixture
-from evalkit.run.evaluate import Evaluation, evaluate
+from evalkit.run import Evaluation, evaluate
 from evalkit.systems import FunctionRetriever
 from evalkit.systems.external import (
     HttpConfig,

@@ -36,7 +36,7 @@ from evalkit.fixtures.diff import fixture_content_hash
 from evalkit.fixtures.dump import dump_fixture
 from evalkit.fixtures.records import RecordTable
 from evalkit.fixtures.versioning import last_release, read_releases
-from evalkit.run.evaluate import evaluate
+from evalkit.run import evaluate
 
 REPO = Path(__file__).resolve().parents[1]
 COMMITTED = [

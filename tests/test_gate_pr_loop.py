@@ -20,7 +20,7 @@ from junitparser import Error, Failure, JUnitXml
 
 from evalkit.fixtures import dump_fixture, generate_fixture
 from evalkit.formats import write_run
-from evalkit.run.evaluate import evaluate
+from evalkit.run import evaluate
 
 GATES = "schema: evalkit.gates/1\nbaseline:\n  path: baseline.json\n  systems: [my-system]\n"
 CI = ["--junit", "ci/gates.xml", "--markdown", "ci/summary.md"]

@@ -186,7 +186,7 @@ def demoted_queries(count: int) -> frozenset[str]:
 def degraded_runs() -> dict[int, tuple[Any, Any]]:
     """``{queries demoted: (report, baseline)}`` of hybrid-rerank on the committed fixture."""
     from evalkit.fixtures import load_fixture
-    from evalkit.run.evaluate import evaluate
+    from evalkit.run import evaluate
     from evalkit.systems import resolve_system
 
     fixture = load_fixture(FIXTURE_DIR)

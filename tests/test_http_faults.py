@@ -26,7 +26,7 @@ from cli_runner import run_cli
 
 from evalkit.errors import ExternalSystemError
 from evalkit.fixtures import Fixture, load_fixture
-from evalkit.run.evaluate import evaluate
+from evalkit.run import evaluate
 from evalkit.safety.canonical import text_hash
 from evalkit.systems.http import HttpConfig, HttpRetriever
 

@@ -420,7 +420,7 @@ def test_policy_errors() -> None:
 def test_chunking_changes_the_definition_hash(
     beir_folder: pathlib.Path, tmp_path: pathlib.Path
 ) -> None:
-    from evalkit.run.evaluate import evaluate
+    from evalkit.run import evaluate
 
     hashes = []
     for size in ("2000", "3000"):

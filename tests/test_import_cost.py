@@ -28,7 +28,7 @@ def _loaded_after(code: str, modules: list[str]) -> list[str]:
 
 def test_the_report_path_does_not_load_scipy_stats() -> None:
     code = """
-    from evalkit.run.evaluate import evaluate
+    from evalkit.run._evaluate import evaluate
     from evalkit.fixtures import generate_fixture
     from evalkit.report.tables import ablation_table, paired_comparisons, all_pairs_table
     from evalkit.report.verdict import build_verdict

@@ -15,7 +15,7 @@ from evalkit.errors import FixtureError, InputError, UnknownNameError
 from evalkit.fixtures import load_fixture
 from evalkit.gates.spec import load_gates
 from evalkit.registry import Registry
-from evalkit.run.evaluate import evaluate
+from evalkit.run import evaluate
 from evalkit.safety.names import check_name, name_problem
 from evalkit.systems import BaseRetriever, FunctionRetriever, Hit
 from evalkit.systems.protocol import load_factory

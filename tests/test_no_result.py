@@ -8,7 +8,7 @@ import pytest
 
 from evalkit.fixtures import load_fixture
 from evalkit.gates.check import higher_is_better
-from evalkit.run.evaluate import evaluate
+from evalkit.run import evaluate
 from evalkit.systems import FunctionRetriever
 
 

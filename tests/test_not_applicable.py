@@ -27,7 +27,7 @@ from evalkit.gates.spec import Gates
 from evalkit.report.ci import gates_markdown
 from evalkit.report.tables import ablation_table, all_pairs_table, query_measures, style_ablation
 from evalkit.report.verdict import build_verdict, change_matrix
-from evalkit.run.evaluate import Evaluation, evaluate
+from evalkit.run import Evaluation, evaluate
 from evalkit.safety.canonical import canonical_json
 from evalkit.stats.paired import compare, summarize_with_ci
 

@@ -64,7 +64,7 @@ from evalkit.report.tables import (
     text_hash,
     worst_queries,
 )
-from evalkit.run.evaluate import evaluate
+from evalkit.run import evaluate
 from evalkit.safety.privacy import find_leaks, private_texts
 
 REPO = Path(__file__).resolve().parent.parent

@@ -1,4 +1,4 @@
-"""``evaluate(..., workers=N)`` (:mod:`evalkit.run.parallel`): the systems run in forked worker
+"""``evaluate(..., workers=N)`` (:mod:`evalkit.run._parallel`): the systems run in forked worker
 processes and the evaluation is the serial one; errors come back as the serial loop raises
 them."""
 
@@ -12,8 +12,8 @@ import pytest
 
 from evalkit.errors import DeterminismError, InputError
 from evalkit.fixtures import generate_fixture
-from evalkit.run.evaluate import evaluate
-from evalkit.run.parallel import fork_available
+from evalkit.run import evaluate
+from evalkit.run._parallel import fork_available
 from tests.test_stream import write_text
 
 pytestmark = pytest.mark.skipif(not fork_available(), reason="no fork on this platform")

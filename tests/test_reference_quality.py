@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 from evalkit.fixtures import load_fixture
-from evalkit.run.evaluate import Evaluation, evaluate
+from evalkit.run import Evaluation, evaluate
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 HELD_OUT = FIXTURES / "synthetic-bilingual-v1"

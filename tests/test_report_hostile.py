@@ -42,7 +42,7 @@ from evalkit.fixtures import dump_fixture, generate_fixture, load_fixture
 from evalkit.gates.baseline import write_baseline
 from evalkit.report.export import export_html
 from evalkit.report.render import CONTENT_SECURITY_POLICY, WORD_JOINER
-from evalkit.run.evaluate import evaluate
+from evalkit.run import evaluate
 
 DATA = Path(__file__).resolve().parent / "data"
 HOSTILE_FIXTURE = DATA / "hostile-fixture"

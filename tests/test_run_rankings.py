@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from evalkit.fixtures import load_fixture
-from evalkit.run.evaluate import evaluate
+from evalkit.run import evaluate
 from tests.cli_runner import run_cli
 
 REPO = Path(__file__).resolve().parents[1]

@@ -32,7 +32,7 @@ def test_each_file_names_its_origin_and_licence() -> None:
 
 def test_the_reference_systems_do_not_import_bm25s_or_numba() -> None:
     probe = (
-        "import sys, evalkit.systems.reference, evalkit.run.evaluate; "
+        "import sys, evalkit.systems.reference, evalkit.run._evaluate; "
         "print('bm25s' in sys.modules, 'numba' in sys.modules)"
     )
     result = subprocess.run(

@@ -18,7 +18,7 @@ import pytest
 from evalkit import forking
 from evalkit.fixtures import generate_fixture
 from evalkit.fixtures.schema import Chunk
-from evalkit.run.evaluate import evaluate
+from evalkit.run import evaluate
 from evalkit.systems import store as store_module
 from evalkit.systems.lexical import LexicalRetriever
 from evalkit.systems.store import ChunkStore, chunk_texts

@@ -30,7 +30,7 @@ from evalkit.gates.check import (
 )
 from evalkit.gates.spec import Gates
 from evalkit.report.parameters import check_report_parameters
-from evalkit.run.evaluate import DEFAULT_RANKING_MEASURES, default_measures, evaluate
+from evalkit.run import DEFAULT_RANKING_MEASURES, default_measures, evaluate
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 FIXTURE_DIR = REPO / "fixtures" / "synthetic-bilingual-v1"

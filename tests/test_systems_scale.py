@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from system_inputs import Chunk
 
 from evalkit.fixtures import generate_fixture
-from evalkit.run.evaluate import evaluate
+from evalkit.run import evaluate
 from evalkit.systems import store as store_module
 from evalkit.systems import vectors as vectors_module
 from evalkit.systems.lexical import LexicalRetriever

@@ -13,7 +13,7 @@ import pytest
 from evalkit.cli.main import main
 from evalkit.errors import InputError, SystemFailedError
 from evalkit.fixtures import load_fixture
-from evalkit.run.evaluate import evaluate
+from evalkit.run import evaluate
 from evalkit.systems import load_factory
 
 SECRET = "the query text the exception quotes"

@@ -8,7 +8,7 @@ import pandas as pd
 from evalkit.fixtures import generate_fixture
 from evalkit.report.tables import ordered_comparisons, paired_comparisons
 from evalkit.report.verdict import build_verdict
-from evalkit.run.evaluate import evaluate
+from evalkit.run import evaluate
 
 
 def test_the_verdicts_comparisons_are_the_paired_comparisons() -> None:

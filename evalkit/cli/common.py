@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Final
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from evalkit.run.evaluate import Evaluation
+    from evalkit.run import Evaluation
     from evalkit.safety.privacy import PrivateText
 
 __all__ = [
@@ -126,7 +126,7 @@ def evaluate_fixture(args: argparse.Namespace, *, progress: bool = False) -> Eva
     """Load ``args.fixture`` and evaluate it with ``args.systems``, ``args.k``, ``args.repeats``."""
     from evalkit.fixtures import load_fixture
     from evalkit.measures.aliases import measure_list
-    from evalkit.run.evaluate import evaluate
+    from evalkit.run import evaluate
 
     measures = measure_list(args.measures) if getattr(args, "measures", None) else None
     fixture = load_fixture(args.fixture)

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from evalkit.gates.spec import BaselineGate
-    from evalkit.run.evaluate import Evaluation
+    from evalkit.run import Evaluation
 
 
 # --- gate -----------------------------------------------------------------------------------

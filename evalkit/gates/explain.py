@@ -58,7 +58,7 @@ def worst_queries(
     """For each row of ``results`` (a :func:`~evalkit.gates.check.check_gates` frame), the IDs
     of at most ``n`` worst queries (rules in the module docstring; empty for a row that did
     not fail). ``per_query`` has columns ``system, query_id, measure, value, language`` (the
-    evaluation's :attr:`~evalkit.run.evaluate.Evaluation.per_query`); ``baseline`` is the
+    evaluation's :attr:`~evalkit.run.Evaluation.per_query`); ``baseline`` is the
     baseline dict the baseline checks compared with."""
     previous = report_per_query(baseline, "baseline") if baseline is not None else {}
     worst: list[list[str]] = []

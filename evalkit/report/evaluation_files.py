@@ -1,4 +1,4 @@
-"""An :class:`~evalkit.run.evaluate.Evaluation` written to a folder and read back, exactly.
+"""An :class:`~evalkit.run.Evaluation` written to a folder and read back, exactly.
 
 ``evalkit report`` evaluates in its own process while the notebook's kernel starts (two cores at
 work instead of one) and hands the result to the notebook through such a folder, in a private
@@ -45,7 +45,7 @@ from evalkit.safety.inputs import load_json, read_input_bytes
 if TYPE_CHECKING:
     from evalkit.fixtures import Fixture
     from evalkit.report.verdict import GatedVerdict
-    from evalkit.run.evaluate import Evaluation
+    from evalkit.run import Evaluation
 
 __all__ = [
     "load_evaluation",
@@ -74,7 +74,7 @@ def save_evaluation(
     report: Mapping[str, Any] | None = None,
 ) -> Path:
     """Write ``evaluation`` into ``folder`` (created if missing; a private place, see module
-    docs); the folder's path. ``report``, its :meth:`~evalkit.run.evaluate.Evaluation.to_report`
+    docs); the folder's path. ``report``, its :meth:`~evalkit.run.Evaluation.to_report`
     when already computed, is kept too (:func:`load_saved_report`)."""
     from evalkit.fixtures.diff import fixture_content_hash
 
@@ -139,7 +139,7 @@ def _read_frame(path: Path, what: str) -> pd.DataFrame:
 def load_evaluation(folder: str | os.PathLike[str], fixture: Fixture) -> Evaluation:
     """The evaluation :func:`save_evaluation` wrote into ``folder``, of ``fixture``."""
     from evalkit.fixtures.diff import fixture_content_hash
-    from evalkit.run.evaluate import Evaluation
+    from evalkit.run import Evaluation
 
     source = Path(folder)
     meta = _read_json(source / _META, "evaluation")

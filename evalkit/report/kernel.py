@@ -187,7 +187,7 @@ REPORT_KERNEL_PRELOAD: Final = (
     "matplotlib_inline.backend_inline",
     "evalkit.fixtures.load",  # load_fixture, the models and the rules
     "evalkit.fixtures.diff",  # the fixture's content hash, checked by load_evaluation
-    "evalkit.run.evaluate",
+    "evalkit.run._evaluate",
     "evalkit.report.evaluation_files",
     "evalkit.report.plots",
     "evalkit.report.render",

@@ -83,7 +83,7 @@ from evalkit.safety.privacy import PrivateText
 
 if TYPE_CHECKING:
     from evalkit.fixtures import Fixture
-    from evalkit.run.evaluate import Evaluation
+    from evalkit.run import Evaluation
 
 __all__ = [
     "DEFAULT_REPORT_NOTEBOOK",
@@ -106,7 +106,7 @@ REPORT_REPEATS: Final = 2
 
 def _evaluate_for_notebook(fixture: Fixture, parameters: Mapping[str, Any]) -> Evaluation:
     """The evaluation the report notebook's setup cell would run, with its parameters."""
-    from evalkit.run.evaluate import evaluate
+    from evalkit.run import evaluate
 
     names = [s.strip() for s in str(parameters["systems"]).split(",") if s.strip()]
     measures = str(parameters.get("measures") or "")
@@ -122,7 +122,7 @@ def _evaluate_for_notebook(fixture: Fixture, parameters: Mapping[str, Any]) -> E
 
 
 def _report_workers() -> int:
-    """Processes for the report's evaluation (:mod:`evalkit.run.parallel`): this machine's cores
+    """Processes for the report's evaluation (``evaluate(workers=...)``): this machine's cores
     but one, which the kernel needs while it imports, at most 4. On 2 cores that is 1: two
     workers beside the importing kernel measured slower than one (2.1-2.2 s against 2.0 s)."""
     return max(1, min(4, usable_cores() - 1))

@@ -12,7 +12,7 @@ Conventions:
   column where every system sits at the worst value has no winner to show).
 - Systems keep the order given in ``systems``; measures the order given in ``measures``.
 - A measure that does not apply (NaN for every query: the span measures on a fixture without
-  spans, :mod:`evalkit.run.evaluate`) keeps its row or column, shown as ``n/a`` (``NA_TEXT``),
+  spans, :func:`evalkit.run.evaluate`) keeps its row or column, shown as ``n/a`` (``NA_TEXT``),
   and is never best.
 - Confidence intervals and p-values come from :mod:`evalkit.stats.paired` with an explicit ``seed``.
 """

@@ -1,6 +1,6 @@
 """The verdict a reader needs before merging: gates, significant changes, headline numbers.
 
-:func:`build_verdict` turns an :class:`~evalkit.run.evaluate.Evaluation`, its gate results
+:func:`build_verdict` turns an :class:`~evalkit.run.Evaluation`, its gate results
 (:func:`evalkit.gates.check.check_gates`) and the paired comparisons of every system against a base
 system (:func:`evalkit.stats.paired.compare`, randomization test, corrected over all rows) into a
 frozen :class:`Verdict` of tidy frames. Everything in it is an ID, a measure name or a number.
@@ -16,7 +16,7 @@ frozen :class:`Verdict` of tidy frames. Everything in it is an ID, a measure nam
   interval (:func:`evalkit.stats.paired.summarize_with_ci`, the same numbers as the report's
   ablation table for the same ``n_resamples`` and ``seed``).
 - **Not applicable** measures (NaN for every query: the span measures on a fixture without
-  spans, :mod:`evalkit.run.evaluate`) are never counted: they are not compared, so never a
+  spans, :func:`evalkit.run.evaluate`) are never counted: they are not compared, so never a
   significant change, and never a primary measure; :func:`change_matrix` shows them as
   ``n/a``.
 """
@@ -42,7 +42,7 @@ from evalkit.registry import did_you_mean
 from evalkit.stats.paired import compare, summarize_with_ci
 
 if TYPE_CHECKING:
-    from evalkit.run.evaluate import Evaluation
+    from evalkit.run import Evaluation
 
 __all__ = [
     "CHANGE_COLUMNS",
@@ -104,7 +104,7 @@ interval of the mean."""
 
 MEAN_COLUMNS: Final = ("system", "measure", "n", "mean")
 """Columns of :attr:`Verdict.means`: every measure's mean per system (the ablation table's
-means, :meth:`evalkit.run.evaluate.Evaluation.summary`), systems and measures in evaluation
+means, :meth:`evalkit.run.Evaluation.summary`), systems and measures in evaluation
 order."""
 
 
@@ -202,7 +202,7 @@ def gate_and_judge(
     seed: int = 0,
 ) -> GatedVerdict:
     """Check the fixture's gates (``fixture_dir/gates.yaml``, if any) on ``report`` (the
-    evaluation's :meth:`~evalkit.run.evaluate.Evaluation.to_report`) and build the verdict.
+    evaluation's :meth:`~evalkit.run.Evaluation.to_report`) and build the verdict.
 
     The gates compare against ``baseline`` (a report or baseline dict) when given, else the
     baseline their file names; a stale baseline (e.g. made for another k) is left out, and

@@ -1,11 +1,16 @@
-"""Running systems over a fixture and scoring them: :func:`~evalkit.run.evaluate.evaluate`.
+"""Running systems over a fixture and scoring them: :func:`evaluate` and its
+:class:`Evaluation` frames, and the privacy-safe JSON report of an evaluation.
 
-- :mod:`~evalkit.run.evaluate`: the one-process evaluation and the :class:`Evaluation` frames.
-- :mod:`~evalkit.run.systems_run`: one system's run and the merge of runs, shared by the three
-  ways of running (in process, forked repeats, Dask).
-- :mod:`~evalkit.run.parallel`: repeats in forked processes.
-- :mod:`~evalkit.run.distributed`: systems and scoring on a Dask cluster (the ``dask`` extra).
-- :mod:`~evalkit.run.report_json`: the privacy-safe JSON report of an evaluation.
+- ``_evaluate``: the one-process evaluation and the :class:`Evaluation` frames.
+- ``_systems_run``: one system's run and the merge of runs, shared by the three ways of running
+  (in process, forked repeats, Dask).
+- ``_parallel``: repeats in forked processes (``evaluate(workers=...)``).
+- :mod:`~evalkit.run.distributed`: systems on a Dask cluster (``evaluate(client=...)``, the
+  ``dask`` extra: the one module of this package that imports it).
+- :mod:`~evalkit.run.report_json`: the privacy-safe JSON report of an evaluation, and the
+  readers of its sections that gates and diffs share.
+
+The names are resolved on first use (PEP 562).
 """
 
 from __future__ import annotations
@@ -15,17 +20,30 @@ from typing import TYPE_CHECKING
 from evalkit._lazy import lazy_attributes
 
 if TYPE_CHECKING:
-    from evalkit.run.evaluate import Evaluation, evaluate
+    from evalkit.run._evaluate import (
+        DEFAULT_RANKING_MEASURES,
+        Evaluation,
+        default_measures,
+        evaluate,
+    )
     from evalkit.run.report_json import build_report, read_report, write_report
 
-__all__ = ["Evaluation", "build_report", "evaluate", "read_report", "write_report"]
+__all__ = [
+    "DEFAULT_RANKING_MEASURES",
+    "Evaluation",
+    "build_report",
+    "default_measures",
+    "evaluate",
+    "read_report",
+    "write_report",
+]
 
 _MODULE_OF = {
-    "Evaluation": "evalkit.run.evaluate",
-    "evaluate": "evalkit.run.evaluate",
-    "build_report": "evalkit.run.report_json",
-    "read_report": "evalkit.run.report_json",
-    "write_report": "evalkit.run.report_json",
+    **dict.fromkeys(
+        ("DEFAULT_RANKING_MEASURES", "Evaluation", "default_measures", "evaluate"),
+        "evalkit.run._evaluate",
+    ),
+    **dict.fromkeys(("build_report", "read_report", "write_report"), "evalkit.run.report_json"),
 }
 
 __getattr__, __dir__ = lazy_attributes(__name__, globals(), _MODULE_OF)

@@ -28,13 +28,13 @@ import pandas as pd
 
 from evalkit.errors import EvalkitError, portable_error
 from evalkit.measures.cluster import connect
-from evalkit.run.systems_run import combine_runs, run_one_system
+from evalkit.run._systems_run import combine_runs, run_one_system
 from evalkit.systems.external import is_external_spec
 from evalkit.systems.reference import resolve_system
 
 if TYPE_CHECKING:
     from evalkit.fixtures import Fixture
-    from evalkit.run.systems_run import SystemsRun
+    from evalkit.run._systems_run import SystemsRun
     from evalkit.systems.protocol import Retriever
 
 __all__ = ["connect", "run_systems"]

@@ -62,7 +62,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from evalkit.fixtures import Fixture
-    from evalkit.run.evaluate import Evaluation
+    from evalkit.run._evaluate import Evaluation
     from evalkit.safety.privacy import PrivateText
 
 __all__ = [

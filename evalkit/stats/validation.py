@@ -8,7 +8,7 @@ query attribute values).
 
 **Not applicable.** A ``(query_id, measure)`` whose value is NaN in *every* row (every system)
 does not apply to that query (a span measure on a query without annotated spans, see
-:mod:`evalkit.run.evaluate`): its rows are left out before any check, so a measure that
+:func:`evalkit.run.evaluate`): its rows are left out before any check, so a measure that
 applies to no query is absent, as if it had no rows. A NaN beside a finite value of the same
 query and measure is still an error.
 """

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Final
 from tqdm import tqdm
 
 from evalkit.forking import fork_available
-from evalkit.run.systems_run import SystemsRun, combine_runs, run_one_system
+from evalkit.run._systems_run import SystemsRun, combine_runs, run_one_system
 from evalkit.safety.interrupts import raise_if_cancelled
 
 if TYPE_CHECKING:
@@ -53,7 +53,7 @@ def run_repeats(  # noqa: PLR0917 - evaluate's own arguments, in its order
     progress: bool = False,
 ) -> list[SystemsRun]:
     """Every repeat of every system of ``specs`` on ``fixture`` in up to ``workers`` forked
-    processes (module docs): one :data:`~evalkit.run.evaluate.SystemsRun` per repeat, systems in
+    processes (module docs): one :data:`~evalkit.run._evaluate.SystemsRun` per repeat, systems in
     ``specs`` order. After an error the tasks not yet begun are dropped, and the first error
     in serial order (repeat, then system) among those that ran is raised.
     ``progress`` shows a bar of finished tasks on stderr (counts only)."""
@@ -115,7 +115,7 @@ def _run_task(position: int, k: int, repeat: int, concurrency: int) -> SystemsRu
     """In a worker: the system at ``position`` (0-based) through ``evaluate``'s own loop."""
     raise_if_cancelled()  # a task queued before a signal reached this worker is not begun
     if _INHERITED is None:  # pragma: no cover - only a non-forked worker could get here
-        raise RuntimeError("evalkit.run.parallel: the worker did not inherit the evaluation")
+        raise RuntimeError("evalkit.run._parallel: the worker did not inherit the evaluation")
     fixture, specs = _INHERITED
     where = f"system #{position + 1} of {len(specs)}"
     return run_one_system(fixture, specs[position], where, k, repeat, concurrency)

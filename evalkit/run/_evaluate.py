@@ -54,8 +54,8 @@ from evalkit.errors import DeterminismError, InputError
 from evalkit.measures import aggregate, parse_measure, score
 from evalkit.measures.documents import DOCUMENT_LEVEL_KEY, document_judgments
 from evalkit.measures.spans import QuerySpans, context_precision_recall
-from evalkit.run.systems_run import SystemsRun
-from evalkit.run.systems_run import run_systems as run_systems_here
+from evalkit.run._systems_run import SystemsRun
+from evalkit.run._systems_run import run_systems as run_systems_here
 from evalkit.safety.arguments import path_argument
 from evalkit.safety.canonical import canonical_hash
 from evalkit.safety.names import safe_id
@@ -256,7 +256,7 @@ def evaluate(
     systems on that Dask cluster, with the same result (:mod:`evalkit.run.distributed`).
     ``workers > 1`` runs the systems and repeats in up to that many processes of this machine,
     with the same result but latency measured beside the other workers
-    (:mod:`evalkit.run.parallel`).
+    (:mod:`evalkit.run._parallel`).
     """
     from evalkit.fixtures import Fixture, load_fixture
     from evalkit.systems.reference import REFERENCE_SYSTEMS
@@ -310,7 +310,7 @@ def evaluate(
 
     ran: list[SystemsRun] | None = None  # every repeat, when forked workers ran them
     if workers > 1 and len(specs) * repeats > 1:  # (workers > 1 means no client: see above)
-        from evalkit.run.parallel import fork_available, run_repeats
+        from evalkit.run._parallel import fork_available, run_repeats
 
         if fork_available():
             ran = run_repeats(fixture, specs, k, repeats, concurrency, workers, progress)

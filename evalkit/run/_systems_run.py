@@ -1,5 +1,5 @@
-"""One repeat of some systems over a fixture: the loop that :func:`evalkit.run.evaluate.evaluate`
-runs in process, and the pieces its forked (:mod:`evalkit.run.parallel`) and Dask
+"""One repeat of some systems over a fixture: the loop that :func:`evalkit.run._evaluate.evaluate`
+runs in process, and the pieces its forked (:mod:`evalkit.run._parallel`) and Dask
 (:mod:`evalkit.run.distributed`) runners share, so neither imports the evaluation itself.
 
 Each system is built, indexes the fixture's chunks and answers every query; hits are
@@ -169,7 +169,7 @@ SystemsRun = tuple[pd.DataFrame, pd.DataFrame, dict[str, dict[str, Any]], dict[s
 def run_one_system(  # noqa: PLR0917 - the worker entry points' arguments, in their order
     fixture: Fixture, system: Any, where: str, k: int, repeat: int, concurrency: int
 ) -> SystemsRun:
-    """One system through ``evaluate``'s own loop, in a worker process (:mod:`evalkit.run.parallel`,
+    """One system through ``evaluate``'s own loop, in a worker process (``_parallel``,
     :mod:`evalkit.run.distributed`): its rankings, latency, definitions and notes. An error names
     the system as ``where`` (``system #N of M``) and survives pickling."""
     notes: dict[str, dict[str, Any]] = {}
@@ -184,9 +184,9 @@ def run_one_system(  # noqa: PLR0917 - the worker entry points' arguments, in th
 
 def combine_runs(parts: Iterable[tuple[int, SystemsRun]]) -> SystemsRun:
     """One repeat's run from the runs of its tasks, ``(system position, run)`` in system
-    order, as :mod:`evalkit.run.parallel` and :mod:`evalkit.run.distributed` get them back; a system
-    split into query shards comes back once per shard, from one position. One name at two
-    positions is an :class:`InputError`."""
+    order, as ``_parallel`` and :mod:`evalkit.run.distributed` get them back; a system split
+    into query shards comes back once per shard, from one position. One name at two positions
+    is an :class:`InputError`."""
     rankings, latency = [], []
     definitions: dict[str, dict[str, Any]] = {}
     notes: dict[str, dict[str, Any]] = {}
