@@ -27,8 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evalkit.stats.multi import anova, randomized_tukey_hsd, tukey_hsd
-from evalkit.stats.paired import compare
+from evalkit.stats import anova, compare, randomized_tukey_hsd, tukey_hsd
 
 RANX_METRICS = {"ndcg@10": "nDCG@10", "recall@5": "R@5", "mrr@10": "RR@10", "map@100": "AP@100"}
 

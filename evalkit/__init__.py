@@ -1,7 +1,8 @@
 """evalkit: offline, deterministic, privacy-safe evaluation of search and RAG retrieval.
 
-The public API. Everything else is reachable through its module (``evalkit.stats.paired``,
-``evalkit.systems``, ``evalkit.probes``, ...) but not promised to stay put.
+The public API. Each package names its own public entry points in its ``__all__``
+(``evalkit.stats``, ``evalkit.systems``, ``evalkit.probes``, ...); its private modules
+(``_name.py``) may move.
 
 The names are resolved on first use (PEP 562): ``import evalkit.measures`` or
 ``from evalkit.formats import read_run`` does not import pandas-heavy modules it does not need

@@ -29,7 +29,7 @@ from evalkit.report.tables import ablation_table, all_pairs_table, query_measure
 from evalkit.report.verdict import build_verdict, change_matrix
 from evalkit.run import Evaluation, evaluate
 from evalkit.safety.canonical import canonical_json
-from evalkit.stats.paired import compare, summarize_with_ci
+from evalkit.stats import compare, summarize_with_ci
 
 SPAN_MEASURES = ("ContextPrecision@10", "ContextRecall@10")
 SYSTEMS = ["lexical", "hybrid", "token-hash"]

@@ -1,4 +1,4 @@
-"""Tests of evalkit.stats.paired_tests and evalkit.stats.paired: paired tests, bootstrap
+"""Tests of evalkit.stats._paired_tests and evalkit.stats._paired: paired tests, bootstrap
 intervals, corrections, compare, summaries."""
 
 from __future__ import annotations
@@ -19,8 +19,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evalkit.errors import InputError
-from evalkit.stats.paired import COMPARE_COLUMNS, compare, summarize_with_ci
-from evalkit.stats.paired_tests import adjust_pvalues, bootstrap_ci, paired_test
+from evalkit.stats import (
+    COMPARE_COLUMNS,
+    adjust_pvalues,
+    bootstrap_ci,
+    compare,
+    paired_test,
+    summarize_with_ci,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 SECRET = "confidential-passage-text"
@@ -379,7 +385,7 @@ def test_compare_thread_count_does_not_change_results(tmp_path: Path) -> None:
         import numpy as np, pandas as pd
         sys.path.insert(0, sys.argv[1])
         from test_stats import synthetic
-        from evalkit.stats.paired import compare
+        from evalkit.stats._paired import compare
         print(compare(synthetic(), "base", by="answerable", n_resamples=1000).to_csv())
         """
     )

@@ -1,4 +1,4 @@
-"""Tests of evalkit.stats.multi: two-way ANOVA, Tukey's HSD, the randomized Tukey HSD."""
+"""Tests of evalkit.stats._multi: two-way ANOVA, Tukey's HSD, the randomized Tukey HSD."""
 
 from __future__ import annotations
 
@@ -11,14 +11,14 @@ import pytest
 import scipy.stats
 
 from evalkit.errors import InputError
-from evalkit.stats.multi import (
+from evalkit.stats import (
     ANOVA_COLUMNS,
     TUKEY_COLUMNS,
     anova,
+    paired_test,
     randomized_tukey_hsd,
     tukey_hsd,
 )
-from evalkit.stats.paired_tests import paired_test
 
 SECRET = "confidential-passage-text"
 

@@ -1,4 +1,4 @@
-"""Tests of evalkit.stats.paired(_tests) for many systems: all pairs, t details, the bootstrap
+"""Tests of evalkit.stats._paired(_tests) for many systems: all pairs, t details, the bootstrap
 test."""
 
 from __future__ import annotations
@@ -13,8 +13,14 @@ import scipy.stats
 from test_stats import synthetic, tidy
 
 from evalkit.errors import InputError
-from evalkit.stats.paired import COMPARE_COLUMNS, compare
-from evalkit.stats.paired_tests import adjust_pvalues, bootstrap_ci, paired_test, t_interval
+from evalkit.stats import (
+    COMPARE_COLUMNS,
+    adjust_pvalues,
+    bootstrap_ci,
+    compare,
+    paired_test,
+    t_interval,
+)
 
 STABLE = [c for c in COMPARE_COLUMNS if c not in ("family", "family_size", "p_adjusted")]
 STABLE.remove("significant")

@@ -14,8 +14,7 @@ from hypothesis import strategies as st
 
 from evalkit.errors import InputError
 from evalkit.report.tables import all_pairs_table, paired_comparisons
-from evalkit.stats.multi import compact_letters, randomized_tukey_hsd
-from evalkit.stats.paired import compare
+from evalkit.stats import compact_letters, compare, randomized_tukey_hsd
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "retrieval_report.ipynb"
 

@@ -18,9 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evalkit.stats.multi import anova, randomized_tukey_hsd, tukey_hsd
-from evalkit.stats.paired import compare
-from evalkit.stats.paired_tests import paired_test
+from evalkit.stats import anova, compare, paired_test, randomized_tukey_hsd, tukey_hsd
 
 ROUNDING = 5e-5  # the book's values have 4 decimals
 # A copy of shared/data/sakai-table-5.1 (README.md there and here: the CSV files come from

@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 import scipy.stats
 
-from evalkit.stats import paired
-from evalkit.stats.multi import tukey_hsd
-from evalkit.stats.studentized import DIRECT_LIMIT, studentized_range_sf
+from evalkit.stats import _paired as paired
+from evalkit.stats import tukey_hsd
+from evalkit.stats._studentized import DIRECT_LIMIT, studentized_range_sf
 
 
 def many_systems(n: int, k: int, seed: int) -> pd.DataFrame:

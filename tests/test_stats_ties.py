@@ -1,4 +1,4 @@
-"""The one rule of equality (evalkit.stats.ties) in every statistic: identical systems, grid
+"""The one rule of equality (evalkit.stats._ties) in every statistic: identical systems, grid
 ties in Wilcoxon's ranks, constant differences, exact sign-flip enumeration, measure names."""
 
 from __future__ import annotations
@@ -12,9 +12,7 @@ import pytest
 import scipy.stats
 
 from evalkit.errors import InputError
-from evalkit.stats.multi import anova, randomized_tukey_hsd, tukey_hsd
-from evalkit.stats.paired import compare
-from evalkit.stats.paired_tests import bootstrap_ci, paired_test
+from evalkit.stats import anova, bootstrap_ci, compare, paired_test, randomized_tukey_hsd, tukey_hsd
 
 
 def tidy_matrix(matrix: np.ndarray, measure: str = "P@10") -> pd.DataFrame:

@@ -16,7 +16,7 @@ from evalkit.report.verdict_view import (
     style_changes,
     verdict_badge,
 )
-from evalkit.stats.power import minimum_detectable_difference
+from evalkit.stats import minimum_detectable_difference
 
 
 @pytest.mark.parametrize("n", [2, 3, 5, 10, 50, 400])

@@ -195,7 +195,7 @@ REPORT_KERNEL_PRELOAD: Final = (
     "evalkit.report.verdict",
     "evalkit.gates.check",
     "evalkit.gates.diff",
-    "evalkit.stats.multi",
+    "evalkit.stats._multi",
     "evalkit.probes",
 )
 """What the kernel of :func:`~evalkit.report.notebook.render_report` imports while it starts:

@@ -28,7 +28,7 @@ from matplotlib.ticker import LogFormatter
 
 from evalkit.measures.names import higher_is_better
 from evalkit.report.render import plot_label
-from evalkit.stats.ties import paired_differences
+from evalkit.stats import paired_differences
 
 __all__ = [
     "LOG_SPREAD",
@@ -159,7 +159,7 @@ def paired_difference_figure(
 
     Each panel shows the sorted differences of the paired queries as bars (green: the system is
     better in the measure's direction, red: worse, grey dot: tie by the rule of
-    ``evalkit.stats.ties``), with the counts in the title. The bars are two
+    ``evalkit.stats``), with the counts in the title. The bars are two
     filled step patches per panel (``Axes.stairs``: the positive and the negative run). Long names
     widen the figure (up to 24 inches) so that the panel titles stay apart. ``per_query`` has
     columns ``system, query_id, measure, value``.

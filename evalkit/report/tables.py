@@ -14,7 +14,7 @@ Conventions:
 - A measure that does not apply (NaN for every query: the span measures on a fixture without
   spans, :func:`evalkit.run.evaluate`) keeps its row or column, shown as ``n/a`` (``NA_TEXT``),
   and is never best.
-- Confidence intervals and p-values come from :mod:`evalkit.stats.paired` with an explicit ``seed``.
+- Confidence intervals and p-values come from :mod:`evalkit.stats` with an explicit ``seed``.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from evalkit.errors import InputError
 from evalkit.gates.check import higher_is_better
 from evalkit.report.render import html_text, styled
 from evalkit.safety.canonical import HASH_HEX_DIGITS, text_hash
-from evalkit.stats.paired import COMPARE_COLUMNS, EFFECT_SIZE_DZ, summarize_with_ci
+from evalkit.stats import COMPARE_COLUMNS, EFFECT_SIZE_DZ, summarize_with_ci
 
 if TYPE_CHECKING:
     from pandas.io.formats.style import Styler
@@ -163,7 +163,7 @@ def ablation_table(
     system, measure) present in ``per_query``, groups sorted, then systems and measures in the
     given order. ``best`` marks the strictly best system of each (group, measure), if any (module
     docs). Intervals are
-    percentile bootstrap intervals of the mean (:func:`evalkit.stats.paired.summarize_with_ci`).
+    percentile bootstrap intervals of the mean (:func:`evalkit.stats.summarize_with_ci`).
     A (group, system, measure) whose every value is NaN (not applicable) has ``n`` 0, NaN
     ``mean, ci_low, ci_high`` and ``best`` False.
     """
@@ -398,7 +398,7 @@ def paired_comparisons(
     where the system is better than/equal to/worse than the base in the measure's direction;
     ``p_value`` is the two-sided paired
     randomization test, ``p_adjusted`` corrected (``correction``, default Holm) over all
-    systems and measures of the table (:func:`evalkit.stats.paired.compare`).
+    systems and measures of the table (:func:`evalkit.stats.compare`).
     """
     if base not in systems:
         raise InputError(
@@ -425,7 +425,7 @@ def paired_comparisons(
 def ordered_comparisons(
     compared: pd.DataFrame, *, systems: Sequence[str], measures: Sequence[str]
 ) -> pd.DataFrame:
-    """A :func:`evalkit.stats.paired.compare` frame as :func:`paired_comparisons` shows it: rows in
+    """A :func:`evalkit.stats.compare` frame as :func:`paired_comparisons` shows it: rows in
     ``systems`` then ``measures`` order, columns ``COMPARISON_COLUMNS``. The report passes the
     verdict's comparisons (:attr:`evalkit.report.verdict.Verdict.comparisons`, the same test,
     correction, resamples and seed) instead of computing them twice."""
@@ -619,13 +619,13 @@ def all_pairs_table(
     ``a`` marks the group of the best system (highest mean; lowest for ``NoAnswerFP``); ``n/a``
     for a measure that applies to no query.
     Letters come from Piepho's insert-and-absorb algorithm (2004) on the significant pairs of
-    :func:`evalkit.stats.multi.randomized_tukey_hsd` (``n_resamples``, ``seed``) or
-    :func:`evalkit.stats.multi.tukey_hsd` (``method="tukey"``). ``note`` (plain text; the
+    :func:`evalkit.stats.randomized_tukey_hsd` (``n_resamples``, ``seed``) or
+    :func:`evalkit.stats.tukey_hsd` (``method="tukey"``). ``note`` (plain text; the
     notebook escapes it) names the method, its family of comparisons (all pairs of the systems,
     within each measure) and ``alpha``. Fewer than two systems or no measure present: an empty
     table.
     """
-    from evalkit.stats.multi import compact_letters, randomized_tukey_hsd, tukey_hsd
+    from evalkit.stats import compact_letters, randomized_tukey_hsd, tukey_hsd
 
     if method not in ALL_PAIRS_METHODS:
         raise InputError(

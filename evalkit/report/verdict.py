@@ -2,7 +2,7 @@
 
 :func:`build_verdict` turns an :class:`~evalkit.run.Evaluation`, its gate results
 (:func:`evalkit.gates.check.check_gates`) and the paired comparisons of every system against a base
-system (:func:`evalkit.stats.paired.compare`, randomization test, corrected over all rows) into a
+system (:func:`evalkit.stats.compare`, randomization test, corrected over all rows) into a
 frozen :class:`Verdict` of tidy frames. Everything in it is an ID, a measure name or a number.
 
 - **Gates**: counts of passing, failing and not-evaluated checks, every failing check, and
@@ -13,7 +13,7 @@ frozen :class:`Verdict` of tidy frames. Everything in it is an ID, a measure nam
   ``alpha``, labelled ``better`` or ``worse`` in the measure's direction
   (:func:`evalkit.measures.higher_is_better`: for ``NoAnswerFP`` a decrease is better).
 - **Headline**: each system's mean of the primary measures with a percentile bootstrap
-  interval (:func:`evalkit.stats.paired.summarize_with_ci`, the same numbers as the report's
+  interval (:func:`evalkit.stats.summarize_with_ci`, the same numbers as the report's
   ablation table for the same ``n_resamples`` and ``seed``).
 - **Not applicable** measures (NaN for every query: the span measures on a fixture without
   spans, :func:`evalkit.run.evaluate`) are never counted: they are not compared, so never a
@@ -39,7 +39,7 @@ from evalkit.gates.spec import load_gates
 from evalkit.measures import parse_measure
 from evalkit.measures.names import higher_is_better
 from evalkit.registry import did_you_mean
-from evalkit.stats.paired import compare, summarize_with_ci
+from evalkit.stats import compare, summarize_with_ci
 
 if TYPE_CHECKING:
     from evalkit.run import Evaluation
@@ -119,7 +119,7 @@ class Verdict:
     ``failing_gates`` has :data:`FAILING_GATE_COLUMNS`, ``changes`` :data:`CHANGE_COLUMNS`
     (sorted by system in evaluation order, ``worse`` before ``better``, then measure order),
     ``headline`` :data:`HEADLINE_COLUMNS`, ``means`` :data:`MEAN_COLUMNS`; ``comparisons`` is
-    the whole :func:`evalkit.stats.paired.compare` frame the changes were taken from (every system
+    the whole :func:`evalkit.stats.compare` frame the changes were taken from (every system
     against the base on every measure), for a report to show without computing it again.
     ``confidence`` is that of every interval; ``allow_none_evaluated`` lets a gated run that
     evaluated no check pass (``evalkit gate --allow-none-evaluated``).
@@ -255,7 +255,7 @@ def build_verdict(
     """The :class:`Verdict` of ``evaluation`` against system ``base``.
 
     ``gate_results`` is a :func:`evalkit.gates.check.check_gates` frame (None: not gated).
-    Comparisons run :func:`evalkit.stats.paired.compare` (two-sided paired randomization test, the
+    Comparisons run :func:`evalkit.stats.compare` (two-sided paired randomization test, the
     ``correction`` over every other system and every measure of the evaluation, significant at
     ``alpha``) with ``n_resamples`` and ``seed``; these are the numbers of the report's paired
     comparisons for the same settings. ``primary`` defaults to :func:`primary_measures`.
@@ -373,7 +373,7 @@ def compare_with_base(
 ) -> pd.DataFrame:
     """Every other of ``systems`` against ``base`` on the ``measures`` present, by the
     verdict's test (two-sided paired randomization, ``correction`` over all of them):
-    :func:`evalkit.stats.paired.compare`'s frame, no rows for a single system. The report's paired
+    :func:`evalkit.stats.compare`'s frame, no rows for a single system. The report's paired
     comparisons (:func:`evalkit.report.tables.paired_comparisons`) are these."""
     selected = per_query[per_query["system"].isin(list(systems))]
     present = _applicable_measures(selected, measures)

@@ -7,7 +7,7 @@
   ▼ cells in red; the arrow and the signed difference stay in the cell.
 - :func:`detection_note`: when the queries are too few to detect any of the differences shown.
   The rule: for the primary measure, each system's per-query differences against the base give
-  a minimum detectable difference (:func:`evalkit.stats.power.minimum_detectable_difference`:
+  a minimum detectable difference (:func:`evalkit.stats.minimum_detectable_difference`:
   paired t-test, the verdict's alpha, power 0.8, from the observed spread). When every system's
   mean difference is smaller than its MDD, no difference shown could have been told from noise
   with this many queries, and the note says so with the numbers. With a large fixture and real
@@ -23,8 +23,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit.report.render import styled
-from evalkit.stats.power import DEFAULT_POWER, minimum_detectable_difference
-from evalkit.stats.ties import paired_differences
+from evalkit.stats import DEFAULT_POWER, minimum_detectable_difference, paired_differences
 
 if TYPE_CHECKING:
     from pandas.io.formats.style import Styler

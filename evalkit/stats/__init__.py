@@ -1,13 +1,19 @@
 """Statistics over per-query frames: paired comparisons with intervals, and tests for many systems.
 
-- :mod:`~evalkit.stats.paired`: :func:`compare`, :func:`summarize_with_ci` and their frames.
-- :mod:`~evalkit.stats.paired_tests`: :func:`paired_test`, :func:`bootstrap_ci`,
-  :func:`t_interval`, :func:`adjust_pvalues`.
-- :mod:`~evalkit.stats.multi`: :func:`anova`, :func:`tukey_hsd`, :func:`randomized_tukey_hsd`.
-- :mod:`~evalkit.stats.resampling`: the seeded resampling they use;
-  :mod:`~evalkit.stats.studentized`: Tukey's tail for many pairs at once.
+The public names are this package's (``from evalkit.stats import compare``); its modules are
+private:
 
-**Equal** means one thing everywhere (:mod:`~evalkit.stats.ties`): two numbers derived from the
+- ``_paired``: :func:`compare`, :func:`summarize_with_ci` and their frames; ``_paired_tests``:
+  the tests and intervals of one pair (:func:`paired_test`, :func:`bootstrap_ci`,
+  :func:`t_interval`, :func:`adjust_pvalues`).
+- ``_multi``: :func:`anova`, :func:`tukey_hsd`, :func:`randomized_tukey_hsd`,
+  :func:`compact_letters`; ``_studentized``: Tukey's tail for many pairs at once.
+- ``_power``: :func:`minimum_detectable_difference`.
+- ``_ties``: the one rule of equality below (:func:`paired_differences`); ``_resampling``: the
+  seeded resampling; ``_validation``: the checks of the arguments and frames, and their
+  messages.
+
+**Equal** means one thing everywhere (:mod:`evalkit.stats`): two numbers derived from the
 data are equal when they differ by at most ``u = 1e-10 * S``, ``S`` the largest ``|value|`` the
 statistic reads (the two systems of a pair, the array, or the measure's topic-by-system matrix);
 sums of ``n`` values are compared at ``n * u``. So a difference within ``u`` is a tie (exactly
@@ -30,32 +36,107 @@ from typing import TYPE_CHECKING
 from evalkit._lazy import lazy_attributes
 
 if TYPE_CHECKING:
-    from evalkit.stats.multi import anova, compact_letters, randomized_tukey_hsd, tukey_hsd
-    from evalkit.stats.paired import compare, summarize_with_ci
-    from evalkit.stats.paired_tests import adjust_pvalues, bootstrap_ci, paired_test, t_interval
+    from evalkit.stats._multi import (
+        ANOVA_COLUMNS,
+        ANOVA_SOURCES,
+        EFFECT_SIZE_TUKEY,
+        TUKEY_COLUMNS,
+        anova,
+        compact_letters,
+        randomized_tukey_hsd,
+        tukey_hsd,
+    )
+    from evalkit.stats._paired import (
+        COMPARE_COLUMNS,
+        COMPARE_INTERVALS,
+        EFFECT_SIZE_DZ,
+        SUMMARY_COLUMNS,
+        compare,
+        summarize_with_ci,
+    )
+    from evalkit.stats._paired_tests import (
+        CORRECTIONS,
+        INTERVAL_METHODS,
+        P_METHODS,
+        TESTS,
+        adjust_pvalues,
+        bootstrap_ci,
+        paired_test,
+        t_interval,
+    )
+    from evalkit.stats._power import DEFAULT_POWER, minimum_detectable_difference
+    from evalkit.stats._ties import EQUAL_RTOL, paired_differences
+
+# public name -> the private module that defines it
+_MODULE_OF = {
+    **dict.fromkeys(
+        (
+            "ANOVA_COLUMNS",
+            "ANOVA_SOURCES",
+            "EFFECT_SIZE_TUKEY",
+            "TUKEY_COLUMNS",
+            "anova",
+            "compact_letters",
+            "randomized_tukey_hsd",
+            "tukey_hsd",
+        ),
+        "evalkit.stats._multi",
+    ),
+    **dict.fromkeys(
+        (
+            "COMPARE_COLUMNS",
+            "COMPARE_INTERVALS",
+            "EFFECT_SIZE_DZ",
+            "SUMMARY_COLUMNS",
+            "compare",
+            "summarize_with_ci",
+        ),
+        "evalkit.stats._paired",
+    ),
+    **dict.fromkeys(
+        (
+            "CORRECTIONS",
+            "INTERVAL_METHODS",
+            "P_METHODS",
+            "TESTS",
+            "adjust_pvalues",
+            "bootstrap_ci",
+            "paired_test",
+            "t_interval",
+        ),
+        "evalkit.stats._paired_tests",
+    ),
+    **dict.fromkeys(("DEFAULT_POWER", "minimum_detectable_difference"), "evalkit.stats._power"),
+    **dict.fromkeys(("EQUAL_RTOL", "paired_differences"), "evalkit.stats._ties"),
+}
 
 __all__ = [
+    "ANOVA_COLUMNS",
+    "ANOVA_SOURCES",
+    "COMPARE_COLUMNS",
+    "COMPARE_INTERVALS",
+    "CORRECTIONS",
+    "DEFAULT_POWER",
+    "EFFECT_SIZE_DZ",
+    "EFFECT_SIZE_TUKEY",
+    "EQUAL_RTOL",
+    "INTERVAL_METHODS",
+    "P_METHODS",
+    "SUMMARY_COLUMNS",
+    "TESTS",
+    "TUKEY_COLUMNS",
     "adjust_pvalues",
     "anova",
     "bootstrap_ci",
     "compact_letters",
     "compare",
+    "minimum_detectable_difference",
+    "paired_differences",
     "paired_test",
     "randomized_tukey_hsd",
     "summarize_with_ci",
     "t_interval",
     "tukey_hsd",
 ]
-
-_MODULE_OF = {
-    **dict.fromkeys(("compare", "summarize_with_ci"), "evalkit.stats.paired"),
-    **dict.fromkeys(
-        ("adjust_pvalues", "bootstrap_ci", "paired_test", "t_interval"),
-        "evalkit.stats.paired_tests",
-    ),
-    **dict.fromkeys(
-        ("anova", "compact_letters", "randomized_tukey_hsd", "tukey_hsd"), "evalkit.stats.multi"
-    ),
-}
 
 __getattr__, __dir__ = lazy_attributes(__name__, globals(), _MODULE_OF)

@@ -7,15 +7,15 @@ Public API::
     summarize_with_ci(per_query, ...)    -> DataFrame   group means with bootstrap intervals
 
 with the columns of their frames (:data:`COMPARE_COLUMNS`, :data:`SUMMARY_COLUMNS`). The tests,
-intervals and corrections they run (:func:`~evalkit.stats.paired_tests.paired_test`,
-:func:`~evalkit.stats.paired_tests.bootstrap_ci`, :func:`~evalkit.stats.paired_tests.t_interval`,
-:func:`~evalkit.stats.paired_tests.adjust_pvalues`), and the conventions shared with them
+intervals and corrections they run (:func:`evalkit.stats.paired_test`,
+:func:`evalkit.stats.bootstrap_ci`, :func:`evalkit.stats.t_interval`,
+:func:`evalkit.stats.adjust_pvalues`), and the conventions shared with them
 (paired differences and ties, reproducibility, degenerate cases), are in
-:mod:`evalkit.stats.paired_tests`; the checks of the per-query frame in
-:mod:`evalkit.stats.validation`.
+``_paired_tests``; the checks of the per-query frame in
+``_validation``.
 
 Tests for many systems at once (ANOVA, Tukey's HSD, the randomized Tukey HSD) live in
-:mod:`evalkit.stats.multi`.
+``_multi``.
 """
 
 from __future__ import annotations
@@ -31,24 +31,24 @@ import pandas as pd
 from evalkit.errors import InputError
 from evalkit.measures.names import higher_is_better
 from evalkit.registry import did_you_mean
-from evalkit.stats.paired_tests import (
+from evalkit.stats._paired_tests import (
     CORRECTIONS,
     INTERVAL_METHODS,
     TESTS,
-    _mean_interval,
-    _p_values,
     adjust_pvalues,
+    mean_interval,
+    paired_p_values,
 )
-from evalkit.stats.resampling import _generator, _group_seed, percentile_intervals
-from evalkit.stats.ties import _constant, _differences
-from evalkit.stats.validation import (
-    _check_choice,
-    _check_resampling,
-    _column_names,
-    _describe,
-    _listed,
-    _selected_measures,
-    _validated_frame,
+from evalkit.stats._resampling import group_seed, percentile_intervals, random_generator
+from evalkit.stats._ties import differences_and_unit, is_constant
+from evalkit.stats._validation import (
+    check_choice,
+    check_resampling,
+    column_names,
+    describe_key,
+    selected_measures,
+    short_list,
+    validated_frame,
 )
 
 __all__ = [
@@ -58,6 +58,7 @@ __all__ = [
     "SUMMARY_COLUMNS",
     "compare",
     "summarize_with_ci",
+    "typed_frame",
 ]
 
 FloatArray = npt.NDArray[np.float64]
@@ -159,10 +160,10 @@ def compare(
     ``effect_size_kind`` (:data:`EFFECT_SIZE_DZ`): Cohen's d_z = ``diff / sqrt(variance)``
     (``0.0`` when every ``d`` is 0, ``NaN`` when undefined: one query, or constant non-zero
     ``d``); ``wins, ties, losses`` (int) queries where ``system`` is better than, equal to (the
-    rule of :mod:`evalkit.stats.ties`), or worse than ``base``, in the measure's direction
+    rule of :mod:`evalkit.stats`), or worse than ``base``, in the measure's direction
     (:func:`evalkit.measures.higher_is_better`: for ``NoAnswerFP`` a win is a decrease);
     ``test`` and ``p_value`` (see :func:`paired_test`); ``p_method`` (text, one of
-    :data:`~evalkit.stats.paired_tests.P_METHODS`): ``"exact"`` when every sign vector was
+    :data:`evalkit.stats.P_METHODS`): ``"exact"`` when every sign vector was
     enumerated (the randomization test with ``2**n <= n_resamples``) or the null distribution
     is exact, ``"monte-carlo"`` when sampled, ``"t"``, ``"normal"``, or ``"undefined"`` for NaN;
     ``family`` (text) and ``family_size`` (int): the family of comparisons the correction runs
@@ -170,7 +171,7 @@ def compare(
     ``correction`` over that family; ``significant`` (bool) ``p_adjusted <= alpha``.
 
     Resampling is vectorized over pairs: every pair of one (measure, group) uses the same
-    bootstrap resamples and sign vectors (:mod:`evalkit.stats.resampling`), drawn from two
+    bootstrap resamples and sign vectors (``_resampling``), drawn from two
     streams derived from ``seed`` and the (measure, group) key (BCa intervals: one stream per
     row key). So the same inputs and seed give byte-identical frames, whatever the row order of
     ``per_query``, and a row's numbers (all but the family columns, ``p_adjusted`` and
@@ -184,21 +185,21 @@ def compare(
     duplicated, a value is missing or not finite, a query is present for one system and missing
     for another, or a ``by`` attribute differs between systems for the same query.
     """
-    by_columns = _column_names(by, "by")
-    _check_choice("test", test, TESTS)
-    _check_choice("correction", correction, CORRECTIONS)
-    _check_choice("interval", interval, COMPARE_INTERVALS)
-    _check_resampling(confidence=confidence, n_resamples=n_resamples, seed=seed)
+    by_columns = column_names(by, "by")
+    check_choice("test", test, TESTS)
+    check_choice("correction", correction, CORRECTIONS)
+    check_choice("interval", interval, COMPARE_INTERVALS)
+    check_resampling(confidence=confidence, n_resamples=n_resamples, seed=seed)
     if not (isinstance(alpha, float | int) and 0.0 < alpha < 1.0):
         raise InputError(f"compare: 'alpha' must be a number in (0, 1); found {alpha!r}")
-    frame = _validated_frame(per_query, by_columns, function="compare")
+    frame = validated_frame(per_query, by_columns, function="compare")
     systems = sorted(frame["system"].unique())
     if base is not None and base not in systems:
         raise InputError(
             f"compare: base system {base!r} has no rows; systems present: "
-            f"{_listed(systems)}.{did_you_mean(str(base), systems)}"
+            f"{short_list(systems)}.{did_you_mean(str(base), systems)}"
         )
-    measure_names = _selected_measures(frame, measures)
+    measure_names = selected_measures(frame, measures)
     if base is None:
         pairs = list(itertools.combinations(systems, 2))
     else:
@@ -261,12 +262,12 @@ def summarize_with_ci(
     :func:`bootstrap_ci`. Raises :class:`InputError` for missing columns, missing or non-finite
     values, or duplicated (system, query_id, measure) rows.
     """
-    by_columns = _column_names(by, "by")
+    by_columns = column_names(by, "by")
     if not by_columns:
         raise InputError("summarize_with_ci: 'by' is empty; expected at least one column name")
-    _check_choice("method", method, INTERVAL_METHODS)
-    _check_resampling(confidence=confidence, n_resamples=n_resamples, seed=seed)
-    frame = _validated_frame(per_query, by_columns, function="summarize_with_ci")
+    check_choice("method", method, INTERVAL_METHODS)
+    check_resampling(confidence=confidence, n_resamples=n_resamples, seed=seed)
+    frame = validated_frame(per_query, by_columns, function="summarize_with_ci")
     within_group = ("query_id", "system", "measure")
     order = [*by_columns, *(c for c in within_group if c in frame.columns and c not in by_columns)]
     frame = frame.sort_values(order, kind="stable")
@@ -274,14 +275,14 @@ def summarize_with_ci(
     records: list[dict[str, Any]] = []
     for key, group in frame.groupby(list(by_columns), sort=True, dropna=False):
         values = group["value"].to_numpy(dtype=np.float64)
-        stream = _generator(_group_seed(seed, "summarize_with_ci", by_columns, key))
-        low, high = _mean_interval(
+        stream = random_generator(group_seed(seed, "summarize_with_ci", by_columns, key))
+        low, high = mean_interval(
             values,
             stream,
             confidence=confidence,
             n_resamples=n_resamples,
             method=method,
-            where=_describe(by_columns, key),
+            where=describe_key(by_columns, key),
         )
         records.append(
             {
@@ -294,7 +295,7 @@ def summarize_with_ci(
         )
     dtypes: dict[str, Any] = {column: per_query[column].dtype for column in by_columns}
     dtypes.update((name, np.int64 if name == "n" else np.float64) for name in SUMMARY_COLUMNS)
-    return _typed_frame(records, dtypes)
+    return typed_frame(records, dtypes)
 
 
 def _compare_measure(
@@ -314,7 +315,7 @@ def _compare_measure(
 
     All pairs of a (measure, group) share one bootstrap and one test stream, derived from
     ``seed`` and the (measure, group) key, and are resampled together (see
-    :mod:`evalkit.stats.resampling`): a pair's numbers depend only on its two systems. Pairs
+    ``_resampling``): a pair's numbers depend only on its two systems. Pairs
     are processed in blocks (:data:`PAIR_BLOCK_VALUES`), every block drawing from fresh
     generators of the same seeds, so blocking does not change a number.
     """
@@ -343,7 +344,7 @@ def _compare_measure(
                 raise InputError(
                     f"compare: column {column!r} differs between systems {reference_name!r} "
                     f"and {name!r} for measure {measure!r} at query IDs "
-                    f"{_listed(reference.index[differs])}; a query attribute must be the same "
+                    f"{short_list(reference.index[differs])}; a query attribute must be the same "
                     "for every system"
                 )
 
@@ -368,13 +369,13 @@ def _compare_measure(
         n = values.shape[0]
         means = values.mean(axis=0)
         key = (measure, *group)
-        children = _group_seed(seed, "compare", ("measure", *by_columns), key).spawn(2)
+        children = group_seed(seed, "compare", ("measure", *by_columns), key).spawn(2)
         width = max(1, PAIR_BLOCK_VALUES // (2 * max(n_resamples, n) if resampled else n))
         for start in range(0, len(pairs), width):
             block = slice(start, start + width)
             first, second = firsts[block], seconds[block]
-            diffs, unit = _differences(values[:, first], values[:, second])
-            interval_stream, test_stream = (_generator(child) for child in children)
+            diffs, unit = differences_and_unit(values[:, first], values[:, second])
+            interval_stream, test_stream = (random_generator(child) for child in children)
             lows, highs = _intervals(
                 diffs,
                 unit,
@@ -383,8 +384,8 @@ def _compare_measure(
                 n_resamples=n_resamples,
                 confidence=confidence,
                 streams=[
-                    _generator(
-                        _group_seed(
+                    random_generator(
+                        group_seed(
                             seed, "compare-bca", ("pair", "measure", *by_columns), (*pair, *key)
                         )
                     )
@@ -393,13 +394,13 @@ def _compare_measure(
                 if interval == "bca"
                 else [],
                 places=[
-                    _describe(("system", "measure", *by_columns), (system, measure, *group))
+                    describe_key(("system", "measure", *by_columns), (system, measure, *group))
                     for system, _ in pairs[block]
                 ]
                 if interval == "bca"
                 else [],
             )
-            p_values, p_methods = _p_values(
+            p_values, p_methods = paired_p_values(
                 diffs, unit, test=test, rng=test_stream, n_resamples=n_resamples
             )
             part = _pair_statistics(diffs, unit, confidence, higher_is_better(str(measure)))
@@ -440,7 +441,7 @@ def _pair_statistics(
     n, width = diffs.shape
     diff = diffs.mean(axis=0)
     zero = ~diffs.any(axis=0)
-    constant = _constant(diffs, unit)
+    constant = is_constant(diffs, unit)
     if n > 1:
         variance = diffs.var(axis=0, ddof=1)
         import scipy.special  # scipy.stats.t.ppf is stdtrit; scipy.stats is slow to import
@@ -491,14 +492,14 @@ def _intervals(
     if interval == "t":
         statistics = _pair_statistics(diffs, unit, confidence, True)
         return statistics["t_ci_low"], statistics["t_ci_high"]
-    constant = _constant(diffs, unit)
+    constant = is_constant(diffs, unit)
     lows = np.empty(width, dtype=np.float64)
     highs = np.empty(width, dtype=np.float64)
     if interval == "percentile":
         lows, highs = percentile_intervals(diffs, rng, n_resamples, confidence)
     else:
         for column in np.flatnonzero(~constant).tolist():
-            lows[column], highs[column] = _mean_interval(
+            lows[column], highs[column] = mean_interval(
                 diffs[:, column],
                 streams[column],
                 confidence=confidence,
@@ -526,7 +527,7 @@ def _compare_frame(
         if name == "measure":
             dtypes.update((column, per_query[column].dtype) for column in by_columns)
     if not parts:
-        return _typed_frame([], dtypes)
+        return typed_frame([], dtypes)
     joined = {name: np.concatenate([part[name] for part in parts]) for name in parts[0]}
     order = np.lexsort((joined["_group"], joined["_measure"], joined["_pair"]))
     return pd.DataFrame(
@@ -555,7 +556,7 @@ def _family(
     return f"{' x '.join(parts)}: {size} tests, correction {correction}"
 
 
-def _typed_frame(records: list[dict[str, Any]], dtypes: dict[str, Any]) -> pd.DataFrame:
+def typed_frame(records: list[dict[str, Any]], dtypes: dict[str, Any]) -> pd.DataFrame:
     """One column per ``dtypes`` entry, in its order, with that dtype (even when empty)."""
     return pd.DataFrame(
         {name: pd.Series([r[name] for r in records], dtype=dtype) for name, dtype in dtypes.items()}
@@ -571,9 +572,9 @@ def _check_same_queries(
     if only_base.size or only_system.size:
         parts = []
         if only_base.size:
-            parts.append(f"missing for {system!r}: {_listed(only_base)}")
+            parts.append(f"missing for {system!r}: {short_list(only_base)}")
         if only_system.size:
-            parts.append(f"missing for base {base!r}: {_listed(only_system)}")
+            parts.append(f"missing for base {base!r}: {short_list(only_system)}")
         raise InputError(
             f"compare: measure {measure!r} has queries that are not paired between systems "
             f"{base!r} and {system!r} ({'; '.join(parts)}); give every system a row for every "

@@ -26,7 +26,16 @@ import pandas as pd
 from evalkit.errors import InputError
 from evalkit.registry import did_you_mean
 
-__all__: list[str] = []  # internals of evalkit.stats
+__all__ = [
+    "check_choice",
+    "check_resampling",
+    "column_names",
+    "describe_key",
+    "finite_vector",
+    "selected_measures",
+    "short_list",
+    "validated_frame",
+]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -35,7 +44,7 @@ _MAX_LISTED_IDS = 5
 _MAX_LISTED_NAMES = 20  # measure names are all listed up to this many
 
 
-def _validated_frame(
+def validated_frame(
     per_query: pd.DataFrame, by_columns: tuple[str, ...], *, function: str
 ) -> pd.DataFrame:
     """A checked copy with ``query_id, value``, the ID columns present and the ``by`` columns."""
@@ -49,15 +58,15 @@ def _validated_frame(
     clashing = [c for c in by_columns if c in reserved]
     if clashing:
         raise InputError(
-            f"{function}: 'by' cannot name {_listed(clashing)}; group by query attributes "
+            f"{function}: 'by' cannot name {short_list(clashing)}; group by query attributes "
             "such as 'language' or 'answerable'"
         )
     needed = list(dict.fromkeys((*required, *by_columns, "value")))
     missing = [c for c in needed if c not in per_query.columns]
     if missing:
         raise InputError(
-            f"{function}: 'per_query' lacks column(s) {_listed(missing)}; expected the tidy "
-            f"per-query frame with columns {_listed(needed)}"
+            f"{function}: 'per_query' lacks column(s) {short_list(missing)}; expected the tidy "
+            f"per-query frame with columns {short_list(needed)}"
         )
     if not pd.api.types.is_numeric_dtype(per_query["value"]) or pd.api.types.is_complex_dtype(
         per_query["value"]
@@ -85,7 +94,7 @@ def _validated_frame(
     if bad_value.any():
         raise InputError(
             f"{function}: column 'value' is missing (NaN) or not finite at "
-            f"{_listed(_row_ids(frame[bad_value]))}; every (system, query_id, measure) needs a "
+            f"{short_list(_row_ids(frame[bad_value]))}; every (system, query_id, measure) needs a "
             "finite value"
         )
     for column in by_columns:
@@ -93,13 +102,13 @@ def _validated_frame(
         if absent.any():
             raise InputError(
                 f"{function}: 'by' column {column!r} is missing at "
-                f"{_listed(_row_ids(frame[absent]))}; fill it or group by other columns"
+                f"{short_list(_row_ids(frame[absent]))}; fill it or group by other columns"
             )
     duplicated = frame.duplicated(ids, keep="first").to_numpy() if len(ids) == 3 else None
     if duplicated is not None and duplicated.any():
         raise InputError(
             f"{function}: duplicated (system, query_id, measure) rows at "
-            f"{_listed(_row_ids(frame[duplicated]))}; expected one row each"
+            f"{short_list(_row_ids(frame[duplicated]))}; expected one row each"
         )
     return frame
 
@@ -115,17 +124,17 @@ def _applicable_rows(frame: pd.DataFrame) -> pd.DataFrame:
     return frame[~missing | some_value.to_numpy()]
 
 
-def _selected_measures(
+def selected_measures(
     frame: pd.DataFrame, measures: str | Sequence[str] | None, *, function: str = "compare"
 ) -> list[str]:
     """The measures to compare: all present (sorted) or the given ones, which must be present."""
     present = sorted(frame["measure"].unique())
     if measures is None:
         return present
-    wanted = list(dict.fromkeys(_column_names(measures, "measures")))
+    wanted = list(dict.fromkeys(column_names(measures, "measures")))
     for measure in wanted:
         if measure not in present:
-            shown = _listed(present, limit=_MAX_LISTED_NAMES)
+            shown = short_list(present, limit=_MAX_LISTED_NAMES)
             raise InputError(
                 f"{function}: measure {measure!r} has no rows (or only NaN: not applicable "
                 "to any query); measures present: "
@@ -153,7 +162,7 @@ def _bare(measure: str) -> str:
     return re.sub(r"\([^)]*\)", "", measure).lower()
 
 
-def _column_names(names: str | Sequence[str] | None, argument: str) -> tuple[str, ...]:
+def column_names(names: str | Sequence[str] | None, argument: str) -> tuple[str, ...]:
     """``None`` → (), a string → (it,), a sequence of strings → tuple."""
     if names is None:
         return ()
@@ -163,19 +172,19 @@ def _column_names(names: str | Sequence[str] | None, argument: str) -> tuple[str
     if not all(isinstance(n, str) for n in result):
         raise InputError(f"'{argument}' must be a string or a sequence of strings")
     if len(set(result)) != len(result):
-        raise InputError(f"'{argument}' names a column twice: {_listed(result)}")
+        raise InputError(f"'{argument}' names a column twice: {short_list(result)}")
     return result
 
 
-def _check_choice(argument: str, value: object, choices: tuple[str, ...]) -> None:
+def check_choice(argument: str, value: object, choices: tuple[str, ...]) -> None:
     if value not in choices:
         raise InputError(
-            f"unknown {argument} {value!r}; expected one of {_listed(choices)}."
+            f"unknown {argument} {value!r}; expected one of {short_list(choices)}."
             + did_you_mean(str(value).lower(), choices)
         )
 
 
-def _check_resampling(*, confidence: float | None = None, n_resamples: int, seed: int) -> None:
+def check_resampling(*, confidence: float | None = None, n_resamples: int, seed: int) -> None:
     """Check the resampling arguments; ``confidence=None`` when the function has none."""
     if confidence is not None and not (
         isinstance(confidence, float | int) and 0.0 < confidence < 1.0
@@ -189,7 +198,7 @@ def _check_resampling(*, confidence: float | None = None, n_resamples: int, seed
         raise InputError(f"'seed' must be a non-negative int; found {seed!r}")
 
 
-def _finite_vector(values: npt.ArrayLike, name: str) -> FloatArray:
+def finite_vector(values: npt.ArrayLike, name: str) -> FloatArray:
     try:
         array = np.array(values, dtype=np.float64)
     except (TypeError, ValueError):
@@ -200,7 +209,7 @@ def _finite_vector(values: npt.ArrayLike, name: str) -> FloatArray:
     if bad.size:
         raise InputError(
             f"'{name}' has missing (NaN) or infinite values at positions "
-            f"{_listed(str(i) for i in bad)}; expected finite numbers"
+            f"{short_list(str(i) for i in bad)}; expected finite numbers"
         )
     return array
 
@@ -211,14 +220,14 @@ def _row_ids(rows: pd.DataFrame) -> list[str]:
     return ["/".join(str(v) for v in row) for row in rows[ids].itertuples(index=False)]
 
 
-def _describe(columns: Sequence[str], key: Iterable[Hashable]) -> str:
+def describe_key(columns: Sequence[str], key: Iterable[Hashable]) -> str:
     """``column=value`` for ID columns and the bare name for attributes (no attribute values)."""
     return ", ".join(
         f"{c}={v!s}" if c in _ID_COLUMNS else c for c, v in zip(columns, key, strict=True)
     )
 
 
-def _listed(items: Iterable[object], *, limit: int = _MAX_LISTED_IDS) -> str:
+def short_list(items: Iterable[object], *, limit: int = _MAX_LISTED_IDS) -> str:
     """Up to ``limit`` (five) items, quoted, then how many more."""
     listed = [str(i) for i in items]
     shown = ", ".join(repr(i) for i in listed[:limit])

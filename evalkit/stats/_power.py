@@ -14,7 +14,7 @@ few topics, differences smaller than the MDD are likely to go undetected, so "no
 difference" says little.
 
 Degenerate cases: fewer than 2 differences give ``inf`` (nothing can be detected); ``s = 0``
-(every difference equal by :mod:`evalkit.stats.ties`' rule) gives ``0.0``.
+(every difference equal by :mod:`evalkit.stats`' rule) gives ``0.0``.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import special
 
-from evalkit.stats.ties import _constant, _unit
+from evalkit.stats._ties import equality_unit, is_constant
 
 __all__ = ["DEFAULT_POWER", "minimum_detectable_difference"]
 
@@ -61,7 +61,7 @@ def minimum_detectable_difference(
     n = int(values.size)
     if n < 2:
         return math.inf
-    if _constant(values, _unit(values)):
+    if is_constant(values, equality_unit(values)):
         return 0.0  # equal differences, by the stats package's one rule of equality
     spread = float(np.std(values, ddof=1))
     if not 0.0 < alpha < 1.0 or not alpha < power < 1.0:

@@ -7,11 +7,11 @@ Public API::
     t_interval(values, ...)              -> (low, high) t-based interval of the mean
     adjust_pvalues(p, method)            -> ndarray     Bonferroni, Holm or Benjamini-Hochberg
 
-:func:`~evalkit.stats.paired.compare` and :func:`~evalkit.stats.paired.summarize_with_ci` run
+:func:`evalkit.stats.compare` and :func:`evalkit.stats.summarize_with_ci` run
 these over per-query frames. Conventions shared by every function here and there:
 
 * **Paired differences** are ``system - base`` (``a - b`` in :func:`paired_test`). Equality
-  is the one rule of :mod:`evalkit.stats.ties` (``u = 1e-10 * max|values of the pair|``): a
+  is the one rule of :mod:`evalkit.stats` (``u = 1e-10 * max|values of the pair|``): a
   difference with ``|d| <= u`` is set to exactly ``0.0`` before anything else (it counts as a
   tie, Wilcoxon drops it, it takes part in the randomization test and the bootstrap as a
   zero); differences with ``ptp(d) <= u`` are constant; Wilcoxon ranks ``|d|`` rounded to
@@ -27,7 +27,7 @@ these over per-query frames. Conventions shared by every function here and there
   numpy and scipy versions.
 * **Degenerate cases** (every difference 0, a single query, constant differences, identical
   values) have defined results, not errors: see :func:`paired_test` and
-  :func:`~evalkit.stats.paired.compare`. A p-value that is undefined is ``NaN``;
+  :func:`evalkit.stats.compare`. A p-value that is undefined is ``NaN``;
   :func:`adjust_pvalues` keeps ``NaN`` and leaves it out of the family size (like R's
   ``p.adjust``), and a ``NaN`` p-value is never significant.
 """
@@ -40,15 +40,21 @@ import numpy as np
 import numpy.typing as npt
 
 from evalkit.errors import InputError
-from evalkit.stats.resampling import (
+from evalkit.stats._resampling import (
     BLOCK_VALUES,
-    _generator,
     bootstrap_test_p,
     percentile_intervals,
+    random_generator,
     sign_flip_p,
 )
-from evalkit.stats.ties import EQUAL_RTOL, _constant, _differences, _on_grid, _unit
-from evalkit.stats.validation import _check_choice, _check_resampling, _finite_vector, _listed
+from evalkit.stats._ties import (
+    EQUAL_RTOL,
+    differences_and_unit,
+    equality_unit,
+    is_constant,
+    rounded_to_unit,
+)
+from evalkit.stats._validation import check_choice, check_resampling, finite_vector, short_list
 
 __all__ = [
     "CORRECTIONS",
@@ -58,6 +64,8 @@ __all__ = [
     "TIE_TOLERANCE",
     "adjust_pvalues",
     "bootstrap_ci",
+    "mean_interval",
+    "paired_p_values",
     "paired_test",
     "t_interval",
 ]
@@ -75,7 +83,7 @@ INTERVAL_METHODS = ("percentile", "bca")
 """Bootstrap interval methods: percentile, and bias-corrected and accelerated (BCa)."""
 
 TIE_TOLERANCE = EQUAL_RTOL
-"""The relative tolerance of equality (:data:`evalkit.stats.ties.EQUAL_RTOL`)."""
+"""The relative tolerance of equality (:data:`evalkit.stats.EQUAL_RTOL`)."""
 
 P_METHODS = ("exact", "monte-carlo", "t", "normal", "undefined")
 """How a p-value was computed (the ``p_method`` column): ``exact`` (every sign vector or
@@ -101,17 +109,17 @@ def bootstrap_ci(
     interval as :func:`compare`'s (resamples as count vectors, the quantiles by
     ``numpy.quantile``, linear as in ``scipy.stats.bootstrap(method="percentile")``), BCa by
     ``scipy.stats.bootstrap(method="BCa")``. Values that are all equal (including a
-    single value; equal by the rule of :mod:`evalkit.stats.ties`, ``ptp <= 1e-10 max|v|``) give
+    single value; equal by the rule of :mod:`evalkit.stats`, ``ptp <= 1e-10 max|v|``) give
     the zero-width interval ``(mean, mean)`` by every method: every resample has that mean.
     Raises :class:`InputError` for an empty, non-1-D or non-finite array or a bad argument.
     """
-    _check_resampling(confidence=confidence, n_resamples=n_resamples, seed=seed)
-    _check_choice("method", method, INTERVAL_METHODS)
-    array = _finite_vector(values, "values")
+    check_resampling(confidence=confidence, n_resamples=n_resamples, seed=seed)
+    check_choice("method", method, INTERVAL_METHODS)
+    array = finite_vector(values, "values")
     if array.size == 0:
         raise InputError("bootstrap_ci: 'values' is empty; expected at least one value")
-    rng = _generator(seed)
-    return _mean_interval(
+    rng = random_generator(seed)
+    return mean_interval(
         array, rng, confidence=confidence, n_resamples=n_resamples, method=method, where="values"
     )
 
@@ -126,11 +134,11 @@ def t_interval(values: npt.ArrayLike, *, confidence: float = 0.95) -> tuple[floa
     ``(nan, nan)`` (no variance).
     Raises :class:`InputError` for an empty, non-1-D or non-finite array or a bad confidence.
     """
-    _check_resampling(confidence=confidence, n_resamples=1, seed=0)
-    array = _finite_vector(values, "values")
+    check_resampling(confidence=confidence, n_resamples=1, seed=0)
+    array = finite_vector(values, "values")
     if array.size == 0:
         raise InputError("t_interval: 'values' is empty; expected at least one value")
-    return _t_interval(array, confidence, float(_unit(array)))
+    return _t_interval(array, confidence, float(equality_unit(array)))
 
 
 def paired_test(
@@ -143,7 +151,7 @@ def paired_test(
 ) -> float:
     """Two-sided p-value for "``a`` and ``b`` have the same mean", pairing ``a[i]`` with ``b[i]``.
 
-    Tests (``d = a - b``, ties by the rule of :mod:`evalkit.stats.ties` set to 0; ``u`` its
+    Tests (``d = a - b``, ties by the rule of :mod:`evalkit.stats` set to 0; ``u`` its
     unit, ``1e-10 * max(|a|, |b|)``):
 
     * ``"randomization"``: sign-flip test of ``T = sum(d)``. When ``2**n <= n_resamples`` all
@@ -152,7 +160,7 @@ def paired_test(
       give ``p = (#{|T*| >= |T_obs| - n u} + 1) / (n_resamples + 1)``. The ``+1`` counts
       the observed assignment, so ``p`` is never 0 and the test is valid at every level; the
       ``n u`` slack makes sign patterns that give the same ``|T|`` up to float rounding count
-      as ties. :func:`~evalkit.stats.paired.compare` says which in ``p_method``.
+      as ties. :func:`evalkit.stats.compare` says which in ``p_method``.
     * ``"ttest"``: the paired t-test, ``scipy.stats.ttest_rel(a, b)`` (computed as
       ``ttest_1samp(d, 0)``, which is how scipy defines it, on the tie-snapped ``d``).
     * ``"wilcoxon"``: ``scipy.stats.wilcoxon(r, zero_method="wilcox", correction=False,
@@ -181,10 +189,10 @@ def paired_test(
     ``seed`` and ``n_resamples`` only matter for the randomization and bootstrap tests.
     Raises :class:`InputError` for arrays of different lengths, empty or non-finite input.
     """
-    _check_choice("test", test, TESTS)
-    _check_resampling(n_resamples=n_resamples, seed=seed)
-    first = _finite_vector(a, "a")
-    second = _finite_vector(b, "b")
+    check_choice("test", test, TESTS)
+    check_resampling(n_resamples=n_resamples, seed=seed)
+    first = finite_vector(a, "a")
+    second = finite_vector(b, "b")
     if first.shape != second.shape:
         raise InputError(
             f"paired_test: 'a' has {first.size} values and 'b' has {second.size}; "
@@ -192,8 +200,10 @@ def paired_test(
         )
     if first.size == 0:
         raise InputError("paired_test: 'a' and 'b' are empty; expected at least one pair")
-    diffs, unit = _differences(first[:, None], second[:, None])
-    p_values, _ = _p_values(diffs, unit, test=test, rng=_generator(seed), n_resamples=n_resamples)
+    diffs, unit = differences_and_unit(first[:, None], second[:, None])
+    p_values, _ = paired_p_values(
+        diffs, unit, test=test, rng=random_generator(seed), n_resamples=n_resamples
+    )
     return float(p_values[0])
 
 
@@ -206,7 +216,7 @@ def adjust_pvalues(p: npt.ArrayLike, method: str = "holm") -> FloatArray:
     ``p.adjust`` convention). The result does not depend on the order of ``p``.
     Raises :class:`InputError` unless ``p`` is 1-D with values in [0, 1] or ``NaN``.
     """
-    _check_choice("method", method, CORRECTIONS)
+    check_choice("method", method, CORRECTIONS)
     try:
         values = np.array(p, dtype=np.float64)
     except (TypeError, ValueError):
@@ -218,14 +228,14 @@ def adjust_pvalues(p: npt.ArrayLike, method: str = "holm") -> FloatArray:
     if bad.size:
         raise InputError(
             f"adjust_pvalues: p-values must lie in [0, 1] (or be NaN); positions "
-            f"{_listed(str(i) for i in bad)} do not"
+            f"{short_list(str(i) for i in bad)} do not"
         )
     result = values.copy()
     result[known] = _adjust_known(values[known], method)
     return result
 
 
-def _p_values(
+def paired_p_values(
     diffs: FloatArray,
     unit: FloatArray,
     *,
@@ -244,7 +254,7 @@ def _p_values(
             result[active], exact = sign_flip_p(diffs[:, active], rng, n_resamples, unit[active])
             methods[active] = "exact" if exact else "monte-carlo"
         return result, methods
-    undefined = active & (_constant(diffs, unit) | (diffs.shape[0] < 2))
+    undefined = active & (is_constant(diffs, unit) | (diffs.shape[0] < 2))
     if test in ("bootstrap", "ttest"):
         result[undefined] = float("nan")
         methods[undefined] = "undefined"
@@ -273,7 +283,7 @@ def _wilcoxon(diffs: FloatArray, unit: float) -> tuple[float, str]:
     """Tie-aware Wilcoxon signed-rank p-value and its method (see paired_test)."""
     import scipy.stats  # loaded on first use: it takes over a second to import
 
-    rounded = _on_grid(diffs, unit)
+    rounded = rounded_to_unit(diffs, unit)
     nonzero = np.abs(rounded[rounded != 0.0])
     ties = np.unique(nonzero).size < nonzero.size
     if not ties and nonzero.size == rounded.size and rounded.size <= 50:
@@ -286,7 +296,7 @@ def _wilcoxon(diffs: FloatArray, unit: float) -> tuple[float, str]:
 
 def _t_interval(values: FloatArray, confidence: float, unit: float) -> tuple[float, float]:
     """Student t interval of the mean of non-empty finite ``values`` (see t_interval)."""
-    if values.size > 1 and _constant(values, unit):
+    if values.size > 1 and is_constant(values, unit):
         return float(values.mean()), float(values.mean())
     if values.size < 2:
         return float("nan"), float("nan")
@@ -300,7 +310,7 @@ def _t_interval(values: FloatArray, confidence: float, unit: float) -> tuple[flo
     return mean - margin, mean + margin
 
 
-def _mean_interval(
+def mean_interval(
     values: FloatArray,
     rng: np.random.Generator,
     *,
@@ -310,7 +320,7 @@ def _mean_interval(
     where: str,
 ) -> tuple[float, float]:
     """Bootstrap interval of the mean of non-empty finite ``values`` (see bootstrap_ci)."""
-    if _constant(values, float(_unit(values))):
+    if is_constant(values, float(equality_unit(values))):
         return float(values.mean()), float(values.mean())
     if method == "percentile":  # numpy only: scipy.stats takes over a second to import
         low, high = percentile_intervals(values[:, None], rng, n_resamples, confidence)

@@ -1,4 +1,4 @@
-"""Vectorized resampling kernels of :mod:`evalkit.stats.paired`: many paired comparisons at once.
+"""Vectorized resampling kernels of ``_paired``: many paired comparisons at once.
 
 Every kernel takes ``diffs``, an ``(n, p)`` array of paired differences (one column per
 comparison, ties already set to exactly 0.0), draws each resample *once* for all ``p``
@@ -15,12 +15,12 @@ the other columns.
 * :func:`sign_flip_p`: sign vectors, ``T* = signs @ diffs``; all ``2**n`` of them when
   ``2**n <= B`` (exact: ``p = #{|T*| >= |T_obs| - n u} / 2**n``), else ``B`` random ones
   (``p = (#{|T*| >= |T_obs| - n u} + 1) / (B + 1)``); ``u`` is the unit of
-  :mod:`evalkit.stats.ties`.
+  :mod:`evalkit.stats`.
 * :func:`bootstrap_test_p`: the studentized, mean-shifted bootstrap test (see
-  :func:`evalkit.stats.paired_tests.paired_test`).
+  :func:`evalkit.stats.paired_test`).
 
-The generators they draw from: ``Generator(PCG64(seed))`` (:func:`_generator`), and a group's
-stream derived from ``seed`` and the group key (:func:`_group_seed`: ``SeedSequence([seed,
+The generators they draw from: ``Generator(PCG64(seed))`` (:func:`random_generator`), and a group's
+stream derived from ``seed`` and the group key (:func:`group_seed`: ``SeedSequence([seed,
 *sha256(key)])``, stable across processes).
 """
 
@@ -34,7 +34,15 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["bootstrap_test_p", "percentile_intervals", "sign_flip_p"]
+__all__ = [
+    "BLOCK_VALUES",
+    "STUDENTIZED_RTOL",
+    "bootstrap_test_p",
+    "group_seed",
+    "percentile_intervals",
+    "random_generator",
+    "sign_flip_p",
+]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -135,7 +143,7 @@ def _count_blocks(
         yield start, counts.astype(np.float64)
 
 
-def _group_seed(
+def group_seed(
     seed: int, purpose: str, columns: Sequence[str], key: Iterable[Any]
 ) -> np.random.SeedSequence:
     """``SeedSequence([seed, *sha256(key)])``: stable across processes (never Python's hash())."""
@@ -145,5 +153,5 @@ def _group_seed(
     return np.random.SeedSequence([int(seed), *words])
 
 
-def _generator(seed: int | np.random.SeedSequence) -> np.random.Generator:
+def random_generator(seed: int | np.random.SeedSequence) -> np.random.Generator:
     return np.random.Generator(np.random.PCG64(seed))

@@ -16,17 +16,17 @@ cell holds one observation, and the residual variance ``V_E`` of that model is t
 of Tukey's HSD and of its effect size ``diff / sqrt(V_E)``.
 
 Pairs and families: systems are sorted by name; the pair ``i < j`` is reported as
-``system = s_i, base = s_j, diff = mean(s_i) - mean(s_j)`` (as :func:`evalkit.stats.paired.compare`
+``system = s_i, base = s_j, diff = mean(s_i) - mean(s_j)`` (as :func:`evalkit.stats.compare`
 with ``base=None``). Both Tukey tests control the family-wise error rate over the family of
 *all k(k-1)/2 pairs of one measure*; no correction is made across measures (say so, or pass
 one measure). The ``family`` and ``family_size`` columns state it.
 
-Conventions shared with :mod:`evalkit.stats.paired`: randomness only from
+Conventions shared with ``_paired``: randomness only from
 ``numpy.random.Generator(PCG64(...))``, one stream per measure derived from ``seed`` and the
 measure's name (so a measure's numbers do not depend on the other measures present), rows
 sorted by ``query_id`` first (row order of the input does not matter), resampling in blocks of
 about ``2**20`` values with numpy reductions (results do not depend on the thread count);
-equality is the rule of :mod:`evalkit.stats.ties` with the scale ``S = max|x|`` of the
+equality is the rule of :mod:`evalkit.stats` with the scale ``S = max|x|`` of the
 measure's matrix and the unit ``u = 1e-10 S``: a residual, a system's deviation from the grand
 mean and a pair's difference of means within ``u`` are 0 (so ``V_E = 0`` and ``S_A = 0``
 are found on identical systems, whatever the rounding), and sums of ``n`` values within
@@ -47,15 +47,15 @@ import numpy.typing as npt
 import pandas as pd
 
 from evalkit.errors import InputError
-from evalkit.stats.paired import _typed_frame
-from evalkit.stats.resampling import BLOCK_VALUES, _generator, _group_seed
-from evalkit.stats.studentized import studentized_range_sf
-from evalkit.stats.ties import _unit as _ties_unit
-from evalkit.stats.validation import (
-    _check_resampling,
-    _listed,
-    _selected_measures,
-    _validated_frame,
+from evalkit.stats._paired import typed_frame
+from evalkit.stats._resampling import BLOCK_VALUES, group_seed, random_generator
+from evalkit.stats._studentized import studentized_range_sf
+from evalkit.stats._ties import equality_unit as _ties_unit
+from evalkit.stats._validation import (
+    check_resampling,
+    selected_measures,
+    short_list,
+    validated_frame,
 )
 
 __all__ = [
@@ -147,18 +147,18 @@ def anova(
     the system row, never a small p. R: ``summary(aov(score ~ system + topic))``.
     Raises :class:`InputError` for fewer than two systems or two queries in a measure, an
     incomplete matrix (naming the missing system/query pairs), or the input errors of
-    :func:`evalkit.stats.paired.compare`.
+    :func:`evalkit.stats.compare`.
     """
-    _check_resampling(confidence=confidence, n_resamples=1, seed=0)
-    frame = _validated_frame(per_query, (), function="anova")
+    check_resampling(confidence=confidence, n_resamples=1, seed=0)
+    frame = validated_frame(per_query, (), function="anova")
     records: list[dict[str, Any]] = []
-    for measure in _selected_measures(frame, measures, function="anova"):
+    for measure in selected_measures(frame, measures, function="anova"):
         matrix, _ = _matrix(frame, measure, function="anova")
         records += _anova_rows(matrix, measure, confidence)
     dtypes: dict[str, Any] = dict.fromkeys(ANOVA_COLUMNS, np.float64)
     dtypes.update(dict.fromkeys(("measure", "source"), "str"))
     dtypes.update(dict.fromkeys(("df", "n_topics", "n_systems"), np.int64))
-    return _typed_frame(records, dtypes)
+    return typed_frame(records, dtypes)
 
 
 def tukey_hsd(
@@ -188,16 +188,16 @@ def tukey_hsd(
     ``family_size`` (``k (k - 1) / 2``); ``significant`` (bool) ``p_value <= alpha``. Rows by
     measure, then pairs in order. ``V_E = 0``: ``q = inf`` and ``effect_size = ±inf``
     (``p = 0``) for a non-zero ``diff``, ``0`` (``p = 1``) for a zero one (``|diff| <= u``).
-    The tail is :func:`evalkit.stats.studentized.studentized_range_sf`: all pairs at once
+    The tail is :func:`evalkit.stats.studentized_range_sf`: all pairs at once
     (scipy's values for a few distinct ``q``, an interpolant of them within 1e-10 for many).
     R: ``TukeyHSD(aov(score ~ system + topic), "system")`` (R's ``ptukey`` is less precise
     in the far tail). Raises as :func:`anova`.
     """
-    _check_resampling(confidence=confidence, n_resamples=1, seed=0)
+    check_resampling(confidence=confidence, n_resamples=1, seed=0)
     _check_alpha(alpha)
-    frame = _validated_frame(per_query, (), function="tukey_hsd")
+    frame = validated_frame(per_query, (), function="tukey_hsd")
     records: list[dict[str, Any]] = []
-    for measure in _selected_measures(frame, measures, function="tukey_hsd"):
+    for measure in selected_measures(frame, measures, function="tukey_hsd"):
         matrix, systems = _matrix(frame, measure, function="tukey_hsd")
         n, k = matrix.shape
         v_e, df = _residual_variance(matrix)
@@ -253,7 +253,7 @@ def randomized_tukey_hsd(
     total difference ``D = |S_i - S_j|`` (``S = n * mean``),
     ``p_value = (#{R* >= D - n u} + 1) / (n_resamples + 1)``: permuted ranges that
     equal ``D`` up to float rounding count as ties (as
-    :func:`evalkit.stats.paired_tests.paired_test` does for the sign-flip test). With two systems
+    :func:`evalkit.stats.paired_test` does for the sign-flip test). With two systems
     this is the paired sign-flip randomization test. When the permutation count is small,
     ``(k!)**(n - 1) <= n_resamples`` (the first topic's order can stay fixed: the range does
     not change when every topic's systems are relabelled alike), every permutation is
@@ -267,23 +267,25 @@ def randomized_tukey_hsd(
     measure's stream is ``SeedSequence([seed, *sha256("randomized_tukey_hsd", measure)])``.
     Raises as :func:`anova`, and for bad ``n_resamples`` or ``seed``.
     """
-    _check_resampling(confidence=confidence, n_resamples=n_resamples, seed=seed)
+    check_resampling(confidence=confidence, n_resamples=n_resamples, seed=seed)
     _check_alpha(alpha)
-    frame = _validated_frame(per_query, (), function="randomized_tukey_hsd")
+    frame = validated_frame(per_query, (), function="randomized_tukey_hsd")
     records: list[dict[str, Any]] = []
-    for measure in _selected_measures(frame, measures, function="randomized_tukey_hsd"):
+    for measure in selected_measures(frame, measures, function="randomized_tukey_hsd"):
         matrix, systems = _matrix(frame, measure, function="randomized_tukey_hsd")
         n, k = matrix.shape
         v_e, df = _residual_variance(matrix)
         means, first, second, diffs = _pairs(matrix)
         totals = matrix.sum(axis=0)
         observed = np.where(diffs == 0.0, 0.0, np.abs(totals[first] - totals[second]))
-        slack = n * _unit(matrix)
+        slack = n * equality_unit(matrix)
         exact = _permutation_count(n, k) <= n_resamples
         if exact:
             ranges = _all_permuted_ranges(matrix)
         else:
-            stream = _generator(_group_seed(seed, "randomized_tukey_hsd", ("measure",), (measure,)))
+            stream = random_generator(
+                group_seed(seed, "randomized_tukey_hsd", ("measure",), (measure,))
+            )
             ranges = _permuted_ranges(matrix, stream, n_resamples)
         hits = ranges.size - np.searchsorted(np.sort(ranges), observed - slack, side="left")
         p_values = hits / ranges.size if exact else (hits + 1) / (n_resamples + 1)
@@ -356,7 +358,7 @@ def _matrix(frame: pd.DataFrame, measure: str, *, function: str) -> tuple[FloatA
         pairs = [f"{systems[j]}/{wide.index[i]}" for i, j in missing]
         raise InputError(
             f"{function}: measure {measure!r} lacks values for system/query_id "
-            f"{_listed(pairs)}; every system needs a row for every query of the measure "
+            f"{short_list(pairs)}; every system needs a row for every query of the measure "
             "(a system that returned nothing still gets a row with value 0.0)"
         )
     return matrix, systems
@@ -365,7 +367,7 @@ def _matrix(frame: pd.DataFrame, measure: str, *, function: str) -> tuple[FloatA
 def _anova_rows(matrix: FloatArray, measure: str, confidence: float) -> list[dict[str, Any]]:
     n, k = matrix.shape
     grand = float(matrix.mean())
-    unit = _unit(matrix)
+    unit = equality_unit(matrix)
     ss_system = _sum_of_squares(matrix.mean(axis=0) - grand, unit) * n
     ss_topic = _sum_of_squares(matrix.mean(axis=1) - grand, unit) * k
     ss_residual, df_residual = _residual_ss(matrix)
@@ -419,10 +421,10 @@ def _residual_ss(matrix: FloatArray) -> tuple[float, int]:
     residuals = (
         matrix - matrix.mean(axis=0, keepdims=True) - matrix.mean(axis=1, keepdims=True)
     ) + matrix.mean()
-    return _sum_of_squares(residuals, _unit(matrix)), (k - 1) * (n - 1)
+    return _sum_of_squares(residuals, equality_unit(matrix)), (k - 1) * (n - 1)
 
 
-def _unit(matrix: FloatArray) -> float:
+def equality_unit(matrix: FloatArray) -> float:
     """The unit of equality of a whole matrix: ``EQUAL_RTOL * max|x|`` (:mod:`~.ties`)."""
     return float(_ties_unit(matrix.ravel()))
 
@@ -447,7 +449,7 @@ def _pairs(
     means = matrix.mean(axis=0)
     first, second = np.triu_indices(matrix.shape[1], k=1)
     diffs = means[first] - means[second]
-    diffs[np.abs(diffs) <= _unit(matrix)] = 0.0
+    diffs[np.abs(diffs) <= equality_unit(matrix)] = 0.0
     return means, first.astype(np.intp), second.astype(np.intp), diffs
 
 
@@ -570,7 +572,7 @@ def _pair_frame(parts: list[dict[str, Any]]) -> pd.DataFrame:
         else:
             dtypes[name] = np.int64 if name in _INTEGER else np.float64
     if not parts:
-        return _typed_frame([], dtypes)
+        return typed_frame([], dtypes)
     return pd.DataFrame(
         {
             name: pd.Series(np.concatenate([part[name] for part in parts]), dtype=dtype)

@@ -18,7 +18,14 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["EQUAL_RTOL", "paired_differences"]
+__all__ = [
+    "EQUAL_RTOL",
+    "differences_and_unit",
+    "equality_unit",
+    "is_constant",
+    "paired_differences",
+    "rounded_to_unit",
+]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -26,7 +33,7 @@ EQUAL_RTOL = 1e-10
 """Relative tolerance of equality: the unit is ``EQUAL_RTOL * max|data|``."""
 
 
-def _unit(*arrays: FloatArray) -> FloatArray:
+def equality_unit(*arrays: FloatArray) -> FloatArray:
     """Per column of 2-D arrays (or a 0-d array for 1-D): ``EQUAL_RTOL * max|values|``."""
     scale = np.max(
         [np.abs(a).max(axis=0) if a.size else np.zeros(a.shape[1:]) for a in arrays], axis=0
@@ -34,21 +41,21 @@ def _unit(*arrays: FloatArray) -> FloatArray:
     return np.asarray(EQUAL_RTOL * scale, dtype=np.float64)
 
 
-def _differences(first: FloatArray, second: FloatArray) -> tuple[FloatArray, FloatArray]:
+def differences_and_unit(first: FloatArray, second: FloatArray) -> tuple[FloatArray, FloatArray]:
     """``(d, u)``: ``d = first - second`` with ``|d| <= u`` set to exactly 0.0, and the unit
     ``u`` (per column for 2-D input, a 0-d array for 1-D)."""
-    unit = _unit(first, second)
+    unit = equality_unit(first, second)
     diffs = first - second
     diffs[np.abs(diffs) <= unit] = 0.0
     return diffs, unit
 
 
-def _constant(values: FloatArray, unit: FloatArray | float) -> npt.NDArray[np.bool_]:
+def is_constant(values: FloatArray, unit: FloatArray | float) -> npt.NDArray[np.bool_]:
     """Whether each column's values are equal (``ptp <= u``): its variance is rounding noise."""
     return np.asarray(np.ptp(values, axis=0) <= unit, dtype=bool)
 
 
-def _on_grid(values: FloatArray, unit: float) -> FloatArray:
+def rounded_to_unit(values: FloatArray, unit: float) -> FloatArray:
     """``values`` rounded to the nearest multiple of ``unit``: equal values become the same
     float (the tie rule of ranks, as R's ``signif(x, digits.rank = 10)`` for data in [0, 1])."""
     if unit <= 0.0:
@@ -58,5 +65,5 @@ def _on_grid(values: FloatArray, unit: float) -> FloatArray:
 
 def paired_differences(first: npt.ArrayLike, second: npt.ArrayLike) -> FloatArray:
     """``first - second`` (1-D) with differences within the unit of equality set to 0.0."""
-    diffs, _ = _differences(np.asarray(first, np.float64), np.asarray(second, np.float64))
+    diffs, _ = differences_and_unit(np.asarray(first, np.float64), np.asarray(second, np.float64))
     return diffs
