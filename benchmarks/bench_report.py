@@ -71,8 +71,8 @@ def timed(name, run):
 
 def kernel():
     from jupyter_core.utils import run_sync
-    from evalkit.report.kernel import _InterpreterKernelManager
-    manager = _InterpreterKernelManager()
+    from evalkit.report._kernel import InterpreterKernelManager
+    manager = InterpreterKernelManager()
     run_sync(manager.start_kernel)()
     client = manager.client()
     client.start_channels()
@@ -82,8 +82,8 @@ def kernel():
 
 def imports():  # what the report's kernel imports while it starts
     import importlib
-    from evalkit.report.kernel import REPORT_KERNEL_PRELOAD
-    from evalkit.report.kernel import REPORT_KERNEL_WARM_UP
+    from evalkit.report._kernel import REPORT_KERNEL_PRELOAD
+    from evalkit.report._kernel import REPORT_KERNEL_WARM_UP
     from evalkit.probes.targets import warm_up_target
     for module in REPORT_KERNEL_PRELOAD:
         importlib.import_module(module)
@@ -96,9 +96,9 @@ timed("imports", imports)
 
 from evalkit.report import plots
 from evalkit.report import tables as report_tables
-from evalkit.run._evaluate import evaluate
+from evalkit.run import evaluate
 from evalkit.fixtures import load_fixture
-from evalkit.report.parameters import notebook_parameters, DEFAULT_REPORT_NOTEBOOK
+from evalkit.report._parameters import notebook_parameters, DEFAULT_REPORT_NOTEBOOK
 
 defaults = notebook_parameters(DEFAULT_REPORT_NOTEBOOK)
 n, seed, base = defaults["n_resamples"], defaults["seed"], defaults["base_system"]
@@ -118,7 +118,7 @@ result, report, ev = timed("evaluation", evaluation)
 
 def helper():  # what the forked helper does while the kernel runs the first cells
     from evalkit.report.evaluation_files import load_verdict
-    from evalkit.report.notebook import _ReportParts, _draw_report_parts
+    from evalkit.report._notebook import _ReportParts, _draw_report_parts
     _draw_report_parts(_ReportParts(result, report, Path(fixture_dir), defaults, Path(folder)))
     settings = {"base": base, "n_resamples": n, "seed": seed, "baseline": ""}
     return load_verdict(folder, settings)
@@ -145,9 +145,9 @@ timed("plots", figures)
 
 def export():
     import nbformat
-    from evalkit.report.export import export_html, machine_paths, scrub_notebook
+    from evalkit.report._export import export_html, machine_paths, scrub_notebook
     from evalkit.safety.privacy import assert_no_leaks, private_texts
-    from evalkit.report.notebook import _system_definitions
+    from evalkit.report._notebook import _system_definitions
     private = private_texts(ev.fixture, _system_definitions(""))
     scrubbed = scrub_notebook(nbformat.read(executed_path, as_version=4), paths=machine_paths())
     html = export_html(scrubbed)

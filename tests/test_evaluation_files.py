@@ -15,6 +15,12 @@ import pytest
 
 from evalkit.errors import InputError
 from evalkit.fixtures import Fixture, dump_fixture, generate_fixture, load_fixture
+from evalkit.report import (
+    DEFAULT_REPORT_NOTEBOOK,
+    EVALUATION_DIR_PARAMETER,
+    execute_notebook,
+    render_report,
+)
 from evalkit.report.evaluation_files import (
     load_evaluation,
     load_saved_report,
@@ -22,9 +28,6 @@ from evalkit.report.evaluation_files import (
     save_evaluation,
     save_verdict,
 )
-from evalkit.report.kernel import execute_notebook
-from evalkit.report.notebook import EVALUATION_DIR_PARAMETER, render_report
-from evalkit.report.parameters import DEFAULT_REPORT_NOTEBOOK
 from evalkit.report.verdict import GatedVerdict, Verdict, gate_and_judge
 from evalkit.run import Evaluation, evaluate
 from evalkit.safety.canonical import canonical_json

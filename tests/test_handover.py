@@ -15,6 +15,7 @@ import pytest
 from matplotlib.figure import Figure
 from nbformat.v4 import new_code_cell, new_notebook
 
+from evalkit.report import execute_notebook
 from evalkit.report.handover import (
     ReportFigures,
     claim,
@@ -27,7 +28,6 @@ from evalkit.report.handover import (
     taken,
     wait_while_pending,
 )
-from evalkit.report.kernel import execute_notebook
 from evalkit.report.plots import paired_difference_figure
 
 PER_QUERY = pd.DataFrame(

@@ -65,9 +65,9 @@ def test_the_command_line_parser_loads_no_pandas() -> None:
 
 
 def test_the_report_kernel_preload_loads_no_scipy_stats_and_no_system() -> None:
-    from evalkit.report.kernel import REPORT_KERNEL_PRELOAD, REPORT_KERNEL_WARM_UP
+    from evalkit.report._kernel import REPORT_KERNEL_PRELOAD, REPORT_KERNEL_WARM_UP
 
-    # the kernel's own start-up, as its exec_lines run it (evalkit.report.kernel is not loaded)
+    # the kernel's own start-up, as its exec_lines run it (evalkit.report._kernel is not loaded)
     code = f"""
     import importlib
 
@@ -82,8 +82,8 @@ def test_the_report_kernel_preload_loads_no_scipy_stats_and_no_system() -> None:
     """
     slow = ["scipy.stats", "evalkit.systems.reference", "evalkit.systems.rerank", "bm25s"]
     # nbformat (with jsonschema) is the command's business, not the kernel's
-    slow += ["nbformat", "evalkit.report.notebook", "evalkit.report.kernel"]
-    slow += ["evalkit.report.parameters", "evalkit.report.export"]
+    slow += ["nbformat", "evalkit.report._notebook", "evalkit.report._kernel"]
+    slow += ["evalkit.report._parameters", "evalkit.report._export"]
     assert _loaded_after(code, slow) == []
 
 

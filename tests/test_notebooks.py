@@ -31,26 +31,21 @@ from evalkit.errors import (
 )
 from evalkit.fixtures import dump_fixture, generate_fixture, load_fixture
 from evalkit.gates.baseline import write_baseline
-from evalkit.report.export import (
+from evalkit.report import (
+    DEFAULT_REPORT_NOTEBOOK,
     STDERR_NOTE,
+    RenderedReport,
+    coerce_parameters,
+    execute_notebook,
     export_html,
     external_references,
     machine_paths,
-    scrub_notebook,
-)
-from evalkit.report.kernel import execute_notebook
-from evalkit.report.notebook import (
-    REPORT_HELPER_FIGURES,
-    RenderedReport,
-    find_input,
+    notebook_parameters,
     render_report,
+    scrub_notebook,
     write_rendered_report,
 )
-from evalkit.report.parameters import (
-    DEFAULT_REPORT_NOTEBOOK,
-    coerce_parameters,
-    notebook_parameters,
-)
+from evalkit.report._notebook import REPORT_HELPER_FIGURES
 from evalkit.report.plots import latency_figure, paired_difference_figure, uses_log_scale
 from evalkit.report.tables import (
     ablation_table,
@@ -65,6 +60,7 @@ from evalkit.report.tables import (
     worst_queries,
 )
 from evalkit.run import evaluate
+from evalkit.safety.inputs import find_input
 from evalkit.safety.privacy import find_leaks, private_texts
 
 REPO = Path(__file__).resolve().parent.parent
@@ -251,7 +247,7 @@ def test_scrub_removes_paths_tracebacks_stderr_and_papermill_environment() -> No
 
 def test_a_machine_path_is_scrubbed_as_whole_components() -> None:
     # /tmp/work is the working directory; /tmp/work-b is another folder, never half-replaced
-    from evalkit.report.export import _scrub_text
+    from evalkit.report._export import _scrub_text
 
     text = "baseline /tmp/work-b/baseline.json fixture /tmp/work/fixtures/x cwd /tmp/work"
     assert _scrub_text(text, {"/tmp/work": "<cwd>"}) == (
@@ -872,10 +868,10 @@ def test_unredacted_report_shows_text_and_a_banner(
 def test_kernel_warm_up_calls_are_literal_expressions() -> None:
     import ast
 
-    from evalkit.report.kernel import _InterpreterKernelManager
+    from evalkit.report._kernel import InterpreterKernelManager
 
     hostile = "x'); __import__('os').system('false'); ('"
-    manager = _InterpreterKernelManager()
+    manager = InterpreterKernelManager()
     manager.preload = ("json",)
     manager.warm_up = (
         ("evalkit.probes.targets", "warm_up_target", (hostile,)),

@@ -13,10 +13,10 @@ import pytest
 import zmq
 from nbformat.v4 import new_code_cell, new_notebook
 
-from evalkit.report.kernel import _InterpreterKernelManager, execute_notebook
+from evalkit.report._kernel import InterpreterKernelManager, execute_notebook
 
 
-class _Recording(_InterpreterKernelManager):
+class _Recording(InterpreterKernelManager):
     """The real kernel manager, recording every signal it sends to the kernel process."""
 
     sent: list[int]
@@ -51,7 +51,7 @@ def test_ready_ends_at_the_kernel_info_idle_status_not_after_a_silence() -> None
     silence between. The client stops reading at that idle status: the execute request's
     messages are still there to read, its busy status first. (jupyter_client's own
     wait_for_ready reads IOPub until 0.2 s of silence and would have read them all.)"""
-    from evalkit.report.kernel import _ReadyKernelClient
+    from evalkit.report._kernel import _ReadyKernelClient
 
     executes: list[str] = []
 
@@ -61,7 +61,7 @@ def test_ready_ends_at_the_kernel_info_idle_status_not_after_a_silence() -> None
             executes.append(self.execute("1"))
             return request
 
-    class Manager(_InterpreterKernelManager):
+    class Manager(InterpreterKernelManager):
         client_factory = Followed
 
     async def messages_after_ready() -> list[dict[str, object]]:

@@ -26,8 +26,7 @@ from markdown_it import MarkdownIt
 from nbconvert.filters.markdown_mistune import markdown2html_mistune
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
-from evalkit.report.export import export_html
-from evalkit.report.parameters import DEFAULT_REPORT_NOTEBOOK
+from evalkit.report import DEFAULT_REPORT_NOTEBOOK, export_html
 from evalkit.report.plots import latency_figure, paired_difference_figure
 from evalkit.report.render import (
     CONTENT_SECURITY_POLICY,

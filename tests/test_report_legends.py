@@ -11,7 +11,7 @@ import pytest
 
 from evalkit.fixtures import dump_fixture, generate_fixture, load_fixture
 from evalkit.probes import get_target, load_probes, run_probes
-from evalkit.report.notebook import render_report
+from evalkit.report import render_report
 from evalkit.report.tables import (
     COMPARISON_VIEW_COLUMNS,
     PROBE_COLUMNS,

@@ -29,7 +29,7 @@ from evalkit.gates.check import (
     gates_to_report,
 )
 from evalkit.gates.spec import Gates
-from evalkit.report.parameters import check_report_parameters
+from evalkit.report import check_report_parameters
 from evalkit.run import DEFAULT_RANKING_MEASURES, default_measures, evaluate
 
 REPO = pathlib.Path(__file__).resolve().parent.parent

@@ -180,11 +180,13 @@ def _run_report(args: argparse.Namespace) -> int:
     import os
 
     from evalkit.errors import LeakError, NotebookError
-    from evalkit.report.notebook import check_report_output, render_report, write_rendered_report
-    from evalkit.report.parameters import (
+    from evalkit.report import (
         DEFAULT_REPORT_NOTEBOOK,
+        check_report_output,
         coerce_parameters,
         notebook_parameters,
+        render_report,
+        write_rendered_report,
     )
 
     notebook = args.notebook or DEFAULT_REPORT_NOTEBOOK

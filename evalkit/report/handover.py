@@ -22,7 +22,7 @@ evaluation folder:
   not begun.
 - ``taken/<name>``: what the notebook took from the helper, and (``<name>:notebook``) what it
   drew itself because the helper had not begun it, for the command's accounting
-  (:attr:`evalkit.report.notebook.RenderedReport.handed_over`).
+  (:attr:`evalkit.report.RenderedReport.handed_over`).
 
 The folder is private (it holds the evaluation) and is deleted with the command's temporary
 directory.

@@ -256,7 +256,7 @@ def evaluate(
     systems on that Dask cluster, with the same result (:mod:`evalkit.run.distributed`).
     ``workers > 1`` runs the systems and repeats in up to that many processes of this machine,
     with the same result but latency measured beside the other workers
-    (:mod:`evalkit.run._parallel`).
+    (``_parallel``).
     """
     from evalkit.fixtures import Fixture, load_fixture
     from evalkit.systems.reference import REFERENCE_SYSTEMS

@@ -53,7 +53,7 @@ def run_repeats(  # noqa: PLR0917 - evaluate's own arguments, in its order
     progress: bool = False,
 ) -> list[SystemsRun]:
     """Every repeat of every system of ``specs`` on ``fixture`` in up to ``workers`` forked
-    processes (module docs): one :data:`~evalkit.run._evaluate.SystemsRun` per repeat, systems in
+    processes (module docs): one ``SystemsRun`` per repeat, systems in
     ``specs`` order. After an error the tasks not yet begun are dropped, and the first error
     in serial order (repeat, then system) among those that ran is raised.
     ``progress`` shows a bar of finished tasks on stderr (counts only)."""

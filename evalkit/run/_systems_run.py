@@ -1,5 +1,5 @@
-"""One repeat of some systems over a fixture: the loop that :func:`evalkit.run._evaluate.evaluate`
-runs in process, and the pieces its forked (:mod:`evalkit.run._parallel`) and Dask
+"""One repeat of some systems over a fixture: the loop that :func:`evalkit.run.evaluate`
+runs in process, and the pieces its forked (``_parallel``) and Dask
 (:mod:`evalkit.run.distributed`) runners share, so neither imports the evaluation itself.
 
 Each system is built, indexes the fixture's chunks and answers every query; hits are

@@ -28,7 +28,7 @@ passes for every artifact:
    or endpoint, a private key or an API token; a hit raises ``LeakError`` naming the JSON
    location, never the value. HTML and notebooks are not shape-scanned: their embedded base64
    images look like paths; their paths are replaced by
-   :func:`evalkit.report.export.scrub_notebook`.
+   :func:`evalkit.report.scrub_notebook`.
 4. **Write.** :func:`evalkit.safety.output.write_texts_atomic`: temporary files, then renames;
    missing folders are created now and removed again if the write fails.
 

@@ -464,7 +464,7 @@ def _text_chunk(kind: bytes, body: bytes) -> list[str]:
 
 
 #: The report notebook, part of evalkit's own text (the path of
-#: ``evalkit.report.parameters.DEFAULT_REPORT_NOTEBOOK``, not imported: a lower layer).
+#: ``evalkit.report.DEFAULT_REPORT_NOTEBOOK``, not imported: a lower layer).
 OWN_NOTEBOOK: Final = Path(__file__).resolve().parents[2] / "notebooks" / "retrieval_report.ipynb"
 #: How far a shared needle's match is extended each way against its private string.
 EXTEND_LIMIT: Final = 16 * WINDOW_LATIN

@@ -4,13 +4,13 @@
   (``sys.executable -m ipykernel_launcher``), whatever kernel specs are installed: no kernel spec
   needs installing, and a user's own ``python3`` spec can never pick another environment.
   The notebook's metadata names the ``python3`` kernel, so JupyterLab opens it as usual.
-  :func:`~evalkit.report.notebook.render_report` starts the kernel first (:func:`_start_kernel`),
+  :func:`evalkit.report.render_report` starts the kernel first (:func:`start_kernel`),
   importing :data:`REPORT_KERNEL_PRELOAD` and making the :data:`REPORT_KERNEL_WARM_UP` calls,
   while it prepares the notebook's inputs; the notebook then runs on that kernel
   (:func:`execute_notebook`: papermill, every cell as usual).
   Its connection is encrypted with CurveZMQ, or (pyzmq without CurveZMQ, POSIX) uses Unix
   sockets in Jupyter's per-user runtime folder, never plain TCP; shutting it down sends no
-  interrupt (see ``_InterpreterKernelManager``), so a successful run prints nothing from the
+  interrupt (see ``InterpreterKernelManager``), so a successful run prints nothing from the
   kernel.
 """
 
@@ -33,10 +33,20 @@ from jupyter_client.manager import AsyncKernelManager
 from traitlets import DottedObjectName, Type, default
 
 from evalkit.errors import NotebookError
-from evalkit.report.parameters import _display, _read_notebook
+from evalkit.report._parameters import notebook_label, read_notebook
 from evalkit.safety.interrupts import deferred, reraise_if_interrupted
 
-__all__ = ["KERNEL_NAME", "execute_notebook"]
+__all__ = [
+    "DEFAULT_TIMEOUT_S",
+    "KERNEL_NAME",
+    "REPORT_KERNEL_PRELOAD",
+    "REPORT_KERNEL_WARM_UP",
+    "InterpreterKernelManager",
+    "WarmUpCall",
+    "execute_notebook",
+    "start_kernel",
+    "stop_kernel",
+]
 
 KERNEL_NAME: Final = "python3"
 DEFAULT_TIMEOUT_S: Final = 600
@@ -103,7 +113,7 @@ class _ReadyKernelClient(AsyncKernelClient):
         return True
 
 
-class _InterpreterKernelManager(AsyncKernelManager):
+class InterpreterKernelManager(AsyncKernelManager):
     """A kernel manager that always runs ipykernel on ``sys.executable`` (see module docs).
 
     The local connection is encrypted with CurveZMQ keys when pyzmq supports it; without
@@ -112,7 +122,7 @@ class _InterpreterKernelManager(AsyncKernelManager):
     Its clients are ``_ReadyKernelClient``.
     """
 
-    client_class = DottedObjectName("evalkit.report.kernel._ReadyKernelClient")
+    client_class = DottedObjectName("evalkit.report._kernel._ReadyKernelClient")
     client_factory = Type(klass=_ReadyKernelClient)
 
     @default("transport_encryption")
@@ -135,9 +145,9 @@ class _InterpreterKernelManager(AsyncKernelManager):
         await super()._async_interrupt_kernel()
 
     preload: tuple[str, ...] = ()
-    """Modules the kernel imports while it starts (see :func:`_start_kernel`)."""
+    """Modules the kernel imports while it starts (see :func:`start_kernel`)."""
     warm_up: tuple[WarmUpCall, ...] = ()
-    """Calls the kernel makes after those imports (see :func:`_start_kernel`)."""
+    """Calls the kernel makes after those imports (see :func:`start_kernel`)."""
 
     @property
     def kernel_spec(self) -> KernelSpec:
@@ -198,7 +208,7 @@ REPORT_KERNEL_PRELOAD: Final = (
     "evalkit.stats._multi",
     "evalkit.probes",
 )
-"""What the kernel of :func:`~evalkit.report.notebook.render_report` imports while it starts:
+"""What the kernel of :func:`evalkit.report.render_report` imports while it starts:
 the report notebook's imports, so they load while this process checks the parameters and
 evaluates (two cores at work instead of one). Not ``scipy.special``: its t quantile serves the
 paired comparisons, which this process computes for the verdict section. Importing defines no
@@ -211,23 +221,23 @@ REPORT_KERNEL_WARM_UP: Final[tuple[WarmUpCall, ...]] = (
     ("evalkit.report.render", "warm_up", ()),  # pandas' Styler templates
 )
 """Calls the report's kernel makes after :data:`REPORT_KERNEL_PRELOAD`;
-:func:`~evalkit.report.notebook.render_report` adds the notebook's probe target
+:func:`evalkit.report.render_report` adds the notebook's probe target
 (``probe_target``), whose code index is then built while the kernel would otherwise wait for
 the evaluation."""
 _ENGINE_NAME: Final = "evalkit-started-kernel"
 
 
-def _start_kernel(
+def start_kernel(
     cwd: str | os.PathLike[str],
     preload: Sequence[str] = (),
     warm_up: Sequence[WarmUpCall] = (),
-) -> _InterpreterKernelManager:
+) -> InterpreterKernelManager:
     """A kernel started now in ``cwd`` (not waited for) that imports ``preload`` and then makes
     the ``warm_up`` calls (only with a ``preload``); hand it to :func:`execute_notebook`, which
     shuts it down."""
     from jupyter_core.utils import run_sync
 
-    manager = _InterpreterKernelManager()
+    manager = InterpreterKernelManager()
     manager.preload = tuple(preload)
     manager.warm_up = tuple(warm_up)
     try:
@@ -235,12 +245,12 @@ def _start_kernel(
         # not shown: a notebook's errors reach the user as NotebookError, without the message
         run_sync(manager.start_kernel)(cwd=os.fspath(cwd), stderr=subprocess.DEVNULL)
     except BaseException:  # an interrupt while it starts: no caller can stop it, so stop it here
-        _stop_kernel(manager)
+        stop_kernel(manager)
         raise
     return manager
 
 
-def _remove_kernel_files(manager: _InterpreterKernelManager) -> None:
+def _remove_kernel_files(manager: InterpreterKernelManager) -> None:
     """Remove the kernel's connection file (with its HMAC key) and other resources, whatever
     state an interrupt left the manager in."""
     from jupyter_core.utils import run_sync
@@ -251,14 +261,14 @@ def _remove_kernel_files(manager: _InterpreterKernelManager) -> None:
         manager.cleanup_connection_file()  # plain file removal: works with a broken loop too
 
 
-def _stop_kernel(manager: _InterpreterKernelManager) -> None:
-    """Shut down a kernel of :func:`_start_kernel` that no notebook ran on; safe to call twice.
+def stop_kernel(manager: InterpreterKernelManager) -> None:
+    """Shut down a kernel of :func:`start_kernel` that no notebook ran on; safe to call twice.
     A signal that arrives meanwhile waits until the kernel and its files are gone."""
     with deferred():
         _stop_kernel_now(manager)
 
 
-def _stop_kernel_now(manager: _InterpreterKernelManager) -> None:
+def _stop_kernel_now(manager: InterpreterKernelManager) -> None:
     from jupyter_core.utils import run_sync
 
     if not manager.has_kernel:
@@ -282,7 +292,7 @@ def _register_started_kernel_engine() -> None:
     kernel but leaves it running. This engine is the same call, plus ``cleanup_kc=True``
     (nbclient's switch), so the kernel is shut down and its channels closed when the notebook
     ends, as with papermill's own kernels. The shutdown is immediate (the kernel keeps no state
-    worth a graceful exit: its command history is off, see ``_InterpreterKernelManager``).
+    worth a graceful exit: its command history is off, see ``InterpreterKernelManager``).
     """
     from papermill.clientwrap import PapermillNotebookClient
     from papermill.engines import NBClientEngine, papermill_engines
@@ -329,13 +339,13 @@ def execute_notebook(
     *,
     cwd: str | os.PathLike[str] | None = None,
     timeout_s: int = DEFAULT_TIMEOUT_S,
-    kernel: _InterpreterKernelManager | None = None,
+    kernel: InterpreterKernelManager | None = None,
     on_first_cell: Callable[[], None] | None = None,
 ) -> nbformat.NotebookNode:
     """Execute ``notebook`` with ``parameters`` headless (papermill); the executed notebook.
 
     Runs in ``cwd`` (default: the working directory), writes nothing, logs no cell output.
-    ``kernel`` (private: :func:`_start_kernel`) is a kernel already started in ``cwd``; it is
+    ``kernel`` (private: :func:`start_kernel`) is a kernel already started in ``cwd``; it is
     shut down when the notebook ends. ``on_first_cell`` (with ``kernel`` only) is called once,
     when the first cell is sent to the kernel: work for this process that should not delay the
     notebook's start. Raises :class:`NotebookError` naming the cell index and
@@ -345,9 +355,9 @@ def execute_notebook(
     import papermill
     from papermill.exceptions import PapermillExecutionError
 
-    name = _display(notebook)
-    _read_notebook(notebook)  # a clear InputError for a missing or malformed file
-    engine: dict[str, Any] = {"kernel_manager_class": _InterpreterKernelManager}
+    name = notebook_label(notebook)
+    read_notebook(notebook)  # a clear InputError for a missing or malformed file
+    engine: dict[str, Any] = {"kernel_manager_class": InterpreterKernelManager}
     if kernel is not None:
         _register_started_kernel_engine()
         engine = {"engine_name": _ENGINE_NAME, "km": kernel}
@@ -382,7 +392,7 @@ def execute_notebook(
         ) from None
     finally:
         if kernel is not None:
-            _stop_kernel(kernel)  # nothing left when papermill stopped before the kernel ran
+            stop_kernel(kernel)  # nothing left when papermill stopped before the kernel ran
     return executed
 
 

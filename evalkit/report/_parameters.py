@@ -28,7 +28,10 @@ __all__ = [
     "DEFAULT_REPORT_NOTEBOOK",
     "check_report_parameters",
     "coerce_parameters",
+    "notebook_label",
     "notebook_parameters",
+    "read_notebook",
+    "unknown_parameter_error",
 ]
 
 _NBFORMAT: Any = nbformat  # nbformat's functions carry no type hints
@@ -43,11 +46,11 @@ def notebook_parameters(notebook: str | os.PathLike[str]) -> dict[str, Any]:
     Raises :class:`InputError` when the notebook cannot be read, has no ``parameters`` cell, or
     a default is not a Python literal.
     """
-    nb = _read_notebook(notebook)
+    nb = read_notebook(notebook)
     cells = [c for c in nb.cells if "parameters" in c.get("metadata", {}).get("tags", [])]
     if not cells:
         raise InputError(
-            f"notebook {_display(notebook)!r} has no cell tagged 'parameters'; tag the cell "
+            f"notebook {notebook_label(notebook)!r} has no cell tagged 'parameters'; tag the cell "
             "holding the parameter assignments (View > Cell metadata in JupyterLab)"
         )
     defaults: dict[str, Any] = {}
@@ -55,7 +58,7 @@ def notebook_parameters(notebook: str | os.PathLike[str]) -> dict[str, Any]:
         tree = ast.parse(cells[0].source)
     except SyntaxError as error:
         raise InputError(
-            f"notebook {_display(notebook)!r}: the parameters cell is not valid Python "
+            f"notebook {notebook_label(notebook)!r}: the parameters cell is not valid Python "
             f"(line {error.lineno})"
         ) from None
     for node in tree.body:
@@ -68,7 +71,7 @@ def notebook_parameters(notebook: str | os.PathLike[str]) -> dict[str, Any]:
                     defaults[target.id] = ast.literal_eval(node.value)
                 except ValueError:
                     raise InputError(
-                        f"notebook {_display(notebook)!r}: parameter {target.id!r} (line "
+                        f"notebook {notebook_label(notebook)!r}: parameter {target.id!r} (line "
                         f"{node.lineno}) is not a literal; expected a string, number or bool"
                     ) from None
     return defaults
@@ -87,12 +90,12 @@ def coerce_parameters(
     known = sorted(defaults)
     for name, text in values:
         if name not in defaults:
-            raise _unknown_parameter(name, known)
+            raise unknown_parameter_error(name, known)
         result[name] = _coerce(name, text, defaults[name])
     return result
 
 
-def _unknown_parameter(name: str, known: list[str]) -> UnknownNameError:
+def unknown_parameter_error(name: str, known: list[str]) -> UnknownNameError:
     """The error for a parameter the notebook does not declare (``known``: sorted names)."""
     return UnknownNameError(
         f"unknown notebook parameter {name!r}; the notebook declares: "
@@ -205,23 +208,23 @@ def check_report_parameters(
     return result
 
 
-def _read_notebook(notebook: str | os.PathLike[str]) -> nbformat.NotebookNode:
+def read_notebook(notebook: str | os.PathLike[str]) -> nbformat.NotebookNode:
     try:
         notebook_node: nbformat.NotebookNode = _NBFORMAT.read(os.fspath(notebook), as_version=4)
         return notebook_node
     except FileNotFoundError:
         raise InputError(
-            f"notebook {_display(notebook)!r} does not exist; expected an .ipynb file such as "
-            "notebooks/retrieval_report.ipynb"
+            f"notebook {notebook_label(notebook)!r} does not exist; expected an .ipynb file such "
+            "as notebooks/retrieval_report.ipynb"
         ) from None
     except (OSError, ValueError) as error:
         raise InputError(
-            f"notebook {_display(notebook)!r} cannot be read as a Jupyter notebook "
+            f"notebook {notebook_label(notebook)!r} cannot be read as a Jupyter notebook "
             f"({type(error).__name__})"
         ) from None
 
 
-def _display(path: str | os.PathLike[str]) -> str:
+def notebook_label(path: str | os.PathLike[str]) -> str:
     """``path`` relative to the working directory when inside it, else its file name only."""
     absolute = Path(os.path.abspath(path))
     try:

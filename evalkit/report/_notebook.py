@@ -5,15 +5,15 @@ The pipeline of :func:`render_report` (nothing is written by it)::
     notebook + parameters --papermill--> executed notebook --scrub--> scrubbed notebook
         --nbconvert--> HTML (no code, no external resources) --leak scan--> RenderedReport
 
-Its parts: the notebook's parameters (:mod:`evalkit.report.parameters`), the kernel and the
-notebook's execution on it (:mod:`evalkit.report.kernel`), scrubbing and the HTML export
-(:mod:`evalkit.report.export`).
+Its parts: the notebook's parameters (``_parameters``), the kernel and the
+notebook's execution on it (``_kernel``), scrubbing and the HTML export
+(``_export``).
 
 Rules:
 
 - **Order.** :func:`render_report` starts the kernel first, importing
-  :data:`~evalkit.report.kernel.REPORT_KERNEL_PRELOAD` and making the
-  :data:`~evalkit.report.kernel.REPORT_KERNEL_WARM_UP` calls, and meanwhile checks the fixture
+  :data:`REPORT_KERNEL_PRELOAD` (``_kernel``) and making the
+  :data:`REPORT_KERNEL_WARM_UP` calls, and meanwhile checks the fixture
   and the systems, evaluates and computes the verdict section for the notebook
   (``evaluation_dir``, :mod:`evalkit.report.evaluation_files`); the notebook then runs on that
   kernel (papermill, every cell as usual). The nbconvert template and the leak-scan index are
@@ -41,12 +41,28 @@ import nbformat
 from evalkit.errors import InputError, NotebookError
 from evalkit.forking import usable_cores
 from evalkit.measures.aliases import measure_list
-from evalkit.report.export import (
-    _warm_up_export,
+from evalkit.report._export import (
     export_html,
     external_references,
     machine_paths,
     scrub_notebook,
+    warm_up_export,
+)
+from evalkit.report._kernel import (
+    DEFAULT_TIMEOUT_S,
+    REPORT_KERNEL_PRELOAD,
+    REPORT_KERNEL_WARM_UP,
+    InterpreterKernelManager,
+    execute_notebook,
+    start_kernel,
+    stop_kernel,
+)
+from evalkit.report._parameters import (
+    DEFAULT_REPORT_NOTEBOOK,
+    check_report_parameters,
+    notebook_label,
+    notebook_parameters,
+    unknown_parameter_error,
 )
 from evalkit.report.handover import (
     VERDICT_PENDING,
@@ -58,22 +74,6 @@ from evalkit.report.handover import (
     save_figure,
     start_helper,
     taken,
-)
-from evalkit.report.kernel import (
-    DEFAULT_TIMEOUT_S,
-    REPORT_KERNEL_PRELOAD,
-    REPORT_KERNEL_WARM_UP,
-    _InterpreterKernelManager,
-    _start_kernel,
-    _stop_kernel,
-    execute_notebook,
-)
-from evalkit.report.parameters import (
-    DEFAULT_REPORT_NOTEBOOK,
-    _display,
-    _unknown_parameter,
-    check_report_parameters,
-    notebook_parameters,
 )
 from evalkit.safety.artifacts import Artifact, artifact_label, check_output, write_artifacts
 from evalkit.safety.inputs import find_input
@@ -87,9 +87,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_REPORT_NOTEBOOK",
+    "EVALUATION_DIR_PARAMETER",
+    "REPORT_HELPER_FIGURES",
     "RenderedReport",
     "check_report_output",
-    "find_input",
     "notebook_parameters",
     "render_report",
     "write_rendered_report",
@@ -243,7 +244,7 @@ def _after_helper(helper: Helper | None, private: Sequence[PrivateText]) -> None
     """Wait for the report's helper (if any) to exit, then warm the export up."""
     if helper is not None:
         helper.wait()
-    _warm_up_export(private)
+    warm_up_export(private)
 
 
 # --- the whole pipeline -------------------------------------------------------------------
@@ -289,12 +290,12 @@ def render_report(
     defaults = notebook_parameters(notebook)
     unknown = sorted(set(parameters) - set(defaults))
     if unknown:
-        raise _unknown_parameter(unknown[0], sorted(defaults))
+        raise unknown_parameter_error(unknown[0], sorted(defaults))
     for required in ("fixture", "systems", "redact"):
         if required not in defaults:
             raise InputError(
-                f"notebook {_display(notebook)!r} declares no {required!r} parameter; a report "
-                "notebook needs fixture, systems and redact"
+                f"notebook {notebook_label(notebook)!r} declares no {required!r} parameter; a "
+                "report notebook needs fixture, systems and redact"
             )
     merged = {**defaults, **parameters}
     redact = merged["redact"]
@@ -323,10 +324,10 @@ def render_report(
     if merged.get("probes") and isinstance(merged.get("probe_target"), str):
         target = merged["probe_target"]
         kernel_calls = (*kernel_calls, ("evalkit.probes.targets", "warm_up_target", (target,)))
-    kernel: _InterpreterKernelManager | None = None
+    kernel: InterpreterKernelManager | None = None
     try:
         with deferred():  # a signal waits until the kernel is known to the finally below
-            kernel = _start_kernel(workdir, preload, kernel_calls)
+            kernel = start_kernel(workdir, preload, kernel_calls)
         with tempfile.TemporaryDirectory(prefix="evalkit-report-") as private_dir:
             try:
                 # imported once the kernel is starting: pandas and the fixture models take a while
@@ -359,7 +360,7 @@ def render_report(
                     helper = _start_report_helper(parts, workdir)
                     parameters = {**parameters, EVALUATION_DIR_PARAMETER: os.fspath(saved)}
             except BaseException:
-                _stop_kernel(kernel)
+                stop_kernel(kernel)
                 raise
             # nbconvert loads its templates and the leak scan indexes the private texts while the
             # notebook runs: from the first cell on (before, the warm-up would compete for this
@@ -413,7 +414,7 @@ def render_report(
         )
     finally:
         if kernel is not None:  # idempotent: the notebook's run stopped it already
-            _stop_kernel(kernel)
+            stop_kernel(kernel)
 
 
 def check_report_output(

@@ -30,11 +30,18 @@ from typing import Any, Final
 
 import nbformat
 
-from evalkit.report.parameters import DEFAULT_REPORT_NOTEBOOK
+from evalkit.report._parameters import DEFAULT_REPORT_NOTEBOOK
 from evalkit.report.render import CONTENT_SECURITY_POLICY
 from evalkit.safety.privacy import PrivateText
 
-__all__ = ["export_html", "external_references", "machine_paths", "scrub_notebook"]
+__all__ = [
+    "STDERR_NOTE",
+    "export_html",
+    "external_references",
+    "machine_paths",
+    "scrub_notebook",
+    "warm_up_export",
+]
 
 _NBFORMAT: Any = nbformat  # nbformat's functions carry no type hints
 STDERR_NOTE: Final = "[stderr output removed by evalkit: it may quote fixture text or paths]\n"
@@ -251,7 +258,7 @@ def _exporter() -> Any:
     )
 
 
-def _warm_up_export(private: Sequence[PrivateText] = ()) -> None:
+def warm_up_export(private: Sequence[PrivateText] = ()) -> None:
     """Import nbconvert and compile the report template (an empty notebook's export); index
     ``private`` for the leak scan."""
     from evalkit.safety.privacy import prepare_leak_scan
