@@ -16,9 +16,10 @@ from test_gates import make_report
 
 from evalkit.errors import FixtureError
 from evalkit.gates.baseline import load_report
-from evalkit.gates.check import check_gates, measure_range
+from evalkit.gates.check import check_gates
 from evalkit.gates.spec import DEFAULT_TOLERANCE, Gates, Tolerance, load_gates
 from evalkit.measures import score
+from evalkit.measures.names import measure_range
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 FIXTURE_DIR = REPO / "fixtures" / "synthetic-bilingual-v1"

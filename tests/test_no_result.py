@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from evalkit.fixtures import load_fixture
-from evalkit.gates.check import higher_is_better
+from evalkit.measures import higher_is_better
 from evalkit.run import evaluate
 from evalkit.systems import FunctionRetriever
 

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Mapping, Sequence
+from dataclasses import astuple, dataclass, fields
 from typing import Any, Final
 
 import pandas as pd
@@ -54,8 +55,8 @@ import pandas as pd
 from evalkit.errors import InputError
 from evalkit.gates.baseline import check_baseline_fresh
 from evalkit.gates.spec import AbsoluteGate, BaselineGate, Gates, RelativeGate
-from evalkit.measures import parse_measure
-from evalkit.measures.names import LOWER_IS_BETTER, higher_is_better, measure_range
+from evalkit.measures import higher_is_better, parse_measure
+from evalkit.measures.names import measure_range
 from evalkit.registry import did_you_mean
 from evalkit.run.report_json import (
     ALL_LANGUAGES,
@@ -66,11 +67,15 @@ from evalkit.run.report_json import (
 from evalkit.safety.names import safe_id
 
 __all__ = [
-    "ALL_LANGUAGES",
+    "COMPARISON_SLACK",
+    "FAIL",
     "GATE_COLUMNS",
-    "LOWER_IS_BETTER",
+    "NEW_FAILURES_MEASURE",
     "NOT_EVALUATED",
+    "PASS",
+    "GateCheck",
     "check_gates",
+    "fixed_width_lines",
     "format_gate_table",
     "gate_counts",
     "gate_headline",
@@ -78,30 +83,112 @@ __all__ = [
     "gate_systems",
     "gates_failed",
     "gates_to_report",
-    "higher_is_better",
-    "measure_range",
 ]
 
 COMPARISON_SLACK: Final = 1e-9
 NEW_FAILURES_MEASURE: Final = "new-failures"
-GATE_COLUMNS: Final = [
-    "gate",
-    "kind",
-    "system",
-    "measure",
-    "language",
-    "reference",
-    "op",
-    "threshold",
-    "actual",
-    "passed",
-    "query_ids",
-    "status",
-    "note",
-]
 PASS: Final = "pass"
 FAIL: Final = "fail"
 NOT_EVALUATED: Final = "not evaluated"
+
+
+@dataclass(frozen=True)
+class GateCheck:
+    """One check of a gate: a row of :func:`check_gates`' frame (its columns, in order:
+    :data:`GATE_COLUMNS`). Built by :meth:`checked` or :meth:`not_evaluated`.
+
+    ``kind`` is ``absolute``, ``relative``, ``baseline`` or ``new-failures``; ``language`` is
+    ``"all"`` for the overall mean; ``reference`` is ``""``, the reference system or
+    ``"baseline"``; ``op`` is ``">="``, ``"<="`` or ``""`` when not evaluated; ``passed`` is
+    None (NA in the frame) when not evaluated, when ``threshold`` and ``actual`` are NaN;
+    ``query_ids`` lists new failures, comma-separated; ``status`` is :data:`PASS`,
+    :data:`FAIL` or :data:`NOT_EVALUATED`; ``note`` says why a check was not evaluated, or why
+    it cannot fail (its threshold is the measure's worst value), else ``""``.
+    """
+
+    gate: str
+    kind: str
+    system: str
+    measure: str
+    language: str
+    reference: str
+    op: str
+    threshold: float
+    actual: float
+    passed: bool | None
+    query_ids: str
+    status: str
+    note: str
+
+    @classmethod
+    def checked(
+        cls,
+        *,
+        gate: str,
+        kind: str,
+        system: str,
+        measure: str,
+        language: str,
+        reference: str,
+        op: str,
+        threshold: float,
+        actual: float,
+        query_ids: Sequence[str] = (),
+    ) -> GateCheck:
+        """An evaluated check: ``actual`` against ``threshold`` by ``op``, with
+        :data:`COMPARISON_SLACK` for float rounding."""
+        if op == ">=":
+            passed = actual >= threshold - COMPARISON_SLACK
+        else:
+            passed = actual <= threshold + COMPARISON_SLACK
+        return cls(
+            gate=gate,
+            kind=kind,
+            system=system,
+            measure=measure,
+            language=language,
+            reference=reference,
+            op=op,
+            threshold=float(threshold),
+            actual=float(actual),
+            passed=bool(passed),
+            query_ids=",".join(query_ids),
+            status=PASS if passed else FAIL,
+            note=_cannot_fail(measure, threshold) if kind in ("relative", "baseline") else "",
+        )
+
+    @classmethod
+    def not_evaluated(
+        cls,
+        *,
+        gate: str,
+        kind: str,
+        system: str,
+        measure: str,
+        language: str,
+        reference: str,
+        note: str,
+    ) -> GateCheck:
+        """A check the report cannot answer: neither passed nor failed; ``note`` says why."""
+        return cls(
+            gate=gate,
+            kind=kind,
+            system=system,
+            measure=measure,
+            language=language,
+            reference=reference,
+            op="",
+            threshold=math.nan,
+            actual=math.nan,
+            passed=None,
+            query_ids="",
+            status=NOT_EVALUATED,
+            note=note,
+        )
+
+
+GATE_COLUMNS: Final = [f.name for f in fields(GateCheck)]
+"""The columns of :func:`check_gates`' frame: :class:`GateCheck`'s fields, in order."""
 
 
 def _worst_value(measure: str) -> float:
@@ -166,61 +253,6 @@ class _Means:
                 f"{did_you_mean(measure, known)} fix the gate or evaluate that measure"
             )
         return table[measure]
-
-
-def _row(
-    *,
-    gate: str,
-    kind: str,
-    system: str,
-    measure: str,
-    language: str,
-    reference: str,
-    op: str,
-    threshold: float,
-    actual: float,
-    query_ids: Sequence[str] = (),
-) -> dict[str, Any]:
-    if op == ">=":
-        passed = actual >= threshold - COMPARISON_SLACK
-    else:
-        passed = actual <= threshold + COMPARISON_SLACK
-    return {
-        "gate": gate,
-        "kind": kind,
-        "system": system,
-        "measure": measure,
-        "language": language,
-        "reference": reference,
-        "op": op,
-        "threshold": float(threshold),
-        "actual": float(actual),
-        "passed": bool(passed),
-        "query_ids": ",".join(query_ids),
-        "status": PASS if passed else FAIL,
-        "note": _cannot_fail(measure, threshold) if kind in ("relative", "baseline") else "",
-    }
-
-
-def _not_evaluated(
-    *, gate: str, kind: str, system: str, measure: str, language: str, reference: str, note: str
-) -> dict[str, Any]:
-    """A row for a gate the report cannot answer: neither passed nor failed."""
-    return {
-        "gate": gate,
-        "kind": kind,
-        "system": system,
-        "measure": measure,
-        "language": language,
-        "reference": reference,
-        "op": "",
-        "threshold": math.nan,
-        "actual": math.nan,
-        "passed": pd.NA,
-        "query_ids": "",
-        "status": NOT_EVALUATED,
-        "note": note,
-    }
 
 
 def _worse_bound(measure: str, value: float, slack: float) -> tuple[str, float]:
@@ -343,7 +375,7 @@ def check_gates(
     current = _Means(report, "report")
     _check_known(report, gates, baseline, known_systems)
     k = _report_k(report)
-    rows: list[dict[str, Any]] = []
+    rows: list[GateCheck] = []
     measure_gates: tuple[AbsoluteGate | RelativeGate, ...] = (*gates.absolute, *gates.relative)
     for gate, gate_id in zip(measure_gates, gates.gate_ids(), strict=True):
         if isinstance(gate, AbsoluteGate):
@@ -362,7 +394,7 @@ def check_gates(
             current, involved, gate.measure, gate.language
         )
         if why is not None:
-            rows.append(_not_evaluated(**where, note=why))
+            rows.append(GateCheck.not_evaluated(**where, note=why))
             continue
         actual = current.get(gate.system, gate.measure, gate.language, gate_id)
         if isinstance(gate, AbsoluteGate):
@@ -370,7 +402,7 @@ def check_gates(
         else:
             reference_mean = current.get(gate.reference, gate.measure, gate.language, gate_id)
             op, threshold = _worse_bound(gate.measure, reference_mean, gate.max_drop)
-        rows.append(_row(**where, op=op, threshold=threshold, actual=actual))
+        rows.append(GateCheck.checked(**where, op=op, threshold=threshold, actual=actual))
     if gates.baseline is not None:
         if baseline is None:
             raise InputError(
@@ -380,7 +412,7 @@ def check_gates(
             )
         check_baseline_fresh(report, baseline)
         rows += _baseline_rows(report, current, gates.baseline, baseline)
-    return pd.DataFrame(rows, columns=GATE_COLUMNS).astype(
+    return pd.DataFrame([astuple(row) for row in rows], columns=GATE_COLUMNS).astype(
         {"threshold": "float64", "actual": "float64", "passed": "boolean"}
     )
 
@@ -390,11 +422,11 @@ def _baseline_rows(
     current: _Means,
     spec: BaselineGate,
     baseline: Mapping[str, Any],
-) -> list[dict[str, Any]]:
+) -> list[GateCheck]:
     previous = _Means(baseline, "baseline")
     systems = [str(s) for s in previous.systems] if spec.systems == "all" else list(spec.systems)
     k = _report_k(report)
-    rows: list[dict[str, Any]] = []
+    rows: list[GateCheck] = []
     for system in systems:
         gate = f"baseline:{system}"
         if system not in previous.systems:
@@ -402,7 +434,9 @@ def _baseline_rows(
         check = {"gate": gate, "kind": "baseline", "system": system, "reference": "baseline"}
         why = _why_not_evaluated(current, k, [system], "")
         if why is not None:
-            rows.append(_not_evaluated(**check, measure="all", language=ALL_LANGUAGES, note=why))
+            rows.append(
+                GateCheck.not_evaluated(**check, measure="all", language=ALL_LANGUAGES, note=why)
+            )
             continue
         known_measures, known_languages = previous.measures(system), previous.languages(system)
         measures = known_measures if spec.measures == "all" else list(spec.measures)
@@ -422,7 +456,9 @@ def _baseline_rows(
             ]
         for measure, language, what in lacking:
             note = f"the baseline has no value for {what}; refresh it to gate this"
-            rows.append(_not_evaluated(**check, measure=measure, language=language, note=note))
+            rows.append(
+                GateCheck.not_evaluated(**check, measure=measure, language=language, note=note)
+            )
         for language in languages:
             for measure in measures:
                 where = {**check, "measure": measure, "language": language}
@@ -430,17 +466,17 @@ def _baseline_rows(
                     previous, [system], measure, language
                 ) or _why_not_applicable(current, [system], measure, language)
                 if why is not None:
-                    rows.append(_not_evaluated(**where, note=why))
+                    rows.append(GateCheck.not_evaluated(**where, note=why))
                     continue
                 old = previous.get(system, measure, language, gate)
                 actual = current.get(system, measure, language, gate)
                 allowed = spec.tolerance_for(measure).allowance(old)
                 op, threshold = _worse_bound(measure, old, allowed)
-                rows.append(_row(**where, op=op, threshold=threshold, actual=actual))
+                rows.append(GateCheck.checked(**where, op=op, threshold=threshold, actual=actual))
         if spec.max_new_failures is not None:
             new = _new_failures(report, baseline, system)
             rows.append(
-                _row(
+                GateCheck.checked(
                     gate=gate,
                     kind="new-failures",
                     system=system,

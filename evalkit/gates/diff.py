@@ -25,7 +25,8 @@ from typing import Any, Final, NamedTuple
 import numpy as np
 import pandas as pd
 
-from evalkit.gates.check import fixed_width_lines, higher_is_better
+from evalkit.gates.check import fixed_width_lines
+from evalkit.measures import higher_is_better
 from evalkit.run.report_json import (
     ALL_LANGUAGES,
     report_means,

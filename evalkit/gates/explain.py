@@ -25,9 +25,15 @@ from typing import Any, Final
 
 import pandas as pd
 
-from evalkit.gates.check import ALL_LANGUAGES, NEW_FAILURES_MEASURE, higher_is_better
+from evalkit.gates.check import NEW_FAILURES_MEASURE
 from evalkit.gates.spec import BaselineGate
-from evalkit.run.report_json import report_means, report_measure_order, report_per_query
+from evalkit.measures import higher_is_better
+from evalkit.run.report_json import (
+    ALL_LANGUAGES,
+    report_means,
+    report_measure_order,
+    report_per_query,
+)
 
 __all__ = ["LANGUAGE_CHANGE_COLUMNS", "language_changes", "worst_queries"]
 

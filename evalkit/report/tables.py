@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit.errors import InputError
-from evalkit.gates.check import higher_is_better
+from evalkit.measures import higher_is_better
 from evalkit.report.render import html_text, styled
 from evalkit.safety.canonical import HASH_HEX_DIGITS, text_hash
 from evalkit.stats import COMPARE_COLUMNS, EFFECT_SIZE_DZ, summarize_with_ci
