@@ -19,9 +19,7 @@ from junit10 import junit10_problems
 from junitparser import Error, Failure, JUnitXml, Skipped
 from markdown_it import MarkdownIt
 
-from evalkit.gates.baseline import load_report
-from evalkit.gates.check import check_gates
-from evalkit.gates.spec import load_gates
+from evalkit.gates import check_gates, load_gates, load_report
 from evalkit.report.ci import (
     MAX_SUMMARY_LINES,
     GateContext,
@@ -213,7 +211,7 @@ def test_gate_junit_parses_as_junit(all_failing: Any, tmp_path: pathlib.Path) ->
 def test_skipped_gate_checks_are_skipped_cases(tmp_path: pathlib.Path) -> None:
     import pandas as pd
 
-    from evalkit.gates.check import GATE_COLUMNS
+    from evalkit.gates import GATE_COLUMNS
 
     frame = pd.DataFrame(
         [

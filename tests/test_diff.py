@@ -1,4 +1,4 @@
-"""Tests of evalkit.gates.diff on hand-made report dicts (deltas written out by hand)."""
+"""Tests of evalkit.gates._diff on hand-made report dicts (deltas written out by hand)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evalkit.errors import InputError
-from evalkit.gates.diff import (
+from evalkit.gates import (
     PER_QUERY_DIFF_COLUMNS,
     SUMMARY_DIFF_COLUMNS,
     diff_reports,

@@ -23,7 +23,7 @@ from cli_runner import run_cli
 
 from evalkit.errors import EvalkitError
 from evalkit.fixtures import load_fixture
-from evalkit.gates.spec import load_gates
+from evalkit.gates import load_gates
 from evalkit.probes.load import load_probes
 from evalkit.systems.http import load_http_config
 

@@ -15,9 +15,7 @@ import pytest
 from test_gates import make_report
 
 from evalkit.errors import FixtureError
-from evalkit.gates.baseline import load_report
-from evalkit.gates.check import check_gates
-from evalkit.gates.spec import DEFAULT_TOLERANCE, Gates, Tolerance, load_gates
+from evalkit.gates import DEFAULT_TOLERANCE, Gates, Tolerance, check_gates, load_gates, load_report
 from evalkit.measures import score
 from evalkit.measures.names import measure_range
 

@@ -21,14 +21,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from evalkit.errors import FixtureError, InputError, StaleBaselineError
-from evalkit.gates.baseline import (
+from evalkit.gates import (
+    GATE_COLUMNS,
+    Gates,
     baseline_from_report,
     check_baseline_fresh,
+    check_gates,
+    format_gate_table,
+    gates_to_report,
+    load_gates,
     load_report,
     write_baseline,
 )
-from evalkit.gates.check import GATE_COLUMNS, check_gates, format_gate_table, gates_to_report
-from evalkit.gates.spec import Gates, load_gates
 
 HASH_A = "sha256:" + "a" * 64
 HASH_B = "sha256:" + "b" * 64
@@ -761,7 +765,7 @@ def test_degraded_system_fails_the_gates_with_a_table(
 def test_diff_names_exactly_the_degraded_queries(
     passing: tuple[int, str, dict[str, Any]], degraded: tuple[int, str, dict[str, Any]]
 ) -> None:
-    from evalkit.gates.diff import diff_reports
+    from evalkit.gates import diff_reports
 
     changed = diff_reports(passing[2], degraded[2]).per_query
     assert set(changed["system"]) == {"hybrid-rerank"}

@@ -8,9 +8,7 @@ from typing import Any
 
 import pandas as pd
 
-from evalkit.gates.check import check_gates
-from evalkit.gates.explain import language_changes, worst_queries
-from evalkit.gates.spec import Gates
+from evalkit.gates import Gates, check_gates, language_changes, worst_queries
 
 
 def report(overall: float, en: float, zh: float, per_query: dict[str, float]) -> dict[str, Any]:

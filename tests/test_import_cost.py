@@ -33,7 +33,7 @@ def test_the_report_path_does_not_load_scipy_stats() -> None:
     from evalkit.report.tables import ablation_table, paired_comparisons, all_pairs_table
     from evalkit.report.verdict import build_verdict
     from evalkit.report import plots  # noqa: F401
-    from evalkit.gates import check  # noqa: F401
+    from evalkit.gates import check_gates  # noqa: F401
     from evalkit import probes  # noqa: F401
 
     evaluation = evaluate(generate_fixture(3, documents=20, queries=12), ["lexical", "token-hash"])

@@ -18,8 +18,7 @@ import yaml
 from evalkit.errors import FixtureError, FormatError, InputError, InputFileError, ProbeError
 from evalkit.fixtures import Document, find_sensitive, load_fixture
 from evalkit.formats import read_beir, read_qrels, read_run
-from evalkit.gates.baseline import load_report
-from evalkit.gates.spec import load_gates
+from evalkit.gates import load_gates, load_report
 from evalkit.probes import Probe, load_probes
 from evalkit.safety.inputs import MAX_DEPTH, load_json, read_input_bytes
 from evalkit.safety.yamlio import compose_and_load

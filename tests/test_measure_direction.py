@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from evalkit import compare
-from evalkit.gates import check as gates_check
+from evalkit.gates import _check as gates_check
 from evalkit.measures import LOWER_IS_BETTER, describe_measure, higher_is_better
 
 

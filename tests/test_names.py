@@ -13,7 +13,7 @@ import pytest
 from evalkit.cli.main import main
 from evalkit.errors import FixtureError, InputError, UnknownNameError
 from evalkit.fixtures import load_fixture
-from evalkit.gates.spec import load_gates
+from evalkit.gates import load_gates
 from evalkit.registry import Registry
 from evalkit.run import evaluate
 from evalkit.safety.names import check_name, name_problem

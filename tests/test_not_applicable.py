@@ -20,10 +20,7 @@ from evalkit.errors import InputError
 from evalkit.fixtures import Fixture
 from evalkit.fixtures.dump import dump_fixture
 from evalkit.fixtures.generate import generate_fixture
-from evalkit.gates.baseline import baseline_from_report
-from evalkit.gates.check import check_gates
-from evalkit.gates.diff import diff_reports
-from evalkit.gates.spec import Gates
+from evalkit.gates import Gates, baseline_from_report, check_gates, diff_reports
 from evalkit.report.ci import gates_markdown
 from evalkit.report.tables import ablation_table, all_pairs_table, query_measures, style_ablation
 from evalkit.report.verdict import build_verdict, change_matrix

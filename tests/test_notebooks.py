@@ -30,7 +30,7 @@ from evalkit.errors import (
     UnsafePathError,
 )
 from evalkit.fixtures import dump_fixture, generate_fixture, load_fixture
-from evalkit.gates.baseline import write_baseline
+from evalkit.gates import write_baseline
 from evalkit.report import (
     DEFAULT_REPORT_NOTEBOOK,
     STDERR_NOTE,

@@ -39,7 +39,7 @@ from nbformat.v4 import new_code_cell, new_notebook, new_output
 from evalkit.cli.main import main
 from evalkit.errors import EvalkitError
 from evalkit.fixtures import dump_fixture, generate_fixture, load_fixture
-from evalkit.gates.baseline import write_baseline
+from evalkit.gates import write_baseline
 from evalkit.report import export_html
 from evalkit.report.render import CONTENT_SECURITY_POLICY, WORD_JOINER
 from evalkit.run import evaluate

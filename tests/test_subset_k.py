@@ -17,9 +17,11 @@ from cli_runner import run_cli
 
 from evalkit.errors import InputError, StaleBaselineError
 from evalkit.fixtures import load_fixture
-from evalkit.gates.baseline import changed_definitions, check_baseline_fresh
-from evalkit.gates.check import (
+from evalkit.gates import (
     NOT_EVALUATED,
+    Gates,
+    changed_definitions,
+    check_baseline_fresh,
     check_gates,
     format_gate_table,
     gate_counts,
@@ -28,7 +30,6 @@ from evalkit.gates.check import (
     gates_failed,
     gates_to_report,
 )
-from evalkit.gates.spec import Gates
 from evalkit.report import check_report_parameters
 from evalkit.run import DEFAULT_RANKING_MEASURES, default_measures, evaluate
 

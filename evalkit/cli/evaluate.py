@@ -104,7 +104,7 @@ def _add_baseline(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> H
 
 
 def _run_baseline(args: argparse.Namespace) -> int:
-    from evalkit.gates.baseline import write_baseline
+    from evalkit.gates import write_baseline
     from evalkit.safety.artifacts import check_output
 
     output = args.output

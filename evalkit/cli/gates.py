@@ -25,7 +25,7 @@ from evalkit.cli.common import (
 if TYPE_CHECKING:
     import pandas as pd
 
-    from evalkit.gates.spec import BaselineGate
+    from evalkit.gates import BaselineGate
     from evalkit.run import Evaluation
 
 
@@ -94,22 +94,20 @@ def _gate(args: argparse.Namespace, output: str | None, state: dict[str, Any]) -
     import pathlib
 
     from evalkit.errors import InputError
-    from evalkit.gates.baseline import (
+    from evalkit.gates import (
         baseline_systems,
         changed_definitions,
         check_baseline_fresh,
-        load_report,
-        refresh_advice,
-    )
-    from evalkit.gates.check import (
         check_gates,
         format_gate_table,
         gate_counts,
         gate_outcome,
         gate_systems,
         gates_to_report,
+        load_gates,
+        load_report,
+        refresh_advice,
     )
-    from evalkit.gates.spec import load_gates
     from evalkit.report.ci import definition_notes
     from evalkit.run.report_json import write_report
 
@@ -232,7 +230,7 @@ def _write_gate_ci(
 ) -> None:
     """``evalkit gate --junit/--markdown``: the gate checks as JUnit, the verdict as Markdown,
     each failing check with its worst queries."""
-    from evalkit.gates.explain import language_changes, worst_queries
+    from evalkit.gates import language_changes, worst_queries
     from evalkit.report.ci import GateContext, gates_junit, gates_markdown
     from evalkit.report.verdict import build_verdict
 
@@ -318,8 +316,7 @@ def _add_diff(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handl
 
 
 def _run_diff(args: argparse.Namespace) -> int:
-    from evalkit.gates.baseline import load_report
-    from evalkit.gates.diff import diff_reports, diff_to_json, format_diff
+    from evalkit.gates import diff_reports, diff_to_json, format_diff, load_report
 
     old, new = load_report(args.old), load_report(args.new)
     diff = diff_reports(old, new)

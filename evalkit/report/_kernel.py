@@ -203,13 +203,14 @@ REPORT_KERNEL_PRELOAD: Final = (
     "evalkit.report.render",
     "evalkit.report.tables",
     "evalkit.report.verdict",
-    "evalkit.gates.check",
-    "evalkit.gates.diff",
+    "evalkit.gates._check",
+    "evalkit.gates._diff",
     "evalkit.stats._multi",
     "evalkit.probes",
 )
 """What the kernel of :func:`evalkit.report.render_report` imports while it starts:
-the report notebook's imports, so they load while this process checks the parameters and
+the modules behind the report notebook's imports (private ones named as the packages that
+re-export them resolve them), so they load while this process checks the parameters and
 evaluates (two cores at work instead of one). Not ``scipy.special``: its t quantile serves the
 paired comparisons, which this process computes for the verdict section. Importing defines no
 name in the notebook's namespace; a notebook that does not use a module has only paid for

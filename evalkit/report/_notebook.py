@@ -151,7 +151,7 @@ def _save_verdict_for_notebook(parts: _ReportParts) -> None:
     settings from the parameters) into the evaluation folder, as the notebook's verdict cell
     would. A notebook without those parameters gets nothing; a failure leaves nothing behind,
     and the cell then computes the section itself and reports the problem as it always does."""
-    from evalkit.gates.baseline import load_report
+    from evalkit.gates import load_report
     from evalkit.report.evaluation_files import save_verdict
     from evalkit.report.verdict import gate_and_judge
 

@@ -1,7 +1,7 @@
 """CI-native outputs: JUnit XML for test reporters, a Markdown summary for a pull request.
 
 - :func:`gates_junit` / :func:`probes_junit`: one ``<testcase>`` per gate check (a row of
-  :func:`evalkit.gates.check.check_gates`) or per probe, a ``<failure>`` for a failed one, a
+  :func:`evalkit.gates.check_gates`) or per probe, a ``<failure>`` for a failed one, a
   ``<skipped>`` for a gate check that was not evaluated, an ``<error>`` for a probe that could
   not run; :func:`gates_error_junit`: one ``<error>`` case for a gate run that could not check
   its gates (a stale baseline, an unknown system). Messages hold IDs, measure names and
@@ -130,15 +130,15 @@ def gates_junit(
     definitions: Mapping[str, tuple[str, str]] | None = None,
     worst: Sequence[Sequence[str]] | None = None,
 ) -> str:
-    """JUnit XML of :func:`evalkit.gates.check.check_gates` ``results``, valid against Jenkins'
+    """JUnit XML of :func:`evalkit.gates.check_gates` ``results``, valid against Jenkins'
     ``junit-10.xsd``: one test suite named ``gates SUITE`` (e.g. the fixture ID), one test case
     per row (classname the gate ID, name ``system measure (language)``), failures and skips
     with ID-only messages (a failure's text names the worst queries, ``worst`` aligned with
     ``results``). The suite's properties hold the ``headline`` (default
-    :func:`evalkit.gates.check.gate_headline`: "N of M checks evaluated") and each changed
+    :func:`evalkit.gates.gate_headline`: "N of M checks evaluated") and each changed
     system definition. A run that evaluated no check has one more test case, ``gates
     evaluated``, failing unless ``allow_none_evaluated``."""
-    from evalkit.gates.check import gate_counts, gate_headline
+    from evalkit.gates import gate_counts, gate_headline
 
     counts = gate_counts(results)
     if headline is None:
@@ -244,8 +244,8 @@ class GateContext:
 
     ``baseline``: the gates compared with a baseline; ``worst``: the worst query IDs of each
     failing check, in ``verdict.failing_gates`` order
-    (:func:`evalkit.gates.explain.worst_queries`); ``languages``: a
-    :func:`evalkit.gates.explain.language_changes` frame; ``definitions``: ``{system: (old,
+    (:func:`evalkit.gates.worst_queries`); ``languages``: a
+    :func:`evalkit.gates.language_changes` frame; ``definitions``: ``{system: (old,
     new)}`` definition hashes of systems changed since the baseline; ``left_out``: gated
     systems this run did not evaluate; ``advice``: the line on refreshing the baseline (only
     when the gate passed)."""

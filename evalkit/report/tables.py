@@ -6,7 +6,7 @@ with ``redact=False``; otherwise a chunk or query is shown as its ID and :func:`
 
 Conventions:
 
-- "Best" follows the measure's direction (:func:`evalkit.gates.check.higher_is_better`): highest
+- "Best" follows the measure's direction (:func:`evalkit.measures.higher_is_better`): highest
   mean, lowest for ``NoAnswerFP``. Only a *strictly* best system is marked: when two or more
   systems tie for the best mean (equal within 1e-12), or a group has one system, none is (a
   column where every system sits at the worst value has no winner to show).

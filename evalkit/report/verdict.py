@@ -1,13 +1,13 @@
 """The verdict a reader needs before merging: gates, significant changes, headline numbers.
 
 :func:`build_verdict` turns an :class:`~evalkit.run.Evaluation`, its gate results
-(:func:`evalkit.gates.check.check_gates`) and the paired comparisons of every system against a base
+(:func:`evalkit.gates.check_gates`) and the paired comparisons of every system against a base
 system (:func:`evalkit.stats.compare`, randomization test, corrected over all rows) into a
 frozen :class:`Verdict` of tidy frames. Everything in it is an ID, a measure name or a number.
 
 - **Gates**: counts of passing, failing and not-evaluated checks, every failing check, and
   the headline that says how many checks were evaluated
-  (:func:`evalkit.gates.check.gate_headline`); a gated run that evaluated no check fails
+  (:func:`evalkit.gates.gate_headline`); a gated run that evaluated no check fails
   unless ``allow_none_evaluated``.
 - **Significant changes** against ``base``: the comparisons whose corrected p-value is at most
   ``alpha``, labelled ``better`` or ``worse`` in the measure's direction
@@ -33,9 +33,14 @@ import numpy as np
 import pandas as pd
 
 from evalkit.errors import InputError, StaleBaselineError
-from evalkit.gates.baseline import load_report
-from evalkit.gates.check import GATE_COLUMNS, check_gates, gate_headline, gate_outcome
-from evalkit.gates.spec import load_gates
+from evalkit.gates import (
+    GATE_COLUMNS,
+    check_gates,
+    gate_headline,
+    gate_outcome,
+    load_gates,
+    load_report,
+)
 from evalkit.measures import parse_measure
 from evalkit.measures.names import higher_is_better
 from evalkit.registry import did_you_mean
@@ -63,7 +68,7 @@ PRIMARY_NAMES: Final = ("nDCG", "RR", "R")
 
 FAILING_GATE_COLUMNS: Final = tuple(GATE_COLUMNS[: GATE_COLUMNS.index("actual") + 1])
 """Columns of :attr:`Verdict.failing_gates` (their meaning:
-:func:`evalkit.gates.check.check_gates`)."""
+:func:`evalkit.gates.check_gates`)."""
 
 CHANGE_COLUMNS: Final = (
     "system",
@@ -113,7 +118,7 @@ class Verdict:
     """The verdict of one evaluation against ``base`` (frames are tidy; IDs only).
 
     ``gated`` is False when there were no gate results; ``gates_passed``, ``gates_failed`` and
-    ``gates_not_evaluated`` count checks (rows of :func:`evalkit.gates.check.check_gates`);
+    ``gates_not_evaluated`` count checks (rows of :func:`evalkit.gates.check_gates`);
     ``gates_cannot_fail`` counts the passing checks whose threshold is the measure's worst
     value (their baseline is already as bad as the measure gets).
     ``failing_gates`` has :data:`FAILING_GATE_COLUMNS`, ``changes`` :data:`CHANGE_COLUMNS`
@@ -169,7 +174,7 @@ class Verdict:
     @property
     def gates_headline(self) -> str:
         """``PASS: all 30 evaluated check(s) passed; 30 of 39 checks evaluated, 9 not
-        evaluated`` (:func:`evalkit.gates.check.gate_headline`), or ``no gates``."""
+        evaluated`` (:func:`evalkit.gates.gate_headline`), or ``no gates``."""
         if not self.gated:
             return "no gates"
         return gate_headline(self._counts(), allow_none_evaluated=self.allow_none_evaluated)
@@ -181,7 +186,7 @@ class Verdict:
 
 @dataclass(frozen=True)
 class GatedVerdict:
-    """The report's verdict section: ``gate_results`` (a :func:`evalkit.gates.check.check_gates`
+    """The report's verdict section: ``gate_results`` (a :func:`evalkit.gates.check_gates`
     frame; None when the fixture has no ``gates.yaml``), ``stale_baseline`` (True when the
     gates' baseline was made for another evaluation definition and the gates were checked
     without it) and the :class:`Verdict` built from them."""
@@ -254,7 +259,7 @@ def build_verdict(
 ) -> Verdict:
     """The :class:`Verdict` of ``evaluation`` against system ``base``.
 
-    ``gate_results`` is a :func:`evalkit.gates.check.check_gates` frame (None: not gated).
+    ``gate_results`` is a :func:`evalkit.gates.check_gates` frame (None: not gated).
     Comparisons run :func:`evalkit.stats.compare` (two-sided paired randomization test, the
     ``correction`` over every other system and every measure of the evaluation, significant at
     ``alpha``) with ``n_resamples`` and ``seed``; these are the numbers of the report's paired

@@ -47,7 +47,7 @@ def verdict_badge(verdict: Verdict) -> str:
         word, color = "PASS", BETTER_COLOR
     else:
         word, color = "FAIL", WORSE_COLOR
-    # the headline (:func:`evalkit.gates.check.gate_headline`) says "N of M checks evaluated"
+    # the headline (:func:`evalkit.gates.gate_headline`) says "N of M checks evaluated"
     text = verdict.gates_headline if verdict.gated else "the fixture has no gates.yaml"
     return (
         f'<p><span style="background:{color};color:#fff;font-weight:bold;padding:0.2em 0.6em;'

@@ -1,8 +1,8 @@
 """Checking a report against its gates (:func:`check_gates`), and presenting the results.
 
-The gates come from ``gates.yaml`` (:mod:`evalkit.gates.spec`: the three kinds of gate, their
+The gates come from ``gates.yaml`` (``_spec``: the three kinds of gate, their
 tolerances, the measures' ranges); a baseline gate compares with a committed baseline
-(:mod:`evalkit.gates.baseline`, which also decides when one is stale).
+(``_baseline``, which also decides when one is stale).
 
 Rules of :func:`check_gates`:
 
@@ -19,10 +19,10 @@ Rules of :func:`check_gates`:
   that language (``summaryByLanguage``).
 - A new failure is a (query ID, failure kind) pair of a system in the report's ``failures`` that
   the baseline does not have; the gate counts the distinct query IDs (``query_ids`` lists them).
-- A stale baseline (:func:`~evalkit.gates.baseline.check_baseline_fresh`: another fixture
+- A stale baseline (:func:`evalkit.gates.check_baseline_fresh`: another fixture
   version, corpus, k or measures) is a :class:`~evalkit.errors.StaleBaselineError`, never a
   silent comparison. A system whose definition changed since the baseline is compared
-  (:func:`~evalkit.gates.baseline.changed_definitions` names it).
+  (:func:`evalkit.gates.changed_definitions` names it).
 - **Unknown systems.** A gate naming a system that is neither in the report nor a known system
   (``known_systems``: by default the registered systems, plus every system of the baseline)
   is an :class:`~evalkit.errors.InputError` naming it with a did-you-mean: a typo or a
@@ -53,8 +53,8 @@ from typing import Any, Final
 import pandas as pd
 
 from evalkit.errors import InputError
-from evalkit.gates.baseline import check_baseline_fresh
-from evalkit.gates.spec import AbsoluteGate, BaselineGate, Gates, RelativeGate
+from evalkit.gates._baseline import check_baseline_fresh
+from evalkit.gates._spec import AbsoluteGate, BaselineGate, Gates, RelativeGate
 from evalkit.measures import higher_is_better, parse_measure
 from evalkit.measures.names import measure_range
 from evalkit.registry import did_you_mean
@@ -187,7 +187,7 @@ class GateCheck:
         )
 
 
-GATE_COLUMNS: Final = [f.name for f in fields(GateCheck)]
+GATE_COLUMNS: Final[list[str]] = [f.name for f in fields(GateCheck)]
 """The columns of :func:`check_gates`' frame: :class:`GateCheck`'s fields, in order."""
 
 
@@ -643,7 +643,7 @@ def format_gate_table(
 
 def fixed_width_lines(rows: Sequence[Sequence[str]]) -> list[str]:
     """``rows`` (header first) as left-aligned columns two spaces apart, trailing spaces
-    stripped, with a dashed rule under the header (also used by :mod:`evalkit.gates.diff`)."""
+    stripped, with a dashed rule under the header (also used by ``_diff``)."""
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     text = [
         "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()

@@ -2,7 +2,7 @@
 
 A baseline is a report's deterministic projection without its ``gates`` section
 (:func:`baseline_from_report`), written as canonical JSON by :func:`write_baseline`; a baseline
-gate (:class:`~evalkit.gates.spec.BaselineGate`) compares a report with it.
+gate (:class:`evalkit.gates.BaselineGate`) compares a report with it.
 
 A baseline is stale only when a comparison with it would mean nothing
 (:func:`check_baseline_fresh`): its ``schema`` differs, or its shared definition
@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from evalkit.errors import StaleBaselineError
-from evalkit.gates.spec import BaselineGate
+from evalkit.gates._spec import BaselineGate
 from evalkit.run.report_json import deterministic_projection, read_report, short_repr
 from evalkit.safety.canonical import canonical_json
 from evalkit.safety.output import unshown_reason

@@ -25,8 +25,8 @@ from typing import Any, Final
 
 import pandas as pd
 
-from evalkit.gates.check import NEW_FAILURES_MEASURE
-from evalkit.gates.spec import BaselineGate
+from evalkit.gates._check import NEW_FAILURES_MEASURE
+from evalkit.gates._spec import BaselineGate
 from evalkit.measures import higher_is_better
 from evalkit.run.report_json import (
     ALL_LANGUAGES,
@@ -61,7 +61,7 @@ def worst_queries(
     *,
     n: int = 3,
 ) -> list[list[str]]:
-    """For each row of ``results`` (a :func:`~evalkit.gates.check.check_gates` frame), the IDs
+    """For each row of ``results`` (a :func:`evalkit.gates.check_gates` frame), the IDs
     of at most ``n`` worst queries (rules in the module docstring; empty for a row that did
     not fail). ``per_query`` has columns ``system, query_id, measure, value, language`` (the
     evaluation's :attr:`~evalkit.run.Evaluation.per_query`); ``baseline`` is the

@@ -2,7 +2,7 @@
 
 ``gates.yaml`` (schema ``evalkit.gates/1``, documented in ``fixtures/README.md``) holds three
 kinds of gate, all checked against a report dict of schema ``evalkit.report/1``
-(:func:`evalkit.gates.check.check_gates`):
+(:func:`evalkit.gates.check_gates`):
 
 - ``absolute``: a bound on one system's mean of one measure, overall or in one language
   (``min`` -> ``actual >= min``, ``max`` -> ``actual <= max``; exactly one of them).

@@ -6,7 +6,7 @@ Rules of :func:`diff_reports`:
   (schema ``evalkit.report/1``); both may come from different evaluation definitions (that is
   the point of a diff), and the header of :func:`format_diff` says whether they do.
 - ``delta = new - old``. ``change`` is ``better``/``worse`` by the measure's direction (higher
-  is better except ``evalkit.gates.check.LOWER_IS_BETTER``) when ``|delta| > CHANGE_SLACK``, else
+  is better except ``evalkit.measures.LOWER_IS_BETTER``) when ``|delta| > CHANGE_SLACK``, else
   ``same``; ``added``/``removed`` when the value exists on one side only (``delta`` is NaN).
 - The summary frame has a row for every (system, measure, language) of either report; the
   per-query frame has rows for changed values only, and only for systems present in both
@@ -25,7 +25,7 @@ from typing import Any, Final, NamedTuple
 import numpy as np
 import pandas as pd
 
-from evalkit.gates.check import fixed_width_lines
+from evalkit.gates._check import fixed_width_lines
 from evalkit.measures import higher_is_better
 from evalkit.run.report_json import (
     ALL_LANGUAGES,
