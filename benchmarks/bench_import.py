@@ -60,7 +60,7 @@ def measure(documents: int, queries: int) -> dict[str, float]:
     workspace = Path(tempfile.mkdtemp(prefix="evalkit-bench-import-"))
     try:
         corpus_bytes = write_corpus(workspace / "beir", documents, queries)
-        command = [sys.executable, "-m", "evalkit.cli.main", "import", "beir", "beir"]
+        command = [sys.executable, "-m", "evalkit.cli.entry", "import", "beir", "beir"]
         command += ["--output", "fixture", "--chunking", "paragraphs", "--size", "2000"]
         before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         started = time.perf_counter()

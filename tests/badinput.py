@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
-from evalkit.cli.main import main
+from evalkit.cli import main
 
 #: Text that must never appear in any output: it is only ever file content (prose, a comment
 #: or a description); the spaces keep it from ever becoming an ID.

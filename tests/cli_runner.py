@@ -18,7 +18,7 @@ def run_cli(
 
     ``EVALKIT_OUTPUT`` is unset so the caller's environment cannot redirect a report.
     """
-    from evalkit.cli.main import main
+    from evalkit.cli import main
 
     out, err = io.StringIO(), io.StringIO()
     with (

@@ -170,7 +170,7 @@ def test_without_a_table_alias_vector_returns_nothing_and_says_so_once(
 def test_the_command_line_prints_the_notice_once(
     make_fixture: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from evalkit.cli.main import main
+    from evalkit.cli import main
 
     plain = make_fixture()
     assert main(["run", str(plain), "--systems", "lexical,hybrid", "--repeats", "1"]) == 0

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from evalkit.cli.main import main
+from evalkit.cli import main
 from evalkit.errors import LeakError, UnsafePathError
 from evalkit.fixtures import load_fixture
 from evalkit.safety.artifacts import Artifact, scan_artifact, write_artifact, write_artifacts

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 import yaml
 
-from evalkit.cli.main import build_parser
+from evalkit.cli import build_parser
 
 SEPARATORS = ("&&", "||", ";", "|")
 EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples" / "ci"

@@ -236,7 +236,7 @@ def test_swapping_sides_mirrors_the_diff(
 def test_cli_diff_tables_and_json(
     tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from evalkit.cli.main import main
+    from evalkit.cli import main
 
     old_path, new_path = tmp_path / "old.json", tmp_path / "new.json"
     old_path.write_text(json.dumps(OLD), encoding="utf-8")
@@ -252,7 +252,7 @@ def test_cli_diff_tables_and_json(
 def test_cli_diff_bad_file_exits_2(
     tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from evalkit.cli.main import main
+    from evalkit.cli import main
 
     bad = tmp_path / "bad.json"
     bad.write_text("{", encoding="utf-8")

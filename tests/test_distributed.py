@@ -134,7 +134,7 @@ def test_cli_run_with_scheduler(client: Any) -> None:
     import contextlib
     import io
 
-    from evalkit.cli.main import main
+    from evalkit.cli import main
 
     outputs = []
     for extra in ([], ["--scheduler", client.scheduler.address]):

@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from evalkit.cli.main import main
+from evalkit.cli import main
 from evalkit.errors import DeterminismError, InputError
 from evalkit.fixtures import Fixture, load_fixture
 from evalkit.run import Evaluation, evaluate

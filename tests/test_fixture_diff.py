@@ -38,7 +38,7 @@ from fixture_edits import (
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalkit.cli.main import main
+from evalkit.cli import main
 from evalkit.errors import LeakError
 from evalkit.fixtures import Fixture, load_fixture
 from evalkit.fixtures.diff import (

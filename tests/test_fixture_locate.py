@@ -12,7 +12,7 @@ from fixture_edits import COMMITTED
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalkit.cli.main import main
+from evalkit.cli import main
 from evalkit.fixtures import load_fixture
 from evalkit.fixtures.locate import Candidate, locate_span, read_span_context
 

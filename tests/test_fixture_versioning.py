@@ -33,7 +33,7 @@ from fixture_edits import (
     write_copy,
 )
 
-from evalkit.cli.main import main
+from evalkit.cli import main
 from evalkit.errors import InputError
 from evalkit.fixtures import Fixture
 from evalkit.fixtures.diff import fixture_outline

@@ -21,7 +21,7 @@ from test_fixtures_rules import RULE_CASES, SECRETS
 from test_malformed import CASES as MALFORMED_CASES
 from test_malformed import prepare
 
-from evalkit.cli.main import main
+from evalkit.cli import main
 from evalkit.errors import FixtureError, Problem
 from evalkit.fixtures import Chunk, Document, find_sensitive, generate_fixture, load_fixture
 from evalkit.fixtures.columnar import (

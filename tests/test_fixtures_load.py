@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-from evalkit.cli.main import main
+from evalkit.cli import main
 from evalkit.errors import FixtureError, Problem
 from evalkit.fixtures import fixture_json_schema, load_fixture
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from evalkit.cli.main import main
+from evalkit.cli import main
 from evalkit.errors import FixtureError, Problem
 from evalkit.fixtures import Fixture, find_sensitive, load_fixture, validate_fixture
 

@@ -57,7 +57,7 @@ def test_the_report_path_does_not_load_scipy_stats() -> None:
 
 def test_the_command_line_parser_loads_no_pandas() -> None:
     code = """
-    from evalkit.cli.main import build_parser
+    from evalkit.cli import build_parser
 
     build_parser()
     """

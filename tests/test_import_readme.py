@@ -1,6 +1,6 @@
 """The README's "Evaluate your own system" commands work as written, on the shipped examples.
 
-The commands are read from README.md itself and run through ``evalkit.cli.main.main`` in a fresh
+The commands are read from README.md itself and run through ``evalkit.cli.main`` in a fresh
 workspace holding a copy of ``examples/``; the HTTP example starts the shipped stand-in service
 (on a free port instead of 8765, so parallel runs do not collide).
 """

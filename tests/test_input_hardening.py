@@ -277,7 +277,7 @@ def test_a_probe_file_that_is_a_directory_is_reported(tmp_path: Path) -> None:
 def test_diff_prints_only_name_shaped_header_values(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from evalkit.cli.main import main
+    from evalkit.cli import main
 
     report = {
         "schema": "evalkit.report/1",

@@ -1,5 +1,5 @@
 """The malformed-input corpus: one case per rule in ``tests/malformed/<case>/``, each run through
-the real command line (:func:`evalkit.cli.main.main`).
+the real command line (:func:`evalkit.cli.main`).
 
 A case directory holds its input files and ``case.yaml``::
 
@@ -107,11 +107,11 @@ def setup_fifos(spec: dict[str, Any]) -> bool:
 
 
 def run_subprocess(argv: list[str], work: Path) -> tuple[int, str]:
-    """``python -m evalkit.cli.main argv`` in ``work`` with a timeout: a reader blocked on a FIFO in
-    C code (pyarrow's CSV reader) would not see the in-process alarm."""
+    """``python -m evalkit.cli.entry argv`` in ``work`` with a timeout: a reader blocked on a FIFO
+    in C code (pyarrow's CSV reader) would not see the in-process alarm."""
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "evalkit.cli.main", *argv],
+            [sys.executable, "-m", "evalkit.cli.entry", *argv],
             check=False,
             cwd=work,
             capture_output=True,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.cli.main import main
+from evalkit.cli import main
 from evalkit.measures import trec_name
 
 DATA = Path(__file__).parent / "data" / "trec_eval"

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from evalkit.cli.main import main
+from evalkit.cli import main
 from evalkit.errors import FixtureError, InputError, UnknownNameError
 from evalkit.fixtures import load_fixture
 from evalkit.gates import load_gates

@@ -21,7 +21,7 @@ import pytest
 from matplotlib.colors import to_hex
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-from evalkit.cli.main import main
+from evalkit.cli import main
 from evalkit.errors import (
     InputError,
     LeakError,

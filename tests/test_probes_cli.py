@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.cli.main import main
+from evalkit.cli import main
 
 REPO = Path(__file__).parents[1]
 PROBES = REPO / "fixtures" / "probes"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.cli.main import main
+from evalkit.cli import main
 from evalkit.errors import ProbeError, RepeatedSymbolWarning
 from evalkit.probes import Tool, load_probes, probes_report, run_probes
 from evalkit.registry import Registry

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.cli.main import main
+from evalkit.cli import main
 from evalkit.fixtures import Fixture, generate_fixture, load_fixture
 from evalkit.run import Evaluation, evaluate
 from evalkit.run.report_json import REPORT_SCHEMA, deterministic_projection

@@ -36,7 +36,7 @@ from bs4 import BeautifulSoup, Tag
 from nbconvert.filters.markdown_mistune import markdown2html_mistune
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
-from evalkit.cli.main import main
+from evalkit.cli import main
 from evalkit.errors import EvalkitError
 from evalkit.fixtures import dump_fixture, generate_fixture, load_fixture
 from evalkit.gates import write_baseline

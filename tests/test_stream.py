@@ -230,7 +230,7 @@ def test_grades_past_the_int64_range_are_refused_not_wrapped(grades: Any) -> Non
 
 
 def test_cli_trec_eval_streams_a_parquet_run(tmp_path: Path) -> None:
-    from evalkit.cli.main import main
+    from evalkit.cli import main
     from evalkit.formats import write_qrels
 
     qrels, run = nasty(13)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from trec_eval_oracle import HOW_TO_ENABLE, TEST_DIR
 
-from evalkit.cli.main import main
+from evalkit.cli import main
 from evalkit.formats import read_run
 
 

@@ -20,7 +20,7 @@ from trec_eval_oracle import (  # noqa: F401  (fixtures)
     trec_eval10_rbp_fixed,
 )
 
-from evalkit.cli.main import main
+from evalkit.cli import main
 from evalkit.errors import MeasureError
 from evalkit.formats import read_qrels, read_run, write_qrels, write_run
 from evalkit.measures.aliases import TREC_ALIASES, canonical_measure

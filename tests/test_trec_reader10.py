@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from trec_eval_oracle import TrecEval10, trec_eval10  # noqa: F401  (fixture)
 
-from evalkit.cli.main import main
+from evalkit.cli import main
 from evalkit.formats import read_qrels, read_run
 
 QRELS = (

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.cli.main import main
+from evalkit.cli import main
 from evalkit.errors import InputError, SystemFailedError
 from evalkit.fixtures import load_fixture
 from evalkit.run import evaluate

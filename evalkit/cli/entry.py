@@ -16,11 +16,12 @@ __all__ = ["console"]
 
 
 def console() -> int:
-    """:func:`evalkit.cli.main.console` inside :func:`~evalkit.safety.interrupts.handle_signals`."""
+    """The ``evalkit`` command (:func:`evalkit.cli.main`, then a quick exit) inside
+    :func:`~evalkit.safety.interrupts.handle_signals`."""
     try:
         with handle_signals():
             try:
-                from evalkit.cli.main import console as run
+                from evalkit.cli._main import main_then_exit as run
             except Exception:  # a signal inside an import can surface as another error
                 reraise_if_interrupted()
                 raise

@@ -301,7 +301,7 @@ def _columns(definition: _Def, params: str | None, level: int) -> list[Column]:
         cuts: list[float] = list(definition.defaults)
         if params is not None:
             if kind == "cut_long":
-                cuts = sorted(_atol(p) for p in params.split(","))
+                cuts = sorted(c_atol(p) for p in params.split(","))
                 if cuts[0] <= 0:
                     raise _init_error(name, "trec_eval: Negative cutoff detected")
             else:
@@ -395,7 +395,7 @@ _ATOF = re.compile(
 )
 
 
-def _atol(text: str) -> int:
+def c_atol(text: str) -> int:
     """C's ``atol``: the leading integer of ``text`` (0 without one)."""
     match = _ATOL.match(text)
     return int(match[1]) if match else 0

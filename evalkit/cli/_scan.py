@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import argparse
 
-from evalkit.cli.common import Handler, quoted, shown
+from evalkit.cli._common import Handler, quoted, shown
 from evalkit.errors import InputError, InputFileError
 
 __all__: list[str] = []
 
 
-def _add_scan(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handler:
+def add_scan(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handler:
     p = sub.add_parser(
         "scan",
         help="search files you mean to publish (a notebook export, a CI log) for the "

@@ -8,7 +8,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from evalkit.cli.common import Handler, print_error, quoted, shown
+from evalkit.cli._common import Handler, print_error, quoted, shown
 from evalkit.errors import EvalkitError
 
 if TYPE_CHECKING:
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 # --- validate -------------------------------------------------------------------------------
 
 
-def _add_validate(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handler:
+def add_validate(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handler:
     p = sub.add_parser("validate", help="check a fixture directory against the strict schema")
     p.add_argument("path", help="fixture directory")
     p.add_argument(
@@ -109,7 +109,7 @@ def _load_old_fixture(path: str, side: str = "old") -> Fixture:
 # --- schema ---------------------------------------------------------------------------------
 
 
-def _add_schema(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handler:
+def add_schema(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handler:
     p = sub.add_parser(
         "schema",
         help="print the JSON Schema of a fixture file (committed in evalkit/schema/ too)",
@@ -130,7 +130,7 @@ def _run_schema(args: argparse.Namespace) -> int:
 # --- fixture diff, locate, release, convert -------------------------------------------------
 
 
-def _add_fixture(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handler:
+def add_fixture(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handler:
     p = sub.add_parser(
         "fixture",
         help="fixture governance: diff two versions by ID, locate a span, record a release",
@@ -370,7 +370,7 @@ def _run_fixture_release(args: argparse.Namespace) -> int:
 # --- import ---------------------------------------------------------------------------------
 
 
-def _add_import(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handler:
+def add_import(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handler:
     p = sub.add_parser(
         "import",
         help="turn a BEIR folder, TREC files or tables (JSONL/CSV/Parquet) into a fixture that "

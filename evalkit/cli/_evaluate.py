@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from evalkit.cli.common import (
+from evalkit.cli._common import (
     Handler,
     add_evaluation_options,
     checked_output,
@@ -19,7 +19,7 @@ from evalkit.cli.common import (
 # --- run ------------------------------------------------------------------------------------
 
 
-def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handler:
+def add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handler:
     p = sub.add_parser("run", help="evaluate systems on a fixture; print summary and latency")
     add_evaluation_options(p)
     p.add_argument(
@@ -87,7 +87,7 @@ def _run_run(args: argparse.Namespace) -> int:
 # --- baseline -------------------------------------------------------------------------------
 
 
-def _add_baseline(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handler:
+def add_baseline(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handler:
     p = sub.add_parser(
         "baseline",
         help="evaluate a fixture and write its deterministic projection (no latency) as a "
@@ -123,7 +123,7 @@ _REPORT_DEFAULT_FIXTURE = "fixtures/synthetic-bilingual-v1"
 _REPORT_DEFAULT_OUTPUT = "reports/retrieval-report.html"
 
 
-def _add_report(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handler:
+def add_report(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handler:
     p = sub.add_parser(
         "report",
         help="execute the report notebook headless and write scrubbed, offline HTML (and the "

@@ -18,7 +18,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from evalkit.cli.common import Handler, print_error
+from evalkit.cli._common import Handler, print_error
 
 _SHORT = "hvqm:cl:nD:JN:M:R:T:oZ:"
 _LONG = {
@@ -71,7 +71,7 @@ trec_eval 10.0's command line, printing the same bytes (see docs/trec_eval.md).
 )
 
 
-def _add_trec_eval(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handler:
+def add_trec_eval(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handler:
     p = sub.add_parser(
         "trec-eval",
         help="score a TREC run against TREC qrels: trec_eval 10.0's command line and output",
@@ -134,7 +134,7 @@ _CHOICES = {
 
 def _settings(options: list[tuple[str, str]]) -> dict[str, Any]:
     from evalkit.errors import InputError
-    from evalkit.measures.trec_eval import _atol
+    from evalkit.measures.trec_eval import c_atol
 
     settings: dict[str, Any] = {
         "per_query": False,
@@ -162,7 +162,7 @@ def _settings(options: list[tuple[str, str]]) -> dict[str, Any]:
         elif key == "-m":
             settings["measures"].append(value)
         elif key in ("-l", "-M", "-N"):
-            number = _atol(value)  # as trec_eval reads it: "2x" is 2, "x" is 0
+            number = c_atol(value)  # as trec_eval reads it: "2x" is 2, "x" is 0
             if number < 0 or (key == "-l" and number == 0 and value.strip() != "0"):
                 raise InputError(
                     f"option {key} {value!r}: expected a non-negative integer (trec_eval would "
@@ -172,7 +172,7 @@ def _settings(options: list[tuple[str, str]]) -> dict[str, Any]:
             settings[name] = number
         elif key == "-D":
             level, _, query = value.partition(".")
-            if _atol(level) != 0 or query:
+            if c_atol(level) != 0 or query:
                 raise InputError(
                     "option -D: trec_eval's debug output is not reproduced; only -D 0 is accepted"
                 )

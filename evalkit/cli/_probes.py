@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from evalkit.cli.common import (
+from evalkit.cli._common import (
     Handler,
     add_ci_options,
     check_ci_outputs,
@@ -16,7 +16,7 @@ from evalkit.cli.common import (
 # --- probes ---------------------------------------------------------------------------------
 
 
-def _add_probes(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handler:
+def add_probes(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handler:
     p = sub.add_parser(
         "probes",
         help="run tool probes against a target; exit 1 on a failed threshold or a drop from "

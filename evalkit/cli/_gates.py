@@ -8,7 +8,7 @@ import argparse
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from evalkit.cli.common import (
+from evalkit.cli._common import (
     DEFAULT_K,
     DEFAULT_REPEATS,
     Handler,
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 # --- gate -----------------------------------------------------------------------------------
 
 
-def _add_gate(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handler:
+def add_gate(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handler:
     p = sub.add_parser(
         "gate",
         help="evaluate a fixture and check its quality gates; exit 1 when a gate fails or no "
@@ -303,7 +303,7 @@ def _write_gate_error(
 # --- diff -----------------------------------------------------------------------------------
 
 
-def _add_diff(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handler:
+def add_diff(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handler:
     p = sub.add_parser(
         "diff",
         help="compare two reports or baselines: per system/measure/language and per query ID",

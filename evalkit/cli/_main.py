@@ -2,11 +2,11 @@
 
 Exit codes: 0 success; 1 a check failed (invalid fixture, failed gate, failed probe threshold,
 leak found); 2 a usage or input error (bad arguments, unreadable file, unsafe output path).
-Each subcommand is one ``_add_<name>`` function (its arguments) and one ``_run_<name>`` function
-in the module of its group: :mod:`evalkit.cli.fixtures` (validate, schema, fixture, import),
-:mod:`evalkit.cli.evaluate` (run, baseline, report), :mod:`evalkit.cli.gates` (gate, diff),
-:mod:`evalkit.cli.measures` (trec-eval) and :mod:`evalkit.cli.probes` (probes); helpers they
-share are in :mod:`evalkit.cli.common`.
+Each subcommand is one ``add_<name>`` function (its arguments, returning its handler) and one
+``_run_<name>`` function in the module of its group: ``_fixtures`` (validate, schema, fixture,
+import), ``_evaluate`` (run, baseline, report), ``_gates`` (gate, diff), ``_measures``
+(trec-eval), ``_probes`` (probes) and ``_scan`` (scan); helpers they share are in
+``_common``.
 """
 
 from __future__ import annotations
@@ -15,33 +15,33 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-from evalkit.cli.common import Handler, print_error
-from evalkit.cli.evaluate import _add_baseline, _add_report, _add_run
-from evalkit.cli.fixtures import _add_fixture, _add_import, _add_schema, _add_validate
-from evalkit.cli.gates import _add_diff, _add_gate
-from evalkit.cli.measures import _add_trec_eval
-from evalkit.cli.probes import _add_probes
-from evalkit.cli.scan import _add_scan
+from evalkit.cli._common import Handler, print_error
+from evalkit.cli._evaluate import add_baseline, add_report, add_run
+from evalkit.cli._fixtures import add_fixture, add_import, add_schema, add_validate
+from evalkit.cli._gates import add_diff, add_gate
+from evalkit.cli._measures import add_trec_eval
+from evalkit.cli._probes import add_probes
+from evalkit.cli._scan import add_scan
 from evalkit.errors import EvalkitError, Interrupted, LeakError, SystemFailedError
 from evalkit.safety.interrupts import handle_signals, interrupted_line, reraise_if_interrupted
 
-__all__ = ["main"]
+__all__ = ["build_parser", "main", "main_then_exit"]
 
 Registrar = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], Handler]
 
 _SUBCOMMANDS: tuple[Registrar, ...] = (
-    _add_validate,
-    _add_run,
-    _add_probes,
-    _add_gate,
-    _add_baseline,
-    _add_diff,
-    _add_schema,
-    _add_report,
-    _add_trec_eval,
-    _add_fixture,
-    _add_import,
-    _add_scan,
+    add_validate,
+    add_run,
+    add_probes,
+    add_gate,
+    add_baseline,
+    add_diff,
+    add_schema,
+    add_report,
+    add_trec_eval,
+    add_fixture,
+    add_import,
+    add_scan,
 )
 
 
@@ -88,8 +88,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
 
 
-def console() -> int:
-    """The ``evalkit`` command (the console script): :func:`main`, then a quick exit.
+def main_then_exit() -> int:
+    """The ``evalkit`` command (what the console script runs once its signal handlers are in
+    place, :func:`evalkit.cli.console`): :func:`main`, then a quick exit.
 
     The process ends right after, so its objects are frozen out of the interpreter's final
     garbage collections (``gc.freeze``): after a report (pandas, matplotlib, an executed
@@ -102,7 +103,3 @@ def console() -> int:
 
     gc.freeze()
     return code
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(console())
