@@ -64,6 +64,7 @@ from collections.abc import Sequence
 
 from evalkit.errors import InputError, OutputError, UnsafePathError
 from evalkit.safety.interrupts import deferred, record_written
+from evalkit.safety.sensitive import SENSITIVE_KINDS, find_sensitive
 
 __all__ = [
     "output_path_from_env",
@@ -100,8 +101,6 @@ def unshown_reason(path: str | os.PathLike[str]) -> str | None:
         return "it is not text"
     if any(_control_name(c) for c in raw):
         return "it contains a control character"
-    from evalkit.safety.sensitive import SENSITIVE_KINDS, find_sensitive  # lazy: import cycle
-
     hidden = [kind for kind in find_sensitive(raw) if kind in _HIDDEN_KINDS]
     if hidden:
         return f"it looks like {SENSITIVE_KINDS[hidden[0]]}"
