@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from evalkit.fixtures.beir import fixture_from_beir
     from evalkit.formats import read_beir, read_qrels, read_run, write_qrels, write_run
     from evalkit.measures import aggregate, parse_measure, score
-    from evalkit.report.verdict import Verdict, build_verdict
+    from evalkit.report import Verdict, build_verdict
     from evalkit.run import Evaluation, evaluate, write_report
     from evalkit.stats import anova, compare, randomized_tukey_hsd, summarize_with_ci, tukey_hsd
     from evalkit.systems import SYSTEMS, BaseRetriever, FunctionRetriever, Hit, Retriever
@@ -86,8 +86,8 @@ _MODULE_OF = {
     "FunctionRetriever": "evalkit.systems",
     "Hit": "evalkit.systems",
     "Retriever": "evalkit.systems",
-    "Verdict": "evalkit.report.verdict",
-    "build_verdict": "evalkit.report.verdict",
+    "Verdict": "evalkit.report",
+    "build_verdict": "evalkit.report",
 }
 
 
