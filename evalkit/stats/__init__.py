@@ -13,7 +13,7 @@ private:
   seeded resampling; ``_validation``: the checks of the arguments and frames, and their
   messages.
 
-**Equal** means one thing everywhere (:mod:`evalkit.stats`): two numbers derived from the
+**Equal** means one thing everywhere (``_ties``): two numbers derived from the
 data are equal when they differ by at most ``u = 1e-10 * S``, ``S`` the largest ``|value|`` the
 statistic reads (the two systems of a pair, the array, or the measure's topic-by-system matrix);
 sums of ``n`` values are compared at ``n * u``. So a difference within ``u`` is a tie (exactly
