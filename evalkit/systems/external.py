@@ -180,24 +180,21 @@ def read_run_hits(path: str | os.PathLike[str], *, system: str = "run") -> dict[
         raise InputError(f"run system {system!r}: the run file {NO_RESULTS}")
     repeated = duplicated_rows(frame)
     if repeated.size:
-        raise InputError(
-            f"run system {system!r}: "
-            + str(
-                duplicates_error(
-                    "the run",
-                    "lists",
-                    (
-                        frame["query_id"].iloc[repeated].tolist(),
-                        frame["doc_id"].iloc[repeated].tolist(),
-                    ),
-                    int(repeated[0]),
-                    "keep one line per query and chunk ('evalkit trec-eval' refuses such a run "
-                    "too)",
-                    noun="chunk",
-                    shown=lambda i: _listed([i]),
-                )
-            )
+        pairs = (
+            frame["query_id"].iloc[repeated].tolist(),
+            frame["doc_id"].iloc[repeated].tolist(),
         )
+        fix = "keep one line per query and chunk ('evalkit trec-eval' refuses such a run too)"
+        error = duplicates_error(
+            "the run",
+            "lists",
+            pairs,
+            int(repeated[0]),
+            fix,
+            noun="chunk",
+            shown=lambda i: _listed([i]),
+        )
+        raise InputError(f"run system {system!r}: {error}")
     ranked: dict[str, list[tuple[float, float, str]]] = {}
     rows = zip(
         frame["query_id"].tolist(),
