@@ -55,8 +55,7 @@ import numpy as np
 from evalkit.fixtures import AliasTable, Fixture, generate_fixture, load_fixture
 from evalkit.run import evaluate
 from evalkit.systems.reference import SYSTEMS
-from evalkit.systems.rerank import HeuristicReranker
-from evalkit.systems.rerank_features import FEATURE_NAMES
+from evalkit.systems.rerank import FEATURE_NAMES, HeuristicReranker
 
 #: The generated fixtures the reranker settings were fitted on (see evalkit.systems.rerank) use
 #: the generator's original text model; the default changed to "zipf" afterwards.

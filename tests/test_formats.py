@@ -1,4 +1,4 @@
-"""TREC qrels/run and BEIR readers and writers."""
+"""TREC qrels/run, JSON Lines run and BEIR readers and writers; the rules every run follows."""
 
 from __future__ import annotations
 
@@ -10,7 +10,23 @@ import pandas as pd
 import pytest
 
 from evalkit.errors import FormatError, InputError
-from evalkit.formats import read_beir, read_qrels, read_run, write_qrels, write_run
+from evalkit.formats import (
+    read_beir,
+    read_qrels,
+    read_run,
+    read_run_file,
+    write_qrels,
+    write_run,
+)
+from evalkit.formats.rules import (
+    NO_RESULTS,
+    RUN_COLUMNS,
+    duplicated_rows,
+    duplicates_error,
+    no_results_error,
+    require_columns,
+)
+from evalkit.formats.runs import run_file_format
 
 DATA = Path(__file__).parent / "data" / "trec_eval"
 
@@ -168,3 +184,93 @@ def test_beir_errors_name_file_line_and_split(tmp_path: Path) -> None:
     with pytest.raises(FormatError, match="not a valid JSON object") as info:
         read_beir(tmp_path)
     assert "secret" not in str(info.value)
+
+
+# --- run files in either text format, and the rules every run follows ------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "expected"),
+    [
+        ("run.trec", b"q Q0 d 1 1.0 r\n", "trec"),
+        ("run.jsonl", b"", "jsonl"),  # the name decides, before any byte is read
+        ("run.ndjson.gz", b"", "jsonl"),
+        ("run.txt", b'\xef\xbb\xbf \n\n {"query_id": "q"}\n', "jsonl"),  # BOM, blank lines
+        ("run.bin", gzip.compress(b'\n{"query_id": "q"}\n', mtime=0), "jsonl"),
+        ("run.bin.gz", gzip.compress(b"q Q0 d 1 1.0 r\n", mtime=0), "trec"),
+        ("empty", b"", "trec"),
+    ],
+)
+def test_run_file_format_by_name_then_first_character(
+    tmp_path: Path, name: str, content: bytes, expected: str
+) -> None:
+    path = tmp_path / name
+    path.write_bytes(content)
+    assert run_file_format(path) == expected
+
+
+def test_run_file_format_refuses_what_it_cannot_read(tmp_path: Path) -> None:
+    with pytest.raises(FormatError, match="file not found"):
+        run_file_format(tmp_path / "absent.trec")
+    (tmp_path / "bad.gz").write_bytes(b"\x1f\x8b\x08 not gzip")
+    with pytest.raises(FormatError, match="is not valid gzip"):
+        run_file_format(tmp_path / "bad.gz")
+
+
+def test_read_run_file_gives_one_frame_for_both_formats(tmp_path: Path) -> None:
+    trec = tmp_path / "run.trec"
+    trec.write_text("q1 Q0 d2 7 0.5 r\nq1 Q0 d1 3 0.5 r\n", encoding="utf-8")
+    jsonl = tmp_path / "run.jsonl"
+    rows = [{"query_id": "q1", "chunk_id": "d2", "score": 0.5, "extra": 1}]
+    rows.append({"query_id": "q1", "chunk_id": "d1", "score": 0.5})
+    jsonl.write_text("\n" + "\n\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    from_trec, from_jsonl = read_run_file(trec), read_run_file(jsonl)
+    assert list(from_trec.columns) == list(from_jsonl.columns)
+    assert list(from_trec.columns) == ["query_id", "doc_id", "score", "order"]
+    assert [str(t) for t in from_jsonl.dtypes] == ["str", "str", "float64", "int64"]
+    assert from_trec["order"].tolist() == [7, 3]  # the rank as written
+    assert from_jsonl["order"].tolist() == [2, 4]  # the line numbers
+    pd.testing.assert_frame_equal(from_trec.drop(columns="order"), from_jsonl.drop(columns="order"))
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("not json", "is not valid JSON"),
+        ("[1]", "expected an object, found list"),
+        ('{"chunk_id": "d", "score": 1}', "'query_id' should be a string"),
+        ('{"query_id": "q", "chunk_id": true, "score": 1}', "'chunk_id' should be a string"),
+        ('{"query_id": "q", "chunk_id": "d", "score": "1"}', "'score' should be a finite"),
+        ('{"query_id": "q", "chunk_id": "d", "score": NaN}', "'score' should be a finite"),
+    ],
+)
+def test_malformed_jsonl_runs_name_file_and_line(tmp_path: Path, line: str, message: str) -> None:
+    path = tmp_path / "run.jsonl"
+    path.write_text('{"query_id": "q", "chunk_id": "c", "score": 1}\n' + line + "\n", "utf-8")
+    with pytest.raises(FormatError, match=f"run.jsonl:2: {message}") as caught:
+        read_run_file(path)
+    assert caught.value.line == 2
+
+
+def test_duplicates_are_one_rule_in_one_message() -> None:
+    run = pd.DataFrame(
+        {"query_id": ["a", "b", "a", "b", "a"], "doc_id": ["d1", "d2", "d3", "d1", "d3"]}
+    )
+    rows = duplicated_rows(run)
+    assert rows.tolist() == [2, 4]  # every occurrence of the pair listed twice
+    pairs = (run["query_id"].iloc[rows].tolist(), run["doc_id"].iloc[rows].tolist())
+    error = duplicates_error("run", "lists", pairs, int(rows[0]), "remove them")
+    assert isinstance(error, InputError)
+    assert str(error) == (
+        "run lists doc 'd3' more than once for query 'a' (1 duplicated (query, doc) pair(s) "
+        "in all, first at row 2, counting from 0); remove them"
+    )
+    assert duplicated_rows(run.iloc[:4]).size == 0
+
+
+def test_a_run_without_results_is_refused_in_the_engines_words() -> None:
+    error = no_results_error("run.trec")
+    assert isinstance(error, FormatError)
+    assert str(error) == f"run.trec: {NO_RESULTS}"
+    with pytest.raises(InputError, match="run is missing column"):
+        require_columns(pd.DataFrame({"query_id": []}), "run", RUN_COLUMNS)

@@ -24,12 +24,12 @@ import pytest
 
 from evalkit.fixtures import Fixture, generate_fixture, load_fixture
 from evalkit.systems import rerank
+from evalkit.systems._rerank_features import CJK_RE, idf
 from evalkit.systems.abstention import ITEM_PREFIX
 from evalkit.systems.progress import chunk_bar
 from evalkit.systems.protocol import ChunkLike, provide_aliases
 from evalkit.systems.reference import SYSTEMS
-from evalkit.systems.rerank import HeuristicReranker
-from evalkit.systems.rerank_features import _CJK_RE, FEATURE_NAMES, _idf, evidence_shapes
+from evalkit.systems.rerank import FEATURE_NAMES, HeuristicReranker, evidence_shapes
 from evalkit.systems.text import tokenize
 
 DEV = Path(__file__).resolve().parents[1] / "fixtures" / "synthetic-bilingual-dev-v1"
@@ -68,15 +68,13 @@ class _SetIndexReranker(HeuristicReranker):
             concept_df.update(self._chunk_concepts[chunk.id])
         bar.close()
         n = len(chunks)
-        self._term_idf: Any = {t: _idf(df, n) for t, df in term_df.items()}
-        self._concept_idf = {c: _idf(df, n) for c, df in concept_df.items()}
-        self._max_idf = _idf(0, n)
+        self._term_idf: Any = {t: idf(df, n) for t, df in term_df.items()}
+        self._concept_idf = {c: idf(df, n) for c, df in concept_df.items()}
+        self._max_idf = idf(0, n)
         # Every CJK character of the corpus is in one of its bigram or unigram terms.
-        self._cjk_chars = frozenset(ch for t in self._term_idf if _CJK_RE.match(t) for ch in t)
+        self._cjk_chars = frozenset(ch for t in self._term_idf if CJK_RE.match(t) for ch in t)
         self._prefixes = frozenset(
-            t[:ITEM_PREFIX]
-            for t in self._term_idf
-            if len(t) >= ITEM_PREFIX and not _CJK_RE.match(t)
+            t[:ITEM_PREFIX] for t in self._term_idf if len(t) >= ITEM_PREFIX and not CJK_RE.match(t)
         )
         self._alias_words = self._words_of_aliases()
         for chunk in chunks:

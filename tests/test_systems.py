@@ -27,7 +27,7 @@ from evalkit.systems import (
     load_factory,
     resolve_system,
 )
-from evalkit.systems.rerank_features import answer_shapes, evidence_shapes
+from evalkit.systems.rerank import answer_shapes, evidence_shapes
 from evalkit.systems.store import ChunkStore
 from evalkit.systems.text import tokenize
 

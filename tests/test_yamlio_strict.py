@@ -23,7 +23,13 @@ import evalkit.fixtures.dump
 from evalkit.fixtures import Fixture, dump_fixture, load_fixture
 from evalkit.fixtures.generate import generate_fixture
 from evalkit.safety.inputs import MAX_DEPTH
-from evalkit.safety.yamlio import FlowList, dump_yaml, load_strict, load_strict_shallow
+from evalkit.safety.yamlio import (
+    FlowList,
+    dump_flat_yaml,
+    dump_yaml,
+    load_strict,
+    load_strict_shallow,
+)
 
 
 def _typed(value: Any) -> Any:
@@ -241,3 +247,64 @@ def test_dump_fixture_writes_the_same_bytes_as_before(
             tmp_path / "representer" / name
         ).read_bytes(), name
     assert load_fixture(tmp_path / "events") == fixture
+
+
+# --- the import's forms (evalkit.fixtures.dump.StreamedFixture) ----------------------------------
+
+
+class _FittingDumper(_OracleDumper):
+    """The importer's own dumper before it wrote through yamlio (commit c081ef7): a literal
+    block only when the string does not end in a space or a tab."""
+
+
+_FittingDumper.add_representer(
+    str,
+    lambda d, v: d.represent_scalar(
+        "tag:yaml.org,2002:str",
+        v,
+        style="|" if "\n" in v and not v.endswith((" ", "\t")) else None,
+    ),
+)
+
+
+@given(dumpable)
+def test_fitting_literal_blocks_are_the_import_dumpers_bytes(value: Any) -> None:
+    expected = yaml.dump(
+        value,
+        Dumper=_FittingDumper,
+        allow_unicode=True,
+        sort_keys=False,
+        default_flow_style=False,
+        width=1_000_000,
+    )
+    assert dump_yaml(value, literal="fitting") == expected
+    assert dump_yaml(value, literal="fitting", events=False) == expected
+
+
+@given(dumpable, st.sampled_from([20, 80]))
+def test_no_literal_blocks_on_the_pure_emitter_are_safe_dumps_bytes(value: Any, width: int) -> None:
+    if any(isinstance(v, FlowList) for v in _walk(value)):
+        return  # safe_dump writes every list in block style
+    expected = yaml.safe_dump(value, allow_unicode=True, sort_keys=False, width=width)
+    assert dump_yaml(value, literal="none", width=width, libyaml=False) == expected
+    assert dump_yaml(value, literal="none", width=width, libyaml=False, events=False) == expected
+
+
+def _walk(value: Any) -> list[Any]:
+    found = [value]
+    if isinstance(value, dict):
+        found += [x for v in value.values() for x in _walk(v)]
+    elif isinstance(value, list):
+        found += [x for v in value for x in _walk(v)]
+    return found
+
+
+# What an import writes: control characters other than tab and line breaks were replaced by
+# spaces before (evalkit.importers.core).
+_IMPORTED_TEXT = st.text(st.characters(exclude_categories=("Cc", "Cs")) | st.sampled_from("\t\n\r"))
+
+
+@given(st.lists(st.dictionaries(st.sampled_from(["id", "text"]), _IMPORTED_TEXT, min_size=1)))
+def test_flat_yaml_reads_back_verbatim(items: list[dict[str, str]]) -> None:
+    text = dump_flat_yaml(items)
+    assert (load_strict(text) if text else []) == items

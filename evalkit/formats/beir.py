@@ -16,7 +16,7 @@ from typing import NamedTuple
 import pandas as pd
 
 from evalkit.errors import FormatError
-from evalkit.formats.trec import _load_bytes
+from evalkit.formats._lines import load_bytes
 from evalkit.safety.inputs import load_json
 
 __all__ = ["BeirDataset", "read_beir"]
@@ -65,7 +65,7 @@ def _find(root: Path, name: str) -> Path:
 
 
 def _lines(path: Path) -> list[bytes]:
-    return _load_bytes(path).split(b"\n")
+    return load_bytes(path).split(b"\n")
 
 
 def _read_jsonl(

@@ -25,7 +25,7 @@ import pandas as pd
 import pyarrow as pa
 
 from evalkit.errors import FormatError, InputFileError
-from evalkit.formats.trec import PathLike, _fast_parse, _load_bytes
+from evalkit.formats._lines import PathLike, fast_parse, load_bytes
 from evalkit.safety.inputs import check_regular_file
 
 __all__ = ["read_subtopic_qrels"]
@@ -53,10 +53,10 @@ def read_subtopic_qrels(path: PathLike) -> pd.DataFrame:
         "doc_id": pa.large_string(),
         "relevance": pa.int64(),
     }
-    table = _fast_parse(file, _FIELDS, keep)
+    table = fast_parse(file, _FIELDS, keep)
     lines: np.ndarray | None = None
     if table is None:
-        table, lines = _parse_lines(file, _load_bytes(file))
+        table, lines = _parse_lines(file, load_bytes(file))
     frame: pd.DataFrame = table.to_pandas()
     for column in ("query_id", "subtopic", "doc_id"):
         if str(frame[column].dtype) != "str":
@@ -70,7 +70,7 @@ def read_subtopic_qrels(path: PathLike) -> pd.DataFrame:
     twice = frame.duplicated(list(_FIELDS[:3]), keep="first").to_numpy()
     if twice.any():
         if lines is None:  # the fast reader keeps no line numbers: read again, line by line
-            _, lines = _parse_lines(file, _load_bytes(file))
+            _, lines = _parse_lines(file, load_bytes(file))
         row = int(np.flatnonzero(twice)[0])
         same = (frame[list(_FIELDS[:3])] == frame.iloc[row][list(_FIELDS[:3])]).all(axis=1)
         first = int(np.flatnonzero(same.to_numpy())[0])

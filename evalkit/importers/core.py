@@ -52,26 +52,21 @@ from __future__ import annotations
 
 import errno
 import functools
-import json
 import os
 import re
 import shutil
 import tempfile
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-import yaml
 from pydantic import TypeAdapter, ValidationError
 from tqdm import tqdm
 
 from evalkit.errors import InputError, OutputError
 from evalkit.fixtures.chunking import ChunkingPolicy, chunk_ids, chunk_offsets, spans_in_chunk
-from evalkit.fixtures.columnar import arrow_schema
+from evalkit.fixtures.dump import StreamedFixture
 from evalkit.fixtures.locate import locate_span
 from evalkit.fixtures.rules import META_FILE, find_sensitive, prose_kinds
 from evalkit.fixtures.schema import (
@@ -119,8 +114,6 @@ _SAFE_CHARS: Final = frozenset(
 _SAFE_ID: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:#-]{0,127}$")
 _ESCAPED: Final = re.compile(r"(?:~[0-9A-F]{2})+")
 _CONTROL: Final = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
-# Characters YAML reads as line breaks or that a reader may drop: written as \u escapes.
-_YAML_ESCAPE: Final = re.compile(r"[\u2028\u2029\ufeff\ufffe\uffff]")
 _LISTED: Final = 20
 
 
@@ -267,84 +260,6 @@ def _listed(ids: list[str]) -> str:
     return ", ".join(ids[:_LISTED]) + more
 
 
-class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
-    """Block-style YAML, multi-line strings as literal blocks (libyaml when available)."""
-
-
-def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-    style = "|" if "\n" in value and not value.endswith((" ", "\t")) else None
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
-
-
-_Dumper.add_representer(str, _represent_str)
-
-
-def _dump(items: list[dict[str, Any]]) -> str:
-    text: str = yaml.dump(
-        items,
-        Dumper=_Dumper,
-        allow_unicode=True,
-        sort_keys=False,
-        default_flow_style=False,
-        width=1_000_000,
-    )
-    return text
-
-
-def _scalar(value: str) -> str:
-    """``value`` as a YAML double-quoted scalar (JSON string syntax is valid YAML)."""
-    return json.dumps(value, ensure_ascii=_YAML_ESCAPE.search(value) is not None)
-
-
-def _dump_flat(items: list[dict[str, str]]) -> str:
-    """A YAML list of flat string mappings, written directly (much faster than yaml.dump)."""
-    lines = []
-    for item in items:
-        prefix = "- "
-        for key, value in item.items():
-            lines.append(f"{prefix}{key}: {_scalar(value)}\n")
-            prefix = "  "
-    return "".join(lines)
-
-
-class _BatchWriter:
-    """Streams entries to ``<root>/<kind>.parquet``, ``BATCH`` rows per write; ``finish``
-    keeps that file, or rewrites it as ``<root>/<kind>/NNNNNN.yaml`` files of ``BATCH``
-    entries (the form for a fixture of at most ``COLUMNAR_FROM`` chunks)."""
-
-    def __init__(self, root: Path, kind: str) -> None:
-        self.root = root
-        self.kind = kind
-        self.path = root / f"{kind}.parquet"
-        self.schema = arrow_schema(kind)
-        self.writer = pq.ParquetWriter(self.path, self.schema, compression="zstd")
-        self.buffer: list[dict[str, str]] = []
-
-    def add(self, entry: dict[str, str]) -> None:
-        self.buffer.append(entry)
-        if len(self.buffer) >= BATCH:
-            self.flush()
-
-    def flush(self) -> None:
-        if self.buffer:
-            self.writer.write_table(pa.Table.from_pylist(self.buffer, schema=self.schema))
-            self.buffer = []
-
-    def finish(self, columnar: bool) -> None:
-        self.flush()
-        self.writer.close()
-        if columnar:
-            return
-        directory = self.root / self.kind
-        directory.mkdir()
-        batches = pq.ParquetFile(self.path).iter_batches(batch_size=BATCH)
-        for number, batch in enumerate(batches):
-            rows = [{k: v for k, v in row.items() if v is not None} for row in batch.to_pylist()]
-            path = directory / f"{number:06d}.yaml"
-            path.write_text(_dump_flat(rows), encoding="utf-8")
-        self.path.unlink()
-
-
 def _clean(text: str) -> str:
     return _CONTROL.sub(" ", text)
 
@@ -419,9 +334,10 @@ def import_collection(
         with deferred():  # no signal between the folder's creation and its being known
             staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
         languages: set[str] = set()
+        fixture = StreamedFixture(staging, batch=BATCH)
         judged = _write_documents(
             documents,
-            staging,
+            fixture,
             policy,
             language,
             judged_documents,
@@ -438,7 +354,7 @@ def import_collection(
                 f"document ({summary.reasons_text()}); check the judgments' query and document "
                 "IDs against the queries and documents (nothing was written)"
             )
-        (staging / "queries.yaml").write_text(_dump(query_entries), encoding="utf-8")
+        fixture.write_queries(query_entries)
         meta = {
             "id": fixture_name,
             "version": version,
@@ -453,9 +369,7 @@ def import_collection(
             meta["prose_may_hold"] = kept
         if grade_map:
             meta["grade_map"] = ",".join(f"{k}:{v}" for k, v in grade_map.items())
-        (staging / META_FILE).write_text(
-            yaml.safe_dump(meta, allow_unicode=True, sort_keys=False), encoding="utf-8"
-        )
+        fixture.write_meta(meta)
         if summary.dropped:
             given = Path(output)
             dropped = given.with_name(given.name + DROPPED_SUFFIX)
@@ -546,7 +460,7 @@ def _mapped_id(source_id: str, kind: str, seen: set[str], summary: ImportSummary
 
 def _write_documents(  # noqa: PLR0917 - private helper of import_collection
     documents: Iterable[SourceDocument],
-    root: Path,
+    fixture: StreamedFixture,
     policy: ChunkingPolicy,
     language: str,
     judged_documents: set[str],
@@ -557,9 +471,7 @@ def _write_documents(  # noqa: PLR0917 - private helper of import_collection
     progress: bool,
     total: int | None,
 ) -> dict[str, _JudgedDocument]:
-    """Stream documents and chunks to disk (``_BatchWriter``); the judged ones' chunks."""
-    document_writer = _BatchWriter(root, "documents")
-    chunk_writer = _BatchWriter(root, "chunks")
+    """Stream documents and chunks to ``fixture``; the judged ones' chunks."""
     seen: set[str] = set()
     marked_seen: set[str] = set()  # the chunk IDs written that hold a '#'
     judged: dict[str, _JudgedDocument] = {}
@@ -595,9 +507,9 @@ def _write_documents(  # noqa: PLR0917 - private helper of import_collection
         seen.add(doc_id)
         doc_language = _checked_language(source.language or language, "document", doc_id)
         languages.add(doc_language)
-        document_writer.add({"id": doc_id, "language": doc_language, "title": title})
+        fixture.add_document({"id": doc_id, "language": doc_language, "title": title})
         for chunk_id, (start, end) in zip(ids, offsets, strict=True):
-            chunk_writer.add(
+            fixture.add_chunk(
                 {
                     "id": chunk_id,
                     "document_id": doc_id,
@@ -612,9 +524,7 @@ def _write_documents(  # noqa: PLR0917 - private helper of import_collection
         if source.id in judged_documents:
             keep_text = text if source.id in answers_needed else None
             judged[source.id] = _JudgedDocument(list(zip(ids, offsets, strict=True)), keep_text)
-    columnar = summary.chunks > COLUMNAR_FROM
-    document_writer.finish(columnar)
-    chunk_writer.finish(columnar)
+    fixture.finish_lists(columnar=summary.chunks > COLUMNAR_FROM)
     if not seen:
         raise InputError(
             f"the corpus holds no importable document ({summary.reasons_text()}); check the "
@@ -750,8 +660,3 @@ def _prose_kept(kinds: tuple[str, ...], object_id: str, summary: ImportSummary) 
     for kind in set(kinds):
         summary.prose.setdefault(kind, []).append(object_id)
     return True
-
-
-def drop_counts(summary: ImportSummary) -> Counter[str]:
-    """Dropped objects per reason (for tests and benchmarks)."""
-    return Counter({reason: len(ids) for reason, ids in summary.dropped.items()})

@@ -46,7 +46,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from evalkit.errors import InputError, MeasureError, RunOnlyQueriesWarning
-from evalkit.formats.trec import require_columns
+from evalkit.formats.rules import require_columns
 from evalkit.measures.ids import _id_array, _integer_column
 from evalkit.measures.kernels import JudgedRanking
 from evalkit.measures.names import Measure

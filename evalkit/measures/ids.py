@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from evalkit.errors import InputError
+from evalkit.formats.rules import duplicates_error
 from evalkit.measures.sorting import _U64, IntArray, U64Array
 
 __all__: list[str] = []  # internals of the ranking builder (and of evalkit.measures.diversity)
@@ -114,15 +115,8 @@ def _raise_duplicates(
     what: str, verb: str, ids: tuple[pa.ChunkedArray, pa.ChunkedArray], dup_rows: IntArray, fix: str
 ) -> None:
     q, d = ids
-    first = int(dup_rows[0])
-    pairs = pd.DataFrame(
-        {"q": pc.take(q, dup_rows).to_pylist(), "d": pc.take(d, dup_rows).to_pylist()}
-    )
-    n_pairs = int((~pairs.duplicated()).sum())
-    raise InputError(
-        f"{what} {verb} doc {d[first].as_py()!r} more than once for query {q[first].as_py()!r} "
-        f"({n_pairs} duplicated (query, doc) pair(s) in all, first at row {first}); {fix}"
-    )
+    pairs = (pc.take(q, dup_rows).to_pylist(), pc.take(d, dup_rows).to_pylist())
+    raise duplicates_error(what, verb, pairs, int(dup_rows[0]), fix)
 
 
 def _sorted_codes(ids: pa.Array) -> tuple[pa.Array, IntArray]:

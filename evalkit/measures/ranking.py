@@ -35,7 +35,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from evalkit.errors import InputError, RunOnlyQueriesWarning
-from evalkit.formats.trec import require_columns
+from evalkit.formats.rules import require_columns
 from evalkit.measures.ids import (
     _id_array,
     _integer_column,

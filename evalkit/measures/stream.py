@@ -296,7 +296,7 @@ class _Source:
 
     def no_results(self) -> FormatError:
         """The error for a source without any row (trec_eval refuses such a run)."""
-        from evalkit.formats.trec import no_results_error
+        from evalkit.formats.rules import no_results_error
 
         given = self.paths  # as the caller named them (a directory, not its files)
         return no_results_error(

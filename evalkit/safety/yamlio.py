@@ -20,15 +20,18 @@ Two readers:
 
 :func:`dump_yaml` writes block-style YAML by feeding events straight to PyYAML's emitter (the C
 emitter when available): the same bytes as ``yaml.dump`` with a representer that writes
-multi-line strings as literal blocks and :class:`FlowList` inline.
+multi-line strings as literal blocks and :class:`FlowList` inline. :func:`dump_flat_yaml`
+writes a list of flat string mappings directly, every value double-quoted (an imported
+fixture's documents and chunks).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
-from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Final, Generic, Literal, TypeVar
 
 import yaml
 from yaml.events import (
@@ -55,12 +58,15 @@ __all__ = [
     "MAX_INT_DIGITS",
     "MAX_SCALAR_CHARS",
     "MAX_SMALL_YAML_BYTES",
+    "NO_WRAP",
     "SPLIT_FROM",
     "FlowList",
+    "LiteralStrings",
     "SplitItems",
     "StrictLoader",
     "bounded_int",
     "compose_and_load",
+    "dump_flat_yaml",
     "dump_yaml",
     "duplicate_keys",
     "load_strict",
@@ -500,42 +506,91 @@ _SCALAR_TAGS: Final = {
 }
 _MAP: Final = "tag:yaml.org,2002:map"
 _SEQ: Final = "tag:yaml.org,2002:seq"
-_DUMP_OPTIONS: Final[dict[str, Any]] = {"allow_unicode": True, "width": 1_000_000}
+#: Which strings :func:`dump_yaml` writes as literal blocks (``|``): ``"multi-line"``, every
+#: string holding a line break (the emitter quotes one a block cannot hold verbatim, such as
+#: one ending in a space, in double quotes); ``"fitting"``, those not ending in a space or a
+#: tab (the emitter picks the others' quotes: single where it can); ``"none"``, no string
+#: (``yaml.safe_dump``'s choice).
+LiteralStrings = Literal["multi-line", "fitting", "none"]
+_LITERAL: Final[dict[str, Callable[[str], bool]]] = {
+    "multi-line": lambda text: "\n" in text,
+    "fitting": lambda text: "\n" in text and not text.endswith((" ", "\t")),
+    "none": lambda text: False,
+}
+#: :func:`dump_yaml`'s default line width: no line is folded.
+NO_WRAP: Final = 1_000_000
 
 
 class _Unsupported(Exception):
     """A value the event writer does not write itself (it goes through the representer)."""
 
 
-def dump_yaml(data: object, *, events: bool = True) -> str:
+def dump_yaml(
+    data: object,
+    *,
+    events: bool = True,
+    literal: LiteralStrings = "multi-line",
+    width: int = NO_WRAP,
+    libyaml: bool | None = None,
+) -> str:
     """``data`` (dicts with string keys, lists, :class:`FlowList`, str, int, bool, None) as one
     block-style YAML document: keys in insertion order, strings holding a line break as literal
-    blocks (``|``), :class:`FlowList` inline, Unicode unescaped, no line wrapping.
+    blocks (``|``; ``literal``: which of them, :data:`LiteralStrings`), :class:`FlowList`
+    inline, Unicode unescaped, no line wrapping (``width``: fold plain and quoted strings past
+    that column, as ``yaml.dump`` does by default at 80). ``libyaml`` picks PyYAML's C emitter
+    (default: when installed) or its pure-Python one; they fold long double-quoted strings at
+    different places, so a file once written by one keeps its bytes only with the same one.
 
     ``events=False`` uses PyYAML's representer (``yaml.dump``), the slower path whose output the
     event path reproduces byte for byte; other value types always take it.
     """
+    options: dict[str, Any] = {"allow_unicode": True, "width": width}
+    use_c = yaml.__with_libyaml__ if libyaml is None else libyaml and yaml.__with_libyaml__
     if events:
         try:
-            text: str = yaml.emit(_dump_events(data, set()), Dumper=_BaseDumper, **_DUMP_OPTIONS)
+            text: str = yaml.emit(
+                _dump_events(data, set(), _LITERAL[literal]),
+                Dumper=_BaseDumper if use_c else yaml.SafeDumper,
+                **options,
+            )
         except _Unsupported:
             pass
         else:
             return text
     dumped: str = yaml.dump(
         data,
-        Dumper=_Dumper,
+        Dumper=_DUMPERS[literal, use_c],
         sort_keys=False,
         default_flow_style=False,
-        **_DUMP_OPTIONS,
+        **options,
     )
     return dumped
 
 
-def _dump_events(data: object, seen: set[int]) -> Iterator[Event]:
+_YAML_ESCAPE: Final = re.compile(r"[\u2028\u2029\ufeff\ufffe\uffff]")
+
+
+def dump_flat_yaml(items: Iterable[Mapping[str, str]]) -> str:
+    """A YAML list of flat string mappings, every value double-quoted in JSON syntax (a form
+    that reads back verbatim; characters YAML reads as line breaks or a reader may drop are
+    ``\\u`` escapes), written directly: much faster than the emitter for the millions of
+    strings of a large fixture's documents and chunks. Keys must be plain YAML keys (such as
+    ``document_id``), values free of the control characters YAML refuses (all but tab and line
+    breaks: an import replaces them by spaces first), and each mapping non-empty."""
+    lines = []
+    for item in items:
+        prefix = "- "
+        for key, value in item.items():
+            quoted = json.dumps(value, ensure_ascii=_YAML_ESCAPE.search(value) is not None)
+            lines.append(f"{prefix}{key}: {quoted}\n")
+            prefix = "  "
+    return "".join(lines)
+
+
+def _dump_events(data: object, seen: set[int], literal: Callable[[str], bool]) -> Iterator[Event]:
     yield StreamStartEvent()
     yield DocumentStartEvent(explicit=None)
-    yield from _value_events(data, seen)
+    yield from _value_events(data, seen, literal)
     yield DocumentEndEvent(explicit=None)
     yield StreamEndEvent()
 
@@ -546,12 +601,13 @@ def _plain_is_str(value: str) -> bool:
     return not resolvers or not any(pattern.match(value) for _, pattern in resolvers)
 
 
-def _value_events(value: object, seen: set[int]) -> Iterator[Event]:
-    """The events PyYAML's serializer emits for ``value`` (see ``Serializer.serialize_node``)."""
+def _value_events(value: object, seen: set[int], literal: Callable[[str], bool]) -> Iterator[Event]:
+    """The events PyYAML's serializer emits for ``value`` (see ``Serializer.serialize_node``);
+    ``literal(text)``: whether a string is asked for as a literal block."""
     kind = type(value)
     if kind is str:
         text: str = value  # type: ignore[assignment]
-        style = "|" if "\n" in text else None
+        style = "|" if literal(text) else None
         yield ScalarEvent(None, _STR, (_plain_is_str(text), True), text, style=style)
     elif kind is bool:
         yield ScalarEvent(None, _SCALAR_TAGS[bool], (True, False), "true" if value else "false")
@@ -568,30 +624,38 @@ def _value_events(value: object, seen: set[int]) -> Iterator[Event]:
             for key, item in value.items():  # type: ignore[attr-defined]
                 if type(key) is not str:
                     raise _Unsupported
-                yield from _value_events(key, seen)
-                yield from _value_events(item, seen)
+                yield from _value_events(key, seen, literal)
+                yield from _value_events(item, seen, literal)
             yield MappingEndEvent()
         else:
             yield SequenceStartEvent(None, _SEQ, True, flow_style=kind is FlowList)
             for item in value:  # type: ignore[attr-defined]
-                yield from _value_events(item, seen)
+                yield from _value_events(item, seen, literal)
             yield SequenceEndEvent()
     else:
         raise _Unsupported
 
 
-class _Dumper(_BaseDumper):  # type: ignore[valid-type,misc]
-    """Readable block-style YAML: multi-line strings as literal blocks, short lists inline."""
+def _dumper(literal: Callable[[str], bool], base: type[yaml.SafeDumper]) -> type[yaml.SafeDumper]:
+    """A dumper on ``base`` writing the strings ``literal`` names as literal blocks and
+    :class:`FlowList` inline (what the event path reproduces)."""
+
+    class _Dumper(base):  # type: ignore[valid-type,misc]
+        """Readable block-style YAML: literal blocks, short lists inline."""
+
+    def represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+        return dumper.represent_scalar(_STR, value, style="|" if literal(value) else None)
+
+    def represent_flow(dumper: yaml.SafeDumper, value: FlowList) -> yaml.SequenceNode:
+        return dumper.represent_sequence(_SEQ, value, flow_style=True)
+
+    _Dumper.add_representer(str, represent_str)
+    _Dumper.add_representer(FlowList, represent_flow)
+    return _Dumper
 
 
-def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-    style = "|" if "\n" in value else None
-    return dumper.represent_scalar(_STR, value, style=style)
-
-
-def _represent_flow(dumper: yaml.SafeDumper, value: FlowList) -> yaml.SequenceNode:
-    return dumper.represent_sequence(_SEQ, value, flow_style=True)
-
-
-_Dumper.add_representer(str, _represent_str)
-_Dumper.add_representer(FlowList, _represent_flow)
+_DUMPERS: Final = {
+    (name, use_c): _dumper(rule, _BaseDumper if use_c else yaml.SafeDumper)
+    for name, rule in _LITERAL.items()
+    for use_c in (True, False)
+}

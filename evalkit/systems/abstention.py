@@ -84,6 +84,7 @@ from evalkit.systems.text import normalize
 
 __all__ = [
     "EMPTY_SIGNALS",
+    "FUNCTION_CHARS",
     "ITEM_PREFIX",
     "SIGNAL_ANSWER_TOP",
     "SIGNAL_DISPERSION_TOP",
@@ -165,7 +166,7 @@ _YES_NO_ZH: Final = re.compile(
     r"吗\W*$|有没有|能不能|可不可以|是不是|会不会|要不要|行不行|准不准|让不让|允不允许"
 )
 # Chinese function characters (particles, pronouns, question words): never the asked item.
-_FUNCTION_CHARS: Final = frozenset(
+FUNCTION_CHARS: Final = frozenset(
     "吗呢吧么啊呀嘛的了着过是在有没不要能会可以和与或及我你他她它们这那哪几多少怎什谁为请问"
 )
 

@@ -3,15 +3,17 @@ retrieval service (``http:NAME``). Both are accepted wherever a system name is.
 
 ``run:PATH`` (:class:`RunFileRetriever`)
     A TREC run file (``query_id Q0 chunk_id rank score run_id``) or JSON Lines of
-    ``{"query_id", "chunk_id", "score"}`` objects (chosen by the ``.jsonl``/``.ndjson``
-    suffix, or by a first non-blank character ``{``). Hits of a query are ordered by score,
+    ``{"query_id", "chunk_id", "score"}`` objects (chosen by the ``.jsonl``/``.ndjson``/``.json``
+    suffix, or by a first non-blank character ``{``), read once by
+    :func:`evalkit.formats.read_run_file`. Hits of a query are ordered by score,
     highest first; equal scores keep the TREC rank order (JSONL: file order). The system's name
     is the file name without its suffixes (``runs/bm25.trec`` -> ``bm25``), mapped to the
     system-name alphabet; its definition is the SHA-256 of the file's bytes, never the path.
     Latency is not measured (``latency_measured = False``): reports say "not measured". A TREC
     run is read by :func:`evalkit.formats.read_run`, the reader of ``evalkit trec-eval``, so
     both take the same fields, comments, BOM and whitespace; a run with no result, or with a
-    (query, chunk) pair twice, is an :class:`InputError` (``trec-eval`` refuses both too). A run
+    (query, chunk) pair twice, is an :class:`InputError` by the rules the measures engine
+    follows too (:mod:`evalkit.formats.rules`; ``trec-eval`` refuses both). A run
     naming a chunk or query the fixture does not have is an :class:`InputError` naming the
     IDs; a fixture query absent from the run returned nothing, and :meth:`RunFileRetriever.notes`
     counts those queries.
@@ -38,19 +40,17 @@ retrieval service (``http:NAME``). Both are accepted wherever a system name is.
 
 from __future__ import annotations
 
-import codecs
-import gzip
 import hashlib
 import json
-import math
 import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from evalkit.errors import FormatError, InputError, InputFileError
-from evalkit.safety.inputs import check_line_lengths, read_input_bytes
+from evalkit.errors import FormatError, InputError
+from evalkit.formats.rules import NO_RESULTS, duplicated_rows, duplicates_error
+from evalkit.formats.runs import read_run_file, run_file_format
 from evalkit.safety.names import check_name
 from evalkit.systems.http import (
     HTTP_PREFIX,
@@ -155,42 +155,52 @@ def _run_name(path: Path) -> str:
     return name or "run"
 
 
-def _is_jsonl(path: Path, data: bytes) -> bool:
-    if path.name.lower().removesuffix(".gz").endswith((".jsonl", ".ndjson", ".json")):
-        return True
-    return data.lstrip()[:1] == b"{"
-
-
 def read_run_hits(path: str | os.PathLike[str], *, system: str = "run") -> dict[str, list[Hit]]:
     """``{query_id: [Hit, ...]}`` of a TREC or JSONL run file (format and order rules in the
-    module docstring). Raises :class:`InputError` naming ``system`` and the line (never the
-    path or the file's content) when the file is unreadable or malformed."""
-    file = Path(path)
+    module docstring), read once by :func:`evalkit.formats.read_run_file`. Raises
+    :class:`InputError` naming ``system`` and the line (never the path or the file's content)
+    when the file is unreadable or malformed, holds no result or lists a (query, chunk) pair
+    twice (the rules of :mod:`evalkit.formats.rules`)."""
     try:
-        check_line_lengths(file)  # a regular file (no FIFO, no device), no line over 1 MiB
-        data = read_input_bytes(file)
-    except InputFileError as error:
-        if error.reason == "does not exist":
+        run_format = run_file_format(path)
+    except FormatError as error:
+        if _reason(error) == "file not found":
             raise InputError(
                 f"run system {system!r}: the run file does not exist; give 'run:PATH' with the "
                 "path of a TREC or JSONL run file"
             ) from None
-        raise InputError(f"run system {system!r}: the run file {error.reason}") from None
-    if data[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError):
-            raise InputError(f"run system {system!r}: the run file is not valid gzip") from None
-    data = data.removeprefix(codecs.BOM_UTF8)  # for JSONL; the TREC parsers skip it themselves
-    rows = _jsonl_rows(data, system) if _is_jsonl(file, data) else _trec_rows(file, system)
-    if not rows:
-        raise InputError(
-            f"run system {system!r}: the run file holds no results (it is empty, or only "
-            "comments and blank lines); a run lists at least one ranked chunk: check that the "
-            "job that wrote it finished"
+        raise InputError(f"run system {system!r}: the run file {_reason(error)}") from None
+    try:
+        frame = read_run_file(path, run_format)
+    except FormatError as error:
+        raise _malformed(error, run_format, system) from None
+    if frame.empty:
+        raise InputError(f"run system {system!r}: the run file {NO_RESULTS}")
+    repeated = duplicated_rows(frame)
+    if repeated.size:
+        pairs = (
+            frame["query_id"].iloc[repeated].tolist(),
+            frame["doc_id"].iloc[repeated].tolist(),
         )
-    _refuse_duplicates(rows, system)
+        fix = "keep one line per query and chunk ('evalkit trec-eval' refuses such a run too)"
+        message = duplicates_error(
+            "the run",
+            "lists",
+            pairs,
+            int(repeated[0]),
+            fix,
+            noun="chunk",
+            shown=lambda i: _listed([i]),
+        )
+        raise InputError(f"run system {system!r}: {message}")
     ranked: dict[str, list[tuple[float, float, str]]] = {}
+    rows = zip(
+        frame["query_id"].tolist(),
+        frame["doc_id"].tolist(),
+        frame["score"].tolist(),
+        frame["order"].tolist(),
+        strict=True,
+    )
     for query_id, chunk_id, score, order in rows:
         ranked.setdefault(query_id, []).append((-score, order, chunk_id))
     return {
@@ -199,74 +209,25 @@ def read_run_hits(path: str | os.PathLike[str], *, system: str = "run") -> dict[
     }
 
 
-def _refuse_duplicates(rows: Sequence[tuple[str, str, float, float]], system: str) -> None:
-    """InputError when a (query, chunk) pair appears twice, as ``evalkit trec-eval`` (and
-    trec_eval) refuses such a run: which of the two ranks counts is a guess either way."""
-    seen: set[tuple[str, str]] = set()
-    first, pairs = -1, set()
-    for index, (query_id, chunk_id, _, _) in enumerate(rows):
-        if (query_id, chunk_id) in seen:
-            first = index if first < 0 else first
-            pairs.add((query_id, chunk_id))
-        seen.add((query_id, chunk_id))
-    if first >= 0:
-        query_id, chunk_id = rows[first][0], rows[first][1]
-        raise InputError(
-            f"run system {system!r}: the run lists chunk {_listed([chunk_id])} more than once "
-            f"for query {_listed([query_id])} ({len(pairs)} duplicated (query, chunk) pair(s) "
-            f"in all, first at data row {first}, counting from 0); keep one line per query and "
-            "chunk ('evalkit trec-eval' refuses such a run too)"
-        )
+def _reason(error: FormatError) -> str:
+    """The message of ``error`` without the file (and line) it names."""
+    where = error.file if error.line is None else f"{error.file}:{error.line}"
+    return str(error).removeprefix(f"{where}: ")
 
 
-def _trec_rows(path: Path, system: str) -> list[tuple[str, str, float, float]]:
-    from evalkit.formats import read_run
-
-    try:
-        frame = read_run(path)
-    except FormatError as error:
-        detail = str(error).split(": ", 1)[-1]
+def _malformed(error: FormatError, run_format: str, system: str) -> InputError:
+    """The InputError for a run file its reader refused (no path, no file content)."""
+    reason = _reason(error)
+    if run_format == "trec":
         line = f" line {error.line}:" if error.line is not None else ""
-        raise InputError(
-            f"run system {system!r}: the TREC run file is malformed:{line} {detail}; expected "
+        return InputError(
+            f"run system {system!r}: the TREC run file is malformed:{line} {reason}; expected "
             "'query_id Q0 chunk_id rank score run_id' lines or JSONL objects"
-        ) from None
-    return list(
-        zip(
-            frame["query_id"].astype(str),
-            frame["doc_id"].astype(str),
-            frame["score"].astype(float),
-            frame["rank"].astype(float),
-            strict=True,
         )
-    )
-
-
-def _jsonl_rows(data: bytes, system: str) -> list[tuple[str, str, float, float]]:
-    rows: list[tuple[str, str, float, float]] = []
-    for number, raw in enumerate(data.splitlines(), start=1):
-        if not raw.strip():
-            continue
-        where = f"run system {system!r}: JSONL line {number}"
-        try:
-            item = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            raise InputError(f"{where} is not valid JSON; expected one object per line") from None
-        if not isinstance(item, dict):
-            raise InputError(f"{where}: expected an object, found {type(item).__name__}")
-        query_id, chunk_id, score = item.get("query_id"), item.get("chunk_id"), item.get("score")
-        if not isinstance(query_id, str | int) or isinstance(query_id, bool):
-            raise InputError(f"{where}: 'query_id' should be a string")
-        if not isinstance(chunk_id, str | int) or isinstance(chunk_id, bool):
-            raise InputError(f"{where}: 'chunk_id' should be a string")
-        if (
-            isinstance(score, bool)
-            or not isinstance(score, int | float)
-            or not math.isfinite(score)
-        ):
-            raise InputError(f"{where}: 'score' should be a finite number")
-        rows.append((str(query_id), str(chunk_id), float(score), float(number)))
-    return rows
+    if error.line is None:
+        return InputError(f"run system {system!r}: the run file {reason}")
+    joined = " " if reason.startswith("is ") else ": "
+    return InputError(f"run system {system!r}: JSONL line {error.line}{joined}{reason}")
 
 
 class RunFileRetriever(BaseRetriever):

@@ -1,10 +1,12 @@
 """``hybrid-rerank``: a local, transparent reranker of a hybrid's candidates, and its abstention.
 
 ``HeuristicReranker`` rescores the first stage's top ``depth`` candidates (default 30) with the
-features of :mod:`evalkit.systems.rerank_features` (``score = sum(weights[name] * feature)``,
-rounded to 12 decimals; ties go to the chunk ID ascending) and returns nothing when a rule of
-:mod:`evalkit.systems.abstention` fires; :mod:`evalkit.systems.rerank_index` keeps its index
-compact. This module holds the system and its fitted settings (rules numbered as in
+features of the private :mod:`evalkit.systems._rerank_features` (``score = sum(weights[name] *
+feature)``, rounded to 12 decimals; ties go to the chunk ID ascending; ``RerankFeatures``,
+``FEATURE_NAMES``, ``NEAR_DUPLICATE_JACCARD``, ``QUERY_STOPWORDS``, ``answer_shapes`` and
+``evidence_shapes`` are re-exported here) and returns nothing when a rule of
+:mod:`evalkit.systems.abstention` fires; the private :mod:`evalkit.systems._rerank_index` keeps
+its index compact. This module holds the system and its fitted settings (rules numbered as in
 :mod:`evalkit.systems.abstention`).
 
 Settings and how they were chosen
@@ -66,9 +68,32 @@ import numpy as np
 from scipy import sparse
 
 from evalkit.errors import InputError
+from evalkit.systems._rerank_features import (
+    CJK_RE,
+    FEATURE_NAMES,
+    NEAR_DUPLICATE_JACCARD,
+    QUERY_STOPWORDS,
+    RerankFeatures,
+    answer_shapes,
+    evidence_shapes,
+    idf,
+    share,
+)
+from evalkit.systems._rerank_index import (
+    UNKNOWN_SHAPES,
+    ChunkConcepts,
+    ChunkLanguages,
+    ChunkShapes,
+    ChunkTerms,
+    ChunkUnits,
+    DenseRows,
+    IntRows,
+    TermIdf,
+    chunk_fields,
+)
 from evalkit.systems.abstention import (
-    _FUNCTION_CHARS,
     EMPTY_SIGNALS,
+    FUNCTION_CHARS,
     ITEM_PREFIX,
     SIGNAL_ANSWER_TOP,
     SIGNAL_DISPERSION_TOP,
@@ -80,34 +105,21 @@ from evalkit.systems.abstention import (
 from evalkit.systems.fusion import HybridRetriever
 from evalkit.systems.progress import chunk_bar
 from evalkit.systems.protocol import ChunkLike, Hit, QueryLike, TextRetriever, provide_aliases
-from evalkit.systems.rerank_features import (
-    _CJK_RE,
-    FEATURE_NAMES,
-    NEAR_DUPLICATE_JACCARD,
-    QUERY_STOPWORDS,
-    RerankFeatures,
-    _idf,
-    _share,
-    answer_shapes,
-)
-from evalkit.systems.rerank_index import (
-    _UNKNOWN_SHAPES,
-    _ChunkConcepts,
-    _ChunkLanguages,
-    _ChunkShapes,
-    _ChunkTerms,
-    _ChunkUnits,
-    _DenseRows,
-    _fields,
-    _IntRows,
-    _TermIdf,
-)
 from evalkit.systems.store import chunk_texts
 from evalkit.systems.termsets import DocumentFrequencies, TermCoder, TermRows
 from evalkit.systems.text import index_terms, normalize, tokenize
 from evalkit.systems.vectors import AliasEmbedder
 
-__all__ = ["DEFAULT_RERANK_WEIGHTS", "HeuristicReranker"]
+__all__ = [
+    "DEFAULT_RERANK_WEIGHTS",
+    "FEATURE_NAMES",
+    "NEAR_DUPLICATE_JACCARD",
+    "QUERY_STOPWORDS",
+    "HeuristicReranker",
+    "RerankFeatures",
+    "answer_shapes",
+    "evidence_shapes",
+]
 
 DEFAULT_RERANK_WEIGHTS: Mapping[str, float] = {
     "prior": 0.0,
@@ -203,7 +215,7 @@ class HeuristicReranker(TextRetriever):
         self._concept_idf: dict[int, float] = {}
         self._max_idf = 0.0
         self._row: dict[str, int] = {}
-        self._vectors: _DenseRows = _DenseRows(sparse.csr_matrix((0, 1)))
+        self._vectors: DenseRows = DenseRows(sparse.csr_matrix((0, 1)))
 
     def definition(self) -> dict[str, Any]:
         return {
@@ -238,18 +250,18 @@ class HeuristicReranker(TextRetriever):
         n = len(chunks)
         coder = TermCoder()
         text_rows, title_rows = TermRows(coder), TermRows(coder)
-        concepts, title_concepts = _IntRows(), _IntRows()
+        concepts, title_concepts = IntRows(), IntRows()
         row_of: dict[str, int] = {}
         languages: dict[str, int] = {}
         language_codes = np.zeros(n, dtype=np.int32)
-        shape_codes = np.full(n, _UNKNOWN_SHAPES, dtype=np.uint8)  # found on first use
+        shape_codes = np.full(n, UNKNOWN_SHAPES, dtype=np.uint8)  # found on first use
         titles_seen: dict[str, tuple[str, list[int]]] = {}
         vectors = []
         with chunk_bar(n) as bar:
             for start in range(0, n, _INDEX_BATCH):
                 batch = chunks[start : start + _INDEX_BATCH]
                 texts = chunk_texts(batch)
-                ids, titles, langs = _fields(batch, ("id", "title", "language"))
+                ids, titles, langs = chunk_fields(batch, ("id", "title", "language"))
                 row_of.update(zip(ids, range(start, start + len(ids)), strict=True))
                 language_codes[start : start + len(ids)] = [
                     languages.setdefault(lang, len(languages)) for lang in langs
@@ -275,28 +287,28 @@ class HeuristicReranker(TextRetriever):
         frequencies = DocumentFrequencies(text_rows)
         self._chunks = chunks
         self._row = row_of
-        self._term_idf = _TermIdf(frequencies, n)
+        self._term_idf = TermIdf(frequencies, n)
         concept_df = np.bincount(concepts.values, minlength=len(self.embedder.concept_ids))
         self._concept_idf = {
-            c: _idf(int(df), n) for c, df in enumerate(concept_df.tolist()) if df > 0
+            c: idf(int(df), n) for c, df in enumerate(concept_df.tolist()) if df > 0
         }
-        self._max_idf = _idf(0, n)
+        self._max_idf = idf(0, n)
         # Every CJK character of the corpus is in one of its bigram or unigram terms.
         self._cjk_chars = frequencies.cjk_characters()
         self._prefixes = frozenset(
             t[:ITEM_PREFIX]
             for t in frequencies.latin_terms()
-            if len(t) >= ITEM_PREFIX and not _CJK_RE.match(t)
+            if len(t) >= ITEM_PREFIX and not CJK_RE.match(t)
         )
         self._alias_words = self._words_of_aliases()
-        self._chunk_terms = _ChunkTerms(chunks, row_of)
-        self._chunk_units = _ChunkUnits(text_rows, concepts, row_of)
-        self._title_units = _ChunkUnits(title_rows, title_concepts, row_of)
-        self._chunk_concepts = _ChunkConcepts(concepts, row_of)
-        self._shapes = _ChunkShapes(chunks, shape_codes, row_of)
-        self._language = _ChunkLanguages(language_codes, list(languages), row_of)
+        self._chunk_terms = ChunkTerms(chunks, row_of)
+        self._chunk_units = ChunkUnits(text_rows, concepts, row_of)
+        self._title_units = ChunkUnits(title_rows, title_concepts, row_of)
+        self._chunk_concepts = ChunkConcepts(concepts, row_of)
+        self._shapes = ChunkShapes(chunks, shape_codes, row_of)
+        self._language = ChunkLanguages(language_codes, list(languages), row_of)
         width = max(1, len(self.embedder.concept_ids))
-        self._vectors = _DenseRows(
+        self._vectors = DenseRows(
             sparse.vstack(vectors, format="csr") if vectors else sparse.csr_matrix((0, width))
         )
 
@@ -306,7 +318,7 @@ class HeuristicReranker(TextRetriever):
         for alias, concept in self.embedder.alias_to_concept.items():
             bag = words.setdefault(concept, set())
             bag.update(tokenize(alias))
-            bag.update(ch for ch in alias if _CJK_RE.match(ch))
+            bag.update(ch for ch in alias if CJK_RE.match(ch))
         return {c: frozenset(w) for c, w in words.items()}
 
     def unknown_items(self, text: str) -> list[str]:
@@ -323,7 +335,7 @@ class HeuristicReranker(TextRetriever):
         out = [
             t
             for t in dict.fromkeys(tokenize(text))
-            if not _CJK_RE.match(t)
+            if not CJK_RE.match(t)
             and t not in QUERY_STOPWORDS
             and t not in self._term_idf
             and t not in explained
@@ -332,9 +344,9 @@ class HeuristicReranker(TextRetriever):
         run = ""
         for ch in normalize(text) + " ":
             if (
-                _CJK_RE.match(ch)
+                CJK_RE.match(ch)
                 and ch not in self._cjk_chars
-                and ch not in _FUNCTION_CHARS
+                and ch not in FUNCTION_CHARS
                 and ch not in explained
             ):
                 run += ch
@@ -361,7 +373,7 @@ class HeuristicReranker(TextRetriever):
         units.update({("c", c): self._concept_idf[c] for c in concepts})
         all_terms = {
             t: self._term_idf.get(
-                t, self._max_idf * (self.unseen_cjk_weight if _CJK_RE.match(t) else 1.0)
+                t, self._max_idf * (self.unseen_cjk_weight if CJK_RE.match(t) else 1.0)
             )
             for t in distinct_terms
         }
@@ -414,8 +426,8 @@ class HeuristicReranker(TextRetriever):
                 prior=min(hit.score / max_prior, 1.0) if max_prior > 0 else 0.0,
                 lexical=min(lexical.get(chunk_id, 0.0), 1.0),
                 cosine=min(max(cosine, 0.0), 1.0),
-                coverage=_share(query_terms, chunk_units, units),
-                title=_share(query_terms, self._title_units[chunk_id], units),
+                coverage=share(query_terms, chunk_units, units),
+                title=share(query_terms, self._title_units[chunk_id], units),
                 answer=len(shapes & self._shapes[chunk_id]) / len(shapes) if shapes else 0.0,
                 language=(0.5 if language is None else float(self._language[chunk_id] == language)),
                 distinct=distinct.get(chunk_id, 0.5),
@@ -427,7 +439,7 @@ class HeuristicReranker(TextRetriever):
         self, ids: Sequence[str], units: Mapping[tuple[str, Any], float]
     ) -> dict[str, float]:
         """Near-duplicate contrast per candidate that has near duplicates
-        (:mod:`evalkit.systems.rerank_features`)."""
+        (:mod:`evalkit.systems._rerank_features`)."""
         terms = [frozenset(("t", t) for t in self._chunk_terms[c]) for c in ids]
         sums: dict[str, list[float]] = {}
         for i in range(len(ids)):
@@ -457,7 +469,7 @@ class HeuristicReranker(TextRetriever):
         concept_support = 0.0
         if query.mentioned:
             weights = {c: self._concept_idf.get(c, self._max_idf) for c in query.mentioned}
-            concept_support = _share(weights, self._chunk_concepts[chunk_id], weights)
+            concept_support = share(weights, self._chunk_concepts[chunk_id], weights)
         return max(term_support, concept_support)
 
     def abstention_signals(self, text: str, language: str | None = None) -> AbstentionSignals:

@@ -3,7 +3,7 @@
 - ``"lucene"``: Apache Lucene's English stop set (``EnglishAnalyzer``), 33 words, Apache-2.0.
   The lexical systems drop these before stemming (:mod:`evalkit.systems.text`).
 - ``"nltk"``: the English list of NLTK's stopwords corpus, 179 words, Apache-2.0. The reranker's
-  query-term weighting uses it (:mod:`evalkit.systems.rerank_features`).
+  query-term weighting uses it (:mod:`evalkit.systems.rerank`).
 
 Each file names its origin and licence in its header. Both lists are the ones evalkit read from
 bm25s before 0.3 (``STOPWORDS_EN`` and ``STOPWORDS_EN_PLUS``), so rankings did not change when

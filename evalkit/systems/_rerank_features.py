@@ -1,5 +1,7 @@
 """The features ``hybrid-rerank`` scores a candidate with, and the query cues they read.
 
+A private half of :mod:`evalkit.systems.rerank`, which re-exports its public names.
+
 Features
 --------
 ``HeuristicReranker`` rescores the first stage's top ``depth`` candidates (default 30) with
@@ -32,7 +34,7 @@ ascending.
 
 The cues are grammar, not any fixture's vocabulary: ``QUERY_STOPWORDS`` (the function words of
 questions), ``answer_shapes`` and ``evidence_shapes`` (question words of English and Chinese,
-and what an answer looks like), and BM25's IDF (``_idf``). The system that computes the features
+and what an answer looks like), and BM25's IDF (``idf``). The system that computes the features
 is ``HeuristicReranker`` (:mod:`evalkit.systems.rerank`).
 """
 
@@ -47,12 +49,16 @@ from evalkit.systems.stopwords import stopwords
 from evalkit.systems.text import normalize, tokenize
 
 __all__ = [
+    "CJK_RE",
     "FEATURE_NAMES",
     "NEAR_DUPLICATE_JACCARD",
     "QUERY_STOPWORDS",
+    "SHAPES",
     "RerankFeatures",
     "answer_shapes",
     "evidence_shapes",
+    "idf",
+    "share",
 ]
 
 
@@ -74,7 +80,7 @@ NEAR_DUPLICATE_JACCARD: Final = 0.6
 
 # --- answer shapes: question words of English and Chinese, and what an answer looks like -------
 
-_SHAPES: Final = ("time", "date", "price", "number")
+SHAPES: Final = ("time", "date", "price", "number")
 _CUES: Final[dict[str, re.Pattern[str]]] = {
     "time": re.compile(
         r"\b(?:when|what time|how late|how early|until|opening hours|hours|open|opens|close|"
@@ -123,7 +129,7 @@ def answer_shapes(text: str) -> frozenset[str]:
     ['price']
     """
     normalized = normalize(text)
-    return frozenset(shape for shape in _SHAPES if _CUES[shape].search(normalized))
+    return frozenset(shape for shape in SHAPES if _CUES[shape].search(normalized))
 
 
 def evidence_shapes(text: str) -> frozenset[str]:
@@ -133,7 +139,7 @@ def evidence_shapes(text: str) -> frozenset[str]:
     ['number', 'price', 'time']
     """
     normalized = normalize(text)
-    return frozenset(shape for shape in _SHAPES if _EVIDENCE[shape].search(normalized))
+    return frozenset(shape for shape in SHAPES if _EVIDENCE[shape].search(normalized))
 
 
 # Function words of questions, left out of a query's evidence units: NLTK's English stop list as
@@ -149,15 +155,16 @@ QUERY_STOPWORDS: Final = frozenset(
     tokenize(" ".join(sorted(stopwords("nltk"))) + " " + _QUESTION_WORDS)
 ) | frozenset(_QUESTION_BIGRAMS.split())
 
-_CJK_RE: Final = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+CJK_RE: Final = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
 
-def _idf(document_frequency: int, n_documents: int) -> float:
+def idf(document_frequency: int, n_documents: int) -> float:
     """BM25's non-negative IDF: ``log(1 + (N - df + 0.5) / (df + 0.5))``."""
     return math.log(1 + (n_documents - document_frequency + 0.5) / (document_frequency + 0.5))
 
 
-def _share(items: Iterable[Any], present: Container[Any], weight: Mapping[Any, float]) -> float:
+def share(items: Iterable[Any], present: Container[Any], weight: Mapping[Any, float]) -> float:
+    """The ``weight``-weighted share of ``items`` that are ``present`` (0 without weight)."""
     total = matched = 0.0
     for item in items:
         total += weight[item]

@@ -1,10 +1,11 @@
-"""The ``hybrid-rerank`` index's storage (issue 21: a million chunks).
+"""The ``hybrid-rerank`` index's storage (issue 21: a million chunks); a private half of
+:mod:`evalkit.systems.rerank`.
 
 ``HeuristicReranker.index`` (:mod:`evalkit.systems.rerank`) keeps, per chunk, the sorted integer
 keys of its distinct terms (:mod:`evalkit.systems.termsets`) and of its title's, its concepts
-(``_IntRows``), its language as a small code, its concept vector as a sparse row
-(``_DenseRows``), and document frequencies as counts per key (``_TermIdf``); its answer shapes are
-found when first needed (``_ChunkShapes``). The classes here present that storage as read-only
+(``IntRows``), its language as a small code, its concept vector as a sparse row
+(``DenseRows``), and document frequencies as counts per key (``TermIdf``); its answer shapes are
+found when first needed (``ChunkShapes``). The classes here present that storage as read-only
 mappings from chunk ID, holding what the dictionaries of sets held before.
 """
 
@@ -18,26 +19,39 @@ import numpy.typing as npt
 from scipy import sparse
 
 from evalkit.fixtures.records import RecordTable
+from evalkit.systems._rerank_features import SHAPES, evidence_shapes, idf
 from evalkit.systems.protocol import ChunkLike
-from evalkit.systems.rerank_features import _SHAPES, _idf, evidence_shapes
 from evalkit.systems.termsets import DocumentFrequencies, TermRows
 from evalkit.systems.text import tokenize
 from evalkit.systems.vectors import Matrix
 
-_IDF_CACHE: Final = 100_000  # terms whose IDF a _TermIdf remembers
-_UNKNOWN_SHAPES: Final = 255  # a chunk's shape bits not found yet
+__all__ = [
+    "UNKNOWN_SHAPES",
+    "ChunkConcepts",
+    "ChunkLanguages",
+    "ChunkShapes",
+    "ChunkTerms",
+    "ChunkUnits",
+    "DenseRows",
+    "IntRows",
+    "TermIdf",
+    "chunk_fields",
+]
+
+_IDF_CACHE: Final = 100_000  # terms whose IDF a TermIdf remembers
+UNKNOWN_SHAPES: Final = 255  # a chunk's shape bits not found yet
 _SHAPE_SETS: Final = tuple(
-    frozenset(shape for bit, shape in enumerate(_SHAPES) if code >> bit & 1)
-    for code in range(1 << len(_SHAPES))
+    frozenset(shape for bit, shape in enumerate(SHAPES) if code >> bit & 1)
+    for code in range(1 << len(SHAPES))
 )
 
 
 def _shape_code(shapes: frozenset[str]) -> int:
-    """The answer shapes as bits (``_SHAPES`` order); ``_SHAPE_SETS[code]`` is the inverse."""
-    return sum(1 << bit for bit, shape in enumerate(_SHAPES) if shape in shapes)
+    """The answer shapes as bits (``SHAPES`` order); ``_SHAPE_SETS[code]`` is the inverse."""
+    return sum(1 << bit for bit, shape in enumerate(SHAPES) if shape in shapes)
 
 
-def _fields(chunks: Sequence[ChunkLike], names: Sequence[str]) -> list[list[Any]]:
+def chunk_fields(chunks: Sequence[ChunkLike], names: Sequence[str]) -> list[list[Any]]:
     """The fields ``names`` of every chunk, one list per field (from the Arrow columns of a
     :class:`~evalkit.fixtures.records.RecordTable`)."""
     if isinstance(chunks, RecordTable):
@@ -45,7 +59,7 @@ def _fields(chunks: Sequence[ChunkLike], names: Sequence[str]) -> list[list[Any]
     return [[getattr(chunk, name) for chunk in chunks] for name in names]
 
 
-class _IntRows:
+class IntRows:
     """Rows of small non-negative integers (concept indexes), sorted, in a CSR layout."""
 
     def __init__(self) -> None:
@@ -88,7 +102,7 @@ class _ByChunk(Mapping[str, Any]):
         return len(self._rows)
 
 
-class _ChunkTerms(_ByChunk):
+class ChunkTerms(_ByChunk):
     """Chunk ID -> ``frozenset(tokenize(title + "\\n" + text))``, built from the indexed chunk
     as ``index`` built it before issue 21 (same elements, same iteration order)."""
 
@@ -110,7 +124,7 @@ class _Units:
     def __init__(
         self,
         terms: TermRows,
-        concepts: _IntRows,
+        concepts: IntRows,
         row: int,
         term_keys: dict[str, int | None],
     ) -> None:
@@ -140,10 +154,10 @@ class _Units:
         return False
 
 
-class _ChunkUnits(_ByChunk):
+class ChunkUnits(_ByChunk):
     """Chunk ID -> its units (``_Units``)."""
 
-    def __init__(self, terms: TermRows, concepts: _IntRows, rows: Mapping[str, int]) -> None:
+    def __init__(self, terms: TermRows, concepts: IntRows, rows: Mapping[str, int]) -> None:
         super().__init__(rows)
         self._terms, self._concepts = terms, concepts
         # The query's terms are looked up for every candidate: their keys are worked out once.
@@ -153,10 +167,10 @@ class _ChunkUnits(_ByChunk):
         return _Units(self._terms, self._concepts, row, self._term_keys)
 
 
-class _ChunkConcepts(_ByChunk):
+class ChunkConcepts(_ByChunk):
     """Chunk ID -> the concept indexes it mentions."""
 
-    def __init__(self, concepts: _IntRows, rows: Mapping[str, int]) -> None:
+    def __init__(self, concepts: IntRows, rows: Mapping[str, int]) -> None:
         super().__init__(rows)
         self._concepts = concepts
 
@@ -164,7 +178,7 @@ class _ChunkConcepts(_ByChunk):
         return self._concepts.row(row)
 
 
-class _ChunkShapes(_ByChunk):
+class ChunkShapes(_ByChunk):
     """Chunk ID -> ``evidence_shapes`` of its title and text, found when first asked for (its
     regular expressions cost about 0.1 ms a chunk) and kept as bits."""
 
@@ -176,14 +190,14 @@ class _ChunkShapes(_ByChunk):
 
     def _at(self, row: int) -> frozenset[str]:
         code = int(self._codes[row])
-        if code == _UNKNOWN_SHAPES:
+        if code == UNKNOWN_SHAPES:
             chunk = self._chunks[row]
             code = _shape_code(evidence_shapes(f"{chunk.title}\n{chunk.text}"))
             self._codes[row] = code
         return _SHAPE_SETS[code]
 
 
-class _ChunkLanguages(_ByChunk):
+class ChunkLanguages(_ByChunk):
     """Chunk ID -> its language (kept as codes)."""
 
     def __init__(
@@ -196,7 +210,7 @@ class _ChunkLanguages(_ByChunk):
         return self._names[int(self._codes[row])]
 
 
-class _TermIdf(Mapping[str, float]):
+class TermIdf(Mapping[str, float]):
     """Term -> BM25 IDF over the indexed chunks, for the terms some chunk contains."""
 
     def __init__(self, frequencies: DocumentFrequencies, n_documents: int) -> None:
@@ -209,7 +223,7 @@ class _TermIdf(Mapping[str, float]):
             df = self._frequencies(term) if isinstance(term, str) else 0
             if not df:
                 raise KeyError(term)
-            found = _idf(df, self._n)
+            found = idf(df, self._n)
             if len(self._cache) >= _IDF_CACHE:
                 self._cache.clear()
             self._cache[term] = found
@@ -225,7 +239,7 @@ class _TermIdf(Mapping[str, float]):
         return len(self._frequencies)
 
 
-class _DenseRows:
+class DenseRows:
     """Concept vectors kept sparse; ``[rows]`` gives those rows dense, as the dense matrix did."""
 
     def __init__(self, matrix: sparse.csr_matrix) -> None:

@@ -1,0 +1,142 @@
+"""Run files in either text format, TREC or JSON Lines: which one a file is, and reading it.
+
+:func:`run_file_format` tells the format from the file's name (``.jsonl``, ``.ndjson`` or
+``.json``, before an optional ``.gz``: JSON Lines) or else from its first non-blank character
+(``{``: JSON Lines; a gzip file is looked at decompressed, a UTF-8 BOM is skipped); any other
+file is TREC. :func:`read_run_file` reads it once: a TREC file with
+:func:`evalkit.formats.read_run` (so every reader of TREC runs takes the same fields, comments,
+BOM and whitespace), a JSON Lines file here.
+
+A JSON Lines run holds one object per line, ``{"query_id", "chunk_id", "score"}``: IDs are
+strings (an integer is read as its string), the score a finite number; blank lines are
+skipped, a UTF-8 BOM is skipped, and a gzip file (told by its first bytes) is decompressed.
+Other keys are ignored.
+
+The rules every run follows (columns, at least one result, no (query, doc) pair twice) are
+:mod:`evalkit.formats.rules`'; the caller applies them, in its own words.
+"""
+
+from __future__ import annotations
+
+import codecs
+import gzip
+import json
+import math
+import zlib
+from collections.abc import Callable
+from typing import Final, Literal
+
+import numpy as np
+import pandas as pd
+
+from evalkit.errors import FormatError, InputFileError
+from evalkit.formats._lines import PathLike, checked_file
+from evalkit.formats.trec import read_run
+from evalkit.safety.inputs import check_line_lengths, open_input, read_input_bytes
+
+__all__ = ["JSONL_SUFFIXES", "RunFileFormat", "read_run_file", "run_file_format"]
+
+RunFileFormat = Literal["trec", "jsonl"]
+#: File name suffixes (before an optional ``.gz``) of a JSON Lines run.
+JSONL_SUFFIXES: Final = (".jsonl", ".ndjson", ".json")
+_GZIP_MAGIC: Final = b"\x1f\x8b"
+_PEEK: Final = 1 << 16
+
+
+def run_file_format(path: PathLike) -> RunFileFormat:
+    """``"jsonl"`` or ``"trec"``: the format of the run file at ``path`` (module docstring).
+    Reads no further than its first non-blank character. Raises FormatError (no line) when
+    the file is missing (``file not found``), not a regular file, unreadable, or starts as a
+    gzip file that is not valid gzip."""
+    file = checked_file(path)
+    if file.name.lower().removesuffix(".gz").endswith(JSONL_SUFFIXES):
+        return "jsonl"
+    try:
+        with open_input(file) as handle:
+            compressed = handle.read(2) == _GZIP_MAGIC
+            handle.seek(0)
+            stream = gzip.GzipFile(fileobj=handle) if compressed else handle
+            first = _first_non_blank(stream.read)
+    except InputFileError as error:
+        raise FormatError(error.reason, file=str(file)) from None
+    except (OSError, EOFError, zlib.error):
+        raise FormatError("is not valid gzip", file=str(file)) from None
+    return "jsonl" if first == b"{" else "trec"
+
+
+def _first_non_blank(read: Callable[[int], bytes]) -> bytes:
+    """The first character after white space (and a leading UTF-8 BOM) of what ``read(n)``
+    reads, ``b""`` at the end."""
+    block = read(_PEEK)
+    block = block.removeprefix(codecs.BOM_UTF8)
+    while block:
+        rest = block.lstrip()
+        if rest:
+            return rest[:1]
+        block = read(_PEEK)
+    return b""
+
+
+def read_run_file(path: PathLike, run_format: RunFileFormat | None = None) -> pd.DataFrame:
+    """The run file at ``path`` (``run_format``: as :func:`run_file_format` tells, when None)
+    as columns ``query_id``, ``doc_id`` (str), ``score`` (float64) and ``order`` (int64: the
+    TREC file's rank as written, or the JSON Lines line number; what orders equal scores), in
+    file order. Raises FormatError (file, and line when one is at fault) on a malformed file."""
+    file = checked_file(path)
+    if (run_format or run_file_format(file)) == "trec":
+        frame = read_run(file)
+        return frame.rename(columns={"rank": "order"})[["query_id", "doc_id", "score", "order"]]
+    return _read_jsonl(file)
+
+
+def _read_jsonl(path: PathLike) -> pd.DataFrame:
+    try:
+        check_line_lengths(path)  # one huge line: an error at bounded memory
+        data = read_input_bytes(path)
+    except InputFileError as error:
+        raise FormatError(error.reason, file=str(path)) from None
+    if data[:2] == _GZIP_MAGIC:
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error):
+            raise FormatError("is not valid gzip", file=str(path)) from None
+    data = data.removeprefix(codecs.BOM_UTF8)
+    queries: list[str] = []
+    docs: list[str] = []
+    scores: list[float] = []
+    lines: list[int] = []
+    for number, raw in enumerate(data.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            item = json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            raise FormatError(
+                "is not valid JSON; expected one object per line", file=str(path), line=number
+            ) from None
+        if not isinstance(item, dict):
+            raise FormatError(
+                f"expected an object, found {type(item).__name__}", file=str(path), line=number
+            )
+        query_id, chunk_id, score = item.get("query_id"), item.get("chunk_id"), item.get("score")
+        for key, value in (("query_id", query_id), ("chunk_id", chunk_id)):
+            if not isinstance(value, str | int) or isinstance(value, bool):
+                raise FormatError(f"'{key}' should be a string", file=str(path), line=number)
+        if (
+            isinstance(score, bool)
+            or not isinstance(score, int | float)
+            or not math.isfinite(score)
+        ):
+            raise FormatError("'score' should be a finite number", file=str(path), line=number)
+        queries.append(str(query_id))
+        docs.append(str(chunk_id))
+        scores.append(float(score))
+        lines.append(number)
+    return pd.DataFrame(
+        {
+            "query_id": pd.Series(queries, dtype="str"),
+            "doc_id": pd.Series(docs, dtype="str"),
+            "score": np.array(scores, dtype=np.float64),
+            "order": np.array(lines, dtype=np.int64),
+        }
+    )
