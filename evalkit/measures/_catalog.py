@@ -26,6 +26,7 @@ __all__ = [
     "UNIT",
     "CutoffRule",
     "MeasureSpec",
+    "Needs",
     "ParamValue",
     "SpecOptions",
     "canonical_gains",
