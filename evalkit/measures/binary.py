@@ -73,10 +73,7 @@ def _recall(r: JudgedRanking, m: Measure) -> FloatArray:
 
 
 @kernel(
-    "RR",
-    "reciprocal rank of the first relevant doc (within k)",
-    cutoff="optional",
-    params=(REL,),
+    "RR", "reciprocal rank of the first relevant doc (within k)", cutoff="optional", params=(REL,)
 )
 def _reciprocal_rank(r: JudgedRanking, m: Measure) -> FloatArray:
     mask = r.relevant(_rel(m)) & r.top(m.cutoff)
@@ -88,12 +85,7 @@ def _reciprocal_rank(r: JudgedRanking, m: Measure) -> FloatArray:
     return out
 
 
-@kernel(
-    "AP",
-    "average precision (of the top k)",
-    cutoff="optional",
-    params=(REL,),
-)
+@kernel("AP", "average precision (of the top k)", cutoff="optional", params=(REL,))
 def _average_precision(r: JudgedRanking, m: Measure) -> FloatArray:
     # trec_eval map / map_cut_k: sum over relevant retrieved (in the top k) of
     # (relevant so far / rank), divided by the number of relevant docs.
@@ -103,12 +95,7 @@ def _average_precision(r: JudgedRanking, m: Measure) -> FloatArray:
     return ratio(r.total(mask, weights), r.num_rel(_rel(m)))
 
 
-@kernel(
-    "Rprec",
-    "precision at rank R, R = number of relevant docs",
-    params=(REL,),
-    trec="Rprec",
-)
+@kernel("Rprec", "precision at rank R, R = number of relevant docs", params=(REL,), trec="Rprec")
 def _rprec(r: JudgedRanking, m: Measure) -> FloatArray:
     num_rel = r.num_rel(_rel(m))
     mask = r.relevant(_rel(m)) & (r.position < num_rel[r.query])
@@ -126,12 +113,7 @@ def _success(r: JudgedRanking, m: Measure) -> FloatArray:
     return (r.count(r.relevant(_rel(m)) & r.top(m.cutoff)) > 0).astype(np.float64)
 
 
-@kernel(
-    "Bpref",
-    "binary preference (Buckley & Voorhees 2004)",
-    params=(REL,),
-    trec="bpref",
-)
+@kernel("Bpref", "binary preference (Buckley & Voorhees 2004)", params=(REL,), trec="bpref")
 def _bpref(r: JudgedRanking, m: Measure) -> FloatArray:
     # trec_eval bpref: for each relevant retrieved doc, 1 - min(n, R) / min(N, R), where n counts
     # the judged non-relevant docs ranked above it, R the relevant and N the judged non-relevant
@@ -152,11 +134,7 @@ def _bpref(r: JudgedRanking, m: Measure) -> FloatArray:
     return ratio(total.astype(np.float64, copy=False), num_rel)
 
 
-@kernel(
-    "Judged",
-    "fraction of the top k that is in the qrels",
-    cutoff="optional",
-)
+@kernel("Judged", "fraction of the top k that is in the qrels", cutoff="optional")
 def _judged(r: JudgedRanking, m: Measure) -> FloatArray:
     # ir_measures Judged@k: judged docs in the top k / min(k, retrieved).
     judged = r.count(r.top(m.cutoff))
@@ -166,22 +144,12 @@ def _judged(r: JudgedRanking, m: Measure) -> FloatArray:
     return ratio(judged, shown)
 
 
-@kernel(
-    "SetP",
-    "relevant retrieved / retrieved",
-    params=(REL,),
-    trec="set_P",
-)
+@kernel("SetP", "relevant retrieved / retrieved", params=(REL,), trec="set_P")
 def _set_precision(r: JudgedRanking, m: Measure) -> FloatArray:
     return ratio(_num_rel_ret(r, m), r.num_ret.astype(np.float64))
 
 
-@kernel(
-    "SetR",
-    "relevant retrieved / relevant",
-    params=(REL,),
-    trec="set_recall",
-)
+@kernel("SetR", "relevant retrieved / relevant", params=(REL,), trec="set_recall")
 def _set_recall(r: JudgedRanking, m: Measure) -> FloatArray:
     return ratio(_num_rel_ret(r, m), r.num_rel(_rel(m)))
 
@@ -203,12 +171,7 @@ def _set_f(r: JudgedRanking, m: Measure) -> FloatArray:
     return value
 
 
-@kernel(
-    "NumRet",
-    "number of retrieved docs",
-    bounds=NONNEGATIVE,
-    trec="num_ret",
-)
+@kernel("NumRet", "number of retrieved docs", bounds=NONNEGATIVE, trec="num_ret")
 def _num_ret(r: JudgedRanking, m: Measure) -> FloatArray:
     return r.num_ret.astype(np.float64)
 
@@ -260,12 +223,7 @@ def _eleven_point(r: JudgedRanking, m: Measure) -> FloatArray:
     return total / 11.0
 
 
-@kernel(
-    "SetAP",
-    "relevant retrieved ** 2 / (retrieved * relevant)",
-    params=(REL,),
-    trec="set_map",
-)
+@kernel("SetAP", "relevant retrieved ** 2 / (retrieved * relevant)", params=(REL,), trec="set_map")
 def _set_ap(r: JudgedRanking, m: Measure) -> FloatArray:
     # trec_eval set_map: relevant retrieved ** 2 / (retrieved * relevant)
     hits = _num_rel_ret(r, m)
@@ -307,12 +265,7 @@ def _num_nonrel_judged_ret(r: JudgedRanking, m: Measure) -> FloatArray:
     return r.count((r.grade >= 0) & ~r.relevant(_rel(m)))
 
 
-@kernel(
-    "NumQ",
-    "number of queries (1 per query; summed)",
-    bounds=NONNEGATIVE,
-    trec="num_q",
-)
+@kernel("NumQ", "number of queries (1 per query; summed)", bounds=NONNEGATIVE, trec="num_q")
 def _num_q(r: JudgedRanking, m: Measure) -> FloatArray:
     return np.ones(r.n_queries, dtype=np.float64)
 
@@ -344,12 +297,7 @@ def _inf_ap(r: JudgedRanking, m: Measure) -> FloatArray:
     return ratio(total.astype(np.float64, copy=False), r.num_rel(_rel(m)))
 
 
-@kernel(
-    "unjudged",
-    "docs in the top k not graded >= 0, / k",
-    cutoff="required",
-    trec="unj",
-)
+@kernel("unjudged", "docs in the top k not graded >= 0, / k", cutoff="required", trec="unj")
 def _unjudged(r: JudgedRanking, m: Measure) -> FloatArray:
     # trec_eval unj_k: docs in the top k without a grade >= 0, divided by k
     k = float(m.cutoff or 1)

@@ -49,7 +49,7 @@ from evalkit.errors import InputError, MeasureError, RunOnlyQueriesWarning
 from evalkit.formats.trec import require_columns
 from evalkit.measures._catalog import NONNEGATIVE, REL, ParamValue, SpecOptions, declare
 from evalkit.measures._ids import id_array, integer_column
-from evalkit.measures.judged import JudgedRanking, ratio
+from evalkit.measures.judged import BoolArray, FloatArray, IntArray, JudgedRanking, ratio
 from evalkit.measures.ranking import DEFAULT_OPTIONS, ScoreOptions, judged_ranking
 from evalkit.registry import Registry
 
@@ -68,10 +68,6 @@ __all__ = [
     "subtopic_kernel",
     "subtopic_ranking",
 ]
-
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
-BoolArray = npt.NDArray[np.bool_]
 
 #: The columns of a subtopic qrels frame.
 SUBTOPIC_COLUMNS = ("query_id", "subtopic", "doc_id", "relevance")
@@ -506,10 +502,7 @@ def _err_ia(sr: SubtopicRanking, m: Measure) -> FloatArray:
 
 
 @subtopic_kernel(
-    "nERR_IA",
-    "intent-aware ERR / ERR-IA of the ideal ranking",
-    cutoff="required",
-    params=(REL,),
+    "nERR_IA", "intent-aware ERR / ERR-IA of the ideal ranking", cutoff="required", params=(REL,)
 )
 def _nerr_ia(sr: SubtopicRanking, m: Measure) -> FloatArray:
     return _cumulative(sr, m, _ERR_ALPHA, "err", normalized=True)
@@ -526,19 +519,13 @@ def _nrbp_value(sr: SubtopicRanking, rel: int, alpha: float, beta: float) -> Flo
 
 
 @subtopic_kernel(
-    "NRBP",
-    "novelty- and rank-biased precision (Clarke et al. 2009)",
-    params=(_ALPHA, _BETA, REL),
+    "NRBP", "novelty- and rank-biased precision (Clarke et al. 2009)", params=(_ALPHA, _BETA, REL)
 )
 def _nrbp(sr: SubtopicRanking, m: Measure) -> FloatArray:
     return _nrbp_value(sr, _rel(m), _alpha(m), _beta(m))
 
 
-@subtopic_kernel(
-    "nNRBP",
-    "NRBP / NRBP of the ideal ranking",
-    params=(_ALPHA, _BETA, REL),
-)
+@subtopic_kernel("nNRBP", "NRBP / NRBP of the ideal ranking", params=(_ALPHA, _BETA, REL))
 def _nnrbp(sr: SubtopicRanking, m: Measure) -> FloatArray:
     rel, alpha, beta = _rel(m), _alpha(m), _beta(m)
     ideal = _ideal_gains(sr, rel, alpha, None)
@@ -552,11 +539,7 @@ def _nnrbp(sr: SubtopicRanking, m: Measure) -> FloatArray:
     return ratio(total, ideal @ decay)
 
 
-@subtopic_kernel(
-    "AP_IA",
-    "mean over the subtopics of their average precision",
-    params=(REL,),
-)
+@subtopic_kernel("AP_IA", "mean over the subtopics of their average precision", params=(REL,))
 def _ap_ia(sr: SubtopicRanking, m: Measure) -> FloatArray:
     rel = _rel(m)
     gains = _run_gains(sr, rel, _ERR_ALPHA)

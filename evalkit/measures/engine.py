@@ -34,7 +34,6 @@ __all__ = [
     "score",
     "score_list",
     "score_ranking",
-    "score_source",
     "source_ranking",
     "trec_summary",
 ]
@@ -69,6 +68,8 @@ def score(
     subtopics: pd.DataFrame | None = None,
     progress: bool | None = None,
     client: Any = None,
+    block_rows: int = DEFAULT_BLOCK_ROWS,
+    tmp_dir: str | os.PathLike[str] | None = None,
 ) -> pd.DataFrame:
     """Per-query values of ``measures`` for ``run`` judged by ``qrels``.
 
@@ -108,11 +109,13 @@ def score(
     the subtopic qrels do not judge gets 0.0 from them.
     ``run`` may also be a run too big for memory: the path of a TREC run file (plain or
     ``.gz``), of a Parquet file or of a Parquet dataset (a directory), or a list of such files;
-    it is then read in blocks of whole queries in bounded memory, with a progress bar on stderr
-    (``progress``: None shows it when stderr is a terminal and the run takes over a second). A
-    Dask DataFrame (or any of these with ``client``, a ``dask.distributed.Client``) is judged
-    partition by partition on the cluster. Either way the result is this same pandas frame,
-    with values identical to the in-memory path: see :mod:`evalkit.measures.stream`.
+    it is then read in blocks of whole queries (about ``block_rows`` rows each) in bounded
+    memory, with a progress bar on stderr (``progress``: None shows it when stderr is a terminal
+    and the run takes over a second); a run whose queries' rows are not together is partitioned
+    on disk, in a temporary directory under ``tmp_dir`` (None: the system's). A Dask DataFrame
+    (or any of these with ``client``, a ``dask.distributed.Client``) is judged partition by
+    partition on the cluster. Either way the result is this same pandas frame, with values
+    identical to the in-memory path: see :mod:`evalkit.measures.stream`.
     """
     qrels_path = path_argument(
         qrels, "qrels", function="score", also=(pd.DataFrame,), what="a DataFrame"
@@ -143,7 +146,15 @@ def score(
                 f"measure {str(diverse_wanted[0])!r} is computed on an in-memory run only: "
                 "read the run with evalkit.formats.read_run(path, rank=False) and pass the frame"
             )
-        ranking = source_ranking(qrels, run, options, progress=progress, client=client)
+        ranking = source_ranking(
+            qrels,
+            run,
+            options,
+            progress=progress,
+            client=client,
+            block_rows=block_rows,
+            tmp_dir=tmp_dir,
+        )
         diverse: dict[Measure, FloatArray] = {}
     else:
         ranking = judged_ranking(qrels, run, options)
@@ -353,47 +364,6 @@ def trec_summary(
     return rows
 
 
-def score_source(
-    qrels: pd.DataFrame,
-    source: RunSource,
-    measures: Sequence[Measure],
-    *,
-    ties: Ties = "trec",
-    duplicates: Duplicates = "error",
-    trec_version: TrecVersion = "10",
-    max_docs: int | None = None,
-    judged_only: bool = False,
-    complete: bool = True,
-    num_docs: int | None = None,
-    progress: bool | None = None,
-    client: Any = None,
-    block_rows: int = DEFAULT_BLOCK_ROWS,
-    tmp_dir: str | os.PathLike[str] | None = None,
-) -> pd.DataFrame:
-    """:func:`score` of a run source (:mod:`evalkit.measures.stream`) or a Dask DataFrame
-    (:mod:`evalkit.measures.cluster`): the same tidy pandas frame, values identical to the
-    in-memory path."""
-    options = ScoreOptions(
-        ties=ties,
-        duplicates=duplicates,
-        trec_version=trec_version,
-        max_docs=max_docs,
-        judged_only=judged_only,
-        complete=complete,
-        num_docs=num_docs,
-    )
-    ranking = source_ranking(
-        qrels,
-        source,
-        options,
-        progress=progress,
-        client=client,
-        block_rows=block_rows,
-        tmp_dir=tmp_dir,
-    )
-    return score_ranking(ranking, measures, options)
-
-
 def source_ranking(
     qrels: pd.DataFrame,
     source: RunSource,
@@ -406,7 +376,7 @@ def source_ranking(
 ) -> JudgedRanking:
     """The judged ranking of a run source or Dask DataFrame against ``qrels`` (one entry per
     qrels query, ``query_ids`` sorted; ``num_ret`` 0 for a query the run lacks), ranked by
-    ``options``, as :func:`score_source` builds it before the kernels run."""
+    ``options``, as :func:`score` builds it for such a run before the kernels run."""
     index = QrelsIndex(qrels, options)
     if client is not None or is_dask_frame(source):
         return cluster_ranking(index, source, client=client)

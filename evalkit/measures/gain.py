@@ -129,11 +129,7 @@ def _g(r: JudgedRanking, m: Measure) -> FloatArray:
     return ratio(r.total(mask, weights), total_ideal.astype(np.float64, copy=False))
 
 
-@kernel(
-    "ndcg_rel",
-    "mean nDCG at the ranks of the docs graded > 0 (trec_eval)",
-    trec="ndcg_rel",
-)
+@kernel("ndcg_rel", "mean nDCG at the ranks of the docs graded > 0 (trec_eval)", trec="ndcg_rel")
 def _ndcg_rel(r: JudgedRanking, m: Measure) -> FloatArray:
     # trec_eval ndcg_rel (gain = grade): the mean, over the K docs graded > 0 in the qrels, of
     # an nDCG value each: at a retrieved one, DCG / ideal DCG with both cut at its rank; for

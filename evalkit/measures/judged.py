@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "KERNELS",
+    "BoolArray",
     "FloatArray",
     "IntArray",
     "JudgedRanking",
@@ -38,6 +39,7 @@ __all__ = [
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
 _Array = TypeVar("_Array", bound=npt.NDArray[Any])
 
 

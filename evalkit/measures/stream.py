@@ -41,7 +41,6 @@ from pathlib import Path
 from typing import Any, Final
 
 import numpy as np
-import numpy.typing as npt
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -49,7 +48,7 @@ from tqdm import tqdm
 
 from evalkit.errors import FormatError, InputError, RunOnlyQueriesWarning
 from evalkit.measures._sorting import ranges
-from evalkit.measures.judged import JudgedRanking
+from evalkit.measures.judged import IntArray, JudgedRanking
 from evalkit.measures.ranking import DEFAULT_OPTIONS, ScoreOptions, judged_ranking
 
 __all__ = [
@@ -64,7 +63,6 @@ __all__ = [
 ]
 
 RunSource = str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | Any
-IntArray = npt.NDArray[np.int64]
 
 #: Rows per block: 2 million rows (about 65 MB of TREC text) keep a streamed run's peak near
 #: 0.5 GB (``benchmarks/bench_scale.py``).
