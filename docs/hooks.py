@@ -82,7 +82,7 @@ def _ir_measures_name(example: str) -> str:
 
 def _measures_table() -> str:
     from evalkit.errors import MeasureError
-    from evalkit.measures.names import _SPEC_BY_NAME, MEASURE_NAMES, trec_name
+    from evalkit.measures.names import MEASURE_NAMES, measure_spec, trec_name
 
     rows = [
         "| name | example | what it measures | parameters (default) | better | trec_eval name "
@@ -90,7 +90,7 @@ def _measures_table() -> str:
         "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for name in MEASURE_NAMES:
-        spec = _SPEC_BY_NAME[name]
+        spec = measure_spec(name)
         example = _example(spec)
         try:
             trec = trec_name(example)

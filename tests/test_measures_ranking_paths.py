@@ -25,7 +25,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evalkit.errors import InputError, RunOnlyQueriesWarning
-from evalkit.measures import ids, join, order, ranking, score, sorting, trec_name
+from evalkit.measures import _ids, _join, _order, _sorting, ranking, score, trec_name
 
 MEASURES = ["nDCG@10", "AP", "RR", "P@5", "R@20", "NumRet", "NumRelRet"]
 PYTREC_MEASURES = {"ndcg_cut.10", "map", "recip_rank", "P.5", "recall.20", "num_ret", "num_rel_ret"}
@@ -41,10 +41,10 @@ def _length_fingerprint(strings: pa.ChunkedArray, out: np.ndarray | None = None)
 
 
 def _use_threads(monkeypatch: pytest.MonkeyPatch, threads: int) -> None:
-    """Rank on ``threads`` threads: ``_threads`` in every module of the ranking builder that
+    """Rank on ``threads`` threads: ``threads`` in every module of the ranking builder that
     asks for it."""
-    for module in (ranking, join, order):
-        monkeypatch.setattr(module, "_threads", lambda: threads)
+    for module in (ranking, _join, _order):
+        monkeypatch.setattr(module, "threads", lambda: threads)
 
 
 def _data(
@@ -89,7 +89,7 @@ def test_colliding_fingerprints_give_trec_eval_values(
     layout: str, cores: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     qrels_frame, run_frame, qrels, run = _data(layout)
-    monkeypatch.setattr(join, "_fingerprint", _length_fingerprint)
+    monkeypatch.setattr(_join, "fingerprint", _length_fingerprint)
     # on several cores: fingerprints in slices, and (listed query by query) the run in parts
     monkeypatch.setattr(ranking, "_PARALLEL_MIN_ROWS", 0)
     _use_threads(monkeypatch, cores)
@@ -107,7 +107,7 @@ def test_colliding_fingerprints_give_trec_eval_values(
 def test_colliding_fingerprints_still_find_only_real_duplicates(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(join, "_fingerprint", _length_fingerprint)
+    monkeypatch.setattr(_join, "fingerprint", _length_fingerprint)
     qrels = pd.DataFrame({"query_id": ["a", "a"], "doc_id": ["d1", "d2"], "relevance": [1, 0]})
     run = pd.DataFrame(
         {"query_id": ["a", "a", "a", "b"], "doc_id": ["d1", "d2", "d3", "d1"], "score": 1.0}
@@ -129,7 +129,7 @@ def test_colliding_fingerprints_still_find_only_real_duplicates(
 def test_combined_key_sort_equals_numpy_lexsort(pairs: list[tuple[int, int]], small: bool) -> None:
     major = np.array([p[0] for p in pairs], dtype=np.int64)
     minor = np.array([p[1] % 5 - 2 if small else p[1] for p in pairs], dtype=np.int64)
-    assert sorting._lexsort(major, minor).tolist() == np.lexsort((minor, major)).tolist()
+    assert _sorting.lexsort(major, minor).tolist() == np.lexsort((minor, major)).tolist()
 
 
 # --- ties among documents, and large runs ranked in parts ------------------------------------
@@ -166,9 +166,9 @@ def test_tied_documents_ranked_as_trec_eval(
     layout: str, style: str, ties: str, parts: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     if ties == "pairwise":
-        monkeypatch.setattr(order, "_PAIRWISE_MIN", 1 << 40)
+        monkeypatch.setattr(_order, "_PAIRWISE_MIN", 1 << 40)
     else:
-        monkeypatch.setattr(order, "_rank_among_ties_pairwise", order._rank_among_ties_sorted)
+        monkeypatch.setattr(_order, "_rank_among_ties_pairwise", _order._rank_among_ties_sorted)
     if parts > 1:  # only a run listed query by query is cut into parts
         monkeypatch.setattr(ranking, "_PARALLEL_MIN_ROWS", 0)
         _use_threads(monkeypatch, parts)
@@ -209,7 +209,7 @@ def test_leading_words_are_the_first_8_bytes_big_endian(
     first = pa.array(["x" * 9, *strings[:cut]], kind).slice(1)
     chunked = pa.chunked_array([first, pa.array(strings[cut:], kind)], kind)
     at = np.array(data.draw(st.lists(st.integers(0, len(strings) - 1))), dtype=np.int64)
-    words, lengths = ids._leading_words(chunked, at)
+    words, lengths = _ids.leading_words(chunked, at)
     encoded = [strings[i].encode() for i in at]
     assert lengths.tolist() == [len(b) for b in encoded]
     assert [int(w) for w in words] == [int.from_bytes((b + bytes(8))[:8], "big") for b in encoded]
@@ -223,7 +223,7 @@ def test_tied_ids_that_differ_only_by_trailing_nul_bytes(
     # puts a string after its own prefixes, so by ID descending the ranking is
     # "a\0\0", "a\0", "a" and the one relevant doc "a" is third: RR = 1/3.
     if ties == "sorted":
-        monkeypatch.setattr(order, "_rank_among_ties_pairwise", order._rank_among_ties_sorted)
+        monkeypatch.setattr(_order, "_rank_among_ties_pairwise", _order._rank_among_ties_sorted)
     qrels = pd.DataFrame({"query_id": ["q"], "doc_id": ["a"], "relevance": [1]})
     run = pd.DataFrame({"query_id": ["q"] * 3, "doc_id": ["a", "a\0", "a\0\0"], "score": 1.0})
     assert score(qrels, run, ["RR"])["value"].tolist() == pytest.approx([1 / 3])
@@ -268,7 +268,7 @@ def test_sort_within_queries_is_the_stable_argsort(
     start = np.cumsum(query_sizes) - query_sizes
     expected = np.argsort(key, kind="stable")
     sorted_key = key.copy()
-    sort_order = order._sort_within_queries(sorted_key, qidx, start, query_sizes, workers=2)
+    sort_order = _order._sort_within_queries(sorted_key, qidx, start, query_sizes, workers=2)
     assert sort_order.tolist() == expected.tolist()
     assert sorted_key.tolist() == key[expected].tolist()
 
@@ -277,7 +277,7 @@ def test_sort_within_queries_is_the_stable_argsort(
 @settings(max_examples=150, deadline=None)
 def test_stable_order_is_the_stable_argsort(values: list[int], bound: int) -> None:
     array = np.array([v % bound for v in values], dtype=np.int64)
-    assert sorting._stable_order(array).tolist() == np.argsort(array, kind="stable").tolist()
+    assert _sorting.stable_order(array).tolist() == np.argsort(array, kind="stable").tolist()
 
 
 @pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="no CPU affinity here")
@@ -285,12 +285,12 @@ def test_threads_follow_the_cpu_affinity_not_the_machine() -> None:
     # a process pinned to one core (taskset, a cpuset) ranks on one thread, not os.cpu_count()
     code = (
         "import os; os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]}); "
-        "from evalkit.measures import sorting; print(sorting._threads(), os.cpu_count())"
+        "from evalkit.measures import _sorting; print(_sorting.threads(), os.cpu_count())"
     )
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     threads, machine = map(int, result.stdout.split())
     assert threads == 1
-    assert sorting._threads() == min(len(os.sched_getaffinity(0)), sorting.MAX_THREADS)
+    assert _sorting.threads() == min(len(os.sched_getaffinity(0)), _sorting.MAX_THREADS)
     assert machine >= threads

@@ -1,15 +1,33 @@
-"""Set scoring and ranking kernels of evalkit.probes.scoring: hand-computed values and oracles."""
+"""Probe scoring: the set scores of evalkit.probes.scoring, and the RR and nDCG a ranked answer
+gets from the measures engine (evalkit.measures.score_list, as evalkit.probes.runner calls it):
+hand-computed values and oracles."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Collection, Sequence
 
 import pytest
 import pytrec_eval
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from evalkit.probes.scoring import ndcg, reciprocal_rank, score_symbols
+from evalkit.measures import score_list
+from evalkit.probes.runner import RANKING_MEASURES
+from evalkit.probes.scoring import score_symbols
+
+
+def reciprocal_rank(ranking: Sequence[str], expected: Collection[str]) -> float:
+    """A probe's RR: the engine's, each expected name graded 1 (as the runner scores it)."""
+    assert RANKING_MEASURES["rr"] == "RR"
+    return score_list(ranking, dict.fromkeys(expected, 1), ["RR"])["RR"]
+
+
+def ndcg(ranking: Sequence[str], expected: Collection[str]) -> float:
+    """A probe's nDCG: the engine's, each expected name graded 1 (as the runner scores it)."""
+    assert RANKING_MEASURES["ndcg"] == "nDCG"
+    return score_list(ranking, dict.fromkeys(expected, 1), ["nDCG"])["nDCG"]
+
 
 # -- set scores: every documented edge case -------------------------------------------------
 
@@ -78,7 +96,7 @@ def test_inputs_are_not_modified() -> None:
     assert returned == ["a", "c"]
 
 
-# -- ranking: RR and nDCG, hand-computed ------------------------------------------------------
+# -- ranking: RR and nDCG (the measures engine's), hand-computed -------------------------------
 
 
 def test_rr_hand_computed() -> None:

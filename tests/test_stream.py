@@ -23,7 +23,6 @@ import pytest
 from evalkit.errors import FormatError, InputError, RunOnlyQueriesWarning
 from evalkit.formats import write_run
 from evalkit.measures import score
-from evalkit.measures.engine import score_source
 from evalkit.measures.stream import QrelsIndex, stream_ranking
 from tests.nasty_runs import every_measure, nasty
 
@@ -39,7 +38,7 @@ def in_memory(qrels: pd.DataFrame, run: pd.DataFrame, **options: Any) -> pd.Data
 def streamed(qrels: pd.DataFrame, source: Any, **options: Any) -> pd.DataFrame:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RunOnlyQueriesWarning)
-        return score_source(qrels, source, [*map(_parse, MEASURES)], **options)
+        return score(qrels, source, [*map(_parse, MEASURES)], **options)
 
 
 def _parse(text: str) -> Any:

@@ -134,7 +134,7 @@ _CHOICES = {
 
 def _settings(options: list[tuple[str, str]]) -> dict[str, Any]:
     from evalkit.errors import InputError
-    from evalkit.measures.trec_eval import c_atol
+    from evalkit.measures.trec_eval import atol
 
     settings: dict[str, Any] = {
         "per_query": False,
@@ -162,7 +162,7 @@ def _settings(options: list[tuple[str, str]]) -> dict[str, Any]:
         elif key == "-m":
             settings["measures"].append(value)
         elif key in ("-l", "-M", "-N"):
-            number = c_atol(value)  # as trec_eval reads it: "2x" is 2, "x" is 0
+            number = atol(value)  # as trec_eval reads it: "2x" is 2, "x" is 0
             if number < 0 or (key == "-l" and number == 0 and value.strip() != "0"):
                 raise InputError(
                     f"option {key} {value!r}: expected a non-negative integer (trec_eval would "
@@ -172,7 +172,7 @@ def _settings(options: list[tuple[str, str]]) -> dict[str, Any]:
             settings[name] = number
         elif key == "-D":
             level, _, query = value.partition(".")
-            if c_atol(level) != 0 or query:
+            if atol(level) != 0 or query:
                 raise InputError(
                     "option -D: trec_eval's debug output is not reproduced; only -D 0 is accepted"
                 )
@@ -250,6 +250,7 @@ def _lines(
     from evalkit.errors import TrecEvalExit
     from evalkit.measures.diversity import diversity_measures, diversity_values
     from evalkit.measures.engine import score_ranking, source_ranking
+    from evalkit.measures.ranking import ScoreOptions
     from evalkit.measures.stream import read_source
     from evalkit.measures.trec_eval import (
         format_lines,
@@ -259,34 +260,24 @@ def _lines(
     )
 
     version, complete = s["trec_version"], s["complete"]
-    options = {"trec_version": version, "duplicates": s["duplicates"]}
-    ranking = source_ranking(qrels, run_path, **options)
+    options = ScoreOptions(
+        duplicates=s["duplicates"],
+        trec_version=version,
+        max_docs=s["max_docs"],
+        judged_only=s["judged_only"],
+        num_docs=s["num_docs"],
+    )
+    ranking = source_ranking(qrels, run_path, options)
     diverse = None
     if diversity_measures(measures, subtopics):
         diverse = diversity_values(
-            subtopics,
-            read_source(run_path),
-            measures,
-            ranking.query_ids,
-            ties="trec",
-            max_docs=s["max_docs"],
-            judged_only=s["judged_only"],
-            **options,
+            subtopics, read_source(run_path), measures, ranking.query_ids, options
         )
     present = ranking.num_ret > 0
     n_q = ranking.n_queries
     matrix = np.empty((n_q, 0))
     if measures:
-        frame = score_ranking(
-            ranking,
-            measures,
-            precomputed=diverse,
-            trec_version=version,
-            max_docs=s["max_docs"],
-            judged_only=s["judged_only"],
-            complete=True,
-            num_docs=s["num_docs"],
-        )
+        frame = score_ranking(ranking, measures, options, precomputed=diverse)
         matrix = frame["value"].to_numpy(dtype=np.float64).reshape(n_q, len(measures))
     where = {m: i for i, m in enumerate(measures)}
     # the queries trec_eval evaluates, in its order; 10.0 without -c stops at a missing one

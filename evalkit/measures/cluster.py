@@ -25,10 +25,15 @@ import pandas as pd
 
 from evalkit.errors import EvalkitError, InputError, portable_error
 from evalkit.formats import read_run
-from evalkit.measures.kernels import JudgedRanking
-from evalkit.measures.ranking import Duplicates, Ties, TrecVersion
-from evalkit.measures.stream import JudgedPiece, QrelsIndex, RunSource, combine_pieces, judge_block
-from evalkit.measures.stream import _Source as RunFiles
+from evalkit.measures.judged import JudgedRanking
+from evalkit.measures.stream import (
+    JudgedPiece,
+    QrelsIndex,
+    RunFiles,
+    RunSource,
+    combine_pieces,
+    judge_block,
+)
 
 __all__ = ["cluster_ranking", "connect", "is_dask_frame"]
 
@@ -71,27 +76,18 @@ def connect(scheduler: Any = None, *, timeout: float = 20.0) -> Any:
 # --- scoring ------------------------------------------------------------------------------------
 
 
-def cluster_ranking(
-    index: QrelsIndex,
-    source: Any,
-    *,
-    client: Any = None,
-    ties: Ties = "trec",
-    duplicates: Duplicates = "error",
-    trec_version: TrecVersion = "10",
-) -> JudgedRanking:
+def cluster_ranking(index: QrelsIndex, source: Any, *, client: Any = None) -> JudgedRanking:
     """The judged ranking of ``source`` (module docs), judged partition by partition on the
-    cluster of ``client`` (None: the current client)."""
+    cluster of ``client`` (None: the current client), by the index's options."""
     import dask.dataframe as dd
     from dask.delayed import delayed
 
     client = connect(client)
-    options: dict[str, Any] = {"ties": ties, "duplicates": duplicates, "trec_version": trec_version}
-    frame = _as_frame(source, client, rank=ties == "given")
+    frame = _as_frame(source, client, rank=index.options.ties == "given")
     parts = frame.to_delayed()
     shared = delayed(index, pure=True)
     judged = client.compute(
-        [delayed(_judge_with_edges)(shared, p, options, i) for i, p in enumerate(parts)],
+        [delayed(_judge_with_edges)(shared, p, i) for i, p in enumerate(parts)],
         sync=True,
     )
     first = [piece for piece, _ in judged]
@@ -106,7 +102,7 @@ def cluster_ranking(
         # first or last, whose rows came back with the pieces
         rows = pd.concat([edges for _, edges in judged], ignore_index=True)
         rows = rows[rows["query_id"].isin(split)]
-        pieces.append(_judge_ordered(index, rows, options))  # a few queries: judged here
+        pieces.append(_judge_ordered(index, rows))  # a few queries: judged here
     elif split:
         # only the rows of the queries split across partitions move: shuffled by query ID
         wanted = delayed(tuple(split), pure=True)
@@ -115,7 +111,7 @@ def cluster_ranking(
         moved = dd.from_delayed(rows, meta=meta, verify_meta=False)
         moved = moved.shuffle(on="query_id", npartitions=max(1, min(len(parts), len(split))))
         pieces += client.compute(
-            [delayed(_judge_ordered)(shared, p, options) for p in moved.to_delayed()],
+            [delayed(_judge_ordered)(shared, p) for p in moved.to_delayed()],
             sync=True,
         )
     return combine_pieces(index, pieces)
@@ -168,20 +164,20 @@ def _columns(part: pd.DataFrame) -> pd.DataFrame:
     return part.reset_index(drop=True)
 
 
-def _judge(index: QrelsIndex, part: pd.DataFrame, options: dict[str, Any]) -> JudgedPiece:
+def _judge(index: QrelsIndex, part: pd.DataFrame) -> JudgedPiece:
     try:
-        return judge_block(index, _columns(part), **options)
+        return judge_block(index, _columns(part))
     except EvalkitError as error:
         raise portable_error(error) from None
 
 
 def _judge_with_edges(
-    index: QrelsIndex, part: pd.DataFrame, options: dict[str, Any], number: int
+    index: QrelsIndex, part: pd.DataFrame, number: int
 ) -> tuple[JudgedPiece, pd.DataFrame]:
     """The partition's piece, and the rows (with their order) of its first and last query:
     the queries a frame cut inside queries splits."""
     frame = _columns(part)
-    piece = _judge(index, frame, options)
+    piece = _judge(index, frame)
     if frame.empty:
         return piece, _rows_of(frame, (), number)
     ends = (str(frame["query_id"].iloc[0]), str(frame["query_id"].iloc[-1]))
@@ -196,9 +192,9 @@ def _rows_of(part: pd.DataFrame, wanted: tuple[str, ...], number: int) -> pd.Dat
     return frame[keep].assign(_row=order[keep])
 
 
-def _judge_ordered(index: QrelsIndex, part: pd.DataFrame, options: dict[str, Any]) -> JudgedPiece:
+def _judge_ordered(index: QrelsIndex, part: pd.DataFrame) -> JudgedPiece:
     frame = part.sort_values("_row", kind="stable").drop(columns="_row")
-    return _judge(index, frame, options)
+    return _judge(index, frame)
 
 
 def _without(piece: JudgedPiece, split: set[str]) -> JudgedPiece:

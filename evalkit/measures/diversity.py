@@ -37,7 +37,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 import numpy as np
 import numpy.typing as npt
@@ -47,29 +47,33 @@ import pyarrow.compute as pc
 
 from evalkit.errors import InputError, MeasureError, RunOnlyQueriesWarning
 from evalkit.formats.rules import require_columns
-from evalkit.measures.ids import _id_array, _integer_column
-from evalkit.measures.kernels import JudgedRanking
-from evalkit.measures.names import Measure
-from evalkit.measures.ranking import Duplicates, Ties, TrecVersion, judged_ranking
+from evalkit.measures._catalog import NONNEGATIVE, REL, ParamValue, SpecOptions, declare
+from evalkit.measures._ids import id_array, integer_column
+from evalkit.measures.judged import BoolArray, FloatArray, IntArray, JudgedRanking, ratio
+from evalkit.measures.ranking import DEFAULT_OPTIONS, ScoreOptions, judged_ranking
 from evalkit.registry import Registry
+
+if TYPE_CHECKING:
+    from evalkit.measures.names import Measure
 
 __all__ = [
     "DIVERSITY_KERNELS",
     "DIVERSITY_MEASURE_NAMES",
     "SUBTOPIC_COLUMNS",
+    "DiversityKernel",
     "SubtopicRanking",
     "check_subtopic_qrels",
+    "diversity_measures",
     "diversity_values",
+    "subtopic_kernel",
     "subtopic_ranking",
 ]
-
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
-BoolArray = npt.NDArray[np.bool_]
 
 #: The columns of a subtopic qrels frame.
 SUBTOPIC_COLUMNS = ("query_id", "subtopic", "doc_id", "relevance")
 _ERR_ALPHA = 0.5  # ndeval's default alpha, which ir_measures uses for ERR_IA, nERR_IA
+_ALPHA: tuple[str, ParamValue] = ("alpha", 0.5)  # ndeval's defaults (ir_measures' too)
+_BETA: tuple[str, ParamValue] = ("beta", 0.5)
 _LOG2 = float(np.log(2.0))
 
 
@@ -78,8 +82,8 @@ def check_subtopic_qrels(subtopics: pd.DataFrame) -> _Sorted:
     and integer ``relevance`` columns and judges no (query, subtopic, doc) twice; returns its
     rows sorted by (query, doc, subtopic) (byte order, strcmp's)."""
     require_columns(subtopics, "subtopics", SUBTOPIC_COLUMNS)
-    arrays = {c: _id_array(subtopics, c, "subtopics") for c in ("query_id", "subtopic", "doc_id")}
-    grade = _integer_column(subtopics, "relevance", "subtopics")
+    arrays = {c: id_array(subtopics, c, "subtopics") for c in ("query_id", "subtopic", "doc_id")}
+    grade = integer_column(subtopics, "relevance", "subtopics")
     if grade.size == 0:
         raise InputError("subtopics holds no judgments; expected at least one row")
     table = pa.table({"q": arrays["query_id"], "d": arrays["doc_id"], "s": arrays["subtopic"]})
@@ -172,15 +176,30 @@ class SubtopicRanking:
         return self._cache[key]
 
 
+#: A diversity kernel: the subtopic ranking and a parsed measure → float64[n], one value per
+#: query.
+DiversityKernel = Callable[[SubtopicRanking, "Measure"], FloatArray]
+
+#: Measure name → kernel over a :class:`SubtopicRanking`; every diversity measure.
+DIVERSITY_KERNELS: Registry[DiversityKernel] = Registry("measure")
+
+
+def subtopic_kernel(
+    name: str, description: str, **spec: Unpack[SpecOptions]
+) -> Callable[[DiversityKernel], DiversityKernel]:
+    """Declare the measure ``name`` in the catalog (as :func:`evalkit.measures.judged.kernel`
+    does) and register the decorated function as its kernel in :data:`DIVERSITY_KERNELS`."""
+
+    def register(function: DiversityKernel) -> DiversityKernel:
+        declare(name, description, function.__module__, needs="subtopics", **spec)
+        DIVERSITY_KERNELS.register(name, function)
+        return function
+
+    return register
+
+
 def subtopic_ranking(
-    subtopics: pd.DataFrame,
-    run: pd.DataFrame,
-    *,
-    ties: Ties = "trec",
-    duplicates: Duplicates = "error",
-    trec_version: TrecVersion = "10",
-    max_docs: int | None = None,
-    judged_only: bool = False,
+    subtopics: pd.DataFrame, run: pd.DataFrame, options: ScoreOptions = DEFAULT_OPTIONS
 ) -> SubtopicRanking:
     """Validate ``subtopics`` and rank ``run`` against it (the same ranking rules and options
     as :func:`evalkit.measures.score`; ``judged_only`` keeps the docs the subtopic qrels grade
@@ -206,11 +225,9 @@ def subtopic_ranking(
     with warnings.catch_warnings():
         # the run's queries without judgments were reported by the main ranking already
         warnings.simplefilter("ignore", RunOnlyQueriesWarning)
-        ranking = judged_ranking(
-            derived, run, ties=ties, duplicates=duplicates, trec_version=trec_version
-        )
-    if max_docs is not None or judged_only:
-        ranking = ranking.restricted(max_docs=max_docs, judged_only=judged_only)
+        ranking = judged_ranking(derived, run, options)
+    if options.max_docs is not None or options.judged_only:
+        ranking = ranking.restricted(max_docs=options.max_docs, judged_only=options.judged_only)
     # the query of each row and pair, counted in sorted order: ranking.query_ids holds the
     # same distinct IDs, sorted the same way (pyarrow's byte order)
     query_of_row = np.cumsum(rows.new_query) - 1
@@ -408,12 +425,6 @@ def _ideal_ideal(actual: FloatArray, alpha: float, k: int, discount: FloatArray)
     return result
 
 
-def _ratio(numerator: FloatArray, denominator: FloatArray) -> FloatArray:
-    out = np.zeros(numerator.shape, dtype=np.float64)
-    np.divide(numerator, denominator, out=out, where=denominator > 0)
-    return out
-
-
 def _rel(m: Measure) -> int:
     return int(m.param("rel"))
 
@@ -452,24 +463,47 @@ def _cumulative(
         ideal = _ideal_gains(sr, rel, alpha, k)
         width = min(k, ideal.shape[1])
         ideal_value = ideal[:, :width] @ discount[:width]
-        return _ratio(value, ideal_value)
+        return ratio(value, ideal_value)
     if k == 1:  # ndeval leaves its first rank undivided
         return np.where(relevant.actual > 0, value, 0.0)
-    return _ratio(value, _ideal_ideal(relevant.actual, alpha, k, discount))
+    return ratio(value, _ideal_ideal(relevant.actual, alpha, k, discount))
 
 
+@subtopic_kernel(
+    "alpha_DCG",
+    "alpha-DCG (Clarke et al. 2008), over ndeval's ideal-ideal gain",
+    cutoff="required",
+    params=(_ALPHA, REL),
+    bounds=NONNEGATIVE,
+)
 def _alpha_dcg(sr: SubtopicRanking, m: Measure) -> FloatArray:
     return _cumulative(sr, m, _alpha(m), "dcg", normalized=False)
 
 
+@subtopic_kernel(
+    "alpha_nDCG",
+    "alpha-DCG / alpha-DCG of ndeval's greedy ideal ranking",
+    cutoff="required",
+    params=(_ALPHA, REL),
+)
 def _alpha_ndcg(sr: SubtopicRanking, m: Measure) -> FloatArray:
     return _cumulative(sr, m, _alpha(m), "dcg", normalized=True)
 
 
+@subtopic_kernel(
+    "ERR_IA",
+    "intent-aware ERR (ndeval, alpha 0.5), over ideal-ideal",
+    cutoff="required",
+    params=(REL,),
+    bounds=NONNEGATIVE,
+)
 def _err_ia(sr: SubtopicRanking, m: Measure) -> FloatArray:
     return _cumulative(sr, m, _ERR_ALPHA, "err", normalized=False)
 
 
+@subtopic_kernel(
+    "nERR_IA", "intent-aware ERR / ERR-IA of the ideal ranking", cutoff="required", params=(REL,)
+)
 def _nerr_ia(sr: SubtopicRanking, m: Measure) -> FloatArray:
     return _cumulative(sr, m, _ERR_ALPHA, "err", normalized=True)
 
@@ -481,13 +515,17 @@ def _nrbp_value(sr: SubtopicRanking, rel: int, alpha: float, beta: float) -> Flo
         gains.entry_query, weights=gains.entry_gain * decay, minlength=sr.n_queries
     ).astype(np.float64)
     actual = _relevant(sr, rel).actual
-    return _ratio(total * (1.0 - (1.0 - alpha) * beta), actual)
+    return ratio(total * (1.0 - (1.0 - alpha) * beta), actual)
 
 
+@subtopic_kernel(
+    "NRBP", "novelty- and rank-biased precision (Clarke et al. 2009)", params=(_ALPHA, _BETA, REL)
+)
 def _nrbp(sr: SubtopicRanking, m: Measure) -> FloatArray:
     return _nrbp_value(sr, _rel(m), _alpha(m), _beta(m))
 
 
+@subtopic_kernel("nNRBP", "NRBP / NRBP of the ideal ranking", params=(_ALPHA, _BETA, REL))
 def _nnrbp(sr: SubtopicRanking, m: Measure) -> FloatArray:
     rel, alpha, beta = _rel(m), _alpha(m), _beta(m)
     ideal = _ideal_gains(sr, rel, alpha, None)
@@ -498,9 +536,10 @@ def _nnrbp(sr: SubtopicRanking, m: Measure) -> FloatArray:
     total = np.bincount(
         gains.entry_query, weights=gains.entry_gain * run_decay, minlength=sr.n_queries
     ).astype(np.float64)
-    return _ratio(total, ideal @ decay)
+    return ratio(total, ideal @ decay)
 
 
+@subtopic_kernel("AP_IA", "mean over the subtopics of their average precision", params=(REL,))
 def _ap_ia(sr: SubtopicRanking, m: Measure) -> FloatArray:
     rel = _rel(m)
     gains = _run_gains(sr, rel, _ERR_ALPHA)
@@ -509,42 +548,37 @@ def _ap_ia(sr: SubtopicRanking, m: Measure) -> FloatArray:
     per_subtopic = np.bincount(gains.subtopic, weights=precision, minlength=sr.n_subtopics).astype(
         np.float64
     )
-    ap = _ratio(per_subtopic, relevant.per_subtopic)
+    ap = ratio(per_subtopic, relevant.per_subtopic)
     total = np.bincount(relevant.subtopic_query, weights=ap, minlength=sr.n_queries)
-    return _ratio(total.astype(np.float64), relevant.actual)
+    return ratio(total.astype(np.float64), relevant.actual)
 
 
+@subtopic_kernel(
+    "P_IA",
+    "relevant (subtopic, doc) pairs in the top k / (k * subtopics)",
+    cutoff="required",
+    params=(REL,),
+)
 def _p_ia(sr: SubtopicRanking, m: Measure) -> FloatArray:
     rel, k = _rel(m), _cutoff(m)
     gains = _run_gains(sr, rel, _ERR_ALPHA)
     hits = np.bincount(gains.query[gains.position < k], minlength=sr.n_queries)
-    return _ratio(hits.astype(np.float64), k * _relevant(sr, rel).actual)
+    return ratio(hits.astype(np.float64), k * _relevant(sr, rel).actual)
 
 
+@subtopic_kernel(
+    "StRecall",
+    "subtopics with a relevant doc in the top k / subtopics",
+    cutoff="required",
+    params=(REL,),
+)
 def _st_recall(sr: SubtopicRanking, m: Measure) -> FloatArray:
     rel, k = _rel(m), _cutoff(m)
     gains = _run_gains(sr, rel, _ERR_ALPHA)
     new = (gains.seen == 0) & (gains.position < k)
     covered = np.bincount(gains.query[new], minlength=sr.n_queries)
-    return _ratio(covered.astype(np.float64), _relevant(sr, rel).actual)
+    return ratio(covered.astype(np.float64), _relevant(sr, rel).actual)
 
-
-DiversityKernel = Callable[[SubtopicRanking, Measure], FloatArray]
-
-#: Measure name → kernel over a :class:`SubtopicRanking`; every diversity measure.
-DIVERSITY_KERNELS: Registry[DiversityKernel] = Registry("measure")
-for _name, _kernel in (
-    ("alpha_DCG", _alpha_dcg),
-    ("alpha_nDCG", _alpha_ndcg),
-    ("ERR_IA", _err_ia),
-    ("nERR_IA", _nerr_ia),
-    ("NRBP", _nrbp),
-    ("nNRBP", _nnrbp),
-    ("AP_IA", _ap_ia),
-    ("P_IA", _p_ia),
-    ("StRecall", _st_recall),
-):
-    DIVERSITY_KERNELS.register(_name, _kernel)
 
 #: The measures that need subtopic qrels.
 DIVERSITY_MEASURE_NAMES: frozenset[str] = frozenset(DIVERSITY_KERNELS.names())
@@ -569,12 +603,7 @@ def diversity_values(
     run: pd.DataFrame,
     measures: Sequence[Measure],
     query_ids: Sequence[str],
-    *,
-    ties: Ties = "trec",
-    duplicates: Duplicates = "error",
-    trec_version: TrecVersion = "10",
-    max_docs: int | None = None,
-    judged_only: bool = False,
+    options: ScoreOptions = DEFAULT_OPTIONS,
 ) -> dict[Measure, FloatArray]:
     """Per-query values (float64[len(query_ids)], in ``query_ids`` order) of each diversity
     measure of ``measures``; 0.0 for a query the subtopic qrels do not judge. Raises
@@ -582,15 +611,7 @@ def diversity_values(
     wanted = diversity_measures(measures, subtopics)
     if not wanted or subtopics is None:  # (no subtopics with wanted measures has raised)
         return {}
-    sr = subtopic_ranking(
-        subtopics,
-        run,
-        ties=ties,
-        duplicates=duplicates,
-        trec_version=trec_version,
-        max_docs=max_docs,
-        judged_only=judged_only,
-    )
+    sr = subtopic_ranking(subtopics, run, options)
     index = _index_in(query_ids, sr.ranking.query_ids)
     found = ~np.isnan(index)
     at = np.where(found, index, 0).astype(np.int64)

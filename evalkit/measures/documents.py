@@ -10,7 +10,7 @@ Scoring a ranking of best chunks against :func:`document_judgments` (one judgmen
 document, at its best chunk) is therefore document-level evaluation against max-aggregated
 qrels, chunk ID for document ID: every ranking measure gives the same value. Used by the
 ``run:PATH?ids=documents`` system (:mod:`evalkit.systems.external`) and by
-:func:`evalkit.run.evaluate.evaluate` for systems that rank documents.
+:func:`evalkit.run.evaluate` for systems that rank documents.
 """
 
 from __future__ import annotations

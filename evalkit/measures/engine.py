@@ -1,4 +1,5 @@
-"""``score``: per-query values of standard IR measures; ``aggregate``: their means."""
+"""``score``: per-query values of standard IR measures; ``score_list``: the values of one ranked
+list; ``aggregate``: their means."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, cast
 
 import numpy as np
-import numpy.typing as npt
 import pandas as pd
 import pyarrow as pa
 
@@ -15,9 +15,16 @@ from evalkit.errors import InputError, MeasureError
 from evalkit.formats.trec import read_qrels
 from evalkit.measures.cluster import cluster_ranking, is_dask_frame
 from evalkit.measures.diversity import diversity_measures, diversity_values
-from evalkit.measures.kernels import KERNELS, JudgedRanking
-from evalkit.measures.names import SPAN_MEASURE_NAMES, Measure, parse_measure
-from evalkit.measures.ranking import Duplicates, Ties, TrecVersion, judged_ranking
+from evalkit.measures.judged import KERNELS, FloatArray, JudgedRanking
+from evalkit.measures.names import SPAN_MEASURE_NAMES, Measure, measure_spec, parse_measure
+from evalkit.measures.ranking import (
+    DEFAULT_OPTIONS,
+    Duplicates,
+    ScoreOptions,
+    Ties,
+    TrecVersion,
+    judged_ranking,
+)
 from evalkit.measures.stream import DEFAULT_BLOCK_ROWS, QrelsIndex, RunSource, stream_ranking
 from evalkit.safety.arguments import path_argument
 
@@ -25,8 +32,8 @@ __all__ = [
     "aggregate",
     "parse_measures",
     "score",
+    "score_list",
     "score_ranking",
-    "score_source",
     "source_ranking",
     "trec_summary",
 ]
@@ -61,6 +68,8 @@ def score(
     subtopics: pd.DataFrame | None = None,
     progress: bool | None = None,
     client: Any = None,
+    block_rows: int = DEFAULT_BLOCK_ROWS,
+    tmp_dir: str | os.PathLike[str] | None = None,
 ) -> pd.DataFrame:
     """Per-query values of ``measures`` for ``run`` judged by ``qrels``.
 
@@ -100,11 +109,13 @@ def score(
     the subtopic qrels do not judge gets 0.0 from them.
     ``run`` may also be a run too big for memory: the path of a TREC run file (plain or
     ``.gz``), of a Parquet file or of a Parquet dataset (a directory), or a list of such files;
-    it is then read in blocks of whole queries in bounded memory, with a progress bar on stderr
-    (``progress``: None shows it when stderr is a terminal and the run takes over a second). A
-    Dask DataFrame (or any of these with ``client``, a ``dask.distributed.Client``) is judged
-    partition by partition on the cluster. Either way the result is this same pandas frame,
-    with values identical to the in-memory path: see :mod:`evalkit.measures.stream`.
+    it is then read in blocks of whole queries (about ``block_rows`` rows each) in bounded
+    memory, with a progress bar on stderr (``progress``: None shows it when stderr is a terminal
+    and the run takes over a second); a run whose queries' rows are not together is partitioned
+    on disk, in a temporary directory under ``tmp_dir`` (None: the system's). A Dask DataFrame
+    (or any of these with ``client``, a ``dask.distributed.Client``) is judged partition by
+    partition on the cluster. Either way the result is this same pandas frame, with values
+    identical to the in-memory path: see :mod:`evalkit.measures.stream`.
     """
     qrels_path = path_argument(
         qrels, "qrels", function="score", also=(pd.DataFrame,), what="a DataFrame"
@@ -119,7 +130,15 @@ def score(
                 f"measure {str(m)!r} needs a fixture with answer spans; it is computed by "
                 "evalkit.run.evaluate, not by score() on qrels and a run"
             )
-    _check_options(max_docs, num_docs)
+    options = ScoreOptions(
+        ties=ties,
+        duplicates=duplicates,
+        trec_version=trec_version,
+        max_docs=max_docs,
+        judged_only=judged_only,
+        complete=complete,
+        num_docs=num_docs,
+    )
     if client is not None or not isinstance(run, pd.DataFrame):  # a file, a Dask frame, ...
         diverse_wanted = diversity_measures(parsed, subtopics)
         if diverse_wanted:
@@ -130,63 +149,89 @@ def score(
         ranking = source_ranking(
             qrels,
             run,
-            ties=ties,
-            duplicates=duplicates,
-            trec_version=trec_version,
+            options,
             progress=progress,
             client=client,
+            block_rows=block_rows,
+            tmp_dir=tmp_dir,
         )
-        diverse: dict[Measure, npt.NDArray[np.float64]] = {}
+        diverse: dict[Measure, FloatArray] = {}
     else:
-        ranking = judged_ranking(
-            qrels, run, ties=ties, duplicates=duplicates, trec_version=trec_version
-        )
-        diverse = diversity_values(
-            subtopics,
-            run,
-            parsed,
-            ranking.query_ids,
-            ties=ties,
-            duplicates=duplicates,
-            trec_version=trec_version,
-            max_docs=max_docs,
-            judged_only=judged_only,
-        )
-    return score_ranking(
-        ranking,
-        parsed,
-        precomputed=diverse,
-        trec_version=trec_version,
-        max_docs=max_docs,
-        judged_only=judged_only,
-        complete=complete,
-        num_docs=num_docs,
+        ranking = judged_ranking(qrels, run, options)
+        diverse = diversity_values(subtopics, run, parsed, ranking.query_ids, options)
+    return score_ranking(ranking, parsed, options, precomputed=diverse)
+
+
+def score_list(
+    ranked: Sequence[str],
+    grades: Mapping[str, int],
+    measures: str | Measure | Iterable[str | Measure],
+) -> dict[str, float]:
+    """The values of ``measures`` for one ranked list of IDs, best first, judged by ``grades``
+    (``{ID: grade}``, as a qrels query's rows; an ID without a grade is unjudged).
+
+    Returns ``{canonical measure string: value}`` in the order of ``measures``, each value what
+    :func:`score` gives a query with this ranking (the same kernels; the list's order is the
+    ranking, as with ``ties="given"``). A repeated ID keeps its first place: later repeats are
+    dropped, so a repeat neither counts twice nor pushes the IDs after it down. Measures that
+    need subtopic qrels or a fixture are refused (MeasureError); InputError for an ID that is
+    not a string or a grade that is not an integer.
+    """
+    parsed = parse_measures(measures)
+    for m in parsed:
+        if measure_spec(m.name).needs != "ranking":
+            raise MeasureError(
+                f"measure {str(m)!r} is not computed on one ranked list: it needs subtopic "
+                "qrels or a fixture (evalkit.measures.score, evalkit.run.evaluate)"
+            )
+    for doc, grade in grades.items():
+        if not isinstance(doc, str) or isinstance(grade, bool) or not isinstance(grade, int):
+            raise InputError(
+                f"grades must map string IDs to integer grades, got {type(doc).__name__} -> "
+                f"{type(grade).__name__}"
+            )
+    if isinstance(ranked, str) or not all(isinstance(doc, str) for doc in ranked):
+        raise InputError("ranked must be a list of string IDs, best first")
+    matrix = measure_values(JudgedRanking.of_list(ranked, grades), parsed, DEFAULT_OPTIONS)
+    return {str(m): float(value) for m, value in zip(parsed, matrix[0], strict=True)}
+
+
+def measure_values(
+    ranking: JudgedRanking,
+    parsed: Sequence[Measure],
+    options: ScoreOptions = DEFAULT_OPTIONS,
+    precomputed: Mapping[Measure, FloatArray] | None = None,
+) -> FloatArray:
+    """float64[queries, measures]: the kernels' values on ``ranking`` cut and set by
+    ``options`` (``max_docs``, ``judged_only``, ``trec_version``, ``num_docs``; a query the run
+    does not rank is told apart for the kernels that need it), with the ``precomputed``
+    columns (per query, in ``ranking.query_ids`` order) taken as they are."""
+    ranked = ranking.num_ret > 0
+    if options.max_docs is not None or options.judged_only:
+        ranking = ranking.restricted(max_docs=options.max_docs, judged_only=options.judged_only)
+    ranking = ranking.with_options(
+        trec_version=options.trec_version, num_docs=options.num_docs, unranked=~ranked
     )
+    diverse = precomputed or {}
+    values = [diverse[m] if m in diverse else KERNELS.get(m.name)(ranking, m) for m in parsed]
+    matrix: FloatArray = np.column_stack(values).astype(np.float64, copy=False)
+    return matrix
 
 
 def score_ranking(
     ranking: JudgedRanking,
     parsed: Sequence[Measure],
+    options: ScoreOptions = DEFAULT_OPTIONS,
     *,
-    trec_version: TrecVersion = "10",
-    max_docs: int | None = None,
-    judged_only: bool = False,
-    complete: bool = True,
-    num_docs: int | None = None,
-    precomputed: Mapping[Measure, npt.NDArray[np.float64]] | None = None,
+    precomputed: Mapping[Measure, FloatArray] | None = None,
 ) -> pd.DataFrame:
     """``score``'s result for an already judged ranking (the kernels and the tidy frame); the
     streaming and Dask paths combine their blocks' rankings and finish here. ``precomputed``
     holds per-query values (in ``ranking.query_ids`` order) of measures computed outside the
     kernels, such as the diversity measures."""
     ranked = ranking.num_ret > 0
-    if max_docs is not None or judged_only:
-        ranking = ranking.restricted(max_docs=max_docs, judged_only=judged_only)
-    ranking = ranking.with_options(trec_version=trec_version, num_docs=num_docs, unranked=~ranked)
-    diverse = precomputed or {}
-    values = [diverse[m] if m in diverse else KERNELS.get(m.name)(ranking, m) for m in parsed]
+    matrix = measure_values(ranking, parsed, options, precomputed)
     n_q, n_m = ranking.n_queries, len(parsed)
-    matrix = np.column_stack(values)
     # the string columns are built in arrow (no Python string per row)
     labels = pa.table(
         {
@@ -200,17 +245,9 @@ def score_ranking(
     )
     frame: pd.DataFrame = labels.to_pandas()
     frame["value"] = matrix.reshape(-1).astype(np.float64)
-    if not complete and not bool(ranked.all()):
+    if not options.complete and not bool(ranked.all()):
         frame = frame[np.repeat(ranked, n_m)].reset_index(drop=True)
     return frame
-
-
-def _check_options(max_docs: object, num_docs: object) -> None:
-    for name, value in (("max_docs", max_docs), ("num_docs", num_docs)):
-        if value is None:
-            continue
-        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
-            raise InputError(f"{name} must be a non-negative integer or None, got {value!r}")
 
 
 def aggregate(
@@ -327,67 +364,20 @@ def trec_summary(
     return rows
 
 
-def score_source(
-    qrels: pd.DataFrame,
-    source: RunSource,
-    measures: Sequence[Measure],
-    *,
-    ties: Ties = "trec",
-    duplicates: Duplicates = "error",
-    trec_version: TrecVersion = "10",
-    max_docs: int | None = None,
-    judged_only: bool = False,
-    complete: bool = True,
-    num_docs: int | None = None,
-    progress: bool | None = None,
-    client: Any = None,
-    block_rows: int = DEFAULT_BLOCK_ROWS,
-    tmp_dir: str | os.PathLike[str] | None = None,
-) -> pd.DataFrame:
-    """:func:`score` of a run source (:mod:`evalkit.measures.stream`) or a Dask DataFrame
-    (:mod:`evalkit.measures.cluster`): the same tidy pandas frame, values identical to the
-    in-memory path."""
-    ranking = source_ranking(
-        qrels,
-        source,
-        ties=ties,
-        duplicates=duplicates,
-        trec_version=trec_version,
-        progress=progress,
-        client=client,
-        block_rows=block_rows,
-        tmp_dir=tmp_dir,
-    )
-    return score_ranking(
-        ranking,
-        measures,
-        trec_version=trec_version,
-        max_docs=max_docs,
-        judged_only=judged_only,
-        complete=complete,
-        num_docs=num_docs,
-    )
-
-
 def source_ranking(
     qrels: pd.DataFrame,
     source: RunSource,
+    options: ScoreOptions = DEFAULT_OPTIONS,
     *,
-    ties: Ties = "trec",
-    duplicates: Duplicates = "error",
-    trec_version: TrecVersion = "10",
     progress: bool | None = None,
     client: Any = None,
     block_rows: int = DEFAULT_BLOCK_ROWS,
     tmp_dir: str | os.PathLike[str] | None = None,
 ) -> JudgedRanking:
     """The judged ranking of a run source or Dask DataFrame against ``qrels`` (one entry per
-    qrels query, ``query_ids`` sorted; ``num_ret`` 0 for a query the run lacks), as
-    :func:`score_source` builds it before the kernels run."""
-    options: dict[str, Any] = {"ties": ties, "duplicates": duplicates, "trec_version": trec_version}
-    index = QrelsIndex(qrels, **options)
+    qrels query, ``query_ids`` sorted; ``num_ret`` 0 for a query the run lacks), ranked by
+    ``options``, as :func:`score` builds it for such a run before the kernels run."""
+    index = QrelsIndex(qrels, options)
     if client is not None or is_dask_frame(source):
-        return cluster_ranking(index, source, client=client, **options)
-    return stream_ranking(
-        index, source, block_rows=block_rows, progress=progress, tmp_dir=tmp_dir, **options
-    )
+        return cluster_ranking(index, source, client=client)
+    return stream_ranking(index, source, block_rows=block_rows, progress=progress, tmp_dir=tmp_dir)

@@ -1,33 +1,45 @@
-"""The judged ranking: the input of every measure kernel, and the kernel type.
+"""The judged ranking: the input of every measure kernel, the kernel type and its registry.
 
 :class:`JudgedRanking` is built by :func:`evalkit.measures.ranking.judged_ranking` (a run in
-memory), :mod:`evalkit.measures.stream` (a run file) or :mod:`evalkit.measures.cluster` (a Dask
-frame); the kernels of :mod:`evalkit.measures.kernels` and :mod:`evalkit.measures.kernels_gain`
-read it.
+memory), :mod:`evalkit.measures.stream` (a run file), :mod:`evalkit.measures.cluster` (a Dask
+frame) or :meth:`JudgedRanking.of_list` (one ranked list of IDs). A kernel takes it and a parsed
+measure and returns float64[n], one value per query. Each kernel is declared with its measure by
+:func:`kernel` (``@kernel("RR", description, cutoff=..., params=...)``), which puts the measure
+in the catalog (:mod:`evalkit.measures._catalog`) and the kernel in :data:`KERNELS`; the kernels
+live in their family's module (:mod:`evalkit.measures.binary`, :mod:`evalkit.measures.gain`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
 import numpy as np
 import numpy.typing as npt
 
-from evalkit.measures.names import Measure
+from evalkit.measures._catalog import SpecOptions, declare
+from evalkit.registry import Registry
+
+if TYPE_CHECKING:
+    from evalkit.measures.names import Measure
 
 __all__ = [
+    "KERNELS",
+    "BoolArray",
     "FloatArray",
     "IntArray",
     "JudgedRanking",
     "Kernel",
     "group_runs",
+    "kernel",
     "positions_in_group",
+    "ratio",
 ]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
 _Array = TypeVar("_Array", bound=npt.NDArray[Any])
 
 
@@ -62,13 +74,34 @@ class JudgedRanking:
         default_factory=dict, init=False, repr=False, compare=False
     )
 
-    def _once(self, key: tuple[str, int], make: Callable[[], _Array]) -> _Array:
+    def once(self, key: tuple[str, int], make: Callable[[], _Array]) -> _Array:
         """``make()``, computed on the first call with this key only."""
         if key not in self._shared:
             value = make()
             value.flags.writeable = False
             self._shared[key] = value
         return self._shared[key]  # type: ignore[return-value]  # stored by make() for key
+
+    @classmethod
+    def of_list(cls, ranked: Sequence[str], grades: Mapping[str, int]) -> JudgedRanking:
+        """The judged ranking of one query: ``ranked`` IDs, best first, judged by ``grades``
+        (``{ID: grade}``; an ID without a grade is unjudged). A repeated ID keeps its first
+        place: later repeats are dropped, so a repeat neither counts twice nor pushes the IDs
+        after it down. The query's ID is ``""``."""
+        ids = list(dict.fromkeys(ranked))
+        judged = [(at, grades[doc]) for at, doc in enumerate(ids) if doc in grades]
+        position = np.array([at for at, _ in judged], dtype=np.int64)
+        grade = np.array([g for _, g in judged], dtype=np.int64)
+        qrels_grade = np.sort(np.array(list(grades.values()), dtype=np.int64))[::-1]
+        return cls(
+            query_ids=("",),
+            num_ret=np.array([len(ids)], dtype=np.int64),
+            query=np.zeros(position.size, dtype=np.int64),
+            position=position,
+            grade=grade,
+            qrels_query=np.zeros(qrels_grade.size, dtype=np.int64),
+            qrels_grade=np.ascontiguousarray(qrels_grade),
+        )
 
     @property
     def n_queries(self) -> int:
@@ -119,14 +152,14 @@ class JudgedRanking:
     def num_rel(self, rel: int) -> FloatArray:
         """Per-query number of relevant qrels rows (grade >= rel and >= 0)."""
         rel = max(rel, 0)
-        return self._once(
+        return self.once(
             ("num_rel", rel), lambda: self.count(self.qrels_grade >= rel, self.qrels_query)
         )
 
     def relevant(self, rel: int) -> npt.NDArray[np.bool_]:
         """Mask of the judged retrieved entries that are relevant."""
         rel = max(rel, 0)
-        return self._once(("relevant", rel), lambda: self.grade >= rel)
+        return self.once(("relevant", rel), lambda: self.grade >= rel)
 
     def ideal_positions(self) -> IntArray:
         """0-based position of each qrels row with grade > 0 among its query's rows with
@@ -138,14 +171,46 @@ class JudgedRanking:
             out[positive] = positions_in_group(self.qrels_query[positive])
             return out
 
-        return self._once(("ideal_positions", 0), make)
+        return self.once(("ideal_positions", 0), make)
+
+    def top(self, cutoff: float | None) -> npt.NDArray[np.bool_]:
+        """Mask of the judged entries ranked within the first ``cutoff`` (None: every one)."""
+        if cutoff is None:
+            return np.ones(self.position.size, dtype=bool)
+        return self.position < cutoff
 
     def rank_in_query(self, mask: npt.NDArray[np.bool_]) -> IntArray:
         """1-based running count, within each query, of the entries selected by ``mask``."""
         return positions_in_group(self.query[mask]) + 1
 
 
-Kernel = Callable[[JudgedRanking, Measure], FloatArray]
+#: A kernel: the judged ranking and a parsed measure → float64[n], one value per query.
+Kernel = Callable[[JudgedRanking, "Measure"], FloatArray]
+
+#: Measure name → kernel; every measure :func:`evalkit.measures.score` computes on a judged
+#: ranking (filled by :func:`kernel` in the family modules, which
+#: :mod:`evalkit.measures.names` imports).
+KERNELS: Registry[Kernel] = Registry("measure")
+
+
+def kernel(name: str, description: str, **spec: Unpack[SpecOptions]) -> Callable[[Kernel], Kernel]:
+    """Declare the measure ``name`` in the catalog (its description and the other fields of
+    :class:`~evalkit.measures._catalog.MeasureSpec`; its family is the decorated function's
+    module) and register the decorated function as its kernel in :data:`KERNELS`."""
+
+    def register(function: Kernel) -> Kernel:
+        declare(name, description, function.__module__, **spec)
+        KERNELS.register(name, function)
+        return function
+
+    return register
+
+
+def ratio(numerator: FloatArray, denominator: FloatArray) -> FloatArray:
+    """numerator / denominator, 0.0 where the denominator is 0 (a ratio measure's rule)."""
+    out = np.zeros(numerator.shape, dtype=np.float64)
+    np.divide(numerator, denominator, out=out, where=denominator > 0)
+    return out
 
 
 def positions_in_group(sorted_groups: IntArray) -> IntArray:

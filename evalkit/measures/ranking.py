@@ -1,24 +1,25 @@
-"""Turn qrels and run DataFrames into a :class:`JudgedRanking` (the kernels' input).
+"""Turn qrels and run DataFrames into a :class:`JudgedRanking` (the kernels' input), by the
+options of :class:`ScoreOptions`.
 
 Everything here is vectorized (numpy over query-grouped arrays, pyarrow for string work); no
 Python loop runs per query or per document. The steps:
 
-1. query IDs become integer codes (the qrels' sorted query IDs, :mod:`evalkit.measures.ids`),
+1. query IDs become integer codes (the qrels' sorted query IDs, :mod:`evalkit.measures._ids`),
    looked up once per block of consecutive run rows with the same query ID; run rows of other
    queries are dropped and counted in a :class:`~evalkit.errors.RunOnlyQueriesWarning`. A run
    whose queries' rows are not each in one block (rows sorted by score across queries, say) is
    ranked through a stable radix sort of its rows by query;
 2. each document ID gets a 64-bit fingerprint; one sort of packed (query, fingerprint, row)
    integers finds duplicate (query, doc) pairs and the run rows that the qrels judge, each
-   confirmed on the ID strings (:mod:`evalkit.measures.join`);
+   confirmed on the ID strings (:mod:`evalkit.measures._join`);
 3. the ranking order: score descending, then doc ID descending, or the run's own order, by the
-   ``ties`` and ``trec_version`` policies (:mod:`evalkit.measures.order`).
+   ``ties`` and ``trec_version`` policies (:mod:`evalkit.measures._order`).
 
 Large arrays are built block by block (small temporaries, fewer page faults) and reused where
 possible. Every core is used: the run's and the qrels' fingerprints are computed while the query
 codes are worked out, and a large run grouped by query is ranked in parts of whole queries, one
 per core. Thread count never changes a result: each thread writes its own slice, or ranks or
-sorts its own whole queries (:mod:`evalkit.measures.sorting`).
+sorts its own whole queries (:mod:`evalkit.measures._sorting`).
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from __future__ import annotations
 import itertools
 import warnings
 from concurrent.futures import ThreadPoolExecutor
-from typing import NamedTuple
+from dataclasses import dataclass, replace
+from typing import Final, Literal, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -36,97 +38,129 @@ import pyarrow.compute as pc
 
 from evalkit.errors import InputError, RunOnlyQueriesWarning
 from evalkit.formats.rules import require_columns
-from evalkit.measures.ids import (
-    _id_array,
-    _integer_column,
-    _query_blocks,
-    _quote_ids,
-    _raise_duplicates,
-    _score_column,
-    _sorted_codes,
-    _take,
+from evalkit.measures._ids import (
+    id_array,
+    integer_column,
+    query_blocks,
+    quote_ids,
+    raise_duplicates,
+    score_column,
+    sorted_codes,
+    take,
 )
-from evalkit.measures.join import (
-    _confirmed_duplicates,
-    _join,
-    _Judgments,
-    _local_rows,
-    _packed_sort,
-    _prepare_qrels,
-    _SlicedFingerprints,
+from evalkit.measures._join import (
+    Judgments,
+    SlicedFingerprints,
+    confirmed_duplicates,
+    join,
+    local_rows,
+    packed_sort,
+    prepare_qrels,
 )
-from evalkit.measures.kernels import JudgedRanking
-from evalkit.measures.order import (
-    Duplicates,
-    Ties,
-    TrecVersion,
-    _given_positions,
-    _keep_first,
-    _trec_positions,
-)
-from evalkit.measures.sorting import IntArray, _lexsort, _stable_order, _threads
+from evalkit.measures._order import given_positions, keep_first, trec_positions
+from evalkit.measures._sorting import IntArray, lexsort, stable_order, threads
+from evalkit.measures.judged import JudgedRanking
 
-# the policies (defined in evalkit.measures.order) with the function that takes them
-__all__ = ["Duplicates", "Ties", "TrecVersion", "judged_ranking"]
+__all__ = [
+    "DEFAULT_OPTIONS",
+    "Duplicates",
+    "ScoreOptions",
+    "Ties",
+    "TrecVersion",
+    "judged_ranking",
+]
+
+Ties = Literal["trec", "given"]
+TrecVersion = Literal["9", "10"]
+Duplicates = Literal["error", "keep-first"]
+
+
+@dataclass(frozen=True)
+class ScoreOptions:
+    """How a run is ranked and scored: the options of :func:`evalkit.measures.score` (whose
+    docstring says what each does), taken together by the ranking builders and the kernels.
+
+    ``ties``, ``duplicates`` and ``trec_version`` build each query's ranking; ``max_docs`` and
+    ``judged_only`` (trec_eval's ``-M``, ``-J``) cut it before the kernels run; ``num_docs``
+    (``-N``) is the collection size ``utility`` may use; ``complete=False`` leaves out the
+    qrels queries the run does not rank. Raises InputError for a value outside these.
+    """
+
+    ties: Ties = "trec"
+    duplicates: Duplicates = "error"
+    trec_version: TrecVersion = "10"
+    max_docs: int | None = None
+    judged_only: bool = False
+    complete: bool = True
+    num_docs: int | None = None
+
+    def __post_init__(self) -> None:
+        for name, value in (("max_docs", self.max_docs), ("num_docs", self.num_docs)):
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
+                raise InputError(f"{name} must be a non-negative integer or None, got {value!r}")
+        if self.ties not in ("trec", "given"):
+            raise InputError(f"ties must be 'trec' or 'given', got {self.ties!r}")
+        if self.trec_version not in ("9", "10"):
+            raise InputError(f"trec_version must be '9' or '10', got {self.trec_version!r}")
+        if self.duplicates not in ("error", "keep-first"):
+            raise InputError(f"duplicates must be 'error' or 'keep-first', got {self.duplicates!r}")
+
+
+#: The options :func:`evalkit.measures.score` uses by default.
+DEFAULT_OPTIONS: Final = ScoreOptions()
 
 
 def judged_ranking(
-    qrels: pd.DataFrame,
-    run: pd.DataFrame,
-    *,
-    ties: Ties = "trec",
-    duplicates: Duplicates = "error",
-    trec_version: TrecVersion = "10",
+    qrels: pd.DataFrame, run: pd.DataFrame, options: ScoreOptions = DEFAULT_OPTIONS
 ) -> JudgedRanking:
-    """Validate ``qrels`` and ``run`` and build the judged ranking the kernels work on.
+    """Validate ``qrels`` and ``run`` and build the judged ranking the kernels work on, by the
+    ranking ``options`` (``ties``, ``duplicates``, ``trec_version``; the others are applied to
+    the ranking afterwards, :func:`evalkit.measures.engine.score_ranking`).
 
     Raises InputError for missing columns, non-string or missing IDs, non-integer grades,
     NaN scores, a (query, doc) pair judged twice, or (with ``duplicates="error"``) a doc listed
     twice in one query's ranking.
     """
-    if ties not in ("trec", "given"):
-        raise InputError(f"ties must be 'trec' or 'given', got {ties!r}")
-    if trec_version not in ("9", "10"):
-        raise InputError(f"trec_version must be '9' or '10', got {trec_version!r}")
-    if duplicates not in ("error", "keep-first"):
-        raise InputError(f"duplicates must be 'error' or 'keep-first', got {duplicates!r}")
+    ties, duplicates, trec_version = options.ties, options.duplicates, options.trec_version
     require_columns(qrels, "qrels", ("query_id", "doc_id", "relevance"))
     require_columns(run, "run", ("query_id", "doc_id", "score"))
 
-    qrels_q = _id_array(qrels, "query_id", "qrels")
-    qrels_d = _id_array(qrels, "doc_id", "qrels")
-    grades = _integer_column(qrels, "relevance", "qrels")
-    run_q = _id_array(run, "query_id", "run")
-    run_d = _id_array(run, "doc_id", "run")
-    cores = _threads()
+    qrels_q = id_array(qrels, "query_id", "qrels")
+    qrels_d = id_array(qrels, "doc_id", "qrels")
+    grades = integer_column(qrels, "relevance", "qrels")
+    run_q = id_array(run, "query_id", "run")
+    run_d = id_array(run, "doc_id", "run")
+    cores = threads()
     with ThreadPoolExecutor(max_workers=max(2, cores)) as pool:
         # The run's doc fingerprints (in slices, on every core for a large run), and the
         # qrels' fingerprints, duplicate check and orders, are computed on other threads while
         # this one prepares the run (numpy and pyarrow release the GIL); ranking the run waits
         # for them only where it uses them.
-        run_fp = _SlicedFingerprints(
+        run_fp = SlicedFingerprints(
             run_d, pool, slices=cores if len(run_d) >= _PARALLEL_MIN_ROWS else 1
         )
         # query IDs are hashed once per block of consecutive rows of one query, not per row
-        qrels_start, qrels_length = _query_blocks(qrels_q)
-        query_ids, head_qidx = _sorted_codes(_take(qrels_q, qrels_start))
+        qrels_start, qrels_length = query_blocks(qrels_q)
+        query_ids, head_qidx = sorted_codes(take(qrels_q, qrels_start))
         n_queries = len(query_ids)
         qrels_qidx = np.repeat(head_qidx, qrels_length)
-        prepared = pool.submit(_prepare_qrels, qrels_qidx, qrels_d, grades)
+        prepared = pool.submit(prepare_qrels, qrels_qidx, qrels_d, grades)
         # likewise, run query codes are looked up once per block of consecutive rows with the
         # same query ID (a run file lists each query's rows together)
-        block_start, block_length = _query_blocks(run_q)
-        block_ids = _take(run_q, block_start)
+        block_start, block_length = query_blocks(run_q)
+        block_ids = take(run_q, block_start)
         block_code = pc.index_in(block_ids, value_set=query_ids)
-        scores = _score_column(run, run_q)
-        ranks = _integer_column(run, "rank", "run") if ties == "given" and "rank" in run else None
+        scores = score_column(run, run_q)
+        ranks = integer_column(run, "rank", "run") if ties == "given" and "rank" in run else None
         block_query = pc.fill_null(block_code, -1).to_numpy(zero_copy_only=False)
         block_query = block_query.astype(np.int64)
         if block_code.null_count:
             unknown = pc.unique(pc.filter(block_ids, pc.is_null(block_code)))
             warnings.warn(
                 f"the run has {len(unknown)} queries that the qrels do not judge (e.g. "
-                f"{_quote_ids(unknown)}); they were ignored",
+                f"{quote_ids(unknown)}); they were ignored",
                 RunOnlyQueriesWarning,
                 stacklevel=3,
             )
@@ -153,23 +187,23 @@ def judged_ranking(
             ranks=ranks if ranks is None or rows is None else ranks[rows],
             ties=ties,
             double=trec_version == "10",
-            qrels=_Judgments(code=qrels_code, docs=qrels_d, grades=grades, prepared=prepared),
+            qrels=Judgments(code=qrels_code, docs=qrels_d, grades=grades, prepared=prepared),
         )
         parts = side.ranked_parts()
         qrels_dup = prepared.result().duplicates
     if qrels_dup.size:
-        _raise_duplicates("qrels", "judges", (qrels_q, qrels_d), qrels_dup, "remove the extra rows")
+        raise_duplicates("qrels", "judges", (qrels_q, qrels_d), qrels_dup, "remove the extra rows")
     dup = np.sort(np.concatenate([part.duplicates for part in parts]))
     if dup.size:
         if duplicates == "error":
-            _raise_duplicates(
+            raise_duplicates(
                 "run",
                 "lists",
                 (run_q, run_d),
                 dup,
                 "remove them or pass duplicates='keep-first'",
             )
-        keep = _keep_first(
+        keep = keep_first(
             dup,
             run_q=run_q,
             run_d=run_d,
@@ -179,13 +213,11 @@ def judged_ranking(
             n_rows=len(run),
             double=trec_version == "10",
         )
-        return judged_ranking(
-            qrels, run.iloc[keep], ties=ties, duplicates="error", trec_version=trec_version
-        )
+        return judged_ranking(qrels, run.iloc[keep], replace(options, duplicates="error"))
 
     jq = query_of_code[np.concatenate([part.code for part in parts])]
     position = np.concatenate([part.position for part in parts])
-    order = _lexsort(jq, position)
+    order = lexsort(jq, position)
     return JudgedRanking(
         query_ids=tuple(query_ids.to_pylist()),
         num_ret=num_ret[code_of_query],
@@ -217,7 +249,7 @@ class _RunSide(NamedTuple):
     numbers; None: every run row, in run order)."""
 
     query_first: IntArray  # first kept row of each query code, then the number of kept rows
-    fp: _SlicedFingerprints  # of every run row's doc ID (overwritten while ranking)
+    fp: SlicedFingerprints  # of every run row's doc ID (overwritten while ranking)
     rows: IntArray | None
     row_index: IntArray | None  # run row -> kept row (-1: not kept); None: rows is None
     docs: pa.ChunkedArray  # doc IDs of every run row
@@ -225,14 +257,14 @@ class _RunSide(NamedTuple):
     ranks: IntArray | None  # per row (ties="given" with a rank column)
     ties: Ties
     double: bool  # compare tied float32 scores as float64 (trec_version="10")
-    qrels: _Judgments
+    qrels: Judgments
 
     def ranked_parts(self) -> list[_RankedPart]:
         """Rank every query: one part, or (a large run ranked in run order) one part of whole
         queries per core, ranked in parallel. Parts never change a result."""
         n_queries = self.query_first.size - 1
         n_rows = int(self.query_first[-1])
-        n_parts = _threads()
+        n_parts = threads()
         if self.rows is not None or n_rows < _PARALLEL_MIN_ROWS or n_parts == 1:
             return [self.rank(0, n_queries, workers=None)]
         targets = np.arange(1, n_parts, dtype=np.int64) * n_rows // n_parts
@@ -251,7 +283,7 @@ class _RunSide(NamedTuple):
         # doc IDs and row numbers as the part sees them: a slice (rows None), or every run row
         docs = self.docs if whole else self.docs.slice(lo, hi - lo)
         fp = self.fp.result()
-        packed = _packed_sort(
+        packed = packed_sort(
             qidx,
             fp[lo:hi] if self.rows is None else fp[self.rows],
             self.rows,
@@ -260,7 +292,7 @@ class _RunSide(NamedTuple):
             query_sizes=sizes,
             workers=workers,
         )
-        dup = _confirmed_duplicates(packed, self.row_index, qidx, docs)
+        dup = confirmed_duplicates(packed, self.row_index, qidx, docs)
         empty = np.zeros(0, dtype=np.int64)
         if dup.size:
             return _RankedPart(empty, empty, empty, dup + lo)
@@ -268,16 +300,16 @@ class _RunSide(NamedTuple):
         if not whole:
             code = self.qrels.code[qrels_rows]
             qrels_rows = qrels_rows[(code >= first) & (code < last)]
-        judged_rows, grade = _join(
+        judged_rows, grade = join(
             packed,
             qrels_rows=qrels_rows,
             qrels=self.qrels,
             run_d=docs,
         )
-        judged = _local_rows(self.row_index, judged_rows)  # indices into the part's rows
+        judged = local_rows(self.row_index, judged_rows)  # indices into the part's rows
         query_start = self.query_first[:-1] - lo
         if self.ties == "trec":
-            position = _trec_positions(
+            position = trec_positions(
                 qidx,
                 self.scores[lo:hi],
                 docs=docs,
@@ -291,7 +323,7 @@ class _RunSide(NamedTuple):
             )
         else:
             ranks = None if self.ranks is None else self.ranks[lo:hi]
-            position = _given_positions(qidx, ranks, judged, query_start)
+            position = given_positions(qidx, ranks, judged, query_start)
         return _RankedPart(qidx[judged], position, grade, empty)
 
 
@@ -322,10 +354,10 @@ def _grouped_rows(
         return np.flatnonzero(np.repeat(known, block_length)), kept_query, block_length[known]
     row_query = np.repeat(block_query, block_length)
     if bool(known.all()):
-        rows = _stable_order(row_query)
+        rows = stable_order(row_query)
     else:
         kept = np.flatnonzero(row_query >= 0)
-        rows = kept[_stable_order(row_query[kept])]
+        rows = kept[stable_order(row_query[kept])]
     counts = np.bincount(kept_query, weights=block_length[known]).astype(np.int64)
     present = np.flatnonzero(counts)
     return rows, present, counts[present]

@@ -20,6 +20,10 @@ answerable query that has a relevant judgment.
 
 A span's position is its stored ``start``/``end`` offsets when present, otherwise its first
 occurrence in the chunk text (the fixture validator guarantees it occurs).
+
+The four measures :func:`evalkit.run.evaluate` computes from a fixture are declared here: the
+span measures, and ``NoAnswerFP`` and ``NoResult`` over the queries' ``answerable`` flag;
+:func:`evalkit.measures.score` refuses them (they need a fixture, not qrels and a run).
 """
 
 from __future__ import annotations
@@ -29,7 +33,38 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from evalkit.measures._catalog import declare
+
 __all__ = ["QuerySpans", "context_precision_recall", "spans_apply", "union_length"]
+
+declare(
+    "ContextPrecision",
+    "answer-span characters / returned characters",
+    __name__,
+    cutoff="required",
+    needs="fixture",
+)
+declare(
+    "ContextRecall",
+    "answer-span characters returned / all span chars",
+    __name__,
+    cutoff="required",
+    needs="fixture",
+)
+declare(
+    "NoAnswerFP",
+    "1 if a no-answer query returned anything, else 0",
+    __name__,
+    higher_is_better=False,
+    needs="fixture",
+)
+declare(
+    "NoResult",
+    "1 if an answerable query returned nothing, else 0",
+    __name__,
+    higher_is_better=False,
+    needs="fixture",
+)
 
 Interval = tuple[int, int]
 

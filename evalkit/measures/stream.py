@@ -17,7 +17,7 @@ Each block is judged by the in-memory engine (:func:`evalkit.measures.ranking.ju
 against the qrels of its queries. What a block leaves is a :class:`JudgedPiece`: its queries'
 retrieved counts and the position and grade of each retrieved doc the qrels judge, a few arrays
 no longer than the block's qrels. :func:`combine_pieces` puts the pieces together into the
-very :class:`~evalkit.measures.kernels.JudgedRanking` the in-memory path builds (same arrays,
+very :class:`~evalkit.measures.judged.JudgedRanking` the in-memory path builds (same arrays,
 same order), and the kernels run once on it, so every value is identical to the in-memory
 path, bit for bit, including the kernels that take running sums across queries. Memory is
 bounded by one block (about ``block_rows`` rows), the qrels and the pieces (at most one entry
@@ -41,21 +41,21 @@ from pathlib import Path
 from typing import Any, Final
 
 import numpy as np
-import numpy.typing as npt
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 from tqdm import tqdm
 
 from evalkit.errors import FormatError, InputError, RunOnlyQueriesWarning
-from evalkit.measures.kernels import JudgedRanking
-from evalkit.measures.ranking import Duplicates, Ties, TrecVersion, judged_ranking
-from evalkit.measures.sorting import _ranges
+from evalkit.measures._sorting import ranges
+from evalkit.measures.judged import IntArray, JudgedRanking
+from evalkit.measures.ranking import DEFAULT_OPTIONS, ScoreOptions, judged_ranking
 
 __all__ = [
     "DEFAULT_BLOCK_ROWS",
     "JudgedPiece",
     "QrelsIndex",
+    "RunFiles",
     "RunSource",
     "combine_pieces",
     "judge_block",
@@ -63,7 +63,6 @@ __all__ = [
 ]
 
 RunSource = str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | Any
-IntArray = npt.NDArray[np.int64]
 
 #: Rows per block: 2 million rows (about 65 MB of TREC text) keep a streamed run's peak near
 #: 0.5 GB (``benchmarks/bench_scale.py``).
@@ -91,16 +90,10 @@ class JudgedPiece:
 
 
 class QrelsIndex:
-    """The qrels, checked once, with each query's rows at hand (for a block's qrels)."""
+    """The qrels, checked once, with each query's rows at hand (for a block's qrels), and the
+    ``options`` every block of the run is ranked by."""
 
-    def __init__(
-        self,
-        qrels: pd.DataFrame,
-        *,
-        ties: Ties = "trec",
-        duplicates: Duplicates = "error",
-        trec_version: TrecVersion = "10",
-    ) -> None:
+    def __init__(self, qrels: pd.DataFrame, options: ScoreOptions = DEFAULT_OPTIONS) -> None:
         # the qrels side of every ranking, checked (IDs, grades, pairs judged twice) once
         empty = pd.DataFrame(
             {
@@ -109,11 +102,10 @@ class QrelsIndex:
                 "score": pd.Series([], dtype="float64"),
             }
         )
-        if ties == "given":
+        if options.ties == "given":
             empty["rank"] = pd.Series([], dtype="int64")
-        self.base = judged_ranking(
-            qrels, empty, ties=ties, duplicates=duplicates, trec_version=trec_version
-        )
+        self.base = judged_ranking(qrels, empty, options)
+        self.options = options
         self.qrels = qrels
         self.ids = pa.array(self.base.query_ids, pa.large_string())
         codes = _codes(pa.array(qrels["query_id"], from_pandas=True), self.ids)
@@ -132,7 +124,7 @@ class QrelsIndex:
     def subset(self, codes: IntArray) -> pd.DataFrame:
         """The qrels rows of the queries ``codes`` (in qrels order within each query)."""
         lo, hi = self._first[codes], self._first[codes + 1]
-        rows = _ranges(lo, hi - lo)
+        rows = ranges(lo, hi - lo)
         subset: pd.DataFrame = self.qrels.iloc[self._order[rows]]
         return subset
 
@@ -144,17 +136,11 @@ def _codes(values: pa.Array | pa.ChunkedArray, ids: pa.Array) -> IntArray:
 
 
 def judge_block(
-    index: QrelsIndex,
-    run: pa.Table | pd.DataFrame,
-    *,
-    ties: Ties = "trec",
-    duplicates: Duplicates = "error",
-    trec_version: TrecVersion = "10",
-    first_row: int = 0,
+    index: QrelsIndex, run: pa.Table | pd.DataFrame, *, first_row: int = 0
 ) -> JudgedPiece:
     """Judge ``run``, rows of whole queries (``query_id``, ``doc_id``, ``score``[, ``rank``]),
-    against the qrels of its queries. ``first_row``: the block's first row in the source, for
-    error messages."""
+    against the qrels of its queries, by the index's options. ``first_row``: the block's first
+    row in the source, for error messages."""
     columns = run.column_names if isinstance(run, pa.Table) else list(run.columns)
     if len(run) == 0:
         return _empty_piece()
@@ -169,7 +155,7 @@ def judge_block(
     else:  # pandas' arrow-backed string columns convert without a copy
         query_ids, frame = _string_ids(run), run
         if query_ids is None:  # not strings: the engine raises its error for that
-            judged_ranking(index.qrels, run, ties=ties, duplicates=duplicates)
+            judged_ranking(index.qrels, run, index.options)
             raise InputError("run.query_id must hold strings; convert it with .astype(str)")
     ids = pc.unique(query_ids)
     codes = index.codes(ids)
@@ -181,9 +167,7 @@ def judge_block(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RunOnlyQueriesWarning)  # counted once, by the caller
         try:
-            ranking = judged_ranking(
-                qrels, frame, ties=ties, duplicates=duplicates, trec_version=trec_version
-            )
+            ranking = judged_ranking(qrels, frame, index.options)
         except InputError as error:
             if not first_row:
                 raise
@@ -259,7 +243,7 @@ def combine_pieces(index: QrelsIndex, pieces: Iterable[JudgedPiece]) -> JudgedRa
 # --- sources ------------------------------------------------------------------------------------
 
 
-class _Source:
+class RunFiles:
     """A run source read as arrow tables, with a progress bar's total and position."""
 
     def __init__(self, source: RunSource, *, rank: bool) -> None:
@@ -338,7 +322,7 @@ def read_source(source: RunSource) -> pd.DataFrame:
     memory, for what ranks an in-memory run (the diversity measures): columns ``query_id``,
     ``doc_id`` (str) and ``score`` (float64), in source order. Raises FormatError for a source
     without any row, as the streamed scoring does."""
-    reader = _Source(source, rank=False)
+    reader = RunFiles(source, rank=False)
     tables = [table.select(["query_id", "doc_id", "score"]) for table in reader.tables()]
     if reader.rows == 0:
         raise reader.no_results()
@@ -415,21 +399,19 @@ def stream_ranking(
     index: QrelsIndex,
     source: RunSource,
     *,
-    ties: Ties = "trec",
-    duplicates: Duplicates = "error",
-    trec_version: TrecVersion = "10",
     block_rows: int = DEFAULT_BLOCK_ROWS,
     progress: bool | None = None,
     tmp_dir: str | os.PathLike[str] | None = None,
 ) -> JudgedRanking:
-    """The judged ranking of a run source (module docs), read in blocks of whole queries."""
+    """The judged ranking of a run source (module docs), read in blocks of whole queries and
+    ranked by the index's options."""
     if isinstance(block_rows, bool) or not isinstance(block_rows, int) or block_rows < 1:
         raise InputError(f"block_rows must be a positive integer, got {block_rows!r}")
-    options: dict[str, Any] = {"ties": ties, "duplicates": duplicates, "trec_version": trec_version}
-    reader = _Source(source, rank=ties == "given")
+    given = index.options.ties == "given"
+    reader = RunFiles(source, rank=given)
     bar = _bar(reader, progress, "scoring run")
     try:
-        ranking = combine_pieces(index, _grouped_pieces(index, reader, bar, block_rows, options))
+        ranking = combine_pieces(index, _grouped_pieces(index, reader, bar, block_rows))
         if reader.rows == 0:
             raise reader.no_results()
         return ranking
@@ -439,7 +421,7 @@ def stream_ranking(
         bar.close()
     # the rows per unit of the source seen so far tell about how many rows it has
     estimate = rows if position <= 0 else math.ceil(rows * reader.total / position)
-    again = _Source(source, rank=ties == "given")
+    again = RunFiles(source, rank=given)
     bar = _bar(again, progress, "partitioning run")
     try:
         pieces = _partitioned_pieces(
@@ -447,7 +429,6 @@ def stream_ranking(
             reader=again,
             bar=bar,
             block_rows=block_rows,
-            options=options,
             estimate=estimate,
             tmp_dir=tmp_dir,
         )
@@ -456,7 +437,7 @@ def stream_ranking(
         bar.close()
 
 
-def _bar(reader: _Source, progress: bool | None, what: str) -> tqdm[Any]:
+def _bar(reader: RunFiles, progress: bool | None, what: str) -> tqdm[Any]:
     show = sys.stderr.isatty() if progress is None else progress
     return tqdm(
         total=reader.total,
@@ -470,17 +451,16 @@ def _bar(reader: _Source, progress: bool | None, what: str) -> tqdm[Any]:
     )
 
 
-def _advance(bar: tqdm[Any], reader: _Source) -> None:
+def _advance(bar: tqdm[Any], reader: RunFiles) -> None:
     if reader.position > bar.n:
         bar.update(reader.position - bar.n)
 
 
 def _grouped_pieces(
     index: QrelsIndex,
-    reader: _Source,
+    reader: RunFiles,
     bar: tqdm[Any],
     block_rows: int,
-    options: dict[str, Any],
 ) -> Iterator[JudgedPiece]:
     """Pieces of blocks cut between queries; raises _Ungrouped when a query comes back."""
     seen = np.zeros(index.n_queries, dtype=bool)
@@ -489,7 +469,7 @@ def _grouped_pieces(
     first_row = 0
 
     def judged(block: pa.Table) -> JudgedPiece:
-        piece = judge_block(index, block, first_row=first_row, **options)
+        piece = judge_block(index, block, first_row=first_row)
         codes = index.codes(pa.array(piece.query_ids, pa.large_string()))
         if seen[codes].any():
             raise _Ungrouped
@@ -530,10 +510,9 @@ def _last_query_start(tables: list[pa.Table]) -> int:
 def _partitioned_pieces(
     index: QrelsIndex,
     *,
-    reader: _Source,
+    reader: RunFiles,
     bar: tqdm[Any],
     block_rows: int,
-    options: dict[str, Any],
     estimate: int,
     tmp_dir: str | os.PathLike[str] | None,
 ) -> Iterator[JudgedPiece]:
@@ -591,6 +570,6 @@ def _partitioned_pieces(
             rows = table["_row"].to_numpy()
             if rows.size > 1 and not bool(np.all(rows[1:] > rows[:-1])):
                 table = table.take(pa.array(np.argsort(rows, kind="stable")))
-            yield judge_block(index, table.drop_columns(["_row"]), **options)
+            yield judge_block(index, table.drop_columns(["_row"]))
     if unknown:
         yield replace(_empty_piece(), unknown=tuple(sorted(unknown)))

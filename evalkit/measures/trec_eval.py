@@ -40,11 +40,16 @@ from evalkit.measures.names import (
 from evalkit.registry import did_you_mean
 
 __all__ = [
+    "NICKNAMES",
     "Column",
+    "atof",
+    "atol",
     "format_lines",
+    "format_value",
     "relstrings",
     "select_measures",
     "summary_values",
+    "trec_measures",
 ]
 
 _CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
@@ -301,11 +306,11 @@ def _columns(definition: _Def, params: str | None, level: int) -> list[Column]:
         cuts: list[float] = list(definition.defaults)
         if params is not None:
             if kind == "cut_long":
-                cuts = sorted(c_atol(p) for p in params.split(","))
+                cuts = sorted(atol(p) for p in params.split(","))
                 if cuts[0] <= 0:
                     raise _init_error(name, "trec_eval: Negative cutoff detected")
             else:
-                cuts = sorted(_atof(p) for p in params.split(","))
+                cuts = sorted(atof(p) for p in params.split(","))
             if any(a == b for a, b in itertools.pairwise(cuts)):
                 raise _init_error(name, "trec_eval: duplicate cutoffs detected")
         out = []
@@ -315,12 +320,12 @@ def _columns(definition: _Def, params: str | None, level: int) -> list[Column]:
             out.append(Column(label, "double", (_measure(base, level, at),)))
         return out
     if kind == "relstring":
-        length = int(_atof(params.split(",")[0])) if params else 10
+        length = int(atof(params.split(",")[0])) if params else 10
         label = f"relstring_{params}" if params else "relstring"
         return [Column(label, "relstring", length=max(length, 0))]
     label = f"{name}_{params}" if params else name
     if kind == "p_double":
-        values = [_atof(p) for p in params.split(",")] if params else list(definition.defaults)
+        values = [atof(p) for p in params.split(",")] if params else list(definition.defaults)
         return [Column(label, "double", _double_param_measures(name, base, values, level))]
     return [Column(label, "double", (_pair_measure(name, base, params, level),))]
 
@@ -348,7 +353,7 @@ def _pair_measure(name: str, base: str, params: str | None, level: int) -> Measu
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise _init_error(name, f"trec_eval: malformed pair parameters in '{params}'")
-        pairs.append((key, _atof(value)))
+        pairs.append((key, atof(value)))
     p = [v for k, v in pairs if k == "p"]
     gains = [(k, v) for k, v in pairs if k != "p"]
     given = []
@@ -395,13 +400,13 @@ _ATOF = re.compile(
 )
 
 
-def c_atol(text: str) -> int:
+def atol(text: str) -> int:
     """C's ``atol``: the leading integer of ``text`` (0 without one)."""
     match = _ATOL.match(text)
     return int(match[1]) if match else 0
 
 
-def _atof(text: str) -> float:
+def atof(text: str) -> float:
     """C's ``atof`` for decimal text: the leading number of ``text`` (0.0 without one)."""
     match = _ATOF.match(text)
     return float(match[1]) if match else 0.0

@@ -1,4 +1,5 @@
-"""Probes: YAML probe fixtures, a tool registry, set scoring and code-intelligence targets.
+"""Probes: YAML probe fixtures, a tool registry, set scoring and code-intelligence targets
+(ranked answers are scored with RR and nDCG by the measures engine).
 
 >>> target = get_target("stdlib")
 >>> probes = load_probes("fixtures/probes", tools=target.tools.names())  # doctest: +SKIP
@@ -9,7 +10,7 @@ from evalkit.probes.codeindex import CodeIndex, build_code_index
 from evalkit.probes.load import Probe, load_probes
 from evalkit.probes.report import baseline_drops, format_table, probes_report
 from evalkit.probes.runner import RESULT_COLUMNS, run_probes
-from evalkit.probes.scoring import SetScore, ndcg, reciprocal_rank, score_symbols
+from evalkit.probes.scoring import SetScore, score_symbols
 from evalkit.probes.targets import TARGETS, Target, get_target
 from evalkit.probes.tools import Param, Tool, ToolResult, dispatch
 
@@ -29,9 +30,7 @@ __all__ = [
     "format_table",
     "get_target",
     "load_probes",
-    "ndcg",
     "probes_report",
-    "reciprocal_rank",
     "run_probes",
     "score_symbols",
 ]

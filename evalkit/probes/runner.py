@@ -9,12 +9,18 @@ from collections.abc import Sequence
 import pandas as pd
 
 from evalkit.errors import DispatchError
+from evalkit.measures import score_list
 from evalkit.probes.load import Probe
-from evalkit.probes.scoring import ndcg, reciprocal_rank, score_symbols
+from evalkit.probes.scoring import score_symbols
 from evalkit.probes.tools import Tool, dispatch
 from evalkit.registry import Registry
 
-__all__ = ["RESULT_COLUMNS", "run_probes"]
+__all__ = ["RANKING_MEASURES", "RESULT_COLUMNS", "run_probes"]
+
+#: The ranking measures of a tool that returns a ranking: the measures engine's RR and nDCG of
+#: the whole list (each expected name graded 1; a repeated name keeps its first place), by
+#: their columns.
+RANKING_MEASURES = {"rr": "RR", "ndcg": "nDCG"}
 
 #: Columns of :func:`run_probes`, in order, with their dtypes.
 RESULT_COLUMNS: dict[str, str] = {
@@ -102,7 +108,8 @@ def _run_one(tools: Registry[Tool], probe: Probe) -> dict[str, object]:
         latency_ms=latency_ms,
     )
     if result.ordered:
-        row.update(
-            rr=reciprocal_rank(result.symbols, expected), ndcg=ndcg(result.symbols, expected)
+        values = score_list(
+            result.symbols, dict.fromkeys(expected, 1), list(RANKING_MEASURES.values())
         )
+        row.update({column: values[name] for column, name in RANKING_MEASURES.items()})
     return row

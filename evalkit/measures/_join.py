@@ -21,27 +21,39 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from evalkit.errors import InputError
-from evalkit.measures.ids import _ALL_BITS, _take
-from evalkit.measures.sorting import (
-    _BLOCK,
-    _U64,
+from evalkit.measures._ids import ALL_BITS, take
+from evalkit.measures._sorting import (
+    BLOCK,
+    U64,
     IntArray,
     U64Array,
-    _lexsort,
-    _parallel_sort,
-    _ranges,
-    _threads,
+    lexsort,
+    parallel_sort,
+    ranges,
+    threads,
 )
 
-__all__: list[str] = []  # internals of the ranking builder (evalkit.measures.ranking)
+# the ranking builder's (evalkit.measures.ranking)
+__all__ = [
+    "Judgments",
+    "Packed",
+    "PreparedQrels",
+    "SlicedFingerprints",
+    "confirmed_duplicates",
+    "fingerprint",
+    "join",
+    "local_rows",
+    "packed_sort",
+    "prepare_qrels",
+]
 
-_FNV_OFFSET = _U64(0xCBF29CE484222325)
-_FNV_PRIME = _U64(0x100000001B3)
-_MIX_1 = _U64(0xFF51AFD7ED558CCD)
-_MIX_2 = _U64(0xC4CEB9FE1A85EC53)
+_FNV_OFFSET = U64(0xCBF29CE484222325)
+_FNV_PRIME = U64(0x100000001B3)
+_MIX_1 = U64(0xFF51AFD7ED558CCD)
+_MIX_2 = U64(0xC4CEB9FE1A85EC53)
 
 
-def _fingerprint(strings: pa.ChunkedArray, out: U64Array | None = None) -> U64Array:
+def fingerprint(strings: pa.ChunkedArray, out: U64Array | None = None) -> U64Array:
     """A 64-bit fingerprint of each string: FNV-style mixing of its zero-padded little-endian
     8-byte words and its length, then murmur3's fmix64 finalizer (so the high bits are mixed).
 
@@ -54,14 +66,14 @@ def _fingerprint(strings: pa.ChunkedArray, out: U64Array | None = None) -> U64Ar
     return out
 
 
-class _SlicedFingerprints:
-    """:func:`_fingerprint` of every string, computed in slices on a thread pool."""
+class SlicedFingerprints:
+    """:func:`fingerprint` of every string, computed in slices on a thread pool."""
 
     def __init__(self, strings: pa.ChunkedArray, pool: ThreadPoolExecutor, slices: int) -> None:
         self._out = np.empty(len(strings), dtype=np.uint64)
         bounds = np.linspace(0, len(strings), max(slices, 1) + 1).astype(np.int64).tolist()
         self._jobs = [
-            pool.submit(_fingerprint, strings.slice(lo, hi - lo), self._out[lo:hi])
+            pool.submit(fingerprint, strings.slice(lo, hi - lo), self._out[lo:hi])
             for lo, hi in itertools.pairwise(bounds)
         ]
 
@@ -84,8 +96,8 @@ def _fingerprint_chunk(strings: pa.Array, h: U64Array) -> None:
         if buffers[2] is not None
         else np.zeros(0, np.uint8)
     )
-    for lo in range(0, n, _BLOCK):
-        hi = min(lo + _BLOCK, n)
+    for lo in range(0, n, BLOCK):
+        hi = min(lo + BLOCK, n)
         _fingerprint_block(data, offsets[lo : hi + 1], h[lo:hi])
 
 
@@ -113,19 +125,19 @@ def _fingerprint_block(
             active = np.flatnonzero(lengths > 8 * k)  # strings with a k-th word
             word = windows[starts[active] + 8 * k].astype(np.uint64)
             tail = np.flatnonzero(lengths[active] < 8 * (k + 1))  # zero the bytes past the end
-            word[tail] &= _ALL_BITS >> ((8 * (k + 1) - lengths[active[tail]]) * 8).astype(np.uint64)
+            word[tail] &= ALL_BITS >> ((8 * (k + 1) - lengths[active[tail]]) * 8).astype(np.uint64)
             h[active] ^= word
             h[active] *= _FNV_PRIME
     h ^= lengths.astype(np.uint64)
     h *= _FNV_PRIME
     # murmur3 fmix64
     for multiplier in (_MIX_1, _MIX_2, None):
-        h ^= h >> _U64(33)
+        h ^= h >> U64(33)
         if multiplier is not None:
             h *= multiplier
 
 
-class _Packed(NamedTuple):
+class Packed(NamedTuple):
     """Sorted uint64 keys: ``query << (fp_bits + row_bits) | fingerprint top bits << row_bits |
     row``."""
 
@@ -135,21 +147,21 @@ class _Packed(NamedTuple):
 
     def rows(self, at: IntArray) -> IntArray:
         """Row numbers stored in the keys at sorted positions ``at``."""
-        mask = (_U64(1) << _U64(self.row_bits)) - _U64(1)
+        mask = (U64(1) << U64(self.row_bits)) - U64(1)
         return (self.keys[at] & mask).astype(np.int64)
 
     def pair_keys(self, qidx: IntArray, fp: U64Array) -> U64Array:
         """The (query code, fingerprint bits) part of the keys of these pairs (row bits 0)."""
-        shift = _U64(64 - self.fp_bits)
-        high = (qidx.astype(np.uint64) << _U64(self.fp_bits)) | (fp >> shift)
-        return high << _U64(self.row_bits)
+        shift = U64(64 - self.fp_bits)
+        high = (qidx.astype(np.uint64) << U64(self.fp_bits)) | (fp >> shift)
+        return high << U64(self.row_bits)
 
     def same_pair_as_next(self) -> IntArray:
         """Sorted positions ``i`` whose key has the (query, fingerprint) part of key ``i + 1``."""
-        limit = _U64(1) << _U64(self.row_bits)
+        limit = U64(1) << U64(self.row_bits)
         found = [np.zeros(0, dtype=np.int64)]
-        for lo in range(0, self.keys.size - 1, _BLOCK):  # block by block: small temporaries
-            hi = min(lo + _BLOCK, self.keys.size - 1)
+        for lo in range(0, self.keys.size - 1, BLOCK):  # block by block: small temporaries
+            hi = min(lo + BLOCK, self.keys.size - 1)
             differ = self.keys[lo + 1 : hi + 1] ^ self.keys[lo:hi]
             found.append(np.flatnonzero(differ < limit) + lo)
         return np.concatenate(found)
@@ -159,7 +171,7 @@ def _bits(n: int) -> int:
     return max(1, int(n).bit_length())
 
 
-def _packed_sort(
+def packed_sort(
     qidx: IntArray,
     fp: U64Array,
     rows: IntArray | None,
@@ -168,7 +180,7 @@ def _packed_sort(
     *,
     query_sizes: IntArray | None = None,
     workers: int | None = None,
-) -> _Packed:
+) -> Packed:
     """Pack (query code, fingerprint, row number) into one uint64 per row and sort.
 
     ``fp`` is overwritten (it becomes the sorted keys). ``rows``: the row numbers (None:
@@ -181,24 +193,24 @@ def _packed_sort(
     if fp_bits < 1:
         raise InputError(f"too many queries x rows to evaluate at once ({n_queries} x {n_rows})")
     keys = fp
-    for lo in range(0, keys.size, _BLOCK):  # block by block: small temporaries
-        hi = min(lo + _BLOCK, keys.size)
+    for lo in range(0, keys.size, BLOCK):  # block by block: small temporaries
+        hi = min(lo + BLOCK, keys.size)
         part = keys[lo:hi]
-        part >>= _U64(64 - fp_bits)
-        part <<= _U64(row_bits)
+        part >>= U64(64 - fp_bits)
+        part <<= U64(row_bits)
         if rows is None:
             part |= np.arange(lo, hi, dtype=np.uint64)
         else:
             part |= rows[lo:hi].view(np.uint64)  # row numbers are >= 0
         query = qidx[lo:hi].astype(np.uint64)
-        query <<= _U64(fp_bits + row_bits)
+        query <<= U64(fp_bits + row_bits)
         part |= query
-    _parallel_sort(keys, query_sizes, workers or _threads())
-    return _Packed(keys, fp_bits, row_bits)
+    parallel_sort(keys, query_sizes, workers or threads())
+    return Packed(keys, fp_bits, row_bits)
 
 
-def _confirmed_duplicates(
-    packed: _Packed,
+def confirmed_duplicates(
+    packed: Packed,
     row_index: IntArray | None,
     qidx: IntArray,
     docs: pa.ChunkedArray,
@@ -212,31 +224,31 @@ def _confirmed_duplicates(
     if at.size == 0:
         return np.zeros(0, dtype=np.int64)
     candidates = np.unique(np.concatenate([packed.rows(at), packed.rows(at + 1)]))
-    local = _local_rows(row_index, candidates)
+    local = local_rows(row_index, candidates)
     frame = pd.DataFrame(
-        {"q": qidx[local], "d": _take(docs, candidates).to_numpy(zero_copy_only=False)}
+        {"q": qidx[local], "d": take(docs, candidates).to_numpy(zero_copy_only=False)}
     )
     duplicated: IntArray = candidates[frame.duplicated(keep=False).to_numpy()]
     return duplicated
 
 
-def _local_rows(row_index: IntArray | None, at: IntArray) -> IntArray:
+def local_rows(row_index: IntArray | None, at: IntArray) -> IntArray:
     """Kept-row indices of the run row numbers ``at`` (``row_index``: run row -> kept row;
     None: every row is kept in run order)."""
     return at if row_index is None else row_index[at]
 
 
-class _Judgments(NamedTuple):
+class Judgments(NamedTuple):
     """The qrels, as the join needs them."""
 
     code: IntArray  # query code of each row
     docs: pa.ChunkedArray
     grades: IntArray
-    prepared: Future[_PreparedQrels]  # computed on another thread
+    prepared: Future[PreparedQrels]  # computed on another thread
 
 
-def _join(
-    packed: _Packed, *, qrels_rows: IntArray, qrels: _Judgments, run_d: pa.ChunkedArray
+def join(
+    packed: Packed, *, qrels_rows: IntArray, qrels: Judgments, run_d: pa.ChunkedArray
 ) -> tuple[IntArray, IntArray]:
     """Run rows (sorted) that the qrels judge, and their grades.
 
@@ -244,7 +256,7 @@ def _join(
     is fastest: numpy narrows each search from the previous one.
     """
     keys = packed.pair_keys(qrels.code[qrels_rows], qrels.prepared.result().fp[qrels_rows])
-    row_mask = (_U64(1) << _U64(packed.row_bits)) - _U64(1)
+    row_mask = (U64(1) << U64(packed.row_bits)) - U64(1)
     last = packed.keys.size - 1
     if last < 0 or keys.size == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
@@ -264,17 +276,17 @@ def _join(
         slots = lo[found]
     else:
         found = np.repeat(np.arange(keys.size, dtype=np.int64), counts)
-        slots = _ranges(lo, counts)
+        slots = ranges(lo, counts)
     run_rows, judged = packed.rows(slots), qrels_rows[found]
     # in run row order, the run's IDs are read front to back
     order = np.argsort(run_rows, kind="stable")
     run_rows, judged = run_rows[order], judged[order]
-    same = pc.equal(_take(run_d, run_rows), _take(qrels.docs, judged))
+    same = pc.equal(take(run_d, run_rows), take(qrels.docs, judged))
     ok = same.to_numpy(zero_copy_only=False)
     return run_rows[ok], qrels.grades[judged[ok]]
 
 
-class _PreparedQrels(NamedTuple):
+class PreparedQrels(NamedTuple):
     """What the qrels need before the join, computed on another thread."""
 
     fp: U64Array  # doc fingerprint of each row
@@ -283,17 +295,17 @@ class _PreparedQrels(NamedTuple):
     by_grade: IntArray  # row numbers in (query, grade descending) order
 
 
-def _prepare_qrels(qidx: IntArray, docs: pa.ChunkedArray, grades: IntArray) -> _PreparedQrels:
+def prepare_qrels(qidx: IntArray, docs: pa.ChunkedArray, grades: IntArray) -> PreparedQrels:
     """The qrels' fingerprints, duplicates and orders (``qidx``: query index of each row)."""
-    fp = _fingerprint(docs)
+    fp = fingerprint(docs)
     rows = np.arange(len(docs), dtype=np.int64)
     n_queries = int(qidx.max(initial=0)) + 1
     grouped = bool(np.all(qidx[1:] >= qidx[:-1]))
     sizes = np.bincount(qidx, minlength=n_queries) if grouped else None
-    packed = _packed_sort(qidx, fp.copy(), rows, n_queries, len(docs), query_sizes=sizes)
-    return _PreparedQrels(
+    packed = packed_sort(qidx, fp.copy(), rows, n_queries, len(docs), query_sizes=sizes)
+    return PreparedQrels(
         fp=fp,
-        duplicates=_confirmed_duplicates(packed, None, qidx, docs),
+        duplicates=confirmed_duplicates(packed, None, qidx, docs),
         by_pair=packed.rows(rows),
-        by_grade=_lexsort(qidx, -grades),
+        by_grade=lexsort(qidx, -grades),
     )

@@ -1,4 +1,5 @@
-"""The ranking order within each query: the ties, trec_eval version and duplicates policies.
+"""The ranking order within each query, by the ties, trec_eval version and duplicates policies
+of :mod:`evalkit.measures.ranking` (whose builder this module serves).
 
 With ``ties="trec"`` score descending, then doc ID descending (byte order, like ``strcmp``);
 scores compare as float64 with ``trec_version="10"`` (trec_eval 10.0 stores them as C doubles)
@@ -19,7 +20,6 @@ strings only when those cannot tell); large groups are sorted by ID.
 from __future__ import annotations
 
 import warnings
-from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -27,22 +27,18 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from evalkit.measures.ids import _leading_words, _take
-from evalkit.measures.sorting import (
-    _BLOCK,
-    _U64,
+from evalkit.measures._ids import leading_words, take
+from evalkit.measures._sorting import (
+    BLOCK,
+    U64,
     IntArray,
     U64Array,
-    _ranges,
-    _sort_segments,
-    _threads,
+    ranges,
+    sort_segments,
+    threads,
 )
 
-__all__ = ["Duplicates", "Ties", "TrecVersion"]
-
-Ties = Literal["trec", "given"]
-TrecVersion = Literal["9", "10"]
-Duplicates = Literal["error", "keep-first"]
+__all__ = ["FLOAT32_OVERFLOW", "given_positions", "keep_first", "trec_positions"]
 
 #: Said (once per ranking) when a score does not fit a float32.
 FLOAT32_OVERFLOW = (
@@ -73,7 +69,7 @@ def _descending_float32_key(
     return bits
 
 
-def _trec_positions(
+def trec_positions(
     qidx: IntArray,
     scores: npt.NDArray[np.float64],
     *,
@@ -98,11 +94,11 @@ def _trec_positions(
     no measure.
     """
     key = out
-    for lo in range(0, key.size, _BLOCK):  # block by block: small temporaries
-        hi = min(lo + _BLOCK, key.size)
+    for lo in range(0, key.size, BLOCK):  # block by block: small temporaries
+        hi = min(lo + BLOCK, key.size)
         part = key[lo:hi]
         np.copyto(part, qidx[lo:hi], casting="unsafe")
-        part <<= _U64(32)
+        part <<= U64(32)
         part |= _descending_float32_key(scores[lo:hi], say_overflow=not double)
     jkey = key[judged]
     begin = query_start[qidx[judged]]
@@ -160,23 +156,23 @@ def _sort_within_queries(
     uint64; queries of more than 16,384 rows, or very ragged sizes, take one stable argsort.
     """
     packed = np.empty(key.size, dtype=np.uint64)
-    for lo in range(0, key.size, _BLOCK):  # block by block: small temporaries
-        hi = min(lo + _BLOCK, key.size)
+    for lo in range(0, key.size, BLOCK):  # block by block: small temporaries
+        hi = min(lo + BLOCK, key.size)
         part = packed[lo:hi]
-        np.left_shift(key[lo:hi], _U64(32), out=part)  # the query bits go
+        np.left_shift(key[lo:hi], U64(32), out=part)  # the query bits go
         within = np.arange(lo, hi, dtype=np.int64) - query_start[qidx[lo:hi]]
         part |= within.view(np.uint64)
-    if not _sort_segments(packed, query_sizes, workers or _threads()):
+    if not sort_segments(packed, query_sizes, workers or threads()):
         order: IntArray = np.argsort(key, kind="stable").astype(np.int64)
         key[:] = key[order]
         return order
-    low = _U64(0xFFFFFFFF)
-    for lo in range(0, key.size, _BLOCK):
-        hi = min(lo + _BLOCK, key.size)
+    low = U64(0xFFFFFFFF)
+    for lo in range(0, key.size, BLOCK):
+        hi = min(lo + BLOCK, key.size)
         part, sorted_part = key[lo:hi], packed[lo:hi]
-        part >>= _U64(32)  # the query bits stay (each row keeps its query's segment) ...
-        part <<= _U64(32)
-        part |= sorted_part >> _U64(32)  # ... with the sorted low bits
+        part >>= U64(32)  # the query bits stay (each row keeps its query's segment) ...
+        part <<= U64(32)
+        part |= sorted_part >> U64(32)  # ... with the sorted low bits
         sorted_part &= low  # the row within the query ...
         sorted_part.view(np.int64)[:] += query_start[qidx[lo:hi]]  # ... and the row itself
     return packed.view(np.int64)
@@ -206,11 +202,11 @@ def _rank_among_ties_pairwise(
     """
     sizes = right - left
     owner = np.repeat(np.arange(judged.size, dtype=np.int64), sizes)
-    member_slot = _ranges(left, sizes)
+    member_slot = ranges(left, sizes)
     member_local = member_slot if order is None else order[member_slot]
     member_row = member_local if rows is None else rows[member_local]
     judged_row = judged if rows is None else rows[judged]
-    words, lengths = _leading_words(docs, np.concatenate([member_row, judged_row]))
+    words, lengths = leading_words(docs, np.concatenate([member_row, judged_row]))
     n = member_row.size
     member_word, member_length = words[:n], lengths[:n]
     owner_word, owner_length = words[n:][owner], lengths[n:][owner]
@@ -227,7 +223,7 @@ def _rank_among_ties_pairwise(
     )
     if unsure.size:
         greater[unsure] = pc.greater(
-            _take(docs, member_row[unsure]), _take(docs, judged_row[owner[unsure]])
+            take(docs, member_row[unsure]), take(docs, judged_row[owner[unsure]])
         ).to_numpy(zero_copy_only=False)
     if scores is not None:
         member_score, owner_score = scores[member_local], scores[judged][owner]
@@ -251,11 +247,11 @@ def _rank_among_ties_sorted(
     sorted once by (group, score descending when ``scores`` is given, ID descending)."""
     group_start, first = np.unique(left, return_index=True)
     sizes = right[first] - group_start
-    member_slot = _ranges(group_start, sizes)
+    member_slot = ranges(group_start, sizes)
     member_local = member_slot if order is None else order[member_slot]
     member_group = np.repeat(np.arange(group_start.size, dtype=np.int64), sizes)
     member_row = member_local if rows is None else rows[member_local]
-    columns = {"g": member_group, "d": _take(docs, member_row)}
+    columns = {"g": member_group, "d": take(docs, member_row)}
     sort_keys = [("g", "ascending"), ("d", "descending")]
     if scores is not None:
         columns["s"] = scores[member_local] + 0.0  # -0.0 + 0.0 == +0.0: ties with 0.0
@@ -275,11 +271,11 @@ def _rank_among_ties_sorted(
     return ranks
 
 
-def _given_positions(
+def given_positions(
     qidx: IntArray, ranks: IntArray | None, judged: IntArray, query_start: IntArray
 ) -> IntArray:
     """Positions by ``rank`` ascending (else row order) within each query (``query_start``: as
-    for :func:`_trec_positions`)."""
+    for :func:`trec_positions`)."""
     order = np.argsort(qidx, kind="stable") if ranks is None else np.lexsort((ranks, qidx))
     inverse = np.empty(order.size, dtype=np.int64)
     inverse[order] = np.arange(order.size, dtype=np.int64)
@@ -287,14 +283,14 @@ def _given_positions(
     return position
 
 
-def _keep_first(
+def keep_first(
     dup_rows: IntArray,
     *,
     run_q: pa.ChunkedArray,
     run_d: pa.ChunkedArray,
     scores: npt.NDArray[np.float64],
     ranks: IntArray | None,
-    ties: Ties,
+    ties: str,
     n_rows: int,
     double: bool = False,
 ) -> npt.NDArray[np.bool_]:

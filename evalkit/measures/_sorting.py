@@ -6,7 +6,7 @@ combined key for a two-key sort), and in-place sorts of keys grouped by query, w
 independently on every core: numpy's sort releases the GIL, and sorted parts in increasing
 query order make a sorted array, so the thread count never changes a result. Threads are the
 cores this process may run on, at most ``MAX_THREADS``. Large arrays are worked on block by
-block (``_BLOCK`` rows: small temporaries, fewer page faults).
+block (``BLOCK`` rows: small temporaries, fewer page faults).
 """
 
 from __future__ import annotations
@@ -17,20 +17,32 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["MAX_THREADS"]
+__all__ = [
+    "BLOCK",
+    "MAX_THREADS",
+    "U64",
+    "IntArray",
+    "U64Array",
+    "lexsort",
+    "parallel_sort",
+    "ranges",
+    "sort_segments",
+    "stable_order",
+    "threads",
+]
 
 IntArray = npt.NDArray[np.int64]
 U64Array = npt.NDArray[np.uint64]
 
-_U64 = np.uint64
+U64 = np.uint64
 
-_BLOCK = 1 << 16  # rows per block: keeps temporaries small, in cache and off the page-fault path
+BLOCK = 1 << 16  # rows per block: keeps temporaries small, in cache and off the page-fault path
 
 #: The most threads a ranking uses (its sorts and fingerprints).
 MAX_THREADS = 8
 
 
-def _threads() -> int:
+def threads() -> int:
     """Threads for the parallel parts: the cores this process may run on (its CPU affinity, which
     taskset, a cpuset or a job scheduler narrows; not the machine's count), at most
     ``MAX_THREADS``."""
@@ -39,14 +51,14 @@ def _threads() -> int:
     return min(usable_cores(), MAX_THREADS)
 
 
-def _ranges(starts: IntArray, sizes: IntArray) -> IntArray:
+def ranges(starts: IntArray, sizes: IntArray) -> IntArray:
     """The indices ``starts[i] .. starts[i] + sizes[i] - 1`` of every ``i``, concatenated."""
     indices = np.repeat(starts - (np.cumsum(sizes) - sizes), sizes)
     indices += np.arange(indices.size, dtype=np.int64)
     return indices
 
 
-def _lexsort(major: IntArray, minor: IntArray) -> IntArray:
+def lexsort(major: IntArray, minor: IntArray) -> IntArray:
     """``np.lexsort((minor, major))`` (stable: by ``major``, then ``minor``, then index).
 
     ``major`` must be >= 0. One stable sort of a combined key when it fits in 63 bits (a radix
@@ -63,10 +75,10 @@ def _lexsort(major: IntArray, minor: IntArray) -> IntArray:
     key -= low
     if bool(np.all(key[1:] > key[:-1])):
         return np.arange(key.size, dtype=np.int64)  # already in order, no equal keys
-    return _stable_order(key)
+    return stable_order(key)
 
 
-def _stable_order(values: IntArray) -> IntArray:
+def stable_order(values: IntArray) -> IntArray:
     """``np.argsort(values, kind="stable")`` for non-negative integers; a radix sort (16-bit
     digits) when they fit in 32 bits."""
     high = int(values.max(initial=0))
@@ -79,7 +91,7 @@ def _stable_order(values: IntArray) -> IntArray:
     return order.astype(np.int64, copy=False)
 
 
-def _parallel_sort(keys: U64Array, query_sizes: IntArray | None, workers: int) -> None:
+def parallel_sort(keys: U64Array, query_sizes: IntArray | None, workers: int) -> None:
     """Sort ``keys`` in place; fast when the rows are grouped by query (``query_sizes``).
 
     When every query has the same number of rows the keys form a matrix whose rows are sorted;
@@ -92,7 +104,7 @@ def _parallel_sort(keys: U64Array, query_sizes: IntArray | None, workers: int) -
     if query_sizes is None or keys.size < 1 << 17:
         keys.sort()
         return
-    if _sort_segments(keys, query_sizes, workers):
+    if sort_segments(keys, query_sizes, workers):
         return
     sizes = query_sizes[query_sizes > 0]
     starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
@@ -108,7 +120,7 @@ def _parallel_sort(keys: U64Array, query_sizes: IntArray | None, workers: int) -
             pass
 
 
-def _sort_segments(keys: U64Array, sizes: IntArray, workers: int) -> bool:
+def sort_segments(keys: U64Array, sizes: IntArray, workers: int) -> bool:
     """Sort in place each segment of ``keys`` (consecutive segments of ``sizes`` keys) as the
     rows of a matrix: of one, when all segments have the same size, else padded with the
     largest key. False (nothing done) when a segment is too long or padding would more than

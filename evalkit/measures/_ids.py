@@ -18,14 +18,26 @@ import pyarrow.compute as pc
 
 from evalkit.errors import InputError
 from evalkit.formats.rules import duplicates_error
-from evalkit.measures.sorting import _U64, IntArray, U64Array
+from evalkit.measures._sorting import U64, IntArray, U64Array
 
-__all__: list[str] = []  # internals of the ranking builder (and of evalkit.measures.diversity)
+# the ranking builder's (evalkit.measures.ranking, and evalkit.measures.diversity's columns)
+__all__ = [
+    "ALL_BITS",
+    "id_array",
+    "integer_column",
+    "leading_words",
+    "query_blocks",
+    "quote_ids",
+    "raise_duplicates",
+    "score_column",
+    "sorted_codes",
+    "take",
+]
 
-_ALL_BITS = _U64(0xFFFFFFFFFFFFFFFF)
+ALL_BITS = U64(0xFFFFFFFFFFFFFFFF)
 
 
-def _id_array(frame: pd.DataFrame, column: str, what: str) -> pa.ChunkedArray:
+def id_array(frame: pd.DataFrame, column: str, what: str) -> pa.ChunkedArray:
     """The column as a chunked arrow string array (pandas' arrow-backed ``str`` columns are
     not copied)."""
     series = frame[column]
@@ -58,7 +70,7 @@ def _id_array(frame: pd.DataFrame, column: str, what: str) -> pa.ChunkedArray:
     return array
 
 
-def _integer_column(frame: pd.DataFrame, column: str, what: str) -> IntArray:
+def integer_column(frame: pd.DataFrame, column: str, what: str) -> IntArray:
     series = frame[column]
     values = series.to_numpy()
     limit = np.iinfo(np.int64)
@@ -90,7 +102,7 @@ def _too_large(what: str, column: str) -> str:
     )
 
 
-def _score_column(run: pd.DataFrame, run_q: pa.ChunkedArray) -> npt.NDArray[np.float64]:
+def score_column(run: pd.DataFrame, run_q: pa.ChunkedArray) -> npt.NDArray[np.float64]:
     series = run["score"]
     values = series.to_numpy()
     if values.dtype.kind not in "iuf":
@@ -106,12 +118,12 @@ def _score_column(run: pd.DataFrame, run_q: pa.ChunkedArray) -> npt.NDArray[np.f
     return values
 
 
-def _quote_ids(ids: pa.Array | pa.ChunkedArray, limit: int = 3) -> str:
+def quote_ids(ids: pa.Array | pa.ChunkedArray, limit: int = 3) -> str:
     shown = ", ".join(repr(x) for x in ids.slice(0, limit).to_pylist())
     return shown + (", ..." if len(ids) > limit else "")
 
 
-def _raise_duplicates(
+def raise_duplicates(
     what: str, verb: str, ids: tuple[pa.ChunkedArray, pa.ChunkedArray], dup_rows: IntArray, fix: str
 ) -> None:
     q, d = ids
@@ -119,7 +131,7 @@ def _raise_duplicates(
     raise duplicates_error(what, verb, pairs, int(dup_rows[0]), fix)
 
 
-def _sorted_codes(ids: pa.Array) -> tuple[pa.Array, IntArray]:
+def sorted_codes(ids: pa.Array) -> tuple[pa.Array, IntArray]:
     """The distinct ``ids``, sorted, and each ID's index among them (one hash pass)."""
     encoded = pc.dictionary_encode(ids)
     order = pc.sort_indices(encoded.dictionary).to_numpy(zero_copy_only=False)
@@ -130,7 +142,7 @@ def _sorted_codes(ids: pa.Array) -> tuple[pa.Array, IntArray]:
     ]
 
 
-def _query_blocks(run_q: pa.ChunkedArray) -> tuple[IntArray, IntArray]:
+def query_blocks(run_q: pa.ChunkedArray) -> tuple[IntArray, IntArray]:
     """First row and length of each block of consecutive rows with the same query ID."""
     n = len(run_q)
     if n == 0:
@@ -142,7 +154,7 @@ def _query_blocks(run_q: pa.ChunkedArray) -> tuple[IntArray, IntArray]:
     return start, np.diff(start, append=np.int64(n))
 
 
-def _take(strings: pa.ChunkedArray, at: IntArray) -> pa.Array:
+def take(strings: pa.ChunkedArray, at: IntArray) -> pa.Array:
     """``strings[at]`` as one array, taken chunk by chunk (``pc.take`` on a chunked array
     first concatenates all its chunks)."""
     if strings.num_chunks == 1:
@@ -166,7 +178,7 @@ def _take(strings: pa.ChunkedArray, at: IntArray) -> pa.Array:
     return pa.concat_arrays(parts).take(pa.array(inverse))
 
 
-def _leading_words(strings: pa.ChunkedArray, at: IntArray) -> tuple[U64Array, IntArray]:
+def leading_words(strings: pa.ChunkedArray, at: IntArray) -> tuple[U64Array, IntArray]:
     """The first 8 bytes (zero-padded, big-endian: integer order is byte order) and the byte
     length of the strings at rows ``at``."""
     words = np.zeros(at.size, dtype=np.uint64)
@@ -193,11 +205,11 @@ def _leading_words(strings: pa.ChunkedArray, at: IntArray) -> tuple[U64Array, In
         first = np.minimum(start, data.size - 8)
         word = windows[first].astype(np.uint64)
         late = np.flatnonzero(first < start)
-        shift = np.minimum(start[late] - first[late], 7).astype(np.uint64) * _U64(8)
+        shift = np.minimum(start[late] - first[late], 7).astype(np.uint64) * U64(8)
         word[late] <<= shift
         # zero the bytes past each string's end
         short = np.flatnonzero(length < 8)
-        word[short] &= ~(_ALL_BITS >> (length[short] * 8).astype(np.uint64))
+        word[short] &= ~(ALL_BITS >> (length[short] * 8).astype(np.uint64))
         if mine is None:
             words, lengths = word, length
         else:
