@@ -1,4 +1,6 @@
-"""Shared test helpers: a tiny valid fixture as plain data, and a writer for fixture dirs.
+"""Shared test helpers: a tiny valid fixture as plain data, a writer for fixture dirs, the
+problems of a fixture that does not load, and the trec_eval 10.0 oracle's fixtures (built by
+``trec_eval_oracle``, once per session, on first use).
 
 Property tests (hypothesis) draw the same examples on every run of ``make test`` and CI, so a
 red run can be repeated; ``make fuzz`` draws new ones (``HYPOTHESIS_PROFILE=fuzz``), 500 per
@@ -14,11 +16,15 @@ import importlib.util
 import os
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import yaml
 from hypothesis import settings
+from trec_eval_oracle import RBP_FIX, TrecEval10, build_trec_eval10
+
+if TYPE_CHECKING:
+    from evalkit.errors import Problem
 
 settings.register_profile("repeatable", derandomize=True)
 settings.register_profile("fuzz", derandomize=False, max_examples=500)
@@ -135,3 +141,39 @@ def load_benchmark(file_name: str) -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def fixture_problems(directory: Path) -> tuple[Problem, ...]:
+    """The problems of the ``FixtureError`` that loading ``directory`` raises (fails if it
+    loads)."""
+    from evalkit.errors import FixtureError
+    from evalkit.fixtures import load_fixture
+
+    with pytest.raises(FixtureError) as caught:
+        load_fixture(directory)
+    return caught.value.problems
+
+
+def problem_places(problems: tuple[Problem, ...]) -> set[tuple[str, str, str]]:
+    """``{(file, object_id, field)}`` of ``problems``."""
+    return {(p.file, p.object_id, p.field) for p in problems}
+
+
+@pytest.fixture(scope="session")
+def trec_eval10(tmp_path_factory: pytest.TempPathFactory) -> TrecEval10:
+    """Build trec_eval 10.0 with widened output in a temporary folder (skip if impossible)."""
+    widened = dict.fromkeys(("meas_print_single.c", "meas_print_final.c"), ("%6.4f", "%.17g"))
+    return build_trec_eval10(tmp_path_factory, "trec_eval10", widened)
+
+
+@pytest.fixture(scope="session")
+def trec_eval10_plain(tmp_path_factory: pytest.TempPathFactory) -> TrecEval10:
+    """trec_eval 10.0 as released (4-decimal output), built in a temporary folder."""
+    return build_trec_eval10(tmp_path_factory, "trec_eval10_plain", {})
+
+
+@pytest.fixture(scope="session")
+def trec_eval10_rbp_fixed(tmp_path_factory: pytest.TempPathFactory) -> TrecEval10:
+    """trec_eval 10.0 as released but with ``RBP_FIX`` (a modified work: the two
+    uninitialized variables of m_rbp.c set to 0), 4-decimal output."""
+    return build_trec_eval10(tmp_path_factory, "trec_eval10_rbp_fixed", RBP_FIX)

@@ -10,8 +10,8 @@ from typing import Any
 import jsonschema
 import pytest
 import yaml
+from conftest import fixture_problems
 
-from evalkit.errors import FixtureError
 from evalkit.fixtures import (
     AliasConcept,
     AliasTable,
@@ -34,12 +34,6 @@ TABLE: dict[str, Any] = {
         {"id": "fare", "aliases": ["ticket", "票价", "多少钱"]},
     ]
 }
-
-
-def _problems(path: Path) -> list[Any]:
-    with pytest.raises(FixtureError) as caught:
-        load_fixture(path)
-    return list(caught.value.problems)
 
 
 def test_committed_fixtures_ship_their_tables() -> None:
@@ -88,7 +82,7 @@ def test_a_table_loads_and_round_trips(make_fixture: Any, tmp_path: Path) -> Non
 def test_bad_tables_name_file_id_and_field(
     make_fixture: Any, table: Any, item: str, field: str, message: str
 ) -> None:
-    problems = _problems(make_fixture(lambda data: data.update({"aliases.yaml": table})))
+    problems = fixture_problems(make_fixture(lambda data: data.update({"aliases.yaml": table})))
     assert any(
         p.file == "aliases.yaml"
         and p.object_id == item
@@ -106,7 +100,7 @@ def test_sensitive_aliases_are_reported_by_field_without_the_value(make_fixture:
             {"id": "p", "aliases": ["/etc/passwd"]},
         ]
     }
-    problems = _problems(make_fixture(lambda data: data.update({"aliases.yaml": table})))
+    problems = fixture_problems(make_fixture(lambda data: data.update({"aliases.yaml": table})))
     fields = {(p.object_id, p.field) for p in problems}
     assert {("c", "aliases[1]"), ("p", "aliases[0]")} <= fields
     assert not any(secret in str(p) or "/etc/passwd" in str(p) for p in problems)
@@ -121,7 +115,9 @@ def test_sensitive_aliases_are_reported_by_field_without_the_value(make_fixture:
 
 
 def test_invalid_yaml_in_the_table_is_reported_with_its_line(make_fixture: Any) -> None:
-    problems = _problems(make_fixture(lambda data: data.update({"aliases.yaml": "concepts: [\n"})))
+    problems = fixture_problems(
+        make_fixture(lambda data: data.update({"aliases.yaml": "concepts: [\n"}))
+    )
     assert [p.file for p in problems] == ["aliases.yaml"]
     assert "invalid YAML" in problems[0].message
 

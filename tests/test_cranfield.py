@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import ir_measures
 import numpy as np
 import pytest
 from cli_runner import run_cli
+from oracles import assert_per_query_values, ir_measures_values
 
 from evalkit.fixtures import load_fixture
 from evalkit.run import evaluate
@@ -144,18 +144,8 @@ def test_a_document_run_on_finer_chunks_is_scored_as_trec_eval_scores_documents(
     measures = ["R@10", "RR@10", "nDCG@10", "P@5", "AP"]
     system = f"run:{tmp_path / 'docs.trec'}?ids=documents"
     evaluation = evaluate(fixture, [system], measures=measures, repeats=1)
-    expected = {
-        (m.query_id, str(m.measure)): m.value
-        for m in ir_measures.iter_calc(
-            [ir_measures.parse_measure(m) for m in measures],
-            {q: grades for q, grades in qrels.items() if any(grades.values())},
-            run,
-        )
-    }
+    judged = {q: grades for q, grades in qrels.items() if any(grades.values())}
+    expected = ir_measures_values(measures, judged, run)
     values = evaluation.per_query[evaluation.per_query["measure"].isin(measures)]
     assert len(values) == len(expected)
-    for query, measure, value in zip(
-        values["query_id"], values["measure"], values["value"], strict=True
-    ):
-        oracle = expected[(query, str(ir_measures.parse_measure(measure)))]
-        assert value == pytest.approx(oracle, abs=1e-12), (query, measure)
+    assert_per_query_values(values, expected, tol=1e-12)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import itertools
 import os
-import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,12 +16,12 @@ import pytest
 distributed = pytest.importorskip("distributed")
 dd = pytest.importorskip("dask.dataframe")
 
-from evalkit.errors import InputError, RunOnlyQueriesWarning  # noqa: E402
+from oracles import quiet_score, write_parquet_run, write_trec_run  # noqa: E402
+
+from evalkit.errors import InputError  # noqa: E402
 from evalkit.fixtures import load_fixture  # noqa: E402
-from evalkit.measures import score  # noqa: E402
 from evalkit.run import evaluate  # noqa: E402
 from tests.nasty_runs import every_measure, nasty  # noqa: E402
-from tests.test_stream import write_parquet, write_text  # noqa: E402
 
 MEASURES = every_measure()
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "synthetic-bilingual-dev-v1"
@@ -44,19 +43,13 @@ def client() -> Iterator[Any]:
         yield connected
 
 
-def quiet_score(qrels: pd.DataFrame, run: Any, **options: Any) -> pd.DataFrame:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RunOnlyQueriesWarning)
-        return score(qrels, run, MEASURES, **options)
-
-
 @pytest.mark.parametrize("grouped", [True, False], ids=["grouped", "shuffled"])
 def test_dask_frame_equals_in_memory(client: Any, grouped: bool) -> None:
     # 5 partitions of consecutive rows: queries straddle partitions (shuffled: almost all)
     qrels, run = nasty(20, grouped=grouped)
-    expected = quiet_score(qrels, run)
+    expected = quiet_score(qrels, run, MEASURES)
     frame = dd.from_pandas(run, npartitions=5, sort=False)
-    got = quiet_score(qrels, frame)
+    got = quiet_score(qrels, frame, MEASURES)
     pd.testing.assert_frame_equal(got, expected, check_exact=True)
 
 
@@ -68,9 +61,9 @@ def test_options_and_given_order_on_the_cluster(client: Any) -> None:
         {"ties": "given"},
         {"judged_only": True, "max_docs": 5, "complete": False, "trec_version": "9"},
     ):
-        expected = quiet_score(qrels, run, **options)
+        expected = quiet_score(qrels, run, MEASURES, **options)
         pd.testing.assert_frame_equal(
-            quiet_score(qrels, frame, **options), expected, check_exact=True
+            quiet_score(qrels, frame, MEASURES, **options), expected, check_exact=True
         )
 
 
@@ -81,12 +74,12 @@ def test_run_sources_with_a_client(client: Any, tmp_path: Path) -> None:
     folder.mkdir()
     texts = []
     for i, (lo, hi) in enumerate(itertools.pairwise(cuts)):
-        write_parquet(run.iloc[lo:hi], folder / f"part-{i}.parquet")
-        texts.append(write_text(run.iloc[lo:hi], tmp_path / f"part-{i}.txt"))
-    expected = quiet_score(qrels, run)
+        write_parquet_run(run.iloc[lo:hi], folder / f"part-{i}.parquet")
+        texts.append(write_trec_run(run.iloc[lo:hi], tmp_path / f"part-{i}.txt"))
+    expected = quiet_score(qrels, run, MEASURES)
     for source in (folder, texts):
         pd.testing.assert_frame_equal(
-            quiet_score(qrels, source, client=client), expected, check_exact=True
+            quiet_score(qrels, source, MEASURES, client=client), expected, check_exact=True
         )
 
 
@@ -94,11 +87,11 @@ def test_errors_come_back_as_evalkit_errors(client: Any, tmp_path: Path) -> None
     qrels, run = nasty(23)
     twice = pd.concat([run, run.iloc[:1]], ignore_index=True)
     with pytest.raises(InputError, match="more than once"):
-        quiet_score(qrels, dd.from_pandas(twice, npartitions=3, sort=False))
+        quiet_score(qrels, dd.from_pandas(twice, npartitions=3, sort=False), MEASURES)
     bad = tmp_path / "bad.txt"
     bad.write_text("q1 Q0 d1 1 1.0 tag\nq1 Q0 d2 x 1.0 tag\n")
     with pytest.raises(InputError, match=":2: field rank"):
-        quiet_score(qrels, [bad], client=client, ties="given")
+        quiet_score(qrels, [bad], MEASURES, client=client, ties="given")
 
 
 def test_evaluate_on_the_cluster_equals_local(client: Any, tmp_path: Path) -> None:
@@ -106,7 +99,7 @@ def test_evaluate_on_the_cluster_equals_local(client: Any, tmp_path: Path) -> No
     local = evaluate(fixture, ["lexical", "token-hash"], repeats=1)
     run_file = tmp_path / "mine.trec"
     rankings = local.rankings[local.rankings["system"] == "lexical"]
-    write_text(
+    write_trec_run(
         rankings.rename(columns={"chunk_id": "doc_id"}).iloc[: len(rankings) * 2 // 3],
         run_file,
     )

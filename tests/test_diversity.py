@@ -17,6 +17,7 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from oracles import pyndeval_values, run_frame
 
 from evalkit.errors import InputError, MeasureError
 from evalkit.measures import parse_measure, score
@@ -69,16 +70,7 @@ def _oracle(
         docs.sort(key=lambda x: -x[1])  # then score descending (stable)
         ranked += [(q, d, -float(rank)) for rank, (d, _) in enumerate(docs)]
     qrels = pd.DataFrame(sub_rows, columns=["query_id", "iteration", "doc_id", "relevance"])
-    run = pd.DataFrame(ranked, columns=["query_id", "doc_id", "score"])
-    parsed = [ir_measures.parse_measure(m) for m in measures]
-    out = {}
-    for measure in parsed:
-        # one measure per call: ir_measures 0.4.3 hands the run to its first pyndeval
-        # invocation only, so measures of a second (rel, alpha, beta) group would read 0
-        for metric in ir_measures.pyndeval.iter_calc([measure], qrels, run):
-            out[metric.query_id, str(metric.measure)] = float(metric.value)
-    names = {str(p): m for p, m in zip(parsed, measures, strict=True)}
-    return {(q, names[m]): v for (q, m), v in out.items()}
+    return pyndeval_values(measures, qrels, run_frame(ranked))
 
 
 def _values(frame: pd.DataFrame) -> dict[tuple[str, str], float]:

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import ir_measures
 import numpy as np
 import pytest
 from cli_runner import run_cli
+from oracles import assert_per_query_values, ir_measures_values
 
 from evalkit.errors import InputError
 from evalkit.fixtures import Fixture, Judgment
@@ -95,21 +95,12 @@ def test_ranking_measures_equal_document_level_evaluation(chunked: Fixture, tmp_
     for query_id, document, _, score in rows:
         run.setdefault(query_id, {})[document] = score
     answerable = [q.id for q in chunked.queries if q.answerable]
-    expected = {
-        (m.query_id, str(m.measure)): m.value
-        for m in ir_measures.iter_calc(
-            [ir_measures.parse_measure(name) for name in MEASURES],
-            {q: qrels[q] for q in answerable},
-            {q: run[q] for q in answerable},
-        )
-    }
+    expected = ir_measures_values(
+        MEASURES, {q: qrels[q] for q in answerable}, {q: run[q] for q in answerable}
+    )
     per_query = evaluation.per_query[evaluation.per_query["measure"].isin(MEASURES)]
     assert len(per_query) == len(answerable) * len(MEASURES)
-    for query_id, measure, value in zip(
-        per_query["query_id"], per_query["measure"], per_query["value"], strict=True
-    ):
-        oracle = expected[(query_id, str(ir_measures.parse_measure(measure)))]
-        assert value == pytest.approx(oracle, abs=1e-12), (query_id, measure)
+    assert_per_query_values(per_query, expected, tol=1e-12)
     # the rankings hold each document's best chunk, with the document's grade
     ranking = evaluation.rankings
     for query_id, chunk_id, grade in zip(

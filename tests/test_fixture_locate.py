@@ -119,6 +119,12 @@ def test_respaced_and_recased_answers_are_found(words: list[str], spaces: list[s
 # --- the command ------------------------------------------------------------------------------
 
 
+def _locate_in_ferry_01(answer: str) -> int:
+    """``evalkit fixture locate`` of ``answer`` in chunk-ferry-01-01 for q-en-001 of the
+    committed fixture: its exit code."""
+    return main(["fixture", "locate", str(COMMITTED), "q-en-001", "chunk-ferry-01-01", answer])
+
+
 def test_cli_prints_the_span_and_offsets(
     capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -126,16 +132,7 @@ def test_cli_prints_the_span_and_offsets(
     chunk = load_fixture(COMMITTED).chunk("chunk-ferry-01-01")
     start = chunk.text.find("first boat leaves Lantern Quay")
     assert start >= 0
-    code = main(
-        [
-            "fixture",
-            "locate",
-            str(COMMITTED),
-            "q-en-001",
-            "chunk-ferry-01-01",
-            "FIRST boat  leaves lantern quay",
-        ]
-    )
+    code = _locate_in_ferry_01("FIRST boat  leaves lantern quay")
     out = capsys.readouterr().out
     assert code == 0
     assert f"start {start}, end {start + 30}" in out
@@ -145,16 +142,7 @@ def test_cli_prints_the_span_and_offsets(
 
 
 def test_cli_candidates_exit_1(capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(
-        [
-            "fixture",
-            "locate",
-            str(COMMITTED),
-            "q-en-001",
-            "chunk-ferry-01-01",
-            "the first boat leaves Lantern Quai at 6:10",
-        ]
-    )
+    code = _locate_in_ferry_01("the first boat leaves Lantern Quai at 6:10")
     out = capsys.readouterr().out
     assert code == 1
     assert "no exact match; closest candidates" in out

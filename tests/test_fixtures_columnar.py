@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import yaml
-from conftest import TINY_FIXTURE, write_fixture
+from conftest import TINY_FIXTURE, fixture_problems, write_fixture
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_fixtures_rules import RULE_CASES, SECRETS
@@ -44,12 +44,6 @@ COMMITTED = [
 ]
 KINDS = ("documents", "chunks", "queries")
 Data = dict[str, Any]
-
-
-def _problems(directory: Path) -> list[Problem]:
-    with pytest.raises(FixtureError) as caught:
-        load_fixture(directory)
-    return list(caught.value.problems)
 
 
 def _as_yaml_names(problems: list[Problem]) -> list[tuple[str, str, str, str]]:
@@ -128,12 +122,12 @@ def _spans_as_structs(data: Data) -> None:
 def _compare_forms(tmp_path: Path, data: Data) -> set[str]:
     """Load ``data`` as YAML, JSONL and Parquet; assert equal problems; the forms compared."""
     yaml_dir = write_fixture(tmp_path / "yaml", copy.deepcopy(data))
-    expected = _as_yaml_names(_problems(yaml_dir))
+    expected = _as_yaml_names(fixture_problems(yaml_dir))
     compared = set()
     for form in ("jsonl", "parquet"):
         directory = tmp_path / form
         if _write_columnar(directory, copy.deepcopy(data), form):
-            assert _as_yaml_names(_problems(directory)) == expected, form
+            assert _as_yaml_names(fixture_problems(directory)) == expected, form
             compared.add(form)
     return compared
 
@@ -187,7 +181,7 @@ def test_a_secret_in_a_key_or_an_id_is_not_echoed_in_any_form(tmp_path: Path) ->
     data["chunks.yaml"][1]["AKIAIOSFODNN7EXAMPLE"] = "https://example.org/x"
     data["documents.yaml"][1]["id"] = "AKIAIOSFODNN7EXAMPLE"
     assert "jsonl" in _compare_forms(tmp_path, data)
-    text = str(FixtureError(_problems(tmp_path / "jsonl")))
+    text = str(FixtureError(fixture_problems(tmp_path / "jsonl")))
     assert "AKIAIOSFODNN7EXAMPLE" not in text
     assert "example.org" not in text
 
@@ -213,7 +207,7 @@ def test_malformed_fixture_cases_give_the_same_problems_in_every_form(
             data[entry.name] = yaml.safe_load(entry.read_text(encoding="utf-8"))
     except (yaml.YAMLError, UnicodeDecodeError, ValueError, NotADirectoryError):
         pytest.skip("a YAML-syntax defect, not representable in JSON or Parquet")
-    yaml_problems = _problems(fixture_dir)
+    yaml_problems = fixture_problems(fixture_dir)
     if any("invalid YAML" in p.message or "nested more" in p.message for p in yaml_problems):
         pytest.skip("a YAML-syntax defect, not representable in JSON or Parquet")
     assert _compare_forms(tmp_path / "forms", data) == {"jsonl", "parquet"}
@@ -306,7 +300,7 @@ def test_jsonl_syntax_problems_name_the_line(
 ) -> None:
     directory = _columnar_tiny(tmp_path, "jsonl")
     (directory / "chunks.jsonl").write_text(lines, encoding="utf-8")
-    problems = _problems(directory)
+    problems = fixture_problems(directory)
     found = [p for p in problems if p.file == "chunks.jsonl" and p.field == where]
     assert found, [str(p) for p in problems]
     assert words in found[0].message
@@ -318,7 +312,7 @@ def test_jsonl_not_utf8_names_the_line(tmp_path: Path) -> None:
     directory = _columnar_tiny(tmp_path, "jsonl")
     good = (directory / "documents.jsonl").read_bytes()
     (directory / "documents.jsonl").write_bytes(good + b'{"id": "\xff"}\n')
-    problems = _problems(directory)
+    problems = fixture_problems(directory)
     assert [(p.file, p.field) for p in problems] == [("documents.jsonl", "line 3")]
 
 
@@ -334,7 +328,7 @@ def test_an_empty_yaml_list_is_named_as_one(tmp_path: Path) -> None:
     directory = write_fixture(tmp_path / "fx", TINY_FIXTURE)
     chunks = next(p for p in directory.rglob("chunks*.yaml"))
     chunks.write_text("[]\n", encoding="utf-8")
-    messages = [p.message for p in _problems(directory)]
+    messages = [p.message for p in fixture_problems(directory)]
     assert any("expected a non-empty list of chunks, found an empty list" in m for m in messages)
 
 
@@ -344,14 +338,14 @@ def test_parquet_column_problems_are_reported_once_per_file(tmp_path: Path) -> N
     table = table.drop_columns(["title"]).append_column("colour", pa.array(["red"] * 3))
     table = table.set_column(0, "id", pa.array([1, 2, 3]))
     pq.write_table(table, directory / "chunks.parquet")
-    problems = _problems(directory)
+    problems = fixture_problems(directory)
     assert {(p.file, p.field) for p in problems} == {
         ("chunks.parquet", "column id"),
         ("chunks.parquet", "column title"),
         ("chunks.parquet", "column colour"),
     }
     (directory / "queries.parquet").write_bytes(b"not parquet at all")
-    problems = _problems(directory)
+    problems = fixture_problems(directory)
     assert ("queries.parquet", "") in {(p.file, p.field) for p in problems}
 
 
@@ -364,15 +358,15 @@ def test_a_null_in_a_required_parquet_column_reads_as_an_empty_yaml_value(
     pq.write_table(table, directory / "documents.parquet")
     data = copy.deepcopy(TINY_FIXTURE)
     data["documents.yaml"][1]["title"] = None
-    expected = _as_yaml_names(_problems(write_fixture(tmp_path / "yaml", data)))
-    assert _as_yaml_names(_problems(directory)) == expected
+    expected = _as_yaml_names(fixture_problems(write_fixture(tmp_path / "yaml", data)))
+    assert _as_yaml_names(fixture_problems(directory)) == expected
     assert expected == [("documents.yaml", "doc-zh-1", "title", expected[0][3])]
 
 
 def test_two_forms_of_one_kind_are_refused(tmp_path: Path) -> None:
     directory = _columnar_tiny(tmp_path, "parquet")
     shutil.copy(tmp_path / "src" / "chunks.yaml", directory / "chunks.yaml")
-    problems = _problems(directory)
+    problems = fixture_problems(directory)
     assert [(p.file, p.message) for p in problems] == [
         ("chunks.parquet", "both chunks.parquet and chunks.yaml exist; keep one of them")
     ]

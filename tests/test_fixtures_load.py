@@ -11,23 +11,14 @@ from typing import Any
 
 import pytest
 import yaml
+from conftest import fixture_problems, problem_places
 
 from evalkit.cli import main
-from evalkit.errors import FixtureError, Problem
+from evalkit.errors import FixtureError
 from evalkit.fixtures import fixture_json_schema, load_fixture
 
 REPO = Path(__file__).resolve().parents[1]
 COMMITTED = REPO / "fixtures" / "synthetic-bilingual-v1"
-
-
-def _problems(directory: Path) -> tuple[Problem, ...]:
-    with pytest.raises(FixtureError) as caught:
-        load_fixture(directory)
-    return caught.value.problems
-
-
-def _where(problems: tuple[Problem, ...]) -> set[tuple[str, str, str]]:
-    return {(p.file, p.object_id, p.field) for p in problems}
 
 
 def test_load_builds_frozen_models_with_lookups(tiny_dir: Path) -> None:
@@ -71,15 +62,15 @@ def test_split_directories_are_read_in_name_order(tmp_path: Path, tiny_data: Any
 
     repeated = [*chunks[1:], dict(chunks[1])]
     (root / "chunks" / "a.yaml").write_text(yaml.safe_dump(repeated, allow_unicode=True))
-    assert ("chunks/a.yaml", "c-en-2", "id") in _where(_problems(root))
+    assert ("chunks/a.yaml", "c-en-2", "id") in problem_places(fixture_problems(root))
 
 
 def test_missing_and_unexpected_entries(tiny_dir: Path) -> None:
     (tiny_dir / "queries.yaml").rename(tiny_dir / "querys.yaml")
     (tiny_dir / "README.md").write_text("notes")  # allowed, not read
     (tiny_dir / ".gitkeep").write_text("")  # hidden entries are ignored
-    problems = _problems(tiny_dir)
-    assert _where(problems) == {("querys.yaml", "", ""), ("queries.yaml", "", "")}
+    problems = fixture_problems(tiny_dir)
+    assert problem_places(problems) == {("querys.yaml", "", ""), ("queries.yaml", "", "")}
     unexpected = next(p for p in problems if p.file == "querys.yaml")
     assert "Did you mean 'queries.yaml'?" in unexpected.message
 
@@ -87,7 +78,7 @@ def test_missing_and_unexpected_entries(tiny_dir: Path) -> None:
 def test_both_file_and_directory_of_a_kind(tiny_dir: Path, tiny_data: Any) -> None:
     (tiny_dir / "documents").mkdir()
     (tiny_dir / "documents" / "more.yaml").write_text(yaml.safe_dump(tiny_data["documents.yaml"]))
-    assert any("keep one of them" in p.message for p in _problems(tiny_dir))
+    assert any("keep one of them" in p.message for p in fixture_problems(tiny_dir))
 
 
 def test_missing_directory_is_a_fixture_error(tmp_path: Path) -> None:
@@ -116,7 +107,7 @@ def test_missing_directory_is_a_fixture_error(tmp_path: Path) -> None:
 )
 def test_yaml_errors_name_file_and_line(tiny_dir: Path, text: str, where: str, words: str) -> None:
     (tiny_dir / "documents.yaml").write_text(text)
-    problems = [p for p in _problems(tiny_dir) if p.file == "documents.yaml"]
+    problems = [p for p in fixture_problems(tiny_dir) if p.file == "documents.yaml"]
     assert [(p.field, words in p.message) for p in problems] == [(where, True)]
     assert "python/object" not in str(problems[0])  # quoted input is redacted
 
@@ -132,7 +123,7 @@ def test_yaml_errors_name_file_and_line(tiny_dir: Path, text: str, where: str, w
 )
 def test_a_list_file_must_hold_a_non_empty_list(tiny_dir: Path, content: str, found: str) -> None:
     (tiny_dir / "chunks.yaml").write_text(content)
-    problems = _problems(tiny_dir)
+    problems = fixture_problems(tiny_dir)
     chunk_problems = [p for p in problems if p.file == "chunks.yaml"]
     assert len(chunk_problems) == 1
     assert f"expected a non-empty list of chunks, found {found}" in chunk_problems[0].message
@@ -144,60 +135,60 @@ def test_items_must_be_mappings(tiny_dir: Path, tiny_data: Any) -> None:
     (tiny_dir / "documents.yaml").write_text(
         yaml.safe_dump([*tiny_data["documents.yaml"], "doc-en-2"])
     )
-    problems = _problems(tiny_dir)
-    assert ("documents.yaml", "item 3", "") in _where(problems)
+    problems = fixture_problems(tiny_dir)
+    assert ("documents.yaml", "item 3", "") in problem_places(problems)
 
 
 def test_not_utf8_is_reported(tiny_dir: Path) -> None:
     (tiny_dir / "documents.yaml").write_bytes(b"- id: doc\xff\n")
-    assert any("not UTF-8" in p.message for p in _problems(tiny_dir))
+    assert any("not UTF-8" in p.message for p in fixture_problems(tiny_dir))
 
 
 # --- symlinks --------------------------------------------------------------------------------
 
 
-def _outside_chunks(tmp_path: Path, tiny_data: Any) -> Path:
-    """A chunks file outside the fixture whose content would be reported if it were read."""
+def _outside_chunks(tmp_path: Path, tiny_dir: Path, tiny_data: Any) -> Path:
+    """A chunks file outside the fixture whose content would be reported if it were read; the
+    fixture's own chunks.yaml is removed."""
     outside = tmp_path / "outside"
     outside.mkdir()
     chunks = [dict(c, leaked_marker=True) for c in tiny_data["chunks.yaml"]]
     target = outside / "chunks.yaml"
     target.write_text(yaml.safe_dump(chunks, allow_unicode=True))
+    (tiny_dir / "chunks.yaml").unlink()
     return target
+
+
+def _assert_refused_and_not_read(fixture_dir: Path, file: str) -> None:
+    """Loading reports ``file`` as leading outside the fixture, and nothing of its content."""
+    problems = fixture_problems(fixture_dir)
+    assert any(p.file == file and "outside" in p.message for p in problems)
+    assert not any("leaked_marker" in p.field for p in problems)
 
 
 def test_symlinked_file_outside_is_refused_and_not_read(
     tmp_path: Path, tiny_dir: Path, tiny_data: Any
 ) -> None:
-    target = _outside_chunks(tmp_path, tiny_data)
-    (tiny_dir / "chunks.yaml").unlink()
+    target = _outside_chunks(tmp_path, tiny_dir, tiny_data)
     os.symlink(os.path.relpath(target, tiny_dir), tiny_dir / "chunks.yaml")
-    problems = _problems(tiny_dir)
-    assert any(p.file == "chunks.yaml" and "outside" in p.message for p in problems)
-    assert not any("leaked_marker" in p.field for p in problems)
+    _assert_refused_and_not_read(tiny_dir, "chunks.yaml")
 
 
 def test_symlinked_directory_outside_is_refused(
     tmp_path: Path, tiny_dir: Path, tiny_data: Any
 ) -> None:
-    target = _outside_chunks(tmp_path, tiny_data)
-    (tiny_dir / "chunks.yaml").unlink()
+    target = _outside_chunks(tmp_path, tiny_dir, tiny_data)
     os.symlink(target.parent, tiny_dir / "chunks")
-    problems = _problems(tiny_dir)
-    assert any(p.file == "chunks" and "outside" in p.message for p in problems)
-    assert not any("leaked_marker" in p.field for p in problems)
+    _assert_refused_and_not_read(tiny_dir, "chunks")
 
 
 def test_symlink_inside_a_kind_directory_leading_out_is_refused(
     tmp_path: Path, tiny_dir: Path, tiny_data: Any
 ) -> None:
-    target = _outside_chunks(tmp_path, tiny_data)
-    (tiny_dir / "chunks.yaml").unlink()
+    target = _outside_chunks(tmp_path, tiny_dir, tiny_data)
     (tiny_dir / "chunks").mkdir()
     os.symlink(target, tiny_dir / "chunks" / "all.yaml")
-    problems = _problems(tiny_dir)
-    assert any(p.file == "chunks/all.yaml" and "outside" in p.message for p in problems)
-    assert not any("leaked_marker" in p.field for p in problems)
+    _assert_refused_and_not_read(tiny_dir, "chunks/all.yaml")
 
 
 def test_symlink_within_the_fixture_is_followed(tiny_dir: Path) -> None:
@@ -210,7 +201,7 @@ def test_symlink_within_the_fixture_is_followed(tiny_dir: Path) -> None:
 def test_broken_symlink_is_reported(tiny_dir: Path) -> None:
     (tiny_dir / "queries.yaml").unlink()
     os.symlink("missing.yaml", tiny_dir / "queries.yaml")
-    assert any("broken symlink" in p.message for p in _problems(tiny_dir))
+    assert any("broken symlink" in p.message for p in fixture_problems(tiny_dir))
 
 
 # --- the committed fixture -------------------------------------------------------------------

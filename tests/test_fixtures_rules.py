@@ -7,23 +7,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import fixture_problems, problem_places
 
 from evalkit.cli import main
-from evalkit.errors import FixtureError, Problem
+from evalkit.errors import FixtureError
 from evalkit.fixtures import Fixture, find_sensitive, load_fixture, validate_fixture
 
 Data = dict[str, Any]
 Mutation = Callable[[Data], None]
-
-
-def _problems(directory: Path) -> tuple[Problem, ...]:
-    with pytest.raises(FixtureError) as caught:
-        load_fixture(directory)
-    return caught.value.problems
-
-
-def _where(problems: tuple[Problem, ...]) -> set[tuple[str, str, str]]:
-    return {(p.file, p.object_id, p.field) for p in problems}
 
 
 def _chunk(data: Data, chunk_id: str) -> dict[str, Any]:
@@ -191,7 +182,7 @@ def test_each_rule_reports_file_id_and_field(
     where: tuple[str, str, str],
     words: str,
 ) -> None:
-    problems = _problems(make_fixture(mutate))
+    problems = fixture_problems(make_fixture(mutate))
     matching = [p for p in problems if (p.file, p.object_id, p.field) == where]
     assert matching, f"expected a problem at {where}, got {[str(p) for p in problems]}"
     assert any(words in p.message for p in matching), [p.message for p in matching]
@@ -213,8 +204,8 @@ def test_all_problems_are_reported_together(make_fixture: Callable[..., Path]) -
         _query(data, "q-zh-1")["judgments"][0]["spans"] = ["五克朗"]
         data["documents.yaml"][0]["title"] = ""
 
-    problems = _problems(make_fixture(several))
-    assert _where(problems) >= {
+    problems = fixture_problems(make_fixture(several))
+    assert problem_places(problems) >= {
         ("fixture.yaml", "tiny-v1", "colour"),
         ("chunks.yaml", "c-en-2", "document_id"),
         ("queries.yaml", "q-zh-1", "judgments[0].spans[0]"),
@@ -232,8 +223,8 @@ def test_an_invalid_querys_judgments_are_still_checked(make_fixture: Callable[..
         query["judgments"].append({"chunk_id": "c-missing", "grade": 7, "spans": ["x"]})
         query["judgments"].append({"chunk_id": "c-zh-1", "grade": 0, "spans": ["四克朗"]})
 
-    problems = _problems(make_fixture(invalid_query))
-    assert _where(problems) == {
+    problems = fixture_problems(make_fixture(invalid_query))
+    assert problem_places(problems) == {
         ("queries.yaml", "q-en-1", "tags"),
         ("queries.yaml", "q-en-1", "judgments[0].spans[0]"),
         ("queries.yaml", "q-en-1", "judgments[1].grade"),
@@ -251,7 +242,7 @@ def test_an_ill_formed_chunk_id_of_an_invalid_query_is_one_problem(
         query["tags"] = ["paraphrase", "paraphrase"]
         query["judgments"][0]["chunk_id"] = "How much is a bed"  # not an ID: no "does not exist"
 
-    problems = _problems(make_fixture(ill_formed))
+    problems = fixture_problems(make_fixture(ill_formed))
     assert sorted(p.field for p in problems) == ["judgments[0].chunk_id", "tags"]
 
 
@@ -277,7 +268,7 @@ def test_every_later_copy_of_a_query_id_is_named_with_the_first(
         _query(data, "q-en-2")["id"] = "q-en-1"
         data["queries.yaml"][2]["id"] = "q-en-1"
 
-    problems = _problems(make_fixture(duplicate))
+    problems = fixture_problems(make_fixture(duplicate))
     duplicates = sorted(p.message.split(");")[0] for p in problems if p.field == "id")
     assert duplicates == [
         "duplicate query ID (first defined in queries.yaml item 1; this copy: queries.yaml item 2",
@@ -294,8 +285,8 @@ def test_an_invalid_query_judging_an_invalid_chunk_adds_no_noise(
         _chunk(data, "c-zh-1")["extra"] = 1
         _query(data, "q-zh-1")["tags"] = ["paraphrase", "paraphrase"]
 
-    problems = _problems(make_fixture(both))
-    assert _where(problems) == {
+    problems = fixture_problems(make_fixture(both))
+    assert problem_places(problems) == {
         ("chunks.yaml", "c-zh-1", "extra"),
         ("queries.yaml", "q-zh-1", "tags"),
     }
@@ -305,8 +296,8 @@ def test_an_invalid_object_does_not_cause_dangling_reference_noise(
     make_fixture: Callable[..., Path],
 ) -> None:
     # c-zh-1 has an unknown field, so it is not built; q-zh-1 still names it correctly.
-    problems = _problems(make_fixture(_set(("chunks.yaml", 2, "extra"), 1)))
-    assert _where(problems) == {("chunks.yaml", "c-zh-1", "extra")}
+    problems = fixture_problems(make_fixture(_set(("chunks.yaml", 2, "extra"), 1)))
+    assert problem_places(problems) == {("chunks.yaml", "c-zh-1", "extra")}
 
 
 SECRETS = {
@@ -352,7 +343,7 @@ def test_sensitive_values_are_named_by_field_never_echoed(
     directory = make_fixture(_set(path, secret))
     with pytest.raises(FixtureError) as caught:
         load_fixture(directory)
-    assert where in _where(caught.value.problems)
+    assert where in problem_places(caught.value.problems)
     assert any("not shown here" in p.message for p in caught.value.problems)
     assert main(["validate", str(directory)]) == 1
     output = capsys.readouterr()
@@ -368,9 +359,9 @@ def test_a_secret_in_a_span_is_reported_at_the_span(make_fixture: Callable[..., 
             {"chunk_id": "c-en-2", "grade": 1, "spans": ["10.1.2.3"]}
         )
 
-    problems = _problems(make_fixture(secret_span))
-    assert ("chunks.yaml", "c-en-2", "text") in _where(problems)
-    assert ("queries.yaml", "q-en-1", "judgments[1].spans[0].text") in _where(problems)
+    problems = fixture_problems(make_fixture(secret_span))
+    assert ("chunks.yaml", "c-en-2", "text") in problem_places(problems)
+    assert ("queries.yaml", "q-en-1", "judgments[1].spans[0].text") in problem_places(problems)
     assert "10.1.2.3" not in str(FixtureError(problems))
 
 
@@ -379,8 +370,8 @@ def test_secrets_in_an_otherwise_invalid_object_and_its_keys_are_not_echoed(
 ) -> None:
     key = "AKIAIOSFODNN7EXAMPLE"
     directory = make_fixture(_set(("chunks.yaml", 1, key), "https://example.org/x"))
-    problems = _problems(directory)
-    assert ("chunks.yaml", "c-en-2", "<field>") in _where(problems)
+    problems = fixture_problems(directory)
+    assert ("chunks.yaml", "c-en-2", "<field>") in problem_places(problems)
     assert key not in str(FixtureError(problems))
     assert "example.org" not in str(FixtureError(problems))
 
@@ -389,8 +380,8 @@ def test_a_secret_shaped_id_is_replaced_by_the_item_number(
     make_fixture: Callable[..., Path],
 ) -> None:
     secret_id = "AKIAIOSFODNN7EXAMPLE"
-    problems = _problems(make_fixture(_set(("documents.yaml", 1, "id"), secret_id)))
-    assert ("documents.yaml", "item 2", "id") in _where(problems)
+    problems = fixture_problems(make_fixture(_set(("documents.yaml", 1, "id"), secret_id)))
+    assert ("documents.yaml", "item 2", "id") in problem_places(problems)
     assert secret_id not in str(FixtureError(problems))
 
 

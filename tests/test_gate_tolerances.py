@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 import pytest
 from test_gates import make_report
+from wrapped_system import WrappedSystem
 
 from evalkit.errors import FixtureError
 from evalkit.gates import DEFAULT_TOLERANCE, Gates, Tolerance, check_gates, load_gates, load_report
@@ -140,32 +141,13 @@ def test_a_tolerance_needs_an_allowance(tmp_path: pathlib.Path) -> None:
 # --- must show: a system degraded by 0.03 on a primary measure fails a default gate -------
 
 
-class DemotesTopHit:
+class DemotesTopHit(WrappedSystem):
     """A regression its definition does not show: the wrapped system, but for the queries in
     ``query_ids`` its first hit is moved to the end of its list."""
-
-    def __init__(self, inner: Any, query_ids: frozenset[str]) -> None:
-        self.inner = inner
-        self.name = inner.name
-        self.query_ids = query_ids
-
-    def definition(self) -> dict[str, Any]:
-        return dict(self.inner.definition())
-
-    def use_aliases(self, table: Any) -> None:
-        self.inner.use_aliases(table)
-
-    def index(self, chunks: Any) -> None:
-        self.inner.index(chunks)
 
     def search(self, query: Any, k: int) -> Any:
         hits = list(self.inner.search(query, k))
         return hits[1:] + hits[:1] if query.id in self.query_ids else hits
-
-    def close(self) -> None:
-        close = getattr(self.inner, "close", None)
-        if callable(close):
-            close()
 
 
 def demoted_queries(count: int) -> frozenset[str]:

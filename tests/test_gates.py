@@ -19,6 +19,7 @@ import yaml
 from cli_runner import run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from wrapped_system import WrappedSystem
 
 from evalkit.errors import FixtureError, InputError, StaleBaselineError
 from evalkit.gates import (
@@ -656,31 +657,12 @@ def degraded_ids() -> frozenset[str]:
     return frozenset(chosen)
 
 
-class WronglyAbstains:
+class WronglyAbstains(WrappedSystem):
     """A regression the system definition does not show: same name and definition as the wrapped
     system, but it returns nothing ("no answer") for the queries in ``query_ids``."""
 
-    def __init__(self, inner: Any, query_ids: frozenset[str]) -> None:
-        self.inner = inner
-        self.name = inner.name
-        self.query_ids = query_ids
-
-    def definition(self) -> dict[str, Any]:
-        return dict(self.inner.definition())
-
-    def use_aliases(self, table: Any) -> None:  # a wrapper forwards the fixture's aliases.yaml
-        self.inner.use_aliases(table)
-
-    def index(self, chunks: Any) -> None:
-        self.inner.index(chunks)
-
     def search(self, query: Any, k: int) -> Any:
         return [] if query.id in self.query_ids else self.inner.search(query, k)
-
-    def close(self) -> None:
-        close = getattr(self.inner, "close", None)
-        if callable(close):
-            close()
 
 
 def degraded_hybrid_rerank() -> WronglyAbstains:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from oracles import trec_eval_measures
+from trec_eval_oracle import measure_arguments, read_trec_eval_output
 
 from evalkit.cli import main
 from evalkit.measures import trec_name
@@ -12,47 +14,19 @@ from evalkit.measures import trec_name
 DATA = Path(__file__).parent / "data" / "trec_eval"
 CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 MEASURES = [
-    *(f"P@{k}" for k in CUTOFFS),
-    *(f"R@{k}" for k in CUTOFFS),
-    *(f"AP@{k}" for k in CUTOFFS),
-    *(f"nDCG@{k}" for k in CUTOFFS),
+    *trec_eval_measures(CUTOFFS, families=["P", "R", "AP", "nDCG"]),
     *(f"Success@{k}" for k in (1, 5, 10)),
-    "AP",
-    "nDCG",
-    "RR",
-    "Rprec",
-    "Bpref",
-    "SetP",
-    "SetR",
-    "SetF",
-    "NumRet",
-    "NumRel",
-    "NumRelRet",
 ]
-
-
-def _trec_eval_output(path: Path) -> dict[tuple[str, str], str]:
-    """`trec_eval -m all_trec -q` output: 'name<padding>\\tquery\\tvalue' lines."""
-    values = {}
-    for line in path.read_text().splitlines():
-        name, query, value = line.split("\t")
-        values[name.strip(), query] = value.strip()
-    return values
 
 
 def test_trec_eval_command_reproduces_trec_eval_per_query_and_all(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     argv = ["trec-eval", str(DATA / "qrels.test"), str(DATA / "results.test"), "-q", "--trec-names"]
-    for m in MEASURES:
-        argv += ["-m", m]
-    assert main(argv) == 0
-    printed = {}
-    for line in capsys.readouterr().out.splitlines():
-        name, query, value = line.split("\t")
-        printed[name.rstrip(), query] = value
+    assert main([*argv, *measure_arguments(MEASURES)]) == 0
+    printed = read_trec_eval_output(capsys.readouterr().out)
     # trec_eval 10.0 (= 9.0.8 for these measures): tests/data/trec_eval/out.test.aq
-    expected = _trec_eval_output(DATA / "out.test.aq")
+    expected = read_trec_eval_output((DATA / "out.test.aq").read_text())
     names = {trec_name(m) for m in MEASURES}
     wanted = {key: value for key, value in expected.items() if key[0] in names}
     assert len(wanted) == len(MEASURES) * 4  # 3 queries + all

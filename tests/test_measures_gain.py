@@ -24,15 +24,14 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from oracles import Pair, frames, score_values, write_trec_files
 
-from evalkit.errors import InputError, RunOnlyQueriesWarning
+from evalkit.errors import InputError
 from evalkit.measures import parse_measure, score
 
 DOC_IDS = ("d0", "d1", "d10", "d2", "a", "bb", "B", "zz9", "0", "doc-7", "x", "y")
 # 1.0, 1.0 + 1e-9 and 1.0 + 2e-9 differ as doubles (gdeval and trec_eval 10.0 compare doubles)
 TIED_SCORES = (0.0, 0.3, 0.1 + 0.2, 1.0, 1.0 + 1e-9, 1.0 + 2e-9, 2.0, -1.5, 3.25)
-
-Pair = tuple[list[tuple[str, str, int]], list[tuple[str, str, float]]]
 
 
 @st.composite
@@ -59,19 +58,6 @@ def batch(draw: st.DrawFn, *, ties: bool, max_grade: int = 4, trec: bool = False
             scores = [float(s) for s in draw(st.permutations(range(1, len(docs) + 1)))]
         run += [(q, d, s) for d, s in zip(docs, scores, strict=True)]
     return qrels, run
-
-
-def _frames(pair: Pair) -> tuple[pd.DataFrame, pd.DataFrame]:
-    qrels = pd.DataFrame(pair[0], columns=["query_id", "doc_id", "relevance"])
-    run = pd.DataFrame(pair[1], columns=["query_id", "doc_id", "score"])
-    return qrels, run
-
-
-def _evalkit(qrels: pd.DataFrame, run: pd.DataFrame, measures: list[str]) -> dict:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RunOnlyQueriesWarning)
-        frame = score(qrels, run, measures)
-    return {(q, m): v for q, m, v in frame.itertuples(index=False)}
 
 
 def _provider(name: str, measures: list[object], qrels: pd.DataFrame, run: pd.DataFrame) -> dict:
@@ -116,11 +102,7 @@ def gdeval(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _run_gdeval(script: Path, qrels: pd.DataFrame, run: pd.DataFrame, k: int, folder: Path):
-    qrels_path, run_path = folder / "qrels", folder / "run"
-    qrels_path.write_text("".join(f"{q} 0 {d} {g}\n" for q, d, g in qrels.itertuples(index=False)))
-    run_path.write_text(
-        "".join(f"{q} Q0 {d} 1 {s!r} run\n" for q, d, s in run.itertuples(index=False))
-    )
+    qrels_path, run_path = write_trec_files(qrels, run, folder)
     done = subprocess.run(
         ["perl", str(script), str(qrels_path), str(run_path), str(k)],
         capture_output=True,
@@ -140,9 +122,9 @@ def _run_gdeval(script: Path, qrels: pd.DataFrame, run: pd.DataFrame, k: int, fo
 def test_err_and_ndcg_equal_gdeval(
     gdeval: Path, tmp_path_factory: pytest.TempPathFactory, pair: Pair, k: int
 ) -> None:
-    qrels, run = _frames(pair)
+    qrels, run = frames(pair)
     oracle = _run_gdeval(gdeval, qrels, run, k, tmp_path_factory.mktemp("gd"))
-    ours = _evalkit(qrels, run, [f"ERR@{k}", f"nDCG(dcg='exp-log2')@{k}"])
+    ours = score_values(qrels, run, [f"ERR@{k}", f"nDCG(dcg='exp-log2')@{k}"])
     # gdeval prints the run's queries that have a doc graded > 0
     expected = {
         q for q in set(run["query_id"]) if (qrels[qrels["query_id"] == q]["relevance"] > 0).any()
@@ -170,7 +152,7 @@ def test_ir_measures_gdeval_provider_agrees() -> None:
     )
     measures = [ir_measures.ERR @ 3, ir_measures.nDCG(dcg="exp-log2") @ 3]
     oracle = _provider("gdeval", measures, qrels, run)
-    _agree(oracle, _evalkit(qrels, run, [str(m) for m in measures]), tol=6e-6)
+    _agree(oracle, score_values(qrels, run, [str(m) for m in measures]), tol=6e-6)
 
 
 def test_err_rejects_grades_gdeval_rejects() -> None:
@@ -186,7 +168,7 @@ def test_err_rejects_grades_gdeval_rejects() -> None:
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(pair=batch(ties=False))
 def test_judged_and_compat_equal_their_providers(pair: Pair) -> None:
-    qrels, run = _frames(pair)
+    qrels, run = frames(pair)
     judged = [ir_measures.Judged @ k for k in (1, 2, 5, 20)]
     compat = [
         ir_measures.Compat,
@@ -194,7 +176,7 @@ def test_judged_and_compat_equal_their_providers(pair: Pair) -> None:
         ir_measures.Compat(normalize=False),
         ir_measures.Compat(p=0.8, normalize=False),
     ]
-    ours = _evalkit(qrels, run, [_name(m) for m in judged + compat])
+    ours = score_values(qrels, run, [_name(m) for m in judged + compat])
     _agree(_provider("judged", judged, qrels, run), ours)
     _agree(_provider("compat", compat, qrels, run), ours)
 
@@ -202,10 +184,10 @@ def test_judged_and_compat_equal_their_providers(pair: Pair) -> None:
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(pair=batch(ties=False))
 def test_binary_rbp_equals_cwl_eval(pair: Pair) -> None:
-    qrels, run = _frames(pair)
+    qrels, run = frames(pair)
     measures = [ir_measures.RBP(rel=1), ir_measures.RBP(rel=2, p=0.5), ir_measures.RBP(rel=3)]
     oracle = _provider("cwl_eval", measures, qrels, run)
-    ours = _evalkit(qrels, run, [_name(m) for m in measures])
+    ours = score_values(qrels, run, [_name(m) for m in measures])
     # cwl_eval scores only the run's queries; evalkit gives the others 0
     _agree(oracle, ours)
 
@@ -213,7 +195,7 @@ def test_binary_rbp_equals_cwl_eval(pair: Pair) -> None:
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(pair=batch(ties=True, max_grade=3, trec=True))
 def test_pytrec_eval_provider_families(pair: Pair) -> None:
-    qrels, run = _frames(pair)
+    qrels, run = frames(pair)
     measures = [
         *(ir_measures.P(judged_only=True) @ k for k in (1, 2, 5)),
         ir_measures.P(judged_only=True, rel=2) @ 3,
@@ -224,11 +206,8 @@ def test_pytrec_eval_provider_families(pair: Pair) -> None:
         ir_measures.nDCG(gains={0: 1, 1: 1, 2: 0, 3: 5}),
     ]
     oracle = _provider("pytrec_eval", measures, qrels, run)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RunOnlyQueriesWarning)
-        # pytrec_eval reads scores as float32 (trec_eval 9.0.8): trec_version="9"
-        ours9 = score(qrels, run, [_name(m) for m in measures], trec_version="9")
-    _agree(oracle, {(q, m): v for q, m, v in ours9.itertuples(index=False)})
+    # pytrec_eval reads scores as float32 (trec_eval 9.0.8): trec_version="9"
+    _agree(oracle, score_values(qrels, run, [_name(m) for m in measures], trec_version="9"))
 
 
 def test_rbp_by_hand() -> None:
@@ -236,7 +215,7 @@ def test_rbp_by_hand() -> None:
     # a(3), z (unjudged), b(1): graded (1 - 0.5) * (3 + 0.25 * 1) = 1.625; rel=2: 0.5 * 1
     qrels = pd.DataFrame({"query_id": ["1", "1"], "doc_id": ["a", "b"], "relevance": [3, 1]})
     run = pd.DataFrame({"query_id": ["1"] * 3, "doc_id": ["a", "z", "b"], "score": [3.0, 2, 1]})
-    values = _evalkit(qrels, run, ["RBP(p=0.5)", "RBP(p=0.5,rel=2)", "RBP(p=0.5)@2"])
+    values = score_values(qrels, run, ["RBP(p=0.5)", "RBP(p=0.5,rel=2)", "RBP(p=0.5)@2"])
     assert values[("1", "RBP(p=0.5)")] == pytest.approx(1.625)
     assert values[("1", "RBP(p=0.5,rel=2)")] == pytest.approx(0.5)
     assert values[("1", "RBP(p=0.5)@2")] == pytest.approx(1.5)

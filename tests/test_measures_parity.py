@@ -7,18 +7,21 @@ queries missing from the run, run-only queries and runs longer than every cutoff
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
-import pytrec_eval
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from evalkit.errors import RunOnlyQueriesWarning
-from evalkit.measures import parse_measure, score, trec_name
+from oracles import (
+    assert_trec_eval_values,
+    pytrec_eval_values,
+    qrels_frame,
+    run_frame,
+    score_values,
+    trec_eval_arguments,
+    trec_eval_measures,
+)
 
 CUTOFFS = (1, 2, 3, 5)
 QUERY_IDS = ("001", "1", "q2", "Q10")
@@ -26,42 +29,8 @@ DOC_IDS = ("d0", "d1", "d10", "d2", "a", "bb", "B", "zz9", "é1", "0", "doc-7", 
 # 1.0 and 1.0 + 1e-9 are equal as float32: trec_eval breaks that tie by doc ID.
 SCORES = (0.0, -0.0, 0.5, 1.0, 1.0 + 1e-9, 2.0, -1.5, 3.25)
 
-TREC_MEASURES = [
-    *(f"P@{k}" for k in CUTOFFS),
-    *(f"R@{k}" for k in CUTOFFS),
-    *(f"Success@{k}" for k in CUTOFFS),
-    *(f"AP@{k}" for k in CUTOFFS),
-    *(f"nDCG@{k}" for k in CUTOFFS),
-    "RR",
-    "AP",
-    "nDCG",
-    "Rprec",
-    "Bpref",
-    "SetP",
-    "SetR",
-    "SetF",
-    "NumRet",
-    "NumRel",
-    "NumRelRet",
-]
-PYTREC_MEASURES = {
-    "P.1,2,3,5",
-    "recall.1,2,3,5",
-    "success.1,2,3,5",
-    "map_cut.1,2,3,5",
-    "ndcg_cut.1,2,3,5",
-    "recip_rank",
-    "map",
-    "ndcg",
-    "Rprec",
-    "bpref",
-    "set_P",
-    "set_recall",
-    "set_F",
-    "num_ret",
-    "num_rel",
-    "num_rel_ret",
-}
+TREC_MEASURES = trec_eval_measures(CUTOFFS)
+PYTREC_MEASURES = set(trec_eval_arguments(CUTOFFS))
 
 
 @st.composite
@@ -93,58 +62,13 @@ def _frames(
     # row order must not matter: shuffle it
     rng = np.random.default_rng(seed)
     run_rows = [run_rows[i] for i in rng.permutation(len(run_rows))]
-    qrels_frame = pd.DataFrame(qrels_rows, columns=["query_id", "doc_id", "relevance"])
-    run_frame = pd.DataFrame(run_rows, columns=["query_id", "doc_id", "score"])
-    run_frame = run_frame.astype({"query_id": "str", "doc_id": "str", "score": "float64"})
+    run = run_frame(run_rows).astype({"query_id": "str", "doc_id": "str", "score": "float64"})
     # arrow-backed columns in several chunks, as read_run returns them
-    cut = len(run_frame) // 2
+    cut = len(run) // 2
     chunked = pa.concat_tables(
-        [
-            pa.Table.from_pandas(part, preserve_index=False)
-            for part in (run_frame[:cut], run_frame[cut:])
-        ]
+        [pa.Table.from_pandas(part, preserve_index=False) for part in (run[:cut], run[cut:])]
     )
-    return qrels_frame, chunked.to_pandas()
-
-
-def _evalkit(qrels_frame: pd.DataFrame, run_frame: pd.DataFrame, measures: list[str]) -> dict:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RunOnlyQueriesWarning)
-        frame = score(qrels_frame, run_frame, measures, trec_version="9")
-    return {(q, m): v for q, m, v in frame.itertuples(index=False)}
-
-
-def _oracle(
-    qrels: dict[str, dict[str, int]],
-    run: dict[str, dict[str, float]],
-    measures: set[str],
-    relevance_level: int = 1,
-) -> dict[str, dict[str, float]]:
-    """trec_eval's values for every qrels query (``trec_eval -c``).
-
-    pytrec_eval only evaluates queries with a non-empty ranking (it can crash on empty ones),
-    so a qrels query with no ranking gets trec_eval's -c value of an empty ranking: 0 for every
-    measure, except num_rel, which counts the query's docs graded >= the relevance level.
-    """
-    evaluator = pytrec_eval.RelevanceEvaluator(qrels, measures, relevance_level=relevance_level)
-    ranked = {q: dict(docs) for q, docs in run.items() if q in qrels and docs}
-    values: dict[str, dict[str, float]] = evaluator.evaluate(ranked) if ranked else {}
-    for q, docs in qrels.items():
-        if q not in values:
-            num_rel = sum(1 for g in docs.values() if g >= max(relevance_level, 0))
-            values[q] = _EmptyRanking(num_rel)
-    return values
-
-
-class _EmptyRanking(dict[str, float]):
-    """trec_eval -c values of a query with no ranking: 0.0 except num_rel."""
-
-    def __init__(self, num_rel: int) -> None:
-        super().__init__()
-        self.num_rel = float(num_rel)
-
-    def __missing__(self, key: str) -> float:
-        return self.num_rel if key == "num_rel" else 0.0
+    return qrels_frame(qrels_rows), chunked.to_pandas()
 
 
 def _trec_order(ranking: dict[str, float]) -> list[str]:
@@ -164,13 +88,10 @@ def test_per_query_values_equal_trec_eval(
         m if rel == 1 or m.startswith(("nDCG", "NumRet")) else _with_rel(m, rel)
         for m in TREC_MEASURES
     ]
-    ours = _evalkit(*_frames(qrels, run, seed), measures)
-    expected = _oracle(qrels, run, PYTREC_MEASURES, relevance_level=rel)
+    ours = score_values(*_frames(qrels, run, seed), measures, trec_version="9")
+    expected = pytrec_eval_values(qrels, run, PYTREC_MEASURES, relevance_level=rel)
     assert {q for q, _ in ours} == set(qrels)
-    for q in qrels:
-        for m in measures:
-            want = expected[q][trec_name(m)]
-            assert ours[q, str(parse_measure(m))] == pytest.approx(want, abs=1e-9), (q, m)
+    assert_trec_eval_values(ours, expected, qrels, measures)
 
 
 def _with_rel(measure: str, rel: int) -> str:
@@ -187,11 +108,11 @@ def test_exp_gain_ndcg_equals_trec_eval_on_exponentiated_grades(
     # 2^g - 1 (negative grades unchanged) is the same computation.
     qrels, run = data
     measures = ["nDCG(dcg='exp-log2')", *(f"nDCG(dcg='exp-log2')@{k}" for k in CUTOFFS)]
-    ours = _evalkit(*_frames(qrels, run, seed), measures)
+    ours = score_values(*_frames(qrels, run, seed), measures, trec_version="9")
     exp_qrels = {
         q: {d: (2**g - 1 if g >= 0 else g) for d, g in docs.items()} for q, docs in qrels.items()
     }
-    expected = _oracle(exp_qrels, run, {"ndcg", "ndcg_cut.1,2,3,5"})
+    expected = pytrec_eval_values(exp_qrels, run, {"ndcg", "ndcg_cut.1,2,3,5"})
     for q in qrels:
         assert ours[q, measures[0]] == pytest.approx(expected[q]["ndcg"], abs=1e-9)
         for k, m in zip(CUTOFFS, measures[1:], strict=True):
@@ -205,13 +126,13 @@ def test_rr_at_k_equals_trec_eval_recip_rank_of_the_top_k(
 ) -> None:
     qrels, run = data
     measures = [f"RR@{k}" for k in CUTOFFS]
-    ours = _evalkit(*_frames(qrels, run, seed), measures)
+    ours = score_values(*_frames(qrels, run, seed), measures, trec_version="9")
     for k, m in zip(CUTOFFS, measures, strict=True):
         top_k = {
             q: {d: float(len(docs) - i) for i, d in enumerate(_trec_order(docs)[:k])}
             for q, docs in run.items()
         }
-        expected = _oracle(qrels, top_k, {"recip_rank"})
+        expected = pytrec_eval_values(qrels, top_k, {"recip_rank"})
         for q in qrels:
             assert ours[q, m] == pytest.approx(expected[q]["recip_rank"], abs=1e-9)
 
@@ -236,19 +157,14 @@ def test_large_runs_equal_trec_eval(layout: str) -> None:
         judged = [*rng.choice(docs, min(10, n_docs), replace=False).tolist(), "missing"]
         qrels[qid] = {d: int(rng.integers(-1, 4)) for d in judged}
         qrels[qid][judged[0]] = max(qrels[qid][judged[0]], 0)
-    run_frame = pd.DataFrame(rows, columns=["query_id", "doc_id", "score"])
+    frame = run_frame(rows)
     if layout == "shuffled":
-        run_frame = run_frame.sample(frac=1, random_state=1)
-    qrels_frame = pd.DataFrame(
-        [(q, d, g) for q, docs in qrels.items() for d, g in docs.items()],
-        columns=["query_id", "doc_id", "relevance"],
-    )
-    assert len(run_frame) > 2**17
+        frame = frame.sample(frac=1, random_state=1)
+    judged = qrels_frame((q, d, g) for q, docs in qrels.items() for d, g in docs.items())
+    assert len(frame) > 2**17
     measures = ["nDCG@10", "AP", "RR", "P@10", "R@100", "Bpref", "NumRet"]
-    ours = _evalkit(qrels_frame, run_frame, measures)
-    expected = _oracle(
+    ours = score_values(judged, frame, measures, trec_version="9")
+    expected = pytrec_eval_values(
         qrels, run, {"ndcg_cut.10", "map", "recip_rank", "P.10", "recall.100", "bpref", "num_ret"}
     )
-    for q in qrels:
-        for m in measures:
-            assert ours[q, m] == pytest.approx(expected[q][trec_name(m)], abs=1e-9), (q, m)
+    assert_trec_eval_values(ours, expected, qrels, measures)

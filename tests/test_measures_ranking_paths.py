@@ -20,12 +20,12 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
-import pytrec_eval
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from oracles import assert_trec_eval_values, pytrec_eval_values, quiet_score
 
 from evalkit.errors import InputError, RunOnlyQueriesWarning
-from evalkit.measures import _ids, _join, _order, _sorting, ranking, score, trec_name
+from evalkit.measures import _ids, _join, _order, _sorting, ranking, score
 
 MEASURES = ["nDCG@10", "AP", "RR", "P@5", "R@20", "NumRet", "NumRelRet"]
 PYTREC_MEASURES = {"ndcg_cut.10", "map", "recip_rank", "P.5", "recall.20", "num_ret", "num_rel_ret"}
@@ -93,15 +93,11 @@ def test_colliding_fingerprints_give_trec_eval_values(
     # on several cores: fingerprints in slices, and (listed query by query) the run in parts
     monkeypatch.setattr(ranking, "_PARALLEL_MIN_ROWS", 0)
     _use_threads(monkeypatch, cores)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RunOnlyQueriesWarning)
-        frame = score(qrels_frame, run_frame, MEASURES, trec_version="9")
+    frame = quiet_score(qrels_frame, run_frame, MEASURES, trec_version="9")
     ours = {(q, m): v for q, m, v in frame.itertuples(index=False)}
-    expected = pytrec_eval.RelevanceEvaluator(qrels, PYTREC_MEASURES).evaluate(run)
+    expected = pytrec_eval_values(qrels, run, PYTREC_MEASURES)
     assert set(frame["query_id"]) == set(qrels)
-    for q in qrels:
-        for m in MEASURES:
-            assert ours[q, m] == pytest.approx(expected[q][trec_name(m)], abs=1e-9), (q, m)
+    assert_trec_eval_values(ours, expected, qrels, MEASURES)
 
 
 def test_colliding_fingerprints_still_find_only_real_duplicates(
@@ -152,10 +148,7 @@ def _assert_trec_eval_values(
 ) -> None:
     frame = score(qrels_frame, run_frame, MEASURES, trec_version="9")
     ours = {(q, m): v for q, m, v in frame.itertuples(index=False)}
-    expected = pytrec_eval.RelevanceEvaluator(qrels, PYTREC_MEASURES).evaluate(run)
-    for q in qrels:
-        for m in MEASURES:
-            assert ours[q, m] == pytest.approx(expected[q][trec_name(m)], abs=1e-9), (q, m)
+    assert_trec_eval_values(ours, pytrec_eval_values(qrels, run, PYTREC_MEASURES), qrels, MEASURES)
 
 
 @pytest.mark.parametrize("layout", ["grouped", "shuffled"])

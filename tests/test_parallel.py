@@ -9,12 +9,12 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from oracles import write_trec_run
 
 from evalkit.errors import DeterminismError, InputError
 from evalkit.fixtures import generate_fixture
 from evalkit.run import evaluate
 from evalkit.run._parallel import fork_available
-from tests.test_stream import write_text
 
 pytestmark = pytest.mark.skipif(not fork_available(), reason="no fork on this platform")
 
@@ -25,7 +25,7 @@ def test_workers_give_the_serial_evaluation(tmp_path: Path) -> None:
     serial = evaluate(FIXTURE, ["lexical", "token-hash"], repeats=1)
     run_file = tmp_path / "mine.trec"
     rankings = serial.rankings[serial.rankings["system"] == "lexical"]
-    write_text(  # a run file missing a third of its rows: notes count the missing queries
+    write_trec_run(  # a run file missing a third of its rows: notes count the missing queries
         rankings.rename(columns={"chunk_id": "doc_id"}).iloc[: len(rankings) * 2 // 3],
         run_file,
     )

@@ -78,24 +78,26 @@ def test_the_private_texts_share_windows_with_evalkit_prose() -> None:
     assert "rimary measures with a percentile sweep" in _copies(LATIN, 39)
 
 
+def _assert_each_caught(kind: str, copies: list[str], object_id: str) -> None:
+    """Each copy planted in an artifact of ``kind`` is a leak of ``object_id`` alone."""
+    for planted in copies:
+        with pytest.raises(LeakError) as caught:
+            scan_artifact(_as(kind, planted), PRIVATE)
+        assert caught.value.object_ids == (object_id,), planted
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_every_31_character_copy_is_caught_in_every_artifact(kind: str) -> None:
     copies = _copies(LATIN, 31)
     assert len(copies) > 60
-    for planted in copies:
-        with pytest.raises(LeakError) as caught:
-            scan_artifact(_as(kind, planted), PRIVATE)
-        assert caught.value.object_ids == ("chunk:c1",), planted
+    _assert_each_caught(kind, copies, "chunk:c1")
 
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_every_11_character_chinese_copy_is_caught_in_every_artifact(kind: str) -> None:
     copies = _copies(CHINESE, 11)
     assert copies[0].startswith("现代汉语常用")  # the first one's only window is shared
-    for planted in copies:
-        with pytest.raises(LeakError) as caught:
-            scan_artifact(_as(kind, planted), PRIVATE)
-        assert caught.value.object_ids == ("chunk:c2",), planted
+    _assert_each_caught(kind, copies, "chunk:c2")
 
 
 @pytest.mark.parametrize("kind", KINDS)

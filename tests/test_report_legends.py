@@ -71,16 +71,18 @@ def test_ablation_legend_states_method_level_resamples_and_seed() -> None:
     assert "seed 7" in legend
 
 
+def _comparisons(per_query: pd.DataFrame, n_resamples: int) -> pd.DataFrame:
+    """``better`` and ``same`` against ``base`` on nDCG@10 and NoAnswerFP, seed 3."""
+    systems = ["base", "better", "same"]
+    measures = ["nDCG@10", "NoAnswerFP"]
+    return paired_comparisons(
+        per_query, "base", systems=systems, measures=measures, n_resamples=n_resamples, seed=3
+    )
+
+
 def test_comparison_legend_explains_every_shown_column() -> None:
     per_query = _per_query()
-    comparisons = paired_comparisons(
-        per_query,
-        "base",
-        systems=["base", "better", "same"],
-        measures=["nDCG@10", "NoAnswerFP"],
-        n_resamples=500,
-        seed=3,
-    )
+    comparisons = _comparisons(per_query, 500)
     view = comparison_view(comparisons)
     assert list(view.columns) == list(COMPARISON_VIEW_COLUMNS)
     legend = comparison_legend(comparisons, n_resamples=500, seed=3)
@@ -95,14 +97,7 @@ def test_comparison_legend_explains_every_shown_column() -> None:
     # a handful of queries: 2^n <= 500, every sign flip enumerated, the p-value is exact
     assert set(comparisons["p_method"]) == {"exact"}
     assert "exact: every one of the 2^n sign flips" in meaning["p_value"]
-    sampled = paired_comparisons(
-        per_query,
-        "base",
-        systems=["base", "better", "same"],
-        measures=["nDCG@10", "NoAnswerFP"],
-        n_resamples=7,
-        seed=3,
-    )
+    sampled = _comparisons(per_query, 7)
     assert "monte-carlo" in set(sampled["p_method"])
     sampled_legend = comparison_legend(sampled, n_resamples=7, seed=3)
     sampled_meaning = dict(zip(sampled_legend["column"], sampled_legend["meaning"], strict=True))

@@ -3,7 +3,6 @@ intervals, corrections, compare, summaries."""
 
 from __future__ import annotations
 
-import itertools
 import math
 import os
 import subprocess
@@ -17,6 +16,7 @@ import pytest
 import scipy.stats
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from stats_oracles import SECRET, exact_sign_flip_p, monte_carlo_tolerance, synthetic, tidy
 
 from evalkit.errors import InputError
 from evalkit.stats import (
@@ -29,60 +29,6 @@ from evalkit.stats import (
 )
 
 REPO = Path(__file__).resolve().parents[1]
-SECRET = "confidential-passage-text"
-
-
-def exact_sign_flip_p(diffs: np.ndarray) -> float:
-    """Oracle: two-sided sign-flip p-value by enumerating all 2**n sign vectors (no +1)."""
-    observed = abs(diffs.sum())
-    slack = 1e-9 * np.abs(diffs).sum()
-    hits = sum(
-        bool(abs(np.dot(signs, diffs)) >= observed - slack)
-        for signs in itertools.product((1.0, -1.0), repeat=diffs.size)
-    )
-    return hits / (1 << diffs.size)
-
-
-def randomized_tolerance(p: float, n_resamples: int) -> float:
-    """4 binomial standard errors of a Monte Carlo p-value, plus the +1 convention's bias."""
-    return 4.0 * math.sqrt(p * (1.0 - p) / n_resamples) + 1.0 / (n_resamples + 1)
-
-
-def tidy(
-    values: dict[str, list[float]], measure: str = "nDCG@10", **attributes: list[object]
-) -> pd.DataFrame:
-    """A tidy per-query frame with queries q00, q01, ... for every system in ``values``."""
-    rows = []
-    for system, column in values.items():
-        for i, value in enumerate(column):
-            row = {"system": system, "query_id": f"q{i:02d}", "measure": measure, "value": value}
-            row.update({name: attr[i] for name, attr in attributes.items()})
-            rows.append(row)
-    return pd.DataFrame(rows)
-
-
-def synthetic(n_queries: int = 40, systems: int = 2, seed: int = 3) -> pd.DataFrame:
-    """base + ``systems`` systems, two measures, ``language`` and ``answerable`` attributes."""
-    rng = np.random.default_rng(seed)
-    frames = []
-    for s in range(systems + 1):
-        for measure in ("nDCG@10", "R@5"):
-            frames.append(
-                pd.DataFrame(
-                    {
-                        "system": "base" if s == 0 else f"sys{s}",
-                        "query_id": [f"q{i:03d}" for i in range(n_queries)],
-                        "measure": measure,
-                        "value": np.clip(rng.beta(2, 3, n_queries) + 0.03 * s, 0, 1),
-                        "language": ["en" if i % 3 else "de" for i in range(n_queries)],
-                        "answerable": [i % 4 != 0 for i in range(n_queries)],
-                        "query_text": SECRET,
-                    }
-                )
-            )
-    return pd.concat(frames, ignore_index=True)
-
-
 # --- paired_test ---------------------------------------------------------------------------
 
 
@@ -103,7 +49,7 @@ def test_randomization_converges_to_exact_enumeration(n: int, data_seed: int) ->
     ).pvalue
     assert exact == pytest.approx(scipy_exact, abs=1e-12)
     p = paired_test(a, b, test="randomization", n_resamples=20_000, seed=5)
-    assert abs(p - exact) <= randomized_tolerance(exact, 20_000)
+    assert abs(p - exact) <= monte_carlo_tolerance(exact, 20_000)
 
 
 def test_randomization_with_tied_magnitudes_matches_enumeration() -> None:
@@ -112,7 +58,7 @@ def test_randomization_with_tied_magnitudes_matches_enumeration() -> None:
     b = a - np.array([0.1, 0.1, -0.1, 0.1, 0.1, 0.2, -0.2, 0.1])
     exact = exact_sign_flip_p(a - b)
     p = paired_test(a, b, n_resamples=20_000, seed=0)
-    assert abs(p - exact) <= randomized_tolerance(exact, 20_000)
+    assert abs(p - exact) <= monte_carlo_tolerance(exact, 20_000)
 
 
 def test_randomization_plus_one_convention() -> None:
@@ -129,7 +75,7 @@ def test_randomization_seeds_reproducible_and_close() -> None:
     assert paired_test(a, b, n_resamples=5_000, seed=1) == first
     second = paired_test(a, b, n_resamples=5_000, seed=2)
     assert second != first
-    assert abs(second - first) <= 2 * randomized_tolerance(first, 5_000)
+    assert abs(second - first) <= 2 * monte_carlo_tolerance(first, 5_000)
 
 
 def test_ttest_and_wilcoxon_agree_with_scipy() -> None:
@@ -326,7 +272,7 @@ def test_compare_randomization_matches_exact_enumeration() -> None:
     frame = tidy({"base": list(base), "new": list(new)})
     (row,) = compare(frame, "base", n_resamples=20_000).to_dict("records")
     exact = exact_sign_flip_p(new - base)
-    assert abs(row["p_value"] - exact) <= randomized_tolerance(exact, 20_000)
+    assert abs(row["p_value"] - exact) <= monte_carlo_tolerance(exact, 20_000)
 
 
 def test_compare_pairs_by_query_id_not_row_order() -> None:
@@ -363,7 +309,7 @@ def test_compare_seed_changes_randomized_numbers_only_slightly() -> None:
     pd.testing.assert_series_equal(first["diff"], second["diff"], check_exact=True)
     assert not np.array_equal(first["p_value"], second["p_value"])
     for p, q in zip(first["p_value"], second["p_value"], strict=True):
-        assert abs(p - q) <= 2 * randomized_tolerance(p, 4_000)
+        assert abs(p - q) <= 2 * monte_carlo_tolerance(p, 4_000)
     np.testing.assert_allclose(first["ci_low"], second["ci_low"], atol=0.02)
 
 
@@ -384,8 +330,8 @@ def test_compare_thread_count_does_not_change_results(tmp_path: Path) -> None:
         import sys
         import numpy as np, pandas as pd
         sys.path.insert(0, sys.argv[1])
-        from test_stats import synthetic
-        from evalkit.stats._paired import compare
+        from stats_oracles import synthetic
+        from evalkit.stats import compare
         print(compare(synthetic(), "base", by="answerable", n_resamples=1000).to_csv())
         """
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 
@@ -9,6 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.stats
+import stats_oracles
+from stats_oracles import SECRET, monte_carlo_tolerance
 
 from evalkit.errors import InputError
 from evalkit.stats import (
@@ -20,21 +23,8 @@ from evalkit.stats import (
     tukey_hsd,
 )
 
-SECRET = "confidential-passage-text"
-
-
-def tidy_matrix(matrix: np.ndarray, measure: str = "nDCG@10") -> pd.DataFrame:
-    """Tidy frame of a (topics x systems) matrix: systems s0, s1, ...; queries q00, q01, ..."""
-    n, k = matrix.shape
-    return pd.DataFrame(
-        {
-            "system": np.repeat([f"s{j}" for j in range(k)], n),
-            "query_id": np.tile([f"q{t:02d}" for t in range(n)], k),
-            "measure": measure,
-            "value": matrix.T.ravel(),
-            "query_text": SECRET,
-        }
-    )
+# every frame carries a query_text column that no output may show
+tidy_matrix = functools.partial(stats_oracles.tidy_matrix, query_text=SECRET)
 
 
 def retrieval_like(n: int, k: int, seed: int, topic_spread: float = 0.25) -> np.ndarray:
@@ -43,11 +33,6 @@ def retrieval_like(n: int, k: int, seed: int, topic_spread: float = 0.25) -> np.
     topic = rng.normal(0.5, topic_spread, (n, 1))
     system = np.linspace(0.0, 0.06, k)[None, :]
     return np.clip(topic + system + rng.normal(0, 0.08, (n, k)), 0.0, 1.0)
-
-
-def monte_carlo_tolerance(p: float, n_resamples: int) -> float:
-    """4 binomial standard errors of a Monte Carlo p-value plus the +1 convention's bias."""
-    return 4.0 * math.sqrt(p * (1.0 - p) / n_resamples) + 1.0 / (n_resamples + 1)
 
 
 def exact_randomized_tukey(matrix: np.ndarray) -> np.ndarray:

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.stats
-from test_stats import synthetic, tidy
+from stats_oracles import monte_carlo_tolerance, synthetic, tidy
 
 from evalkit.errors import InputError
 from evalkit.stats import (
@@ -24,11 +24,6 @@ from evalkit.stats import (
 
 STABLE = [c for c in COMPARE_COLUMNS if c not in ("family", "family_size", "p_adjusted")]
 STABLE.remove("significant")
-
-
-def monte_carlo_tolerance(p: float, n_resamples: int) -> float:
-    """4 binomial standard errors of a Monte Carlo p-value plus the +1 convention's bias."""
-    return 4.0 * math.sqrt(p * (1.0 - p) / n_resamples) + 1.0 / (n_resamples + 1)
 
 
 def exact_bootstrap_p(diffs: np.ndarray) -> float:

@@ -3,6 +3,7 @@ ties in Wilcoxon's ranks, constant differences, exact sign-flip enumeration, mea
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 
@@ -10,22 +11,14 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.stats
+import stats_oracles
+from stats_oracles import exact_sign_flip_p
 
 from evalkit.errors import InputError
 from evalkit.stats import anova, bootstrap_ci, compare, paired_test, randomized_tukey_hsd, tukey_hsd
 
-
-def tidy_matrix(matrix: np.ndarray, measure: str = "P@10") -> pd.DataFrame:
-    """Tidy frame of a (topics x systems) matrix: systems s0, s1, ...; queries q00, q01, ..."""
-    n, k = matrix.shape
-    return pd.DataFrame(
-        {
-            "system": np.repeat([f"s{j}" for j in range(k)], n),
-            "query_id": np.tile([f"q{t:02d}" for t in range(n)], k),
-            "measure": measure,
-            "value": matrix.T.ravel(),
-        }
-    )
+# the frames here are P@10 values
+tidy_matrix = functools.partial(stats_oracles.tidy_matrix, measure="P@10")
 
 
 def grid_column(rng: np.random.Generator, n: int, step: float) -> np.ndarray:
@@ -122,17 +115,6 @@ def test_bca_on_a_constant_difference_is_the_zero_width_interval() -> None:
         row = compare(frame, "s1", interval=interval, n_resamples=500).iloc[0]
         assert (row["ci_low"], row["ci_high"]) == pytest.approx((0.1, 0.1), abs=1e-15)
         assert math.isnan(row["t"])  # constant non-zero differences: no variance
-
-
-def exact_sign_flip_p(diffs: np.ndarray) -> float:
-    """Oracle: the two-sided p-value over all 2**n sign vectors, by itertools (no +1)."""
-    observed = abs(diffs.sum())
-    slack = 1e-9 * np.abs(diffs).sum()
-    hits = sum(
-        bool(abs(np.dot(signs, diffs)) >= observed - slack)
-        for signs in itertools.product((1.0, -1.0), repeat=diffs.size)
-    )
-    return hits / (1 << diffs.size)
 
 
 def test_sign_flip_at_n_10_is_exact_enumeration() -> None:

@@ -8,7 +8,6 @@ boundaries; shuffled runs take the on-disk partition pass.
 
 from __future__ import annotations
 
-import gzip
 import itertools
 import warnings
 from pathlib import Path
@@ -19,6 +18,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from oracles import quiet_score, write_parquet_run, write_trec_run
 
 from evalkit.errors import FormatError, InputError, RunOnlyQueriesWarning
 from evalkit.formats import write_run
@@ -27,12 +27,6 @@ from evalkit.measures.stream import QrelsIndex, stream_ranking
 from tests.nasty_runs import every_measure, nasty
 
 MEASURES = every_measure()
-
-
-def in_memory(qrels: pd.DataFrame, run: pd.DataFrame, **options: Any) -> pd.DataFrame:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RunOnlyQueriesWarning)
-        return score(qrels, run, MEASURES, **options)
 
 
 def streamed(qrels: pd.DataFrame, source: Any, **options: Any) -> pd.DataFrame:
@@ -47,31 +41,12 @@ def _parse(text: str) -> Any:
     return parse_measure(text)
 
 
-def write_text(run: pd.DataFrame, path: Path) -> Path:
-    """The run as TREC lines in the frame's row order (write_run would sort it)."""
-    lines = [
-        f"{q} Q0 {d} {r} {s!r} tag\n"
-        for q, d, r, s in run[["query_id", "doc_id", "rank", "score"]].itertuples(index=False)
-    ]
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "wt") as out:
-        out.writelines(lines)
-    return path
-
-
-def write_parquet(run: pd.DataFrame, path: Path, *, row_group_size: int = 37) -> Path:
-    pq.write_table(
-        pa.Table.from_pandas(run, preserve_index=False), path, row_group_size=row_group_size
-    )
-    return path
-
-
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("block_rows", [1, 13, 50])
 def test_grouped_text_run_equals_in_memory(tmp_path: Path, seed: int, block_rows: int) -> None:
     qrels, run = nasty(seed)
-    path = write_text(run, tmp_path / "run.txt")
-    expected = in_memory(qrels, run)
+    path = write_trec_run(run, tmp_path / "run.txt")
+    expected = quiet_score(qrels, run, MEASURES)
     got = streamed(qrels, path, block_rows=block_rows)
     pd.testing.assert_frame_equal(got, expected, check_exact=True)
 
@@ -92,8 +67,8 @@ def test_grouped_text_run_equals_in_memory(tmp_path: Path, seed: int, block_rows
 )
 def test_trec_eval_options_equal_in_memory(tmp_path: Path, options: dict[str, Any]) -> None:
     qrels, run = nasty(3)
-    path = write_text(run, tmp_path / "run.txt.gz")
-    expected = in_memory(qrels, run, **options)
+    path = write_trec_run(run, tmp_path / "run.txt.gz")
+    expected = quiet_score(qrels, run, MEASURES, **options)
     got = streamed(qrels, path, block_rows=17, **options)
     pd.testing.assert_frame_equal(got, expected, check_exact=True)
 
@@ -103,8 +78,8 @@ def test_ungrouped_run_takes_the_partition_pass(
     tmp_path: Path, seed: int, capsys: pytest.CaptureFixture[str]
 ) -> None:
     qrels, run = nasty(seed, grouped=False)
-    path = write_text(run, tmp_path / "shuffled.txt")
-    expected = in_memory(qrels, run)
+    path = write_trec_run(run, tmp_path / "shuffled.txt")
+    expected = quiet_score(qrels, run, MEASURES)
     got = streamed(qrels, path, block_rows=40, progress=True, tmp_dir=tmp_path)
     pd.testing.assert_frame_equal(got, expected, check_exact=True)
     assert "partitioning run" in capsys.readouterr().err  # the bar of the second pass
@@ -115,8 +90,8 @@ def test_ungrouped_given_order_keeps_each_querys_row_order(tmp_path: Path) -> No
     # ties="given" without a rank column ranks by row order: the partitions must keep it
     qrels, run = nasty(6, grouped=False)
     run = run.drop(columns="rank")
-    path = write_parquet(run, tmp_path / "run.parquet", row_group_size=29)
-    expected = in_memory(qrels, run, ties="given")
+    path = write_parquet_run(run, tmp_path / "run.parquet", row_group_size=29)
+    expected = quiet_score(qrels, run, MEASURES, ties="given")
     got = streamed(qrels, path, block_rows=25, ties="given")
     pd.testing.assert_frame_equal(got, expected, check_exact=True)
 
@@ -128,9 +103,9 @@ def test_parquet_dataset_and_file_lists_split_queries_across_files(tmp_path: Pat
     folder.mkdir()
     texts = []
     for i, (lo, hi) in enumerate(itertools.pairwise(cuts)):
-        write_parquet(run.iloc[lo:hi], folder / f"part-{i}.parquet", row_group_size=11)
-        texts.append(write_text(run.iloc[lo:hi], tmp_path / f"part-{i}.txt"))
-    expected = in_memory(qrels, run)
+        write_parquet_run(run.iloc[lo:hi], folder / f"part-{i}.parquet", row_group_size=11)
+        texts.append(write_trec_run(run.iloc[lo:hi], tmp_path / f"part-{i}.txt"))
+    expected = quiet_score(qrels, run, MEASURES)
     for source in (folder, texts, [str(p) for p in texts]):
         got = streamed(qrels, source, block_rows=9)
         pd.testing.assert_frame_equal(got, expected, check_exact=True)
@@ -157,29 +132,29 @@ def test_duplicates_across_blocks_are_found_or_kept_first(tmp_path: Path) -> Non
     extra = pd.DataFrame({"query_id": [query], "doc_id": [first_doc], "score": [0.1], "rank": [99]})
     size = int((run["query_id"] == query).sum())
     twice = pd.concat([run.iloc[:size], extra, run.iloc[size:]], ignore_index=True)
-    path = write_text(twice, tmp_path / "dup.txt")
+    path = write_trec_run(twice, tmp_path / "dup.txt")
     with pytest.raises(InputError, match="more than once for query"):
         streamed(qrels, path, block_rows=2)
-    expected = in_memory(qrels, twice, duplicates="keep-first")
+    expected = quiet_score(qrels, twice, MEASURES, duplicates="keep-first")
     got = streamed(qrels, path, block_rows=2, duplicates="keep-first")
     pd.testing.assert_frame_equal(got, expected, check_exact=True)
 
 
 def test_odd_whitespace_falls_back_to_the_line_parser(tmp_path: Path) -> None:
     qrels, run = nasty(10)
-    path = write_text(run, tmp_path / "run.txt")
+    path = write_trec_run(run, tmp_path / "run.txt")
     text = path.read_text().splitlines()
     text[5] = text[5].replace(" ", "\t", 2)  # a mix of tabs and spaces
     text.insert(9, "# a comment line")
     path.write_text("\n".join(text) + "\n")
     pd.testing.assert_frame_equal(
-        streamed(qrels, path, block_rows=3), in_memory(qrels, run), check_exact=True
+        streamed(qrels, path, block_rows=3), quiet_score(qrels, run, MEASURES), check_exact=True
     )
 
 
 def test_malformed_line_reports_its_line(tmp_path: Path) -> None:
     qrels, run = nasty(11)
-    path = write_text(run, tmp_path / "run.txt")
+    path = write_trec_run(run, tmp_path / "run.txt")
     lines = path.read_text().splitlines()
     lines[200] = "q1 Q0 d3 1 not-a-number tag"
     path.write_text("\n".join(lines) + "\n")
@@ -235,7 +210,7 @@ def test_cli_trec_eval_streams_a_parquet_run(tmp_path: Path) -> None:
     qrels, run = nasty(13)
     write_qrels(qrels, tmp_path / "qrels.txt")
     write_run(run, tmp_path / "run.txt")
-    write_parquet(run, tmp_path / "run.parquet")
+    write_parquet_run(run, tmp_path / "run.parquet")
     outputs = []
     for name in ("run.txt", "run.parquet"):
         code, out = _cli(
@@ -273,7 +248,7 @@ def test_identical_values_even_for_running_sums_across_queries(tmp_path: Path) -
     # half of these queries alone give 17 values of each that differ in the last bits (up to
     # 4e-15); the pieces are combined before the kernels run, so the bits match
     qrels, run = nasty(14, n_queries=120)
-    path = write_text(run, tmp_path / "run.txt")
+    path = write_trec_run(run, tmp_path / "run.txt")
     measures = ["G", "ndcg_rel", "Rndcg", "nDCG"]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RunOnlyQueriesWarning)
@@ -288,7 +263,7 @@ def test_a_run_source_without_rows_is_refused(tmp_path: Path, form: str) -> None
     qrels, run = nasty(3)
     if form == "parquet":
         path = tmp_path / "run.parquet"
-        write_parquet(run.iloc[:0], path)
+        write_parquet_run(run.iloc[:0], path)
     else:
         path = tmp_path / "run.txt"
         path.write_text("" if form == "empty" else "# nothing\n\n", encoding="utf-8")
@@ -319,7 +294,7 @@ def test_a_run_dataset_may_mix_its_files_column_types(tmp_path: Path) -> None:
     for i, (part, kind) in enumerate(zip(parts, kinds, strict=True)):
         columns = {name: pa.array(part[name].to_list()).cast(kind[name]) for name in kind}
         pq.write_table(pa.table(columns), tmp_path / "run" / f"part-{i}.parquet")
-    expected = in_memory(qrels, run).sort_values(["query_id", "measure"])
+    expected = quiet_score(qrels, run, MEASURES).sort_values(["query_id", "measure"])
     got = streamed(qrels, str(tmp_path / "run")).sort_values(["query_id", "measure"])
     pd.testing.assert_frame_equal(got.reset_index(drop=True), expected.reset_index(drop=True))
     read = read_source(str(tmp_path / "run"))

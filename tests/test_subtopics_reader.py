@@ -6,10 +6,11 @@ from __future__ import annotations
 import gzip
 from pathlib import Path
 
-import ir_measures
 import pandas as pd
 import pytest
 from cli_runner import run_cli
+from oracles import pyndeval_values, run_frame
+from trec_eval_oracle import measure_arguments, read_trec_eval_output
 
 from evalkit.errors import FormatError
 from evalkit.formats import read_subtopic_qrels
@@ -64,26 +65,21 @@ def test_cli_prints_ir_measures_values(tmp_path: Path) -> None:
     (tmp_path / "qrels.txt").write_text("".join(f"{q} 0 {d} {r}\n" for (q, d), r in best.items()))
     measures = ["ERR_IA@20", "alpha_nDCG@10", "NRBP", "AP_IA", "P_IA@5", "StRecall@10"]
     args = ["trec-eval", str(tmp_path / "qrels.txt"), str(tmp_path / "run.txt"), "-q"]
-    for m in measures:
-        args += ["-m", m]
-    code, out, _ = run_cli([*args, "--subtopic-qrels", str(tmp_path / "sub.txt")], tmp_path)
+    args += [*measure_arguments(measures), "--subtopic-qrels", str(tmp_path / "sub.txt")]
+    code, out, _ = run_cli(args, tmp_path)
     assert code == 0
-    printed = {
-        (m.rstrip(), q): float(v) for m, q, v in (line.split("\t") for line in out.splitlines())
-    }
+    printed = {key: float(value) for key, value in read_trec_eval_output(out).items()}
     # the oracle: ir_measures' pyndeval provider on the same files (ranked by score; this
     # run has no tied scores), one measure per call
     qrels = pd.DataFrame(
         [line.split() for line in SUBTOPICS.splitlines()],
         columns=["query_id", "iteration", "doc_id", "relevance"],
     ).astype({"relevance": int})
-    run = pd.DataFrame(
-        [(q, d, float(s)) for q, _, d, _, s, _ in (line.split() for line in RUN.splitlines())],
-        columns=["query_id", "doc_id", "score"],
+    run = run_frame(
+        (q, d, float(s)) for q, _, d, _, s, _ in (line.split() for line in RUN.splitlines())
     )
-    for m in measures:
-        for metric in ir_measures.pyndeval.iter_calc([ir_measures.parse_measure(m)], qrels, run):
-            assert printed[m, metric.query_id] == pytest.approx(metric.value, abs=5e-5)
+    for (query, m), value in pyndeval_values(measures, qrels, run).items():
+        assert printed[m, query] == pytest.approx(value, abs=5e-5)
     # 4 decimals, as ir_measures' own test asserts (0.4659 and 0.1803, mean 0.3231)
     assert printed["ERR_IA@20", "all"] == pytest.approx(0.3231, abs=1e-4)
 

@@ -2,7 +2,7 @@
 
 ``ndcg`` and ``rbp`` take a gain map (``-m ndcg.1=3,2=9``, ``-m rbp.p=0.8,1=-1``) and ``rbp``,
 ``rbp_resid`` a persistence ``p``; one trec_eval call takes one parameter set per measure, so
-hypothesis draws the parameters with each batch (the batches of ``test_trec_eval10``: near-equal
+hypothesis draws the parameters with each batch (the batches of ``oracles.batch``: near-equal
 doubles, ties, grades -2..3, queries missing on either side). Gains include negative values,
 0, and values less than 1 apart, which trec_eval's gain sort treats as equal. Per-query and
 ``all`` values are compared at 1e-9, with and without ``-c``, ``-M`` and ``-J``.
@@ -17,8 +17,8 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_trec_eval10 import _batch, _compare, _evalkit, _write, pair
-from trec_eval_oracle import TrecEval10, trec_eval10  # noqa: F401  (fixture)
+from oracles import BATCHES, Frames, assert_equal_to_trec_eval, quiet_score, trec_eval_values
+from trec_eval_oracle import TrecEval10
 
 from evalkit.measures import parse_measure, trec_name
 
@@ -69,36 +69,35 @@ OPTIONS = [  # (score() options, trec_eval flags)
 @pytest.mark.parametrize("case", OPTIONS, ids=["c", "no-c", "M3", "J"])
 @settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    pairs=st.lists(pair(), min_size=20, max_size=20),
+    batch=BATCHES,
     params=st.tuples(gain_map(), st.sampled_from(PERSISTENCE)),
 )
 def test_gain_measures_equal_trec_eval_10(
-    trec_eval10: TrecEval10,  # noqa: F811
+    trec_eval10: TrecEval10,
     tmp_path_factory: pytest.TempPathFactory,
-    pairs: list[tuple[list[tuple[str, str, int]], list[tuple[str, str, float]]]],
+    batch: Frames,
     params: tuple[dict[int, float], float],
     case: tuple[dict[str, object], list[str]],
 ) -> None:
     options, flags = case
-    qrels, run = _batch(pairs)
+    qrels, run = batch
     oracle_qrels = qrels if "-c" in flags else qrels[qrels["query_id"].isin(set(run["query_id"]))]
-    qrels_path, run_path = _write(oracle_qrels, run, tmp_path_factory.mktemp("gain"))
+    folder = tmp_path_factory.mktemp("gain")
     measures = _measures(*params)
-    oracle = trec_eval10.values(qrels_path, run_path, _trec_args(measures), *flags)
-    _compare(oracle, _evalkit(qrels, run, measures, **options), measures)
+    oracle = trec_eval_values(trec_eval10, oracle_qrels, run, folder, _trec_args(measures), *flags)
+    assert_equal_to_trec_eval(oracle, quiet_score(qrels, run, measures, **options), measures)
 
 
-def test_gain_sort_quirk_is_reproduced(trec_eval10: TrecEval10, tmp_path: Path) -> None:  # noqa: F811
+def test_gain_sort_quirk_is_reproduced(trec_eval10: TrecEval10, tmp_path: Path) -> None:
     # gains 0.5 (grade 3) and 0 (grade 0) are "equal" to trec_eval's (int)(a - b) comparison;
     # its sort leaves 0 above 0.5, so the ideal ranking stops before the grade-3 doc
     qrels = pd.DataFrame(
         {"query_id": "q", "doc_id": ["a", "b", "c", "d"], "relevance": [3, 1, 0, 2]}
     )
     run = pd.DataFrame({"query_id": "q", "doc_id": ["a", "b", "z", "d"], "score": [4.0, 3, 2, 1]})
-    qrels_path, run_path = _write(qrels, run, tmp_path)
     measure = "nDCG(gains='1=3,2=9,3=0.5')"
-    oracle = trec_eval10.values(qrels_path, run_path, ["ndcg.1=3,2=9,3=0.5"])
-    got = _evalkit(qrels, run, [measure])["value"].iloc[0]
+    oracle = trec_eval_values(trec_eval10, qrels, run, tmp_path, ["ndcg.1=3,2=9,3=0.5"])
+    got = quiet_score(qrels, run, [measure])["value"].iloc[0]
     assert got == pytest.approx(oracle[("ndcg_1=3,2=9,3=0.5", "q")], abs=1e-12)
     # the ideal DCG without the 0.5 doc: 9 + 3 / log2(3); DCG 0.5 + 3 / log2(3) + 9 / log2(5)
     dcg = 0.5 + 3 / math.log2(3) + 9 / math.log2(5)
@@ -106,16 +105,16 @@ def test_gain_sort_quirk_is_reproduced(trec_eval10: TrecEval10, tmp_path: Path) 
 
 
 @settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(pairs=st.lists(pair(), min_size=20, max_size=20))
+@given(batch=BATCHES)
 def test_p_judged_only_equals_trec_eval_10_with_j(
-    trec_eval10: TrecEval10,  # noqa: F811
+    trec_eval10: TrecEval10,
     tmp_path_factory: pytest.TempPathFactory,
-    pairs: list[tuple[list[tuple[str, str, int]], list[tuple[str, str, float]]]],
+    batch: Frames,
 ) -> None:
     # ir_measures' P(judged_only=True)@k is trec_eval's P_k under -J, without -J for the rest
-    qrels, run = _batch(pairs)
-    qrels_path, run_path = _write(qrels, run, tmp_path_factory.mktemp("judged"))
-    oracle = trec_eval10.values(qrels_path, run_path, ["P.1,2,3,5"], "-c", "-J")
+    qrels, run = batch
+    folder = tmp_path_factory.mktemp("judged")
+    oracle = trec_eval_values(trec_eval10, qrels, run, folder, ["P.1,2,3,5"], "-c", "-J")
     measures = [f"P(judged_only=True)@{k}" for k in (1, 2, 3, 5)]
     names = {m: f"P_{m.rsplit('@', 1)[1]}" for m in measures}
-    _compare(oracle, _evalkit(qrels, run, measures), measures, names)
+    assert_equal_to_trec_eval(oracle, quiet_score(qrels, run, measures), measures, names)

@@ -14,11 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from nasty_runs import nasty
-from trec_eval_oracle import (  # noqa: F401  (fixtures)
-    TrecEval10,
-    trec_eval10_plain,
-    trec_eval10_rbp_fixed,
-)
+from trec_eval_oracle import TrecEval10
 
 from evalkit.cli import main
 from evalkit.errors import MeasureError
@@ -59,8 +55,8 @@ def test_all_trec_is_byte_identical_to_trec_eval_10(
     seed: int,
     options: list[str],
     *,
-    trec_eval10_rbp_fixed: TrecEval10,  # noqa: F811
-    trec_eval10_plain: TrecEval10,  # noqa: F811
+    trec_eval10_rbp_fixed: TrecEval10,
+    trec_eval10_plain: TrecEval10,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -76,7 +72,7 @@ def test_all_trec_is_byte_identical_to_trec_eval_10(
 
 
 def test_rbp_after_other_measures_is_the_fixed_programs(
-    trec_eval10_rbp_fixed: TrecEval10,  # noqa: F811
+    trec_eval10_rbp_fixed: TrecEval10,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -104,7 +100,7 @@ def test_rbp_after_other_measures_is_the_fixed_programs(
 )
 def test_other_command_lines_are_byte_identical(
     options: list[str],
-    trec_eval10_plain: TrecEval10,  # noqa: F811
+    trec_eval10_plain: TrecEval10,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -116,7 +112,7 @@ def test_other_command_lines_are_byte_identical(
 
 
 def test_a_qrels_query_missing_from_the_run_stops_10_without_c(
-    trec_eval10_plain: TrecEval10,  # noqa: F811
+    trec_eval10_plain: TrecEval10,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -130,7 +126,7 @@ def test_a_qrels_query_missing_from_the_run_stops_10_without_c(
 
 
 def test_version_9_without_c_averages_over_the_queries_of_both_files(
-    trec_eval10_plain: TrecEval10,  # noqa: F811
+    trec_eval10_plain: TrecEval10,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -151,7 +147,7 @@ def test_version_9_without_c_averages_over_the_queries_of_both_files(
 
 
 def test_illegal_and_improper_measures_exit_as_trec_eval(
-    trec_eval10_plain: TrecEval10,  # noqa: F811
+    trec_eval10_plain: TrecEval10,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from trec_eval_oracle import TrecEval10, trec_eval10  # noqa: F401  (fixture)
+from trec_eval_oracle import TrecEval10, measure_arguments, read_trec_eval_output
 
 from evalkit.cli import main
 from evalkit.formats import read_qrels, read_run
@@ -72,24 +72,19 @@ def test_readers_keep_ids_and_fields_as_trec_eval(tmp_path: Path) -> None:
 
 
 def test_trec_eval_10_reads_the_same_files(
-    trec_eval10: TrecEval10,  # noqa: F811
+    trec_eval10: TrecEval10,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     qrels_path, run_path = _files(tmp_path)
     oracle = trec_eval10.values(qrels_path, run_path, list(MEASURES))
     args = ["trec-eval", str(qrels_path), str(run_path), "-q", "--trec-names"]
-    for measure in MEASURES.values():
-        args += ["-m", measure]
-    assert main(args) == 0
-    printed = {}
-    for line in capsys.readouterr().out.splitlines():
-        name, query, value = line.split("\t")
-        printed[(name.rstrip(), query)] = float(value)
+    assert main([*args, *measure_arguments(MEASURES.values())]) == 0
+    printed = read_trec_eval_output(capsys.readouterr().out)
     names = {"P.2": "P_2"}
     checked = 0
     for (name, query), value in oracle.items():
-        ours = printed[(names.get(name, name), query)]
+        ours = float(printed[(names.get(name, name), query)])
         assert ours == pytest.approx(value, abs=5e-5), (name, query)  # evalkit prints 4 decimals
         checked += 1
     assert checked == len(MEASURES) * 3  # queries 1, 2 and "all"

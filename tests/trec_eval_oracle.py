@@ -6,9 +6,11 @@ print format is widened from ``%6.4f`` to ``%.17g`` in ``meas_print_single.c`` a
 ``meas_print_final.c`` so values compare at 1e-9, not 4 decimals; nothing else changes. Tests
 that use it skip cleanly when the source, ``make`` or a C compiler is missing.
 
-Use the ``trec_eval10`` fixture (import it into a test module), which gives a
-:class:`TrecEval10`; ``trec_eval10_plain`` is the release's own output (4 decimals) and
-``trec_eval10_rbp_fixed`` the same with :data:`RBP_FIX` (both modified works only as stated).
+The ``trec_eval10`` fixture (``conftest``) gives a :class:`TrecEval10`; ``trec_eval10_plain``
+is the release's own output (4 decimals) and ``trec_eval10_rbp_fixed`` the same with
+:data:`RBP_FIX` (both modified works only as stated). :func:`read_trec_eval_output` reads the
+``-q`` lines that trec_eval (and ``evalkit trec-eval``) print. This module imports no evalkit
+code: the comparisons with evalkit's values are ``oracles``'.
 """
 
 from __future__ import annotations
@@ -48,19 +50,27 @@ class TrecEval10:
         self, qrels: Path, run: Path, measures: Iterable[str], *options: str
     ) -> dict[tuple[str, str], float]:
         """``{(trec measure name, query_id or "all"): value}`` of ``trec_eval -q``."""
-        args = ["-q", *options]
-        for m in measures:
-            args += ["-m", m]
-        done = self.run([*args, str(qrels), str(run)])
+        args = ["-q", *options, *measure_arguments(measures), str(qrels), str(run)]
+        done = self.run(args)
         if done.returncode != 0:
             raise RuntimeError(f"trec_eval exited {done.returncode}: {done.stderr.strip()}")
-        out: dict[tuple[str, str], float] = {}
-        for line in done.stdout.splitlines():
-            name, query, value = (part.strip() for part in line.split("\t"))
-            if name == "runid":
-                continue
-            out[(name, query)] = float(value)
-        return out
+        printed = read_trec_eval_output(done.stdout)
+        return {key: float(value) for key, value in printed.items() if key[0] != "runid"}
+
+
+def measure_arguments(measures: Iterable[str]) -> list[str]:
+    """``["-m", m1, "-m", m2, ...]``: each measure as its own ``-m`` argument."""
+    return [arg for measure in measures for arg in ("-m", measure)]
+
+
+def read_trec_eval_output(text: str) -> dict[tuple[str, str], str]:
+    """``{(measure, query_id): value}`` of trec_eval's ``-q`` lines (``name<padding>\\tquery\\t
+    value``), the value as printed."""
+    values = {}
+    for line in text.splitlines():
+        name, query, value = line.split("\t")
+        values[(name.rstrip(), query)] = value
+    return values
 
 
 def _compiler() -> str | None:
@@ -70,29 +80,9 @@ def _compiler() -> str | None:
     return None
 
 
-@pytest.fixture(scope="session")
-def trec_eval10(tmp_path_factory: pytest.TempPathFactory) -> TrecEval10:
-    """Build trec_eval 10.0 with widened output in a temporary folder (skip if impossible)."""
-    widened = dict.fromkeys(("meas_print_single.c", "meas_print_final.c"), ("%6.4f", "%.17g"))
-    return build_trec_eval10(tmp_path_factory, "trec_eval10", widened)
-
-
 #: m_rbp.c reads ``min`` and ``max`` before setting them (rbp after other measures prints
 #: whatever the stack held); the fixed program starts both at 0.
 RBP_FIX = {"m_rbp.c": ("double sum, min, max;", "double sum, min = 0, max = 0;")}
-
-
-@pytest.fixture(scope="session")
-def trec_eval10_plain(tmp_path_factory: pytest.TempPathFactory) -> TrecEval10:
-    """trec_eval 10.0 as released (4-decimal output), built in a temporary folder."""
-    return build_trec_eval10(tmp_path_factory, "trec_eval10_plain", {})
-
-
-@pytest.fixture(scope="session")
-def trec_eval10_rbp_fixed(tmp_path_factory: pytest.TempPathFactory) -> TrecEval10:
-    """trec_eval 10.0 as released but with :data:`RBP_FIX` (a modified work: the two
-    uninitialized variables of m_rbp.c set to 0), 4-decimal output."""
-    return build_trec_eval10(tmp_path_factory, "trec_eval10_rbp_fixed", RBP_FIX)
 
 
 def build_trec_eval10(
