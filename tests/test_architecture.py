@@ -196,16 +196,8 @@ def test_the_private_import_finder_finds_each_kind_of_use(tmp_path: Path) -> Non
     ]
 
 
-# Issue 47 brings these to 0 on other branches; until they are merged the test allows what
-# they still have (73 at the branch point), and the merge makes it strict: found == [].
-NOT_YET_MERGED = ("evalkit.fixtures", "evalkit.formats", "evalkit.measures", "evalkit.systems")
-NOT_YET_ALLOWED = 73
-
-
 def test_no_module_uses_another_modules_private_names() -> None:
-    found = private_imports(PACKAGE.parent)
-    assert [f for f in found if not f.module.startswith(NOT_YET_MERGED)] == []
-    assert len(found) <= NOT_YET_ALLOWED
+    assert private_imports(PACKAGE.parent) == []
 
 
 def _packages() -> list[types.ModuleType]:
