@@ -54,7 +54,7 @@ docs: $(STAMP)  # the documentation site, strict: a broken link or reference fai
 
 lab: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[dev,lab]'
-	$(BIN)/jupyter lab notebooks/
+	$(BIN)/jupyter lab evalkit/report/notebooks/
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_measures.py

@@ -89,9 +89,9 @@ def test_the_report_kernel_preload_loads_no_scipy_stats_and_no_system() -> None:
 
 def test_the_report_notebook_imports_nothing_of_the_command_side() -> None:
     import json
-    from pathlib import Path
 
-    notebook = Path(__file__).resolve().parent.parent / "notebooks" / "retrieval_report.ipynb"
+    from evalkit.report import DEFAULT_REPORT_NOTEBOOK as notebook
+
     cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
     code = "".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
     assert "from evalkit.safety.inputs import find_input" in code

@@ -715,10 +715,11 @@ def _report_via_cli(workspace: Path, *argv: str) -> tuple[str, str, str]:
 
 @pytest.fixture(scope="module")
 def committed_rendered() -> RenderedReport:
-    """The notebook with its default fixture, run as JupyterLab would from ``notebooks/``."""
+    """The notebook with its default fixture, run as JupyterLab would from a folder one level
+    below the repository root (``examples/``): ``fixtures/...`` is found from its parent."""
     return render_report(
         {"n_resamples": int(FAST_RESAMPLES), "probes": "fixtures/probes"},
-        cwd=DEFAULT_REPORT_NOTEBOOK.parent,
+        cwd=Path(__file__).resolve().parents[1] / "examples",
     )
 
 
@@ -806,7 +807,7 @@ def test_report_on_the_committed_fixture(committed_report: tuple[str, str, str])
     _stdout, html, ipynb = committed_report
     _assert_complete_and_clean(html, ipynb, COMMITTED_FIXTURE)
     assert "synthetic-bilingual-v1" in html
-    # The probe section ran against the committed probes (found from notebooks/ as in JupyterLab),
+    # The probe section ran against the committed probes (found from examples/ as in JupyterLab),
     # after every other section.
     visible = _visible_text(html)
     assert "callers-decode-uxxxx" in visible

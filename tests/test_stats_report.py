@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import json
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -13,10 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evalkit.errors import InputError
+from evalkit.report import DEFAULT_REPORT_NOTEBOOK
 from evalkit.report.tables import all_pairs_table, paired_comparisons
 from evalkit.stats import compact_letters, compare, randomized_tukey_hsd
 
-NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "retrieval_report.ipynb"
+NOTEBOOK = DEFAULT_REPORT_NOTEBOOK
 
 
 def frame_of(columns: dict[str, np.ndarray], measure: str) -> pd.DataFrame:

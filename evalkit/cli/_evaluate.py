@@ -129,7 +129,7 @@ def add_report(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Hand
         help="execute the report notebook headless and write scrubbed, offline HTML (and the "
         "executed .ipynb beside it); exit 1 when the notebook fails or the leak scan finds "
         "fixture text (nothing is written), 2 on a usage error",
-        description="Execute notebooks/retrieval_report.ipynb with papermill on a kernel of this "
+        description="Execute evalkit's report notebook with papermill on a kernel of this "
         "Python, scrub it (no absolute paths, no tracebacks, no papermill environment), export "
         "HTML without code and without external resources, scan both for fixture text and "
         "write them. Parameters: fixture, systems, k, base_system, redact, baseline, seed, "
@@ -171,7 +171,7 @@ def add_report(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Hand
     p.add_argument(
         "--notebook",
         default=None,
-        help="report notebook to execute (default: notebooks/retrieval_report.ipynb)",
+        help="report notebook to execute (default: evalkit's own retrieval_report.ipynb)",
     )
     return _run_report
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import os
 from collections.abc import Collection, Mapping, Sequence
+from importlib import resources
 from pathlib import Path
 from typing import Any, Final
 
@@ -35,9 +36,11 @@ __all__ = [
 ]
 
 _NBFORMAT: Any = nbformat  # nbformat's functions carry no type hints
-DEFAULT_REPORT_NOTEBOOK: Final = (
-    Path(__file__).resolve().parents[2] / "notebooks" / "retrieval_report.ipynb"
+DEFAULT_REPORT_NOTEBOOK: Final = Path(
+    str(resources.files("evalkit.report").joinpath("notebooks", "retrieval_report.ipynb"))
 )
+"""The report notebook, package data of ``evalkit.report`` (read where the package is installed,
+never from a repository checkout)."""
 
 
 def notebook_parameters(notebook: str | os.PathLike[str]) -> dict[str, Any]:
@@ -215,7 +218,7 @@ def read_notebook(notebook: str | os.PathLike[str]) -> nbformat.NotebookNode:
     except FileNotFoundError:
         raise InputError(
             f"notebook {notebook_label(notebook)!r} does not exist; expected an .ipynb file such "
-            "as notebooks/retrieval_report.ipynb"
+            "as the one 'evalkit notebook --output report.ipynb' writes"
         ) from None
     except (OSError, ValueError) as error:
         raise InputError(

@@ -219,8 +219,8 @@ def find_input(path: str | os.PathLike[str], *, base: str | os.PathLike[str] | N
     """The existing file or directory ``path`` names.
 
     A relative path is looked up from ``base`` (default: the working directory), then from its
-    parent, so a notebook opened in JupyterLab from ``notebooks/`` finds the repository's
-    ``fixtures/...`` as well. Raises :class:`InputError` when neither exists.
+    parent, so a notebook opened in JupyterLab from a folder below the repository root finds
+    the repository's ``fixtures/...`` as well. Raises :class:`InputError` when neither exists.
     """
     candidate = Path(path)
     if candidate.is_absolute():

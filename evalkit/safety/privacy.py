@@ -463,9 +463,11 @@ def _text_chunk(kind: bytes, body: bytes) -> list[str]:
     return []
 
 
-#: The report notebook, part of evalkit's own text (the path of
-#: ``evalkit.report.DEFAULT_REPORT_NOTEBOOK``, not imported: a lower layer).
-OWN_NOTEBOOK: Final = Path(__file__).resolve().parents[2] / "notebooks" / "retrieval_report.ipynb"
+#: The report notebook, part of evalkit's own text: package data of ``evalkit.report``
+#: (``evalkit.report.DEFAULT_REPORT_NOTEBOOK``, not imported: a lower layer).
+OWN_NOTEBOOK: Final = (
+    Path(__file__).resolve().parents[1] / "report" / "notebooks" / "retrieval_report.ipynb"
+)
 #: How far a shared needle's match is extended each way against its private string.
 EXTEND_LIMIT: Final = 16 * WINDOW_LATIN
 # the end of one string literal and the start of the next on a following line (implicit
