@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from evalkit.formats import read_beir, read_qrels, read_run, write_qrels, write_run
     from evalkit.measures import aggregate, parse_measure, score
     from evalkit.report import Verdict, build_verdict
-    from evalkit.run import Evaluation, evaluate, write_report
+    from evalkit.run import Evaluation, QueryExplanation, evaluate, explain, write_report
     from evalkit.stats import anova, compare, randomized_tukey_hsd, summarize_with_ci, tukey_hsd
     from evalkit.systems import SYSTEMS, BaseRetriever, FunctionRetriever, Hit, Retriever
 
@@ -34,6 +34,7 @@ __all__ = [
     "Fixture",
     "FunctionRetriever",
     "Hit",
+    "QueryExplanation",
     "Retriever",
     "Verdict",
     "aggregate",
@@ -41,6 +42,7 @@ __all__ = [
     "build_verdict",
     "compare",
     "evaluate",
+    "explain",
     "fixture_from_beir",
     "generate_fixture",
     "load_fixture",
@@ -62,6 +64,8 @@ __all__ = [
 _MODULE_OF = {
     "Evaluation": "evalkit.run",
     "evaluate": "evalkit.run",
+    "explain": "evalkit.run",
+    "QueryExplanation": "evalkit.run",
     "Fixture": "evalkit.fixtures",
     "generate_fixture": "evalkit.fixtures",
     "load_fixture": "evalkit.fixtures",
