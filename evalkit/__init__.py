@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from evalkit.formats import read_beir, read_qrels, read_run, write_qrels, write_run
     from evalkit.measures import aggregate, parse_measure, score
     from evalkit.report import Verdict, build_verdict
+    from evalkit.report import plots as plot
     from evalkit.run import Evaluation, QueryExplanation, evaluate, explain, write_report
     from evalkit.stats import anova, compare, randomized_tukey_hsd, summarize_with_ci, tukey_hsd
     from evalkit.systems import SYSTEMS, BaseRetriever, FunctionRetriever, Hit, Retriever
@@ -47,6 +48,7 @@ __all__ = [
     "generate_fixture",
     "load_fixture",
     "parse_measure",
+    "plot",
     "randomized_tukey_hsd",
     "read_beir",
     "read_qrels",
@@ -95,4 +97,8 @@ _MODULE_OF = {
 }
 
 
-__getattr__, __dir__ = lazy_attributes(__name__, globals(), _MODULE_OF)
+# public name -> the module it is (``evalkit.plot``: the report's figures, matplotlib)
+_MODULES = {"plot": "evalkit.report.plots"}
+
+
+__getattr__, __dir__ = lazy_attributes(__name__, globals(), _MODULE_OF, _MODULES)
