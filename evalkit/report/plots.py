@@ -316,9 +316,9 @@ def scatter_figure(
     both have a value for, the diagonal ``y = x`` dotted; green above it where ``y`` is better
     in the measure's direction, red where worse, grey on it (a tie by the rule of
     ``evalkit.stats``). The ``label`` queries farthest from the diagonal are labelled with
-    their query IDs (ties broken by query ID; queries at the same point share one label). ``per_query`` has columns ``system, query_id,
-    measure, value``. Draws into ``ax`` when given (and returns its figure), else into a new
-    figure.
+    their query IDs (ties broken by query ID; queries at the same point share one label).
+    ``per_query`` has columns ``system, query_id, measure, value``. Draws into ``ax`` when
+    given (and returns its figure), else into a new figure.
     """
     figure: Figure
     if ax is None:

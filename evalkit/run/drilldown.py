@@ -60,7 +60,9 @@ _STYLE: Final = (
     "<style>"
     ".evalkit-explain table{border-collapse:collapse;font-size:12px;margin:2px 0 8px 0}"
     ".evalkit-explain th,.evalkit-explain td{border:1px solid #ddd;padding:2px 5px;"
-    "vertical-align:top;text-align:left}"
+    "vertical-align:top;text-align:left !important}"  # JupyterLab right-aligns table cells
+    ".evalkit-explain td.ek-id{white-space:nowrap;width:1%}"
+    ".evalkit-explain td.ek-text{min-width:18em}"
     ".evalkit-explain .ek-systems{display:flex;gap:12px;align-items:flex-start;overflow-x:auto}"
     ".evalkit-explain .ek-system{flex:1 1 0;min-width:260px}"
     ".evalkit-explain mark{background:#ffe27a;padding:0 1px}"
@@ -348,9 +350,9 @@ def _html(view: QueryExplanation) -> str:
             css = " class='ek-rel'" if row.relevant else ""
             chunk_id = str(row.chunk_id)
             out.append(
-                f"<tr{css}><td>{row.rank}</td><td>{e(chunk_id)}{duplicate}</td>"
+                f"<tr{css}><td>{row.rank}</td><td class='ek-id'>{e(chunk_id)}{duplicate}</td>"
                 f"<td>{row.score:.4g}</td>{grade}"
-                f"<td>{view._marked[system, chunk_id]}</td></tr>"
+                f"<td class='ek-text'>{view._marked[system, chunk_id]}</td></tr>"
             )
         out.append("</table></div>")
     out.append("</div>")
@@ -370,8 +372,8 @@ def _html(view: QueryExplanation) -> str:
             ranks = "".join(_cell(judged[s]) for s in view.systems)
             chunk_id = str(judged["chunk_id"])
             out.append(
-                f"<tr><td>{e(chunk_id)}</td><td>{judged['grade']}</td>{ranks}"
-                f"<td>{view._marked[view.systems[0], chunk_id]}</td></tr>"
+                f"<tr><td class='ek-id'>{e(chunk_id)}</td><td>{judged['grade']}</td>{ranks}"
+                f"<td class='ek-text'>{view._marked[view.systems[0], chunk_id]}</td></tr>"
             )
         out.append("</table>")
 
