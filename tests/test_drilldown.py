@@ -165,3 +165,15 @@ def test_evaluation_and_fixture_display_themselves(result: Evaluation, tiny: Fix
     assert counts.loc["all"].tolist() == [4, 2, 2]  # q-en-1, q-zh-1 answerable
     assert counts.loc["zh"].tolist() == [2, 1, 1]
     assert grade_counts(tiny)["judgments"].tolist() == [2, 0, 0, 0]
+
+
+def test_redacted_explain_on_the_committed_fixture_passes_the_leak_scan() -> None:
+    fixture = load_fixture(Path(__file__).resolve().parents[1] / "fixtures/synthetic-bilingual-v1")
+    evaluation = evaluate(fixture, ["lexical"], repeats=1)
+    private = private_texts(fixture)
+    for query_id in ("q-en-005", "q-zh-017"):
+        redacted = evaluation.explain(query_id, redact=True)
+        shown = redacted._repr_html_() + redacted.rankings.to_string()
+        assert find_leaks(shown, private) == [], query_id
+        unredacted = evaluation.explain(query_id)._repr_html_()
+        assert f"query:{query_id}" in find_leaks(unredacted, private)  # the scan would see it

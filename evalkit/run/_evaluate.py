@@ -79,9 +79,18 @@ FAILURE_COLUMNS = ["system", "query_id", "language", "kind", "chunk_ids"]
 class Evaluation:
     """The result of ``evaluate``. Frames are tidy; IDs are strings.
 
-    - ``per_query``: ``system, query_id, language, answerable, measure, value``
-    - ``rankings``: ``system, query_id, rank, chunk_id, score, grade`` (grade 0 when unjudged)
-    - ``latency``: ``system, query_id, repeat, latency_ms``
+    - ``per_query``: ``system, query_id, language`` (str), ``answerable`` (bool), ``measure``
+      (str), ``value`` (float64; NaN where a span measure does not apply)
+    - ``rankings``: ``system, query_id`` (str), ``rank`` (int64, 1-based), ``chunk_id`` (str),
+      ``score`` (float64), ``grade`` (int64; 0 when unjudged: :meth:`explain` tells the two
+      apart)
+    - ``latency``: ``system, query_id`` (str), ``repeat`` (int64), ``latency_ms`` (float64)
+
+    The ID and name columns stay strings (not categorical), so frames of two evaluations
+    concatenate and compare without aligning categories; the frames of :meth:`explain` are
+    categorical where their values are a known, ordered set (systems, measures, kinds).
+    It displays itself in JupyterLab (``_repr_html_``: systems, k, measures, determinism and
+    the mean of every measure per system; :mod:`evalkit.run.display`).
     - ``definitions``: each system's ``definition()`` — private, never published raw
     - ``notes``: per system with a ``notes()`` method (a ``run:`` file), its ID-and-count-only
       notes, e.g. ``{"latency": "not measured", "queriesMissing": 3, ...}``
