@@ -345,7 +345,9 @@ def _html(view: QueryExplanation) -> str:
                 "<td class='ek-unjudged'>unjudged</td>" if row.grade is pd.NA else _cell(row.grade)
             )
             duplicate = (
-                f" (~{e(row.near_duplicate_of)})" if isinstance(row.near_duplicate_of, str) else ""
+                f"<br><small>near-duplicate of {e(row.near_duplicate_of)}</small>"
+                if isinstance(row.near_duplicate_of, str)
+                else ""
             )
             css = " class='ek-rel'" if row.relevant else ""
             chunk_id = str(row.chunk_id)
