@@ -177,3 +177,22 @@ def test_redacted_explain_on_the_committed_fixture_passes_the_leak_scan() -> Non
         assert find_leaks(shown, private) == [], query_id
         unredacted = evaluation.explain(query_id)._repr_html_()
         assert f"query:{query_id}" in find_leaks(unredacted, private)  # the scan would see it
+
+
+def test_from_rankings_orders_by_the_given_rank_and_renumbers(tiny: Fixture) -> None:
+    rankings = pd.DataFrame(
+        {
+            "system": "mine",
+            "query_id": ["q-en-1", "q-en-1"],
+            "doc_id": ["c-en-2", "c-en-1"],
+            "score": [0.5, 0.9],
+            "rank": [7, 0],  # a run file's rank column as written
+        }
+    )
+    evaluation = Evaluation.from_rankings(tiny, rankings, k=10)
+    assert evaluation.rankings["chunk_id"].tolist() == ["c-en-1", "c-en-2"]
+    assert evaluation.rankings["rank"].tolist() == [1, 2]
+    assert evaluation.rankings["grade"].tolist() == [3, 0]
+    rr = evaluation.per_query.set_index(["query_id", "measure"]).loc[("q-en-1", "RR@10"), "value"]
+    assert rr == 1.0
+    assert evaluation.deterministic is None  # one run: nothing was repeated

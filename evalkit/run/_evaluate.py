@@ -253,7 +253,8 @@ class Evaluation:
 
         ``rankings`` has columns ``query_id``, ``chunk_id`` (or ``doc_id``, as
         :func:`~evalkit.formats.read_run` reads) and ``score``; optionally ``system``
-        (default ``run``) and ``rank`` (default: the row order within each system and query).
+        (default ``run``) and ``rank`` (what orders each system's rows for a query; default:
+        the row order). Ranks are renumbered 1, 2, ... in that order.
         Rows past ``k`` (default: the deepest rank) are cut; rows of queries the fixture
         does not have are left out. ``measures`` as in :func:`evaluate`.
         """
@@ -281,10 +282,9 @@ class Evaluation:
             score=frame["score"].astype("float64"),
         )
         frame = frame[frame["query_id"].isin(fixture.queries_by_id)]
-        if "rank" not in frame.columns:
-            frame = frame.assign(
-                rank=frame.groupby(["system", "query_id"], sort=False).cumcount() + 1
-            )
+        if "rank" in frame.columns:  # orders the rows; renumbered 1, 2, ... below
+            frame = frame.sort_values(["system", "query_id", "rank"], kind="stable")
+        frame = frame.assign(rank=frame.groupby(["system", "query_id"], sort=False).cumcount() + 1)
         k = int(frame["rank"].max()) if k is None and len(frame) else (k or 10)
         frame = frame[frame["rank"] <= k]
         grades = {(q.id, j.chunk_id): j.grade for q in fixture.queries for j in q.judgments}
