@@ -21,7 +21,8 @@ if TYPE_CHECKING:
     from evalkit.formats import read_beir, read_qrels, read_run, write_qrels, write_run
     from evalkit.measures import aggregate, parse_measure, score
     from evalkit.report import Verdict, build_verdict
-    from evalkit.run import Evaluation, evaluate, write_report
+    from evalkit.report import plots as plot
+    from evalkit.run import Evaluation, QueryExplanation, evaluate, explain, write_report
     from evalkit.stats import anova, compare, randomized_tukey_hsd, summarize_with_ci, tukey_hsd
     from evalkit.systems import SYSTEMS, BaseRetriever, FunctionRetriever, Hit, Retriever
 
@@ -34,6 +35,7 @@ __all__ = [
     "Fixture",
     "FunctionRetriever",
     "Hit",
+    "QueryExplanation",
     "Retriever",
     "Verdict",
     "aggregate",
@@ -41,10 +43,12 @@ __all__ = [
     "build_verdict",
     "compare",
     "evaluate",
+    "explain",
     "fixture_from_beir",
     "generate_fixture",
     "load_fixture",
     "parse_measure",
+    "plot",
     "randomized_tukey_hsd",
     "read_beir",
     "read_qrels",
@@ -62,6 +66,8 @@ __all__ = [
 _MODULE_OF = {
     "Evaluation": "evalkit.run",
     "evaluate": "evalkit.run",
+    "explain": "evalkit.run",
+    "QueryExplanation": "evalkit.run",
     "Fixture": "evalkit.fixtures",
     "generate_fixture": "evalkit.fixtures",
     "load_fixture": "evalkit.fixtures",
@@ -91,4 +97,8 @@ _MODULE_OF = {
 }
 
 
-__getattr__, __dir__ = lazy_attributes(__name__, globals(), _MODULE_OF)
+# public name -> the module it is (``evalkit.plot``: the report's figures, matplotlib)
+_MODULES = {"plot": "evalkit.report.plots"}
+
+
+__getattr__, __dir__ = lazy_attributes(__name__, globals(), _MODULE_OF, _MODULES)

@@ -114,11 +114,18 @@ def test_summary_averages_each_measure_over_its_queries(result: Evaluation) -> N
 def test_failures_are_id_only_and_actionable(result: Evaluation) -> None:
     failures = result.failures()
     assert list(failures.columns) == ["system", "query_id", "language", "kind", "chunk_ids"]
-    rows = set(failures[["query_id", "kind", "chunk_ids"]].itertuples(index=False, name=None))
-    assert rows == {
-        ("q-zh-1", "missed-relevant", "c-zh-1"),
-        ("q-en-2", "answered-no-answer", "c-en-1"),
+    rows = {
+        (q, kind, tuple(ids))
+        for q, kind, ids in failures[["query_id", "kind", "chunk_ids"]].itertuples(
+            index=False, name=None
+        )
     }
+    assert rows == {
+        ("q-zh-1", "missed-relevant", ("c-zh-1",)),
+        ("q-en-2", "answered-no-answer", ("c-en-1",)),
+    }
+    assert all(isinstance(ids, list) for ids in failures["chunk_ids"])  # lists, not one string
+    assert sorted(failures.explode("chunk_ids")["chunk_ids"]) == ["c-en-1", "c-zh-1"]
 
 
 def test_near_duplicate_above_relevant_is_a_failure(tiny_data: dict, make_fixture) -> None:  # type: ignore[no-untyped-def,type-arg]
@@ -127,9 +134,12 @@ def test_near_duplicate_above_relevant_is_a_failure(tiny_data: dict, make_fixtur
 
     fixture = load_fixture(make_fixture(mutate))
     failures = evaluate(fixture, [make_user_system()], repeats=1).failures()
-    assert ("q-en-1", "near-duplicate-above", "c-en-2,c-en-1") in set(
-        failures[["query_id", "kind", "chunk_ids"]].itertuples(index=False, name=None)
-    )
+    assert ("q-en-1", "near-duplicate-above", ("c-en-2", "c-en-1")) in {
+        (q, kind, tuple(ids))
+        for q, kind, ids in failures[["query_id", "kind", "chunk_ids"]].itertuples(
+            index=False, name=None
+        )
+    }
 
 
 def test_latency_summary_columns(result: Evaluation) -> None:

@@ -21,7 +21,7 @@ from evalkit.cli._fixtures import add_fixture, add_import, add_schema, add_valid
 from evalkit.cli._gates import add_diff, add_gate
 from evalkit.cli._measures import add_trec_eval
 from evalkit.cli._probes import add_probes
-from evalkit.cli._scan import add_scan
+from evalkit.cli._scan import add_scan, add_strip
 from evalkit.errors import EvalkitError, Interrupted, LeakError, SystemFailedError
 from evalkit.safety.interrupts import handle_signals, interrupted_line, reraise_if_interrupted
 
@@ -42,6 +42,7 @@ _SUBCOMMANDS: tuple[Registrar, ...] = (
     add_fixture,
     add_import,
     add_scan,
+    add_strip,
 )
 
 

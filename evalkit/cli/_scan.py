@@ -7,14 +7,24 @@ included; evalkit's own words are not evidence). The file is read as UTF-8 (a by
 becomes U+FFFD, so a binary file is searched for the text it holds). Only IDs are printed,
 never text. Exit codes: 0 every file clean, 1 a file holds fixture text, 2 a usage or input
 error (a missing fixture or file).
+
+A notebook (``.ipynb``) that holds fixture text is also listed cell by cell (the cells whose
+outputs or source hold it); ``evalkit strip FIXTURE NOTEBOOK.ipynb`` removes exactly those
+outputs (:mod:`evalkit.report.notebook_leaks`) and writes the notebook back atomically. Exit
+codes of ``strip``: 0 the notebook is clean afterwards, 1 fixture text remains (in a cell's
+source or the notebook's metadata: edit it by hand), 2 a usage or input error.
 """
 
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from evalkit.cli._common import Handler, quoted, shown
 from evalkit.errors import InputError, InputFileError
+
+if TYPE_CHECKING:
+    from evalkit.safety.privacy import PrivateText
 
 __all__: list[str] = []
 
@@ -52,12 +62,80 @@ def _run_scan(args: argparse.Namespace) -> int:
         if ids:
             leaking += 1
             print(f"fixture text found: {shown(path)}: {len(ids)} object(s): {', '.join(ids)}")
+            _print_notebook_cells(path, text, private)
         else:
             print(f"clean: {shown(path)}")
     if leaking:
         print(
             f"{leaking} of {len(texts)} file(s) hold text of the fixture's objects listed above "
             "(IDs only); look each ID up in the fixture and remove its text before publishing"
+        )
+        return 1
+    return 0
+
+
+def _print_notebook_cells(path: str, text: str, private: list[PrivateText]) -> None:
+    """For a notebook, the cells that hold fixture text, one line each (IDs only)."""
+    if not path.lower().endswith(".ipynb"):
+        return
+    from evalkit.report.notebook_leaks import notebook_leaks
+
+    try:
+        cells = notebook_leaks(text, private)
+    except InputError:
+        return  # not a notebook after all: the file's line above says enough
+    for cell in cells:
+        print(f"  {cell.describe()}")
+
+
+def add_strip(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handler:
+    p = sub.add_parser(
+        "strip",
+        help="remove the outputs that hold the fixture's private text from a notebook "
+        "(the cells `evalkit scan` names), keeping every other output; writes atomically",
+        description="Each output of each cell is leak-scanned (evalkit.safety.privacy); the "
+        "outputs holding fixture text are removed, every other output, cell and source is "
+        "kept. Exit 1 when fixture text remains (in a cell's source: edit it by hand).",
+    )
+    p.add_argument("fixture", help="fixture directory whose text is private")
+    p.add_argument("notebook", metavar="NOTEBOOK.ipynb", help="notebook to strip, in place")
+    p.add_argument(
+        "--output",
+        metavar="PATH",
+        help="write the stripped notebook here (workspace-relative) instead of in place",
+    )
+    return _run_strip
+
+
+def _run_strip(args: argparse.Namespace) -> int:
+    from evalkit.fixtures import load_fixture
+    from evalkit.report.notebook_leaks import strip_leaks
+    from evalkit.safety.inputs import read_input_bytes
+    from evalkit.safety.output import resolve_output_path, write_text_atomic
+    from evalkit.safety.privacy import find_leaks, private_texts
+
+    target = args.output or args.notebook
+    resolve_output_path(target, suffixes=(".ipynb",))  # a refused path fails before the work
+    try:
+        data = read_input_bytes(args.notebook)
+    except InputFileError as error:
+        raise InputError(f"notebook {quoted(args.notebook)} {error.reason}") from None
+    private = private_texts(load_fixture(args.fixture))
+    try:
+        stripped, cells = strip_leaks(data.decode("utf-8", errors="replace"), private)
+    except InputError as error:
+        raise InputError(f"notebook {quoted(args.notebook)} {error}") from None
+    removed = sum(len(cell.outputs) for cell in cells)
+    if removed or target != args.notebook:
+        write_text_atomic(target, stripped)
+    for cell in cells:
+        print(f"  {cell.describe()}")
+    print(f"stripped {removed} output(s) of {len(cells)} cell(s): {shown(target)}")
+    left = find_leaks(stripped, private)
+    if left:
+        print(
+            f"fixture text remains in {shown(target)}: {len(left)} object(s): {', '.join(left)} "
+            "(in a cell's source or the notebook's metadata: edit it by hand)"
         )
         return 1
     return 0

@@ -6,6 +6,13 @@ Each function returns a new ``matplotlib.figure.Figure`` that is not registered 
 label made from a name goes through :func:`evalkit.report.render.plot_label`, so a ``$`` in a
 system or measure name is drawn as written, never parsed as mathtext.
 
+The same figures from an :class:`~evalkit.run.Evaluation`, for JupyterLab (``evalkit.plot``
+is this module): :func:`intervals` (each system's mean with its bootstrap interval),
+:func:`differences` (per-query differences against a base system), :func:`scatter` (two
+systems' per-query values, the outlying query IDs labelled; draws into ``ax`` when given) and
+:func:`latency` (latency distributions). Each draws with the report's figure function, so the
+report and a notebook show one definition of each figure.
+
 The figures are laid out by measuring their text, not by a layout engine: matplotlib's
 constrained layout draws a figure once more to measure it, about half of the drawing time.
 :func:`_place_axes` sets the margins and gaps in inches from the widths of the tick labels
@@ -16,7 +23,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -30,12 +37,22 @@ from evalkit.measures.names import higher_is_better
 from evalkit.report.render import plot_label
 from evalkit.stats import paired_differences
 
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+    from evalkit.run import Evaluation
+
 __all__ = [
     "LOG_SPREAD",
     "difference_measures",
+    "differences",
     "headline_figure",
+    "intervals",
+    "latency",
     "latency_figure",
     "paired_difference_figure",
+    "scatter",
+    "scatter_figure",
     "uses_log_scale",
 ]
 
@@ -284,6 +301,166 @@ def headline_figure(headline: pd.DataFrame, *, base: str, confidence: float = 0.
         wspace=_title_gap(figure, title_width, columns, left + right, minimum=0.2),
     )
     return figure
+
+
+def scatter_figure(
+    per_query: pd.DataFrame,
+    *,
+    x: str,
+    y: str,
+    measure: str,
+    label: int = 5,
+    ax: Axes | None = None,
+) -> Figure:
+    """Per query, system ``y``'s value of ``measure`` against system ``x``'s: one dot per query
+    both have a value for, the diagonal ``y = x`` dotted; green above it where ``y`` is better
+    in the measure's direction, red where worse, grey on it (a tie by the rule of
+    ``evalkit.stats``). The ``label`` queries farthest from the diagonal are labelled with
+    their query IDs (ties broken by query ID; queries at the same point share one label).
+    ``per_query`` has columns ``system, query_id, measure, value``. Draws into ``ax`` when
+    given (and returns its figure), else into a new figure.
+    """
+    figure: Figure
+    if ax is None:
+        figure = Figure(figsize=(4.8, 4.6))
+        axes: Any = figure.subplots()
+    else:
+        axes = ax
+        figure = ax.get_figure()  # type: ignore[assignment]
+    of_measure = per_query[per_query["measure"] == measure]
+    wide = of_measure.pivot_table(
+        index="query_id", columns="system", values="value", aggfunc="first"
+    ).sort_index()
+    paired = wide[[x, y]].dropna() if {x, y} <= set(wide.columns) else pd.DataFrame(columns=[x, y])
+    first = paired[x].to_numpy(dtype=np.float64)
+    second = paired[y].to_numpy(dtype=np.float64)
+    diffs = paired_differences(second, first) * (1.0 if higher_is_better(measure) else -1.0)
+    for mask, color in ((diffs > 0, _WIN), (diffs < 0, _LOSS), (diffs == 0, _TIE_COLOR)):
+        axes.plot(first[mask], second[mask], "o", color=color, markersize=4, alpha=0.7)
+    low = float(min(first.min(initial=0.0), second.min(initial=0.0)))
+    high = float(max(first.max(initial=1.0), second.max(initial=1.0)))
+    pad = 0.04 * (high - low or 1.0)
+    axes.plot([low - pad, high + pad], [low - pad, high + pad], ":", color="black", linewidth=0.8)
+    axes.set_xlim(low - pad, high + pad)
+    axes.set_ylim(low - pad, high + pad)
+    distance = np.abs(second - first)
+    ids = [str(q) for q in paired.index]
+    order = sorted(range(len(ids)), key=lambda i: (-distance[i], ids[i]))
+    at_point: dict[tuple[float, float], list[str]] = {}  # one label per point: IDs joined
+    for i in [i for i in order if distance[i] > 0][: max(label, 0)]:
+        at_point.setdefault((float(first[i]), float(second[i])), []).append(ids[i])
+    span = high - low + 2 * pad
+    placed: list[tuple[float, float]] = []  # labels kept apart: a line's height, top down
+    for (px, py), labelled in sorted(at_point.items(), key=lambda item: -item[0][1]):
+        text_y = py - 0.035 * span
+        while any(
+            abs(px - x0) < 0.3 * span and abs(text_y - y0) < 0.04 * span for x0, y0 in placed
+        ):
+            text_y -= 0.04 * span
+        placed.append((px, text_y))
+        axes.annotate(
+            plot_label(", ".join(labelled)),
+            (px, py),
+            xytext=(px + 0.015 * span, text_y),
+            fontsize="x-small",
+            arrowprops={"arrowstyle": "-", "color": _TIE_COLOR, "linewidth": 0.5}
+            if abs(text_y - py) > 0.05 * span
+            else None,
+        )
+    wins, losses = int((diffs > 0).sum()), int((diffs < 0).sum())
+    axes.set_xlabel(f"{plot_label(x)}")
+    axes.set_ylabel(f"{plot_label(y)}")
+    axes.set_title(
+        f"{plot_label(measure)} per query\n{plot_label(y)} better on {wins}, worse on {losses} "
+        f"of {len(ids)}",
+        fontsize="small",
+    )
+    axes.grid(True, alpha=0.3)
+    if ax is None:
+        _place_axes(
+            figure,
+            left=_axis_label_room()
+            + _text_width(["0.00"], "ytick.labelsize")
+            + _tick_room("y")
+            + _EDGE,
+            right=_EDGE + 0.15,
+            bottom=_tick_room("x") + _line("xtick.labelsize") + _axis_label_room() + _EDGE,
+            top=2 * _line("small") + _title_pad() + _EDGE,
+        )
+    return figure
+
+
+# --- the same figures from an Evaluation (evalkit.plot) ----------------------------------
+
+
+def _primary(evaluation: Evaluation) -> str:
+    """The evaluation's first nDCG measure, else its first measure (the report's PRIMARY)."""
+    return next((m for m in evaluation.measures if m.startswith("nDCG")), evaluation.measures[0])
+
+
+def intervals(
+    evaluation: Evaluation,
+    *,
+    measures: Sequence[str] | None = None,
+    base: str | None = None,
+    confidence: float = 0.95,
+    n_resamples: int = 2000,
+    seed: int = 0,
+) -> Figure:
+    """Each system's mean of ``measures`` (default: the primary measure, the first nDCG) with
+    its percentile bootstrap interval (:func:`evalkit.stats.summarize_with_ci`, seeded), drawn
+    by :func:`headline_figure`; ``base`` (default: the first system) in black."""
+    from evalkit.stats import summarize_with_ci
+
+    chosen = list(measures) if measures is not None else [_primary(evaluation)]
+    rows = evaluation.per_query[evaluation.per_query["measure"].isin(chosen)].dropna(
+        subset=["value"]
+    )
+    summary = summarize_with_ci(
+        rows, confidence=confidence, n_resamples=n_resamples, seed=seed
+    ).set_index(["system", "measure"])
+    order = [(s, m) for m in chosen for s in evaluation.systems if (s, m) in summary.index]
+    headline = summary.loc[order].reset_index()
+    return headline_figure(headline, base=base or evaluation.systems[0], confidence=confidence)
+
+
+def differences(
+    evaluation: Evaluation,
+    *,
+    base: str | None = None,
+    measures: Sequence[str] | None = None,
+) -> Figure:
+    """Per-query differences ``system - base`` of every other system (``base``: the first
+    system when None; ``measures``: :func:`difference_measures`), drawn by
+    :func:`paired_difference_figure`."""
+    return paired_difference_figure(
+        evaluation.per_query,
+        base=base or evaluation.systems[0],
+        systems=list(evaluation.systems),
+        measures=list(measures) if measures else difference_measures(evaluation.measures),
+    )
+
+
+def scatter(
+    evaluation: Evaluation,
+    x: str,
+    y: str,
+    *,
+    measure: str | None = None,
+    label: int = 5,
+    ax: Axes | None = None,
+) -> Figure:
+    """System ``y``'s per-query values against system ``x``'s on ``measure`` (default: the
+    primary measure), the ``label`` most different query IDs labelled
+    (:func:`scatter_figure`)."""
+    return scatter_figure(
+        evaluation.per_query, x=x, y=y, measure=measure or _primary(evaluation), label=label, ax=ax
+    )
+
+
+def latency(evaluation: Evaluation) -> Figure:
+    """Each system's latency distribution (box plot and ECDF, :func:`latency_figure`)."""
+    return latency_figure(evaluation.latency, systems=list(evaluation.systems))
 
 
 def warm_up() -> None:

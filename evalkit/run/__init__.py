@@ -7,6 +7,9 @@
 - ``_parallel``: repeats in forked processes (``evaluate(workers=...)``).
 - :mod:`~evalkit.run.distributed`: systems on a Dask cluster (``evaluate(client=...)``, the
   ``dask`` extra: the one module of this package that imports it).
+- :mod:`~evalkit.run.drilldown`: one query side by side (``Evaluation.explain``; ``_explain``:
+  :func:`explain` on a fixture and rankings); :mod:`~evalkit.run.display`: how an evaluation
+  shows itself.
 - :mod:`~evalkit.run.report_json`: the privacy-safe JSON report of an evaluation, and the
   readers of its sections that gates and diffs share.
 
@@ -26,14 +29,18 @@ if TYPE_CHECKING:
         default_measures,
         evaluate,
     )
+    from evalkit.run._explain import explain
+    from evalkit.run.drilldown import QueryExplanation
     from evalkit.run.report_json import build_report, read_report, write_report
 
 __all__ = [
     "DEFAULT_RANKING_MEASURES",
     "Evaluation",
+    "QueryExplanation",
     "build_report",
     "default_measures",
     "evaluate",
+    "explain",
     "read_report",
     "write_report",
 ]
@@ -43,6 +50,8 @@ _MODULE_OF = {
         ("DEFAULT_RANKING_MEASURES", "Evaluation", "default_measures", "evaluate"),
         "evalkit.run._evaluate",
     ),
+    "QueryExplanation": "evalkit.run.drilldown",
+    "explain": "evalkit.run._explain",
     **dict.fromkeys(("build_report", "read_report", "write_report"), "evalkit.run.report_json"),
 }
 

@@ -62,6 +62,7 @@ from evalkit.safety.names import safe_id
 
 if TYPE_CHECKING:
     from evalkit.fixtures import Fixture
+    from evalkit.run.drilldown import QueryExplanation
     from evalkit.safety.privacy import PrivateText
     from evalkit.systems.protocol import Retriever
 
@@ -78,9 +79,18 @@ FAILURE_COLUMNS = ["system", "query_id", "language", "kind", "chunk_ids"]
 class Evaluation:
     """The result of ``evaluate``. Frames are tidy; IDs are strings.
 
-    - ``per_query``: ``system, query_id, language, answerable, measure, value``
-    - ``rankings``: ``system, query_id, rank, chunk_id, score, grade`` (grade 0 when unjudged)
-    - ``latency``: ``system, query_id, repeat, latency_ms``
+    - ``per_query``: ``system, query_id, language`` (str), ``answerable`` (bool), ``measure``
+      (str), ``value`` (float64; NaN where a span measure does not apply)
+    - ``rankings``: ``system, query_id`` (str), ``rank`` (int64, 1-based), ``chunk_id`` (str),
+      ``score`` (float64), ``grade`` (int64; 0 when unjudged: :meth:`explain` tells the two
+      apart)
+    - ``latency``: ``system, query_id`` (str), ``repeat`` (int64), ``latency_ms`` (float64)
+
+    The ID and name columns stay strings (not categorical), so frames of two evaluations
+    concatenate and compare without aligning categories; the frames of :meth:`explain` are
+    categorical where their values are a known, ordered set (systems, measures, kinds).
+    It displays itself in JupyterLab (``_repr_html_``: systems, k, measures, determinism and
+    the mean of every measure per system; :mod:`evalkit.run.display`).
     - ``definitions``: each system's ``definition()`` — private, never published raw
     - ``notes``: per system with a ``notes()`` method (a ``run:`` file), its ID-and-count-only
       notes, e.g. ``{"latency": "not measured", "queriesMissing": 3, ...}``
@@ -202,12 +212,153 @@ class Evaluation:
         """Actionable, ID-only failures: ``system, query_id, language, kind, chunk_ids``.
 
         Kinds: ``missed-relevant`` (answerable query with no relevant chunk in the top k;
-        chunk_ids = the relevant chunks it missed), ``answered-no-answer`` (a no-answer query
-        returned results; chunk_ids = what it returned), ``near-duplicate-above`` (an
-        irrelevant near-duplicate outranks the relevant chunk it imitates; chunk_ids =
-        ``"<near-duplicate>,<relevant>"``). chunk_ids are comma-separated.
+        chunk_ids = the relevant chunks it missed, sorted), ``answered-no-answer`` (a no-answer
+        query returned results; chunk_ids = what it returned, in rank order),
+        ``near-duplicate-above`` (an irrelevant near-duplicate outranks the relevant chunk it
+        imitates; chunk_ids = ``[<near-duplicate>, <relevant>]``).
+
+        Dtypes: ``system, query_id, language, kind`` are str (object); ``chunk_ids`` holds a
+        list of str per row (``frame.explode("chunk_ids")`` gives one row per chunk). Each call
+        returns a new frame with new lists.
         """
-        return self._failures.copy()
+        frame = self._failures.copy()
+        frame["chunk_ids"] = [list(ids) for ids in frame["chunk_ids"]]
+        return frame
+
+    def explain(
+        self, query_id: str, systems: Sequence[str] | None = None, *, redact: bool = False
+    ) -> QueryExplanation:
+        """The drill-down of one query, side by side for ``systems`` (default: all): each
+        system's top k with grades and the chunk text, answer spans highlighted; the judged
+        chunks and where each system ranked them; the query's measures and failures. It
+        displays itself as HTML in JupyterLab and gives frames (``.rankings``,
+        ``.judgments``, ``.measures``, ``.failures``): :mod:`evalkit.run.drilldown`.
+        ``redact=True`` shows IDs and hashes only; otherwise the output holds fixture text
+        and says so: never export it."""
+        from evalkit.run.drilldown import explain_query
+
+        return explain_query(self, query_id, systems, redact=redact)
+
+    @classmethod
+    def from_rankings(
+        cls,
+        fixture: Fixture | str | os.PathLike[str],
+        rankings: pd.DataFrame,
+        *,
+        k: int | None = None,
+        measures: Sequence[str] | None = None,
+    ) -> Evaluation:
+        """An evaluation of rankings made elsewhere, scored as :func:`evaluate` scores
+        (``repeats=1``, no latency, empty definitions).
+
+        ``rankings`` has columns ``query_id``, ``chunk_id`` (or ``doc_id``, as
+        :func:`~evalkit.formats.read_run` reads) and ``score``; optionally ``system``
+        (default ``run``) and ``rank`` (what orders each system's rows for a query; default:
+        the row order). Ranks are renumbered 1, 2, ... in that order.
+        Rows past ``k`` (default: the deepest rank) are cut; rows of queries the fixture
+        does not have are left out. ``measures`` as in :func:`evaluate`.
+        """
+        from evalkit.fixtures import Fixture, load_fixture
+
+        directory = path_argument(
+            fixture, "fixture", function="from_rankings", also=(Fixture,), what="a Fixture"
+        )
+        fixture = load_fixture(directory) if directory is not None else cast("Fixture", fixture)
+        frame = (
+            rankings.rename(columns={"doc_id": "chunk_id"})
+            if "chunk_id" not in rankings
+            else rankings
+        )
+        missing = [c for c in ("query_id", "chunk_id", "score") if c not in frame.columns]
+        if missing:
+            raise InputError(
+                f"rankings lack column(s) {', '.join(missing)}; expected query_id, chunk_id "
+                "(or doc_id), score and optionally system and rank"
+            )
+        frame = frame.assign(
+            system=frame["system"].astype(str) if "system" in frame.columns else "run",
+            query_id=frame["query_id"].astype(str),
+            chunk_id=frame["chunk_id"].astype(str),
+            score=frame["score"].astype("float64"),
+        )
+        frame = frame[frame["query_id"].isin(fixture.queries_by_id)]
+        if "rank" in frame.columns:  # orders the rows; renumbered 1, 2, ... below
+            frame = frame.sort_values(["system", "query_id", "rank"], kind="stable")
+        frame = frame.assign(rank=frame.groupby(["system", "query_id"], sort=False).cumcount() + 1)
+        k = int(frame["rank"].max()) if k is None and len(frame) else (k or 10)
+        frame = frame[frame["rank"] <= k]
+        grades = {(q.id, j.chunk_id): j.grade for q in fixture.queries for j in q.judgments}
+        frame = frame.assign(
+            rank=frame["rank"].astype("int64"),
+            grade=[
+                grades.get(key, 0) for key in zip(frame["query_id"], frame["chunk_id"], strict=True)
+            ],
+        )
+        systems = tuple(dict.fromkeys(frame["system"]))
+        order = {q.id: i for i, q in enumerate(fixture.queries)}
+        frame = (
+            frame.assign(_s=frame["system"].map(systems.index), _q=frame["query_id"].map(order))
+            .sort_values(["_s", "_q", "rank"], kind="stable")[
+                ["system", "query_id", "rank", "chunk_id", "score", "grade"]
+            ]
+            .reset_index(drop=True)
+        )
+        ranking_measures = _checked_measures(measures or default_measures(k), k)
+        all_measures = (
+            *ranking_measures,
+            f"ContextPrecision@{k}",
+            f"ContextRecall@{k}",
+            NO_RESULT_MEASURE,
+            NO_ANSWER_MEASURE,
+        )
+        definitions: dict[str, dict[str, Any]] = {s: {} for s in systems}
+        per_query = _measure(
+            fixture,
+            frame,
+            systems,
+            k,
+            ranking_measures=ranking_measures,
+            measures=all_measures,
+            definitions=definitions,
+        )
+        latency = pd.DataFrame(
+            {
+                "system": pd.Series(dtype=object),
+                "query_id": pd.Series(dtype=object),
+                "repeat": pd.Series(dtype="int64"),
+                "latency_ms": pd.Series(dtype="float64"),
+            }
+        )
+        return cls(
+            fixture=fixture,
+            systems=systems,
+            k=k,
+            measures=all_measures,
+            per_query=per_query,
+            rankings=frame,
+            latency=latency,
+            definitions=definitions,
+            repeats=1,
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"<Evaluation of fixture {self.fixture.id!r}: {len(self.systems)} system(s) "
+            f"({', '.join(self.systems)}), k={self.k}, {len(self.measures)} measures, "
+            f"{self.fixture.queries.__len__()} queries, {_determinism(self)}>"
+        )
+
+    def _repr_html_(self) -> str:
+        from evalkit.run.display import evaluation_html
+
+        return evaluation_html(self)
+
+
+def _determinism(evaluation: Evaluation) -> str:
+    """How the evaluation's determinism was checked, in words."""
+    if evaluation.deterministic:
+        return f"deterministic over {evaluation.repeats} repeats"
+    return "determinism not checked (one run)"
 
 
 def default_measures(k: int) -> tuple[str, ...]:
@@ -446,21 +597,17 @@ def _find_failures(
     columns = (rankings[c].tolist() for c in ("system", "query_id", "chunk_id"))
     for system, query_id, chunk_id in zip(*columns, strict=True):
         by_key.setdefault((system, query_id), []).append(chunk_id)
-    rows: list[tuple[str, str, str, str, str]] = []
+    rows: list[tuple[str, str, str, str, tuple[str, ...]]] = []
     for system in systems:
         for q in fixture.queries:
             returned = by_key.get((system, q.id), [])
             relevant = {j.chunk_id for j in q.judgments if j.grade >= 1}
             if not q.answerable:
                 if returned:
-                    rows.append(
-                        (system, q.id, q.language, "answered-no-answer", ",".join(returned))
-                    )
+                    rows.append((system, q.id, q.language, "answered-no-answer", tuple(returned)))
                 continue
             if not relevant.intersection(returned):
-                rows.append(
-                    (system, q.id, q.language, "missed-relevant", ",".join(sorted(relevant)))
-                )
+                rows.append((system, q.id, q.language, "missed-relevant", tuple(sorted(relevant))))
             position = {c: i for i, c in enumerate(returned)}
             for chunk_id in returned:
                 target = near_duplicates.get(chunk_id)
@@ -470,9 +617,10 @@ def _find_failures(
                     and position[chunk_id] < position.get(target, len(returned))
                 ):
                     rows.append(
-                        (system, q.id, q.language, "near-duplicate-above", f"{chunk_id},{target}")
+                        (system, q.id, q.language, "near-duplicate-above", (chunk_id, target))
                     )
-    return pd.DataFrame(rows, columns=FAILURE_COLUMNS).astype(str)
+    frame = pd.DataFrame(rows, columns=FAILURE_COLUMNS)
+    return frame.astype(dict.fromkeys(FAILURE_COLUMNS[:-1], str))
 
 
 def _check_same_definitions(

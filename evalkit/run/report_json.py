@@ -179,7 +179,7 @@ def build_report(evaluation: Evaluation) -> dict[str, Any]:
             "queryId": row["query_id"],
             "language": row["language"],
             "kind": row["kind"],
-            "chunkIds": row["chunk_ids"].split(",") if row["chunk_ids"] else [],
+            "chunkIds": list(row["chunk_ids"]),
         }
         for row in _records(evaluation.failures())
     ]
