@@ -7,6 +7,7 @@ Each test writes its own small files; expected counts are computed from what the
 
 from __future__ import annotations
 
+import json
 import pathlib
 import re
 
@@ -217,6 +218,20 @@ def test_documents_titles_metadata_and_dropped_fields(tmp_path: pathlib.Path) ->
     for value in SECRET_METADATA:
         assert value not in out + err
         assert all(value not in c.text and value not in c.title for c in fixture.chunks)
+    # kept beside the fixture, only for imported documents; the fixture folder is unchanged
+    sidecar = tmp_path / "fx.metadata.jsonl"
+    rows = [json.loads(line) for line in sidecar.read_text("utf-8").splitlines()]
+    assert rows == [
+        {"document_id": "1", "field": "author", "value": "Smith, A."},
+        {"document_id": "1", "field": "author", "value": "Jones, B."},
+        {"document_id": "1", "field": "author", "value": "Brown, C."},
+        {"document_id": "1", "field": "source", "value": "J. Ocean Eng. 12"},
+        {"document_id": "1", "field": "keywords", "value": "tides; energy"},
+        {"document_id": "1", "field": "categories", "value": "engineering"},
+        {"document_id": "1", "field": "notes", "value": "entered 1971"},
+    ]
+    assert "document metadata kept beside the fixture (7 values of 1 documents" in out
+    assert "fx.metadata.jsonl" in out
     assert (
         "fields not imported: .X citation triples in 1 records (2 lines of numbers); .Z in 1 "
         "records; query .A in 1 queries"

@@ -518,5 +518,7 @@ def _run_import(args: argparse.Namespace) -> int:
     print("\n".join(read() + summary.lines()))
     if summary.dropped_file:
         print(f"dropped IDs: {summary.dropped_file}")
+    if summary.metadata_file:
+        print(f"document metadata: {summary.metadata_file}")
     print(f"fixture: {args.output} (check it with 'evalkit validate {args.output}')")
     return 0

@@ -49,6 +49,12 @@ Rules:
   documents' own IDs, and the summary counts the IDs matched this way. When several imported
   IDs strip to the same number, the judgment is dropped ("judgment ID matches several IDs by
   zero-padding"). Nothing else about IDs is guessed.
+- **Document metadata** (:attr:`SourceDocument.metadata`: SMART's authors, source, keywords,
+  ...) is private text like the documents', but no part of the fixture (its schema and content
+  hash are unchanged, and nothing that runs, reports or gates reads it): it is written beside
+  the fixture folder as ``<fixture folder>.metadata.jsonl`` (:data:`METADATA_SUFFIX`; one JSON
+  object ``{"document_id", "field", "value"}`` a line), only for imported documents and only
+  when there is any. A value holding a credential is left out (counted by document ID).
 - **Drops.** Every dropped document, query and judgment is listed by ID in the summary
   (:meth:`ImportSummary.lines`) and in ``<fixture folder>.dropped.tsv`` beside the fixture
   (:data:`DROPPED_SUFFIX`; ``reason<TAB>ID``, a judgment as ``query document``), written only
@@ -59,6 +65,7 @@ from __future__ import annotations
 
 import errno
 import functools
+import json
 import os
 import re
 import shutil
@@ -88,7 +95,7 @@ from evalkit.fixtures.schema import (
     Version,
 )
 from evalkit.importers.grades import check_grades
-from evalkit.safety.artifacts import check_output, write_artifact
+from evalkit.safety.artifacts import Artifact, check_output, write_artifact, write_artifacts
 from evalkit.safety.interrupts import deferred
 from evalkit.safety.output import shown_path
 from evalkit.safety.sensitive import SENSITIVE_KINDS
@@ -113,6 +120,8 @@ BATCH: Final = 5_000
 COLUMNAR_FROM: Final = 50_000
 #: The list of an import's drops is written beside the fixture folder, named after it.
 DROPPED_SUFFIX: Final = ".dropped.tsv"
+#: Document metadata (authors, source, ...) is written beside the fixture folder, named after it.
+METADATA_SUFFIX: Final = ".metadata.jsonl"
 _PROSE: Final = frozenset(PROSE_KINDS)
 MAX_ID: Final = 128
 MAPPED_PREFIX: Final = "x~"
@@ -230,6 +239,8 @@ class ImportSummary:
     unlocated: list[str] = field(default_factory=list)
     spans_dropped: int = 0
     dropped_file: str = ""
+    metadata: list[dict[str, str]] = field(default_factory=list, repr=False)  # private text
+    metadata_file: str = ""
 
     def drop(self, reason: str, object_id: str) -> None:
         self.dropped.setdefault(reason, []).append(object_id)
@@ -267,6 +278,12 @@ class ImportSummary:
             out.append(
                 f"answers not found in their document ({len(self.unlocated)} judgments; judged "
                 f"as whole documents), queries: {_listed(sorted(set(self.unlocated)))}"
+            )
+        if self.metadata:
+            out.append(
+                f"document metadata kept beside the fixture ({len(self.metadata)} values of "
+                f"{len({m['document_id'] for m in self.metadata})} documents; private, never "
+                "read by run, report or gate)"
             )
         if self.spans_dropped:
             out.append(
@@ -402,6 +419,13 @@ def import_collection(
             dropped = given.with_name(given.name + DROPPED_SUFFIX)
             write_artifact(dropped, summary.dropped_table(), kind="text", private=())
             summary.dropped_file = shown_path(dropped)
+        if summary.metadata:
+            given = Path(output)
+            sidecar = given.with_name(given.name + METADATA_SUFFIX)
+            rows = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in summary.metadata)
+            # private text by design, like the fixture itself: not leak-scanned
+            write_artifacts([Artifact(sidecar, rows, "text")], private=(), allow_private_text=True)
+            summary.metadata_file = shown_path(sidecar)
         target.rmdir()
         staging.rename(target)
     except BaseException as error:
@@ -547,6 +571,7 @@ def _write_documents(  # noqa: PLR0917 - private helper of import_collection
                     "text": text[start:end],
                 }
             )
+        _keep_metadata(doc_id, source.metadata, summary)
         summary.documents += 1
         summary.chunks += len(ids)
         summary.chunked_documents += len(ids) > 1
@@ -615,6 +640,17 @@ def _queries(  # noqa: PLR0917 - private helper of import_collection
     for query_id in sorted(set(by_query) - known_queries):
         summary.drop("judged query not in the queries", query_id)
     return entries
+
+
+def _keep_metadata(
+    doc_id: str, metadata: tuple[tuple[str, str], ...], summary: ImportSummary
+) -> None:
+    """Collect an imported document's metadata (rule in the module docstring)."""
+    for name, value in metadata:
+        if prose_kinds(find_sensitive(value), _PROSE):
+            summary.drop("document metadata value holds a credential (left out)", doc_id)
+            continue
+        summary.metadata.append({"document_id": doc_id, "field": name, "value": _clean(value)})
 
 
 def _drop_judgments(
