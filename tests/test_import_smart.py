@@ -15,6 +15,7 @@ import pytest
 from cli_runner import run_cli
 
 from evalkit.fixtures import load_fixture
+from evalkit.importers import SourceDocument, SourceJudgment, SourceQuery, import_collection
 from evalkit.importers.smart import QRELS_LAYOUTS, detect_qrels_layout
 
 DOCUMENTS = """.I 1
@@ -249,3 +250,27 @@ def test_a_dropped_querys_judgments_are_counted(tmp_path: pathlib.Path) -> None:
     assert code == 0, out + err
     assert "dropped 2: judgment of a query not imported: 4 1, 4 3" in out
     assert "query text empty or over 2000 characters: 4" in out
+
+
+def test_zero_padding_is_matched_for_every_format(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through the format-free API: documents ``0005`` and ``7``, judgments of ``5`` and
+    ``007``; a document value holding a credential is left out of the metadata, counted."""
+    documents = [
+        SourceDocument(id="0005", text="Harbour tides.", metadata=(("source", "Tide tables"),)),
+        SourceDocument(id="7", text="River sand.", metadata=(("notes", "password=hunter2x9"),)),
+    ]
+    queries = [SourceQuery(id="q1", text="tides?"), SourceQuery(id="q2", text="sand?")]
+    judgments = [SourceJudgment("q1", "5", 1), SourceJudgment("q2", "007", 2)]
+    monkeypatch.chdir(tmp_path)
+    summary = import_collection(
+        documents, queries, judgments, "fx", fixture_name="fx", description="test"
+    )
+    assert summary.padded_ids == {"documents": 2}
+    assert judgments_of(tmp_path) == {"q1": {"0005": 1}, "q2": {"7": 2}}
+    assert summary.dropped == {"document metadata value holds a credential (left out)": ["7"]}
+    rows = (tmp_path / "fx.metadata.jsonl").read_text("utf-8").splitlines()
+    assert [json.loads(row) for row in rows] == [
+        {"document_id": "0005", "field": "source", "value": "Tide tables"}
+    ]
