@@ -12,6 +12,8 @@ from evalkit.cli._common import Handler, print_error, quoted, shown
 from evalkit.errors import EvalkitError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from evalkit.fixtures import Fixture
 
 
@@ -389,18 +391,31 @@ def add_import(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Hand
     trec.add_argument("--topic-field", default="title", choices=("title", "desc"))
     smart = formats.add_parser(
         "smart",
-        help="SMART files (.I/.T/.W records: Cranfield, CISI, CACM, ...) and TREC or "
-        "three-column qrels",
+        help="SMART files (.I/.T/.W records: Cranfield, CISI, CACM, ...) and judgments in "
+        "one of the family's layouts (detected, or --qrels-layout)",
     )
     smart.add_argument("--documents", required=True, help="documents: SMART records")
     smart.add_argument("--queries", required=True, help="queries: SMART records")
-    smart.add_argument("--qrels", required=True, help="'query 0 doc grade' or 'query doc grade'")
+    smart.add_argument(
+        "--qrels",
+        required=True,
+        help="judgments: 'query doc grade', 'query 0 doc grade' or "
+        "'query doc [constant columns]' (binary)",
+    )
+    smart.add_argument(
+        "--qrels-layout",
+        default="auto",
+        choices=("auto", "query-doc-grade", "query-0-doc-grade", "query-doc-binary"),
+        help="the judgments' layout (default auto: detected from the file and printed; an "
+        "ambiguous file is refused, naming the layouts it fits)",
+    )
     smart.add_argument(
         "--query-ids",
-        default="as-written",
+        default=None,
         choices=("as-written", "order"),
-        help="a query's ID: its .I (as-written, default) or its number in file order, 1, 2, "
-        "... (order: how Cranfield's judgments number its queries)",
+        help="a query's ID: its .I (as-written, the default) or its number in file order, 1, "
+        "2, ... (order: how Cranfield's judgments number its queries); without it, judgments "
+        "that may number the queries in file order are refused",
     )
     table = formats.add_parser("table", help="tables of documents, queries and judgments")
     table.add_argument("--documents", required=True, help=".jsonl, .csv or .parquet")
@@ -458,6 +473,7 @@ def _run_import(args: argparse.Namespace) -> int:
     )
 
     policy = ChunkingPolicy(args.chunking, args.size, args.overlap)
+    read: Callable[[], list[str]] = list  # what the reader read (the SMART reader's counts)
     if args.format == "beir":
         sources = beir_source(args.folder, args.split)
         origin = f"a BEIR collection (split {args.split})"
@@ -467,7 +483,15 @@ def _run_import(args: argparse.Namespace) -> int:
     elif args.format == "smart":
         from evalkit.importers.smart import smart_source
 
-        sources = smart_source(args.documents, args.queries, args.qrels, query_ids=args.query_ids)
+        smart = smart_source(
+            args.documents,
+            args.queries,
+            args.qrels,
+            query_ids=args.query_ids,
+            qrels_layout=args.qrels_layout,
+        )
+        sources = smart.documents, smart.queries, smart.judgments
+        read = smart.lines  # called after the import has consumed the streams
         origin = "SMART documents and queries, and qrels"
     else:
         columns = TableColumns(
@@ -491,8 +515,10 @@ def _run_import(args: argparse.Namespace) -> int:
         progress=sys.stderr.isatty(),
         grade_map=grade_map,
     )
-    print("\n".join(summary.lines()))
+    print("\n".join(read() + summary.lines()))
     if summary.dropped_file:
         print(f"dropped IDs: {summary.dropped_file}")
+    if summary.metadata_file:
+        print(f"document metadata: {summary.metadata_file}")
     print(f"fixture: {args.output} (check it with 'evalkit validate {args.output}')")
     return 0

@@ -39,9 +39,22 @@ Rules:
   that contains a span the judgment's grade and those spans; the document's other chunks are
   not judged. A judgment without spans (or whose answers were not found) gives every chunk of
   its document the grade. A chunk judged twice for one query keeps the higher grade and all
-  spans. Judgments of dropped or unknown documents are dropped. Queries left with no judgment
+  spans. Judgments of dropped or unknown documents are dropped, and so are the judgments of a
+  dropped query (counted: "judgment of a query not imported"). Queries left with no judgment
   are dropped, and so are queries whose judgments are all grade 0 (imported collections have no
   no-answer queries; ``requires_spans`` is false).
+- **Zero-padding** (:func:`unpadded`). A judgment's query or document ID that is no imported
+  ID, is all digits (``0-9``), and equals exactly one imported all-digit ID once leading zeros
+  are stripped (``01`` and ``1``) is matched to it; the fixture keeps the queries' and
+  documents' own IDs, and the summary counts the IDs matched this way. When several imported
+  IDs strip to the same number, the judgment is dropped ("judgment ID matches several IDs by
+  zero-padding"). Nothing else about IDs is guessed.
+- **Document metadata** (:attr:`SourceDocument.metadata`: SMART's authors, source, keywords,
+  ...) is private text like the documents', but no part of the fixture (its schema and content
+  hash are unchanged, and nothing that runs, reports or gates reads it): it is written beside
+  the fixture folder as ``<fixture folder>.metadata.jsonl`` (:data:`METADATA_SUFFIX`; one JSON
+  object ``{"document_id", "field", "value"}`` a line), only for imported documents and only
+  when there is any. A value holding a credential is left out (counted by document ID).
 - **Drops.** Every dropped document, query and judgment is listed by ID in the summary
   (:meth:`ImportSummary.lines`) and in ``<fixture folder>.dropped.tsv`` beside the fixture
   (:data:`DROPPED_SUFFIX`; ``reason<TAB>ID``, a judgment as ``query document``), written only
@@ -52,6 +65,7 @@ from __future__ import annotations
 
 import errno
 import functools
+import json
 import os
 import re
 import shutil
@@ -81,7 +95,7 @@ from evalkit.fixtures.schema import (
     Version,
 )
 from evalkit.importers.grades import check_grades
-from evalkit.safety.artifacts import check_output, write_artifact
+from evalkit.safety.artifacts import Artifact, check_output, write_artifact, write_artifacts
 from evalkit.safety.interrupts import deferred
 from evalkit.safety.output import shown_path
 from evalkit.safety.sensitive import SENSITIVE_KINDS
@@ -97,6 +111,7 @@ __all__ = [
     "import_collection",
     "locate_answer",
     "original_id",
+    "unpadded",
 ]
 
 BATCH: Final = 5_000
@@ -105,6 +120,8 @@ BATCH: Final = 5_000
 COLUMNAR_FROM: Final = 50_000
 #: The list of an import's drops is written beside the fixture folder, named after it.
 DROPPED_SUFFIX: Final = ".dropped.tsv"
+#: Document metadata (authors, source, ...) is written beside the fixture folder, named after it.
+METADATA_SUFFIX: Final = ".metadata.jsonl"
 _PROSE: Final = frozenset(PROSE_KINDS)
 MAX_ID: Final = 128
 MAPPED_PREFIX: Final = "x~"
@@ -115,6 +132,8 @@ _SAFE_ID: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:#-]{0,127}$")
 _ESCAPED: Final = re.compile(r"(?:~[0-9A-F]{2})+")
 _CONTROL: Final = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 _LISTED: Final = 20
+_DIGITS: Final = re.compile(r"[0-9]+")
+_SEVERAL_PADDED: Final = "judgment ID matches several IDs by zero-padding"
 
 
 def fixture_id(raw: str) -> str | None:
@@ -148,6 +167,12 @@ def original_id(mapped: str) -> str:
     )
 
 
+def unpadded(raw: str) -> str | None:
+    """An all-digit ID without its leading zeros (``"007"`` -> ``"7"``, ``"0"`` -> ``"0"``);
+    None for any other ID (zero-padding rule in the module docstring)."""
+    return (raw.lstrip("0") or "0") if _DIGITS.fullmatch(raw) else None
+
+
 def locate_answer(text: str, answer: str) -> list[tuple[int, int]]:
     """Non-overlapping ``(start, end)`` occurrences of ``answer`` in ``text``, by the span
     locator the fixture tools use (:func:`evalkit.fixtures.locate.locate_span` with
@@ -163,12 +188,15 @@ def locate_answer(text: str, answer: str) -> list[tuple[int, int]]:
 
 @dataclass(frozen=True)
 class SourceDocument:
-    """A document as read from the source (raw ID, text, title may be empty)."""
+    """A document as read from the source (raw ID, text, title may be empty). ``metadata``:
+    ``(name, value)`` pairs a reader found (SMART's authors, source, keywords): counted by the
+    reader, never text a system searches or a report prints."""
 
     id: str
     text: str
     title: str = ""
     language: str = ""
+    metadata: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -205,11 +233,14 @@ class ImportSummary:
     spans: int = 0
     mapped_ids: int = 0
     mapped_grades: int = 0
+    padded_ids: dict[str, int] = field(default_factory=dict)  # "queries"/"documents" -> IDs
     prose: dict[str, list[str]] = field(default_factory=dict)
     dropped: dict[str, list[str]] = field(default_factory=dict)
     unlocated: list[str] = field(default_factory=list)
     spans_dropped: int = 0
     dropped_file: str = ""
+    metadata: list[dict[str, str]] = field(default_factory=list, repr=False)  # private text
+    metadata_file: str = ""
 
     def drop(self, reason: str, object_id: str) -> None:
         self.dropped.setdefault(reason, []).append(object_id)
@@ -230,6 +261,12 @@ class ImportSummary:
             out.append(f"IDs mapped to the safe form (reversible, 'x~...~HH'): {self.mapped_ids}")
         if self.mapped_grades:
             out.append(f"grades mapped by --grade-map: {self.mapped_grades}")
+        if self.padded_ids:
+            out.append(
+                "judgment IDs matched across zero-padding ('01' = '1'): queries "
+                f"{self.padded_ids.get('queries', 0)}, documents "
+                f"{self.padded_ids.get('documents', 0)}"
+            )
         for kind, ids in sorted(self.prose.items()):
             out.append(
                 f"kept {len(ids)} whose prose reads as {SENSITIVE_KINDS[kind]} (fixture.yaml: "
@@ -241,6 +278,12 @@ class ImportSummary:
             out.append(
                 f"answers not found in their document ({len(self.unlocated)} judgments; judged "
                 f"as whole documents), queries: {_listed(sorted(set(self.unlocated)))}"
+            )
+        if self.metadata:
+            out.append(
+                f"document metadata kept beside the fixture ({len(self.metadata)} values of "
+                f"{len({m['document_id'] for m in self.metadata})} documents; private, never "
+                "read by run, report or gate)"
             )
         if self.spans_dropped:
             out.append(
@@ -331,6 +374,7 @@ def import_collection(
                 answers_needed.add(judgment.document_id)
         check_grades(j.grade for js in by_query.values() for j in js)
         judged_documents = {j.document_id for js in by_query.values() for j in js}
+        padded = {unpadded(d) for d in judged_documents | answers_needed} - {None}
         with deferred():  # no signal between the folder's creation and its being known
             staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
         languages: set[str] = set()
@@ -340,13 +384,13 @@ def import_collection(
             fixture,
             policy,
             language,
-            judged_documents,
-            answers_needed,
+            (judged_documents, answers_needed, padded),
             summary,
             languages,
             progress=progress,
             total=total,
         )
+        _match_padded_documents(by_query, judged, summary)
         query_entries = _queries(queries, by_query, judged, language, summary, languages)
         if not query_entries:
             raise InputError(
@@ -375,6 +419,13 @@ def import_collection(
             dropped = given.with_name(given.name + DROPPED_SUFFIX)
             write_artifact(dropped, summary.dropped_table(), kind="text", private=())
             summary.dropped_file = shown_path(dropped)
+        if summary.metadata:
+            given = Path(output)
+            sidecar = given.with_name(given.name + METADATA_SUFFIX)
+            rows = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in summary.metadata)
+            # private text by design, like the fixture itself: not leak-scanned
+            write_artifacts([Artifact(sidecar, rows, "text")], private=(), allow_private_text=True)
+            summary.metadata_file = shown_path(sidecar)
         target.rmdir()
         staging.rename(target)
     except BaseException as error:
@@ -463,15 +514,17 @@ def _write_documents(  # noqa: PLR0917 - private helper of import_collection
     fixture: StreamedFixture,
     policy: ChunkingPolicy,
     language: str,
-    judged_documents: set[str],
-    answers_needed: set[str],
+    wanted: tuple[set[str], set[str], set[str | None]],
     summary: ImportSummary,
     languages: set[str],
     *,
     progress: bool,
     total: int | None,
 ) -> dict[str, _JudgedDocument]:
-    """Stream documents and chunks to ``fixture``; the judged ones' chunks."""
+    """Stream documents and chunks to ``fixture``; the judged ones' chunks. ``wanted``: the
+    judged document IDs, those whose text an answer needs, and the unpadded forms of both (a
+    document of such a form is kept too, for :func:`_match_padded_documents`)."""
+    judged_documents, answers_needed, padded = wanted
     seen: set[str] = set()
     marked_seen: set[str] = set()  # the chunk IDs written that hold a '#'
     judged: dict[str, _JudgedDocument] = {}
@@ -518,11 +571,15 @@ def _write_documents(  # noqa: PLR0917 - private helper of import_collection
                     "text": text[start:end],
                 }
             )
+        _keep_metadata(doc_id, source.metadata, summary)
         summary.documents += 1
         summary.chunks += len(ids)
         summary.chunked_documents += len(ids) > 1
-        if source.id in judged_documents:
-            keep_text = text if source.id in answers_needed else None
+        form = unpadded(source.id)
+        if source.id in judged_documents or (form is not None and form in padded):
+            # a document matched only across zero-padding keeps its text for an answer too
+            needed = source.id in answers_needed or source.id not in judged_documents
+            keep_text = text if needed else None
             judged[source.id] = _JudgedDocument(list(zip(ids, offsets, strict=True)), keep_text)
     fixture.finish_lists(columnar=summary.chunks > COLUMNAR_FROM)
     if not seen:
@@ -543,18 +600,21 @@ def _queries(  # noqa: PLR0917 - private helper of import_collection
 ) -> list[dict[str, Any]]:
     entries: list[dict[str, Any]] = []
     seen: set[str] = set()
-    known_queries: set[str] = set()
-    for source in queries:
-        known_queries.add(source.id)
+    sources = list(queries)
+    known_queries = {source.id for source in sources}
+    _match_padded(by_query, known_queries, "queries", summary)
+    for source in sources:
         query_id = _mapped_id(source.id, "query", seen, summary)
         if query_id is None:
             continue
         text = _clean(source.text).strip()
         if not text or len(text) > MAX_QUERY_TEXT:
             summary.drop(f"query text empty or over {MAX_QUERY_TEXT} characters", query_id)
+            _drop_judgments(source.id, by_query, summary)
             continue
         if not _prose_kept(find_sensitive(text), query_id, summary):
             summary.drop("query holds a credential (key, token or password)", query_id)
+            _drop_judgments(source.id, by_query, summary)
             continue
         chunk_judgments = _chunk_judgments(source.id, by_query.get(source.id, []), judged, summary)
         if not chunk_judgments:
@@ -580,6 +640,84 @@ def _queries(  # noqa: PLR0917 - private helper of import_collection
     for query_id in sorted(set(by_query) - known_queries):
         summary.drop("judged query not in the queries", query_id)
     return entries
+
+
+def _keep_metadata(
+    doc_id: str, metadata: tuple[tuple[str, str], ...], summary: ImportSummary
+) -> None:
+    """Collect an imported document's metadata (rule in the module docstring)."""
+    for name, value in metadata:
+        if prose_kinds(find_sensitive(value), _PROSE):
+            summary.drop("document metadata value holds a credential (left out)", doc_id)
+            continue
+        summary.metadata.append({"document_id": doc_id, "field": name, "value": _clean(value)})
+
+
+def _drop_judgments(
+    query_id: str, by_query: dict[str, list[SourceJudgment]], summary: ImportSummary
+) -> None:
+    """Count the judgments of a dropped query as dropped."""
+    for judgment in by_query.get(query_id, []):
+        summary.drop("judgment of a query not imported", _judgment_id(query_id, judgment))
+
+
+def _padded_targets(ids: Iterable[str]) -> dict[str, list[str]]:
+    """The all-digit ``ids`` by their unpadded form."""
+    targets: dict[str, list[str]] = {}
+    for raw in ids:
+        form = unpadded(raw)
+        if form is not None:
+            targets.setdefault(form, []).append(raw)
+    return targets
+
+
+def _match_padded(
+    by_query: dict[str, list[SourceJudgment]],
+    known: set[str],
+    kind: str,
+    summary: ImportSummary,
+) -> None:
+    """Move the judgments of a judged query ID that is no ``known`` ID to the one known ID it
+    equals across zero-padding (rule in the module docstring); with several, drop them."""
+    targets = _padded_targets(known)
+    matched = 0
+    for query_id in [q for q in by_query if q not in known]:
+        form = unpadded(query_id)
+        found = targets.get(form, []) if form is not None else []
+        if len(found) == 1:
+            by_query.setdefault(found[0], []).extend(by_query.pop(query_id))
+            matched += 1
+        elif found:
+            for judgment in by_query.pop(query_id):
+                summary.drop(_SEVERAL_PADDED, _judgment_id(query_id, judgment))
+    if matched:
+        summary.padded_ids[kind] = matched
+
+
+def _match_padded_documents(
+    by_query: dict[str, list[SourceJudgment]],
+    judged: dict[str, _JudgedDocument],
+    summary: ImportSummary,
+) -> None:
+    """Point each judgment of a document ID that is no imported ID to the one imported ID it
+    equals across zero-padding; with several, drop it (rule in the module docstring)."""
+    targets = _padded_targets(judged)
+    matched: set[str] = set()
+    for query_id, judgments in by_query.items():
+        kept: list[SourceJudgment] = []
+        for judgment in judgments:
+            form = unpadded(judgment.document_id)
+            found = targets.get(form, []) if judgment.document_id not in judged and form else []
+            if len(found) == 1:
+                matched.add(judgment.document_id)
+                kept.append(replace(judgment, document_id=found[0]))
+            elif found:
+                summary.drop(_SEVERAL_PADDED, _judgment_id(query_id, judgment))
+            else:
+                kept.append(judgment)
+        judgments[:] = kept
+    if matched:
+        summary.padded_ids["documents"] = len(matched)
 
 
 def _chunk_judgments(

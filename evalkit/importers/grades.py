@@ -8,12 +8,13 @@ found, because capping (4 -> 3) silently changes every gain-based measure of the
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Iterable
 
 from evalkit.errors import InputError
 
-__all__ = ["check_grades", "parse_grade_map"]
+__all__ = ["check_grades", "parse_grade_map", "whole_grade"]
 
 
 def parse_grade_map(text: str) -> dict[int, int]:
@@ -46,3 +47,21 @@ def check_grades(grades: Iterable[int]) -> None:
             "SOURCE:TARGET,..., e.g. --grade-map 4:3,3:2,2:1,1:1 (read the collection's own "
             "description of its grades first; nothing was written)"
         )
+
+
+def whole_grade(value: object, where: str, what: str = "grade") -> int:
+    """A judgment's grade: an integer, or a whole number written as a float (``2.0``)."""
+    if isinstance(value, bool):
+        value = None
+    number: float | None
+    try:
+        number = float(value) if isinstance(value, str | int | float) else None
+    except ValueError:
+        number = None
+    if number is None or not math.isfinite(number) or number != int(number):
+        raise InputError(
+            f"{where}: the {what} should be a whole number (0, 1, 2 or 3; found "
+            f"{'a fraction' if number is not None and math.isfinite(number) else 'no number'}); "
+            "round or map the grades before importing"
+        )
+    return int(number)

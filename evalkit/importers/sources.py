@@ -34,6 +34,7 @@ from typing import IO, Any, Final
 from evalkit.errors import InputError
 from evalkit.importers.columns import TableColumns
 from evalkit.importers.core import SourceDocument, SourceJudgment, SourceQuery
+from evalkit.importers.grades import whole_grade
 from evalkit.registry import did_you_mean
 
 __all__ = [
@@ -167,26 +168,8 @@ def _beir_qrels(path: Path) -> Iterator[SourceJudgment]:
             continue
         if len(parts) != 3:
             raise InputError(f"{path.name} line {number}: expected query-id, corpus-id, score")
-        grade = _grade(parts[2], f"{path.name} line {number}", "score")
+        grade = whole_grade(parts[2], f"{path.name} line {number}", "score")
         yield SourceJudgment(query_id=parts[0], document_id=parts[1], grade=grade)
-
-
-def _grade(value: object, where: str, what: str = "grade") -> int:
-    """A judgment's grade: an integer, or a whole number written as a float (``2.0``)."""
-    if isinstance(value, bool):
-        value = None
-    number: float | None
-    try:
-        number = float(value) if isinstance(value, str | int | float) else None
-    except ValueError:
-        number = None
-    if number is None or not math.isfinite(number) or number != int(number):
-        raise InputError(
-            f"{where}: the {what} should be a whole number (0, 1, 2 or 3; found "
-            f"{'a fraction' if number is not None and math.isfinite(number) else 'no number'}); "
-            "round or map the grades before importing"
-        )
-    return int(number)
 
 
 def beir_source(
@@ -224,21 +207,18 @@ lines = _lines
 # --- TREC -------------------------------------------------------------------------------------
 
 
-def qrels_judgments(path: Path, *, smart: bool = False) -> Iterator[SourceJudgment]:
-    """The judgments of a TREC qrels file (``query iteration document grade``); ``smart``: or
-    of the three-column SMART form (``query document grade``), chosen per line."""
-    expected = (
-        "'query iteration document grade' (TREC) or 'query document grade' (SMART)"
-        if smart
-        else "'query_id iteration doc_id grade'"
-    )
+def qrels_judgments(path: Path) -> Iterator[SourceJudgment]:
+    """The judgments of a TREC qrels file (``query iteration document grade``). The SMART
+    family's layouts: :func:`evalkit.importers.smart.layout_judgments`."""
     for number, line in _lines(path):
         parts = line.split()
         if not parts or parts[0].startswith("#"):
             continue
-        if len(parts) != 4 and not (smart and len(parts) == 3):
-            raise InputError(f"{path.name} line {number}: expected {expected}")
-        grade = _grade(parts[-1], f"{path.name} line {number}")
+        if len(parts) != 4:
+            raise InputError(
+                f"{path.name} line {number}: expected 'query_id iteration doc_id grade'"
+            )
+        grade = whole_grade(parts[-1], f"{path.name} line {number}")
         yield SourceJudgment(query_id=parts[0], document_id=parts[-2], grade=grade)
 
 
@@ -539,7 +519,9 @@ def table_source(
     def js() -> Iterator[SourceJudgment]:
         for where, row in _checked_rows(judgments, wanted["judgments"]):
             grade = (
-                _grade(_raw(row, cols.judgment_grade, where), where) if cols.judgment_grade else 1
+                whole_grade(_raw(row, cols.judgment_grade, where), where)
+                if cols.judgment_grade
+                else 1
             )
             answers = row.get(cols.judgment_answers) if cols.judgment_answers else None
             yield SourceJudgment(
