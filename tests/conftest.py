@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import yaml
 from hypothesis import settings
-from trec_eval_oracle import RBP_FIX, TrecEval10, build_trec_eval10
+from trec_eval_oracle import RBP_FIX, SOURCE_9, TrecEval10, build_trec_eval10
 
 if TYPE_CHECKING:
     from evalkit.errors import Problem
@@ -177,3 +177,9 @@ def trec_eval10_rbp_fixed(tmp_path_factory: pytest.TempPathFactory) -> TrecEval1
     """trec_eval 10.0 as released but with ``RBP_FIX`` (a modified work: the two
     uninitialized variables of m_rbp.c set to 0), 4-decimal output."""
     return build_trec_eval10(tmp_path_factory, "trec_eval10_rbp_fixed", RBP_FIX)
+
+
+@pytest.fixture(scope="session")
+def trec_eval9(tmp_path_factory: pytest.TempPathFactory) -> TrecEval10:
+    """trec_eval 9.0.8 as released (4-decimal output), built in a temporary folder."""
+    return build_trec_eval10(tmp_path_factory, "trec_eval9", {}, source=SOURCE_9, version="9.0.8")

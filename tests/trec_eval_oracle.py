@@ -27,6 +27,8 @@ import pytest
 # shared/ lies beside the repository (a session's checkout and CI's clone alike).
 _BESIDE = Path(__file__).resolve().parents[2] / "shared" / "oracles" / "trec_eval-10.0"
 SOURCE = Path(os.environ.get("TREC_EVAL_10_SOURCE", _BESIDE))
+#: trec_eval 9.0.8 (the release inside pytrec-eval-terrier), beside 10.0's source
+SOURCE_9 = Path(os.environ.get("TREC_EVAL_9_SOURCE", _BESIDE.parent / "trec_eval-9.0.8"))
 TEST_DIR = SOURCE / "test"
 HOW_TO_ENABLE = (
     "set TREC_EVAL_10_SOURCE to a trec_eval 10.0 source folder (the project's copy is "
@@ -86,34 +88,46 @@ RBP_FIX = {"m_rbp.c": ("double sum, min, max;", "double sum, min = 0, max = 0;")
 
 
 def build_trec_eval10(
-    tmp_path_factory: pytest.TempPathFactory, name: str, patches: dict[str, tuple[str, str]]
+    tmp_path_factory: pytest.TempPathFactory,
+    name: str,
+    patches: dict[str, tuple[str, str]],
+    *,
+    source: Path = SOURCE,
+    version: str = "10.0",
 ) -> TrecEval10:
     """Copy the source to a temporary folder, replace ``{file: (old, new)}`` in it (each
-    ``old`` must occur) and build it; skip when the source, make or a C compiler is missing."""
+    ``old`` must occur) and build it; skip when the source, make or a C compiler is missing.
+    ``source`` and ``version``: another release's source (9.0.8's, beside 10.0's)."""
     compiler = _compiler()
-    if not (SOURCE / "Makefile").is_file():
-        pytest.skip(f"trec_eval 10.0 source not found at {SOURCE}; {HOW_TO_ENABLE}")
+    if not (source / "Makefile").is_file():
+        pytest.skip(f"trec_eval {version} source not found at {source}; {HOW_TO_ENABLE}")
     if compiler is None or shutil.which("make") is None:
         pytest.skip(
             "no C compiler or make: cannot build the trec_eval 10.0 oracle; install a C "
             "compiler and make (Debian: apt-get install build-essential)"
         )
     folder = tmp_path_factory.mktemp(name) / "src"
-    shutil.copytree(SOURCE, folder, ignore=shutil.ignore_patterns("test"))
+    shutil.copytree(source, folder, ignore=shutil.ignore_patterns("test"))
     for file, (old, new) in patches.items():
         path = folder / file
         text = path.read_text()
         if old not in text:
-            raise RuntimeError(f"{file} of {SOURCE} has no {old!r} to patch")
+            raise RuntimeError(f"{file} of {source} has no {old!r} to patch")
         path.write_text(text.replace(old, new))
     # -O1 and no debug info: a faster build than the Makefile's -g on a busy machine
     done = subprocess.run(
-        ["make", "-C", str(folder), f"CC={compiler}", 'CFLAGS=-O1 -I. -w -DVERSIONID=\\"10.0\\"'],
+        [
+            "make",
+            "-C",
+            str(folder),
+            f"CC={compiler}",
+            f'CFLAGS=-O1 -I. -w -DVERSIONID=\\"{version}\\"',
+        ],
         capture_output=True,
         text=True,
         check=False,
     )
     binary = folder / "trec_eval"
     if done.returncode != 0 or not binary.is_file():
-        pytest.skip(f"building trec_eval 10.0 failed: {done.stderr[-500:]}")
+        pytest.skip(f"building trec_eval {version} failed: {done.stderr[-500:]}")
     return TrecEval10(binary)

@@ -80,7 +80,8 @@ def add_trec_eval(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> H
         add_help=False,
         prefix_chars="\x01",  # every argument is trec_eval's, parsed by getopt as trec_eval does
     )
-    p.add_argument("argv", nargs="*", help="trec_eval's arguments")
+    # REMAINDER keeps a "--" that argparse would drop: getopt reads it, as trec_eval's does
+    p.add_argument("argv", nargs=argparse.REMAINDER, help="trec_eval's arguments")
     return _run_trec_eval
 
 
@@ -90,7 +91,7 @@ def _run_trec_eval(args: argparse.Namespace) -> int:
 
 def trec_eval_command(argv: Sequence[str]) -> int:
     """Run ``trec_eval argv``: print its lines on stdout, return its exit code."""
-    from evalkit.errors import InputError, TrecEvalExit, TrecMeasureError
+    from evalkit.errors import InputError
 
     try:
         pairs, files = getopt.gnu_getopt(list(argv), _SHORT, list(_LONG))
@@ -109,17 +110,44 @@ def trec_eval_command(argv: Sequence[str]) -> int:
         return 1
     try:
         settings = _settings(options)
-    except InputError as error:
+    except InputError as error:  # an option trec_eval reads that evalkit does not reproduce
         print_error(error)
-        return 1
+        return 2
+    if files[1] == "-":  # trec_eval reads the run from stdin (its qrels never)
+        return _score_stdin_run(files[0], settings)
+    return _score(files[0], files[1], settings)
+
+
+def _score_stdin_run(qrels_path: str, settings: dict[str, Any]) -> int:
+    """The run read from stdin into a temporary file, named ``-`` in every message."""
+    import tempfile
+    from pathlib import Path
+
+    from evalkit.errors import EvalkitError
+
+    with tempfile.TemporaryDirectory(prefix="evalkit-trec-eval-") as folder:
+        path = Path(folder) / "run"
+        path.write_bytes(sys.stdin.buffer.read())
+        try:
+            return _score(qrels_path, str(path), settings, shown_run="-")
+        except EvalkitError as error:
+            print(f"evalkit: error: {str(error).replace(str(path), '-')}", file=sys.stderr)
+            return 2
+
+
+def _score(qrels_path: str, run_path: str, settings: dict[str, Any], shown_run: str = "") -> int:
+    """Score and print; trec_eval's exit code (an input error propagates, exit 2)."""
+    from evalkit.errors import TrecEvalExit, TrecMeasureError
+
     try:
-        text = _evaluate(files[0], files[1], settings)
+        text = _evaluate(qrels_path, run_path, settings)
     except TrecMeasureError as error:
         print(error, file=sys.stderr)
         return error.exit_code
     except TrecEvalExit as error:
         sys.stdout.write(error.printed)
-        print_error(error)
+        shown = str(error).replace(run_path, shown_run or run_path)
+        print(f"evalkit: error: {shown}", file=sys.stderr)
         return error.exit_code
     sys.stdout.write(text)
     return 0
@@ -162,8 +190,9 @@ def _settings(options: list[tuple[str, str]]) -> dict[str, Any]:
         elif key == "-m":
             settings["measures"].append(value)
         elif key in ("-l", "-M", "-N"):
-            number = atol(value)  # as trec_eval reads it: "2x" is 2, "x" is 0
-            if number < 0 or (key == "-l" and number == 0 and value.strip() != "0"):
+            number = atol(value)  # as trec_eval reads it: "2x" is 2, "x" is 0, "-1" is -1
+            if number < 0:  # not reproduced: -M -1 crashes trec_eval, -l -1 makes unjudged
+                # docs relevant, -N -5 enters utility's formula
                 raise InputError(
                     f"option {key} {value!r}: expected a non-negative integer (trec_eval would "
                     f"read it as {number})"
@@ -203,7 +232,9 @@ def _evaluate(qrels_path: str, run_path: str, s: dict[str, Any]) -> str:
     from evalkit.measures.diversity import diversity_measures
     from evalkit.measures.trec_eval import select_measures, trec_measures
 
-    columns = select_measures(s["measures"], level=s["level"], trec_names=s["trec_names"])
+    columns = select_measures(
+        s["measures"], level=s["level"], trec_names=s["trec_names"], trec_version=s["trec_version"]
+    )
     subtopics = None if s["subtopics"] is None else read_subtopic_qrels(s["subtopics"])
     diversity_measures(trec_measures(columns), subtopics)
     qrels = read_qrels(qrels_path)
@@ -278,7 +309,8 @@ def _lines(
     matrix = np.empty((n_q, 0))
     if measures:
         frame = score_ranking(ranking, measures, options, precomputed=diverse)
-        matrix = frame["value"].to_numpy(dtype=np.float64).reshape(n_q, len(measures))
+        # a writable copy: 9.0.8 mode sets the values of queries the run lacks below
+        matrix = np.array(frame["value"].to_numpy(dtype=np.float64).reshape(n_q, len(measures)))
     where = {m: i for i, m in enumerate(measures)}
     # the queries trec_eval evaluates, in its order; 10.0 without -c stops at a missing one
     stop = None
@@ -294,6 +326,9 @@ def _lines(
         for m, i in where.items():
             if m.name in ("yaap", "utility"):
                 matrix[~present, i] = 0.0
+        # nor a NaN where 10.0 scores its empty placeholder ranking (-J: iprec_at_recall)
+        lacking = matrix[~present]
+        matrix[~present] = np.where(np.isnan(lacking), 0.0, lacking)
     strings: dict[int, list[str]] = {}
     for column in columns:
         if column.kind == "relstring" and column.length not in strings:
@@ -340,7 +375,7 @@ def _lines(
         )
     if s["summary"]:
         divisor = n_q if complete else int(evaluated.sum())
-        num_rel_all = int((qrels["relevance"] > 0).sum()) if complete and version == "10" else None
+        num_rel_all = int((qrels["relevance"] > 0).sum()) if complete else None
         counted = evaluated
         missing = int(divisor - counted.sum())
         for column in columns:

@@ -161,8 +161,9 @@ def _ndcg_rel(r: JudgedRanking, m: Measure) -> FloatArray:
 def _rndcg(r: JudgedRanking, m: Measure) -> FloatArray:
     # trec_eval Rndcg (gain = grade): the mean of nDCG@c over the cutoffs c where the ideal
     # gain changes (after each run of equal grades among the K docs graded > 0, c = K
-    # included), plus c = the number retrieved when that is >= K + 2; DCG cut at c covers at
-    # most what was retrieved. 0 for a query without a relevant doc (grade >= rel).
+    # included), plus c = the number retrieved when that is >= K + 2 (and K > 0); DCG cut at c
+    # covers at most what was retrieved. 0 for a query without a relevant doc (grade >= rel),
+    # NaN for one whose relevant docs all have gain 0 (-l0: no cutoff to average over).
     query, gain, pos, start = _ideal_rows(r)
     ideal = _exclusive_cumsum(gain / np.log2(pos + 2.0))
     k = np.bincount(query, minlength=r.n_queries)
@@ -175,13 +176,16 @@ def _rndcg(r: JudgedRanking, m: Measure) -> FloatArray:
     )
     total = np.bincount(b_query, weights=ratios, minlength=r.n_queries).astype(np.float64)
     count = np.bincount(b_query, minlength=r.n_queries).astype(np.float64)
-    extra = r.num_ret >= k + 2
+    extra = (r.num_ret >= k + 2) & (k > 0)  # trec_eval counts it only when ideal DCG > 0
     full_ideal = ideal[start + k] - ideal[start]
     final = r.total(r.grade > 0, weights)
     total = total + np.where(extra, ratio(final, full_ideal), 0.0)
     count = count + extra
     out = ratio(total, count)
-    out[r.num_rel(int(m.param("rel"))) == 0] = 0.0
+    num_rel = r.num_rel(int(m.param("rel")))
+    out[num_rel == 0] = 0.0
+    # trec_eval's 0 / 0: relevant docs (-l0 counts grade 0) but none with a gain above 0
+    out[(count == 0) & (num_rel > 0)] = np.nan
     return out
 
 

@@ -125,7 +125,8 @@ class JudgedRanking:
             keep = position < max_docs
             query, position, grade = query[keep], position[keep], grade[keep]
             num_ret = np.minimum(num_ret, max_docs)
-        emptied = None
+        # -M 0 empties every ranking (trec_eval's placeholder doc of a missing query too)
+        emptied = np.ones(self.n_queries, dtype=bool) if max_docs == 0 else None
         if judged_only:
             keep = grade >= 0
             query, grade = query[keep], grade[keep]
@@ -133,7 +134,7 @@ class JudgedRanking:
             judged = np.bincount(query, minlength=self.n_queries).astype(np.int64)
             # trec_eval -c ranks one unjudged placeholder doc for a query the run lacks,
             # which -J drops too: every query without a judged doc ends up empty
-            emptied = judged == 0
+            emptied = judged == 0 if emptied is None else emptied | (judged == 0)
             num_ret = judged
         return replace(
             self, query=query, position=position, grade=grade, num_ret=num_ret, emptied=emptied

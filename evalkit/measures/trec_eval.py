@@ -212,6 +212,8 @@ NICKNAMES: dict[str, tuple[str, ...]] = {
     "qrels_jg": ("runid", "num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg"),
 }
 _LONG_BASES = frozenset({"NumRet", "NumRel", "NumRelRet", "num_nonrel_judged_ret", "NumQ"})
+#: measures trec_eval 10.0 added (9.0.8's measures.c lacks them; its nicknames too)
+TREC_10_ONLY = frozenset({"rbp", "rbp_resid", "unj", "dcg", "ideal_dcg"})
 
 
 @dataclass(frozen=True)
@@ -239,16 +241,23 @@ class _Selection:
 
 
 def select_measures(
-    args: Sequence[str], *, level: int = 1, trec_names: bool = False
+    args: Sequence[str], *, level: int = 1, trec_names: bool = False, trec_version: str = "10"
 ) -> list[Column]:
     """The columns ``-m args`` print (trec_eval's ``official`` without any), in print order.
 
     ``level`` is ``-l`` (evalkit's ``rel`` of every measure trec_eval judges by level);
     ``trec_names`` prints an ir_measures-style extension under its trec_eval name where one
-    exists. Raises :class:`TrecMeasureError` as trec_eval refuses an argument."""
+    exists; ``trec_version`` ``"9"``: 9.0.8's measures only (its nicknames mark none of
+    :data:`TREC_10_ONLY`, and naming one is illegal). Raises :class:`TrecMeasureError` as
+    trec_eval refuses an argument."""
     chosen = _Selection()
     for arg in args or ["official"]:
+        name = arg.partition(".")[0]
+        if trec_version == "9" and name in TREC_10_ONLY:
+            raise TrecMeasureError(f"trec_eval: illegal measure '{name}'", 1)
         _mark(arg, chosen)
+    if trec_version == "9":
+        chosen.marked -= TREC_10_ONLY
     columns: list[Column] = []
     for definition in _TABLE:
         if definition.name in chosen.marked:

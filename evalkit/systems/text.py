@@ -157,7 +157,8 @@ def index_term_lists(texts: Sequence[str]) -> Any:
     return terms
 
 
-#: Texts from which :func:`index_terms_batch` pays for its tables (about 1 s, built once).
+#: Texts from which :func:`index_terms_batch` uses its tables (each code point's entries
+#: are looked up once per process, on first use: about 0.1 s for a first batch of Latin text).
 VECTORIZED_FROM = 10_000
 
 
@@ -187,19 +188,22 @@ def _term_lists_vectorized(texts: Sequence[str]) -> Any:
     import pyarrow as pa  # imported on use: only bulk indexing needs it
     import pyarrow.compute as pc
 
-    tables = _char_tables()
+    tables = _char_tables(points)
     points = tables.nfkc[points]
+    tables = _char_tables(points)  # the NFKC forms' entries too
     if not tables.stable[points].all():  # then check the mapped text, or normalize text by text
         normalized = points.tobytes().decode("utf-32-le")
         if not unicodedata.is_normalized("NFKC", normalized):
             normalized = "\0".join(unicodedata.normalize("NFKC", text) for text in texts)
         points = np.frombuffer(normalized.encode("utf-32-le"), dtype="<u4")
+        tables = _char_tables(points)
     if tables.special_case[points].any():
         points = np.frombuffer(
             points.tobytes().decode("utf-32-le").lower().encode("utf-32-le"), dtype="<u4"
         )
     else:
         points = tables.lower[points]
+    tables = _char_tables(points)  # the lower-case forms' entries too
     starts = np.concatenate(([0], np.flatnonzero(points == 0) + 1))
     kind = tables.kind[points]
     latin, cjk = kind == _LATIN, kind == _CJK_KIND
@@ -281,42 +285,86 @@ class _CharTables(NamedTuple):
     stable: np.ndarray  # in NFKC, combining class 0, and never the second of a composition
     lower: np.ndarray  # str.lower() where that is one code point, else the code point itself
     special_case: np.ndarray  # str.lower() is not that (longer, or the context-dependent sigma)
+    known: np.ndarray  # the code points whose entries are filled in
 
 
-@lru_cache(maxsize=1)
-def _char_tables() -> _CharTables:
-    """The per-code-point tables of :func:`index_terms_batch`, built once (about 1 s).
+_CODE_POINTS = 0x110000
+# the code points whose properties are looked up; the rest (U+D800..U+DFFF surrogates,
+# U+40000..U+DFFFF and U+E1000 on: unassigned or private use) are their own NFKC and
+# lower-case forms, and stable
+_LOOKED_UP = (range(0xD800), range(0xE000, 0x40000), range(0xE0000, 0xE1000))
+
+
+def _char_tables(points: np.ndarray | None = None) -> _CharTables:
+    """The per-code-point tables of :func:`index_terms_batch`, with the entries of ``points``
+    (uint32 code points; ``None``: every code point, about 1 s) filled in. Entries are filled
+    on first use and kept: an index of 10,000 texts looks up a few thousand code points, not
+    1.1 million.
 
     ``kind`` comes from the expressions of :func:`index_terms` themselves (each one character
     class repeated, so a character's class does not depend on its neighbours). A text whose
     code points are all ``stable`` passes Unicode's quick check for NFKC, so it is in NFKC.
-    Code points from U+40000 to U+DFFFF and from U+E1000 on are unassigned or private use:
-    their own NFKC and lower-case forms, and stable.
     """
-    everything = "".join(map(chr, range(0x110000)))
-    kind = np.zeros(0x110000, dtype=np.uint8)
-    for pattern, value in ((_LATIN_RUN_RE, _LATIN), (_CJK_RUN_RE, _CJK_KIND)):
-        for match in pattern.finditer(everything):
-            kind[match.start() : match.end()] = value
-    nfkc = np.arange(0x110000, dtype="<u4")
-    lower = nfkc.copy()
-    stable = np.ones(0x110000, dtype=bool)
-    special_case = np.zeros(0x110000, dtype=bool)
+    tables = _empty_tables()
+    if points is None:
+        wanted = np.flatnonzero(~tables.known)
+    else:
+        seen = np.bincount(points, minlength=_CODE_POINTS).astype(bool)
+        wanted = np.flatnonzero(seen & ~tables.known)
+    if wanted.size:
+        _fill(tables, wanted)
+    return tables
+
+
+@lru_cache(maxsize=1)
+def _empty_tables() -> _CharTables:
+    stable = np.ones(_CODE_POINTS, dtype=bool)
     stable[0xD800:0xE000] = False  # surrogates (never reach the tables: see the encode)
-    for point in itertools.chain(range(0xD800), range(0xE000, 0x40000), range(0xE0000, 0xE1000)):
+    return _CharTables(
+        kind=np.zeros(_CODE_POINTS, dtype=np.uint8),
+        nfkc=np.arange(_CODE_POINTS, dtype="<u4"),
+        stable=stable,
+        lower=np.arange(_CODE_POINTS, dtype="<u4"),
+        special_case=np.zeros(_CODE_POINTS, dtype=bool),
+        known=np.zeros(_CODE_POINTS, dtype=bool),
+    )
+
+
+@lru_cache(maxsize=1)
+def _composition_seconds() -> frozenset[int]:
+    """The code points that are the second of a two-code-point canonical decomposition (they
+    compose with what precedes them), and Hangul's vowels and trailing jamo."""
+    seconds = set(range(0x1161, 0x1176)) | set(range(0x11A8, 0x11C3))
+    for point in itertools.chain(*_LOOKED_UP):
+        decomposition = unicodedata.decomposition(chr(point))
+        if decomposition and not decomposition.startswith("<"):
+            parts = decomposition.split()
+            if len(parts) == 2:
+                seconds.add(int(parts[1], 16))
+    return frozenset(seconds)
+
+
+def _fill(tables: _CharTables, wanted: np.ndarray) -> None:
+    """Fill in the entries of the code points ``wanted`` (none of them surrogates' entries
+    change: a surrogate never reaches the tables)."""
+    seconds = _composition_seconds()
+    points = [int(p) for p in wanted if not 0xD800 <= p < 0xE000]
+    chars = "".join(map(chr, points))  # a class does not depend on the neighbours
+    for pattern, value in ((_LATIN_RUN_RE, _LATIN), (_CJK_RUN_RE, _CJK_KIND)):
+        for match in pattern.finditer(chars):
+            tables.kind[points[match.start() : match.end()]] = value
+    for point in points:
+        if not (point < 0xD800 or 0xE000 <= point < 0x40000 or 0xE0000 <= point < 0xE1000):
+            tables.stable[point] = point not in seconds
+            continue
         char = chr(point)
         form = unicodedata.normalize("NFKC", char)
         if len(form) == 1:
-            nfkc[point] = ord(form)
-        if form != char or unicodedata.combining(char):
-            stable[point] = False
-        decomposition = unicodedata.decomposition(char).split()
-        if len(decomposition) == 2 and not decomposition[0].startswith("<"):
-            stable[int(decomposition[1], 16)] = False  # composes with what precedes it
+            tables.nfkc[point] = ord(form)
+        tables.stable[point] = not (form != char or unicodedata.combining(char) or point in seconds)
         small = char.lower()
         if len(small) == 1 and point != 0x3A3:  # Σ lower-cases by its context
-            lower[point] = ord(small)
+            tables.lower[point] = ord(small)
         else:
-            special_case[point] = True
-    stable[0x1161:0x1176] = stable[0x11A8:0x11C3] = False  # Hangul vowels and trailing jamo
-    return _CharTables(kind, nfkc, stable, lower, special_case)
+            tables.special_case[point] = True
+    tables.known[wanted] = True

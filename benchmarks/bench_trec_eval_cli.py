@@ -1,0 +1,129 @@
+"""``evalkit trec-eval`` against trec_eval 10.0's C binary, and the commands' start-up (issue 48).
+
+Run from the repository root::
+
+    python benchmarks/bench_trec_eval_cli.py               # 100k and 1M lines, 5 rounds each
+    python benchmarks/bench_trec_eval_cli.py --rounds 3 --sizes 100000
+
+The C binary is built from ``../shared/oracles/trec_eval-10.0`` (or ``TREC_EVAL_10_SOURCE``) in a
+temporary folder, as that folder's README says. The run files are generated (seed 0): 1,000
+queries, scores with one decimal (ties are common), about 20 judged documents per query. Both
+programs run alternately in the same loop (evalkit, then C, per round), so the machine's load
+weighs on both alike; each prints the official measures and both outputs are compared byte for
+byte. Then the start-up of each cheap command (``--help``, ``validate --help``, ``scan --help``,
+``trec-eval -h``) is timed as a whole process, and the modules ``trec-eval`` imports are
+checked for pandas, SciPy, matplotlib and pydantic. Medians are printed with the load average.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+SOURCE = Path(
+    os.environ.get("TREC_EVAL_10_SOURCE", REPO.parent / "shared" / "oracles" / "trec_eval-10.0")
+)
+EVALKIT = [sys.executable, "-m", "evalkit.cli.entry"]
+CHEAP = (["--help"], ["validate", "--help"], ["scan", "--help"], ["trec-eval", "-h"])
+FORBIDDEN = ("pandas", "scipy", "matplotlib", "pydantic")
+
+
+def build_c(folder: Path) -> Path:
+    """trec_eval 10.0 built from its source in ``folder``."""
+    target = folder / "trec_eval-10.0"
+    shutil.copytree(SOURCE, target)
+    subprocess.run(["make", "-s", "-C", str(target)], check=True, capture_output=True)
+    return target / "trec_eval"
+
+
+def write_files(folder: Path, lines: int, seed: int = 0) -> tuple[Path, Path]:
+    """A qrels and a run of ``lines`` result lines over 1,000 queries."""
+    rng = random.Random(seed)
+    n_q = 1000
+    per_query = lines // n_q
+    qrels, run = folder / f"{lines}.qrels", folder / f"{lines}.run"
+    with qrels.open("w") as q_out, run.open("w") as r_out:
+        for q in range(n_q):
+            docs = rng.sample(range(per_query * 5), per_query)
+            r_out.writelines(
+                f"q{q} Q0 d{d} {i + 1} {round(rng.random() * 10, 1)} sys\n"
+                for i, d in enumerate(docs)
+            )
+            judged = set(docs[:: max(1, per_query // 10)]) | set(
+                rng.sample(range(per_query * 5), 10)
+            )
+            q_out.writelines(f"q{q} 0 d{d} {rng.randint(0, 3)}\n" for d in sorted(judged))
+    return qrels, run
+
+
+def timed(command: list[str]) -> tuple[float, bytes]:
+    start = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, check=False, env=_env())
+    return time.perf_counter() - start, done.stdout
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH", "")]))
+    return env
+
+
+def imported_modules(args: list[str]) -> set[str]:
+    """The top-level packages ``evalkit ARGS`` imports (``python -X importtime``)."""
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "evalkit.cli.entry", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=_env(),
+    )
+    names = set()
+    for line in done.stderr.splitlines():
+        if line.startswith("import time:") and "|" in line:
+            names.add(line.rsplit("|", 1)[1].strip().split(".")[0])
+    return names
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
+    options = parser.parse_args()
+    print(f"load average before: {os.getloadavg()}")
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(scratch)
+        binary = build_c(folder)
+        for lines in options.sizes:
+            qrels, run = write_files(folder, lines)
+            ours, theirs = [], []
+            for _ in range(options.rounds):
+                t_ours, out_ours = timed([*EVALKIT, "trec-eval", str(qrels), str(run)])
+                t_c, out_c = timed([str(binary), str(qrels), str(run)])
+                if out_ours != out_c:
+                    raise SystemExit(f"{lines} lines: the outputs differ")
+                ours.append(t_ours)
+                theirs.append(t_c)
+            a, b = statistics.median(ours), statistics.median(theirs)
+            print(
+                f"{lines:>9,} lines: evalkit {a:.3f} s, trec_eval (C) {b:.3f} s, "
+                f"ratio {a / b:.2f}x (medians of {options.rounds}; identical output)"
+            )
+        for args in CHEAP:
+            times = [timed([*EVALKIT, *args])[0] for _ in range(options.rounds)]
+            print(f"start-up of evalkit {' '.join(args)}: {statistics.median(times):.3f} s")
+        loaded = imported_modules(["trec-eval", str(qrels), str(run)])
+        print(f"trec-eval imports of {FORBIDDEN}: {sorted(loaded & set(FORBIDDEN)) or 'none'}")
+    print(f"load average after: {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    main()
