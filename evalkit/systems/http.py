@@ -14,7 +14,12 @@ How a call is bounded
       slowly the service trickles bytes; connecting alone after ``connect_timeout_s``. The
       whole call, retries and waits included, ends after ``deadline_s``.
     - A response body larger than ``max_response_bytes`` (default 64 MiB, after decompression)
-      is refused while it streams in, never read whole first.
+      is refused while it streams in, never read whole first. At most one content coding
+      (``gzip`` or ``deflate``) is accepted and decompressed in 64 KiB pieces, each counted
+      before the next is made; two codings or more, or an unknown one, are refused (not
+      retried), as curl does.
+    - The body is parsed as it streams in (ijson), nested at most ``MAX_DEPTH`` levels: memory
+      per call is a few 64 KiB pieces and the ``k`` hits kept, whatever the response's size.
     - Connection errors, timeouts, HTTP 408, 425, 429 and 5xx are retried up to ``retries``
       times. The wait is the service's ``Retry-After`` (seconds or an HTTP date) when it sends
       one, else ``backoff_s * 2**attempt``; a wait that would pass the deadline ends the call
@@ -36,10 +41,13 @@ Where credentials go
     decides where a request goes and what it carries.
 
 What a response may hold
-    The hits list, each hit's chunk ID (string or integer) and score (number). A chunk ID that
-    repeats within one response is an error naming the ID and the query, as ``evalkit
-    trec-eval`` refuses a run with repeated lines; ``duplicates: keep-first`` keeps its first
-    (best-ranked) copy instead. Every failure is an :class:`ExternalSystemError` naming the
+    The hits list, each hit's chunk ID (string or integer) and score (a finite number; an
+    integer outside the 64-bit range is refused, naming the hit). Every hit is checked; the
+    first ``k`` distinct ones are kept. A later hit repeating a kept chunk ID is an error naming
+    the ID and the query, as ``evalkit trec-eval`` refuses a run with repeated lines;
+    ``duplicates: keep-first`` keeps its first (best-ranked) copy instead. Repeats between two
+    hits that both come after the first ``k`` distinct ones are not looked for (memory stays
+    O(k)). Every failure is an :class:`ExternalSystemError` naming the
     system and the query ID (never the URL or the response body). ``concurrent_searches =
     True``: ``evaluate(concurrency=N)`` sends up to N requests at once (at most
     ``max_concurrency``).
@@ -63,9 +71,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from evalkit.errors import ExternalSystemError, InputError, YamlFileError
 from evalkit.safety.canonical import canonical_hash, text_hash
-from evalkit.safety.inputs import load_json
 from evalkit.safety.interrupts import POLL_S, cancelled
-from evalkit.safety.names import check_name, safe_id
+from evalkit.safety.names import check_name
+from evalkit.systems._http_body import BodyError, Decoder, HitStream, coding_of
 from evalkit.systems.protocol import BaseRetriever, ChunkLike, Hit, QueryLike
 
 __all__ = [
@@ -375,7 +383,11 @@ class HttpRetriever(BaseRetriever):
             config_path = os.environ.get(http_env_name(name, "CONFIG"), "").strip()
             config = load_http_config(config_path, name) if config_path else HttpConfig()
         self.config = config
-        self._headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        self._headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            "Accept-Encoding": "gzip, deflate",  # what the body reader decodes
+        }
         for header, variable in config.headers_from_env.items():
             value = os.environ.get(variable)
             if value is None:
@@ -434,8 +446,9 @@ class HttpRetriever(BaseRetriever):
     def _fail(self, query: QueryLike, what: str) -> ExternalSystemError:
         return ExternalSystemError(f"http system {self.name!r}, query {query.id!r}: {what}")
 
-    def _attempt(self, body: bytes) -> bytes:
-        """One attempt: the response body, or :class:`_Failure`."""
+    def _attempt(self, body: bytes, k: int) -> list[Hit]:
+        """One attempt: the first ``k`` distinct hits, or :class:`_Failure` (or
+        :class:`BodyError` for a response that is refused, not retried)."""
         config = self.config
         client = self._http()
         url = httpx.URL(self._url)
@@ -454,7 +467,7 @@ class HttpRetriever(BaseRetriever):
                     )
                 if status != 200:
                     raise _Failure(f"HTTP status {status}; expected 200", retry=False)
-                return self._read_body(response)
+                return self._read_hits(response, k)
             finally:
                 response.close()
         raise _Failure(f"more than {_MAX_REDIRECTS} redirects", retry=False)
@@ -498,7 +511,9 @@ class HttpRetriever(BaseRetriever):
             )
         return target
 
-    def _read_body(self, response: httpx.Response) -> bytes:
+    def _read_hits(self, response: httpx.Response, k: int) -> list[Hit]:
+        """The body's first ``k`` distinct hits, decoded and parsed as it streams in: memory is
+        a few decoded pieces and ``k`` hits, whatever the body's size or compression ratio."""
         limit = self.config.max_response_bytes
         too_large = _Failure(
             f"the response is larger than {limit} bytes (max_response_bytes)", retry=False
@@ -506,16 +521,35 @@ class HttpRetriever(BaseRetriever):
         declared = response.headers.get("Content-Length", "")
         if declared.isdigit() and int(declared) > limit:
             raise too_large
-        parts: list[bytes] = []
-        size = 0
-        for part in response.iter_bytes():
-            size += len(part)
-            if size > limit:
+        try:
+            decoder = Decoder(coding_of(response.headers.get_list("Content-Encoding", True)))
+        except BodyError as error:
+            raise _Failure(error.problem, retry=False) from None
+        config = self.config
+        stream = HitStream(
+            hits=config.hits,
+            chunk_id=config.chunk_id,
+            score=config.score,
+            k=k,
+            keep_first=config.duplicates == "keep-first",
+        )
+        raw = size = 0
+        for data in response.iter_raw():
+            raw += len(data)
+            if raw > limit:
                 raise too_large
-            parts.append(part)
-        return b"".join(parts)
+            for piece in decoder.feed(data):
+                size += len(piece)
+                if size > limit:
+                    raise too_large
+                stream.feed(piece)
+        last = decoder.finish()
+        if size + len(last) > limit:
+            raise too_large
+        stream.feed(last)
+        return [Hit(chunk, score) for chunk, score in stream.close()]
 
-    def _call(self, query: QueryLike, body: bytes) -> bytes:
+    def _call(self, query: QueryLike, body: bytes, k: int) -> list[Hit]:
         config = self.config
         attempts = config.retries + 1
         call_ends = time.monotonic() + config.deadline_s
@@ -523,7 +557,9 @@ class HttpRetriever(BaseRetriever):
         for attempt in range(attempts):
             _CALL.ends = min(call_ends, time.monotonic() + config.timeout_s)
             try:
-                return self._attempt(body)
+                return self._attempt(body, k)
+            except BodyError as error:
+                raise self._fail(query, error.problem) from None
             except _Failure as failure:
                 problem = failure.problem
                 if not failure.retry:
@@ -560,52 +596,10 @@ class HttpRetriever(BaseRetriever):
         )
 
     def search(self, query: QueryLike, k: int) -> list[Hit]:
+        """The service's first ``k`` distinct hits for ``query`` (rules: the module docstring)."""
         body = self._body(query, k)
         with self._slots:
-            data = self._call(query, body)
-        try:
-            document = load_json(data)  # nested at most MAX_DEPTH levels
-        except ValueError:
-            raise self._fail(query, "the response is not valid JSON") from None
-        config = self.config
-        try:
-            hits = resolve_pointer(document, config.hits)
-        except KeyError:
-            raise self._fail(
-                query, f"the response has no hits list at JSON pointer {config.hits!r}"
-            ) from None
-        if not isinstance(hits, list):
-            raise self._fail(
-                query, f"the value at {config.hits!r} should be a list, found {type(hits).__name__}"
-            )
-        result: list[Hit] = []
-        seen: set[str] = set()
-        for position, hit in enumerate(hits):
-            try:
-                chunk_id = resolve_pointer(hit, config.chunk_id)
-                score = resolve_pointer(hit, config.score)
-            except KeyError as missing:
-                raise self._fail(
-                    query, f"hit {position} has no value at JSON pointer {missing.args[0]!r}"
-                ) from None
-            if not isinstance(chunk_id, str | int) or isinstance(chunk_id, bool):
-                raise self._fail(query, f"hit {position}: the chunk ID should be a string")
-            if isinstance(score, bool) or not isinstance(score, int | float):
-                raise self._fail(query, f"hit {position}: the score should be a number")
-            chunk = str(chunk_id)
-            if chunk in seen:
-                if config.duplicates == "keep-first":
-                    continue
-                shown = safe_id(chunk) or "(not shown: not a well-formed, safe ID)"
-                raise self._fail(
-                    query,
-                    f"hit {position} repeats chunk {shown!r}; a ranking names each chunk once "
-                    "(set 'duplicates: keep-first' in the system's config to keep its first "
-                    "copy)",
-                )
-            seen.add(chunk)
-            result.append(Hit(chunk, float(score)))
-        return result
+            return self._call(query, body, k)
 
 
 def _sleep(seconds: float) -> None:
