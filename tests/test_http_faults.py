@@ -13,7 +13,9 @@ import gzip
 import json
 import os
 import pathlib
+import shutil
 import signal
+import ssl
 import subprocess
 import sys
 import threading
@@ -27,7 +29,7 @@ from typing import Any, ClassVar
 import pytest
 from cli_runner import run_cli
 
-from evalkit.errors import ExternalSystemError
+from evalkit.errors import ExternalSystemError, InputError
 from evalkit.fixtures import Fixture, load_fixture
 from evalkit.run import evaluate
 from evalkit.safety.canonical import text_hash
@@ -457,3 +459,91 @@ def test_deep_nesting_and_bad_numbers_in_a_response(
                 HttpRetriever("svc").search(fixture.queries[0], 5)
         assert problem in str(caught.value)
         assert "OverflowError" not in str(caught.value)
+
+
+# --- TLS (issue #49): verification failures say so and are not retried; ca_bundle, SSL_CERT_FILE -
+
+
+@pytest.fixture(scope="module")
+def self_signed(tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
+    """A folder with cert.pem and key.pem: a self-signed certificate for IP 127.0.0.1, made
+    now by the openssl command line."""
+    if shutil.which("openssl") is None:
+        pytest.skip("the openssl command line is needed to make a test certificate")
+    folder = tmp_path_factory.mktemp("tls")
+    subprocess.run(
+        [
+            "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+            "-keyout", str(folder / "key.pem"), "-out", str(folder / "cert.pem"),
+            "-subj", "/CN=evalkit-test", "-addext", "subjectAltName=IP:127.0.0.1",
+        ],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )  # fmt: skip
+    return folder
+
+
+@contextlib.contextmanager
+def tls_serving(folder: pathlib.Path, chunk: str) -> Iterator[tuple[str, list[int]]]:
+    """An https service on 127.0.0.1 answering one hit; yields its URL and a list counting the
+    connections it accepted."""
+    accepted: list[int] = []
+    body = json.dumps({"hits": [{"chunk_id": chunk, "score": 1.0}]}).encode()
+    handler = type("Tls", (RawService,), {"body": body, "headers_out": []})
+
+    class Server(ThreadingHTTPServer):
+        def get_request(self) -> Any:
+            accepted.append(1)
+            return super().get_request()
+
+    server = Server(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(folder / "cert.pem", folder / "key.pem")
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"https://127.0.0.1:{server.server_address[1]}/search", accepted
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_tls_verification(
+    fixture: Fixture,
+    self_signed: pathlib.Path,
+    tmp_path: pathlib.Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    query, chunk = fixture.queries[0], fixture.chunks[0].id
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    with tls_serving(self_signed, chunk) as (url, accepted):
+        monkeypatch.setenv("EVALKIT_HTTP_SVC_URL", url)
+        with pytest.raises(ExternalSystemError) as caught:
+            HttpRetriever("svc", config=HttpConfig(retries=2, backoff_s=0.0)).search(query, 5)
+        message = str(caught.value)
+        assert "certificate verification failed (self-signed)" in message
+        assert "(not retried)" in message
+        assert "127.0.0.1" not in message
+        assert len(accepted) == 1  # one attempt: it was retried 3 times, as a network error
+        # the environment's CA file is honoured
+        monkeypatch.setenv("SSL_CERT_FILE", str(self_signed / "cert.pem"))
+        assert [h.chunk_id for h in HttpRetriever("svc").search(query, 5)] == [chunk]
+        monkeypatch.delenv("SSL_CERT_FILE")
+        # ca_bundle, relative to the config's folder
+        shutil.copy(self_signed / "cert.pem", tmp_path / "service-ca.pem")
+        (tmp_path / "svc.yaml").write_text("ca_bundle: service-ca.pem\n", encoding="utf-8")
+        monkeypatch.setenv("EVALKIT_HTTP_SVC_CONFIG", str(tmp_path / "svc.yaml"))
+        system = HttpRetriever("svc")
+        assert [h.chunk_id for h in system.search(query, 5)] == [chunk]
+        without = HttpRetriever("svc", config=HttpConfig())
+        assert system.definition() == without.definition()  # trust is not part of the hash
+    (tmp_path / "svc.yaml").write_text("ca_bundle: not-a-cert.pem\n", encoding="utf-8")
+    (tmp_path / "not-a-cert.pem").write_text("hello\n", encoding="utf-8")
+    with pytest.raises(InputError, match="ca_bundle holds no usable PEM certificate") as bad:
+        HttpRetriever("svc")
+    assert "not-a-cert" not in str(bad.value)
+    assert str(tmp_path) not in str(bad.value)

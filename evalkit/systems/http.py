@@ -40,6 +40,17 @@ Where credentials go
     settings of the environment are ignored (``trust_env=False``): nothing but this config
     decides where a request goes and what it carries.
 
+Whom it trusts (https)
+    The certificate authorities of ``ca_bundle`` (a PEM file or a folder of them; a relative
+    path is read from the config file's folder) when it is set, else those of the environment
+    variables ``SSL_CERT_FILE`` or ``SSL_CERT_DIR`` (as curl, httpx and Python read them),
+    else certifi's. A certificate that does not verify is an error saying "certificate
+    verification failed" and why (self-signed, unknown issuer, expired, name mismatch; never
+    the host), and it is not retried: set ``ca_bundle`` or ``SSL_CERT_FILE`` to the CA that
+    signed the service's certificate. Any other TLS handshake failure is not retried either,
+    as curl does. ``ca_bundle`` is about trust, not rankings: it is not part of the system's
+    definition (two machines with their CA files in different places share one baseline).
+
 What a response may hold
     The hits list, each hit's chunk ID (string or integer) and score (a finite number; an
     integer outside the 64-bit range is refused, naming the hit). Every hit is checked; the
@@ -60,9 +71,11 @@ import json
 import math
 import os
 import re
+import ssl
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Annotated, Any, Final, Literal
 
 import httpcore
@@ -115,7 +128,7 @@ class HttpConfig(BaseModel):
     - ``timeout_s`` (one attempt, whole), ``connect_timeout_s``, ``deadline_s`` (the call,
       retries included), ``retries``, ``backoff_s``, ``max_response_bytes``, ``redirects``
       (``refuse`` or ``same-origin``), ``duplicates`` (``refuse`` or ``keep-first``),
-      ``max_concurrency``: the module docstring.
+      ``max_concurrency``, ``ca_bundle``: the module docstring.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True, hide_input_in_errors=True)
@@ -145,6 +158,7 @@ class HttpConfig(BaseModel):
         Annotated[str, Field(pattern=r"^[A-Za-z0-9-]{1,64}$")],
         Annotated[str, Field(pattern=r"^[A-Z_][A-Z0-9_]{0,127}$")],
     ] = Field(default_factory=dict)
+    ca_bundle: Annotated[str, Field(min_length=1, max_length=4096)] | None = None
 
 
 def load_http_config(path: str | os.PathLike[str], system: str) -> HttpConfig:
@@ -159,7 +173,7 @@ def load_http_config(path: str | os.PathLike[str], system: str) -> HttpConfig:
     except YamlFileError as error:
         raise InputError(f"{where} {error.reason}") from None
     try:
-        return HttpConfig.model_validate(data or {})
+        config = HttpConfig.model_validate(data or {})
     except ValidationError as error:
         fields = ", ".join(
             ".".join(str(p) for p in detail["loc"]) or "(top level)" for detail in error.errors()
@@ -168,6 +182,64 @@ def load_http_config(path: str | os.PathLike[str], system: str) -> HttpConfig:
             f"http system {system!r}: config fields are invalid or unknown: {fields}; see "
             "evalkit.systems.http.HttpConfig for the fields and their types"
         ) from None
+    if config.ca_bundle is None:
+        return config
+    bundle = Path(path).parent / Path(config.ca_bundle).expanduser()
+    _ssl_context(str(bundle), f"http system {system!r}: its config's ca_bundle")
+    return config.model_copy(update={"ca_bundle": str(bundle)})
+
+
+def _ssl_context(ca_bundle: str | None, where: str) -> ssl.SSLContext:
+    """The TLS context trusting ``ca_bundle`` (a PEM file or a folder), else the CAs of
+    ``SSL_CERT_FILE``/``SSL_CERT_DIR``, else certifi's; :class:`InputError` (no path) when
+    the file or folder holds no usable certificate."""
+    try:
+        if ca_bundle is None:
+            return httpx.create_ssl_context(trust_env=True)
+        if os.path.isdir(ca_bundle):
+            context = ssl.create_default_context(capath=ca_bundle)
+            if not os.listdir(ca_bundle):
+                raise ssl.SSLError("an empty folder")
+            return context
+        return ssl.create_default_context(cafile=ca_bundle)
+    except (OSError, ssl.SSLError, ValueError):
+        raise InputError(
+            f"{where} holds no usable PEM certificate (path not shown); give a PEM file of the "
+            "CA that signed the service's certificate, or a folder of them"
+        ) from None
+
+
+#: OpenSSL's verify codes (X509_V_ERR_*) -> why a certificate did not verify.
+_VERIFY_REASONS: Final = {
+    9: "not yet valid",
+    10: "expired",
+    18: "self-signed",
+    19: "self-signed CA in the chain",
+    20: "unknown issuer",
+    21: "unknown issuer",
+    62: "name mismatch",
+    64: "name mismatch",
+}
+
+
+def _tls_problem(error: BaseException) -> str | None:
+    """What a TLS failure in ``error``'s cause/context chain means (never the host, which
+    OpenSSL's ``verify_message`` can hold), or None when the chain holds none."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, ssl.SSLCertVerificationError):
+            code = current.verify_code
+            reason = _VERIFY_REASONS.get(code, f"OpenSSL verify code {code}")
+            return (
+                f"certificate verification failed ({reason}); set ca_bundle in the system's "
+                "config, or SSL_CERT_FILE, to the CA that signed the service's certificate"
+            )
+        if isinstance(current, ssl.SSLError):
+            return f"TLS handshake failed ({current.reason or type(current).__name__})"
+        current = current.__cause__ or current.__context__
+    return None
 
 
 def _pointer_parts(pointer: str) -> list[str]:
@@ -306,13 +378,13 @@ class _Backend(httpcore.SyncBackend):
 class _Transport(httpx.HTTPTransport):
     """httpx's transport on :class:`_Backend` (the connection pool is rebuilt with it)."""
 
-    def __init__(self, connections: int) -> None:
+    def __init__(self, connections: int, ssl_context: ssl.SSLContext) -> None:
         super().__init__(trust_env=False, limits=httpx.Limits(max_connections=connections))
         pool = getattr(self, "_pool", None)
         if not isinstance(pool, httpcore.ConnectionPool):  # pragma: no cover - httpx changed
             raise RuntimeError("evalkit.systems.http: httpx's transport has no connection pool")
         self._pool = httpcore.ConnectionPool(
-            ssl_context=httpx.create_ssl_context(trust_env=False),
+            ssl_context=ssl_context,
             max_connections=connections,
             network_backend=_Backend(),
         )
@@ -404,7 +476,7 @@ class HttpRetriever(BaseRetriever):
         """URL and config: hashed into reports, never published (the URL is private). The
         config enters as its hash: its generic strings ("language", "/hits") are no secret,
         and the leak scan treats every definition string as private."""
-        config = canonical_hash(self.config.model_dump(mode="json"))
+        config = canonical_hash(self.config.model_dump(mode="json", exclude={"ca_bundle"}))
         return {"class": "HttpRetriever", "url": self._url, "config": config}
 
     def index(self, chunks: Sequence[ChunkLike]) -> None:
@@ -421,8 +493,13 @@ class HttpRetriever(BaseRetriever):
         with self._client_lock:
             if self._client is None:
                 config = self.config
+                context = _ssl_context(
+                    config.ca_bundle,
+                    f"http system {self.name!r}: "
+                    + ("its ca_bundle" if config.ca_bundle else "SSL_CERT_FILE or SSL_CERT_DIR"),
+                )
                 self._client = httpx.Client(
-                    transport=_Transport(config.max_concurrency),
+                    transport=_Transport(config.max_concurrency, context),
                     timeout=httpx.Timeout(
                         config.timeout_s, connect=min(config.connect_timeout_s, config.timeout_s)
                     ),
@@ -576,6 +653,9 @@ class HttpRetriever(BaseRetriever):
                 problem = f"no response within {config.timeout_s:g} s (timeout)"
                 wait = None
             except (httpx.HTTPError, httpcore.NetworkError, OSError) as error:
+                tls = _tls_problem(error)
+                if tls is not None:
+                    raise self._fail(query, f"{tls} (not retried)") from None
                 problem = f"network error ({type(error).__name__})"
                 wait = None
             finally:
