@@ -15,6 +15,7 @@ import os
 import pathlib
 import shutil
 import signal
+import socket
 import ssl
 import subprocess
 import sys
@@ -547,3 +548,79 @@ def test_tls_verification(
         HttpRetriever("svc")
     assert "not-a-cert" not in str(bad.value)
     assert str(tmp_path) not in str(bad.value)
+
+
+# --- Ctrl-C while a connect or a TLS handshake stalls (issue #49) -------------------------------
+
+
+@contextlib.contextmanager
+def stalled_listener(kind: str) -> Iterator[str]:
+    """``blackhole``: a listener whose accept queue is full, so a connect waits for an answer
+    that never comes; ``handshake``: a listener that accepts and then says nothing (a TLS
+    handshake waits). Both on 127.0.0.1, closed at the end."""
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(0)
+    port = listener.getsockname()[1]
+    held: list[socket.socket] = []
+    stop = threading.Event()
+    if kind == "blackhole":
+        for _ in range(8):  # fill the accept queue: later SYNs are dropped
+            filler = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            filler.setblocking(False)
+            filler.connect_ex(("127.0.0.1", port))
+            held.append(filler)
+        time.sleep(0.2)
+    else:
+        listener.settimeout(0.1)
+
+        def accept() -> None:
+            while not stop.is_set():
+                with contextlib.suppress(OSError):
+                    held.append(listener.accept()[0])
+
+        threading.Thread(target=accept, daemon=True).start()
+    try:
+        yield f"{'https' if kind == 'handshake' else 'http'}://127.0.0.1:{port}/search"
+    finally:
+        stop.set()
+        for sock in held:
+            sock.close()
+        listener.close()
+
+
+@pytest.mark.parametrize("kind", ["blackhole", "handshake"])
+def test_a_signal_stops_a_stalled_connect_and_handshake_within_1_s(
+    kind: str, fixture: Fixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Four calls stall in connect (or in the TLS handshake); SIGINT's flag ends all four
+    within 1 s (the connect budget, 10 s, bounded them before: 6-8 s)."""
+    import evalkit.systems.http as http_module
+
+    flag = threading.Event()
+    monkeypatch.setattr(http_module, "cancelled", flag.is_set)
+    ended: list[float] = []
+    errors: list[str] = []
+    with stalled_listener(kind) as url:
+        monkeypatch.setenv("EVALKIT_HTTP_SVC_URL", url)
+        system = HttpRetriever("svc", config=HttpConfig(connect_timeout_s=10, timeout_s=30))
+
+        def call(query: Any) -> None:
+            try:
+                system.search(query, 5)
+            except ExternalSystemError as error:
+                errors.append(str(error))
+            ended.append(time.monotonic())
+
+        threads = [threading.Thread(target=call, args=(q,)) for q in fixture.queries[:4]]
+        for thread in threads:
+            thread.start()
+        time.sleep(0.5)
+        flag.set()
+        set_at = time.monotonic()
+        for thread in threads:
+            thread.join(timeout=15)
+        system.close()
+    assert len(ended) == 4
+    assert max(ended) - set_at < 1.0, max(ended) - set_at
+    assert all(message.endswith("stopped by a signal") for message in errors), errors

@@ -67,10 +67,13 @@ What a response may hold
 from __future__ import annotations
 
 import email.utils
+import errno
 import json
 import math
 import os
 import re
+import selectors
+import socket
 import ssl
 import threading
 import time
@@ -348,15 +351,160 @@ class _Stream(httpcore.NetworkStream):
         server_hostname: str | None = None,
         timeout: float | None = None,
     ) -> httpcore.NetworkStream:
-        budget, _ = _remaining(timeout)
-        return _Stream(self._inner.start_tls(ssl_context, server_hostname, max(budget, 0.001)))
+        return _Stream(self._inner.start_tls(ssl_context, server_hostname, timeout))
 
     def get_extra_info(self, info: str) -> Any:
         return self._inner.get_extra_info(info)
 
 
+def _until(ends: float, bounded_by_call: bool, step: Any) -> Any:
+    """Call ``step(slice_seconds)`` until it returns non-None, in :data:`POLL_S` slices that
+    check SIGINT/SIGTERM: :class:`_Stop` (cancelled, or the attempt's end), or
+    ``httpcore.ConnectTimeout`` at ``ends``."""
+    while True:
+        if cancelled():
+            raise _Stop("cancelled")
+        left = ends - time.monotonic()
+        if left <= 0:
+            raise _Stop("deadline") if bounded_by_call else httpcore.ConnectTimeout("timed out")
+        result = step(min(POLL_S, left))
+        if result is not None:
+            return result
+
+
+def _resolve(host: str, port: int, ends: float, bounded_by_call: bool) -> list[Any]:
+    """``socket.getaddrinfo`` for a TCP connection, in a daemon thread waited for in slices
+    (as curl's threaded resolver): a stuck resolver is left behind, never waited for."""
+    done = threading.Event()
+    outcome: list[Any] = []
+
+    def lookup() -> None:
+        try:
+            outcome.append(socket.getaddrinfo(host, port, type=socket.SOCK_STREAM))
+        except OSError as error:
+            outcome.append(error)
+        finally:
+            done.set()
+
+    threading.Thread(target=lookup, name="evalkit-resolve", daemon=True).start()
+    _until(ends, bounded_by_call, lambda slice_: True if done.wait(slice_) else None)
+    if isinstance(outcome[0], OSError):
+        raise httpcore.ConnectError(f"name resolution failed ({type(outcome[0]).__name__})")
+    found: list[Any] = outcome[0]
+    return found
+
+
+_IN_PROGRESS: Final = frozenset({errno.EINPROGRESS, errno.EWOULDBLOCK, errno.EAGAIN, 10035})
+
+
+def _connect(address: Any, family: int, ends: float, bounded_by_call: bool) -> socket.socket:
+    """A connected TCP socket to ``address``: a non-blocking connect waited for in slices."""
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setblocking(False)
+        code = sock.connect_ex(address)
+        if code not in _IN_PROGRESS and code != 0:
+            raise OSError(code, os.strerror(code))
+        if code != 0:
+            with selectors.DefaultSelector() as selector:
+                selector.register(sock, selectors.EVENT_WRITE)
+                _until(ends, bounded_by_call, lambda slice_: selector.select(slice_) or None)
+            code = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+            if code:
+                raise OSError(code, os.strerror(code))
+        sock.setblocking(True)
+        return sock
+    except BaseException:
+        sock.close()
+        raise
+
+
+class _SocketStream(httpcore.NetworkStream):
+    """httpcore's network stream over a plain (or TLS) socket, its TLS handshake cut into
+    :data:`POLL_S` slices (a stalled handshake stops within a slice of SIGINT/SIGTERM)."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self._sock = sock
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        self._sock.settimeout(timeout)
+        try:
+            return self._sock.recv(max_bytes)
+        except TimeoutError:
+            raise httpcore.ReadTimeout("timed out") from None
+        except OSError as error:
+            raise httpcore.ReadError(str(error)) from error
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        view = memoryview(buffer)
+        while view:
+            self._sock.settimeout(timeout)
+            try:
+                view = view[self._sock.send(view) :]
+            except TimeoutError:
+                raise httpcore.WriteTimeout("timed out") from None
+            except OSError as error:
+                raise httpcore.WriteError(str(error)) from error
+
+    def close(self) -> None:
+        self._sock.close()
+
+    def start_tls(
+        self,
+        ssl_context: Any,
+        server_hostname: str | None = None,
+        timeout: float | None = None,
+    ) -> httpcore.NetworkStream:
+        budget, bounded_by_call = _remaining(timeout)
+        ends = time.monotonic() + budget
+        try:
+            tls = ssl_context.wrap_socket(
+                self._sock, server_hostname=server_hostname, do_handshake_on_connect=False
+            )
+        except OSError as error:
+            self.close()
+            raise httpcore.ConnectError(str(error)) from error
+
+        def handshake(slice_: float) -> bool | None:
+            tls.settimeout(slice_)
+            try:
+                tls.do_handshake()
+            except TimeoutError:
+                return None  # resumed in the next slice
+            return True
+
+        try:
+            _until(ends, bounded_by_call, handshake)
+        except (_Stop, httpcore.ConnectTimeout):
+            tls.close()
+            raise
+        except OSError as error:  # ssl.SSLError included: its chain is kept for the message
+            tls.close()
+            raise httpcore.ConnectError(str(error)) from error
+        return _SocketStream(tls)
+
+    def get_extra_info(self, info: str) -> Any:
+        sock = self._sock
+        if info == "ssl_object":
+            return sock if isinstance(sock, ssl.SSLSocket) else None
+        if info == "client_addr":
+            return sock.getsockname()
+        if info == "server_addr":
+            return sock.getpeername()
+        if info == "socket":
+            return sock
+        if info == "is_readable":  # the connection was closed, or data came unasked
+            if sock.fileno() < 0:
+                return True
+            with selectors.DefaultSelector() as selector:
+                selector.register(sock, selectors.EVENT_READ)
+                return bool(selector.select(0))
+        return None
+
+
 class _Backend(httpcore.SyncBackend):
-    """httpcore's socket backend, its streams wrapped in :class:`_Stream`."""
+    """httpcore's socket backend, with name resolution, connect and the TLS handshake cut
+    into :data:`POLL_S` slices; its streams are wrapped in :class:`_Stream`."""
 
     def connect_tcp(
         self,
@@ -371,8 +519,21 @@ class _Backend(httpcore.SyncBackend):
         budget, bounded_by_call = _remaining(timeout)
         if budget <= 0:
             raise _Stop("deadline") if bounded_by_call else httpcore.ConnectTimeout("timed out")
-        stream = super().connect_tcp(host, port, budget, local_address, socket_options)
-        return _Stream(stream)
+        if local_address is not None:  # pragma: no cover - evalkit never sets one
+            raise httpcore.ConnectError("a local address is not supported")
+        ends = time.monotonic() + budget
+        last: OSError | None = None
+        for family, _, _, _, address in _resolve(host, port, ends, bounded_by_call):
+            try:
+                sock = _connect(address, family, ends, bounded_by_call)
+            except OSError as error:
+                last = error
+                continue
+            for option in socket_options or ():
+                sock.setsockopt(*option)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            return _Stream(_SocketStream(sock))
+        raise httpcore.ConnectError(str(last or "no address")) from last
 
 
 class _Transport(httpx.HTTPTransport):
