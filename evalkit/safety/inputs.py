@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import gzip
 import json
+import math
 import os
 import re
 import stat
@@ -30,7 +31,9 @@ __all__ = [
     "check_line_lengths",
     "check_regular_file",
     "find_input",
+    "finite_number",
     "json_depth_error",
+    "json_too_deep",
     "load_json",
     "long_line",
     "open_input",
@@ -195,6 +198,25 @@ def json_depth_error(data: bytes | str) -> str | None:
         else:
             depth = max(depth - 1, 0)
     return None
+
+
+def json_too_deep(data: bytes | str) -> bool:
+    """Whether JSON ``data`` nests deeper than ``MAX_DEPTH`` (a check without recursion, for
+    each line of a JSON Lines file before ``json`` reads it)."""
+    return json_depth_error(data) is not None
+
+
+def finite_number(value: object) -> float | None:
+    """``value`` as a finite float, or None when it is not a number (a bool is not), is NaN or
+    infinite, or is an integer outside the range of a float (``float()`` of a 400-digit
+    integer raises ``OverflowError``; here it is None, for the caller to name the field)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def load_json(data: bytes | str) -> Any:

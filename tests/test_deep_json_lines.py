@@ -1,0 +1,90 @@
+"""Issue #49: every JSON Lines reader checks a line's nesting depth without recursion before
+``json`` reads it, and a number too large for a float is refused naming its field: a fixture's
+``queries.jsonl``, a BEIR corpus, an import table, a table's answers cell, a JSONL run and a
+release record. Before, each of them gave a raw ``RecursionError`` (or ``OverflowError``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from evalkit.errors import FormatError, InputError, Problem
+from evalkit.fixtures import columnar
+from evalkit.fixtures.versioning import read_releases
+from evalkit.formats.runs import read_run_file
+from evalkit.importers import beir_source, sources
+from evalkit.importers.sources import table_rows
+from evalkit.safety.inputs import MAX_DEPTH, finite_number, json_too_deep
+
+DEEP = "[" * 100_000 + "]" * 100_000
+NESTED = f"nested more than {MAX_DEPTH} levels deep"
+
+
+def test_a_deep_fixture_jsonl_line_is_one_problem(tmp_path: Path) -> None:
+    path = tmp_path / "queries.jsonl"
+    path.write_text('{"id": "q1"}\n' + json.dumps({"id": "q2", "x": 1})[:-1] + f', "d": {DEEP}}}\n')
+    problems: list[Problem] = []
+    lines = columnar.read_jsonl(path, "queries.jsonl", problems)
+    assert lines is not None
+    values = list(lines)
+    assert values[0] == (1, {"id": "q1"})
+    assert values[1] == (2, columnar.UNPARSED)
+    assert [(p.field, p.message) for p in problems] == [("line 2", f"invalid JSON: {NESTED}")]
+
+
+def test_a_deep_beir_corpus_line_is_an_input_error(tmp_path: Path) -> None:
+    (tmp_path / "qrels").mkdir()
+    (tmp_path / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
+    (tmp_path / "queries.jsonl").write_text('{"_id": "q1", "text": "a question"}\n')
+    (tmp_path / "corpus.jsonl").write_text(
+        '{"_id": "d1", "text": "a text"}\n' + f'{{"_id": "d2", "text": {DEEP}}}\n'
+    )
+    documents, _, _ = beir_source(tmp_path)
+    with pytest.raises(InputError, match=f"corpus.jsonl line 2: not valid JSON \\({NESTED}\\)"):
+        list(documents)
+
+
+def test_a_deep_table_row_and_answers_cell_are_input_errors(tmp_path: Path) -> None:
+    table = tmp_path / "documents.jsonl"
+    table.write_text('{"doc_id": "d1"}\n' + f'{{"doc_id": {DEEP}}}\n')
+    with pytest.raises(InputError, match=f"documents.jsonl line 2: not valid JSON \\({NESTED}\\)"):
+        list(table_rows(table))
+    with pytest.raises(InputError, match=f"row 3: the answers are a JSON list {NESTED}"):
+        sources._answers(DEEP, "row 3")
+    assert sources._answers('["a", "b"]', "row 3") == ("a", "b")
+    assert sources._answers("[1" + "0" * 5000 + "]", "row 3") == ("[1" + "0" * 5000 + "]",)
+
+
+def test_a_deep_or_overflowing_jsonl_run_line_is_a_format_error(tmp_path: Path) -> None:
+    run = tmp_path / "run.jsonl"
+    run.write_text(
+        '{"query_id": "q1", "chunk_id": "c1", "score": 1.5}\n'
+        f'{{"query_id": "q1", "chunk_id": "c2", "score": {DEEP}}}\n'
+    )
+    with pytest.raises(FormatError, match=f"run.jsonl:2: .*{NESTED}"):
+        read_run_file(run)
+    run.write_text('{"query_id": "q1", "chunk_id": "c1", "score": 1' + "0" * 400 + "}\n")
+    with pytest.raises(FormatError, match=r"run\.jsonl:1: 'score' should be a finite number"):
+        read_run_file(run)
+
+
+def test_a_deep_release_record_is_an_input_error(tmp_path: Path) -> None:
+    record = tmp_path / "releases.json"
+    record.write_text(f'{{"schema": 1, "releases": {DEEP}}}')
+    with pytest.raises(InputError, match="cannot read release record"):
+        read_releases(record)
+
+
+def test_the_depth_check_and_finite_number() -> None:
+    assert json_too_deep(DEEP)
+    assert not json_too_deep("[" * MAX_DEPTH + "]" * MAX_DEPTH)
+    assert json_too_deep("[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1))
+    assert not json_too_deep('["' + "[" * 1000 + '"]')  # brackets inside a string
+    assert finite_number(10**400) is None
+    assert finite_number(True) is None
+    assert finite_number(float("nan")) is None
+    assert finite_number("1") is None
+    assert finite_number(3) == 3.0
+    assert finite_number(-2.5) == -2.5
