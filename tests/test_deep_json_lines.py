@@ -88,3 +88,18 @@ def test_the_depth_check_and_finite_number() -> None:
     assert finite_number("1") is None
     assert finite_number(3) == 3.0
     assert finite_number(-2.5) == -2.5
+
+
+def test_a_baseline_value_too_large_for_a_float_names_its_place(tmp_path: Path) -> None:
+    """Before: ``OverflowError`` from ``math.isfinite`` of a 400-digit integer (diff, gate)."""
+    from cli_runner import run_cli
+
+    committed = Path(__file__).resolve().parent.parent / "fixtures" / "synthetic-bilingual-v1"
+    text = (committed / "baseline.json").read_text(encoding="utf-8")
+    huge = text.replace('"mean": 0.03199234074476199', '"mean": 1' + "0" * 400, 1)
+    assert huge != text
+    (tmp_path / "baseline.json").write_text(huge, encoding="utf-8")
+    code, _, err = run_cli(["diff", str(committed / "baseline.json"), "baseline.json"], tmp_path)
+    assert code == 2, err
+    assert "summary['alias-vector']['ContextPrecision@10'].mean should be a finite number" in err
+    assert "OverflowError" not in err
