@@ -103,3 +103,14 @@ def test_a_baseline_value_too_large_for_a_float_names_its_place(tmp_path: Path) 
     assert code == 2, err
     assert "summary['alias-vector']['ContextPrecision@10'].mean should be a finite number" in err
     assert "OverflowError" not in err
+
+
+def test_a_gate_threshold_too_large_for_a_float_names_its_field(tmp_path: Path) -> None:
+    from evalkit.errors import FixtureError
+    from evalkit.gates import load_gates
+
+    committed = Path(__file__).resolve().parent.parent / "fixtures" / "synthetic-bilingual-v1"
+    text = (committed / "gates.yaml").read_text(encoding="utf-8")
+    (tmp_path / "gates.yaml").write_text(text.replace("min: 0.78", "min: 1" + "0" * 400, 1))
+    with pytest.raises(FixtureError, match="min: out of range: an integer too large for a float"):
+        load_gates(tmp_path / "gates.yaml")
