@@ -6,6 +6,8 @@ release record. Before, each of them gave a raw ``RecursionError`` (or ``Overflo
 from __future__ import annotations
 
 import json
+import random
+import re
 from pathlib import Path
 
 import pytest
@@ -16,7 +18,7 @@ from evalkit.fixtures.versioning import read_releases
 from evalkit.formats.runs import read_run_file
 from evalkit.importers import beir_source, sources
 from evalkit.importers.sources import table_rows
-from evalkit.safety.inputs import MAX_DEPTH, finite_number, json_too_deep
+from evalkit.safety.inputs import MAX_DEPTH, finite_number, json_depth_error, json_too_deep
 
 DEEP = "[" * 100_000 + "]" * 100_000
 NESTED = f"nested more than {MAX_DEPTH} levels deep"
@@ -114,3 +116,39 @@ def test_a_gate_threshold_too_large_for_a_float_names_its_field(tmp_path: Path) 
     (tmp_path / "gates.yaml").write_text(text.replace("min: 0.78", "min: 1" + "0" * 400, 1))
     with pytest.raises(FixtureError, match="min: out of range: an integer too large for a float"):
         load_gates(tmp_path / "gates.yaml")
+
+
+def _depth_by_regex(data: str) -> str | None:
+    """The bracket counter json_depth_error was (one regex match per bracket): the oracle."""
+    raw = data.encode("utf-8", "surrogatepass")
+    strings = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+    stripped = strings.sub(lambda m: b"\n" * m.group().count(b"\n"), raw)
+    depth = 0
+    for match in re.finditer(rb"[\[\]{}]", stripped):
+        if match.group() in b"[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                line = stripped.count(b"\n", 0, match.start()) + 1
+                return (
+                    f"line {line}: nested more than {MAX_DEPTH} levels deep; an evalkit report "
+                    "nests 5 levels"
+                )
+        else:
+            depth = max(depth - 1, 0)
+    return None
+
+
+def test_the_block_depth_check_agrees_with_the_bracket_counter() -> None:
+    """Random texts of brackets, strings, escapes and newlines, half of them too deep."""
+    rng = random.Random(49)
+    symbols = ["[", "]", "{", "}", '"', "\\", "a", "\n", " ", ":", ","]
+    deep = 0
+    for _ in range(600):
+        size = rng.choice([70, 300, 2000])
+        text = "".join(
+            rng.choice(symbols) if rng.random() < 0.5 else rng.choice("[[[[{]") for _ in range(size)
+        )
+        expected = _depth_by_regex(text)
+        assert json_depth_error(text) == expected, text
+        deep += expected is not None
+    assert 100 < deep < 500
