@@ -13,6 +13,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from evalkit.errors import HttpResponseError
 from evalkit.systems import _http_body
 from evalkit.systems.http import resolve_pointer
 
@@ -121,6 +122,6 @@ def test_the_streamed_reader_agrees_with_the_whole_document_reader(
             stream.feed(body[position : position + size])
             position += size
         got: list[tuple[str, float]] | None = stream.close()
-    except _http_body.BodyError:
+    except HttpResponseError:
         got = None
     assert got == expected

@@ -12,8 +12,8 @@
   Repeats between two hits both past the first ``k`` distinct ones are not looked for: memory
   is O(k), whatever the response's length.
 
-Errors are :class:`BodyError` (``problem`` holds neither the body nor a payload excerpt:
-ijson's own messages quote the payload and are never shown).
+Errors are :class:`~evalkit.errors.HttpResponseError` (``problem`` holds neither the body
+nor a payload excerpt: ijson's own messages quote the payload and are never shown).
 """
 
 from __future__ import annotations
@@ -25,10 +25,11 @@ from typing import Any, Final
 
 import ijson
 
+from evalkit.errors import HttpResponseError
 from evalkit.safety.inputs import MAX_DEPTH
 from evalkit.safety.names import safe_id
 
-__all__ = ["PIECE", "BodyError", "Decoder", "HitStream", "coding_of"]
+__all__ = ["PIECE", "Decoder", "HitStream", "coding_of"]
 
 #: Largest piece of decoded bytes made at once (decompression's max_length).
 PIECE: Final = 1 << 16
@@ -36,20 +37,12 @@ PIECE: Final = 1 << 16
 _CODINGS: Final = {"gzip": "gzip", "x-gzip": "gzip", "deflate": "deflate"}
 
 
-class BodyError(Exception):
-    """The body is refused: ``problem`` (no URL, no body) and whether a retry may help."""
-
-    def __init__(self, problem: str, *, retry: bool = False) -> None:
-        self.problem, self.retry = problem, retry
-        super().__init__(problem)
-
-
 def coding_of(values: Sequence[str]) -> str:
     """The one content coding of ``Content-Encoding`` header ``values`` (comma-split, as httpx
-    splits them): ``"identity"``, ``"gzip"`` or ``"deflate"``; :class:`BodyError` otherwise."""
+    splits them): ``"identity"``, ``"gzip"`` or ``"deflate"``; HttpResponseError otherwise."""
     layers = [v.strip().lower() for v in values if v.strip() and v.strip().lower() != "identity"]
     if len(layers) > 1:
-        raise BodyError(
+        raise HttpResponseError(
             f"the response is encoded {len(layers)} times (Content-Encoding: {len(layers)} "
             "layers); evalkit accepts one (gzip or deflate)"
         )
@@ -57,7 +50,9 @@ def coding_of(values: Sequence[str]) -> str:
         return "identity"
     coding = _CODINGS.get(layers[0])
     if coding is None:
-        raise BodyError("the response has an unsupported Content-Encoding; send gzip or deflate")
+        raise HttpResponseError(
+            "the response has an unsupported Content-Encoding; send gzip or deflate"
+        )
     return coding
 
 
@@ -80,28 +75,28 @@ class Decoder:
             piece = self._zlib.decompress(data, PIECE)
         except zlib.error:
             if self._coding != "deflate" or self._started:
-                raise BodyError(f"the response's {self._coding} data is corrupt") from None
+                raise HttpResponseError(f"the response's {self._coding} data is corrupt") from None
             self._zlib = zlib.decompressobj(-zlib.MAX_WBITS)  # raw deflate, as httpx allows
             try:
                 piece = self._zlib.decompress(data, PIECE)
             except zlib.error:
-                raise BodyError("the response's deflate data is corrupt") from None
+                raise HttpResponseError("the response's deflate data is corrupt") from None
         self._started = True
         yield piece
         while self._zlib.unconsumed_tail:
             try:
                 piece = self._zlib.decompress(self._zlib.unconsumed_tail, PIECE)
             except zlib.error:
-                raise BodyError(f"the response's {self._coding} data is corrupt") from None
+                raise HttpResponseError(f"the response's {self._coding} data is corrupt") from None
             yield piece
 
     def finish(self) -> bytes:
-        """The last decoded bytes (at most one window); :class:`BodyError` when the compressed
+        """The last decoded bytes (at most one window); HttpResponseError when the compressed
         data ends early."""
         if self._zlib is None:
             return b""
         if not self._zlib.eof:
-            raise BodyError(f"the response's {self._coding} data is cut short")
+            raise HttpResponseError(f"the response's {self._coding} data is cut short")
         return self._zlib.flush()
 
 
@@ -133,6 +128,14 @@ def _matches(keys: Sequence[str | int], parts: Sequence[tuple[str, int | None]])
     return True
 
 
+def _one_key(parts: Sequence[tuple[str, int | None]]) -> str | None:
+    """The token of a one-token pointer that cannot name an array index (no digits only): a
+    path ends in it exactly when its last key equals it. None otherwise."""
+    if len(parts) == 1 and parts[0][1] is None:
+        return parts[0][0]
+    return None
+
+
 class HitStream:
     """The first ``k`` distinct hits of a streamed JSON response (rules: module docstring).
 
@@ -153,9 +156,10 @@ class HitStream:
         self._position = -1
         self._fields: dict[str, tuple[str, Any]] = {}
         start = len(self._hits) + 1
+        # (field, its path length, its tokens, its one non-index token for a quick compare)
         self._fields_at = [
-            ("chunk", start + len(self._chunk), self._chunk),
-            ("score", start + len(self._score), self._score),
+            (field, start + len(parts), parts, _one_key(parts))
+            for field, parts in (("chunk", self._chunk), ("score", self._score))
         ]
         self._kept: dict[str, float] = {}
 
@@ -167,25 +171,27 @@ class HitStream:
             self._parser.send(data)
         except ijson.JSONError as error:
             self._take()  # the events before the error place it
-            raise BodyError(self._parse_problem(str(error))) from None
+            raise HttpResponseError(self._parse_problem(str(error))) from None
         self._take()
 
     def close(self) -> list[tuple[str, float]]:
-        """The kept hits, once the whole body was fed; :class:`BodyError` for malformed JSON
-        or a response without a hits list."""
+        """The kept hits, once the whole body was fed; HttpResponseError for malformed JSON or
+        a response without a hits list."""
         try:
             self._parser.close()
         except ijson.JSONError as error:
             self._take()
-            raise BodyError(self._parse_problem(str(error))) from None
+            raise HttpResponseError(self._parse_problem(str(error))) from None
         self._take()
         if self._found is None:
             pointer = "/" + "/".join(t.replace("~", "~0").replace("/", "~1") for t, _ in self._hits)
-            raise BodyError(
+            raise HttpResponseError(
                 f"the response has no hits list at JSON pointer {pointer if self._hits else ''!r}"
             )
         if self._found != "list":
-            raise BodyError(f"the value at the hits pointer should be a list, found {self._found}")
+            raise HttpResponseError(
+                f"the value at the hits pointer should be a list, found {self._found}"
+            )
         return list(self._kept.items())
 
     def _parse_problem(self, message: str) -> str:
@@ -224,8 +230,10 @@ class HitStream:
                 if depth == start:
                     self._position += 1
                     self._fields = {}
-                for field, length, parts in fields_at:
-                    if depth == length and _matches(keys[start:], parts):
+                for field, length, parts, key in fields_at:
+                    if depth == length and (
+                        keys[-1] == key if key is not None else _matches(keys[start:], parts)
+                    ):
                         self._fields[field] = (event, value)
                 if depth == start and event in _SCALARS:
                     self._end_hit()
@@ -236,7 +244,9 @@ class HitStream:
                 self._position = -1
             if event in {"start_map", "start_array"}:
                 if depth >= MAX_DEPTH:
-                    raise BodyError(f"the response is nested more than {MAX_DEPTH} levels deep")
+                    raise HttpResponseError(
+                        f"the response is nested more than {MAX_DEPTH} levels deep"
+                    )
                 keys.append(-1 if event == "start_array" else "")
                 arrays.append(event == "start_array")
         del events[:]
@@ -245,23 +255,23 @@ class HitStream:
         position, fields = self._position, self._fields
         for field in ("chunk", "score"):
             if field not in fields:
-                raise BodyError(
+                raise HttpResponseError(
                     f"hit {position} has no value at JSON pointer {self._pointers[field]!r}"
                 )
         (id_event, chunk_id), (score_event, score) = fields["chunk"], fields["score"]
         if not (id_event == "string" or (id_event == "number" and isinstance(chunk_id, int))):
-            raise BodyError(f"hit {position}: the chunk ID should be a string")
+            raise HttpResponseError(f"hit {position}: the chunk ID should be a string")
         if score_event != "number":
-            raise BodyError(f"hit {position}: the score should be a number")
+            raise HttpResponseError(f"hit {position}: the score should be a number")
         number = float(score)
         if not math.isfinite(number):  # pragma: no cover - the parser refuses these first
-            raise BodyError(f"hit {position}: the score should be a finite number")
+            raise HttpResponseError(f"hit {position}: the score should be a finite number")
         chunk = str(chunk_id)
         if chunk in self._kept:
             if self._keep_first:
                 return
             shown = safe_id(chunk) or "(not shown: not a well-formed, safe ID)"
-            raise BodyError(
+            raise HttpResponseError(
                 f"hit {position} repeats chunk {shown!r}; a ranking names each chunk once "
                 "(set 'duplicates: keep-first' in the system's config to keep its first copy)"
             )

@@ -11,7 +11,8 @@ Where the service is
 
 How a call is bounded
     - One attempt (connect, send, headers, body) ends after ``timeout_s`` seconds, however
-      slowly the service trickles bytes; connecting alone after ``connect_timeout_s``. The
+      slowly the service trickles bytes (the time evalkit spends decoding and parsing the body
+      is not counted); connecting alone after ``connect_timeout_s``. The
       whole call, retries and waits included, ends after ``deadline_s``.
     - A response body larger than ``max_response_bytes`` (default 64 MiB, after decompression)
       is refused while it streams in, never read whole first. At most one content coding
@@ -85,11 +86,11 @@ import httpcore
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from evalkit.errors import ExternalSystemError, InputError, YamlFileError
+from evalkit.errors import ExternalSystemError, HttpResponseError, InputError, YamlFileError
 from evalkit.safety.canonical import canonical_hash, text_hash
 from evalkit.safety.interrupts import POLL_S, cancelled
 from evalkit.safety.names import check_name
-from evalkit.systems._http_body import BodyError, Decoder, HitStream, coding_of
+from evalkit.systems._http_body import Decoder, HitStream, coding_of
 from evalkit.systems.protocol import BaseRetriever, ChunkLike, Hit, QueryLike
 
 __all__ = [
@@ -686,7 +687,7 @@ class HttpRetriever(BaseRetriever):
 
     def _attempt(self, body: bytes, k: int) -> list[Hit]:
         """One attempt: the first ``k`` distinct hits, or :class:`_Failure` (or
-        :class:`BodyError` for a response that is refused, not retried)."""
+        :class:`HttpResponseError` for a response that is refused, not retried)."""
         config = self.config
         client = self._http()
         url = httpx.URL(self._url)
@@ -761,7 +762,7 @@ class HttpRetriever(BaseRetriever):
             raise too_large
         try:
             decoder = Decoder(coding_of(response.headers.get_list("Content-Encoding", True)))
-        except BodyError as error:
+        except HttpResponseError as error:
             raise _Failure(error.problem, retry=False) from None
         config = self.config
         stream = HitStream(
@@ -776,11 +777,13 @@ class HttpRetriever(BaseRetriever):
             raw += len(data)
             if raw > limit:
                 raise too_large
+            parsing = time.monotonic()
             for piece in decoder.feed(data):
                 size += len(piece)
                 if size > limit:
                     raise too_large
                 stream.feed(piece)
+            _CALL.ends += time.monotonic() - parsing  # timeout_s bounds the service, not us
         last = decoder.finish()
         if size + len(last) > limit:
             raise too_large
@@ -796,7 +799,7 @@ class HttpRetriever(BaseRetriever):
             _CALL.ends = min(call_ends, time.monotonic() + config.timeout_s)
             try:
                 return self._attempt(body, k)
-            except BodyError as error:
+            except HttpResponseError as error:
                 raise self._fail(query, error.problem) from None
             except _Failure as failure:
                 problem = failure.problem
