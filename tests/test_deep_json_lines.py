@@ -152,3 +152,51 @@ def test_the_block_depth_check_agrees_with_the_bracket_counter() -> None:
         assert json_depth_error(text) == expected, text
         deep += expected is not None
     assert 100 < deep < 500
+
+
+# Modules whose json calls read only what evalkit wrote itself (or catch RecursionError):
+# the report's figure hand-over, the settings round trip, the artifact self-check, the leak
+# scan's decoding of an artifact (it falls back to the raw text on RecursionError).
+OWN_JSON = {
+    "evalkit/safety/inputs.py",
+    "evalkit/report/handover.py",
+    "evalkit/report/evaluation_files.py",
+    "evalkit/safety/artifacts.py",
+    "evalkit/safety/privacy.py",
+}
+DEPTH_CHECKS = {"json_too_deep", "json_depth_error", "load_json"}
+
+
+def test_every_json_read_of_input_checks_the_depth_first() -> None:
+    """A function that calls ``json.load``/``json.loads`` or a ``JSONDecoder``'s ``decode``
+    also calls a depth check (outside the modules of ``OWN_JSON``)."""
+    import ast
+
+    root = Path(__file__).resolve().parent.parent
+    unchecked = []
+    for path in sorted((root / "evalkit").rglob("*.py")):
+        relative = path.relative_to(root).as_posix()
+        if relative in OWN_JSON:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for function in ast.walk(tree):
+            if not isinstance(function, ast.FunctionDef):
+                continue
+            calls = [n for n in ast.walk(function) if isinstance(n, ast.Call)]
+            names = {
+                n.func.attr if isinstance(n.func, ast.Attribute) else getattr(n.func, "id", "")
+                for n in calls
+            }
+            reads = any(
+                isinstance(n.func, ast.Attribute)
+                and (
+                    (isinstance(n.func.value, ast.Name) and n.func.value.id == "json"
+                     and n.func.attr in {"load", "loads"})
+                    or (n.func.attr == "decode" and isinstance(n.func.value, ast.Name)
+                        and n.func.value.id == "decoder")
+                )
+                for n in calls
+            )  # fmt: skip
+            if reads and not names & DEPTH_CHECKS:
+                unchecked.append(f"{relative}:{function.lineno} {function.name}")
+    assert unchecked == []
