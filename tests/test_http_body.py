@@ -80,7 +80,7 @@ pointers = st.lists(st.sampled_from(KEYS), min_size=1, max_size=2).map(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(
     hits=st.lists(st.one_of(good_hits, hit_values), max_size=6),
     hits_pointer=pointers,
