@@ -57,6 +57,7 @@ __all__ = [
     "ExternalSystemError",
     "FixtureError",
     "FormatError",
+    "HttpResponseError",
     "InputError",
     "InputFileError",
     "Interrupted",
@@ -226,6 +227,16 @@ class SystemFailedError(EvalkitError, RuntimeError):
 
 class ExternalSystemError(EvalkitError, RuntimeError):
     """An external system (HTTP service) failed; names the system and query ID only."""
+
+
+class HttpResponseError(ExternalSystemError):
+    """An ``http:`` response was refused (its encoding or its JSON); ``problem`` says why,
+    without the URL or the body. :class:`evalkit.systems.http.HttpRetriever` raises it as an
+    :class:`ExternalSystemError` naming the system and the query."""
+
+    def __init__(self, problem: str) -> None:
+        self.problem = problem
+        super().__init__(problem)
 
 
 class InputFileError(OSError):

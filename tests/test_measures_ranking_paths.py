@@ -287,3 +287,44 @@ def test_threads_follow_the_cpu_affinity_not_the_machine() -> None:
     assert threads == 1
     assert _sorting.threads() == min(len(os.sched_getaffinity(0)), _sorting.MAX_THREADS)
     assert machine >= threads
+
+
+@pytest.mark.parametrize(
+    "sizes",
+    [
+        [200_000],  # one query wider than a matrix row
+        [3, 70_000, 5, 80_000],  # the last query longer than 2**16
+        [17, 1 << 15, 90_000, 2, 150_000],
+    ],
+)
+def test_parallel_sort_of_a_query_wider_than_a_part(sizes: list[int]) -> None:
+    """Regression (issue #49): a query past the last 64k cut gave an IndexError."""
+    rng = np.random.default_rng(49)
+    keys = np.concatenate(
+        [
+            (np.uint64(q) << np.uint64(40)) + rng.integers(0, 1 << 30, n, dtype=np.uint64)
+            for q, n in enumerate(sizes)
+        ]
+    )
+    rng.shuffle(keys)  # the sort needs grouped queries: regroup them by query below
+    keys = keys[np.argsort(keys >> np.uint64(40), kind="stable")]
+    expected = np.sort(keys)
+    for workers in (1, 2):
+        got = keys.copy()
+        _sorting.parallel_sort(got, np.array(sizes, dtype=np.int64), workers)
+        assert np.array_equal(got, expected)
+
+
+def test_random_query_sizes_sort_like_numpy() -> None:
+    rng = np.random.default_rng(7)
+    for _ in range(20):
+        sizes = rng.integers(1, 60_000, rng.integers(1, 8))
+        keys = np.concatenate(
+            [
+                (np.uint64(q) << np.uint64(40)) + rng.integers(0, 1 << 30, n, dtype=np.uint64)
+                for q, n in enumerate(sizes)
+            ]
+        )
+        got = keys.copy()
+        _sorting.parallel_sort(got, sizes.astype(np.int64), 2)
+        assert np.array_equal(got, np.sort(keys))

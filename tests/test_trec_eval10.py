@@ -217,3 +217,43 @@ def test_geometric_means_by_group() -> None:
     assert got[("a", "gm_map")] == pytest.approx(0.5)
     assert got[("b", "gm_map")] == pytest.approx((1e-5 * 0.5) ** 0.5)
     assert got[("a", "AP")] == pytest.approx(0.625)
+
+
+@pytest.mark.slow
+def test_one_query_with_a_million_judgments(tmp_path: Path) -> None:
+    """Regression (issue #49): one query with about 131k or more judged lines (or ranked ones)
+    crashed the sort with an IndexError. 1M judged lines and a 150k-line ranking of one query
+    give trec_eval 9.0.8's values (pytrec_eval), through ``score`` and ``evalkit trec-eval``."""
+    from cli_runner import run_cli
+    from oracles import assert_trec_eval_values, pytrec_eval_values
+
+    rng = np.random.default_rng(49)
+    judged = 1_000_000
+    docs = [f"d{i}" for i in range(judged)]
+    grades = rng.integers(0, 3, judged)
+    qrels = pd.DataFrame({"query_id": "q1", "doc_id": docs, "relevance": grades})
+    ranked = rng.choice(judged + 50_000, 150_000, replace=False)
+    run = pd.DataFrame(
+        {
+            "query_id": "q1",
+            "doc_id": [f"d{i}" for i in ranked],
+            "score": rng.random(ranked.size).round(6),
+        }
+    )
+    measures = ["AP", "nDCG@10", "P@10", "Rprec", "R@100"]
+    frame = quiet_score(qrels, run, measures)
+    ours = {(q, m): v for q, m, v in frame.itertuples(index=False)}
+    expected = pytrec_eval_values(
+        {"q1": dict(zip(docs, grades.tolist(), strict=True))},
+        {"q1": dict(zip(run["doc_id"], run["score"].tolist(), strict=True))},
+        {"map", "ndcg_cut.10", "P.10", "Rprec", "recall.100"},
+    )
+    assert_trec_eval_values(ours, expected, ["q1"], measures)
+
+    qrels_path, run_path = tmp_path / "big.qrels", tmp_path / "big.run"
+    qrels_path.write_text("".join(f"q1 0 {d} {g}\n" for d, g in zip(docs, grades, strict=True)))
+    run_path.write_text(
+        "".join(f"q1 Q0 {d} 0 {s} r\n" for d, s in zip(run["doc_id"], run["score"], strict=True))
+    )
+    code, _, err = run_cli(["trec-eval", str(qrels_path), str(run_path)], tmp_path)
+    assert code == 0, err[-2000:]

@@ -21,7 +21,6 @@ from __future__ import annotations
 import codecs
 import gzip
 import json
-import math
 import zlib
 from collections.abc import Callable
 from typing import Final, Literal
@@ -32,7 +31,14 @@ import pandas as pd
 from evalkit.errors import FormatError, InputFileError
 from evalkit.formats._lines import PathLike, checked_file
 from evalkit.formats.trec import read_run
-from evalkit.safety.inputs import check_line_lengths, open_input, read_input_bytes
+from evalkit.safety.inputs import (
+    MAX_DEPTH,
+    check_line_lengths,
+    finite_number,
+    json_too_deep,
+    open_input,
+    read_input_bytes,
+)
 
 __all__ = ["JSONL_SUFFIXES", "RunFileFormat", "read_run_file", "run_file_format"]
 
@@ -108,9 +114,15 @@ def _read_jsonl(path: PathLike) -> pd.DataFrame:
     for number, raw in enumerate(data.splitlines(), start=1):
         if not raw.strip():
             continue
+        if json_too_deep(raw):
+            raise FormatError(
+                f"is not valid JSON (nested more than {MAX_DEPTH} levels deep)",
+                file=str(path),
+                line=number,
+            )
         try:
             item = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError):
+        except ValueError:  # JSONDecodeError, UnicodeDecodeError, an over-long integer
             raise FormatError(
                 "is not valid JSON; expected one object per line", file=str(path), line=number
             ) from None
@@ -122,15 +134,12 @@ def _read_jsonl(path: PathLike) -> pd.DataFrame:
         for key, value in (("query_id", query_id), ("chunk_id", chunk_id)):
             if not isinstance(value, str | int) or isinstance(value, bool):
                 raise FormatError(f"'{key}' should be a string", file=str(path), line=number)
-        if (
-            isinstance(score, bool)
-            or not isinstance(score, int | float)
-            or not math.isfinite(score)
-        ):
+        number_score = finite_number(score)  # None for an integer too large for a float too
+        if number_score is None:
             raise FormatError("'score' should be a finite number", file=str(path), line=number)
         queries.append(str(query_id))
         docs.append(str(chunk_id))
-        scores.append(float(score))
+        scores.append(number_score)
         lines.append(number)
     return pd.DataFrame(
         {

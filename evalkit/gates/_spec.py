@@ -382,6 +382,8 @@ def _message(detail: Any) -> str:
         return "has the wrong shape: expected an ID, a language code or a relative path"
     if kind == "value_error":
         return str(detail["msg"]).removeprefix("Value error, ")
+    if kind == "float_type" and found == "int":  # an integer too large for a float
+        return "out of range: an integer too large for a float; expected a finite number"
     if kind.endswith("_type") or kind in ("finite_number", "union_tag_invalid"):
         return (
             f"wrong type or value: {detail['msg'].removeprefix('Input should be ')}, found {found}"

@@ -36,6 +36,7 @@ from evalkit.importers.columns import TableColumns
 from evalkit.importers.core import SourceDocument, SourceJudgment, SourceQuery
 from evalkit.importers.grades import whole_grade
 from evalkit.registry import did_you_mean
+from evalkit.safety.inputs import MAX_DEPTH, json_too_deep
 
 __all__ = [
     "TableColumns",
@@ -109,9 +110,14 @@ def _jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     for number, line in _lines(path):
         if not line.strip():
             continue
+        if json_too_deep(line):
+            raise InputError(
+                f"{path.name} line {number}: not valid JSON (nested more than {MAX_DEPTH} "
+                "levels deep)"
+            )
         try:
             item = json.loads(line)
-        except json.JSONDecodeError:
+        except ValueError:  # JSONDecodeError, or an integer of more than 4300 digits
             raise InputError(f"{path.name} line {number}: not valid JSON") from None
         if not isinstance(item, dict):
             raise InputError(f"{path.name} line {number}: expected a JSON object")
@@ -469,9 +475,13 @@ def _answers(value: object, where: str) -> tuple[str, ...]:
         text = value
         if not text.strip().startswith("["):
             return (text,)
+        if json_too_deep(text):
+            raise InputError(
+                f"{where}: the answers are a JSON list nested more than {MAX_DEPTH} levels deep"
+            )
         try:
             value = json.loads(text)
-        except json.JSONDecodeError:
+        except ValueError:  # JSONDecodeError, or an integer of more than 4300 digits
             return (text,)
     if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
         return tuple(value)

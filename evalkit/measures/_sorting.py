@@ -108,7 +108,9 @@ def parallel_sort(keys: U64Array, query_sizes: IntArray | None, workers: int) ->
         return
     sizes = query_sizes[query_sizes > 0]
     starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-    cuts = np.unique(starts[np.searchsorted(starts, np.arange(1 << 16, keys.size, 1 << 16))])
+    # the start of the query holding every 64k-th key: always a valid index and a boundary
+    holding = np.searchsorted(starts, np.arange(1 << 16, keys.size, 1 << 16), side="right") - 1
+    cuts = np.unique(starts[holding])
     bounds = [0, *[c for c in cuts.tolist() if 0 < c < keys.size], keys.size]
     parts = [keys[lo:hi] for lo, hi in itertools.pairwise(bounds) if hi > lo]
     if workers == 1:

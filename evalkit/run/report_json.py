@@ -54,7 +54,7 @@ import pandas as pd
 from evalkit.errors import InputError, InputFileError
 from evalkit.fixtures.rules import find_sensitive
 from evalkit.safety.canonical import canonical_hash, canonical_json
-from evalkit.safety.inputs import load_json, read_input_bytes
+from evalkit.safety.inputs import finite_number, load_json, read_input_bytes
 from evalkit.safety.output import shown_path
 
 if TYPE_CHECKING:
@@ -413,12 +413,13 @@ def _object(value: object, role: str, where: str) -> Mapping[str, Any]:
 
 
 def _number(value: object, role: str, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+    number = finite_number(value)  # None for an integer too large for a float, too
+    if number is None:
         raise InputError(
             f"{role}: {where} should be a finite number; expected a report of schema "
             f"{REPORT_SCHEMA}"
         )
-    return float(value)
+    return number
 
 
 def _measure_value(value: object, measure: object, role: str, where: str) -> float:

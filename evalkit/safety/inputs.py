@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import gzip
 import json
+import math
 import os
 import re
 import stat
@@ -30,7 +31,9 @@ __all__ = [
     "check_line_lengths",
     "check_regular_file",
     "find_input",
+    "finite_number",
     "json_depth_error",
+    "json_too_deep",
     "load_json",
     "long_line",
     "open_input",
@@ -170,31 +173,68 @@ def check_line_lengths(path: str | os.PathLike[str], limit: int = MAX_LINE_BYTES
 
 
 _STRING: Final = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
-_BRACKET: Final = re.compile(rb"[\[\]{}]")
 
 
 def json_depth_error(data: bytes | str) -> str | None:
     """``"line N: ..."`` when JSON ``data`` nests deeper than ``MAX_DEPTH``, else None.
 
-    Counts brackets outside string literals; it does not validate the JSON (``json`` does).
+    Counts brackets outside string literals, without recursion (a running depth, clamped at 0
+    as a closing bracket too many leaves it, in 1 MiB blocks of numpy); it does not validate
+    the JSON (``json`` does). Strings are replaced by a constant first (at C speed); the line
+    of a problem is counted only on the error path.
     """
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
     if raw.count(b"[") + raw.count(b"{") <= MAX_DEPTH:
         return None
-    stripped = _STRING.sub(lambda m: b"\n" * m.group().count(b"\n"), raw)
+    if _first_too_deep(_STRING.sub(b'""', raw)) is None:
+        return None
+    with_lines = _STRING.sub(lambda m: b"\n" * m.group().count(b"\n"), raw)
+    position = _first_too_deep(with_lines) or 0
+    line = with_lines.count(b"\n", 0, position) + 1
+    return (
+        f"line {line}: nested more than {MAX_DEPTH} levels deep; an evalkit report nests 5 levels"
+    )
+
+
+def _first_too_deep(stripped: bytes) -> int | None:
+    """The offset of the first bracket of ``stripped`` (JSON with its strings removed) that
+    opens level ``MAX_DEPTH + 1``, or None."""
+    import numpy as np  # here: most inputs never come this far
+
     depth = 0
-    for match in _BRACKET.finditer(stripped):
-        if match.group() in b"[{":
-            depth += 1
-            if depth > MAX_DEPTH:
-                line = stripped.count(b"\n", 0, match.start()) + 1
-                return (
-                    f"line {line}: nested more than {MAX_DEPTH} levels deep; "
-                    "an evalkit report nests 5 levels"
-                )
-        else:
-            depth = max(depth - 1, 0)
+    for start in range(0, len(stripped), _BLOCK):
+        block = np.frombuffer(stripped, np.uint8, min(_BLOCK, len(stripped) - start), start)
+        steps = ((block == 0x5B) | (block == 0x7B)).astype(np.int64)
+        steps -= (block == 0x5D) | (block == 0x7D)
+        walk = np.cumsum(steps)
+        walk += depth
+        floor = np.minimum.accumulate(walk)  # the walk clamped at 0: walk - min(0, its minimum)
+        np.minimum(floor, 0, out=floor)
+        walk -= floor
+        over = np.flatnonzero(walk > MAX_DEPTH)
+        if over.size:
+            return start + int(over[0])
+        depth = int(walk[-1])
     return None
+
+
+def json_too_deep(data: bytes | str) -> bool:
+    """Whether JSON ``data`` nests deeper than ``MAX_DEPTH`` (a check without recursion, for
+    each line of a JSON Lines file before ``json`` reads it)."""
+    return json_depth_error(data) is not None
+
+
+def finite_number(value: object) -> float | None:
+    """``value`` as a finite float, or None when it is not a number (a bool is not), is NaN or
+    infinite, or is an integer outside the range of a float (``float()`` of a 400-digit
+    integer raises ``OverflowError``; here it is None, for the caller to name the field)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def load_json(data: bytes | str) -> Any:

@@ -11,10 +11,16 @@ Where the service is
 
 How a call is bounded
     - One attempt (connect, send, headers, body) ends after ``timeout_s`` seconds, however
-      slowly the service trickles bytes; connecting alone after ``connect_timeout_s``. The
+      slowly the service trickles bytes (the time evalkit spends decoding and parsing the body
+      is not counted); connecting alone after ``connect_timeout_s``. The
       whole call, retries and waits included, ends after ``deadline_s``.
     - A response body larger than ``max_response_bytes`` (default 64 MiB, after decompression)
-      is refused while it streams in, never read whole first.
+      is refused while it streams in, never read whole first. At most one content coding
+      (``gzip`` or ``deflate``) is accepted and decompressed in 64 KiB pieces, each counted
+      before the next is made; two codings or more, or an unknown one, are refused (not
+      retried), as curl does.
+    - The body is parsed as it streams in (ijson), nested at most ``MAX_DEPTH`` levels: memory
+      per call is a few 64 KiB pieces and the ``k`` hits kept, whatever the response's size.
     - Connection errors, timeouts, HTTP 408, 425, 429 and 5xx are retried up to ``retries``
       times. The wait is the service's ``Retry-After`` (seconds or an HTTP date) when it sends
       one, else ``backoff_s * 2**attempt``; a wait that would pass the deadline ends the call
@@ -35,11 +41,25 @@ Where credentials go
     settings of the environment are ignored (``trust_env=False``): nothing but this config
     decides where a request goes and what it carries.
 
+Whom it trusts (https)
+    The certificate authorities of ``ca_bundle`` (a PEM file or a folder of them; a relative
+    path is read from the config file's folder) when it is set, else those of the environment
+    variables ``SSL_CERT_FILE`` or ``SSL_CERT_DIR`` (as curl, httpx and Python read them),
+    else certifi's. A certificate that does not verify is an error saying "certificate
+    verification failed" and why (self-signed, unknown issuer, expired, name mismatch; never
+    the host), and it is not retried: set ``ca_bundle`` or ``SSL_CERT_FILE`` to the CA that
+    signed the service's certificate. Any other TLS handshake failure is not retried either,
+    as curl does. ``ca_bundle`` is about trust, not rankings: it is not part of the system's
+    definition (two machines with their CA files in different places share one baseline).
+
 What a response may hold
-    The hits list, each hit's chunk ID (string or integer) and score (number). A chunk ID that
-    repeats within one response is an error naming the ID and the query, as ``evalkit
-    trec-eval`` refuses a run with repeated lines; ``duplicates: keep-first`` keeps its first
-    (best-ranked) copy instead. Every failure is an :class:`ExternalSystemError` naming the
+    The hits list, each hit's chunk ID (string or integer) and score (a finite number; an
+    integer outside the 64-bit range is refused, naming the hit). Every hit is checked; the
+    first ``k`` distinct ones are kept. A later hit repeating a kept chunk ID is an error naming
+    the ID and the query, as ``evalkit trec-eval`` refuses a run with repeated lines;
+    ``duplicates: keep-first`` keeps its first (best-ranked) copy instead. Repeats between two
+    hits that both come after the first ``k`` distinct ones are not looked for (memory stays
+    O(k)). Every failure is an :class:`ExternalSystemError` naming the
     system and the query ID (never the URL or the response body). ``concurrent_searches =
     True``: ``evaluate(concurrency=N)`` sends up to N requests at once (at most
     ``max_concurrency``).
@@ -48,24 +68,29 @@ What a response may hold
 from __future__ import annotations
 
 import email.utils
+import errno
 import json
 import math
 import os
 import re
+import selectors
+import socket
+import ssl
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Annotated, Any, Final, Literal
 
 import httpcore
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from evalkit.errors import ExternalSystemError, InputError, YamlFileError
+from evalkit.errors import ExternalSystemError, HttpResponseError, InputError, YamlFileError
 from evalkit.safety.canonical import canonical_hash, text_hash
-from evalkit.safety.inputs import load_json
 from evalkit.safety.interrupts import POLL_S, cancelled
-from evalkit.safety.names import check_name, safe_id
+from evalkit.safety.names import check_name
+from evalkit.systems._http_body import Decoder, HitStream, coding_of
 from evalkit.systems.protocol import BaseRetriever, ChunkLike, Hit, QueryLike
 
 __all__ = [
@@ -107,7 +132,7 @@ class HttpConfig(BaseModel):
     - ``timeout_s`` (one attempt, whole), ``connect_timeout_s``, ``deadline_s`` (the call,
       retries included), ``retries``, ``backoff_s``, ``max_response_bytes``, ``redirects``
       (``refuse`` or ``same-origin``), ``duplicates`` (``refuse`` or ``keep-first``),
-      ``max_concurrency``: the module docstring.
+      ``max_concurrency``, ``ca_bundle``: the module docstring.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True, hide_input_in_errors=True)
@@ -137,6 +162,7 @@ class HttpConfig(BaseModel):
         Annotated[str, Field(pattern=r"^[A-Za-z0-9-]{1,64}$")],
         Annotated[str, Field(pattern=r"^[A-Z_][A-Z0-9_]{0,127}$")],
     ] = Field(default_factory=dict)
+    ca_bundle: Annotated[str, Field(min_length=1, max_length=4096)] | None = None
 
 
 def load_http_config(path: str | os.PathLike[str], system: str) -> HttpConfig:
@@ -151,7 +177,7 @@ def load_http_config(path: str | os.PathLike[str], system: str) -> HttpConfig:
     except YamlFileError as error:
         raise InputError(f"{where} {error.reason}") from None
     try:
-        return HttpConfig.model_validate(data or {})
+        config = HttpConfig.model_validate(data or {})
     except ValidationError as error:
         fields = ", ".join(
             ".".join(str(p) for p in detail["loc"]) or "(top level)" for detail in error.errors()
@@ -160,6 +186,64 @@ def load_http_config(path: str | os.PathLike[str], system: str) -> HttpConfig:
             f"http system {system!r}: config fields are invalid or unknown: {fields}; see "
             "evalkit.systems.http.HttpConfig for the fields and their types"
         ) from None
+    if config.ca_bundle is None:
+        return config
+    bundle = Path(path).parent / Path(config.ca_bundle).expanduser()
+    _ssl_context(str(bundle), f"http system {system!r}: its config's ca_bundle")
+    return config.model_copy(update={"ca_bundle": str(bundle)})
+
+
+def _ssl_context(ca_bundle: str | None, where: str) -> ssl.SSLContext:
+    """The TLS context trusting ``ca_bundle`` (a PEM file or a folder), else the CAs of
+    ``SSL_CERT_FILE``/``SSL_CERT_DIR``, else certifi's; :class:`InputError` (no path) when
+    the file or folder holds no usable certificate."""
+    try:
+        if ca_bundle is None:
+            return httpx.create_ssl_context(trust_env=True)
+        if os.path.isdir(ca_bundle):
+            context = ssl.create_default_context(capath=ca_bundle)
+            if not os.listdir(ca_bundle):
+                raise ssl.SSLError("an empty folder")
+            return context
+        return ssl.create_default_context(cafile=ca_bundle)
+    except (OSError, ssl.SSLError, ValueError):
+        raise InputError(
+            f"{where} holds no usable PEM certificate (path not shown); give a PEM file of the "
+            "CA that signed the service's certificate, or a folder of them"
+        ) from None
+
+
+#: OpenSSL's verify codes (X509_V_ERR_*) -> why a certificate did not verify.
+_VERIFY_REASONS: Final = {
+    9: "not yet valid",
+    10: "expired",
+    18: "self-signed",
+    19: "self-signed CA in the chain",
+    20: "unknown issuer",
+    21: "unknown issuer",
+    62: "name mismatch",
+    64: "name mismatch",
+}
+
+
+def _tls_problem(error: BaseException) -> str | None:
+    """What a TLS failure in ``error``'s cause/context chain means (never the host, which
+    OpenSSL's ``verify_message`` can hold), or None when the chain holds none."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, ssl.SSLCertVerificationError):
+            code = current.verify_code
+            reason = _VERIFY_REASONS.get(code, f"OpenSSL verify code {code}")
+            return (
+                f"certificate verification failed ({reason}); set ca_bundle in the system's "
+                "config, or SSL_CERT_FILE, to the CA that signed the service's certificate"
+            )
+        if isinstance(current, ssl.SSLError):
+            return f"TLS handshake failed ({current.reason or type(current).__name__})"
+        current = current.__cause__ or current.__context__
+    return None
 
 
 def _pointer_parts(pointer: str) -> list[str]:
@@ -268,15 +352,160 @@ class _Stream(httpcore.NetworkStream):
         server_hostname: str | None = None,
         timeout: float | None = None,
     ) -> httpcore.NetworkStream:
-        budget, _ = _remaining(timeout)
-        return _Stream(self._inner.start_tls(ssl_context, server_hostname, max(budget, 0.001)))
+        return _Stream(self._inner.start_tls(ssl_context, server_hostname, timeout))
 
     def get_extra_info(self, info: str) -> Any:
         return self._inner.get_extra_info(info)
 
 
+def _until(ends: float, bounded_by_call: bool, step: Any) -> Any:
+    """Call ``step(slice_seconds)`` until it returns non-None, in :data:`POLL_S` slices that
+    check SIGINT/SIGTERM: :class:`_Stop` (cancelled, or the attempt's end), or
+    ``httpcore.ConnectTimeout`` at ``ends``."""
+    while True:
+        if cancelled():
+            raise _Stop("cancelled")
+        left = ends - time.monotonic()
+        if left <= 0:
+            raise _Stop("deadline") if bounded_by_call else httpcore.ConnectTimeout("timed out")
+        result = step(min(POLL_S, left))
+        if result is not None:
+            return result
+
+
+def _resolve(host: str, port: int, ends: float, bounded_by_call: bool) -> list[Any]:
+    """``socket.getaddrinfo`` for a TCP connection, in a daemon thread waited for in slices
+    (as curl's threaded resolver): a stuck resolver is left behind, never waited for."""
+    done = threading.Event()
+    outcome: list[Any] = []
+
+    def lookup() -> None:
+        try:
+            outcome.append(socket.getaddrinfo(host, port, type=socket.SOCK_STREAM))
+        except OSError as error:
+            outcome.append(error)
+        finally:
+            done.set()
+
+    threading.Thread(target=lookup, name="evalkit-resolve", daemon=True).start()
+    _until(ends, bounded_by_call, lambda slice_: True if done.wait(slice_) else None)
+    if isinstance(outcome[0], OSError):
+        raise httpcore.ConnectError(f"name resolution failed ({type(outcome[0]).__name__})")
+    found: list[Any] = outcome[0]
+    return found
+
+
+_IN_PROGRESS: Final = frozenset({errno.EINPROGRESS, errno.EWOULDBLOCK, errno.EAGAIN, 10035})
+
+
+def _connect(address: Any, family: int, ends: float, bounded_by_call: bool) -> socket.socket:
+    """A connected TCP socket to ``address``: a non-blocking connect waited for in slices."""
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setblocking(False)
+        code = sock.connect_ex(address)
+        if code not in _IN_PROGRESS and code != 0:
+            raise OSError(code, os.strerror(code))
+        if code != 0:
+            with selectors.DefaultSelector() as selector:
+                selector.register(sock, selectors.EVENT_WRITE)
+                _until(ends, bounded_by_call, lambda slice_: selector.select(slice_) or None)
+            code = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+            if code:
+                raise OSError(code, os.strerror(code))
+        sock.setblocking(True)
+        return sock
+    except BaseException:
+        sock.close()
+        raise
+
+
+class _SocketStream(httpcore.NetworkStream):
+    """httpcore's network stream over a plain (or TLS) socket, its TLS handshake cut into
+    :data:`POLL_S` slices (a stalled handshake stops within a slice of SIGINT/SIGTERM)."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self._sock = sock
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        self._sock.settimeout(timeout)
+        try:
+            return self._sock.recv(max_bytes)
+        except TimeoutError:
+            raise httpcore.ReadTimeout("timed out") from None
+        except OSError as error:
+            raise httpcore.ReadError(str(error)) from error
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        view = memoryview(buffer)
+        while view:
+            self._sock.settimeout(timeout)
+            try:
+                view = view[self._sock.send(view) :]
+            except TimeoutError:
+                raise httpcore.WriteTimeout("timed out") from None
+            except OSError as error:
+                raise httpcore.WriteError(str(error)) from error
+
+    def close(self) -> None:
+        self._sock.close()
+
+    def start_tls(
+        self,
+        ssl_context: Any,
+        server_hostname: str | None = None,
+        timeout: float | None = None,
+    ) -> httpcore.NetworkStream:
+        budget, bounded_by_call = _remaining(timeout)
+        ends = time.monotonic() + budget
+        try:
+            tls = ssl_context.wrap_socket(
+                self._sock, server_hostname=server_hostname, do_handshake_on_connect=False
+            )
+        except OSError as error:
+            self.close()
+            raise httpcore.ConnectError(str(error)) from error
+
+        def handshake(slice_: float) -> bool | None:
+            tls.settimeout(slice_)
+            try:
+                tls.do_handshake()
+            except TimeoutError:
+                return None  # resumed in the next slice
+            return True
+
+        try:
+            _until(ends, bounded_by_call, handshake)
+        except (_Stop, httpcore.ConnectTimeout):
+            tls.close()
+            raise
+        except OSError as error:  # ssl.SSLError included: its chain is kept for the message
+            tls.close()
+            raise httpcore.ConnectError(str(error)) from error
+        return _SocketStream(tls)
+
+    def get_extra_info(self, info: str) -> Any:
+        sock = self._sock
+        if info == "ssl_object":
+            return sock if isinstance(sock, ssl.SSLSocket) else None
+        if info == "client_addr":
+            return sock.getsockname()
+        if info == "server_addr":
+            return sock.getpeername()
+        if info == "socket":
+            return sock
+        if info == "is_readable":  # the connection was closed, or data came unasked
+            if sock.fileno() < 0:
+                return True
+            with selectors.DefaultSelector() as selector:
+                selector.register(sock, selectors.EVENT_READ)
+                return bool(selector.select(0))
+        return None
+
+
 class _Backend(httpcore.SyncBackend):
-    """httpcore's socket backend, its streams wrapped in :class:`_Stream`."""
+    """httpcore's socket backend, with name resolution, connect and the TLS handshake cut
+    into :data:`POLL_S` slices; its streams are wrapped in :class:`_Stream`."""
 
     def connect_tcp(
         self,
@@ -291,20 +520,33 @@ class _Backend(httpcore.SyncBackend):
         budget, bounded_by_call = _remaining(timeout)
         if budget <= 0:
             raise _Stop("deadline") if bounded_by_call else httpcore.ConnectTimeout("timed out")
-        stream = super().connect_tcp(host, port, budget, local_address, socket_options)
-        return _Stream(stream)
+        if local_address is not None:  # pragma: no cover - evalkit never sets one
+            raise httpcore.ConnectError("a local address is not supported")
+        ends = time.monotonic() + budget
+        last: OSError | None = None
+        for family, _, _, _, address in _resolve(host, port, ends, bounded_by_call):
+            try:
+                sock = _connect(address, family, ends, bounded_by_call)
+            except OSError as error:
+                last = error
+                continue
+            for option in socket_options or ():
+                sock.setsockopt(*option)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            return _Stream(_SocketStream(sock))
+        raise httpcore.ConnectError(str(last or "no address")) from last
 
 
 class _Transport(httpx.HTTPTransport):
     """httpx's transport on :class:`_Backend` (the connection pool is rebuilt with it)."""
 
-    def __init__(self, connections: int) -> None:
+    def __init__(self, connections: int, ssl_context: ssl.SSLContext) -> None:
         super().__init__(trust_env=False, limits=httpx.Limits(max_connections=connections))
         pool = getattr(self, "_pool", None)
         if not isinstance(pool, httpcore.ConnectionPool):  # pragma: no cover - httpx changed
             raise RuntimeError("evalkit.systems.http: httpx's transport has no connection pool")
         self._pool = httpcore.ConnectionPool(
-            ssl_context=httpx.create_ssl_context(trust_env=False),
+            ssl_context=ssl_context,
             max_connections=connections,
             network_backend=_Backend(),
         )
@@ -375,7 +617,11 @@ class HttpRetriever(BaseRetriever):
             config_path = os.environ.get(http_env_name(name, "CONFIG"), "").strip()
             config = load_http_config(config_path, name) if config_path else HttpConfig()
         self.config = config
-        self._headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        self._headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            "Accept-Encoding": "gzip, deflate",  # what the body reader decodes
+        }
         for header, variable in config.headers_from_env.items():
             value = os.environ.get(variable)
             if value is None:
@@ -392,7 +638,7 @@ class HttpRetriever(BaseRetriever):
         """URL and config: hashed into reports, never published (the URL is private). The
         config enters as its hash: its generic strings ("language", "/hits") are no secret,
         and the leak scan treats every definition string as private."""
-        config = canonical_hash(self.config.model_dump(mode="json"))
+        config = canonical_hash(self.config.model_dump(mode="json", exclude={"ca_bundle"}))
         return {"class": "HttpRetriever", "url": self._url, "config": config}
 
     def index(self, chunks: Sequence[ChunkLike]) -> None:
@@ -409,8 +655,13 @@ class HttpRetriever(BaseRetriever):
         with self._client_lock:
             if self._client is None:
                 config = self.config
+                context = _ssl_context(
+                    config.ca_bundle,
+                    f"http system {self.name!r}: "
+                    + ("its ca_bundle" if config.ca_bundle else "SSL_CERT_FILE or SSL_CERT_DIR"),
+                )
                 self._client = httpx.Client(
-                    transport=_Transport(config.max_concurrency),
+                    transport=_Transport(config.max_concurrency, context),
                     timeout=httpx.Timeout(
                         config.timeout_s, connect=min(config.connect_timeout_s, config.timeout_s)
                     ),
@@ -434,8 +685,9 @@ class HttpRetriever(BaseRetriever):
     def _fail(self, query: QueryLike, what: str) -> ExternalSystemError:
         return ExternalSystemError(f"http system {self.name!r}, query {query.id!r}: {what}")
 
-    def _attempt(self, body: bytes) -> bytes:
-        """One attempt: the response body, or :class:`_Failure`."""
+    def _attempt(self, body: bytes, k: int) -> list[Hit]:
+        """One attempt: the first ``k`` distinct hits, or :class:`_Failure` (or
+        :class:`HttpResponseError` for a response that is refused, not retried)."""
         config = self.config
         client = self._http()
         url = httpx.URL(self._url)
@@ -454,7 +706,7 @@ class HttpRetriever(BaseRetriever):
                     )
                 if status != 200:
                     raise _Failure(f"HTTP status {status}; expected 200", retry=False)
-                return self._read_body(response)
+                return self._read_hits(response, k)
             finally:
                 response.close()
         raise _Failure(f"more than {_MAX_REDIRECTS} redirects", retry=False)
@@ -498,7 +750,9 @@ class HttpRetriever(BaseRetriever):
             )
         return target
 
-    def _read_body(self, response: httpx.Response) -> bytes:
+    def _read_hits(self, response: httpx.Response, k: int) -> list[Hit]:
+        """The body's first ``k`` distinct hits, decoded and parsed as it streams in: memory is
+        a few decoded pieces and ``k`` hits, whatever the body's size or compression ratio."""
         limit = self.config.max_response_bytes
         too_large = _Failure(
             f"the response is larger than {limit} bytes (max_response_bytes)", retry=False
@@ -506,16 +760,37 @@ class HttpRetriever(BaseRetriever):
         declared = response.headers.get("Content-Length", "")
         if declared.isdigit() and int(declared) > limit:
             raise too_large
-        parts: list[bytes] = []
-        size = 0
-        for part in response.iter_bytes():
-            size += len(part)
-            if size > limit:
+        try:
+            decoder = Decoder(coding_of(response.headers.get_list("Content-Encoding", True)))
+        except HttpResponseError as error:
+            raise _Failure(error.problem, retry=False) from None
+        config = self.config
+        stream = HitStream(
+            hits=config.hits,
+            chunk_id=config.chunk_id,
+            score=config.score,
+            k=k,
+            keep_first=config.duplicates == "keep-first",
+        )
+        raw = size = 0
+        for data in response.iter_raw():
+            raw += len(data)
+            if raw > limit:
                 raise too_large
-            parts.append(part)
-        return b"".join(parts)
+            parsing = time.monotonic()
+            for piece in decoder.feed(data):
+                size += len(piece)
+                if size > limit:
+                    raise too_large
+                stream.feed(piece)
+            _CALL.ends += time.monotonic() - parsing  # timeout_s bounds the service, not us
+        last = decoder.finish()
+        if size + len(last) > limit:
+            raise too_large
+        stream.feed(last)
+        return [Hit(chunk, score) for chunk, score in stream.close()]
 
-    def _call(self, query: QueryLike, body: bytes) -> bytes:
+    def _call(self, query: QueryLike, body: bytes, k: int) -> list[Hit]:
         config = self.config
         attempts = config.retries + 1
         call_ends = time.monotonic() + config.deadline_s
@@ -523,7 +798,9 @@ class HttpRetriever(BaseRetriever):
         for attempt in range(attempts):
             _CALL.ends = min(call_ends, time.monotonic() + config.timeout_s)
             try:
-                return self._attempt(body)
+                return self._attempt(body, k)
+            except HttpResponseError as error:
+                raise self._fail(query, error.problem) from None
             except _Failure as failure:
                 problem = failure.problem
                 if not failure.retry:
@@ -540,6 +817,9 @@ class HttpRetriever(BaseRetriever):
                 problem = f"no response within {config.timeout_s:g} s (timeout)"
                 wait = None
             except (httpx.HTTPError, httpcore.NetworkError, OSError) as error:
+                tls = _tls_problem(error)
+                if tls is not None:
+                    raise self._fail(query, f"{tls} (not retried)") from None
                 problem = f"network error ({type(error).__name__})"
                 wait = None
             finally:
@@ -560,52 +840,10 @@ class HttpRetriever(BaseRetriever):
         )
 
     def search(self, query: QueryLike, k: int) -> list[Hit]:
+        """The service's first ``k`` distinct hits for ``query`` (rules: the module docstring)."""
         body = self._body(query, k)
         with self._slots:
-            data = self._call(query, body)
-        try:
-            document = load_json(data)  # nested at most MAX_DEPTH levels
-        except ValueError:
-            raise self._fail(query, "the response is not valid JSON") from None
-        config = self.config
-        try:
-            hits = resolve_pointer(document, config.hits)
-        except KeyError:
-            raise self._fail(
-                query, f"the response has no hits list at JSON pointer {config.hits!r}"
-            ) from None
-        if not isinstance(hits, list):
-            raise self._fail(
-                query, f"the value at {config.hits!r} should be a list, found {type(hits).__name__}"
-            )
-        result: list[Hit] = []
-        seen: set[str] = set()
-        for position, hit in enumerate(hits):
-            try:
-                chunk_id = resolve_pointer(hit, config.chunk_id)
-                score = resolve_pointer(hit, config.score)
-            except KeyError as missing:
-                raise self._fail(
-                    query, f"hit {position} has no value at JSON pointer {missing.args[0]!r}"
-                ) from None
-            if not isinstance(chunk_id, str | int) or isinstance(chunk_id, bool):
-                raise self._fail(query, f"hit {position}: the chunk ID should be a string")
-            if isinstance(score, bool) or not isinstance(score, int | float):
-                raise self._fail(query, f"hit {position}: the score should be a number")
-            chunk = str(chunk_id)
-            if chunk in seen:
-                if config.duplicates == "keep-first":
-                    continue
-                shown = safe_id(chunk) or "(not shown: not a well-formed, safe ID)"
-                raise self._fail(
-                    query,
-                    f"hit {position} repeats chunk {shown!r}; a ranking names each chunk once "
-                    "(set 'duplicates: keep-first' in the system's config to keep its first "
-                    "copy)",
-                )
-            seen.add(chunk)
-            result.append(Hit(chunk, float(score)))
-        return result
+            return self._call(query, body, k)
 
 
 def _sleep(seconds: float) -> None:
