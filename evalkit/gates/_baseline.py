@@ -114,6 +114,45 @@ def refresh_advice(
     )
 
 
+DEFAULT_REFRESH_K: Final = 10
+"""The ``--k`` an ``evalkit baseline`` command uses when not given (left out of the advice)."""
+DEFAULT_REFRESH_REPEATS: Final = 2
+"""The ``--repeats`` an ``evalkit baseline`` command uses when not given."""
+
+
+def refresh_options(
+    specs: Sequence[str],
+    evaluated: Sequence[str],
+    baseline: Mapping[str, Any],
+    *,
+    k: int = DEFAULT_REFRESH_K,
+    repeats: int = DEFAULT_REFRESH_REPEATS,
+) -> list[str]:
+    """The options of an ``evalkit baseline`` command that refreshes ``baseline`` for this
+    evaluation: ``--k`` and ``--repeats`` as given (when not the defaults), and ``--systems``
+    for every system of the baseline and of this evaluation, so a gate on a subset never
+    suggests a baseline of the subset (left out when that is the five reference systems). A
+    system's spec is the one it was given (``specs``, aligned with ``evaluated``), or its name
+    for a reference system, else a placeholder to fill in."""
+    from evalkit.systems.reference import REFERENCE_SYSTEMS
+
+    spec_of = dict(zip(evaluated, list(specs) or REFERENCE_SYSTEMS, strict=False))
+    previous = [str(name) for name in baseline.get("systems", []) if isinstance(name, str)]
+    names = [*previous, *(name for name in evaluated if name not in previous)]
+    wanted = [
+        spec_of.get(name) or (name if name in REFERENCE_SYSTEMS else f"<spec of {name}>")
+        for name in names
+    ]
+    options: list[str] = []
+    if wanted != list(REFERENCE_SYSTEMS):
+        options += ["--systems", ",".join(wanted)]
+    if k != DEFAULT_REFRESH_K:
+        options += ["--k", str(k)]
+    if repeats != DEFAULT_REFRESH_REPEATS:
+        options += ["--repeats", str(repeats)]
+    return options
+
+
 def check_baseline_fresh(
     report: Mapping[str, Any],
     baseline: Mapping[str, Any],
