@@ -156,14 +156,19 @@ class Change:
             drop=True
         )
 
-    def languages_moved(self, system: str, measure: str) -> pd.DataFrame:
-        """The language rows of ``system`` and ``measure`` that moved differently from the
-        whole (``differs``)."""
+    def by_language(self, system: str, measure: str) -> pd.DataFrame:
+        """The language rows of ``system`` and ``measure``."""
         rows = self.measures[
             (self.measures["system"] == system)
             & (self.measures["measure"] == measure)
             & (self.measures["language"] != ALL)
         ]
+        return rows.reset_index(drop=True)
+
+    def languages_moved(self, system: str, measure: str) -> pd.DataFrame:
+        """The language rows of ``system`` and ``measure`` that moved differently from the
+        whole (``differs``)."""
+        rows = self.by_language(system, measure)
         return rows[rows["differs"].astype(bool)].reset_index(drop=True)
 
     def worst(self, system: str, measure: str, n: int = 5) -> list[str]:
@@ -205,10 +210,26 @@ def change_sentence(
         "direction", key=lambda d: d != "worse", kind="stable"
     )
     if moved.empty:
-        return (
+        text = (
             f"{system}: no significant change ({len(overall)} measures, "
             f"{int(overall['n'].max())} queries)"
         )
+        rows = change.measures
+        by_language = rows[
+            (rows["system"] == system)
+            & (rows["language"] != ALL)
+            & (rows["direction"] != "unchanged")
+        ].sort_values("direction", key=lambda d: d != "worse", kind="stable")
+        if by_language.empty:
+            return text
+        records: list[Any] = list(by_language.head(limit).itertuples(index=False))
+        listed = [
+            f"{row.language} {row.direction}: {name(str(row.measure))} "
+            f"{_signed(float(row.diff))} ({int(row.worse)} worse, "
+            f"{int(row.better)} better of {int(row.n)})"
+            for row in records
+        ]
+        return text.replace("change (", "change overall (") + "; by language, " + ", ".join(listed)
     parts = []
     for row in moved.head(limit).itertuples(index=False):
         text = f"{name(str(row.measure))} {_signed(float(row.diff))}"  # type: ignore[arg-type]

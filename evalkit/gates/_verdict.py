@@ -7,9 +7,9 @@ verdict from :func:`gate_verdict`, so they never disagree:
   with no gates but a baseline, the default baseline gate (``BaselineGate()``: every system,
   the default tolerance, per language);
 - the baseline is the given one (its path as the user gave it in ``baseline_path``);
-- a **stale** baseline (made for another evaluation definition) or an **incomparable** one (no
-  system in common) is an ``ERROR`` verdict with the reasons and the refresh advice, and no
-  change; ``evalkit gate`` exits 2 on it and the report shows the same reasons;
+- a **stale** baseline (made for another evaluation definition) is an ``ERROR`` verdict with
+  the reasons and the refresh advice, and no change; ``evalkit gate`` exits 2 on it and the
+  report shows the same reasons;
 - otherwise ``PASS``/``FAIL`` with "N of M checks evaluated" (:func:`gate_headline`) and the
   :class:`~evalkit.gates.Change` against the baseline (:func:`compare_with_baseline`).
 """
@@ -35,7 +35,7 @@ from evalkit.gates._explain import worst_queries
 from evalkit.gates._spec import GATES_SCHEMA, BaselineGate, Gates
 
 if TYPE_CHECKING:
-    from collections.abc import Collection
+    from collections.abc import Callable, Collection
 
 __all__ = ["DEFAULT_GATE_SOURCE", "GateVerdict", "gate_verdict"]
 
@@ -47,7 +47,7 @@ DEFAULT_GATE_SOURCE: Final = "default baseline gate"
 class GateVerdict:
     """The verdict of one gate run (module docs); IDs, names, hashes and numbers only.
 
-    ``outcome`` is ``PASS``, ``FAIL``, ``ERROR`` (stale or incomparable baseline: ``stale``
+    ``outcome`` is ``PASS``, ``FAIL``, ``ERROR`` (a stale baseline: ``stale``
     holds the reasons) or ``NONE`` (no gates and no baseline); ``headline`` the
     ``PASS: ...; N of M checks evaluated`` line; ``results`` the
     :func:`~evalkit.gates.check_gates` frame (None on ERROR/NONE) with ``worst`` (the worst
@@ -72,6 +72,23 @@ class GateVerdict:
     gates_source: str = ""
     allow_none_evaluated: bool = False
 
+    @classmethod
+    def from_checks(
+        cls, results: pd.DataFrame, *, allow_none_evaluated: bool = False
+    ) -> GateVerdict:
+        """The verdict of :func:`~evalkit.gates.check_gates` ``results`` alone (no baseline
+        change, no worst queries): PASS or FAIL with its headline."""
+        counts = gate_counts(results)
+        passed = gate_outcome(counts, allow_none_evaluated=allow_none_evaluated)
+        return cls(
+            "PASS" if passed else "FAIL",
+            gate_headline(counts, allow_none_evaluated=allow_none_evaluated),
+            results,
+            worst=tuple(() for _ in range(len(results))),
+            counts=counts,
+            allow_none_evaluated=allow_none_evaluated,
+        )
+
     @property
     def passed(self) -> bool:
         """True on PASS (and NONE: nothing was gated)."""
@@ -91,6 +108,47 @@ class GateVerdict:
             return pd.DataFrame()
         rows = self.results.assign(worst=[", ".join(w) for w in self.worst])
         return rows[rows["status"] == "fail"].reset_index(drop=True)
+
+    def failed_text(self, *, name: Callable[[str], str] = str, limit: int = 3) -> str:
+        """``failed: my-system RR@10 (all, zh; worst q-zh-001, q-zh-018), ...``: the failing
+        checks in a line, one entry per system and measure with its failing languages (at most
+        ``limit`` entries), ``""`` when none failed. ``name`` formats measure names."""
+        failing = self.failing()
+        if failing.empty:
+            return ""
+        groups: dict[tuple[str, str], tuple[list[str], str]] = {}
+        records: list[Any] = list(failing.itertuples(index=False))
+        for row in records:
+            languages, worst = groups.setdefault((str(row.system), str(row.measure)), ([], ""))
+            languages.append(str(row.language))
+            if row.worst and not worst:
+                groups[(str(row.system), str(row.measure))] = (languages, str(row.worst))
+        parts = [
+            f"{system} {name(measure)} ({', '.join(languages)}"
+            + (f"; worst {worst})" if worst else ")")
+            for (system, measure), (languages, worst) in list(groups.items())[:limit]
+        ]
+        if len(groups) > limit:
+            parts.append(f"{len(groups) - limit} more")
+        return "failed: " + ", ".join(parts)
+
+    def shown_changes(self, limit: int = 6) -> pd.DataFrame:
+        """The overall change rows a summary shows (at most ``limit``): the significant ones,
+        worse first; else those of the measures with a failing check; else each compared
+        system's first two measures. Empty without a change."""
+        if self.change is None:
+            return pd.DataFrame()
+        rows = self.change.significant()
+        if rows.empty:
+            overall = self.change.overall()
+            failing = self.failing()
+            if len(failing):
+                keys = set(zip(failing["system"], failing["measure"], strict=True))
+                pairs = zip(overall["system"], overall["measure"], strict=True)
+                rows = overall[[pair in keys for pair in pairs]]
+            if rows.empty:
+                rows = overall.groupby("system", sort=False).head(2)
+        return rows.head(limit).reset_index(drop=True)
 
     def to_record(self) -> dict[str, Any]:
         """A JSON-able summary (outcome, headline, counts, stale reasons, changed rows)."""
@@ -219,18 +277,13 @@ def _stale_reasons(
     baseline_path: str,
     options: Sequence[str],
 ) -> tuple[str, ...]:
-    """Why ``baseline`` cannot be compared with ``report`` (stale, or no system in common)."""
+    """Why ``baseline`` cannot be compared with ``report`` (stale: made for another evaluation
+    definition). A baseline with no system in common is compared: nothing is, and the gate
+    says that no check was evaluated."""
     try:
         check_baseline_fresh(
             report, baseline, fixture=fixture, baseline_path=baseline_path, options=options
         )
     except StaleBaselineError as error:
         return (str(error),)
-    run = [str(s) for s in report.get("systems") or []]
-    previous = [str(s) for s in baseline.get("systems") or []]
-    if not set(run) & set(previous):
-        return (
-            f"no system of this run is in the baseline (run: {', '.join(run)}; baseline: "
-            f"{', '.join(previous)}); compare runs of the same system names",
-        )
     return ()

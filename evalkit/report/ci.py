@@ -146,7 +146,7 @@ def gates_junit(verdict: GateVerdict, *, suite: str) -> str:
     ``change:SYSTEM``, name ``SYSTEM MEASURE (LANGUAGE)``, its ``<system-out>`` the change
     (before, after, difference with its interval, adjusted p-value, queries worse / better /
     unchanged, worst query IDs); a ``<failure>`` only when a gate check on the same system,
-    measure and language failed. An ERROR verdict (stale or incomparable baseline) is one
+    measure and language failed. An ERROR verdict (a stale baseline) is one
     error case, as :func:`gates_error_junit`."""
     if verdict.outcome == "ERROR" or verdict.results is None:
         return gates_error_junit(suite=suite, message="; ".join(verdict.stale) or verdict.headline)
@@ -335,7 +335,8 @@ def verdict_line(verdict: GateVerdict, *, code: Callable[[str], str] = str) -> s
                 for s, status in zip(removed["system"], removed["status"], strict=True)
             )
         )
-    return " · ".join([*sentences, head])
+    failed = verdict.failed_text(name=code)
+    return " · ".join([*sentences, head, *([failed] if failed else [])])
 
 
 def gates_markdown(
@@ -352,7 +353,8 @@ def gates_markdown(
     ``title``, the baseline and gates files and the test; "What changed" (each compared
     system's significant changes, worst first, else its primary measures: before, after,
     change with interval, adjusted p-value, queries worse / better / unchanged); "Where" (the
-    languages that moved differently from the whole, and the worst queries by ID); latency
+    languages of those rows, marked where one moved differently from the whole, and the worst
+    queries by ID); latency
     before and after; the failing checks; notes (changed definitions, systems left out, checks
     that cannot fail, the refresh advice); then, only with more than one system and labelled
     as not the change, the ablation within this run. Measure names are code spans
@@ -422,15 +424,6 @@ def gates_markdown(
     return "\n".join(lines[:max_lines]).rstrip("\n") + "\n"
 
 
-def _change_rows(change: Change, limit: int = 6) -> pd.DataFrame:
-    """The rows of "What changed": the significant overall rows (worse first), else each
-    compared system's first measures, at most ``limit``."""
-    rows = change.significant()
-    if rows.empty:
-        rows = change.overall().groupby("system", sort=False).head(2)
-    return rows.head(limit).reset_index(drop=True)
-
-
 def _change_sections(verdict: GateVerdict, change: Change, max_lines: int) -> list[str]:
     lines = ["### What changed", ""]
     rows = [
@@ -439,11 +432,12 @@ def _change_sections(verdict: GateVerdict, change: Change, max_lines: int) -> li
             _code(str(row.measure)),
             f"{row.before:.3f}",
             f"{row.after:.3f}",
-            f"{row.direction} {row.diff:+.3f} [{row.ci_low:+.3f}, {row.ci_high:+.3f}]",
+            f"{_moved(str(row.direction), float(row.diff))} [{row.ci_low:+.3f}, "
+            f"{row.ci_high:+.3f}]",
             _number(row.p_adjusted),
             _counts(row),
         ]
-        for row in _change_rows(change).itertuples(index=False)
+        for row in verdict.shown_changes().itertuples(index=False)
     ]
     lines += _table(
         [
@@ -463,17 +457,19 @@ def _change_sections(verdict: GateVerdict, change: Change, max_lines: int) -> li
     lines.append("")
     where: list[list[object]] = []
     worst_lines = []
-    for row in _change_rows(change).itertuples(index=False):
+    for row in verdict.shown_changes().itertuples(index=False):
         system, measure = str(row.system), str(row.measure)
-        for lang in change.languages_moved(system, measure).itertuples(index=False):
+        records: list[Any] = list(change.by_language(system, measure).itertuples(index=False))
+        for lang in records:
             where.append(
                 [
                     system,
                     _code(measure),
                     lang.language,
                     f"{lang.before:.3f} -> {lang.after:.3f}",
-                    f"{lang.direction} {lang.diff:+.3f}",
+                    _moved(str(lang.direction), float(lang.diff)),
                     _counts(lang),
+                    "yes" if lang.differs else "no",
                 ]
             )
         worst = change.worst(system, measure)
@@ -492,6 +488,7 @@ def _change_sections(verdict: GateVerdict, change: Change, max_lines: int) -> li
                     "baseline -> this run",
                     "change",
                     "worse / better / unchanged",
+                    "moved differently from the whole",
                 ],
                 where,
                 8,
@@ -520,6 +517,13 @@ def _change_sections(verdict: GateVerdict, change: Change, max_lines: int) -> li
         )
         lines.append("")
     return lines
+
+
+def _moved(direction: str, diff: float) -> str:
+    """``worse -0.346`` when significant, else ``-0.192 (not significant)``."""
+    if direction == "unchanged":
+        return f"{diff:+.3f} (not significant)"
+    return f"{direction} {diff:+.3f}"
 
 
 def _counts(row: Any) -> str:

@@ -110,10 +110,8 @@ def _records(frame: pd.DataFrame) -> list[Any]:
     return list(frame.itertuples(index=False))
 
 
-def _change_block(change: Change) -> str:
-    rows = change.significant()
-    if rows.empty:
-        rows = change.overall().groupby("system", sort=False).head(2)
+def _change_block(verdict: GateVerdict, change: Change) -> str:
+    rows = verdict.shown_changes(_SHOWN_ROWS)
     more = len(change.significant()) - _SHOWN_ROWS
     table = _table(
         [
@@ -147,18 +145,17 @@ def _change_block(change: Change) -> str:
     return table + note
 
 
-def _where_block(change: Change) -> str:
+def _where_block(verdict: GateVerdict, change: Change) -> str:
     parts = []
-    rows = change.significant()
-    if rows.empty:
-        rows = change.overall().groupby("system", sort=False).head(1)
-    for r in rows.head(3).itertuples(index=False):
+    for r in verdict.shown_changes(3).itertuples(index=False):
         system, measure = str(r.system), str(r.measure)
-        moved = change.languages_moved(system, measure)
+        languages: list[Any] = list(change.by_language(system, measure).itertuples(index=False))
         where = "; ".join(
-            f"{html.escape(str(m.language))} {m.before:.3f} → {m.after:.3f} "
-            f"({html.escape(str(m.direction))} {m.diff:+.3f})"
-            for m in moved.itertuples(index=False)
+            f"{'<strong>' if m.differs else ''}{html.escape(str(m.language))} "
+            f"{m.before:.3f} → {m.after:.3f} ({html.escape(str(m.direction))} {m.diff:+.3f}, "
+            f"{int(m.worse)} worse, {int(m.better)} better)"
+            f"{' moved differently from the whole</strong>' if m.differs else ''}"
+            for m in languages
         )
         worst = change.worst(system, measure)
         text = f"{html.escape(system)}, <code>{html.escape(measure)}</code>: "
@@ -228,6 +225,9 @@ def first_screen(verdict: GateVerdict, *, base: str) -> str:
         lines.append(
             f'<p style="margin:0.2em 0">{html.escape(change_sentence(change, system))}</p>'
         )
+    failed = verdict.failed_text()
+    if failed:
+        lines.append(f'<p style="margin:0.2em 0">{html.escape(failed[0].upper() + failed[1:])}</p>')
     others = change.systems[change.systems["status"] != "compared"]
     if len(others):
         listed = ", ".join(
@@ -239,8 +239,8 @@ def first_screen(verdict: GateVerdict, *, base: str) -> str:
         f'<p style="color:{_NEUTRAL};margin:0.2em 0">{html.escape(change.settings.statement())}; '
         "diff = this run − baseline, per query over the queries both have.</p></div>"
     )
-    lines.append(_change_block(change))
-    lines.append(_where_block(change))
+    lines.append(_change_block(verdict, change))
+    lines.append(_where_block(verdict, change))
     lines.append(_latency_block(change))
     return "".join(lines)
 
