@@ -85,7 +85,9 @@ def _hidden(value: str) -> bool:
     return bool(unshown_reason(value) or find_sensitive(value) or os.path.isabs(value))
 
 
-def _shown_path(path: str) -> str:
+def shown_baseline_path(path: str) -> str:
+    """``path`` as given, or ``BASELINE.json`` when it must not be shown (an absolute path,
+    an endpoint or credential shape)."""
     return "BASELINE.json" if _hidden(path) else path
 
 
@@ -96,7 +98,7 @@ def refresh_advice(
     with 'evalkit baseline FIXTURE OPTIONS --output BASELINE'``: the one wording of the advice
     to refresh a baseline, which never skips the review. A path, fixture or option value
     shaped like a credential, an endpoint or an absolute path is shown as a placeholder."""
-    baseline_shown = _shown_path(baseline_path)
+    baseline_shown = shown_baseline_path(baseline_path)
     fixture_shown = "FIXTURE" if _hidden(fixture) else fixture
     shown_options = [
         shlex.quote(",".join("<not shown>" if _hidden(p) else p for p in option.split(",")))
@@ -206,7 +208,7 @@ def check_baseline_fresh(
         else "the queries, judgments, corpus or measures version changed since the baseline"
     )
     raise StaleBaselineError(
-        f"baseline {_shown_path(baseline_path)} is stale and was not compared: it was made "
+        f"baseline {shown_baseline_path(baseline_path)} is stale and was not compared: it was made "
         f"for another evaluation definition ({details}); {cause}. {refresh}"
     )
 

@@ -28,6 +28,7 @@ from evalkit.gates._baseline import (
     changed_definitions,
     check_baseline_fresh,
     refresh_advice,
+    shown_baseline_path,
 )
 from evalkit.gates._change import Change, ChangeSettings, compare_with_baseline
 from evalkit.gates._check import check_gates, gate_counts, gate_headline, gate_outcome, gate_systems
@@ -203,7 +204,10 @@ def gate_verdict(
         query_languages = dict(
             zip(pairs["query_id"].astype(str), pairs["language"].astype(str), strict=True)
         )
-    shown_path = baseline_path if baseline is not None else ""
+    # an absolute path, an endpoint or a secret is never shown (the Markdown is published)
+    shown_path = shown_baseline_path(baseline_path) if baseline is not None else ""
+    if gates_source and shown_baseline_path(gates_source) != gates_source:
+        gates_source = "GATES.yaml"
     if gates is None:
         if baseline is None:
             return GateVerdict("NONE", "no gates and no baseline", None)
