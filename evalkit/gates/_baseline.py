@@ -54,9 +54,16 @@ def load_report(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 
 def baseline_from_report(report: Mapping[str, Any]) -> dict[str, Any]:
-    """The baseline of ``report``: its deterministic projection without a ``gates`` section."""
+    """The baseline of ``report``: its deterministic projection without the ``gates`` and
+    ``verdict`` sections of ``evalkit gate --output``, plus its ``latency`` and ``machine``
+    (so a pull request sees latency before and after). Neither is part of any definition
+    hash: a baseline refreshed on another machine differs in bytes, never in staleness."""
     projection = deterministic_projection(dict(report))
     projection.pop("gates", None)
+    projection.pop("verdict", None)
+    for key in ("latency", "machine"):
+        if key in report:
+            projection[key] = report[key]
     return projection
 
 

@@ -32,12 +32,14 @@ Schema ``evalkit.report/1`` (keys in camelCase)::
     latency                   {system: {count, minMs, medianMs, p95Ms, maxMs, meanMs}}, or
                               {count, measured: false} for a system whose latency was not
                               measured (a precomputed run file)
+    machine                   {os, arch, cpus, cpuModel, python, evalkit}: where latency was
+                              measured (never a host name)
     gates                     (only from ``evalkit gate --output``) the gate results
 
-Everything but ``latency`` is the deterministic projection: byte-identical across runs of the
-same evaluation (``deterministic_projection``). No query text, titles, chunk text, spans,
-snippets, paths, endpoints, model names, credentials or vectors are included; definitions are
-only ever hashed.
+Everything but ``latency`` and ``machine`` is the deterministic projection: byte-identical
+across runs of the same evaluation (``deterministic_projection``). No query text, titles, chunk
+text, spans, snippets, paths, endpoints, model names, credentials or vectors are included;
+definitions are only ever hashed.
 """
 
 from __future__ import annotations
@@ -73,6 +75,7 @@ __all__ = [
     "check_report_schema",
     "corpus_hash",
     "deterministic_projection",
+    "machine_record",
     "read_json_object",
     "read_report",
     "report_list",
@@ -88,7 +91,7 @@ REPORT_SCHEMA = "evalkit.report/1"
 ALL_LANGUAGES: Final = "all"  # the language of a system's overall means, as read back
 # Bump when a measure's definition changes, so old baselines become stale instead of wrong.
 MEASURES_VERSION = "1"
-NONDETERMINISTIC_KEYS = frozenset({"latency"})
+NONDETERMINISTIC_KEYS = frozenset({"latency", "machine"})
 #: How far outside its range (float rounding) a measure value read from a report may be.
 RANGE_SLACK: Final = 1e-9
 
@@ -219,6 +222,33 @@ def build_report(evaluation: Evaluation) -> dict[str, Any]:
             "repeats": evaluation.repeats,
         },
         "latency": latency,
+        "machine": machine_record(),
+    }
+
+
+def machine_record() -> dict[str, Any]:
+    """The machine latency was measured on: ``{os, arch, cpus, cpuModel, python, evalkit}``
+    (never the host name or a user). Outside the deterministic projection, like latency."""
+    import platform
+
+    from evalkit import __version__
+
+    model = platform.processor()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            model = next(
+                (line.split(":", 1)[1].strip() for line in info if line.startswith("model name")),
+                model,
+            )
+    except OSError:
+        pass
+    return {
+        "os": platform.system(),
+        "arch": platform.machine(),
+        "cpus": os.cpu_count() or 0,
+        "cpuModel": model or "unknown",
+        "python": platform.python_version(),
+        "evalkit": __version__,
     }
 
 
@@ -232,7 +262,7 @@ def _applicable(summary: pd.DataFrame) -> list[dict[str, Any]]:
 
 
 def deterministic_projection(report: dict[str, Any]) -> dict[str, Any]:
-    """The report without its wall-clock sections (``latency``)."""
+    """The report without its wall-clock sections (``latency``, ``machine``)."""
     return {k: v for k, v in report.items() if k not in NONDETERMINISTIC_KEYS}
 
 
