@@ -426,6 +426,7 @@ def gates_markdown(
 
 def _change_sections(verdict: GateVerdict, change: Change, max_lines: int) -> list[str]:
     lines = ["### What changed", ""]
+    shown: list[Any] = list(verdict.shown_changes().itertuples(index=False))
     rows = [
         [
             row.system,
@@ -437,7 +438,7 @@ def _change_sections(verdict: GateVerdict, change: Change, max_lines: int) -> li
             _number(row.p_adjusted),
             _counts(row),
         ]
-        for row in verdict.shown_changes().itertuples(index=False)
+        for row in shown
     ]
     lines += _table(
         [
@@ -457,7 +458,7 @@ def _change_sections(verdict: GateVerdict, change: Change, max_lines: int) -> li
     lines.append("")
     where: list[list[object]] = []
     worst_lines = []
-    for row in verdict.shown_changes().itertuples(index=False):
+    for row in shown:
         system, measure = str(row.system), str(row.measure)
         records: list[Any] = list(change.by_language(system, measure).itertuples(index=False))
         for lang in records:
