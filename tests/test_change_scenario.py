@@ -12,8 +12,11 @@ the two files (pytrec_eval's nDCG@10 on the run files), not taken from the code 
 from __future__ import annotations
 
 import json
+import os
 import pathlib
+import re
 import shutil
+import subprocess
 from typing import Any
 
 import pandas as pd
@@ -158,10 +161,9 @@ def test_an_identical_pull_request_passes_with_no_significant_change(
     assert "no significant change" in out
 
 
-@pytest.mark.slow
-def test_the_report_first_screen_shows_the_same_verdict(scenario: dict[str, Any]) -> None:
-    from bs4 import BeautifulSoup
-
+@pytest.fixture(scope="module")
+def regress_report(scenario: dict[str, Any]) -> tuple[pathlib.Path, str]:
+    """The HTML report of the regressing run against main's baseline, and the gate's Markdown."""
     root: pathlib.Path = scenario["root"]
     code, _, markdown, _ = _gate(scenario, "regress", "main")
     assert code == 1
@@ -169,8 +171,17 @@ def test_the_report_first_screen_shows_the_same_verdict(scenario: dict[str, Any]
     argv += ["my-system", "--gates", "main/gates.yaml", "--baseline", "main/baseline.json"]
     code, out, err = run_cli([*argv, "--output", "reports/regress.html"], root)
     assert code == 0, out + err
-    html = (root / "reports" / "regress.html").read_text(encoding="utf-8")
-    soup = BeautifulSoup(html, "html.parser")
+    return root / "reports" / "regress.html", markdown
+
+
+@pytest.mark.slow
+def test_the_report_first_screen_shows_the_same_verdict(
+    regress_report: tuple[pathlib.Path, str],
+) -> None:
+    from bs4 import BeautifulSoup
+
+    path, markdown = regress_report
+    soup = BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
     verdict = soup.select_one('[data-evalkit="verdict"]')
     assert verdict is not None
     text = verdict.get_text(" ")
@@ -178,6 +189,7 @@ def test_the_report_first_screen_shows_the_same_verdict(scenario: dict[str, Any]
     assert "my-system got worse" in text
     assert NDCG in text
     assert "(zh -" in text
+    assert "my-system got worse" in markdown.splitlines()[0]  # the same verdict
     change = soup.select_one('[data-evalkit="change"]')
     assert change is not None and NDCG in change.get_text(" ")
     where = soup.select_one('[data-evalkit="where"]')
@@ -186,5 +198,61 @@ def test_the_report_first_screen_shows_the_same_verdict(scenario: dict[str, Any]
     assert worst in where.get_text(" ")
     latency = soup.select_one('[data-evalkit="latency"]')
     assert latency is not None and "my-system" in latency.get_text(" ")
-    summary = json.dumps(markdown.splitlines()[0])
-    assert "my-system got worse" in summary
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+FOLD_PX = 1000
+_RECTS = """<pre id="evalkit-rects"></pre><script>
+const out = {};
+for (const name of ["verdict", "change", "where", "latency"]) {
+  const node = document.querySelector(`[data-evalkit="${name}"]`);
+  out[name] = node ? node.getBoundingClientRect().bottom : null;
+}
+document.getElementById("evalkit-rects").textContent = JSON.stringify(out);
+</script>"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    CHROMIUM is None and not os.environ.get("CI"),
+    reason="chromium is not installed (CI installs it: .ci/run)",
+)
+def test_the_verdict_change_and_latency_are_on_the_first_1000_pixels(
+    regress_report: tuple[pathlib.Path, str], tmp_path: pathlib.Path
+) -> None:
+    """Headless Chromium at 1280x1000: the bottoms of the verdict, the change table and the
+    latency table are within the first 1,000 pixels. The layout is read from a copy without the
+    CSP and with a script that writes the boxes into the page (the report itself runs none);
+    a screenshot of the report goes to $EVALKIT_SCREENSHOTS when set."""
+    assert CHROMIUM is not None, "CI must have chromium (.ci/run installs it)"
+    path, _ = regress_report
+    html = path.read_text(encoding="utf-8")
+    meta = re.compile(r'<meta[^>]*http-equiv="Content-Security-Policy"[^>]*>')
+    assert len(meta.findall(html)) == 1
+    probe = tmp_path / "probe.html"
+    probe.write_text(meta.sub("", html).replace("</body>", _RECTS + "</body>"), encoding="utf-8")
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"]
+    flags.append(f"--window-size=1280,{FOLD_PX}")
+    dom = subprocess.run(
+        [CHROMIUM, *flags, "--dump-dom", probe.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
+    found = re.search(r'<pre id="evalkit-rects">([^<]*)</pre>', dom)
+    assert found is not None
+    bottoms = json.loads(found.group(1))
+    for name in ("verdict", "change", "latency"):
+        assert bottoms[name] is not None, name
+        assert 0 < bottoms[name] <= FOLD_PX, (name, bottoms)
+    shots = os.environ.get("EVALKIT_SCREENSHOTS")
+    if shots:
+        pathlib.Path(shots).mkdir(parents=True, exist_ok=True)
+        target = pathlib.Path(shots) / "regress-first-screen.png"
+        subprocess.run(
+            [CHROMIUM, *flags, f"--screenshot={target}", path.as_uri()],
+            capture_output=True,
+            timeout=120,
+            check=True,
+        )
