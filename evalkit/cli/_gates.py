@@ -218,6 +218,46 @@ def _write_gate_error(
     )
 
 
+# --- history ---------------------------------------------------------------------------------
+
+
+def add_history(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handler:
+    p = sub.add_parser(
+        "history",
+        help="a committed baseline across commits (git log --follow, git show): mean and "
+        "interval per system and measure, and the first commit that moved a mean beyond the "
+        "interval of the commit before it",
+    )
+    p.add_argument("baseline", help="the baseline JSON file, committed in a git work tree")
+    p.add_argument("--systems", default=None, help="comma-separated systems (default: all)")
+    p.add_argument("--measures", default=None, help="comma-separated measures (default: all)")
+    p.add_argument(
+        "--all-commits",
+        action="store_true",
+        help="follow every parent, not only the first (merged branches' states too)",
+    )
+    p.add_argument("--csv", default=None, help="also write the tidy table as CSV here")
+    return _run_history
+
+
+def _run_history(args: argparse.Namespace) -> int:
+    from evalkit.gates import baseline_history, format_history
+
+    history = baseline_history(
+        args.baseline,
+        systems=split_systems(args.systems),
+        measures=[m.strip() for m in args.measures.split(",")] if args.measures else None,
+        first_parent=not args.all_commits,
+    )
+    print(format_history(history), end="")
+    if args.csv:
+        from evalkit.safety.artifacts import write_artifact
+
+        write_artifact(args.csv, history.to_csv(index=False), kind="text", private=())
+        print(f"csv: {shown(args.csv)}")
+    return 0
+
+
 # --- diff -----------------------------------------------------------------------------------
 
 

@@ -12,6 +12,7 @@ are private:
 - ``_diff``: :func:`diff_reports`, what changed between two reports.
 - ``_change``: :func:`compare_with_baseline`, every system against itself in a baseline.
 - ``_verdict``: :func:`gate_verdict`, the one gate run and its :class:`GateVerdict`.
+- ``_history``: :func:`baseline_history`, a committed baseline across commits (git).
 
 The names are resolved on first use (PEP 562).
 """
@@ -66,6 +67,7 @@ if TYPE_CHECKING:
         format_diff,
     )
     from evalkit.gates._explain import LANGUAGE_CHANGE_COLUMNS, language_changes, worst_queries
+    from evalkit.gates._history import HISTORY_COLUMNS, baseline_history, format_history
     from evalkit.gates._spec import (
         DEFAULT_TOLERANCE,
         GATES_SCHEMA,
@@ -85,6 +87,7 @@ __all__ = [
     "DIFF_SCHEMA",
     "GATES_SCHEMA",
     "GATE_COLUMNS",
+    "HISTORY_COLUMNS",
     "LANGUAGE_CHANGE_COLUMNS",
     "LATENCY_CHANGE_COLUMNS",
     "NOT_EVALUATED",
@@ -103,6 +106,7 @@ __all__ = [
     "ReportDiff",
     "Tolerance",
     "baseline_from_report",
+    "baseline_history",
     "baseline_systems",
     "change_sentence",
     "changed_definitions",
@@ -113,6 +117,7 @@ __all__ = [
     "diff_to_json",
     "format_diff",
     "format_gate_table",
+    "format_history",
     "gate_counts",
     "gate_headline",
     "gate_outcome",
@@ -146,6 +151,9 @@ _MODULE_OF = {
     ),
     **dict.fromkeys(
         ("DEFAULT_GATE_SOURCE", "GateVerdict", "gate_verdict"), "evalkit.gates._verdict"
+    ),
+    **dict.fromkeys(
+        ("HISTORY_COLUMNS", "baseline_history", "format_history"), "evalkit.gates._history"
     ),
     **dict.fromkeys(
         (
