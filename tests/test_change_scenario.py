@@ -191,13 +191,15 @@ def test_the_report_first_screen_shows_the_same_verdict(
     assert "(zh -" in text
     assert "my-system got worse" in markdown.splitlines()[0]  # the same verdict
     change = soup.select_one('[data-evalkit="change"]')
-    assert change is not None and NDCG in change.get_text(" ")
+    assert change is not None
+    assert NDCG in change.get_text(" ")
     where = soup.select_one('[data-evalkit="where"]')
     assert where is not None
     worst = markdown.split("worst queries ", 1)[1].split(",")[0]
     assert worst in where.get_text(" ")
     latency = soup.select_one('[data-evalkit="latency"]')
-    assert latency is not None and "my-system" in latency.get_text(" ")
+    assert latency is not None
+    assert "my-system" in latency.get_text(" ")
 
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
