@@ -30,7 +30,7 @@ from typing import Any, Final
 
 from evalkit.errors import StaleBaselineError
 from evalkit.gates._spec import BaselineGate
-from evalkit.run.report_json import deterministic_projection, read_report, short_repr
+from evalkit.results import deterministic_projection, read_report, short_repr
 from evalkit.safety.canonical import canonical_json
 from evalkit.safety.output import unshown_reason
 from evalkit.safety.privacy import PrivateText

@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit.measures.names import higher_is_better
-from evalkit.run.report_json import report_measure_order, report_per_query
+from evalkit.results import report_measure_order, report_per_query
 from evalkit.stats import adjust_pvalues, compare, paired_differences
 
 __all__ = [

@@ -23,7 +23,7 @@ import pandas as pd
 
 from evalkit.errors import InputError
 from evalkit.measures.names import higher_is_better
-from evalkit.run.report_json import report_measure_order, report_per_query
+from evalkit.results import report_measure_order, report_per_query
 from evalkit.safety.inputs import load_json
 from evalkit.stats import summarize_with_ci
 
