@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 import pandas as pd
 
-from evalkit.errors import InputError, StaleBaselineError
+from evalkit.errors import StaleBaselineError
 from evalkit.gates._baseline import (
     baseline_systems,
     changed_definitions,
@@ -195,9 +195,10 @@ def gate_verdict(
     ``fixture``, ``baseline_path`` and ``refresh_options`` fill in the refresh advice;
     ``per_query`` (``system, query_id, measure, value, language``, the evaluation's) gives the
     worst queries of failing absolute and relative checks; ``query_languages`` the language
-    rows of the change (default: from ``per_query``). Raises :class:`InputError` for a
-    baseline given with gates that have no baseline section, and what
-    :func:`~evalkit.gates.check_gates` raises for bad gates (unknown systems or measures).
+    rows of the change (default: from ``per_query``). A baseline given with gates that have
+    no baseline section is compared by the default baseline gate (``evalkit gate`` refuses
+    that combination before calling this). Raises what :func:`~evalkit.gates.check_gates`
+    raises for bad gates (unknown systems or measures).
     """
     if query_languages is None and per_query is not None and "language" in per_query:
         pairs = per_query[["query_id", "language"]].drop_duplicates("query_id")
@@ -214,10 +215,9 @@ def gate_verdict(
         gates = Gates.model_validate({"schema": GATES_SCHEMA, "baseline": BaselineGate()})
         gates_source = DEFAULT_GATE_SOURCE
     elif baseline is not None and gates.baseline is None:
-        raise InputError(
-            f"a baseline was given but gates file {gates_source or 'GATES'} has no baseline "
-            "section; add 'baseline:' (see fixtures/README.md) or give no baseline"
-        )
+        # a baseline given with gates that have none: compared by the default baseline gate
+        gates = gates.model_copy(update={"baseline": BaselineGate()})
+        gates_source = f"{gates_source or 'gates'} + {DEFAULT_GATE_SOURCE}"
     advice = refresh_advice(fixture, baseline_path, refresh_options)
     if baseline is not None:
         reasons = _stale_reasons(report, baseline, fixture, baseline_path, refresh_options)

@@ -138,9 +138,7 @@ def _change_block(verdict: GateVerdict, change: Change) -> str:
         "change",
     )
     note = (
-        f"<p>{more} more changed measures: section 8, “Change against the baseline”.</p>"
-        if more > 0
-        else ""
+        f"<p>{more} more changed measures: section 8, “Baseline and gates”.</p>" if more > 0 else ""
     )
     return table + note
 
