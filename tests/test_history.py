@@ -137,3 +137,17 @@ def test_outside_a_repository_or_uncommitted_is_an_input_error(
     code, _, err = run_cli(["history", "new.json"], root)
     assert code == 2
     assert "never committed" in err
+
+
+@pytest.mark.slow
+def test_the_report_shows_the_trend_with_p_history(
+    repo: tuple[pathlib.Path, list[str]],
+) -> None:
+    root, commits = repo
+    argv = ["report", "fx", "-p", "systems", "run:runs/my-system.trec", "-p", "n_resamples"]
+    argv += ["200", "-p", "history", "eval/baseline.json", "--output", "reports/trend.html"]
+    code, out, err = run_cli(argv, root)
+    assert code == 0, out + err
+    html = (root / "reports" / "trend.html").read_text(encoding="utf-8")
+    assert "Trend across commits" in html
+    assert f"got worse at {commits[3][:12]}" in html

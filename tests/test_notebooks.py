@@ -139,6 +139,7 @@ def test_report_notebook_declares_the_documented_parameters() -> None:
         "redact": True,
         "baseline": "",
         "gates": "",
+        "history": "",
         "seed": 0,
         "n_resamples": 2000,
         "worst": 5,

@@ -161,7 +161,12 @@ def check_report_parameters(
             "its query IDs, or leave query_id empty"
         )
     if workdir is not None:
-        for name, folder in (("baseline", False), ("gates", False), ("probes", True)):
+        for name, folder in (
+            ("baseline", False),
+            ("gates", False),
+            ("history", False),
+            ("probes", True),
+        ):
             value = str(given.get(name) or "")  # a default may be absent: the notebook skips it
             if not value:
                 continue
