@@ -258,3 +258,33 @@ def test_the_verdict_change_and_latency_are_on_the_first_1000_pixels(
             timeout=120,
             check=True,
         )
+
+
+@pytest.mark.slow
+def test_a_stale_baseline_is_the_same_error_in_the_gate_and_the_report(
+    scenario: dict[str, Any],
+) -> None:
+    from bs4 import BeautifulSoup
+
+    root: pathlib.Path = scenario["root"]
+    shutil.copy(root / "runs" / "main.trec", root / "runs" / "my-system.trec")
+    argv = ["gate", "fx", "--systems", "run:runs/my-system.trec", "--k", "5", *CI]
+    argv += ["--gates", "main/gates.yaml", "--baseline", "main/baseline.json"]
+    code, out, err = run_cli(argv, root)
+    assert code == 2, out + err
+    assert "is stale and was not compared" in err
+    markdown = (root / "ci" / "summary.md").read_text(encoding="utf-8")
+    assert markdown.startswith("**evalkit gate: ERROR**")
+    argv = ["report", "fx", "-p", "systems", "run:runs/my-system.trec", "-p", "k", "5"]
+    argv += ["-p", "base_system", "my-system", "-p", "n_resamples", "200"]
+    argv += ["--gates", "main/gates.yaml", "--baseline", "main/baseline.json"]
+    code, out, err = run_cli([*argv, "--output", "reports/stale.html"], root)
+    assert code == 0, out + err
+    soup = BeautifulSoup(
+        (root / "reports" / "stale.html").read_text(encoding="utf-8"), "html.parser"
+    )
+    verdict = soup.select_one('[data-evalkit="verdict"]')
+    assert verdict is not None
+    text = verdict.get_text(" ")
+    assert "ERROR" in text
+    assert "is stale and was not compared" in text
