@@ -1,46 +1,8 @@
-"""Building the privacy-safe report of an ``Evaluation`` (its file format, reader and
-projection: :mod:`evalkit.results`, re-exported here).
-
-Schema ``evalkit.report/1`` (keys in camelCase)::
-
-    schema                    "evalkit.report/1"
-    fixture                   {id, version}
-    corpusHash                SHA-256 of the canonical documents and chunks
-    evaluationDefinitionHash  SHA-256 of fixture ID/version (and chunking policy, if any), the
-                              corpus hash, queries (text and judgments), settings (k, repeats,
-                              measures), systems, provider definitions, the measures version
-                              and the fixture's aliases.yaml (when it has one)
-    providerDefinitionsHash   SHA-256 of the systems' definitions
-    definitionHashes          {shared, systems: {system: hash}}: the evaluation definition in
-                              parts, so a baseline is stale only for what changed. ``shared``
-                              covers fixture, corpus, queries and settings; each system's hash
-                              its name and definition
-    settings                  {k, repeats, measures, measuresVersion}
-    systems                   system names, in evaluation order
-    summary                   {system: {measure: {mean, n}}}
-    summaryByLanguage         {system: {language: {measure: {mean, n}}}}
-    perQuery                  {system: {query_id: {measure: value}}}
-                              A measure that does not apply (NaN, "n/a": a span measure on a
-                              query without annotated spans, see ``evalkit.run.evaluate``) is
-                              left out: of ``perQuery`` for that query, and of the summaries
-                              when no query has a value (else ``n`` counts those that have
-                              one). It stays in ``settings.measures``; readers (gates, diff)
-                              treat a measure listed there but absent as not evaluated.
-    failures                  [{system, queryId, language, kind, chunkIds}]
-    systemNotes               {system: notes} of systems that give notes (a run file: latency
-                              "not measured", queriesMissing, missingQueryIds)
-    determinism               {verdict: "deterministic" | "unchecked", repeats}
-    latency                   {system: {count, minMs, medianMs, p95Ms, maxMs, meanMs}}, or
-                              {count, measured: false} for a system whose latency was not
-                              measured (a precomputed run file)
-    machine                   {os, arch, cpus, cpuModel, python, evalkit}: where latency was
-                              measured (never a host name)
-    gates                     (only from ``evalkit gate --output``) the gate results
-
-Everything but ``latency`` and ``machine`` is the deterministic projection: byte-identical
-across runs of the same evaluation (``deterministic_projection``). No query text, titles, chunk
-text, spans, snippets, paths, endpoints, model names, credentials or vectors are included;
-definitions are only ever hashed.
+"""Building the privacy-safe report of an ``Evaluation``: :func:`build_report` (IDs, hashes and
+aggregates, nothing else) and the hashes it records (:func:`corpus_hash`, the evaluation
+definition in parts). The file format itself (schema ``evalkit.report/1``, its keys, the
+reader, the deterministic projection, the writer and the machine record) is
+:mod:`evalkit.results`, whose names are re-exported here.
 """
 
 from __future__ import annotations
