@@ -69,11 +69,16 @@ def test_every_evalkit_command_of_the_ci_examples_exists(name: str, commands: ob
     # the recipe: gate against the baseline from main, with both CI files; the HTML report
     gates = [p for p in parsed if p.command == "gate"]
     assert len(gates) == 1
-    assert gates[0].baseline == "ci/baseline-main.json"
+    # the baseline file the user commits (main's version over the working copy): the
+    # refresh advice names it (issue 42)
+    assert gates[0].baseline == "$BASELINE"
     assert gates[0].junit == "ci/gates.xml"
     assert gates[0].markdown == "ci/gates.md"
     assert gates[0].systems.startswith("run:")
     assert [p.command for p in parsed].count("report") == 1
+    # the report renders the same verdict: the same gates and baseline as the gate
+    (report,) = [p for p in parsed if p.command == "report"]
+    assert (report.gates, report.baseline) == (gates[0].gates, gates[0].baseline)
 
 
 def test_the_extractor_sees_an_unknown_option() -> None:

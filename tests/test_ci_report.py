@@ -19,10 +19,9 @@ from junit10 import junit10_problems
 from junitparser import Error, Failure, JUnitXml, Skipped
 from markdown_it import MarkdownIt
 
-from evalkit.gates import check_gates, load_gates, load_report
+from evalkit.gates import GateVerdict, check_gates, load_gates, load_report
 from evalkit.report.ci import (
     MAX_SUMMARY_LINES,
-    GateContext,
     gates_junit,
     gates_markdown,
     probes_junit,
@@ -155,13 +154,13 @@ def test_markdown_stays_within_60_lines_on_the_committed_fixture(
     evaluation, results, _ = committed
     gate_results = results if case == "passing" else all_failing
     verdict = build_verdict(evaluation, gate_results, base="hybrid")
-    context = GateContext(baseline=True)
-    text = gates_markdown(verdict, title="synthetic-bilingual-v1 1.1.0", context=context)
+    gated = GateVerdict.from_checks(gate_results)
+    text = gates_markdown(gated, title="synthetic-bilingual-v1 1.1.0", ablation=verdict)
     lines = text.splitlines()
     assert len(lines) <= MAX_SUMMARY_LINES == 60
-    # the first line is the verdict against the baseline and the gates, with counts
+    # the first line is the verdict, with counts
     outcome = "PASS" if case == "passing" else "FAIL"
-    assert lines[0].startswith(f"**evalkit gate: {outcome}** against the baseline and the gates")
+    assert lines[0].startswith(f"**evalkit gate: {outcome}** · ")
     evaluated = int(gate_results["status"].isin(["pass", "fail"]).sum())
     assert f"{evaluated} of {len(gate_results)} checks evaluated" in lines[0]
     headings = [line for line in lines if line.startswith("### ")]
@@ -171,16 +170,22 @@ def test_markdown_stays_within_60_lines_on_the_committed_fixture(
     else:
         assert "### Failing checks" not in headings
     # the comparison with --base comes after the verdict, labelled as not the baseline
-    within = next(i for i, line in enumerate(lines) if line.startswith("### Within this run"))
-    assert "(--base)" in lines[within]
+    within = next(i for i, line in enumerate(lines) if line.startswith("### Ablation against"))
+    assert "--base)" in lines[within]
     assert lines[within + 2].startswith("Not the baseline")
 
 
 def test_markdown_without_gates_or_changes_says_so(committed: tuple[Any, Any, Any]) -> None:
     evaluation, _, _ = committed
     verdict = build_verdict(evaluation, None, base="hybrid", primary=["NoAnswerFP"])
-    text = gates_markdown(verdict, title="x")
-    assert text.startswith("**evalkit gate: no gates**: the fixture has no gates")
+    text = gates_markdown(GateVerdict("NONE", "no gates and no baseline", None), title="x")
+    assert text.startswith("**evalkit gate: no gates** · no gates")
+    assert (
+        "Ablation"
+        not in gates_markdown(
+            GateVerdict("NONE", "no gates and no baseline", None), title="x", ablation=verdict
+        ).split("### Ablation")[0]
+    )
 
 
 # --- JUnit ---------------------------------------------------------------------------------
@@ -188,7 +193,10 @@ def test_markdown_without_gates_or_changes_says_so(committed: tuple[Any, Any, An
 
 def test_gate_junit_parses_as_junit(all_failing: Any, tmp_path: pathlib.Path) -> None:
     path = tmp_path / "gates.xml"
-    path.write_text(gates_junit(all_failing, suite="synthetic-bilingual-v1"), encoding="utf-8")
+    path.write_text(
+        gates_junit(GateVerdict.from_checks(all_failing), suite="synthetic-bilingual-v1"),
+        encoding="utf-8",
+    )
     assert junit10_problems(path.read_text(encoding="utf-8")) == []
     xml = JUnitXml.fromfile(str(path))
     suites = list(xml)
@@ -249,7 +257,7 @@ def test_skipped_gate_checks_are_skipped_cases(tmp_path: pathlib.Path) -> None:
         columns=GATE_COLUMNS,
     )
     path = tmp_path / "g.xml"
-    path.write_text(gates_junit(frame, suite="tiny"), encoding="utf-8")
+    path.write_text(gates_junit(GateVerdict.from_checks(frame), suite="tiny"), encoding="utf-8")
     cases = list(next(iter(JUnitXml.fromfile(str(path)))))
     assert isinstance(cases[0].result[0], Skipped)
     assert "not evaluated" in cases[0].result[0].message
@@ -280,7 +288,7 @@ def test_gate_cli_writes_junit_and_markdown(tiny_dir: pathlib.Path, tmp_path: pa
         ("low-bar", False),
     ]
     summary = (workspace / "ci" / "summary.md").read_text(encoding="utf-8")
-    assert summary.startswith("**evalkit gate: FAIL** against the gates: 1 of 2 evaluated")
+    assert summary.startswith("**evalkit gate: FAIL** · 1 of 2 evaluated")
     assert "| high-bar |" in summary  # readable raw: IDs are not escaped
     assert "low-bar" not in summary
     assert "lexical (base)" in summary  # the default base: the first system

@@ -155,7 +155,8 @@ def _assert_same_verdict(loaded: GatedVerdict, expected: GatedVerdict) -> None:
 def test_a_saved_verdict_reads_back_exactly_for_its_settings_only(tmp_path: Path) -> None:
     committed = Path(__file__).resolve().parent.parent / "fixtures" / "synthetic-bilingual-v1"
     fixture = load_fixture(committed)
-    evaluation = evaluate(fixture, ["lexical", "token-hash"], k=10, repeats=1)
+    # repeats=2 as the committed baseline: a stale baseline is an ERROR verdict, not checked
+    evaluation = evaluate(fixture, ["lexical", "token-hash"], k=10, repeats=2)
     gated = gate_and_judge(
         evaluation, evaluation.to_report(), committed, base="lexical", n_resamples=50, seed=3
     )

@@ -110,16 +110,21 @@ def test_a_regression_of_my_system_fails_the_gate_and_names_it(workspace: pathli
     assert measures & {"RR@10", "nDCG(dcg='exp-log2')@10"}
     assert all(name.endswith(("(zh)", "(all)")) for name, _ in failures)  # en is unchanged
     lines = markdown.splitlines()
-    assert lines[0].startswith("**evalkit gate: FAIL** against the baseline and the gates: ")
+    assert lines[0].startswith("**evalkit gate: FAIL** · my-system")
+    assert "zh; worst q-zh" in lines[0]  # where it got worse, and the worst queries
     assert "checks evaluated" in lines[0]
-    assert "| my-system | RR@10 | zh |" in markdown  # readable raw, with its worst queries
-    row = next(line for line in lines if line.startswith("| my-system | RR@10 | zh |"))
+    assert "\u2060" not in markdown  # measure names are code spans, copied as typed
+    failing = lines.index("### Failing checks")
+    assert "| my-system | `RR@10` | zh |" in markdown  # readable raw, with its worst queries
+    row = next(line for line in lines[failing:] if line.startswith("| my-system | `RR@10` | zh |"))
     assert "q-" in row.split("|")[6]
-    by_language = lines.index("### Against the baseline, by language")
-    zh_row = next(line for line in lines[by_language:] if line.startswith("| my-system | zh |"))
-    en_row = next(line for line in lines[by_language:] if line.startswith("| my-system | en |"))
-    assert "worse" in zh_row
-    assert "worse" not in en_row
+    where = lines[lines.index("### Where") : lines.index("### Latency (ms)")]
+    zh_row = next(line for line in where if line.startswith("| my-system | `RR@10` | zh |"))
+    en_row = next(line for line in where if line.startswith("| my-system | `RR@10` | en |"))
+    # zh got worse (its queries worse / better / unchanged), en did not move
+    assert int(zh_row.split("|")[6].split("/")[0]) > 0
+    assert "-0." in zh_row.split("|")[5]
+    assert int(en_row.split("|")[6].split("/")[0]) == 0
 
 
 def test_the_same_run_as_main_passes(workspace: pathlib.Path) -> None:
@@ -127,7 +132,8 @@ def test_the_same_run_as_main_passes(workspace: pathlib.Path) -> None:
     assert code == 0, out + err
     assert "definition changed" not in out
     _, markdown, xml = outputs(workspace)
-    assert markdown.startswith("**evalkit gate: PASS** against the baseline and the gates: all ")
+    assert markdown.startswith("**evalkit gate: PASS** · my-system: no significant change")
+    assert "evaluated check(s) passed" in markdown.splitlines()[0]
     assert not [r for suite in xml for case in suite for r in case.result]
 
 

@@ -20,7 +20,7 @@ from evalkit.errors import InputError
 from evalkit.fixtures import Fixture
 from evalkit.fixtures.dump import dump_fixture
 from evalkit.fixtures.generate import generate_fixture
-from evalkit.gates import Gates, baseline_from_report, check_gates, diff_reports
+from evalkit.gates import Gates, GateVerdict, baseline_from_report, check_gates, diff_reports
 from evalkit.report.ci import gates_markdown
 from evalkit.report.tables import ablation_table, all_pairs_table, query_measures, style_ablation
 from evalkit.report.verdict import build_verdict, change_matrix
@@ -159,9 +159,10 @@ def test_the_verdict_never_counts_them(plain: Evaluation) -> None:
     assert "n/a" not in matrix.drop(columns=list(SPAN_MEASURES)).to_numpy()
     with pytest.raises(InputError, match="not applicable"):
         build_verdict(plain, base="lexical", primary=["ContextPrecision@10"], n_resamples=200)
-    markdown = gates_markdown(verdict, title="generated")
+    none = GateVerdict("NONE", "no gates and no baseline", None)
+    markdown = gates_markdown(none, title="generated", ablation=verdict)
     header, _, *rows = [line for line in markdown.splitlines() if line.startswith("| ")]
-    columns = [c.strip() for c in header.strip("|").split("|")]
+    columns = [c.strip().strip("`") for c in header.strip("|").split("|")]  # code spans
     for row in rows:
         cells = dict(zip(columns, (c.strip() for c in row.strip("|").split("|")), strict=True))
         assert [cells[m] for m in SPAN_MEASURES] == ["n/a", "n/a"]

@@ -138,6 +138,8 @@ def test_report_notebook_declares_the_documented_parameters() -> None:
         "base_system": "hybrid",
         "redact": True,
         "baseline": "",
+        "gates": "",
+        "history": "",
         "seed": 0,
         "n_resamples": 2000,
         "worst": 5,

@@ -528,6 +528,9 @@ def _shown_safely(node: ast.expr) -> bool:
         # the verdict badge: fixed words and counts, escaped by verdict_badge itself
         if first is not None and ast.unparse(first).startswith("verdict_view.verdict_badge("):
             return True
+        # the first screen: every name and number escaped by first_screen itself
+        if first is not None and ast.unparse(first).startswith("verdict_view.first_screen("):
+            return True
         return _markdown_text_is_escaped(node)
     return isinstance(func, ast.Name) and func.id in {"styled", "Markdown"}
 

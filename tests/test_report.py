@@ -61,6 +61,7 @@ def test_report_schema_and_sections(committed_evaluation: Evaluation) -> None:
         "systemNotes",
         "determinism",
         "latency",
+        "machine",
     }
     assert report["fixture"] == {"id": "synthetic-bilingual-v1", "version": "1.1.0"}
     assert report["determinism"] == {"verdict": "deterministic", "repeats": 2}

@@ -163,6 +163,17 @@ def add_report(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Hand
         help="set a notebook parameter, e.g. -p systems lexical,hybrid -p k 5 (repeatable)",
     )
     p.add_argument(
+        "--baseline",
+        default=None,
+        help="main's baseline (report or baseline JSON): the first screen shows the change "
+        "against it and the gate verdict (same as -p baseline PATH)",
+    )
+    p.add_argument(
+        "--gates",
+        default=None,
+        help="gates file (default: FIXTURE/gates.yaml when it exists; same as -p gates PATH)",
+    )
+    p.add_argument(
         "--allow-unredacted",
         action="store_true",
         help="allow '-p redact false': the report then contains private fixture text, is not "
@@ -194,6 +205,11 @@ def _run_report(args: argparse.Namespace) -> int:
     pairs = [(str(name), str(value)) for name, value in args.parameter]
     if args.fixture is not None:
         pairs.insert(0, ("fixture", args.fixture))
+    pairs += [
+        (name, value)
+        for name, value in (("baseline", args.baseline), ("gates", args.gates))
+        if value
+    ]
     parameters = coerce_parameters(pairs, notebook_parameters(notebook))
     try:
         rendered = render_report(

@@ -5,12 +5,9 @@ reports or baselines compared).
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from evalkit.cli._common import (
-    DEFAULT_K,
-    DEFAULT_REPEATS,
     Handler,
     add_ci_options,
     add_evaluation_options,
@@ -23,9 +20,7 @@ from evalkit.cli._common import (
 )
 
 if TYPE_CHECKING:
-    import pandas as pd
-
-    from evalkit.gates import BaselineGate
+    from evalkit.gates import GateVerdict
     from evalkit.run import Evaluation
 
 
@@ -93,22 +88,16 @@ def _run_gate(args: argparse.Namespace) -> int:
 def _gate(args: argparse.Namespace, output: str | None, state: dict[str, Any]) -> int:
     import pathlib
 
-    from evalkit.errors import InputError
+    from evalkit.errors import InputError, StaleBaselineError
     from evalkit.gates import (
-        baseline_systems,
-        changed_definitions,
-        check_baseline_fresh,
-        check_gates,
         format_gate_table,
-        gate_counts,
-        gate_outcome,
-        gate_systems,
+        gate_verdict,
         gates_to_report,
         load_gates,
         load_report,
-        refresh_advice,
+        refresh_options,
     )
-    from evalkit.report.ci import definition_notes
+    from evalkit.report.ci import change_lines, definition_notes
     from evalkit.run.report_json import write_report
 
     gates_path = pathlib.Path(args.gates or pathlib.Path(args.fixture) / "gates.yaml")
@@ -128,148 +117,77 @@ def _gate(args: argparse.Namespace, output: str | None, state: dict[str, Any]) -
     state["evaluation"] = evaluation
     fixture = evaluation.fixture
     report = evaluation.to_report()
-    options = _refresh_options(args, evaluation.systems, baseline) if baseline else []
-    if baseline is not None and gates.baseline is not None:
-        check_baseline_fresh(
-            report,
+    options = (
+        refresh_options(
+            split_systems(args.systems) or [],
+            evaluation.systems,
             baseline,
-            fixture=args.fixture,
-            baseline_path=str(baseline_path),
-            options=options,
+            k=args.k,
+            repeats=args.repeats,
         )
-    results = check_gates(report, gates, baseline)
-    compared: list[str] = []
-    if baseline is not None and gates.baseline is not None:
-        compared = baseline_systems(report, baseline, gates.baseline)
-    definitions = changed_definitions(report, baseline, compared) if baseline else {}
-    gated = gate_systems(gates)
-    if baseline is not None and gates.baseline is not None and gates.baseline.systems == "all":
-        gated += [str(s) for s in baseline.get("systems") or [] if s not in gated]
-    left_out = [s for s in gated if s not in evaluation.systems]
-    passed = gate_outcome(gate_counts(results), allow_none_evaluated=args.allow_none_evaluated)
-    advice = ""
-    if passed and definitions:
-        advice = (
-            f"the gates pass and {', '.join(definitions)} changed since the baseline: to make "
-            f"this run the new baseline, "
-            + refresh_advice(args.fixture, str(baseline_path), options)
-        )
+        if baseline
+        else []
+    )
+    verdict = gate_verdict(
+        report,
+        gates=gates,
+        gates_source=shown(gates_path),
+        baseline=baseline,
+        baseline_path=str(baseline_path),
+        fixture=args.fixture,
+        refresh_options=options,
+        per_query=evaluation.per_query,
+        allow_none_evaluated=args.allow_none_evaluated,
+    )
+    if verdict.outcome == "ERROR":
+        raise StaleBaselineError(verdict.stale[0])
+    results = verdict.results
+    assert results is not None  # PASS or FAIL always has results
     if output is not None:
-        gated_report = {**report, "gates": gates_to_report(results)}
+        gated_report = {**report, "gates": gates_to_report(results), "verdict": verdict.to_record()}
         write_report(gated_report, output, private=evaluation.private_texts())
         print(f"report: {shown(output)}")
     print(f"{fixture.meta.id} {fixture.meta.version}: gates {shown(gates_path)}", end="")
     print(f", baseline {shown(baseline_path)}" if baseline_path is not None else "")
-    for note in definition_notes(definitions):
+    for note in definition_notes(verdict.definitions):
         print(note)
-    if left_out:
-        print(f"not evaluated: {', '.join(left_out)} (gated, but left out by --systems)")
-    if advice:
-        print(advice[0].upper() + advice[1:])
+    if verdict.left_out:
+        print(f"not evaluated: {', '.join(verdict.left_out)} (gated, but left out by --systems)")
+    if verdict.advice:
+        print(verdict.advice[0].upper() + verdict.advice[1:])
     table = format_gate_table(
         results, failed_only=args.failed_only, allow_none_evaluated=args.allow_none_evaluated
     )
     *rows, headline = table.splitlines()
     print("\n".join(rows))
+    for line in change_lines(verdict):
+        print(line)
     state["ci_written"] = True  # an error while writing them is not written into them
-    _write_gate_ci(
-        args,
-        evaluation,
-        results,
-        baseline=baseline,
-        spec=gates.baseline,
-        compared=compared,
-        definitions=definitions,
-        left_out=left_out,
-        advice=advice,
-    )
+    _write_gate_ci(args, evaluation, verdict)
     print(headline)  # the verdict last, after the files written
-    return 0 if passed else 1
+    return 0 if verdict.passed else 1
 
 
-def _refresh_options(
-    args: argparse.Namespace, evaluated: Sequence[str], baseline: Mapping[str, Any]
-) -> list[str]:
-    """The options of an ``evalkit baseline`` command that refreshes ``baseline`` for this
-    evaluation: ``--k`` and ``--repeats`` as given (when not the defaults), and ``--systems``
-    for every system of the baseline and of this evaluation, so a gate on a subset never
-    suggests a baseline of the subset (left out when that is the five reference systems). A
-    system's spec is the one it was given here, or its name for a reference system, else a
-    placeholder to fill in."""
-    from evalkit.systems.reference import REFERENCE_SYSTEMS
-
-    specs = split_systems(args.systems) or []
-    spec_of = dict(zip(evaluated, specs or REFERENCE_SYSTEMS, strict=False))
-    previous = [str(name) for name in baseline.get("systems", []) if isinstance(name, str)]
-    names = [*previous, *(name for name in evaluated if name not in previous)]
-    wanted = [
-        spec_of.get(name) or (name if name in REFERENCE_SYSTEMS else f"<spec of {name}>")
-        for name in names
-    ]
-    options: list[str] = []
-    if wanted != list(REFERENCE_SYSTEMS):
-        options += ["--systems", ",".join(wanted)]
-    if args.k != DEFAULT_K:
-        options += ["--k", str(args.k)]
-    if args.repeats != DEFAULT_REPEATS:
-        options += ["--repeats", str(args.repeats)]
-    return options
-
-
-def _write_gate_ci(
-    args: argparse.Namespace,
-    evaluation: Evaluation,
-    results: pd.DataFrame,
-    *,
-    baseline: Mapping[str, Any] | None,
-    spec: BaselineGate | None,
-    compared: list[str],
-    definitions: Mapping[str, tuple[str, str]],
-    left_out: list[str],
-    advice: str,
-) -> None:
-    """``evalkit gate --junit/--markdown``: the gate checks as JUnit, the verdict as Markdown,
-    each failing check with its worst queries."""
-    from evalkit.gates import language_changes, worst_queries
-    from evalkit.report.ci import GateContext, gates_junit, gates_markdown
+def _write_gate_ci(args: argparse.Namespace, evaluation: Evaluation, verdict: GateVerdict) -> None:
+    """``evalkit gate --junit/--markdown``: the verdict (gate checks and the change against the
+    baseline) as JUnit and as Markdown, each failing check with its worst queries."""
+    from evalkit.report.ci import gates_junit, gates_markdown
     from evalkit.report.verdict import build_verdict
 
     if not (args.junit or args.markdown):
         return
     fixture = evaluation.fixture
-    worst = worst_queries(results, evaluation.per_query, baseline)
+    title = f"{fixture.meta.id} {fixture.meta.version}"
 
     def markdown() -> str:
-        base = args.base or evaluation.systems[0]
-        verdict = build_verdict(
-            evaluation, results, base=base, allow_none_evaluated=args.allow_none_evaluated
-        )
-        languages = None
-        if baseline is not None and spec is not None:
-            languages = language_changes(evaluation.to_report(), baseline, spec, compared)
-        failing = [
-            tuple(w) for w, status in zip(worst, results["status"], strict=True) if status == "fail"
-        ]
-        context = GateContext(
-            baseline=baseline is not None,
-            worst=tuple(failing),
-            languages=languages,
-            definitions=definitions,
-            left_out=tuple(left_out),
-            advice=advice,
-        )
-        return gates_markdown(
-            verdict, title=f"{fixture.meta.id} {fixture.meta.version}", context=context
-        )
+        ablation = None
+        if len(evaluation.systems) > 1:
+            base = args.base or evaluation.systems[0]
+            ablation = build_verdict(evaluation, None, base=base)
+        return gates_markdown(verdict, title=title, ablation=ablation)
 
     def junit() -> str:
-        return gates_junit(
-            results,
-            suite=fixture.meta.id,
-            allow_none_evaluated=args.allow_none_evaluated,
-            definitions=definitions,
-            worst=worst,
-        )
+        return gates_junit(verdict, suite=fixture.meta.id)
 
     write_ci_outputs(args, junit, markdown, evaluation.private_texts())
 
@@ -298,6 +216,46 @@ def _write_gate_error(
         lambda: gates_error_markdown(title=title, message=message),
         private,
     )
+
+
+# --- history ---------------------------------------------------------------------------------
+
+
+def add_history(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handler:
+    p = sub.add_parser(
+        "history",
+        help="a committed baseline across commits (git log --follow, git show): mean and "
+        "interval per system and measure, and the first commit that moved a mean beyond the "
+        "interval of the commit before it",
+    )
+    p.add_argument("baseline", help="the baseline JSON file, committed in a git work tree")
+    p.add_argument("--systems", default=None, help="comma-separated systems (default: all)")
+    p.add_argument("--measures", default=None, help="comma-separated measures (default: all)")
+    p.add_argument(
+        "--all-commits",
+        action="store_true",
+        help="follow every parent, not only the first (merged branches' states too)",
+    )
+    p.add_argument("--csv", default=None, help="also write the tidy table as CSV here")
+    return _run_history
+
+
+def _run_history(args: argparse.Namespace) -> int:
+    from evalkit.gates import baseline_history, format_history
+
+    history = baseline_history(
+        args.baseline,
+        systems=split_systems(args.systems),
+        measures=[m.strip() for m in args.measures.split(",")] if args.measures else None,
+        first_parent=not args.all_commits,
+    )
+    print(format_history(history), end="")
+    if args.csv:
+        from evalkit.safety.artifacts import write_artifact
+
+        write_artifact(args.csv, history.to_csv(index=False), kind="text", private=())
+        print(f"csv: {shown(args.csv)}")
+    return 0
 
 
 # --- diff -----------------------------------------------------------------------------------

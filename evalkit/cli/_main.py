@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from evalkit.cli._common import Handler, print_error
 from evalkit.cli._evaluate import add_baseline, add_report, add_run
 from evalkit.cli._fixtures import add_fixture, add_import, add_schema, add_validate
-from evalkit.cli._gates import add_diff, add_gate
+from evalkit.cli._gates import add_diff, add_gate, add_history
 from evalkit.cli._measures import add_trec_eval
 from evalkit.cli._probes import add_probes
 from evalkit.cli._scan import add_scan, add_strip
@@ -36,6 +36,7 @@ _SUBCOMMANDS: tuple[Registrar, ...] = (
     add_gate,
     add_baseline,
     add_diff,
+    add_history,
     add_schema,
     add_report,
     add_trec_eval,

@@ -30,7 +30,7 @@ from typing import Any, Final
 
 from evalkit.errors import StaleBaselineError
 from evalkit.gates._spec import BaselineGate
-from evalkit.run.report_json import deterministic_projection, read_report, short_repr
+from evalkit.results import deterministic_projection, read_report, short_repr
 from evalkit.safety.canonical import canonical_json
 from evalkit.safety.output import unshown_reason
 from evalkit.safety.privacy import PrivateText
@@ -54,9 +54,16 @@ def load_report(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 
 def baseline_from_report(report: Mapping[str, Any]) -> dict[str, Any]:
-    """The baseline of ``report``: its deterministic projection without a ``gates`` section."""
+    """The baseline of ``report``: its deterministic projection without the ``gates`` and
+    ``verdict`` sections of ``evalkit gate --output``, plus its ``latency`` and ``machine``
+    (so a pull request sees latency before and after). Neither is part of any definition
+    hash: a baseline refreshed on another machine differs in bytes, never in staleness."""
     projection = deterministic_projection(dict(report))
     projection.pop("gates", None)
+    projection.pop("verdict", None)
+    for key in ("latency", "machine"):
+        if key in report:
+            projection[key] = report[key]
     return projection
 
 
@@ -85,7 +92,9 @@ def _hidden(value: str) -> bool:
     return bool(unshown_reason(value) or find_sensitive(value) or os.path.isabs(value))
 
 
-def _shown_path(path: str) -> str:
+def shown_baseline_path(path: str) -> str:
+    """``path`` as given, or ``BASELINE.json`` when it must not be shown (an absolute path,
+    an endpoint or credential shape)."""
     return "BASELINE.json" if _hidden(path) else path
 
 
@@ -96,7 +105,7 @@ def refresh_advice(
     with 'evalkit baseline FIXTURE OPTIONS --output BASELINE'``: the one wording of the advice
     to refresh a baseline, which never skips the review. A path, fixture or option value
     shaped like a credential, an endpoint or an absolute path is shown as a placeholder."""
-    baseline_shown = _shown_path(baseline_path)
+    baseline_shown = shown_baseline_path(baseline_path)
     fixture_shown = "FIXTURE" if _hidden(fixture) else fixture
     shown_options = [
         shlex.quote(",".join("<not shown>" if _hidden(p) else p for p in option.split(",")))
@@ -112,6 +121,45 @@ def refresh_advice(
         f"'evalkit run ... --output NEW.json' or 'evalkit gate ... --output NEW.json'), then "
         f"refresh the baseline with '{command}'{where}"
     )
+
+
+DEFAULT_REFRESH_K: Final = 10
+"""The ``--k`` an ``evalkit baseline`` command uses when not given (left out of the advice)."""
+DEFAULT_REFRESH_REPEATS: Final = 2
+"""The ``--repeats`` an ``evalkit baseline`` command uses when not given."""
+
+
+def refresh_options(
+    specs: Sequence[str],
+    evaluated: Sequence[str],
+    baseline: Mapping[str, Any],
+    *,
+    k: int = DEFAULT_REFRESH_K,
+    repeats: int = DEFAULT_REFRESH_REPEATS,
+) -> list[str]:
+    """The options of an ``evalkit baseline`` command that refreshes ``baseline`` for this
+    evaluation: ``--k`` and ``--repeats`` as given (when not the defaults), and ``--systems``
+    for every system of the baseline and of this evaluation, so a gate on a subset never
+    suggests a baseline of the subset (left out when that is the five reference systems). A
+    system's spec is the one it was given (``specs``, aligned with ``evaluated``), or its name
+    for a reference system, else a placeholder to fill in."""
+    from evalkit.systems.reference import REFERENCE_SYSTEMS
+
+    spec_of = dict(zip(evaluated, list(specs) or REFERENCE_SYSTEMS, strict=False))
+    previous = [str(name) for name in baseline.get("systems", []) if isinstance(name, str)]
+    names = [*previous, *(name for name in evaluated if name not in previous)]
+    wanted = [
+        spec_of.get(name) or (name if name in REFERENCE_SYSTEMS else f"<spec of {name}>")
+        for name in names
+    ]
+    options: list[str] = []
+    if wanted != list(REFERENCE_SYSTEMS):
+        options += ["--systems", ",".join(wanted)]
+    if k != DEFAULT_REFRESH_K:
+        options += ["--k", str(k)]
+    if repeats != DEFAULT_REFRESH_REPEATS:
+        options += ["--repeats", str(repeats)]
+    return options
 
 
 def check_baseline_fresh(
@@ -167,7 +215,7 @@ def check_baseline_fresh(
         else "the queries, judgments, corpus or measures version changed since the baseline"
     )
     raise StaleBaselineError(
-        f"baseline {_shown_path(baseline_path)} is stale and was not compared: it was made "
+        f"baseline {shown_baseline_path(baseline_path)} is stale and was not compared: it was made "
         f"for another evaluation definition ({details}); {cause}. {refresh}"
     )
 

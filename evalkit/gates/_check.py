@@ -58,7 +58,7 @@ from evalkit.gates._spec import AbsoluteGate, BaselineGate, Gates, RelativeGate
 from evalkit.measures import higher_is_better, parse_measure
 from evalkit.measures.names import measure_range
 from evalkit.registry import did_you_mean
-from evalkit.run.report_json import (
+from evalkit.results import (
     ALL_LANGUAGES,
     report_list,
     report_means,

@@ -28,7 +28,7 @@ import pandas as pd
 from evalkit.gates._check import NEW_FAILURES_MEASURE
 from evalkit.gates._spec import BaselineGate
 from evalkit.measures import higher_is_better
-from evalkit.run.report_json import (
+from evalkit.results import (
     ALL_LANGUAGES,
     report_means,
     report_measure_order,

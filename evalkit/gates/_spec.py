@@ -55,7 +55,7 @@ from evalkit.errors import FixtureError, InputFileError, Problem
 from evalkit.fixtures.schema import ID_PATTERN, LANGUAGE_PATTERN
 from evalkit.measures import parse_measure
 from evalkit.measures.names import MEASURE_NAMES, measure_range
-from evalkit.run.report_json import ALL_LANGUAGES
+from evalkit.results import ALL_LANGUAGES
 from evalkit.safety.inputs import read_input_bytes
 from evalkit.safety.names import name_problem, safe_id
 from evalkit.safety.output import shown_path

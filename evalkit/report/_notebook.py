@@ -129,7 +129,7 @@ def _report_workers() -> int:
     return max(1, min(4, usable_cores() - 1))
 
 
-VERDICT_PARAMETERS: Final = ("base_system", "n_resamples", "seed", "baseline")
+VERDICT_PARAMETERS: Final = ("base_system", "n_resamples", "seed", "baseline", "gates")
 """The report notebook's parameters its verdict cell depends on (besides the evaluation)."""
 
 
@@ -157,7 +157,7 @@ def _save_verdict_for_notebook(parts: _ReportParts) -> None:
 
     if not set(VERDICT_PARAMETERS) <= set(parts.parameters):
         return
-    base, n_resamples, seed, baseline = (parts.parameters[n] for n in VERDICT_PARAMETERS)
+    base, n_resamples, seed, baseline, gates = (parts.parameters[n] for n in VERDICT_PARAMETERS)
     try:
         given = load_report(find_input(str(baseline))) if baseline else None
         gated = gate_and_judge(
@@ -165,13 +165,21 @@ def _save_verdict_for_notebook(parts: _ReportParts) -> None:
             parts.report,
             parts.fixture_path,
             baseline=given,
+            baseline_path=str(baseline),
+            gates_path=str(gates),
             base=str(base),
             n_resamples=int(n_resamples),
             seed=int(seed),
         )
     except Exception:  # an optimization only: the notebook then computes it itself
         return
-    settings = {"base": base, "n_resamples": n_resamples, "seed": seed, "baseline": baseline}
+    settings = {
+        "base": base,
+        "n_resamples": n_resamples,
+        "seed": seed,
+        "baseline": baseline,
+        "gates": gates,
+    }
     save_verdict(gated, parts.folder, settings)
 
 

@@ -146,7 +146,7 @@ def check_report_parameters(
     name or a spec of ``systems``) must be one of the systems. When ``base_system`` was not
     given and its default is not among the systems, the first system is the base. With the
     fixture's ``query_ids``, a ``query_id`` to drill into must be one of them; with the
-    notebook's ``workdir``, a given ``baseline`` must be an existing file and a given
+    notebook's ``workdir``, a given ``baseline`` or ``gates`` must be an existing file and a given
     ``probes`` an existing folder there. Raises :class:`InputError` saying which parameter is
     wrong and what is expected.
     """
@@ -161,7 +161,12 @@ def check_report_parameters(
             "its query IDs, or leave query_id empty"
         )
     if workdir is not None:
-        for name, folder in (("baseline", False), ("probes", True)):
+        for name, folder in (
+            ("baseline", False),
+            ("gates", False),
+            ("history", False),
+            ("probes", True),
+        ):
             value = str(given.get(name) or "")  # a default may be absent: the notebook skips it
             if not value:
                 continue
@@ -173,7 +178,7 @@ def check_report_parameters(
                 raise InputError(
                     f"notebook parameter {name} {shown_path(value)} is not a "
                     f"{'folder' if folder else 'file'}; expected "
-                    f"{'a probe fixture folder' if folder else 'a report or baseline JSON file'}"
+                    f"{'a probe fixture folder' if folder else 'a file'}"
                 )
     if str(merged.get("measures") or ""):
         from evalkit.errors import MeasureError

@@ -26,19 +26,28 @@ from __future__ import annotations
 import math
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 import pandas as pd
 
-from evalkit.report.render import markdown_plain, markdown_table, markdown_text, xml_chars
+from evalkit.gates import change_sentence
+from evalkit.report.render import (
+    markdown_code,
+    markdown_plain,
+    markdown_table,
+    markdown_text,
+    xml_chars,
+)
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from evalkit.gates import Change, GateVerdict
     from evalkit.report.verdict import Verdict
 
 __all__ = [
     "MAX_SUMMARY_LINES",
-    "GateContext",
+    "change_lines",
     "definition_notes",
     "gates_error_junit",
     "gates_error_markdown",
@@ -46,6 +55,7 @@ __all__ = [
     "gates_markdown",
     "probes_junit",
     "probes_markdown",
+    "verdict_line",
 ]
 
 MAX_SUMMARY_LINES: Final = 60
@@ -121,53 +131,93 @@ def definition_notes(definitions: Mapping[str, tuple[str, str]]) -> list[str]:
     ]
 
 
-def gates_junit(
-    results: pd.DataFrame,
-    *,
-    suite: str,
-    headline: str | None = None,
-    allow_none_evaluated: bool = False,
-    definitions: Mapping[str, tuple[str, str]] | None = None,
-    worst: Sequence[Sequence[str]] | None = None,
-) -> str:
-    """JUnit XML of :func:`evalkit.gates.check_gates` ``results``, valid against Jenkins'
-    ``junit-10.xsd``: one test suite named ``gates SUITE`` (e.g. the fixture ID), one test case
-    per row (classname the gate ID, name ``system measure (language)``), failures and skips
-    with ID-only messages (a failure's text names the worst queries, ``worst`` aligned with
-    ``results``). The suite's properties hold the ``headline`` (default
-    :func:`evalkit.gates.gate_headline`: "N of M checks evaluated") and each changed
-    system definition. A run that evaluated no check has one more test case, ``gates
-    evaluated``, failing unless ``allow_none_evaluated``."""
-    from evalkit.gates import gate_counts, gate_headline
+def gates_junit(verdict: GateVerdict, *, suite: str) -> str:
+    """JUnit XML of a :class:`~evalkit.gates.GateVerdict`, valid against Jenkins'
+    ``junit-10.xsd``.
 
-    counts = gate_counts(results)
-    if headline is None:
-        headline = gate_headline(counts, allow_none_evaluated=allow_none_evaluated)
+    Suite ``gates SUITE`` (e.g. the fixture ID): one test case per gate check (classname the
+    gate ID, name ``system measure (language)``), failures and skips with ID-only messages (a
+    failure's text names the worst queries). Its properties hold the verdict's headline ("N
+    of M checks evaluated") and each changed system definition. A run that evaluated no check
+    has one more test case, ``gates evaluated``, failing unless ``allow_none_evaluated``.
+
+    Suite ``change SUITE vs baseline`` (with a baseline): one test case per overall (system,
+    measure) and per language row that moved differently from the whole, classname
+    ``change:SYSTEM``, name ``SYSTEM MEASURE (LANGUAGE)``, its ``<system-out>`` the change
+    (before, after, difference with its interval, adjusted p-value, queries worse / better /
+    unchanged, worst query IDs); a ``<failure>`` only when a gate check on the same system,
+    measure and language failed. An ERROR verdict (a stale baseline) is one
+    error case, as :func:`gates_error_junit`."""
+    if verdict.outcome == "ERROR" or verdict.results is None:
+        return gates_error_junit(suite=suite, message="; ".join(verdict.stale) or verdict.headline)
+    results = verdict.results
+    counts = verdict.counts
+    headline = verdict.headline
     cases = []
+    failed: set[tuple[str, str, str]] = set()
     for index, row in enumerate(results.itertuples(index=False)):
         case = _case(str(row.gate), f"{row.system} {row.measure} ({row.language})")
         if row.status == "fail":
+            failed.add((str(row.system), str(row.measure), str(row.language)))
             digits = 0 if row.kind == "new-failures" else 4
             message = f"{_gate_check(row)}: actual {row.actual:.{digits}f}"
             failure = ET.SubElement(case, "failure", message=xml_chars(message), type="gate")
+            worst = verdict.worst[index] if index < len(verdict.worst) else ()
             if row.query_ids:
                 failure.text = xml_chars(f"new failures: {str(row.query_ids).replace(',', ', ')}")
-            elif worst is not None and worst[index]:
-                failure.text = xml_chars(f"worst queries: {', '.join(worst[index])}")
+            elif worst:
+                failure.text = xml_chars(f"worst queries: {', '.join(worst)}")
         elif row.status == "not evaluated":
             ET.SubElement(case, "skipped", message=xml_chars(f"not evaluated: {row.note}"))
         cases.append(case)
-    if counts["pass"] + counts["fail"] == 0:
+    if counts.get("pass", 0) + counts.get("fail", 0) == 0:
         case = _case("evalkit-gate", "gates evaluated")
-        if not allow_none_evaluated:
+        if not verdict.allow_none_evaluated:
             ET.SubElement(case, "failure", message=xml_chars(headline), type="gate")
         cases.append(case)
     properties = [("verdict", headline)]
     properties += [
         (f"definition-changed {system}", f"{_short(old)} -> {_short(new)}")
-        for system, (old, new) in (definitions or {}).items()
+        for system, (old, new) in verdict.definitions.items()
     ]
-    return _suites("evalkit gate", [_suite(f"gates {suite}", cases, properties=properties)])
+    suites = [_suite(f"gates {suite}", cases, properties=properties)]
+    change = verdict.change
+    if change is not None:
+        change_cases = []
+        shown_rows = [
+            row
+            for row in change.measures.itertuples(index=False)
+            if row.language == "all" or bool(row.differs)
+        ]
+        for row in shown_rows:
+            system, measure, language = str(row.system), str(row.measure), str(row.language)
+            case = _case(f"change:{system}", f"{system} {measure} ({language})")
+            text = _change_text(row, change.worst(system, measure) if language == "all" else [])
+            if (system, measure, language) in failed:
+                ET.SubElement(case, "failure", message=xml_chars(text), type="change")
+            ET.SubElement(case, "system-out").text = xml_chars(text)
+            change_cases.append(case)
+        summary = "; ".join(change_sentence(change, s) for s in change.compared)
+        suites.append(
+            _suite(
+                f"change {suite} vs baseline",
+                change_cases,
+                properties=[("verdict", headline), ("change", summary)],
+            )
+        )
+    return _suites("evalkit gate", suites)
+
+
+def _change_text(row: Any, worst: Sequence[str]) -> str:
+    """``worse -0.346 [-0.42, -0.27]: 0.585 -> 0.240, p 0.0080 (holm); 28 worse, 3 better,
+    10 unchanged of 41; worst: q-zh-001, ...``: one change row in words and numbers."""
+    text = (
+        f"{row.direction} {float(row.diff):+.3f} [{float(row.ci_low):+.3f}, "
+        f"{float(row.ci_high):+.3f}]: {float(row.before):.3f} -> {float(row.after):.3f}, "
+        f"p {_number(row.p_adjusted)} ({row.correction}); {int(row.worse)} worse, "
+        f"{int(row.better)} better, {int(row.unchanged)} unchanged of {int(row.n)}"
+    )
+    return text + (f"; worst: {', '.join(worst)}" if worst else "")
 
 
 def gates_error_junit(*, suite: str, message: str) -> str:
@@ -238,26 +288,6 @@ def _cut(
     return [*lines, markdown_text(f"{left} more {what} not shown; {where}.")]
 
 
-@dataclass(frozen=True)
-class GateContext:
-    """What a gate summary shows beside the :class:`~evalkit.report.verdict.Verdict`.
-
-    ``baseline``: the gates compared with a baseline; ``worst``: the worst query IDs of each
-    failing check, in ``verdict.failing_gates`` order
-    (:func:`evalkit.gates.worst_queries`); ``languages``: a
-    :func:`evalkit.gates.language_changes` frame; ``definitions``: ``{system: (old,
-    new)}`` definition hashes of systems changed since the baseline; ``left_out``: gated
-    systems this run did not evaluate; ``advice``: the line on refreshing the baseline (only
-    when the gate passed)."""
-
-    baseline: bool = False
-    worst: tuple[tuple[str, ...], ...] = ()
-    languages: pd.DataFrame | None = None
-    definitions: Mapping[str, tuple[str, str]] = field(default_factory=dict)
-    left_out: tuple[str, ...] = ()
-    advice: str = ""
-
-
 def _plain(value: object) -> str:
     return markdown_plain(value)
 
@@ -273,54 +303,96 @@ def _table(
     return [*lines, _plain(f"{len(rows) - shown} more {what} not shown; {where}.")]
 
 
+def _code(name: str) -> str:
+    return markdown_code(name)
+
+
+def change_lines(verdict: GateVerdict) -> list[str]:
+    """One plain line per compared system: what changed against the baseline
+    (:func:`evalkit.gates.change_sentence`), for a terminal; empty without a change."""
+    change = verdict.change
+    if change is None:
+        return []
+    return [change_sentence(change, system) for system in change.compared]
+
+
+def verdict_line(verdict: GateVerdict, *, code: Callable[[str], str] = str) -> str:
+    """The one-line verdict: ``FAIL · my-system got worse: ... · 7 of 25 checks failed; 25 of
+    25 checks evaluated`` (no outcome word: the caller shows it). ``code`` formats measure
+    names."""
+    if verdict.outcome == "ERROR":
+        return "the baseline was not compared: " + "; ".join(verdict.stale)
+    head = verdict.headline.split(": ", 1)[-1]
+    change = verdict.change
+    if change is None:
+        return head
+    sentences = [change_sentence(change, system, name=code) for system in change.compared]
+    removed = change.systems[change.systems["status"] != "compared"]
+    if len(removed):
+        sentences.append(
+            ", ".join(
+                f"{s} {status}"
+                for s, status in zip(removed["system"], removed["status"], strict=True)
+            )
+        )
+    failed = verdict.failed_text(name=code)
+    return " · ".join([*sentences, head, *([failed] if failed else [])])
+
+
 def gates_markdown(
-    verdict: Verdict,
+    verdict: GateVerdict,
     *,
     title: str,
-    context: GateContext | None = None,
+    ablation: Verdict | None = None,
     max_lines: int = MAX_SUMMARY_LINES,
 ) -> str:
     """The Markdown summary of a gate run, for a reviewer who reads it in five seconds.
 
-    In order: the verdict line (PASS or FAIL against the baseline and/or the gates, with
-    "N of M checks evaluated"); the fixture ``title`` (an ID line such as
-    ``synthetic-bilingual-v1 1.1.0``); the failing checks (system, measure, language,
-    threshold, actual, worst queries by ID); the changes against the baseline per language
-    where a language's change differs from the overall one; notes (changed definitions,
-    systems left out, checks that cannot fail, the refresh advice of a passing run); then,
-    labelled as such, the comparison with ``verdict.base`` within this run and the ablation
-    table. Escaped with :func:`~evalkit.report.render.markdown_plain`, so it reads raw in a CI
-    log. At most ``max_lines`` lines (at least 30): a cut table says how many rows it left out.
-    """
-    context = context or GateContext()
+    In order: the verdict line (PASS, FAIL or ERROR; what changed against the baseline per
+    system, with the languages and the query counts; "N of M checks evaluated"); the fixture
+    ``title``, the baseline and gates files and the test; "What changed" (each compared
+    system's significant changes, worst first, else its primary measures: before, after,
+    change with interval, adjusted p-value, queries worse / better / unchanged); "Where" (the
+    languages of those rows, marked where one moved differently from the whole, and the worst
+    queries by ID); latency
+    before and after; the failing checks; notes (changed definitions, systems left out, checks
+    that cannot fail, the refresh advice); then, only with more than one system and labelled
+    as not the change, the ablation within this run. Measure names are code spans
+    (:func:`~evalkit.report.render.markdown_code`: copied exactly as typed); other text goes
+    through :func:`~evalkit.report.render.markdown_plain`, so it reads raw in a CI log. At
+    most ``max_lines`` lines (at least 30): a cut table says how many rows it left out."""
     max_lines = max(30, max_lines)
-    if not verdict.gated:
-        against, outcome = "", "no gates"
-    else:
-        against = (
-            " against the baseline and the gates" if context.baseline else " against the gates"
-        )
-        outcome = "PASS" if verdict.passed else "FAIL"
-    head = (
-        verdict.gates_headline.split(": ", 1)[-1] if verdict.gated else "the fixture has no gates"
-    )
-    lines = [f"**evalkit gate: {outcome}**{against}: {_plain(head)}", "", _plain(title), ""]
-    failing = verdict.failing_gates
+    if verdict.outcome == "ERROR":
+        return gates_error_markdown(title=title, message="; ".join(verdict.stale))
+    word = {"NONE": "no gates"}.get(verdict.outcome, verdict.outcome)
+    line = verdict_line(verdict, code=_code)
+    lines = [f"**evalkit gate: {word}** · {line}", ""]
+    about = [title]
+    if verdict.baseline_path:
+        about.append(f"baseline {verdict.baseline_path}")
+    if verdict.gates_source:
+        about.append(f"gates {verdict.gates_source}")
+    change = verdict.change
+    if change is not None:
+        about.append(change.settings.statement())
+    lines += [_plain(" · ".join(about)), ""]
+    if change is not None:
+        lines += _change_sections(verdict, change, max_lines)
+    failing = verdict.failing()
     if len(failing):
         lines += ["### Failing checks", ""]
         rows = []
-        for index, row in enumerate(failing.itertuples(index=False)):
+        for row in failing.itertuples(index=False):
             digits = 0 if row.kind == "new-failures" else 4
             reference = "" if row.kind == "absolute" else f" ({row.reference})"
-            worst = context.worst[index] if index < len(context.worst) else ()
             rows.append(
                 [
                     row.system,
-                    row.measure,
+                    _code(str(row.measure)),
                     row.language,
                     f"{row.op} {_number(row.threshold, digits)}{reference}",
                     _number(row.actual, digits),
-                    ", ".join(worst) or "-",
+                    row.worst or "-",
                     row.gate,
                 ]
             )
@@ -332,55 +404,139 @@ def gates_markdown(
             "the JUnit report has every check",
         )
         lines.append("")
-    languages = context.languages
-    if languages is not None and len(languages):
-        lines += ["### Against the baseline, by language", ""]
-        lines.append(
-            _plain(
-                "Shown where a language's change differs from the overall one; each cell is "
-                "the current mean and its change from the baseline (worse/better beyond the "
-                "gate's tolerance)."
-            )
-        )
-        lines.append("")
-        measures = list(dict.fromkeys(languages["measure"]))
-        cells: dict[tuple[str, str], dict[str, str]] = {}
-        for record in languages.to_dict(orient="records"):
-            mark = {"worse": " worse", "better": " better"}.get(str(record["change"]), "")
-            current, previous = float(record["current"]), float(record["baseline"])
-            key = (str(record["system"]), str(record["language"]))
-            cells.setdefault(key, {})[str(record["measure"])] = (
-                f"{current:.3f} ({current - previous:+.3f}{mark})"
-            )
-        rows = [
-            [system, language, *(values.get(m, "-") for m in measures)]
-            for (system, language), values in cells.items()
-        ]
-        lines += _table(
-            ["system", "language", *measures],
-            rows,
-            max(4, (max_lines - len(lines)) // 2),
-            "rows",
-            "evalkit diff lists every language",
-        )
-        lines.append("")
-    notes = definition_notes(context.definitions)
-    if context.left_out:
+    notes = definition_notes(verdict.definitions)
+    if verdict.left_out:
         notes.append(
-            f"not evaluated: {', '.join(context.left_out)} (gated, but left out of this run "
+            f"not evaluated: {', '.join(verdict.left_out)} (gated, but left out of this run "
             "by --systems); their checks were not run"
         )
-    if verdict.gates_cannot_fail:
+    if verdict.cannot_fail:
         notes.append(
-            f"{verdict.gates_cannot_fail} passing checks cannot fail (their baseline is "
+            f"{verdict.cannot_fail} passing checks cannot fail (their baseline is "
             "already the measure's worst value)"
         )
-    if context.advice and verdict.passed:
-        notes.append(context.advice)
+    if verdict.advice and verdict.passed:
+        notes.append(verdict.advice)
     if notes:
         lines += ["### Notes", "", *(f"- {_plain(note)}" for note in notes), ""]
-    lines += _base_section(verdict, max_lines - len(lines))
+    if ablation is not None and len(ablation.systems) > 1:
+        lines += _base_section(ablation, max_lines - len(lines))
     return "\n".join(lines[:max_lines]).rstrip("\n") + "\n"
+
+
+def _change_sections(verdict: GateVerdict, change: Change, max_lines: int) -> list[str]:
+    lines = ["### What changed", ""]
+    shown: list[Any] = list(verdict.shown_changes().itertuples(index=False))
+    rows = [
+        [
+            row.system,
+            _code(str(row.measure)),
+            f"{row.before:.3f}",
+            f"{row.after:.3f}",
+            f"{_moved(str(row.direction), float(row.diff))} [{row.ci_low:+.3f}, "
+            f"{row.ci_high:+.3f}]",
+            _number(row.p_adjusted),
+            _counts(row),
+        ]
+        for row in shown
+    ]
+    lines += _table(
+        [
+            "system",
+            "measure",
+            "baseline",
+            "this run",
+            "change [95% interval]",
+            f"p ({change.settings.correction})",
+            "queries worse / better / unchanged",
+        ],
+        rows,
+        10,
+        "rows",
+        "the HTML report lists every measure",
+    )
+    lines.append("")
+    where: list[list[object]] = []
+    worst_lines = []
+    for row in shown:
+        system, measure = str(row.system), str(row.measure)
+        records: list[Any] = list(change.by_language(system, measure).itertuples(index=False))
+        for lang in records:
+            where.append(
+                [
+                    system,
+                    _code(measure),
+                    lang.language,
+                    f"{lang.before:.3f} -> {lang.after:.3f}",
+                    _moved(str(lang.direction), float(lang.diff)),
+                    _counts(lang),
+                    "yes" if lang.differs else "no",
+                ]
+            )
+        worst = change.worst(system, measure)
+        if worst and row.direction != "better":
+            worst_lines.append(
+                f"- {_plain(system)}, {_code(measure)}: worst queries {_plain(', '.join(worst))}"
+            )
+    if where or worst_lines:
+        lines += ["### Where", ""]
+        if where:
+            lines += _table(
+                [
+                    "system",
+                    "measure",
+                    "language",
+                    "baseline -> this run",
+                    "change",
+                    "worse / better / unchanged",
+                    "moved differently from the whole",
+                ],
+                where,
+                8,
+                "rows",
+                "the HTML report lists every language",
+            )
+            lines.append("")
+        lines += [*worst_lines[:4], ""] if worst_lines else []
+    latency = change.latency
+    if len(latency):
+        lines += ["### Latency (ms)", ""]
+        lines += _table(
+            ["system", "baseline n / median / p95", "this run n / median / p95", "note"],
+            [
+                [
+                    row.system,
+                    _latency_cell(row.count_before, row.median_ms_before, row.p95_ms_before),
+                    _latency_cell(row.count_after, row.median_ms_after, row.p95_ms_after),
+                    row.note or "-",
+                ]
+                for row in latency.itertuples(index=False)
+            ],
+            7,
+            "systems",
+            "the HTML report lists every system",
+        )
+        lines.append("")
+    return lines
+
+
+def _moved(direction: str, diff: float) -> str:
+    """``worse -0.346`` when significant, else ``-0.192 (not significant)``."""
+    if direction == "unchanged":
+        return f"{diff:+.3f} (not significant)"
+    return f"{direction} {diff:+.3f}"
+
+
+def _counts(row: Any) -> str:
+    """``28 / 3 / 51``: queries worse / better / unchanged of a change row."""
+    return f"{int(row.worse)} / {int(row.better)} / {int(row.unchanged)}"
+
+
+def _latency_cell(count: Any, median: Any, p95: Any) -> str:
+    """``180 / 1.20 / 3.40``, or ``-`` when not measured."""
+    if median is None or pd.isna(median):
+        return "-"
+    return f"{int(count)} / {float(median):.2f} / {float(p95):.2f}"
 
 
 def _base_section(verdict: Verdict, available: int) -> list[str]:
@@ -388,7 +544,7 @@ def _base_section(verdict: Verdict, available: int) -> list[str]:
     in ``available`` lines (the ablation first to go)."""
     others = [s for s in verdict.systems if s != verdict.base]
     lines = [
-        f"### Within this run: each system against {_plain(verdict.base)} (--base)",
+        f"### Ablation against {_plain(verdict.base)} (within this run, not the change; --base)",
         "",
         _plain(
             "Not the baseline: a paired "
@@ -412,7 +568,7 @@ def _base_section(verdict: Verdict, available: int) -> list[str]:
             rows = [
                 [
                     row.system,
-                    row.measure,
+                    _code(str(row.measure)),
                     row.direction,
                     f"{row.diff:+.3f} [{row.ci_low:+.3f}, {row.ci_high:+.3f}]",
                     f"{row.p_adjusted:.4f}",
@@ -438,7 +594,8 @@ def _base_section(verdict: Verdict, available: int) -> list[str]:
             cells.append("-" if mean is None else "n/a" if math.isnan(mean) else f"{mean:.3f}")
         table_rows.append(cells)
     lines += ["", "### Mean per system in this run", ""]
-    lines += markdown_table(["system", *measures], table_rows, plain=True).splitlines()
+    header = ["system", *(_code(m) for m in measures)]
+    lines += markdown_table(header, table_rows, plain=True).splitlines()
     return lines
 
 

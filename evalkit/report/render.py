@@ -40,8 +40,10 @@ if TYPE_CHECKING:
 __all__ = [
     "CONTENT_SECURITY_POLICY",
     "WORD_JOINER",
+    "MarkdownCode",
     "csv_cell",
     "html_text",
+    "markdown_code",
     "markdown_plain",
     "markdown_table",
     "markdown_text",
@@ -100,6 +102,26 @@ def markdown_plain(value: object, *, line_start: bool = True) -> str:
     return _MD_PLAIN_UNLINK.sub(WORD_JOINER, text)
 
 
+class MarkdownCode(str):
+    """A Markdown code span made by :func:`markdown_code`; :func:`markdown_table` puts it in a
+    cell as it is (a ``|`` escaped, as GFM tables require even inside code spans)."""
+
+    __slots__ = ()
+
+
+def markdown_code(value: object) -> MarkdownCode:
+    """``str(value)`` as a Markdown code span that renders, and copies, exactly as typed: a
+    backtick fence longer than any run of backticks inside, padded with a space when the text
+    starts or ends with a backtick or a space; line breaks become spaces. Nothing inside a
+    code span is a mention or a link, so no invisible character is needed (measure names such
+    as ``nDCG(dcg='exp-log2')@10`` go into Markdown this way)."""
+    text = _LINE_BREAKS.sub(" ", str(value))
+    longest = max((len(run) for run in re.findall("`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text[:1] in ("`", " ") or text[-1:] in ("`", " ") else ""
+    return MarkdownCode(f"{fence}{pad}{text}{pad}{fence}")
+
+
 def markdown_table(
     columns: Sequence[object], rows: Iterable[Sequence[object]], *, plain: bool = False
 ) -> str:
@@ -115,10 +137,14 @@ def markdown_table(
     return "\n".join(lines) + "\n"
 
 
+def _markdown_cell(cell: object, plain: bool) -> str:
+    if isinstance(cell, MarkdownCode):
+        return cell.replace("|", "\\|")
+    return markdown_plain(cell, line_start=False) if plain else markdown_text(cell)
+
+
 def _markdown_row(cells: Sequence[object], plain: bool = False) -> str:
-    if plain:
-        return "| " + " | ".join(markdown_plain(c, line_start=False) for c in cells) + " |"
-    return "| " + " | ".join(markdown_text(c) for c in cells) + " |"
+    return "| " + " | ".join(_markdown_cell(c, plain) for c in cells) + " |"
 
 
 def xml_chars(value: object) -> str:

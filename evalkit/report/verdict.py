@@ -32,18 +32,21 @@ from typing import TYPE_CHECKING, Any, Final
 import numpy as np
 import pandas as pd
 
-from evalkit.errors import InputError, StaleBaselineError
+from evalkit.errors import InputError
 from evalkit.gates import (
     GATE_COLUMNS,
-    check_gates,
+    ChangeSettings,
+    GateVerdict,
     gate_headline,
     gate_outcome,
+    gate_verdict,
     load_gates,
     load_report,
 )
 from evalkit.measures import parse_measure
 from evalkit.measures.names import higher_is_better
 from evalkit.registry import did_you_mean
+from evalkit.safety.output import unshown_reason
 from evalkit.stats import compare, summarize_with_ci
 
 if TYPE_CHECKING:
@@ -59,6 +62,7 @@ __all__ = [
     "Verdict",
     "build_verdict",
     "change_matrix",
+    "fixture_gate_verdict",
     "gate_and_judge",
     "primary_measures",
 ]
@@ -187,13 +191,58 @@ class Verdict:
 @dataclass(frozen=True)
 class GatedVerdict:
     """The report's verdict section: ``gate_results`` (a :func:`evalkit.gates.check_gates`
-    frame; None when the fixture has no ``gates.yaml``), ``stale_baseline`` (True when the
-    gates' baseline was made for another evaluation definition and the gates were checked
-    without it) and the :class:`Verdict` built from them."""
+    frame; None when nothing is gated or the baseline could not be compared),
+    ``stale_baseline`` (True when the baseline was stale or had no system in common: the
+    verdict is then ERROR, as in ``evalkit gate``) and the ablation :class:`Verdict` built
+    from them."""
 
     gate_results: pd.DataFrame | None
     stale_baseline: bool
     verdict: Verdict
+
+
+def _shown(path: object) -> str:
+    """A path as given, or a placeholder when it must not be shown (absolute, a secret)."""
+    text = str(path)
+    return text if unshown_reason(text) is None and not os.path.isabs(text) else "(not shown)"
+
+
+def fixture_gate_verdict(
+    report: Mapping[str, Any],
+    fixture_dir: str | os.PathLike[str],
+    *,
+    baseline: Mapping[str, Any] | None = None,
+    baseline_path: str = "",
+    gates_path: str | os.PathLike[str] | None = None,
+    per_query: pd.DataFrame | None = None,
+    refresh_options: Sequence[str] = (),
+    settings: ChangeSettings | None = None,
+) -> GateVerdict:
+    """The report's :func:`evalkit.gates.gate_verdict`: the gates of ``gates_path`` (default:
+    ``fixture_dir/gates.yaml`` when it exists), against ``baseline`` (given as
+    ``baseline_path``) or else the baseline the gates file names. The same call as
+    ``evalkit gate``'s, so the report and the gate agree, on a stale baseline too."""
+    from evalkit.safety.inputs import find_input
+
+    if gates_path:
+        gates_file, source = find_input(str(gates_path)), _shown(gates_path)
+    else:
+        gates_file, source = Path(fixture_dir) / "gates.yaml", "the fixture's gates.yaml"
+    gates = load_gates(gates_file) if gates_path or gates_file.exists() else None
+    if baseline is None and gates is not None and gates.baseline is not None:
+        found = gates_file.parent / gates.baseline.path
+        baseline, baseline_path = load_report(found), _shown(found)
+    return gate_verdict(
+        report,
+        gates=gates,
+        gates_source=source if gates is not None else "",
+        baseline=baseline,
+        baseline_path=baseline_path or "BASELINE.json",
+        fixture=str(fixture_dir),
+        refresh_options=refresh_options,
+        per_query=per_query,
+        settings=settings,
+    )
 
 
 def gate_and_judge(
@@ -202,32 +251,31 @@ def gate_and_judge(
     fixture_dir: str | os.PathLike[str],
     *,
     baseline: Mapping[str, Any] | None = None,
+    baseline_path: str = "",
+    gates_path: str | os.PathLike[str] | None = None,
     base: str,
     n_resamples: int = 2000,
     seed: int = 0,
+    gate: GateVerdict | None = None,
 ) -> GatedVerdict:
-    """Check the fixture's gates (``fixture_dir/gates.yaml``, if any) on ``report`` (the
-    evaluation's :meth:`~evalkit.run.Evaluation.to_report`) and build the verdict.
-
-    The gates compare against ``baseline`` (a report or baseline dict) when given, else the
-    baseline their file names; a stale baseline (e.g. made for another k) is left out, and
-    the result says so. What the report notebook's verdict cell shows, and what
-    ``evalkit report`` computes for it while the kernel starts.
-    """
-    gates_file = Path(fixture_dir) / "gates.yaml"
-    gate_results, stale = None, False
-    if gates_file.exists():
-        gates = load_gates(gates_file)
-        gate_baseline = baseline
-        if gate_baseline is None and gates.baseline is not None:
-            gate_baseline = load_report(gates_file.parent / gates.baseline.path)
-        try:
-            gate_results = check_gates(report, gates, gate_baseline)
-        except StaleBaselineError:
-            stale = True
-            gate_results = check_gates(report, gates.model_copy(update={"baseline": None}))
-    verdict = build_verdict(evaluation, gate_results, base=base, n_resamples=n_resamples, seed=seed)
-    return GatedVerdict(gate_results, stale, verdict)
+    """The gate checks of :func:`fixture_gate_verdict` and the ablation verdict against
+    ``base``: what the report notebook's ablation cells show, and what ``evalkit report``
+    computes for them while the kernel starts. A stale baseline is not compared (the gate
+    verdict is ERROR); the ablation is then built without gate results. ``gate``: that gate
+    verdict, when already computed."""
+    gated = gate or fixture_gate_verdict(
+        report,
+        fixture_dir,
+        baseline=baseline,
+        baseline_path=baseline_path,
+        gates_path=gates_path,
+        per_query=evaluation.per_query,
+        settings=ChangeSettings(n_resamples=n_resamples, seed=seed),
+    )
+    verdict = build_verdict(
+        evaluation, gated.results, base=base, n_resamples=n_resamples, seed=seed
+    )
+    return GatedVerdict(gated.results, gated.outcome == "ERROR", verdict)
 
 
 def primary_measures(measures: Sequence[str], k: int) -> tuple[str, ...]:

@@ -1,0 +1,500 @@
+"""The change against a baseline: every system present in both files compared with itself.
+
+:func:`compare_with_baseline` reads a report and a baseline (report dicts, :mod:`evalkit.run`'s
+schema) and returns a frozen :class:`Change` of tidy frames, IDs and numbers only:
+
+- ``measures`` (:data:`CHANGE_COLUMNS`): one row per (system, measure, scope), scope ``all``
+  then each language. ``before``/``after`` are the means over the queries both files have a
+  value for, ``diff = after - before`` with a percentile bootstrap interval, the paired
+  randomization test of :func:`evalkit.stats.compare`, Holm over the overall rows of every
+  system and measure (``p_adjusted``); ``direction`` is ``better``/``worse`` (in the measure's
+  direction) when ``p_adjusted <= alpha``, else ``unchanged``. ``worse, better, unchanged``
+  count queries by the tie rule of :mod:`evalkit.stats` (``compare``'s losses, wins, ties).
+  A language row has ``differs``: its paired differences moved differently from those of the
+  other languages (two-sided permutation test of the difference of their means, Holm over
+  every language row; ``p_differs``). Language rows need the queries' languages
+  (``query_languages``), else there are none.
+- ``queries`` (:data:`QUERY_CHANGE_COLUMNS`): every shared query per system and measure,
+  ``rank`` 1 the worst (largest loss in the measure's direction, ties by query ID).
+- ``latency`` (:data:`LATENCY_CHANGE_COLUMNS`): count, median and p95 before and after where
+  both sides measured it, and whether the machine is the same (the reports' ``machine``).
+- ``systems`` (:data:`SYSTEM_CHANGE_COLUMNS`): compared, added (only in the run) or removed
+  (only in the baseline).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+import numpy as np
+import pandas as pd
+
+from evalkit.measures.names import higher_is_better
+from evalkit.results import report_measure_order, report_per_query
+from evalkit.stats import adjust_pvalues, compare, paired_differences
+
+__all__ = [
+    "CHANGE_COLUMNS",
+    "LATENCY_CHANGE_COLUMNS",
+    "QUERY_CHANGE_COLUMNS",
+    "SYSTEM_CHANGE_COLUMNS",
+    "Change",
+    "ChangeSettings",
+    "change_sentence",
+    "compare_with_baseline",
+]
+
+CHANGE_COLUMNS: Final = (
+    "system",
+    "measure",
+    "language",
+    "n",
+    "before",
+    "after",
+    "diff",
+    "ci_low",
+    "ci_high",
+    "test",
+    "p_value",
+    "correction",
+    "p_adjusted",
+    "direction",
+    "worse",
+    "better",
+    "unchanged",
+    "differs",
+    "p_differs",
+)
+"""Columns of :attr:`Change.measures` (module docs); ``language`` is ``all`` on the overall row."""
+
+QUERY_CHANGE_COLUMNS: Final = (
+    "system",
+    "measure",
+    "query_id",
+    "language",
+    "before",
+    "after",
+    "diff",
+    "change",
+    "rank",
+)
+"""Columns of :attr:`Change.queries`: ``change`` is ``worse``, ``better`` or ``unchanged``."""
+
+LATENCY_CHANGE_COLUMNS: Final = (
+    "system",
+    "count_before",
+    "median_ms_before",
+    "p95_ms_before",
+    "count_after",
+    "median_ms_after",
+    "p95_ms_after",
+    "median_ratio",
+    "same_machine",
+    "note",
+)
+"""Columns of :attr:`Change.latency`: ``same_machine`` is True, False or None (a side has no
+machine record); ``note`` says why a side is missing or that the machines differ."""
+
+SYSTEM_CHANGE_COLUMNS: Final = ("system", "status")
+"""Columns of :attr:`Change.systems`: ``status`` is ``compared``, ``added`` or ``removed``."""
+
+ALL: Final = "all"
+
+
+@dataclass(frozen=True)
+class ChangeSettings:
+    """The statistics of a change: the paired ``test`` (randomization), its ``correction``,
+    the significance level ``alpha``, the interval's ``confidence``, resamples and seed."""
+
+    test: str = "randomization"
+    correction: str = "holm"
+    alpha: float = 0.05
+    confidence: float = 0.95
+    n_resamples: int = 2000
+    seed: int = 0
+
+    def statement(self) -> str:
+        """``paired randomization test, holm correction, alpha 0.05, 2000 resamples, seed 0``."""
+        return (
+            f"paired {self.test} test, {self.correction} correction, alpha {self.alpha:g}, "
+            f"{self.n_resamples} resamples, seed {self.seed}"
+        )
+
+
+@dataclass(frozen=True)
+class Change:
+    """A run against a baseline (module docs): frames ``measures``, ``queries``, ``latency``,
+    ``systems`` and the ``settings`` they were computed with."""
+
+    measures: pd.DataFrame
+    queries: pd.DataFrame
+    latency: pd.DataFrame
+    systems: pd.DataFrame
+    settings: ChangeSettings
+
+    @property
+    def compared(self) -> tuple[str, ...]:
+        """Systems compared with themselves in the baseline, in the run's order."""
+        rows = self.systems[self.systems["status"] == "compared"]
+        return tuple(str(s) for s in rows["system"])
+
+    def overall(self, system: str | None = None) -> pd.DataFrame:
+        """The ``all`` rows (of ``system``, when given)."""
+        rows = self.measures[self.measures["language"] == ALL]
+        if system is not None:
+            rows = rows[rows["system"] == system]
+        return rows.reset_index(drop=True)
+
+    def significant(self) -> pd.DataFrame:
+        """The overall rows that moved significantly, worse before better, then system and
+        measure order."""
+        rows = self.overall()
+        rows = rows[rows["direction"] != "unchanged"]
+        return rows.sort_values("direction", key=lambda d: d != "worse", kind="stable").reset_index(
+            drop=True
+        )
+
+    def by_language(self, system: str, measure: str) -> pd.DataFrame:
+        """The language rows of ``system`` and ``measure``."""
+        rows = self.measures[
+            (self.measures["system"] == system)
+            & (self.measures["measure"] == measure)
+            & (self.measures["language"] != ALL)
+        ]
+        return rows.reset_index(drop=True)
+
+    def languages_moved(self, system: str, measure: str) -> pd.DataFrame:
+        """The language rows of ``system`` and ``measure`` that moved differently from the
+        whole (``differs``)."""
+        rows = self.by_language(system, measure)
+        return rows[rows["differs"].astype(bool)].reset_index(drop=True)
+
+    def worst(self, system: str, measure: str, n: int = 5) -> list[str]:
+        """IDs of at most ``n`` queries of ``system`` that got worse on ``measure``, worst
+        first."""
+        rows = self.queries[
+            (self.queries["system"] == system)
+            & (self.queries["measure"] == measure)
+            & (self.queries["change"] == "worse")
+        ].sort_values("rank")
+        return [str(q) for q in rows["query_id"].head(n)]
+
+    def headline(self, system: str) -> str:
+        """``better``, ``worse``, ``mixed`` or ``no significant change`` for ``system``."""
+        directions = set(self.overall(system)["direction"]) - {"unchanged"}
+        if not directions:
+            return "no significant change"
+        return directions.pop() if len(directions) == 1 else "mixed"
+
+
+def _signed(value: float) -> str:
+    """``+0.247`` / ``-0.173`` (a true minus sign would not copy into a search box as typed)."""
+    return f"{value:+.3f}"
+
+
+def change_sentence(
+    change: Change, system: str, *, name: Callable[[str], str] = str, limit: int = 3
+) -> str:
+    """``my-system got worse: nDCG@10 -0.173 (zh -0.346), RR@10 -0.214; nDCG@10: 28 worse,
+    3 better, 51 unchanged of 82 queries`` — or ``my-system: no significant change (8
+    measures, 82 queries)``. Significant overall changes (at most ``limit``, worse first), the
+    languages that moved significantly the same way where a language moved differently from
+    the whole, and the query counts of the first one. ``name`` formats measure names (e.g.
+    as Markdown code spans)."""
+    overall = change.overall(system)
+    if overall.empty:
+        return f"{system}: nothing to compare (no query in common with the baseline)"
+    moved = overall[overall["direction"] != "unchanged"].sort_values(
+        "direction", key=lambda d: d != "worse", kind="stable"
+    )
+    if moved.empty:
+        text = (
+            f"{system}: no significant change ({len(overall)} measures, "
+            f"{int(overall['n'].max())} queries)"
+        )
+        rows = change.measures
+        by_language = rows[
+            (rows["system"] == system)
+            & (rows["language"] != ALL)
+            & (rows["direction"] != "unchanged")
+        ].sort_values("direction", key=lambda d: d != "worse", kind="stable")
+        if by_language.empty:
+            return text
+        records: list[Any] = list(by_language.head(limit).itertuples(index=False))
+        listed = [
+            f"{row.language} {row.direction}: {name(str(row.measure))} "
+            f"{_signed(float(row.diff))} ({int(row.worse)} worse, "
+            f"{int(row.better)} better of {int(row.n)})"
+            for row in records
+        ]
+        return text.replace("change (", "change overall (") + "; by language, " + ", ".join(listed)
+    parts = []
+    for row in moved.head(limit).itertuples(index=False):
+        text = f"{name(str(row.measure))} {_signed(float(row.diff))}"  # type: ignore[arg-type]
+        languages = change.languages_moved(system, str(row.measure))
+        same_way = languages[languages["direction"] == row.direction]
+        if len(same_way):
+            text += (
+                " ("
+                + ", ".join(
+                    f"{lang} {_signed(float(diff))}"
+                    for lang, diff in zip(same_way["language"], same_way["diff"], strict=True)
+                )
+                + ")"
+            )
+        parts.append(text)
+    more = len(moved) - limit
+    if more > 0:
+        parts.append(f"{more} more")
+    first = moved.iloc[0]
+    counts = (
+        f"{name(str(first['measure']))}: {int(first['worse'])} worse, "
+        f"{int(first['better'])} better, {int(first['unchanged'])} unchanged of "
+        f"{int(first['n'])} queries"
+    )
+    return f"{system} got {change.headline(system)}: {', '.join(parts)}; {counts}"
+
+
+def _frame(
+    report: Mapping[str, Any], baseline: Mapping[str, Any], system: str, measures: Sequence[str]
+) -> pd.DataFrame:
+    """Tidy ``system (before|after), query_id, measure, value`` of the queries both have."""
+    after = report_per_query(report, "report").get(system, {})
+    before = report_per_query(baseline, "baseline").get(system, {})
+    rows = []
+    for query_id in sorted(set(after) & set(before)):
+        for measure in measures:
+            if measure in after[query_id] and measure in before[query_id]:
+                rows.append(("after", query_id, measure, after[query_id][measure]))
+                rows.append(("before", query_id, measure, before[query_id][measure]))
+    return pd.DataFrame(rows, columns=["system", "query_id", "measure", "value"])
+
+
+def _differs_p(d: np.ndarray, inside: np.ndarray, settings: ChangeSettings) -> float:
+    """Two-sided permutation p-value of ``mean(d[inside]) - mean(d[~inside])``."""
+    from scipy.stats import permutation_test
+
+    def statistic(x: np.ndarray, y: np.ndarray, axis: int) -> np.ndarray:
+        return np.asarray(np.mean(x, axis=axis) - np.mean(y, axis=axis))
+
+    result = permutation_test(
+        (d[inside], d[~inside]),
+        statistic,
+        permutation_type="independent",
+        vectorized=True,
+        n_resamples=settings.n_resamples,
+        alternative="two-sided",
+        rng=np.random.default_rng(settings.seed),
+    )
+    return float(result.pvalue)
+
+
+def compare_with_baseline(
+    report: Mapping[str, Any],
+    baseline: Mapping[str, Any],
+    *,
+    query_languages: Mapping[str, str] | None = None,
+    settings: ChangeSettings | None = None,
+) -> Change:
+    """Every system of ``report`` that ``baseline`` also has, compared with itself there
+    (module docs). ``query_languages`` maps query IDs to languages (e.g. from the evaluation's
+    per-query frame); without it, the report's ``queryLanguages`` when it has them, else no
+    language rows."""
+    settings = settings or ChangeSettings()
+    languages = dict(query_languages or report.get("queryLanguages") or {})
+    run_systems = [str(s) for s in report.get("systems") or []]
+    base_systems = [str(s) for s in baseline.get("systems") or []]
+    compared = [s for s in run_systems if s in base_systems]
+    systems = pd.DataFrame(
+        [(s, "compared" if s in base_systems else "added") for s in run_systems]
+        + [(s, "removed") for s in base_systems if s not in run_systems],
+        columns=list(SYSTEM_CHANGE_COLUMNS),
+    )
+    order = report_measure_order(report)
+    known = set(report_measure_order(baseline))
+    measures = [m for m in order if m in known]
+    rows: list[pd.DataFrame] = []
+    queries: list[pd.DataFrame] = []
+    for system in compared:
+        frame = _frame(report, baseline, system, measures)
+        if frame.empty:
+            continue
+        present = [m for m in measures if m in set(frame["measure"])]
+        frame["language"] = frame["query_id"].map(languages).fillna("")
+        kwargs: dict[str, Any] = {
+            "test": settings.test,
+            "correction": "none",
+            "n_resamples": settings.n_resamples,
+            "confidence": settings.confidence,
+            "alpha": settings.alpha,
+            "seed": settings.seed,
+        }
+        overall = compare(frame, "before", present, **kwargs).assign(language=ALL)
+        parts = [overall]
+        if languages and frame["language"].nunique() > 1:
+            parts.append(compare(frame, "before", present, by="language", **kwargs))
+        result = pd.concat(parts, ignore_index=True)
+        result["system"] = system
+        result["order"] = result["measure"].map({m: i for i, m in enumerate(present)})
+        result["scope"] = (result["language"] != ALL).astype(int)
+        rows.append(result)
+        queries.append(_query_rows(system, frame))
+    measures_frame = _measures_frame(rows, queries, settings)
+    query_frame = (
+        pd.concat(queries, ignore_index=True)
+        if queries
+        else pd.DataFrame(columns=list(QUERY_CHANGE_COLUMNS))
+    )
+    return Change(
+        measures=measures_frame,
+        queries=query_frame,
+        latency=_latency(report, baseline, compared),
+        systems=systems,
+        settings=settings,
+    )
+
+
+def _measures_frame(
+    rows: list[pd.DataFrame], queries: list[pd.DataFrame], settings: ChangeSettings
+) -> pd.DataFrame:
+    if not rows:
+        return pd.DataFrame(columns=list(CHANGE_COLUMNS))
+    result = pd.concat(rows, ignore_index=True)
+    result = result.sort_values("scope", kind="stable").reset_index(drop=True)
+    result = result.rename(columns={"base_mean": "before", "mean": "after"})
+    result["worse"], result["better"], result["unchanged"] = (
+        result["losses"],
+        result["wins"],
+        result["ties"],
+    )
+    result["correction"] = settings.correction
+    overall = result["language"] == ALL
+    p_adjusted = np.full(len(result), np.nan)
+    for mask in (overall.to_numpy(), (~overall).to_numpy()):
+        p = result.loc[mask, "p_value"].to_numpy(np.float64)
+        valid = ~np.isnan(p)
+        if valid.any():
+            adjusted = np.full(p.shape, np.nan)
+            adjusted[valid] = adjust_pvalues(p[valid], settings.correction)
+            p_adjusted[mask] = adjusted
+    result["p_adjusted"] = p_adjusted
+    sign = np.where([higher_is_better(str(m)) for m in result["measure"]], 1.0, -1.0)
+    significant = result["p_adjusted"].to_numpy() <= settings.alpha
+    gain = sign * result["diff"].to_numpy(np.float64)
+    result["direction"] = np.where(
+        significant & (gain > 0), "better", np.where(significant & (gain < 0), "worse", "unchanged")
+    )
+    result["differs"] = False
+    result["p_differs"] = np.nan
+    if (~overall).any():
+        per_query = pd.concat(queries, ignore_index=True)
+        p_values = []
+        for index in result.index[~overall]:
+            row = result.loc[index]
+            pairs = per_query[
+                (per_query["system"] == row["system"]) & (per_query["measure"] == row["measure"])
+            ]
+            inside = (pairs["language"] == row["language"]).to_numpy()
+            d = pairs["diff"].to_numpy(np.float64)
+            enough = inside.sum() >= 2 and (~inside).sum() >= 2
+            p_values.append(_differs_p(d, inside, settings) if enough else np.nan)
+        p = np.asarray(p_values, dtype=np.float64)
+        adjusted = np.full(p.shape, np.nan)
+        valid = ~np.isnan(p)
+        if valid.any():
+            adjusted[valid] = adjust_pvalues(p[valid], settings.correction)
+        result.loc[~overall, "p_differs"] = adjusted
+        result.loc[~overall, "differs"] = np.nan_to_num(adjusted, nan=1.0) <= settings.alpha
+    result["differs"] = result["differs"].astype(bool)
+    return result[list(CHANGE_COLUMNS)].reset_index(drop=True)
+
+
+def _query_rows(system: str, frame: pd.DataFrame) -> pd.DataFrame:
+    """Every shared query of ``system``: before, after, tie-ruled diff, change, rank."""
+    wide = frame.pivot_table(
+        index=["measure", "query_id", "language"], columns="system", values="value"
+    ).reset_index()
+    parts = []
+    for measure, group in wide.groupby("measure", sort=False):
+        d = paired_differences(
+            group["after"].to_numpy(np.float64), group["before"].to_numpy(np.float64)
+        )
+        gain = d * (1.0 if higher_is_better(str(measure)) else -1.0)
+        part = pd.DataFrame(
+            {
+                "system": system,
+                "measure": str(measure),
+                "query_id": group["query_id"].astype(str).to_numpy(),
+                "language": group["language"].astype(str).to_numpy(),
+                "before": group["before"].to_numpy(np.float64),
+                "after": group["after"].to_numpy(np.float64),
+                "diff": d,
+                "change": np.where(gain < 0, "worse", np.where(gain > 0, "better", "unchanged")),
+                "_gain": gain,
+            }
+        ).sort_values(["_gain", "query_id"], kind="stable")
+        part["rank"] = np.arange(1, len(part) + 1)
+        parts.append(part.drop(columns="_gain"))
+    return pd.concat(parts, ignore_index=True)[list(QUERY_CHANGE_COLUMNS)]
+
+
+_MACHINE_KEYS: Final = ("os", "arch", "cpus", "cpuModel")
+
+
+def _machine_text(machine: Mapping[str, Any]) -> str:
+    return f"{machine.get('os')} {machine.get('arch')}, {machine.get('cpus')} CPUs, " + str(
+        machine.get("cpuModel") or "unknown CPU"
+    )
+
+
+def _latency(
+    report: Mapping[str, Any], baseline: Mapping[str, Any], compared: Sequence[str]
+) -> pd.DataFrame:
+    after_all = report.get("latency") or {}
+    before_all = baseline.get("latency") or {}
+    machine_after, machine_before = report.get("machine"), baseline.get("machine")
+    same: bool | None = None
+    if isinstance(machine_after, Mapping) and isinstance(machine_before, Mapping):
+        same = all(machine_after.get(k) == machine_before.get(k) for k in _MACHINE_KEYS)
+    rows = []
+    for system in compared:
+        after, before = after_all.get(system) or {}, before_all.get(system) or {}
+        note = ""
+        if after.get("measured") is False or before.get("measured") is False:
+            note = "not measured (run file)"
+        elif not before:
+            note = "not recorded in the baseline (written by an older evalkit); refresh it"
+        elif not after:
+            note = "not measured in this run"
+        elif (
+            same is False
+            and isinstance(machine_after, Mapping)
+            and isinstance(machine_before, Mapping)
+        ):
+            note = (
+                f"measured on different machines: baseline {_machine_text(machine_before)}; "
+                f"now {_machine_text(machine_after)}"
+            )
+        median_b, median_a = before.get("medianMs"), after.get("medianMs")
+        ratio = (
+            float(median_a) / float(median_b)
+            if isinstance(median_a, int | float) and isinstance(median_b, int | float) and median_b
+            else np.nan
+        )
+        rows.append(
+            (
+                system,
+                before.get("count"),
+                median_b,
+                before.get("p95Ms"),
+                after.get("count"),
+                median_a,
+                after.get("p95Ms"),
+                ratio,
+                same,
+                note,
+            )
+        )
+    return pd.DataFrame(rows, columns=list(LATENCY_CHANGE_COLUMNS))
