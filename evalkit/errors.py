@@ -21,6 +21,7 @@ evalkit is defined here, in one tree::
     │   ├── NotebookError, RuntimeError         the report notebook failed to execute
     │   ├── SystemFailedError, RuntimeError     a user's system raised
     │   └── ExternalSystemError, RuntimeError   an ``http:`` system failed
+    │       └── HttpResponseError               its response was refused (encoding, JSON)
     ├── InputFileError(OSError)                 an input file cannot be read
     └── YamlFileError(ValueError)               a small YAML file (a config) cannot be read
 
