@@ -54,9 +54,11 @@ def load_report(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 
 def baseline_from_report(report: Mapping[str, Any]) -> dict[str, Any]:
-    """The baseline of ``report``: its deterministic projection without a ``gates`` section."""
+    """The baseline of ``report``: its deterministic projection without a ``gates`` section
+    and without ``confidence`` (abstention gates read the report, not the baseline)."""
     projection = deterministic_projection(dict(report))
     projection.pop("gates", None)
+    projection.pop("confidence", None)
     return projection
 
 

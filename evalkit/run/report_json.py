@@ -25,6 +25,10 @@ Schema ``evalkit.report/1`` (keys in camelCase)::
                               when no query has a value (else ``n`` counts those that have
                               one). It stays in ``settings.measures``; readers (gates, diff)
                               treat a measure listed there but absent as not evaluated.
+    confidence                {system: {query_id: score}}: each query's top result's score
+                              (rank 1), the confidence of abstention gates
+                              (:mod:`evalkit.stats`' ``abstention``); a query without a
+                              result is left out (confidence -inf: never answered)
     failures                  [{system, queryId, language, kind, chunkIds}]
     systemNotes               {system: notes} of systems that give notes (a run file: latency
                               "not measured", queriesMissing, missingQueryIds)
@@ -173,6 +177,12 @@ def build_report(evaluation: Evaluation) -> dict[str, Any]:
         entry = per_query[row["system"]].setdefault(row["query_id"], {})
         if not math.isnan(row["value"]):  # n/a: left out (module docstring)
             entry[row["measure"]] = float(row["value"])
+    confidence: dict[str, dict[str, float]] = {s: {} for s in evaluation.systems}
+    top = evaluation.rankings[evaluation.rankings["rank"] == 1]
+    scores = top["score"].tolist()
+    for system, query_id, top_score in zip(top["system"], top["query_id"], scores, strict=True):
+        if math.isfinite(top_score):
+            confidence[system][query_id] = float(top_score)
     failures = [
         {
             "system": row["system"],
@@ -210,6 +220,7 @@ def build_report(evaluation: Evaluation) -> dict[str, Any]:
         "summary": summary,
         "summaryByLanguage": by_language,
         "perQuery": per_query,
+        "confidence": confidence,
         "failures": failures,
         "systemNotes": {
             s: evaluation.notes[s] for s in evaluation.systems if s in evaluation.notes
