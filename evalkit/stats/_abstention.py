@@ -262,10 +262,13 @@ class Abstention:
       statistic in :data:`ABSTENTION_STATISTICS`): ``value``, its percentile bootstrap
       interval ``ci_low``, ``ci_high``, ``target`` (the operating point's ``NoAnswerFP``
       target), the class sizes, and ``note`` (:data:`NO_NO_ANSWER` where it applies, else "").
+    - ``queries``: one row per (system, query): ``system, query_id, language`` (str),
+      ``answerable`` (bool), ``confidence`` (float, ``-inf`` without a result).
     """
 
     curve: pd.DataFrame
     summary: pd.DataFrame
+    queries: pd.DataFrame
     measure: str
     target: float
 
@@ -378,6 +381,13 @@ def abstention(
         else pd.DataFrame({c: pd.Series(dtype=object) for c in CURVE_COLUMNS})
     )
     summary = pd.DataFrame(summaries, columns=SUMMARY_COLUMNS_ABSTENTION)
+    queries_frame = frame[["system", "query_id", "language", "answerable", "score"]].rename(
+        columns={"score": "confidence"}
+    )
     return Abstention(
-        curve=curve[CURVE_COLUMNS], summary=summary, measure=primary, target=max_no_answer_fp
+        curve=curve[CURVE_COLUMNS],
+        summary=summary,
+        queries=queries_frame.reset_index(drop=True),
+        measure=primary,
+        target=max_no_answer_fp,
     )
