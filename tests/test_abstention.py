@@ -13,7 +13,7 @@ from sklearn.metrics import roc_auc_score
 
 import evalkit as ek
 from evalkit.fixtures import Fixture, load_fixture
-from evalkit.gates import check_gates, load_gates
+from evalkit.gates import check_gates, format_gate_table, load_gates, worst_queries
 from evalkit.run import Evaluation, evaluate
 from evalkit.stats import ABSTENTION_STATISTICS, NO_NO_ANSWER, abstention_statistics
 
@@ -207,6 +207,8 @@ def test_an_operating_point_gate_fails_when_confidences_stop_separating(
     op = failed.set_index("measure").loc["NoResult@NoAnswerFP<=0.34"]
     assert (op["op"], op["threshold"], op["actual"]) == ("<=", 0.05, 1.0)
     assert failed.set_index("measure").loc["AUC", "actual"] == 0.5
+    assert worst_queries(failed, pr.per_query) == [[], []]  # no per-query measure to rank
+    assert "NoResult@NoAnswerFP<=0.34" in format_gate_table(failed)
 
 
 def test_an_abstention_gate_on_an_old_report_is_not_evaluated(

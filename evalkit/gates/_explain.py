@@ -72,7 +72,7 @@ def worst_queries(
         if row.status != "fail":
             worst.append([])
             continue
-        if row.kind in ("new-failures", "abstention") or row.measure == NEW_FAILURES_MEASURE:
+        if row.kind == "new-failures" or row.measure == NEW_FAILURES_MEASURE:
             worst.append([q for q in str(row.query_ids).split(",") if q][:n])
             continue
         system, measure, language = str(row.system), str(row.measure), str(row.language)

@@ -35,9 +35,11 @@ Intervals: percentile bootstrap over queries, resampled within each class (answe
 no-answer: the class sizes stay fixed, as ``pROC``'s stratified bootstrap), ``n_resamples``
 resamples as count vectors drawn from a generator derived from ``seed`` and the (system,
 language) key (:func:`evalkit.stats._resampling.group_seed`), so the same inputs and seed give
-identical frames. Every statistic of a resample is computed at once, in numpy (no Python loop
-per threshold or per resample). Without no-answer queries (most TREC collections) every
-statistic but ``aurc`` is NaN and ``note`` is :data:`NO_NO_ANSWER`.
+identical frames; the threshold's interval takes observed thresholds (``inverted_cdf``; it may
+be ``inf``), the others interpolate linearly. Every statistic of a resample is computed at
+once, in numpy (no Python loop per threshold or per resample). Without no-answer queries
+(most TREC collections) every statistic but ``aurc`` is NaN and ``note`` is
+:data:`NO_NO_ANSWER`.
 """
 
 from __future__ import annotations
@@ -357,9 +359,15 @@ def abstention(
             note = NO_NO_ANSWER if n_neg == 0 else NO_ANSWERABLE if n_pos == 0 else ""
             for name in ABSTENTION_STATISTICS:
                 draws = resampled.statistic(name)
-                finite = draws[np.isfinite(draws)]
+                kept = draws[~np.isnan(draws)]  # a threshold may be inf: nothing answered
                 low, high = (
-                    np.quantile(finite, [tail, 1.0 - tail]) if finite.size else (np.nan, np.nan)
+                    np.quantile(
+                        kept,
+                        [tail, 1.0 - tail],
+                        method="inverted_cdf" if name == "op_threshold" else "linear",
+                    )
+                    if kept.size
+                    else (np.nan, np.nan)
                 )
                 summaries.append(
                     {
