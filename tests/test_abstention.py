@@ -231,3 +231,15 @@ def test_an_abstention_gate_needs_a_complete_bound(tmp_path: pathlib.Path) -> No
     )
     with pytest.raises(ek.errors.FixtureError, match="together"):
         load_gates(path)
+
+
+def test_an_abstention_gate_id_is_unique_among_all_gates(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "gates.yaml"
+    path.write_text(
+        "schema: evalkit.gates/1\n"
+        "absolute:\n  - {id: g, system: mine, measure: RR@10, min: 0.5}\n"
+        "abstention:\n  - {id: g, system: mine, min_auc: 0.7}\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(ek.errors.FixtureError, match="duplicate gate ID"):
+        load_gates(path)

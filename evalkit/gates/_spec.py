@@ -447,6 +447,13 @@ def _cross_rules(gates: Gates, name: str, lines: Mapping[tuple[str, int], int]) 
                 Problem(where, gate_id, "id", f"duplicate gate ID, first used at {seen[gate_id]}")
             )
         seen.setdefault(gate_id, where)
+    for index, gate_id in enumerate(abstention_gate_ids(gates)):
+        where = f"{name}:{lines.get(('abstention', index), 0)}"
+        if gate_id in seen:
+            problems.append(
+                Problem(where, gate_id, "id", f"duplicate gate ID, first used at {seen[gate_id]}")
+            )
+        seen.setdefault(gate_id, where)
     for index, gate in enumerate(gates.absolute):
         problem = _bound_problem(gate)
         if problem is not None:
