@@ -52,7 +52,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from evalkit.errors import InputError
-from evalkit.stats._resampling import group_seed, random_generator
+from evalkit.stats._resampling import BLOCK_VALUES, group_seed, random_generator
 
 if TYPE_CHECKING:
     from evalkit.run import Evaluation
@@ -250,6 +250,29 @@ def stratified_counts(
     return counts
 
 
+def _resampled_statistics(
+    confidence: FloatArray,
+    answerable: npt.NDArray[np.bool_],
+    value: FloatArray,
+    *,
+    max_no_answer_fp: float,
+    rng: np.random.Generator,
+    n_resamples: int,
+) -> dict[str, FloatArray]:
+    """Each summary statistic over ``n_resamples`` stratified resamples, ``(n_resamples,)``,
+    drawn in blocks of about ``BLOCK_VALUES`` counts (memory stays bounded for many queries)."""
+    rows = max(1, BLOCK_VALUES // max(1, confidence.shape[0]))
+    parts: dict[str, list[FloatArray]] = {name: [] for name in ABSTENTION_STATISTICS}
+    for start in range(0, n_resamples, rows):
+        counts = stratified_counts(answerable, rng, min(rows, n_resamples - start))
+        block = abstention_statistics(
+            confidence, answerable, value, max_no_answer_fp=max_no_answer_fp, weights=counts
+        )
+        for name in ABSTENTION_STATISTICS:
+            parts[name].append(block.statistic(name))
+    return {name: np.concatenate(arrays) for name, arrays in parts.items()}
+
+
 @dataclass(frozen=True)
 class Abstention:
     """The result of :func:`abstention`.
@@ -333,12 +356,13 @@ def abstention(
             rng = random_generator(
                 group_seed(seed, "abstention", ("system", "language"), (system, language))
             )
-            resampled = abstention_statistics(
+            resampled = _resampled_statistics(
                 conf,
                 answerable,
                 value,
                 max_no_answer_fp=max_no_answer_fp,
-                weights=stratified_counts(answerable, rng, n_resamples),
+                rng=rng,
+                n_resamples=n_resamples,
             )
             curves.append(
                 pd.DataFrame(
@@ -358,7 +382,7 @@ def abstention(
             n_pos, n_neg = int(answerable.sum()), int((~answerable).sum())
             note = NO_NO_ANSWER if n_neg == 0 else NO_ANSWERABLE if n_pos == 0 else ""
             for name in ABSTENTION_STATISTICS:
-                draws = resampled.statistic(name)
+                draws = resampled[name]
                 kept = draws[~np.isnan(draws)]  # a threshold may be inf: nothing answered
                 low, high = (
                     np.quantile(
