@@ -23,7 +23,14 @@ if TYPE_CHECKING:
     from evalkit.report import Verdict, build_verdict
     from evalkit.report import plots as plot
     from evalkit.run import Evaluation, QueryExplanation, evaluate, explain, write_report
-    from evalkit.stats import anova, compare, randomized_tukey_hsd, summarize_with_ci, tukey_hsd
+    from evalkit.stats import (
+        abstention,
+        anova,
+        compare,
+        randomized_tukey_hsd,
+        summarize_with_ci,
+        tukey_hsd,
+    )
     from evalkit.systems import SYSTEMS, BaseRetriever, FunctionRetriever, Hit, Retriever
 
 __version__ = "0.1.0"
@@ -38,6 +45,7 @@ __all__ = [
     "QueryExplanation",
     "Retriever",
     "Verdict",
+    "abstention",
     "aggregate",
     "anova",
     "build_verdict",
@@ -82,6 +90,7 @@ _MODULE_OF = {
     "parse_measure": "evalkit.measures",
     "score": "evalkit.measures",
     "write_report": "evalkit.run",
+    "abstention": "evalkit.stats",
     "compare": "evalkit.stats",
     "summarize_with_ci": "evalkit.stats",
     "anova": "evalkit.stats",

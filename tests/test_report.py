@@ -57,6 +57,7 @@ def test_report_schema_and_sections(committed_evaluation: Evaluation) -> None:
         "summary",
         "summaryByLanguage",
         "perQuery",
+        "confidence",
         "failures",
         "systemNotes",
         "determinism",

@@ -55,12 +55,14 @@ def load_report(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 def baseline_from_report(report: Mapping[str, Any]) -> dict[str, Any]:
     """The baseline of ``report``: its deterministic projection without the ``gates`` and
-    ``verdict`` sections of ``evalkit gate --output``, plus its ``latency`` and ``machine``
+    ``verdict`` sections of ``evalkit gate --output`` and without ``confidence`` (abstention
+    gates read the report, not the baseline), plus its ``latency`` and ``machine``
     (so a pull request sees latency before and after). Neither is part of any definition
     hash: a baseline refreshed on another machine differs in bytes, never in staleness."""
     projection = deterministic_projection(dict(report))
     projection.pop("gates", None)
     projection.pop("verdict", None)
+    projection.pop("confidence", None)
     for key in ("latency", "machine"):
         if key in report:
             projection[key] = report[key]

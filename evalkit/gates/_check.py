@@ -54,7 +54,14 @@ import pandas as pd
 
 from evalkit.errors import InputError
 from evalkit.gates._baseline import check_baseline_fresh
-from evalkit.gates._spec import AbsoluteGate, BaselineGate, Gates, RelativeGate
+from evalkit.gates._spec import (
+    AbsoluteGate,
+    AbstentionGate,
+    BaselineGate,
+    Gates,
+    RelativeGate,
+    abstention_gate_ids,
+)
 from evalkit.measures import higher_is_better, parse_measure
 from evalkit.measures.names import measure_range
 from evalkit.registry import did_you_mean
@@ -63,6 +70,7 @@ from evalkit.results import (
     report_list,
     report_means,
     report_measure_order,
+    report_per_query,
 )
 from evalkit.safety.names import safe_id
 
@@ -312,6 +320,7 @@ def gate_systems(gates: Gates) -> list[str]:
     named: list[str] = []
     for gate in (*gates.absolute, *gates.relative):
         named += [gate.system, *([gate.reference] if isinstance(gate, RelativeGate) else [])]
+    named += [gate.system for gate in gates.abstention]
     if gates.baseline is not None and gates.baseline.systems != "all":
         named += list(gates.baseline.systems)
     return list(dict.fromkeys(named))
@@ -403,6 +412,7 @@ def check_gates(
             reference_mean = current.get(gate.reference, gate.measure, gate.language, gate_id)
             op, threshold = _worse_bound(gate.measure, reference_mean, gate.max_drop)
         rows.append(GateCheck.checked(**where, op=op, threshold=threshold, actual=actual))
+    rows += _abstention_rows(report, gates)
     if gates.baseline is not None:
         if baseline is None:
             raise InputError(
@@ -415,6 +425,78 @@ def check_gates(
     return pd.DataFrame([astuple(row) for row in rows], columns=GATE_COLUMNS).astype(
         {"threshold": "float64", "actual": "float64", "passed": "boolean"}
     )
+
+
+AUC_MEASURE: Final = "AUC"
+"""The ``measure`` of an abstention gate's AUC check (:func:`evalkit.stats.abstention`)."""
+
+
+def operating_point_measure(max_no_answer_fp: float) -> str:
+    """The ``measure`` of an abstention gate's operating-point check, e.g.
+    ``NoResult@NoAnswerFP<=0.34``."""
+    return f"NoResult@NoAnswerFP<={max_no_answer_fp:g}"
+
+
+def _abstention_rows(report: Mapping[str, Any], gates: Gates) -> list[GateCheck]:
+    """One check per bound of each abstention gate (operating point, then AUC), computed from
+    the report's ``confidence`` and ``perQuery`` (a query with ``NoAnswerFP`` is a no-answer
+    query) by :func:`evalkit.stats.abstention_statistics`."""
+    from evalkit.stats import abstention_statistics
+
+    rows: list[GateCheck] = []
+    for gate, gate_id in zip(gates.abstention, abstention_gate_ids(gates), strict=True):
+        checks = _abstention_bounds(gate)
+        why = _why_no_confidence(report, gate.system)
+        statistics = None
+        if why is None:
+            per_query = report_per_query(report, "report").get(gate.system, {})
+            confidence = report["confidence"].get(gate.system, {})
+            queries = sorted(per_query)
+            answerable = ["NoAnswerFP" not in per_query[q] for q in queries]
+            if all(answerable):
+                why = "n/a: no no-answer queries"
+            else:
+                scores = [float(confidence.get(q, -math.inf)) for q in queries]
+                statistics = abstention_statistics(
+                    scores, answerable, max_no_answer_fp=gate.max_no_answer_fp or 0.0
+                )
+        for measure, op, threshold, statistic in checks:
+            where = {
+                "gate": gate_id,
+                "kind": "abstention",
+                "system": gate.system,
+                "measure": measure,
+                "language": ALL_LANGUAGES,
+                "reference": "",
+            }
+            if statistics is None:
+                rows.append(GateCheck.not_evaluated(**where, note=why or ""))
+                continue
+            actual = float(statistics.statistic(statistic)[0])
+            rows.append(GateCheck.checked(**where, op=op, threshold=threshold, actual=actual))
+    return rows
+
+
+def _abstention_bounds(gate: AbstentionGate) -> list[tuple[str, str, float, str]]:
+    """``(measure, op, threshold, statistic)`` of each bound of ``gate``."""
+    bounds: list[tuple[str, str, float, str]] = []
+    if gate.max_no_answer_fp is not None and gate.max_no_result is not None:
+        measure = operating_point_measure(gate.max_no_answer_fp)
+        bounds.append((measure, "<=", gate.max_no_result, "op_no_result"))
+    if gate.min_auc is not None:
+        bounds.append((AUC_MEASURE, ">=", gate.min_auc, "auc"))
+    return bounds
+
+
+def _why_no_confidence(report: Mapping[str, Any], system: str) -> str | None:
+    if not isinstance(report.get("confidence"), Mapping):
+        return (
+            "the report has no confidence section (written by an older evalkit); evaluate "
+            "again to check abstention gates"
+        )
+    if system not in report["confidence"]:
+        return "the system is not in the report"
+    return None
 
 
 def _baseline_rows(

@@ -7,6 +7,11 @@ kinds of gate, all checked against a report dict of schema ``evalkit.report/1``
 - ``absolute``: a bound on one system's mean of one measure, overall or in one language
   (``min`` -> ``actual >= min``, ``max`` -> ``actual <= max``; exactly one of them).
 - ``relative``: ``system`` may be at most ``max_drop`` worse than ``reference`` on a measure.
+- ``abstention``: a bound on one system's abstention over every confidence threshold
+  (:func:`evalkit.stats.abstention`, computed from the report's ``confidence``): an operating
+  point (``max_no_answer_fp`` with ``max_no_result``: at the lowest ``NoResult`` with
+  ``NoAnswerFP <= max_no_answer_fp``, ``NoResult <= max_no_result``) and/or ``min_auc`` (the
+  ROC AUC of confidence separating answerable from no-answer queries).
 - ``baseline``: no measure of the named systems may be more than its tolerance worse than in
   the committed baseline, overall and (``per_language``) in each language; optionally at most
   ``max_new_failures`` queries per system may fail that did not fail in the baseline.
@@ -70,10 +75,12 @@ __all__ = [
     "DEFAULT_TOLERANCE",
     "GATES_SCHEMA",
     "AbsoluteGate",
+    "AbstentionGate",
     "BaselineGate",
     "Gates",
     "RelativeGate",
     "Tolerance",
+    "abstention_gate_ids",
     "load_gates",
 ]
 
@@ -147,6 +154,31 @@ class RelativeGate(_MeasureGate):
     def _two_systems(self) -> RelativeGate:
         if self.system == self.reference:
             raise ValueError("system and reference must be different systems")
+        return self
+
+
+Rate = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
+
+
+class AbstentionGate(_Model):
+    """``system``'s abstention over all its queries: an operating point and/or a minimum AUC.
+
+    ``max_no_answer_fp`` and ``max_no_result`` go together: the operating point at the target
+    ``NoAnswerFP <= max_no_answer_fp`` must have ``NoResult <= max_no_result``. ``min_auc``:
+    the AUC must be ``>= min_auc``."""
+
+    id: GateId | None = None
+    system: SystemName
+    max_no_answer_fp: Rate | None = None
+    max_no_result: Rate | None = None
+    min_auc: Rate | None = None
+
+    @model_validator(mode="after")
+    def _a_bound(self) -> AbstentionGate:
+        if (self.max_no_answer_fp is None) != (self.max_no_result is None):
+            raise ValueError("give max_no_answer_fp and max_no_result together")
+        if self.max_no_result is None and self.min_auc is None:
+            raise ValueError("give max_no_answer_fp with max_no_result, min_auc, or both")
         return self
 
 
@@ -259,10 +291,11 @@ class Gates(_Model):
     absolute: tuple[AbsoluteGate, ...] = ()
     relative: tuple[RelativeGate, ...] = ()
     baseline: BaselineGate | None = None
+    abstention: tuple[AbstentionGate, ...] = ()
 
     model_config = ConfigDict(populate_by_name=True)  # merged with _Model's
 
-    @field_validator("absolute", "relative", mode="before")
+    @field_validator("absolute", "relative", "abstention", mode="before")
     @classmethod
     def _list_to_tuple(cls, value: object) -> object:
         return tuple(value) if isinstance(value, list) else value
@@ -274,6 +307,11 @@ class Gates(_Model):
             for kind, gates in (("absolute", self.absolute), ("relative", self.relative))
             for index, gate in enumerate(gates)
         )
+
+
+def abstention_gate_ids(gates: Gates) -> tuple[str, ...]:
+    """The ID of each abstention gate (``abstention[i]`` when none was given)."""
+    return tuple(gate.id or f"abstention[{i}]" for i, gate in enumerate(gates.abstention))
 
 
 def load_gates(path: str | os.PathLike[str]) -> Gates:
@@ -357,7 +395,11 @@ def _problem(
     section = location[0] if location else ""
     label, field_parts = "", location
     line = lines.get((section, -1))
-    if section in ("absolute", "relative") and len(location) >= 2 and location[1].isdigit():
+    if (
+        section in ("absolute", "relative", "abstention")
+        and len(location) >= 2
+        and location[1].isdigit()
+    ):
         index = int(location[1])
         label = _label(data, section, index)
         line = lines.get((section, index), line)
@@ -393,7 +435,7 @@ def _message(detail: Any) -> str:
 
 def _cross_rules(gates: Gates, name: str, lines: Mapping[tuple[str, int], int]) -> list[Problem]:
     problems: list[Problem] = []
-    if not gates.absolute and not gates.relative and gates.baseline is None:
+    if not (gates.absolute or gates.relative or gates.abstention) and gates.baseline is None:
         problems.append(
             Problem(name, "", "", "defines no gates; add absolute, relative or baseline gates")
         )
@@ -402,6 +444,13 @@ def _cross_rules(gates: Gates, name: str, lines: Mapping[tuple[str, int], int]) 
     positions += [("relative", i) for i in range(len(gates.relative))]
     for (section, index), gate_id in zip(positions, gates.gate_ids(), strict=True):
         where = f"{name}:{lines.get((section, index), 0)}"
+        if gate_id in seen:
+            problems.append(
+                Problem(where, gate_id, "id", f"duplicate gate ID, first used at {seen[gate_id]}")
+            )
+        seen.setdefault(gate_id, where)
+    for index, gate_id in enumerate(abstention_gate_ids(gates)):
+        where = f"{name}:{lines.get(('abstention', index), 0)}"
         if gate_id in seen:
             problems.append(
                 Problem(where, gate_id, "id", f"duplicate gate ID, first used at {seen[gate_id]}")

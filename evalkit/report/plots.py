@@ -44,6 +44,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "LOG_SPREAD",
+    "abstention",
+    "abstention_figure",
     "difference_measures",
     "differences",
     "headline_figure",
@@ -461,6 +463,78 @@ def scatter(
 def latency(evaluation: Evaluation) -> Figure:
     """Each system's latency distribution (box plot and ECDF, :func:`latency_figure`)."""
     return latency_figure(evaluation.latency, systems=list(evaluation.systems))
+
+
+def abstention_figure(
+    curve: pd.DataFrame, summary: pd.DataFrame, queries: pd.DataFrame, *, systems: Sequence[str]
+) -> Figure:
+    """Abstention of each system (the frames of :func:`evalkit.stats.abstention`, overall rows).
+
+    Left: ``NoResult`` against ``NoAnswerFP`` over every threshold, one step line per system,
+    its operating point marked with a dot. Right: each system's confidences (top scores) of
+    answerable and no-answer queries side by side (box plots; queries without a result left
+    out), so a reader sees whether a threshold can separate them. Names only, never text."""
+    height = 1.2 + 0.8 * max(len(systems), 4)
+    figure = Figure(figsize=(11.0, height))
+    grid = figure.add_gridspec(max(len(systems), 1), 2, width_ratios=[1.0, 1.0])
+    left = figure.add_subplot(grid[:, 0])
+    overall = curve[curve["language"] == "all"]
+    points = summary[summary["language"] == "all"].set_index(["system", "statistic"])["value"]
+    for index, system in enumerate(systems):
+        color = _COLORS[index % len(_COLORS)]
+        rows = overall[overall["system"] == system]
+        left.step(
+            rows["NoAnswerFP"],
+            rows["NoResult"],
+            where="post",
+            color=color,
+            label=plot_label(system),
+        )
+        if (system, "op_no_result") in points.index:
+            left.plot(
+                points[(system, "op_no_answer_fp")],
+                points[(system, "op_no_result")],
+                "o",
+                color=color,
+            )
+    left.set_xlabel("NoAnswerFP (no-answer queries answered)")
+    left.set_ylabel("NoResult (answerable queries left empty)")
+    left.set_xlim(-0.02, 1.02)
+    left.set_ylim(-0.02, 1.02)
+    left.set_title("Every threshold; dots: operating points")
+    left.legend(fontsize="small", loc="upper right")
+    shown = queries[np.isfinite(queries["confidence"])]
+    for index, system in enumerate(systems):
+        axes = figure.add_subplot(grid[index, 1])
+        mine = shown[shown["system"] == system]
+        data = [
+            mine.loc[mine["answerable"] == answerable, "confidence"].to_numpy()
+            for answerable in (True, False)
+        ]
+        boxes = axes.boxplot(data, vert=False, patch_artist=True, widths=0.6)
+        for patch, color in zip(
+            boxes["boxes"], (_COLORS[index % len(_COLORS)], _TIE_COLOR), strict=True
+        ):
+            patch.set_facecolor(color)
+        axes.set_yticks([1, 2], ["answerable", "no-answer"], fontsize="small")
+        axes.invert_yaxis()
+        axes.set_title(plot_label(system), fontsize="small", loc="left")
+        axes.tick_params(axis="x", labelsize="small")
+    figure.text(0.75, 0.01, "confidence (top score), each system on its own scale", ha="center")
+    figure.subplots_adjust(
+        left=0.07, right=0.98, bottom=0.7 / height, top=1 - 0.4 / height, wspace=0.3, hspace=0.9
+    )
+    return figure
+
+
+def abstention(evaluation: Evaluation, *, n_resamples: int = 2000, seed: int = 0) -> Figure:
+    """:func:`abstention_figure` of :func:`evalkit.stats.abstention` of ``evaluation``."""
+    from evalkit.stats import abstention as abstention_of
+
+    result = abstention_of(evaluation, n_resamples=n_resamples, seed=seed)
+    return abstention_figure(
+        result.curve, result.summary, result.queries, systems=list(evaluation.systems)
+    )
 
 
 def warm_up() -> None:

@@ -29,6 +29,10 @@ Schema ``evalkit.report/1`` (keys in camelCase)::
                               when no query has a value (else ``n`` counts those that have
                               one). It stays in ``settings.measures``; readers (gates, diff)
                               treat a measure listed there but absent as not evaluated.
+    confidence                {system: {query_id: score}}: each query's top result's score
+                              (rank 1), the confidence of abstention gates
+                              (:mod:`evalkit.stats`' ``abstention``); a query without a
+                              result is left out (confidence -inf: never answered)
     failures                  [{system, queryId, language, kind, chunkIds}]
     systemNotes               {system: notes} of systems that give notes (a run file: latency
                               "not measured", queriesMissing, missingQueryIds)

@@ -140,6 +140,12 @@ def build_report(evaluation: Evaluation) -> dict[str, Any]:
         entry = per_query[row["system"]].setdefault(row["query_id"], {})
         if not math.isnan(row["value"]):  # n/a: left out (module docstring)
             entry[row["measure"]] = float(row["value"])
+    confidence: dict[str, dict[str, float]] = {s: {} for s in evaluation.systems}
+    top = evaluation.rankings[evaluation.rankings["rank"] == 1]
+    scores = top["score"].tolist()
+    for system, query_id, top_score in zip(top["system"], top["query_id"], scores, strict=True):
+        if math.isfinite(top_score):
+            confidence[system][query_id] = float(top_score)
     failures = [
         {
             "system": row["system"],
@@ -177,6 +183,7 @@ def build_report(evaluation: Evaluation) -> dict[str, Any]:
         "summary": summary,
         "summaryByLanguage": by_language,
         "perQuery": per_query,
+        "confidence": confidence,
         "failures": failures,
         "systemNotes": {
             s: evaluation.notes[s] for s in evaluation.systems if s in evaluation.notes

@@ -3,6 +3,8 @@
 The public names are this package's (``from evalkit.stats import compare``); its modules are
 private:
 
+- ``_abstention``: :func:`abstention`, abstention as a curve over every confidence threshold,
+  with its summary (AUC, AURC, operating point) and bootstrap intervals.
 - ``_paired``: :func:`compare`, :func:`summarize_with_ci` and their frames; ``_paired_tests``:
   the tests and intervals of one pair (:func:`paired_test`, :func:`bootstrap_ci`,
   :func:`t_interval`, :func:`adjust_pvalues`).
@@ -36,6 +38,16 @@ from typing import TYPE_CHECKING
 from evalkit._lazy import lazy_attributes
 
 if TYPE_CHECKING:
+    from evalkit.stats._abstention import (
+        ABSTENTION_STATISTICS,
+        CURVE_COLUMNS,
+        NO_NO_ANSWER,
+        SUMMARY_COLUMNS_ABSTENTION,
+        Abstention,
+        AbstentionStatistics,
+        abstention,
+        abstention_statistics,
+    )
     from evalkit.stats._multi import (
         ANOVA_COLUMNS,
         ANOVA_SOURCES,
@@ -69,6 +81,19 @@ if TYPE_CHECKING:
 
 # public name -> the private module that defines it
 _MODULE_OF = {
+    **dict.fromkeys(
+        (
+            "ABSTENTION_STATISTICS",
+            "CURVE_COLUMNS",
+            "NO_NO_ANSWER",
+            "SUMMARY_COLUMNS_ABSTENTION",
+            "Abstention",
+            "AbstentionStatistics",
+            "abstention",
+            "abstention_statistics",
+        ),
+        "evalkit.stats._abstention",
+    ),
     **dict.fromkeys(
         (
             "ANOVA_COLUMNS",
@@ -111,20 +136,28 @@ _MODULE_OF = {
 }
 
 __all__ = [
+    "ABSTENTION_STATISTICS",
     "ANOVA_COLUMNS",
     "ANOVA_SOURCES",
     "COMPARE_COLUMNS",
     "COMPARE_INTERVALS",
     "CORRECTIONS",
+    "CURVE_COLUMNS",
     "DEFAULT_POWER",
     "EFFECT_SIZE_DZ",
     "EFFECT_SIZE_TUKEY",
     "EQUAL_RTOL",
     "INTERVAL_METHODS",
+    "NO_NO_ANSWER",
     "P_METHODS",
     "SUMMARY_COLUMNS",
+    "SUMMARY_COLUMNS_ABSTENTION",
     "TESTS",
     "TUKEY_COLUMNS",
+    "Abstention",
+    "AbstentionStatistics",
+    "abstention",
+    "abstention_statistics",
     "adjust_pvalues",
     "anova",
     "bootstrap_ci",

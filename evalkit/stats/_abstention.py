@@ -1,0 +1,425 @@
+"""Abstention as a curve: "answer nothing below a confidence threshold", over every threshold.
+
+A query's **confidence** is its top result's score (rank 1); a query with no result has
+confidence ``-inf`` and is never answered. At a threshold ``t`` a query is *answered* when its
+confidence is ``>= t`` and returns nothing otherwise. The thresholds are every distinct finite
+confidence, ascending, then ``+inf`` (nothing answered): the sweep is exact, not a grid.
+Confidences are compared as given (exact float equality: equal scores are one threshold).
+
+With ``A`` the answerable and ``N`` the no-answer queries, ``m_q`` a query's primary measure
+(answered as the system answered it) and ``ans_t(q) = [c_q >= t]``:
+
+- ``NoAnswerFP(t) = #{q in N: ans_t(q)} / |N|``; ``NoResult(t) = #{q in A: not ans_t(q)} / |A|``;
+- ``coverage(t) = #{q: ans_t(q)} / (|A| + |N|)``;
+- ``selective_risk(t)``: the mean loss over answered queries, the loss being 1 for a no-answer
+  query and ``1 - m_q`` for an answerable one (NaN when nothing is answered);
+- ``value(t) = sum_{q in A} m_q ans_t(q) / |A|``: the primary measure over answerable queries
+  with abstained queries scored 0.
+
+Summary statistics (:data:`ABSTENTION_STATISTICS`):
+
+- ``auc``: the ROC AUC of confidence separating answerable (positive) from no-answer queries,
+  ``P(c_a > c_n) + 0.5 P(c_a = c_n)`` over all pairs (ties, ``-inf`` included, count half):
+  the area under "no-answer queries left empty" (``1 - NoAnswerFP``) against "answerable
+  queries answered" (``1 - NoResult``);
+- ``aurc``: the area under the risk-coverage curve, the step function that takes
+  ``selective_risk(t_j)`` on the coverages ``(coverage(t_{j+1}), coverage(t_j)]``; with
+  distinct confidences it is the mean selective risk at coverages ``1/n, 2/n, ..., 1`` (the
+  usual AURC); lower is better;
+- the **operating point** at a target ``x``: the lowest ``NoResult(t)`` with
+  ``NoAnswerFP(t) <= x``, at the lowest such threshold (``NoResult`` rises and ``NoAnswerFP``
+  falls with ``t``, and ``t = +inf`` always qualifies): ``op_no_result``,
+  ``op_no_answer_fp``, ``op_threshold``, ``op_coverage``.
+
+Intervals: percentile bootstrap over queries, resampled within each class (answerable,
+no-answer: the class sizes stay fixed, as ``pROC``'s stratified bootstrap), ``n_resamples``
+resamples as count vectors drawn from a generator derived from ``seed`` and the (system,
+language) key (:func:`evalkit.stats._resampling.group_seed`), so the same inputs and seed give
+identical frames; the threshold's interval takes observed thresholds (``inverted_cdf``; it may
+be ``inf``), the others interpolate linearly. Every statistic of a resample is computed at
+once, in numpy (no Python loop per threshold or per resample). Without no-answer queries
+(most TREC collections) every statistic but ``aurc`` is NaN and ``note`` is
+:data:`NO_NO_ANSWER`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from evalkit.errors import InputError
+from evalkit.stats._resampling import BLOCK_VALUES, group_seed, random_generator
+
+if TYPE_CHECKING:
+    from evalkit.run import Evaluation
+
+__all__ = [
+    "ABSTENTION_STATISTICS",
+    "ALL_LANGUAGES",
+    "CURVE_COLUMNS",
+    "DEFAULT_MAX_NO_ANSWER_FP",
+    "NO_NO_ANSWER",
+    "SUMMARY_COLUMNS_ABSTENTION",
+    "Abstention",
+    "AbstentionStatistics",
+    "abstention",
+    "abstention_statistics",
+]
+
+FloatArray = npt.NDArray[np.float64]
+
+ALL_LANGUAGES: Final = "all"
+"""The ``language`` of a system's rows over all its queries."""
+
+DEFAULT_MAX_NO_ANSWER_FP: Final = 0.1
+"""The default target of the operating point: at most one no-answer query in ten answered."""
+
+NO_NO_ANSWER: Final = "n/a: no no-answer queries"
+"""The ``note`` of a summary row whose queries include no no-answer query."""
+
+NO_ANSWERABLE: Final = "n/a: no answerable queries"
+
+ABSTENTION_STATISTICS: Final[tuple[str, ...]] = (
+    "auc",
+    "aurc",
+    "op_no_result",
+    "op_no_answer_fp",
+    "op_threshold",
+    "op_coverage",
+)
+"""The summary statistics, in the order of :func:`abstention`'s summary frame."""
+
+CURVE_COLUMNS: Final[list[str]] = [
+    "system",
+    "language",
+    "threshold",
+    "coverage",
+    "NoAnswerFP",
+    "NoResult",
+    "selective_risk",
+    "measure",
+    "value",
+]
+"""Columns of :attr:`Abstention.curve` (module docstring)."""
+
+SUMMARY_COLUMNS_ABSTENTION: Final[list[str]] = [
+    "system",
+    "language",
+    "statistic",
+    "value",
+    "ci_low",
+    "ci_high",
+    "target",
+    "n_answerable",
+    "n_no_answer",
+    "note",
+]
+"""Columns of :attr:`Abstention.summary` (module docstring)."""
+
+_FP_SLACK = 1e-12  # NoAnswerFP <= x with room for the rounding of a ratio
+
+
+@dataclass(frozen=True)
+class AbstentionStatistics:
+    """The sweep of one group of queries, for ``B`` weightings of them (``B = 1``: observed).
+
+    ``thresholds`` ``(T,)`` ascending, the last ``+inf``; ``no_answer_fp``, ``no_result``,
+    ``coverage``, ``selective_risk``, ``value`` ``(B, T)``; ``auc``, ``aurc``,
+    ``op_no_result``, ``op_no_answer_fp``, ``op_threshold``, ``op_coverage`` ``(B,)``.
+    """
+
+    thresholds: FloatArray
+    no_answer_fp: FloatArray
+    no_result: FloatArray
+    coverage: FloatArray
+    selective_risk: FloatArray
+    value: FloatArray
+    auc: FloatArray
+    aurc: FloatArray
+    op_no_result: FloatArray
+    op_no_answer_fp: FloatArray
+    op_threshold: FloatArray
+    op_coverage: FloatArray
+
+    def statistic(self, name: str) -> FloatArray:
+        """One of :data:`ABSTENTION_STATISTICS` by name, ``(B,)``."""
+        value: FloatArray = getattr(self, name)
+        return value
+
+
+def abstention_statistics(
+    confidence: npt.ArrayLike,
+    answerable: npt.ArrayLike,
+    value: npt.ArrayLike | None = None,
+    *,
+    max_no_answer_fp: float = DEFAULT_MAX_NO_ANSWER_FP,
+    weights: npt.ArrayLike | None = None,
+) -> AbstentionStatistics:
+    """The exact sweep of ``n`` queries (module docstring).
+
+    ``confidence`` ``(n,)`` float (``-inf``: no result), ``answerable`` ``(n,)`` bool,
+    ``value`` ``(n,)`` the primary measure of answerable queries (ignored for no-answer ones;
+    default 0), ``weights`` ``(B, n)`` how often each query counts (a bootstrap resample's
+    counts; default one row of ones).
+    """
+    conf = np.asarray(confidence, dtype=np.float64)
+    positive = np.asarray(answerable, dtype=bool)
+    n = conf.shape[0]
+    if positive.shape != (n,) or np.isnan(conf).any() or np.isposinf(conf).any():
+        raise InputError(
+            "abstention: confidence must be n finite scores (or -inf for no result) and "
+            "answerable n flags"
+        )
+    measure = np.zeros(n) if value is None else np.nan_to_num(np.asarray(value, dtype=float))
+    w = np.ones((1, n)) if weights is None else np.atleast_2d(np.asarray(weights, dtype=float))
+    levels, level_of = np.unique(conf, return_inverse=True)
+    thresholds = np.concatenate([levels[np.isfinite(levels)], [np.inf]])
+    starts = np.searchsorted(levels, thresholds)  # answered at threshold j: level >= starts[j]
+    order = np.argsort(level_of, kind="stable")
+    first = np.searchsorted(level_of[order], np.arange(levels.shape[0]))
+    loss = np.where(positive, 1.0 - measure, 1.0)
+
+    def per_level(column: FloatArray) -> FloatArray:
+        if n == 0:
+            return np.zeros((w.shape[0], 0))
+        summed: FloatArray = np.add.reduceat((w * column)[:, order], first, axis=1)
+        return summed
+
+    def suffix(sums: FloatArray) -> FloatArray:
+        tail = np.cumsum(sums[:, ::-1], axis=1)[:, ::-1]
+        out: FloatArray = np.concatenate([tail, np.zeros((w.shape[0], 1))], axis=1)
+        return out[:, starts]
+
+    pos, neg = per_level(positive.astype(float)), per_level((~positive).astype(float))
+    total_pos, total_neg = pos.sum(axis=1, keepdims=True), neg.sum(axis=1, keepdims=True)
+    answered_pos, answered_neg = suffix(pos), suffix(neg)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        no_answer_fp = answered_neg / total_neg
+        no_result = 1.0 - answered_pos / total_pos
+        coverage = (answered_pos + answered_neg) / (total_pos + total_neg)
+        risk = suffix(per_level(loss)) / (answered_pos + answered_neg)
+        mean_value = suffix(per_level(np.where(positive, measure, 0.0))) / total_pos
+        below = np.cumsum(neg, axis=1) - neg
+        auc = (pos * (below + 0.5 * neg)).sum(axis=1) / (total_pos * total_neg)[:, 0]
+    steps = coverage[:, :-1] - coverage[:, 1:]
+    aurc = np.where(steps > 0, steps * np.nan_to_num(risk[:, :-1]), 0.0).sum(axis=1)
+    aurc = np.where(coverage[:, 0] > 0, aurc, np.nan)
+    rows = np.arange(w.shape[0])
+    chosen = np.argmax(no_answer_fp <= max_no_answer_fp + _FP_SLACK, axis=1)
+    has_neg = total_neg[:, 0] > 0
+    op = {
+        name: np.where(has_neg, curve[rows, chosen], np.nan)
+        for name, curve in (
+            ("no_result", no_result),
+            ("no_answer_fp", no_answer_fp),
+            ("threshold", np.broadcast_to(thresholds, no_result.shape)),
+            ("coverage", coverage),
+        )
+    }
+    return AbstentionStatistics(
+        thresholds=thresholds,
+        no_answer_fp=no_answer_fp,
+        no_result=no_result,
+        coverage=coverage,
+        selective_risk=risk,
+        value=mean_value,
+        auc=auc,
+        aurc=aurc,
+        op_no_result=op["no_result"],
+        op_no_answer_fp=op["no_answer_fp"],
+        op_threshold=op["threshold"],
+        op_coverage=op["coverage"],
+    )
+
+
+def stratified_counts(
+    answerable: npt.ArrayLike, rng: np.random.Generator, n_resamples: int
+) -> FloatArray:
+    """``(n_resamples, n)`` bootstrap counts, each class resampled to its own size."""
+    positive = np.asarray(answerable, dtype=bool)
+    counts = np.zeros((n_resamples, positive.shape[0]))
+    for members in (np.flatnonzero(positive), np.flatnonzero(~positive)):
+        if members.size:
+            counts[:, members] = rng.multinomial(
+                members.size, np.full(members.size, 1.0 / members.size), size=n_resamples
+            )
+    return counts
+
+
+def _resampled_statistics(
+    confidence: FloatArray,
+    answerable: npt.NDArray[np.bool_],
+    value: FloatArray,
+    *,
+    max_no_answer_fp: float,
+    rng: np.random.Generator,
+    n_resamples: int,
+) -> dict[str, FloatArray]:
+    """Each summary statistic over ``n_resamples`` stratified resamples, ``(n_resamples,)``,
+    drawn in blocks of about ``BLOCK_VALUES`` counts (memory stays bounded for many queries)."""
+    rows = max(1, BLOCK_VALUES // max(1, confidence.shape[0]))
+    parts: dict[str, list[FloatArray]] = {name: [] for name in ABSTENTION_STATISTICS}
+    for start in range(0, n_resamples, rows):
+        counts = stratified_counts(answerable, rng, min(rows, n_resamples - start))
+        block = abstention_statistics(
+            confidence, answerable, value, max_no_answer_fp=max_no_answer_fp, weights=counts
+        )
+        for name in ABSTENTION_STATISTICS:
+            parts[name].append(block.statistic(name))
+    return {name: np.concatenate(arrays) for name, arrays in parts.items()}
+
+
+@dataclass(frozen=True)
+class Abstention:
+    """The result of :func:`abstention`.
+
+    - ``curve``: columns :data:`CURVE_COLUMNS`, one row per (system, language, threshold):
+      ``system``, ``language`` (``"all"`` or a query language), ``threshold`` (float, the last
+      ``inf``: nothing answered), ``coverage``, ``NoAnswerFP`` (NaN without no-answer
+      queries), ``NoResult``, ``selective_risk`` (NaN when nothing is answered), ``measure``
+      (the primary measure's name), ``value`` (its mean over answerable queries, abstained
+      queries scored 0).
+    - ``summary``: columns :data:`SUMMARY_COLUMNS_ABSTENTION`, one row per (system, language,
+      statistic in :data:`ABSTENTION_STATISTICS`): ``value``, its percentile bootstrap
+      interval ``ci_low``, ``ci_high``, ``target`` (the operating point's ``NoAnswerFP``
+      target), the class sizes, and ``note`` (:data:`NO_NO_ANSWER` where it applies, else "").
+    - ``queries``: one row per (system, query): ``system, query_id, language`` (str),
+      ``answerable`` (bool), ``confidence`` (float, ``-inf`` without a result).
+    """
+
+    curve: pd.DataFrame
+    summary: pd.DataFrame
+    queries: pd.DataFrame
+    measure: str
+    target: float
+
+
+def _primary(measures: tuple[str, ...]) -> str:
+    ranking = [m for m in measures if m not in ("NoAnswerFP", "NoResult")]
+    ranking = [m for m in ranking if not m.startswith("Context")] or list(measures)
+    return next((m for m in ranking if m.startswith("nDCG")), ranking[0])
+
+
+def abstention(
+    evaluation: Evaluation,
+    *,
+    measure: str | None = None,
+    max_no_answer_fp: float = DEFAULT_MAX_NO_ANSWER_FP,
+    confidence: float = 0.95,
+    n_resamples: int = 2000,
+    seed: int = 0,
+) -> Abstention:
+    """Abstention of every system of ``evaluation`` over every threshold (module docstring).
+
+    ``measure`` is the primary ranking measure (default: the first nDCG, else the first
+    ranking measure); ``max_no_answer_fp`` the operating point's target ``x``. Rows per system
+    (evaluation order) for ``"all"`` and then each query language (sorted).
+    """
+    if not 0.0 <= max_no_answer_fp <= 1.0 or not 0.0 < confidence < 1.0 or n_resamples < 1:
+        raise InputError(
+            "abstention: max_no_answer_fp must be in [0, 1], confidence in (0, 1) and "
+            "n_resamples >= 1"
+        )
+    primary = measure or _primary(evaluation.measures)
+    if primary not in evaluation.measures:
+        raise InputError(f"abstention: {primary!r} is not a measure of this evaluation")
+    per_query = evaluation.per_query
+    queries = per_query[["system", "query_id", "language", "answerable"]].drop_duplicates(
+        ["system", "query_id"]
+    )
+    values = per_query.loc[per_query["measure"] == primary, ["system", "query_id", "value"]]
+    rankings = evaluation.rankings
+    top = rankings.loc[rankings["rank"] == 1, ["system", "query_id", "score"]]
+    frame = queries.merge(values, on=["system", "query_id"], how="left").merge(
+        top, on=["system", "query_id"], how="left"
+    )
+    frame["score"] = frame["score"].fillna(-np.inf)
+    tail = (1.0 - confidence) / 2.0
+    curves: list[pd.DataFrame] = []
+    summaries: list[dict[str, object]] = []
+    for system in evaluation.systems:
+        rows = frame[frame["system"] == system]
+        groups = [(ALL_LANGUAGES, rows)] + [
+            (str(lang), part) for lang, part in rows.groupby("language", sort=True)
+        ]
+        for language, part in groups:
+            conf = part["score"].to_numpy(dtype=float)
+            answerable = part["answerable"].to_numpy(dtype=bool)
+            value = part["value"].to_numpy(dtype=float)
+            observed = abstention_statistics(
+                conf, answerable, value, max_no_answer_fp=max_no_answer_fp
+            )
+            rng = random_generator(
+                group_seed(seed, "abstention", ("system", "language"), (system, language))
+            )
+            resampled = _resampled_statistics(
+                conf,
+                answerable,
+                value,
+                max_no_answer_fp=max_no_answer_fp,
+                rng=rng,
+                n_resamples=n_resamples,
+            )
+            curves.append(
+                pd.DataFrame(
+                    {
+                        "system": system,
+                        "language": language,
+                        "threshold": observed.thresholds,
+                        "coverage": observed.coverage[0],
+                        "NoAnswerFP": observed.no_answer_fp[0],
+                        "NoResult": observed.no_result[0],
+                        "selective_risk": observed.selective_risk[0],
+                        "measure": primary,
+                        "value": observed.value[0],
+                    }
+                )
+            )
+            n_pos, n_neg = int(answerable.sum()), int((~answerable).sum())
+            note = NO_NO_ANSWER if n_neg == 0 else NO_ANSWERABLE if n_pos == 0 else ""
+            for name in ABSTENTION_STATISTICS:
+                draws = resampled[name]
+                kept = draws[~np.isnan(draws)]  # a threshold may be inf: nothing answered
+                low, high = (
+                    np.quantile(
+                        kept,
+                        [tail, 1.0 - tail],
+                        method="inverted_cdf" if name == "op_threshold" else "linear",
+                    )
+                    if kept.size
+                    else (np.nan, np.nan)
+                )
+                summaries.append(
+                    {
+                        "system": system,
+                        "language": language,
+                        "statistic": name,
+                        "value": float(observed.statistic(name)[0]),
+                        "ci_low": float(low),
+                        "ci_high": float(high),
+                        "target": max_no_answer_fp if name.startswith("op_") else np.nan,
+                        "n_answerable": n_pos,
+                        "n_no_answer": n_neg,
+                        "note": note if name != "aurc" or n_pos == 0 else "",
+                    }
+                )
+    curve = (
+        pd.concat(curves, ignore_index=True)
+        if curves
+        else pd.DataFrame({c: pd.Series(dtype=object) for c in CURVE_COLUMNS})
+    )
+    summary = pd.DataFrame(summaries, columns=SUMMARY_COLUMNS_ABSTENTION)
+    queries_frame = frame[["system", "query_id", "language", "answerable", "score"]].rename(
+        columns={"score": "confidence"}
+    )
+    return Abstention(
+        curve=curve[CURVE_COLUMNS],
+        summary=summary,
+        queries=queries_frame.reset_index(drop=True),
+        measure=primary,
+        target=max_no_answer_fp,
+    )
