@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from evalkit.cli._common import Handler, print_error
-from evalkit.cli._evaluate import add_baseline, add_report, add_run
+from evalkit.cli._evaluate import add_baseline, add_notebook, add_report, add_run
 from evalkit.cli._fixtures import add_fixture, add_import, add_schema, add_validate
 from evalkit.cli._gates import add_diff, add_gate
 from evalkit.cli._measures import add_trec_eval
@@ -38,6 +38,7 @@ _SUBCOMMANDS: tuple[Registrar, ...] = (
     add_diff,
     add_schema,
     add_report,
+    add_notebook,
     add_trec_eval,
     add_fixture,
     add_import,
@@ -47,8 +48,15 @@ _SUBCOMMANDS: tuple[Registrar, ...] = (
 
 def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
     """The argument parser and the handler of each subcommand."""
+    from evalkit import __version__
+
     parser = argparse.ArgumentParser(
-        prog="evalkit", description="Offline, deterministic evaluation of search and RAG retrieval."
+        prog="evalkit",
+        description="Offline, deterministic evaluation of search and RAG retrieval "
+        "(distribution evalkit-ir; also 'python -m evalkit').",
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"evalkit {__version__} (evalkit-ir)"
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     handlers: dict[str, Handler] = {}
