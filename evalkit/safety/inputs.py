@@ -34,6 +34,7 @@ __all__ = [
     "load_json",
     "long_line",
     "open_input",
+    "read_from",
     "read_input_bytes",
 ]
 
@@ -48,6 +49,15 @@ _KINDS: Final = (
     (stat.S_ISBLK, "is a block device"),
     (stat.S_ISSOCK, "is a socket"),
 )
+
+
+def read_from(path: str | os.PathLike[str]) -> str:
+    """Where a relative ``path`` was looked up, for a "does not exist" message: ``" (read from
+    the working directory '/home/me/project')"``; ``""`` for an absolute path. A public
+    function reads a relative path from the working directory as given, nowhere else."""
+    if Path(path).is_absolute():
+        return ""
+    return f" (read from the working directory {os.getcwd()!r})"
 
 
 def _kind_problem(mode: int) -> str | None:
