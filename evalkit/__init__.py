@@ -91,4 +91,13 @@ _MODULE_OF = {
 }
 
 
-__getattr__, __dir__ = lazy_attributes(__name__, globals(), _MODULE_OF)
+__getattr__, _ = lazy_attributes(__name__, globals(), _MODULE_OF)
+
+
+def __dir__() -> list[str]:
+    """The public API only (``__all__`` and ``__version__``): what ``dir(evalkit)`` and
+    completion in JupyterLab show, not the helpers this module imports."""
+    return sorted([*__all__, "__version__"])
+
+
+del TYPE_CHECKING, annotations, lazy_attributes  # not part of the API
