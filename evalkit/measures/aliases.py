@@ -104,8 +104,8 @@ def _unknown_measure(text: str) -> str:
         close = hint.split("'")[1]
         return f"unknown measure {text!r}. Did you mean {close + rest!r}?"
     return (
-        f"unknown measure {text!r}: use an ir_measures-style name (nDCG@10, RR@10, AP, R@100) "
-        "or a trec_eval name (ndcg_cut.10, recip_rank, map); every name is in docs/measures.md"
+        f"unknown measure {text!r}: e.g. nDCG@10, RR@10, AP (ir_measures) or ndcg_cut.10, map "
+        "(trec_eval); every name: docs/measures.md"
     )
 
 

@@ -127,10 +127,9 @@ def _check(measure: Measure) -> None:
     """Raise MeasureError unless ``measure`` is a known name with valid, canonical fields."""
     spec = DECLARED.get(measure.name)
     if spec is None:
-        hint = did_you_mean(measure.name, MEASURE_NAMES)  # a close name, or every name
         raise MeasureError(
-            f"unknown measure {measure.name!r}."
-            + (hint or f" The known measures: {', '.join(MEASURE_NAMES)}.")
+            f"unknown measure {measure.name!r}; known measures: {', '.join(MEASURE_NAMES)}."
+            + did_you_mean(measure.name, MEASURE_NAMES)
         )
     known = dict(spec.params)
     choices = dict(spec.choices)
