@@ -233,15 +233,15 @@ def find_input(path: str | os.PathLike[str], *, base: str | os.PathLike[str] | N
     the repository's ``fixtures/...`` as well. Raises :class:`InputError` when neither exists.
     """
     candidate = Path(path)
-    if candidate.is_absolute():
-        if candidate.exists():
-            return candidate
-    else:
-        start = Path(base) if base is not None else Path.cwd()
+    if candidate.is_absolute() and candidate.exists():
+        return candidate
+    start = Path(base) if base is not None else Path.cwd()
+    if not candidate.is_absolute():
         for root in (start, start.parent):
             if (root / candidate).exists():
                 return root / candidate
+    where = "" if candidate.is_absolute() else f" (looked in {os.fspath(start)!r} and its parent)"
     raise InputError(
-        f"{os.fspath(path)!r} does not exist (looked in the working directory and its parent); "
-        "give a path relative to the repository root, e.g. fixtures/synthetic-bilingual-v1"
+        f"{os.fspath(path)!r} does not exist{where}; give the path from the working directory, "
+        "e.g. fixtures/synthetic-bilingual-v1 in a clone of evalkit's repository"
     )
