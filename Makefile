@@ -7,7 +7,7 @@ FIXTURE ?= fixtures/synthetic-bilingual-v1
 # Fixtures `make versions` checks against their recorded releases (fixtures/releases.json).
 RELEASED ?= fixtures/synthetic-bilingual-v1 fixtures/synthetic-bilingual-dev-v1
 
-.PHONY: report test lint unit fuzz gate probes versions bench lab clean docs
+.PHONY: report test lint unit fuzz gate probes versions bench lab clean docs docs-serve dist
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -50,11 +50,22 @@ test: lint gate probes versions unit  # pytest last, so its summary closes the o
 
 docs: $(STAMP)  # the documentation site, strict: a broken link or reference fails -> site/index.html
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
-	@echo "documentation site: site/index.html"
+	@echo "documentation site: site/index.html (opens from disk; or make docs-serve)"
 
+docs-serve: $(STAMP)  # the same site over HTTP with live reload: http://127.0.0.1:8000/
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --strict
+
+dist: $(STAMP)  # what a release uploads: sdist and wheel in dist/, their metadata checked
+	rm -rf dist
+	$(BIN)/python -m build --outdir dist .
+	$(BIN)/twine check --strict dist/*
+
+# JupyterLab at the repository root, so relative paths (fixtures/...) read as written; the report
+# notebook to open is a copy of the installed package's (evalkit notebook), made once.
 lab: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[dev,lab]'
-	$(BIN)/jupyter lab evalkit/report/notebooks/
+	test -f my-report.ipynb || $(BIN)/evalkit notebook --output my-report.ipynb
+	$(BIN)/jupyter lab my-report.ipynb
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_measures.py

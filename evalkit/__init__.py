@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from evalkit.fixtures import Fixture, generate_fixture, load_fixture, validate_fixture
     from evalkit.fixtures.beir import fixture_from_beir
     from evalkit.formats import read_beir, read_qrels, read_run, write_qrels, write_run
+    from evalkit.gates import GateVerdict, baseline_history, gate_verdict
     from evalkit.measures import aggregate, parse_measure, score
     from evalkit.report import Verdict, build_verdict
     from evalkit.report import plots as plot
@@ -41,6 +42,7 @@ __all__ = [
     "Evaluation",
     "Fixture",
     "FunctionRetriever",
+    "GateVerdict",
     "Hit",
     "QueryExplanation",
     "Retriever",
@@ -48,11 +50,13 @@ __all__ = [
     "abstention",
     "aggregate",
     "anova",
+    "baseline_history",
     "build_verdict",
     "compare",
     "evaluate",
     "explain",
     "fixture_from_beir",
+    "gate_verdict",
     "generate_fixture",
     "load_fixture",
     "parse_measure",
@@ -101,6 +105,9 @@ _MODULE_OF = {
     "FunctionRetriever": "evalkit.systems",
     "Hit": "evalkit.systems",
     "Retriever": "evalkit.systems",
+    "GateVerdict": "evalkit.gates",
+    "gate_verdict": "evalkit.gates",
+    "baseline_history": "evalkit.gates",
     "Verdict": "evalkit.report",
     "build_verdict": "evalkit.report",
 }
@@ -109,5 +116,13 @@ _MODULE_OF = {
 # public name -> the module it is (``evalkit.plot``: the report's figures, matplotlib)
 _MODULES = {"plot": "evalkit.report.plots"}
 
+__getattr__, _ = lazy_attributes(__name__, globals(), _MODULE_OF, _MODULES)
 
-__getattr__, __dir__ = lazy_attributes(__name__, globals(), _MODULE_OF, _MODULES)
+
+def __dir__() -> list[str]:
+    """The public API only (``__all__`` and ``__version__``): what ``dir(evalkit)`` and
+    completion in JupyterLab show, not the helpers this module imports."""
+    return sorted([*__all__, "__version__"])
+
+
+del TYPE_CHECKING, annotations, lazy_attributes  # not part of the API

@@ -1,11 +1,13 @@
 """Evaluation commands: ``run`` (summary and latency), ``baseline`` (the deterministic projection
-as a committed baseline) and ``report`` (the executed report notebook as offline HTML).
+as a committed baseline), ``report`` (the executed report notebook as offline HTML) and
+``notebook`` (a copy of the report notebook to open in JupyterLab or edit).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from typing import Final
 
 from evalkit.cli._common import (
     Handler,
@@ -13,6 +15,7 @@ from evalkit.cli._common import (
     checked_output,
     evaluate_fixture,
     print_error,
+    quoted,
     shown,
 )
 
@@ -119,6 +122,27 @@ def _run_baseline(args: argparse.Namespace) -> int:
 
 # --- report ---------------------------------------------------------------------------------
 
+#: The parameters of evalkit's report notebook, in the order of its parameters cell (written
+#: out so that building the parser reads no file; a test compares them with the notebook).
+REPORT_PARAMETERS: Final = (
+    "fixture",
+    "systems",
+    "k",
+    "measures",
+    "base_system",
+    "redact",
+    "baseline",
+    "gates",
+    "history",
+    "seed",
+    "n_resamples",
+    "worst",
+    "query_id",
+    "probes",
+    "probe_target",
+    "concurrency",
+    "evaluation_dir",
+)
 _REPORT_DEFAULT_FIXTURE = "fixtures/synthetic-bilingual-v1"
 _REPORT_DEFAULT_OUTPUT = "reports/retrieval-report.html"
 
@@ -132,9 +156,9 @@ def add_report(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Hand
         description="Execute evalkit's report notebook with papermill on a kernel of this "
         "Python, scrub it (no absolute paths, no tracebacks, no papermill environment), export "
         "HTML without code and without external resources, scan both for fixture text and "
-        "write them. Parameters: fixture, systems, k, base_system, redact, baseline, seed, "
-        "n_resamples, worst, concurrency (see the notebook's parameters cell); systems may "
-        "include run:PATH and http:NAME. They are checked first: an unknown system, a "
+        f"write them. Parameters: {', '.join(REPORT_PARAMETERS)} (see the notebook's "
+        "parameters cell; 'evalkit notebook --output FILE' writes a copy to read or edit); "
+        "systems may include run:PATH and http:NAME. They are checked first: an unknown system, a "
         "base_system not among the systems (when given; else the first system is the base if "
         "hybrid is not evaluated) or k < 1 exits 2 before the notebook runs. With "
         "'-p redact false' the report shows query and chunk text: it is refused unless "
@@ -226,4 +250,43 @@ def _run_report(args: argparse.Namespace) -> int:
         print("warning: this report contains private fixture text; do not publish it")
     print(f"notebook: {notebook_path.relative_to(os.getcwd()).as_posix()}")
     print(f"report: {html_path.relative_to(os.getcwd()).as_posix()}")
+    return 0
+
+
+# --- notebook -------------------------------------------------------------------------------
+
+
+def add_notebook(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handler:
+    p = sub.add_parser(
+        "notebook",
+        help="write a copy of evalkit's report notebook to open in JupyterLab or edit (then "
+        "'evalkit report --notebook FILE' executes your copy)",
+        description="The report notebook is part of the installed package; this writes a "
+        "copy of it to a workspace-relative .ipynb path. An existing file is not replaced.",
+    )
+    p.add_argument(
+        "--output",
+        required=True,
+        help="workspace-relative .ipynb path of the copy, e.g. notebooks/my-report.ipynb",
+    )
+    return _run_notebook
+
+
+def _run_notebook(args: argparse.Namespace) -> int:
+    import os
+
+    from evalkit.errors import UnsafePathError
+    from evalkit.report import DEFAULT_REPORT_NOTEBOOK
+    from evalkit.safety.artifacts import check_output, write_artifact
+
+    target = check_output(args.output, suffixes=(".ipynb",))
+    if target.exists():
+        raise UnsafePathError(
+            f"{quoted(args.output)} exists; give another --output path or remove the file "
+            "first (nothing was written)"
+        )
+    text = DEFAULT_REPORT_NOTEBOOK.read_text(encoding="utf-8")
+    written = write_artifact(args.output, text, kind="notebook", private=())
+    print(f"notebook: {written.relative_to(os.getcwd()).as_posix()}")
+    print(f"execute it with: evalkit report --notebook {shown(args.output)}")
     return 0

@@ -375,10 +375,11 @@ def _run_fixture_release(args: argparse.Namespace) -> int:
 def add_import(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handler:
     p = sub.add_parser(
         "import",
-        help="turn a BEIR folder, TREC files or tables (JSONL/CSV/Parquet) into a fixture that "
-        "'evalkit validate' accepts; prints what was imported and dropped (IDs and counts)",
+        help="turn a BEIR folder, TREC files, SMART files or tables (JSONL/CSV/Parquet) into a "
+        "fixture that 'evalkit validate' accepts; prints what was imported and dropped (IDs "
+        "and counts)",
         description="Rules for IDs, chunking, judgments and answer spans: evalkit.importers.core "
-        "and evalkit.fixtures.chunking (and README, 'Evaluate your own system').",
+        "and evalkit.fixtures.chunking (and docs/own-data.md, 'Your own data').",
     )
     formats = p.add_subparsers(dest="format", required=True, metavar="FORMAT")
     beir = formats.add_parser("beir", help="a BEIR folder: corpus.jsonl, queries.jsonl, qrels/")

@@ -5,8 +5,8 @@ leak found); 2 a usage or input error (bad arguments, unreadable file, unsafe ou
 Each subcommand is one ``add_<name>`` function (its arguments, returning its handler) and one
 ``_run_<name>`` function in the module of its group: ``_fixtures`` (validate, schema, fixture,
 import), ``_evaluate`` (run, baseline, report), ``_gates`` (gate, diff), ``_measures``
-(trec-eval), ``_probes`` (probes) and ``_scan`` (scan); helpers they share are in
-``_common``.
+(trec-eval), ``_probes`` (probes), ``_scan`` (scan) and ``_hooks`` (hook: the pre-commit
+hooks); helpers they share are in ``_common``.
 """
 
 from __future__ import annotations
@@ -16,9 +16,10 @@ import sys
 from collections.abc import Callable, Sequence
 
 from evalkit.cli._common import Handler, print_error
-from evalkit.cli._evaluate import add_baseline, add_report, add_run
+from evalkit.cli._evaluate import add_baseline, add_notebook, add_report, add_run
 from evalkit.cli._fixtures import add_fixture, add_import, add_schema, add_validate
 from evalkit.cli._gates import add_diff, add_gate, add_history
+from evalkit.cli._hooks import add_hook
 from evalkit.cli._measures import add_trec_eval
 from evalkit.cli._probes import add_probes
 from evalkit.cli._scan import add_scan, add_strip
@@ -39,18 +40,27 @@ _SUBCOMMANDS: tuple[Registrar, ...] = (
     add_history,
     add_schema,
     add_report,
+    add_notebook,
     add_trec_eval,
     add_fixture,
     add_import,
     add_scan,
     add_strip,
+    add_hook,
 )
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
     """The argument parser and the handler of each subcommand."""
+    from evalkit import __version__
+
     parser = argparse.ArgumentParser(
-        prog="evalkit", description="Offline, deterministic evaluation of search and RAG retrieval."
+        prog="evalkit",
+        description="Offline, deterministic evaluation of search and RAG retrieval "
+        "(distribution evalkit-ir; also 'python -m evalkit').",
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"evalkit {__version__} (evalkit-ir)"
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     handlers: dict[str, Handler] = {}

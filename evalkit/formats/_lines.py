@@ -30,6 +30,7 @@ from evalkit.errors import FormatError, InputFileError
 from evalkit.safety.inputs import (
     check_line_lengths,
     check_regular_file,
+    read_from,
     read_input_bytes,
 )
 
@@ -55,8 +56,9 @@ def checked_file(path: PathLike) -> Path:
     try:
         check_regular_file(file)
     except InputFileError as error:
-        reason = "file not found" if error.reason == "does not exist" else error.reason
-        raise FormatError(reason, file=str(file)) from None
+        missing = error.reason == "does not exist"
+        reason = f"file not found{read_from(path)}" if missing else error.reason
+        raise FormatError(reason, file=os.fspath(path)) from None
     return file
 
 

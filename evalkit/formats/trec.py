@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -68,7 +69,29 @@ def read_run(path: PathLike, *, rank: bool = True) -> pd.DataFrame:
     columns = {"query_id": pa.large_string(), "doc_id": pa.large_string(), "score": pa.float64()}
     if rank:
         columns["rank"] = pa.int64()
-    return read_fields(Path(path), _RUN_FIELDS, columns, extra_fields=True)
+    frame = read_fields(Path(path), _RUN_FIELDS, columns, extra_fields=True)
+    _check_column_order(frame, path)
+    return frame
+
+
+# what the second column of a TREC line holds (trec_eval ignores it): Q0, or an iteration number
+_ITERATION = re.compile(r"[Qq]?0|\d{1,3}")
+
+
+def _check_column_order(run: pd.DataFrame, path: PathLike) -> None:
+    """A FormatError naming the column when the doc ID column holds what belongs in the second
+    column (``Q0``) on every line: the columns are out of order (``query_id doc_id Q0 ...``),
+    which would otherwise read as one document listed many times."""
+    if len(run) < 2:
+        return
+    first = str(run["doc_id"].iat[0])
+    if _ITERATION.fullmatch(first) and bool((run["doc_id"] == first).all()):
+        raise FormatError(
+            f"column 3 (doc_id) holds {first!r} on every line, which belongs in column 2; the "
+            "columns look out of order: a TREC run line is 'query_id Q0 doc_id rank score "
+            "run_id'",
+            file=os.fspath(path),
+        )
 
 
 def write_qrels(qrels: pd.DataFrame, path: PathLike) -> None:

@@ -63,6 +63,7 @@ TREC_ALIASES = MappingProxyType(
 )
 
 # trec_eval's printed form of one cutoff: "P_10", "iprec_at_recall_0.10"
+_NAME_HEAD = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 _PRINTED = re.compile(r"^(?P<root>[A-Za-z][A-Za-z0-9_]*?)_(?P<cut>\d+(?:\.\d+)?)$")
 
 
@@ -90,12 +91,22 @@ def canonical_measure(name: str) -> str:
     try:
         return str(parse_measure(text))
     except MeasureError:
-        known = (*TREC_ALIASES, *MEASURE_NAMES)
-        raise MeasureError(
-            f"unknown measure {text!r}: neither a trec_eval name ({', '.join(TREC_ALIASES)}) "
-            f"nor an ir_measures-style name ({', '.join(MEASURE_NAMES)})."
-            + did_you_mean(root, known)
-        ) from None
+        raise MeasureError(_unknown_measure(text)) from None
+
+
+def _unknown_measure(text: str) -> str:
+    """One short line for a name that is neither kind: the closest name with the same cutoff
+    and parameters (``nDGC@10`` -> ``nDCG@10``), else examples of both kinds."""
+    head = _NAME_HEAD.match(text)
+    name, rest = (head[0], text[head.end() :]) if head else (text, "")
+    hint = did_you_mean(name, (*MEASURE_NAMES, *TREC_ALIASES))
+    if hint:
+        close = hint.split("'")[1]
+        return f"unknown measure {text!r}. Did you mean {close + rest!r}?"
+    return (
+        f"unknown measure {text!r}: e.g. nDCG@10, RR@10, AP (ir_measures) or ndcg_cut.10, map "
+        "(trec_eval); every name: docs/measures.md"
+    )
 
 
 def measure_list(text: str) -> list[str]:

@@ -37,6 +37,7 @@ __all__ = [
     "load_json",
     "long_line",
     "open_input",
+    "read_from",
     "read_input_bytes",
 ]
 
@@ -51,6 +52,15 @@ _KINDS: Final = (
     (stat.S_ISBLK, "is a block device"),
     (stat.S_ISSOCK, "is a socket"),
 )
+
+
+def read_from(path: str | os.PathLike[str]) -> str:
+    """Where a relative ``path`` was looked up, for a "does not exist" message: ``" (read from
+    the working directory '/home/me/project')"``; ``""`` for an absolute path. A public
+    function reads a relative path from the working directory as given, nowhere else."""
+    if Path(path).is_absolute():
+        return ""
+    return f" (read from the working directory {os.getcwd()!r})"
 
 
 def _kind_problem(mode: int) -> str | None:
@@ -263,15 +273,15 @@ def find_input(path: str | os.PathLike[str], *, base: str | os.PathLike[str] | N
     the repository's ``fixtures/...`` as well. Raises :class:`InputError` when neither exists.
     """
     candidate = Path(path)
-    if candidate.is_absolute():
-        if candidate.exists():
-            return candidate
-    else:
-        start = Path(base) if base is not None else Path.cwd()
+    if candidate.is_absolute() and candidate.exists():
+        return candidate
+    start = Path(base) if base is not None else Path.cwd()
+    if not candidate.is_absolute():
         for root in (start, start.parent):
             if (root / candidate).exists():
                 return root / candidate
+    where = "" if candidate.is_absolute() else f" (looked in {os.fspath(start)!r} and its parent)"
     raise InputError(
-        f"{os.fspath(path)!r} does not exist (looked in the working directory and its parent); "
-        "give a path relative to the repository root, e.g. fixtures/synthetic-bilingual-v1"
+        f"{os.fspath(path)!r} does not exist{where}; give the path from the working directory, "
+        "e.g. fixtures/synthetic-bilingual-v1 in a clone of evalkit's repository"
     )

@@ -80,7 +80,8 @@ import urllib.parse
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from pathlib import Path
+from importlib import resources
+from importlib.resources.abc import Traversable
 from typing import TYPE_CHECKING, Any, Final
 
 from evalkit.errors import LeakError
@@ -465,8 +466,8 @@ def _text_chunk(kind: bytes, body: bytes) -> list[str]:
 
 #: The report notebook, part of evalkit's own text: package data of ``evalkit.report``
 #: (``evalkit.report.DEFAULT_REPORT_NOTEBOOK``, not imported: a lower layer).
-OWN_NOTEBOOK: Final = (
-    Path(__file__).resolve().parents[1] / "report" / "notebooks" / "retrieval_report.ipynb"
+OWN_NOTEBOOK: Final = resources.files("evalkit").joinpath(
+    "report", "notebooks", "retrieval_report.ipynb"
 )
 #: How far a shared needle's match is extended each way against its private string.
 EXTEND_LIMIT: Final = 16 * WINDOW_LATIN
@@ -481,8 +482,10 @@ def own_text() -> str:
     """evalkit's own shipped text, normalized (module docstring): every ``.py`` file of the
     package and the report notebook's cells, with wrapped string literals joined and Markdown's
     marks (``* ` # > |``) removed, separated by ``COPY_SEPARATOR``. Built once per process."""
-    package = Path(__file__).resolve().parents[1]
-    sources = [path.read_text(encoding="utf-8") for path in sorted(package.rglob("*.py"))]
+    sources = [
+        resource.read_text(encoding="utf-8")
+        for _, resource in sorted(_package_sources(resources.files("evalkit")))
+    ]
     if OWN_NOTEBOOK.is_file():
         cells = json.loads(OWN_NOTEBOOK.read_text(encoding="utf-8")).get("cells", [])
         for cell in cells:
@@ -493,6 +496,17 @@ def own_text() -> str:
     # only windows holding a quote character.
     forms = [_MARKDOWN_MARKS_RE.sub("", _LITERAL_JOIN_RE.sub("", source)) for source in sources]
     return COPY_SEPARATOR.join(_normalize(form) for form in forms)
+
+
+def _package_sources(folder: Traversable, prefix: str = "") -> Iterator[tuple[str, Traversable]]:
+    """``(relative name, resource)`` of every ``.py`` file of the installed package below
+    ``folder`` (package data through :mod:`importlib.resources`, wherever it is installed)."""
+    for entry in folder.iterdir():
+        name = f"{prefix}{entry.name}"
+        if entry.is_dir():
+            yield from _package_sources(entry, f"{name}/")
+        elif entry.name.endswith(".py"):
+            yield name, entry
 
 
 @dataclass(frozen=True)

@@ -164,7 +164,7 @@ def read_run_hits(path: str | os.PathLike[str], *, system: str = "run") -> dict[
     try:
         run_format = run_file_format(path)
     except FormatError as error:
-        if _reason(error) == "file not found":
+        if _reason(error).startswith("file not found"):
             raise InputError(
                 f"run system {system!r}: the run file does not exist; give 'run:PATH' with the "
                 "path of a TREC or JSONL run file"
