@@ -89,10 +89,15 @@ if TYPE_CHECKING:
     from evalkit.fixtures import Fixture
 
 __all__ = [
+    "NO_OWN_TEXT",
+    "OwnText",
     "PrivateText",
     "assert_no_leaks",
     "definition_values",
     "find_leaks",
+    "is_evidence",
+    "notebook_own_texts",
+    "notebook_skeleton",
     "own_text",
     "prepare_leak_scan",
     "private_texts",
@@ -104,6 +109,8 @@ MIN_WHOLE_CJK = 4
 WINDOW_LATIN = 16
 WINDOW_CJK = 6
 MIN_PRIVATE_VALUE = 6
+#: Characters read as a space on both sides: the separators of names that come from files.
+SEPARATORS: Final = ("-", "_", ".", "/")
 
 INVISIBLE_RANGES: Final = (
     # Unicode's format characters (category Cf, Unicode 14): soft hyphen, zero-width spaces
@@ -168,6 +175,9 @@ def _normalize(text: str) -> str:
     # (evalkit.report.render.markdown_text writes both) hide nothing; nor does white space between
     # two Chinese characters, which Chinese text does not have.
     text = _MARKDOWN_ESCAPE_RE.sub(r"\1", _INVISIBLE_RE.sub("", text))
+    # separators read alike: a file-derived name (Vault-PIN-77319.trec) reads like its text
+    for separator in SEPARATORS:
+        text = text.replace(separator, " ")
     # str.split() splits at exactly the characters re's \s matches in a str pattern (both
     # Py_UNICODE_ISSPACE; checked over every code point), faster than re.sub on indented text
     return _CJK_GAP_RE.sub("", " ".join(text.split()))
@@ -230,36 +240,39 @@ def _string_leaves(value: Any, *, keys: bool = False) -> Iterator[str]:
 def _needles(text: str) -> list[str]:
     """The normalized strings to search for ``text`` (rule above): the whole string when it is
     short, else its aligned windows (a whole long string contains every one of them)."""
-    return _text_needles(_normalize(text))
+    return [needle for _, needle in _text_needles(_normalize(text))]
 
 
 def _window(normalized: str) -> int:
     return WINDOW_CJK if _is_mostly_cjk(normalized) else WINDOW_LATIN
 
 
-def _text_needles(normalized: str) -> list[str]:
-    """:func:`_needles` of an already normalized string."""
+# a Chinese run: Chinese characters, with the punctuation and spaces Chinese prose puts between
+_CJK_RUN_RE = re.compile(rf"{_CJK}(?:[\s,.;:!?()\u3000-\u303f\uff01-\uff65]*{_CJK})*")
+
+
+def _text_needles(normalized: str) -> list[tuple[int, str]]:
+    """``(offset, needle)`` of an already normalized string: the whole string when it is
+    shorter than ``2 * window - 1`` characters (and at least the whole-string minimum), else
+    its aligned windows; in a mostly Latin string, also the aligned ``WINDOW_CJK`` windows of
+    each Chinese run of ``2 * WINDOW_CJK - 1`` characters or more, placed from the run's start."""
     window = _window(normalized)
     minimum = MIN_WHOLE_CJK if window == WINDOW_CJK else MIN_WHOLE_LATIN
     if len(normalized) < minimum:
         return []
-    if len(normalized) <= 2 * window:
-        return [normalized]
-    return [normalized[i : i + window] for i in range(0, len(normalized) - window + 1, window)]
-
-
-def _occurrences(
-    normalized: Iterable[tuple[str, str]], shared: set[str]
-) -> dict[str, list[_Occurrence]]:
-    """For each ``shared`` needle, every private string (``(object_id, normalized text)``)
-    and aligned offset it is a needle of."""
-    found: dict[str, list[_Occurrence]] = {}
-    for object_id, text in normalized:
-        window = _window(text)
-        for index, needle in enumerate(_text_needles(text)):  # a whole string: index 0
-            if needle in shared:
-                occurrence = _Occurrence(object_id, text, index * window, 2 * window - 1)
-                found.setdefault(needle, []).append(occurrence)
+    if len(normalized) < 2 * window - 1:
+        return [(0, normalized)]
+    found = [
+        (i, normalized[i : i + window]) for i in range(0, len(normalized) - window + 1, window)
+    ]
+    if window == WINDOW_LATIN and _CJK_RE.search(normalized):
+        for run in _CJK_RUN_RE.finditer(normalized):
+            start, end = run.span()
+            if end - start >= 2 * WINDOW_CJK - 1:
+                found += [
+                    (i, normalized[i : i + WINDOW_CJK])
+                    for i in range(start, end - WINDOW_CJK + 1, WINDOW_CJK)
+                ]
     return found
 
 
@@ -468,130 +481,233 @@ def _text_chunk(kind: bytes, body: bytes) -> list[str]:
 OWN_NOTEBOOK: Final = (
     Path(__file__).resolve().parents[1] / "report" / "notebooks" / "retrieval_report.ipynb"
 )
-#: How far a shared needle's match is extended each way against its private string.
+#: How far a match is extended each way against its private string.
 EXTEND_LIMIT: Final = 16 * WINDOW_LATIN
 # the end of one string literal and the start of the next on a following line (implicit
 # concatenation: "... compared "\n    f"with the ..."), and Markdown's emphasis and code marks
 _LITERAL_JOIN_RE = re.compile(r"[\"']\s*\n\s*(?:[rRbBuUfF]{1,2})?[\"']")
 _MARKDOWN_MARKS_RE = re.compile(r"[*`#>|]")
+#: The tag papermill gives the cell it injects: its values are the run's, not the author's.
+INJECTED_PARAMETERS_TAG: Final = "injected-parameters"
+
+
+def _own_forms(source: str) -> list[str]:
+    """The normalized forms of one own source: as written, and with wrapped string literals
+    joined and Markdown's marks removed (a stretch is looked up with its marks removed)."""
+    joined = _MARKDOWN_MARKS_RE.sub("", _LITERAL_JOIN_RE.sub("", source))
+    return [_normalize(source), _normalize(joined)]
 
 
 @functools.cache
 def own_text() -> str:
     """evalkit's own shipped text, normalized (module docstring): every ``.py`` file of the
-    package and the report notebook's cells, with wrapped string literals joined and Markdown's
-    marks (``* ` # > |``) removed, separated by ``COPY_SEPARATOR``. Built once per process."""
+    package and the report notebook's cells, each as written and with wrapped string literals
+    joined and Markdown's marks (``* ` # > |``) removed, separated by ``COPY_SEPARATOR``.
+    Built once per process."""
     package = Path(__file__).resolve().parents[1]
     sources = [path.read_text(encoding="utf-8") for path in sorted(package.rglob("*.py"))]
     if OWN_NOTEBOOK.is_file():
-        cells = json.loads(OWN_NOTEBOOK.read_text(encoding="utf-8")).get("cells", [])
-        for cell in cells:
-            source = cell.get("source", "")
-            sources.append("".join(source) if isinstance(source, list) else str(source))
-    # One form per source: marks removed can only make a needle look unshared (reported as
-    # before), never hide a leak; a form with the quotes of wrapped literals left in would add
-    # only windows holding a quote character.
-    forms = [_MARKDOWN_MARKS_RE.sub("", _LITERAL_JOIN_RE.sub("", source)) for source in sources]
-    return COPY_SEPARATOR.join(_normalize(form) for form in forms)
+        sources += notebook_own_texts(json.loads(OWN_NOTEBOOK.read_text(encoding="utf-8")))
+    return COPY_SEPARATOR.join(form for source in sources for form in _own_forms(source))
+
+
+def notebook_own_texts(notebook: Mapping[str, Any]) -> list[str]:
+    """The author's text of a notebook (nbformat's JSON, decoded): the source of every
+    markdown, code and raw cell except the cell papermill injects (tagged
+    ``injected-parameters``: its values are the run's). Never an output or an attachment."""
+    texts: list[str] = []
+    for cell in notebook.get("cells", []):
+        if not isinstance(cell, Mapping):
+            continue
+        tags = (
+            cell.get("metadata", {}).get("tags", [])
+            if isinstance(cell.get("metadata"), Mapping)
+            else []
+        )
+        if isinstance(tags, list) and INJECTED_PARAMETERS_TAG in tags:
+            continue
+        source = cell.get("source", "")
+        texts.append("".join(source) if isinstance(source, list) else str(source))
+    return texts
+
+
+def notebook_skeleton(notebook: Mapping[str, Any]) -> str:
+    """``notebook``'s JSON with every string value blank except the author's cell sources
+    (:func:`notebook_own_texts`): the keys and structure that nbformat and papermill write
+    (``"exception"``, ``"parameters"``, ``"output_type"``), searchable in the readings of an
+    artifact (:class:`OwnText`)."""
+    own = {id(cell) for cell in notebook.get("cells", [])}
+    injected = {
+        id(cell)
+        for cell in notebook.get("cells", [])
+        if isinstance(cell, Mapping)
+        and INJECTED_PARAMETERS_TAG in (cell.get("metadata", {}) or {}).get("tags", [])
+    }
+
+    def blank(value: Any, keep: bool) -> Any:
+        if isinstance(value, str):
+            return value if keep else ""
+        if isinstance(value, Mapping):
+            return {
+                k: blank(v, keep or (k == "source" and id(value) in own - injected))
+                for k, v in value.items()
+            }
+        if isinstance(value, list):
+            return [blank(v, keep) for v in value]
+        return value
+
+    return json.dumps(blank(notebook, False), indent=1, ensure_ascii=False)
 
 
 @dataclass(frozen=True)
-class _Occurrence:
-    """Where a shared needle sits in one private string (normalized), for verification."""
+class OwnText:
+    """Text that is not evidence in one scan besides :func:`own_text`: what the caller itself
+    wrote into the artifacts (a notebook's cells, the skeleton a library writes around them),
+    normalized. Build it with :meth:`of`; ``NO_OWN_TEXT`` adds nothing."""
 
-    object_id: str
-    text: str
-    offset: int
-    required: int  # the common stretch a match must reach: 2 * window - 1
+    normalized: str
+
+    @classmethod
+    def of(cls, texts: Iterable[str] = (), *, artifacts: Iterable[str] = ()) -> OwnText:
+        """Own text from plain ``texts`` (normalized like evalkit's sources, both forms) and
+        from ``artifacts``, read in every reading of an artifact (:func:`artifact_text`: an
+        HTML page or a notebook's JSON written around the cells)."""
+        forms = [form for text in texts for form in _own_forms(text)]
+        forms += [artifact_text(artifact) for artifact in artifacts]
+        return cls(COPY_SEPARATOR.join(forms))
+
+    @classmethod
+    def of_notebook(cls, notebook: Mapping[str, Any], *, pages: Iterable[str] = ()) -> OwnText:
+        """Own text of a report rendered from ``notebook``: its cells (:func:`notebook_own_texts`),
+        its skeleton (:func:`notebook_skeleton`) and ``pages`` (e.g. the HTML export of the
+        notebook with no outputs: the template, stylesheets and rendered Markdown)."""
+        return cls.of(notebook_own_texts(notebook), artifacts=[notebook_skeleton(notebook), *pages])
+
+    def digest(self) -> bytes:
+        return hashlib.blake2b(
+            self.normalized.encode("utf-8", "surrogatepass"), digest_size=16
+        ).digest()
+
+
+NO_OWN_TEXT: Final = OwnText("")
+
+_EDGE_TAG_RE = re.compile(r"^[^<>]*>|<[^<>]*$")
+_ANY_TAG_RE = re.compile(r"<[^<>]*>")
+_NUMBER_RE = re.compile(r"\d+(?:e ?[+]?\d+)?")
+_EDGE_NON_WORD_RE = re.compile(r"^\W+|\W+$")
+
+
+def is_evidence(stretch: str) -> bool:
+    """Whether a stretch common to an artifact and a private string can show a leak: it still
+    holds a letter (any script) once markup (complete tags, and a tag cut at either end) and
+    numbers are removed. Digits, punctuation, white space and markup are not private text."""
+    inner = _NUMBER_RE.sub(" ", _EDGE_TAG_RE.sub(" ", _ANY_TAG_RE.sub(" ", stretch)))
+    return any(unicodedata.category(c)[0] == "L" for c in inner)
 
 
 class _NeedleIndex:
     """Every needle in one Aho-Corasick automaton (pyahocorasick): one pass over an artifact
-    finds every needle in it, overlapping ones included, whatever their number. Needles shared
-    with :func:`own_text` are verified by extension (module docstring)."""
+    finds every needle in it, overlapping ones included, whatever their number. Each match is
+    verified by extension against the private strings it came from (module docstring)."""
 
     def __init__(self, private: Iterable[PrivateText]) -> None:
         import ahocorasick
 
-        owners: dict[str, set[str]] = {}
-        normalized: list[tuple[str, str]] = []
+        self._ids: list[str] = []
+        self._texts: list[str] = []
+        places: dict[str, list[int]] = {}
         for item in private:
             text = _normalize(item.text)
-            normalized.append((item.object_id, text))
-            for needle in _text_needles(text):
-                owners.setdefault(needle, set()).add(item.object_id)
+            index = len(self._texts)
+            self._ids.append(item.object_id)
+            self._texts.append(text)
+            for offset, needle in _text_needles(text):
+                places.setdefault(needle, []).extend((index, offset))
         self._automaton: Any = ahocorasick.Automaton()
-        for needle, object_ids in owners.items():
-            self._automaton.add_word(needle, (needle, tuple(sorted(object_ids))))
-        self._searchable = bool(owners)
-        self._shared: dict[str, list[_Occurrence]] = {}
-        self._own_stretches: dict[str, bool] = {}
+        for needle, found in places.items():
+            self._automaton.add_word(needle, (len(needle), tuple(found)))
+        self._searchable = bool(places)
         if self._searchable:
             self._automaton.make_automaton()
-            shared = {needle for _, (needle, _) in self._automaton.iter(own_text())}
-            if shared:
-                self._shared = _occurrences(normalized, shared)
-        self._clean: set[bytes] = set()
+        self._own_stretches: dict[tuple[str, bytes], bool] = {}
+        self._clean: set[tuple[bytes, bytes]] = set()
 
-    def find(self, haystack: str) -> list[str]:
-        """Sorted object IDs with a needle in ``haystack`` (a shared needle's only where the
-        match verifies)."""
+    def find(self, haystack: str, own: OwnText = NO_OWN_TEXT) -> list[str]:
+        """Sorted object IDs of the private strings ``haystack`` (an artifact text) copies."""
         if not self._searchable:
             return []
         leaked: set[str] = set()
-        for end, (needle, object_ids) in self._automaton.iter(haystack):
-            occurrences = self._shared.get(needle)
-            if occurrences is None:
-                leaked.update(object_ids)
-                continue
-            start = end - len(needle) + 1
-            for occurrence in occurrences:
-                if occurrence.object_id not in leaked and self._verified(
-                    haystack, start, len(needle), occurrence
-                ):
-                    leaked.add(occurrence.object_id)
+        ids, texts = self._ids, self._texts
+        for end, (length, found) in self._automaton.iter(haystack):
+            start = end - length + 1
+            for k in range(0, len(found), 2):
+                index = found[k]
+                if ids[index] in leaked:
+                    continue
+                if self._verified(haystack, (start, length), (texts[index], found[k + 1]), own):
+                    leaked.add(ids[index])
         return sorted(leaked)
 
-    def _verified(self, haystack: str, start: int, length: int, occurrence: _Occurrence) -> bool:
-        """Whether the match of a shared needle at ``haystack[start:start+length]`` copies
-        ``occurrence``'s private string over ``occurrence.required`` characters or more, in a
-        stretch that is not evalkit's own text."""
-        text, offset = occurrence.text, occurrence.offset
-        left = 0
-        while (
-            left < EXTEND_LIMIT
-            and left < offset
-            and left < start
-            and haystack[start - left - 1] == text[offset - left - 1]
-        ):
-            left += 1
-        right = 0
-        after, text_after = start + length, offset + length
-        while (
-            right < EXTEND_LIMIT
-            and text_after + right < len(text)
-            and after + right < len(haystack)
-            and haystack[after + right] == text[text_after + right]
-        ):
-            right += 1
-        if left + length + right < occurrence.required:
-            return False
-        stretch = haystack[start - left : after + right]
-        own = self._own_stretches.get(stretch)
-        if own is None:
-            own = self._own_stretches[stretch] = stretch in own_text()
-        return not own
+    def _verified(
+        self, haystack: str, match: tuple[int, int], source: tuple[str, int], own: OwnText
+    ) -> bool:
+        """Whether the needle ``match`` (start, length) in ``haystack``, found at ``source``
+        (private text, offset), extends to a copied stretch of ``2 * length - 1`` characters
+        (the whole text for a whole-string needle) that is evidence and not own text."""
+        (start, length), (text, offset) = match, source
+        if length == len(text):
+            stretch = text
+        else:
+            reach = min(EXTEND_LIMIT, offset, start)
+            left = _common_length(
+                haystack[start - reach : start][::-1], text[offset - reach : offset][::-1]
+            )
+            after, text_after = start + length, offset + length
+            right = _common_length(
+                haystack[after : after + EXTEND_LIMIT], text[text_after : text_after + EXTEND_LIMIT]
+            )
+            if left + length + right < min(2 * length - 1, len(text)):
+                return False
+            stretch = haystack[start - left : after + right]
+        key = (stretch, own.digest() if own.normalized else b"")
+        verdict = self._own_stretches.get(key)
+        if verdict is None:
+            verdict = self._own_stretches[key] = is_evidence(stretch) and not _is_own(stretch, own)
+        return verdict
 
-    def find_in_artifact(self, text: str) -> list[str]:
+    def find_in_artifact(self, text: str, own: OwnText = NO_OWN_TEXT) -> list[str]:
         """:meth:`find` on ``artifact_text(text)``; a text found clean once is not searched
         again (a report is scanned when it is rendered and again when it is written)."""
         digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=32).digest()
-        if digest in self._clean:
+        key = (digest, own.digest() if own.normalized else b"")
+        if key in self._clean:
             return []
-        found = self.find(artifact_text(text))
+        found = self.find(artifact_text(text), own)
         if not found:
-            self._clean.add(digest)
+            self._clean.add(key)
         return found
+
+
+def _common_length(a: str, b: str) -> int:
+    """The length of the common prefix of ``a`` and ``b`` (slices compared in C)."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[:middle] == b[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _is_own(stretch: str, own: OwnText) -> bool:
+    """Whether ``stretch`` (its edge punctuation trimmed, Markdown's marks removed) is text
+    evalkit or the caller wrote: it occurs in :func:`own_text` or in ``own``."""
+    core = _MARKDOWN_MARKS_RE.sub("", _EDGE_NON_WORD_RE.sub("", stretch))
+    core = " ".join(core.split())
+    if not core:
+        return True
+    return core in own_text() or (bool(own.normalized) and core in own.normalized)
 
 
 @functools.lru_cache(maxsize=8)
@@ -606,20 +722,28 @@ def prepare_leak_scan(private: Iterable[PrivateText]) -> None:
     _index(tuple(private))
 
 
-def find_leaks(artifact: str, private: Iterable[PrivateText]) -> list[str]:
-    """Sorted object IDs whose private text occurs in ``artifact`` (rule in module docstring)."""
-    return _index(tuple(private)).find_in_artifact(artifact)
+def find_leaks(
+    artifact: str, private: Iterable[PrivateText], *, own: OwnText = NO_OWN_TEXT
+) -> list[str]:
+    """Sorted object IDs whose private text occurs in ``artifact`` (rule in module docstring);
+    ``own``: text besides evalkit's that is not evidence (a report notebook's cells)."""
+    return _index(tuple(private)).find_in_artifact(artifact, own)
 
 
 #: How many object IDs a leak message lists per artifact (all are in ``LeakError.object_ids``).
 LISTED_IDS: Final = 20
 
 
-def assert_no_leaks(artifacts: Mapping[str, str], private: Iterable[PrivateText]) -> None:
+def assert_no_leaks(
+    artifacts: Mapping[str, str],
+    private: Iterable[PrivateText],
+    *,
+    own: OwnText = NO_OWN_TEXT,
+) -> None:
     """Raise ``LeakError`` naming the artifacts (their names as given, e.g. ``the Markdown file
-    reports/gate.md``) and the leaked object IDs, if any leak."""
+    reports/gate.md``) and the leaked object IDs, if any leak (``own``: :func:`find_leaks`)."""
     index = _index(tuple(private))
-    problems = {name: index.find_in_artifact(text) for name, text in artifacts.items()}
+    problems = {name: index.find_in_artifact(text, own) for name, text in artifacts.items()}
     problems = {name: ids for name, ids in problems.items() if ids}
     if problems:
         raise LeakError(
