@@ -32,13 +32,14 @@ import nbformat
 
 from evalkit.report._parameters import DEFAULT_REPORT_NOTEBOOK
 from evalkit.report.render import CONTENT_SECURITY_POLICY
-from evalkit.safety.privacy import PrivateText
+from evalkit.safety.privacy import OwnText, PrivateText
 
 __all__ = [
     "STDERR_NOTE",
     "export_html",
     "external_references",
     "machine_paths",
+    "report_own_text",
     "scrub_notebook",
     "warm_up_export",
 ]
@@ -305,6 +306,28 @@ def _report_exporter_class() -> type[Any]:
             return str(html), resources
 
     return ReportExporter
+
+
+def report_own_text(
+    nb: Mapping[str, Any], *, title: str = "evalkit report", pages: bool = True
+) -> OwnText:
+    """What the leak scan of a report rendered from ``nb`` reads as written by the report, not
+    by the fixture (:class:`evalkit.safety.privacy.OwnText`): the notebook's cells and
+    skeleton and, with ``pages``, the HTML export of the notebook without its outputs (the
+    template, pygments' and evalkit's stylesheets, the rendered Markdown cells). Outputs never
+    count, nor the cell papermill injects."""
+    if not pages:
+        return OwnText.of_notebook(nb)
+    bare = _NBFORMAT.from_dict(copy.deepcopy(dict(nb)))
+    bare.cells = [
+        cell for cell in bare.cells if "injected-parameters" not in cell.metadata.get("tags", [])
+    ]
+    for cell in bare.cells:
+        cell.pop("attachments", None)
+        if cell.cell_type == "code":
+            cell.outputs = []
+            cell.execution_count = None
+    return OwnText.of_notebook(nb, pages=[export_html(bare, title=title)])
 
 
 def external_references(html: str) -> list[str]:

@@ -583,7 +583,9 @@ class OwnText:
         notebook with no outputs: the template, stylesheets and rendered Markdown)."""
         return cls.of(notebook_own_texts(notebook), artifacts=[notebook_skeleton(notebook), *pages])
 
+    @functools.cached_property
     def digest(self) -> bytes:
+        """A key of this own text for the scan's caches."""
         return hashlib.blake2b(
             self.normalized.encode("utf-8", "surrogatepass"), digest_size=16
         ).digest()
@@ -669,7 +671,7 @@ class _NeedleIndex:
             if left + length + right < min(2 * length - 1, len(text)):
                 return False
             stretch = haystack[start - left : after + right]
-        key = (stretch, own.digest() if own.normalized else b"")
+        key = (stretch, own.digest if own.normalized else b"")
         verdict = self._own_stretches.get(key)
         if verdict is None:
             verdict = self._own_stretches[key] = is_evidence(stretch) and not _is_own(stretch, own)
@@ -679,7 +681,7 @@ class _NeedleIndex:
         """:meth:`find` on ``artifact_text(text)``; a text found clean once is not searched
         again (a report is scanned when it is rendered and again when it is written)."""
         digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=32).digest()
-        key = (digest, own.digest() if own.normalized else b"")
+        key = (digest, own.digest if own.normalized else b"")
         if key in self._clean:
             return []
         found = self.find(artifact_text(text), own)
