@@ -216,8 +216,45 @@ def _scrub_text(text: str, replacements: Mapping[str, str]) -> str:
         if path in text:  # whole components only: /tmp/a is no part of /tmp/a-b
             boundary = re.compile(re.escape(path) + r"(?![\w.~-])")
             text = boundary.sub(placeholder.replace("\\", "\\\\"), text)  # literal
-    text = _ABSOLUTE_PATH_RE.sub("<path>", text)
-    return _WINDOWS_PATH_RE.sub("<path>", text)
+    text = _whole_paths(_ABSOLUTE_PATH_RE, text)
+    return _whole_paths(_WINDOWS_PATH_RE, text)
+
+
+_CLOSING: Final = {'"': '"', "'": "'", "`": "`", "(": ")"}
+# words of a path after a space: a word holding a separator, then (when the path does not end
+# in a file name yet) up to 4 more words, the last one ending in an extension
+_CONTINUED_RE: Final = re.compile(r"(?: [^\s'\"<>()\[\]]*[/\\][^\s'\"<>()\[\]]*)*")
+_NAME_TAIL_RE: Final = re.compile(r"(?: [^\s'\"<>/\\]+){0,3}? [^\s'\"<>/\\]*\.\w{1,8}(?![\w/\\])")
+_EXTENSION_RE: Final = re.compile(r"\.\w{1,8}$")
+
+
+def _whole_paths(pattern: re.Pattern[str], text: str) -> str:
+    """``text`` with each path ``pattern`` finds replaced by ``<path>``, whole: a path after a
+    quote or ``(`` runs to the closing one on its line; an unquoted one goes on across single
+    spaces while the next word holds ``/`` or ``\\``, then up to 4 more words ending with the
+    first one that ends in an extension (``/tmp/my runs/run one.trec``). Scrubbing a word too
+    many is harmless; leaving one of a file name is not."""
+    parts: list[str] = []
+    position = 0
+    for match in pattern.finditer(text):
+        start, end = match.span()
+        if start < position:
+            continue
+        opening = text[start - 1] if start else ""
+        line_end = text.find("\n", end)
+        line_end = len(text) if line_end < 0 else line_end
+        closing = text.find(_CLOSING[opening], end, line_end) if opening in _CLOSING else -1
+        if closing >= 0:
+            end = closing
+        else:
+            end = _CONTINUED_RE.match(text, end).end()  # type: ignore[union-attr]
+            tail = _NAME_TAIL_RE.match(text, end)
+            if tail is not None and not _EXTENSION_RE.search(text[start:end]):
+                end = tail.end()
+        parts += [text[position:start], "<path>"]
+        position = end
+    parts.append(text[position:])
+    return "".join(parts)
 
 
 # --- HTML ---------------------------------------------------------------------------------

@@ -70,6 +70,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import codecs
 import functools
 import hashlib
 import html
@@ -81,7 +82,7 @@ import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, BinaryIO, Final
 
 from evalkit.errors import LeakError
 
@@ -95,6 +96,7 @@ __all__ = [
     "assert_no_leaks",
     "definition_values",
     "find_leaks",
+    "find_leaks_in_stream",
     "is_evidence",
     "notebook_own_texts",
     "notebook_skeleton",
@@ -730,6 +732,55 @@ def find_leaks(
     """Sorted object IDs whose private text occurs in ``artifact`` (rule in module docstring);
     ``own``: text besides evalkit's that is not evidence (a report notebook's cells)."""
     return _index(tuple(private)).find_in_artifact(artifact, own)
+
+
+#: Characters of a file :func:`find_leaks_in_file` searches at a time (after white space is
+#: squeezed); a file up to this size is searched whole, like an artifact in memory.
+BLOCK_CHARS: Final = 1 << 19
+#: Characters of the previous block searched again with the next one: a copy whose raw form
+#: spans at most this many characters is whole in one block (``EXTEND_LIMIT`` twice and a
+#: window, at up to 16 raw characters per character: an entity escaped three times).
+OVERLAP_CHARS: Final = 1 << 16
+_WHITE_RUN_RE = re.compile(r"\s{2,}")
+
+
+def _squeezed(match: re.Match[str]) -> str:
+    return "\n" if "\n" in match.group(0) else " "
+
+
+def find_leaks_in_stream(
+    handle: BinaryIO,
+    private: Iterable[PrivateText],
+    *,
+    own: OwnText = NO_OWN_TEXT,
+    block_chars: int = BLOCK_CHARS,
+) -> list[str]:
+    """:func:`find_leaks` on a file of any size (``handle``: open for reading in binary), in
+    bounded memory: the file is decoded as
+    UTF-8 (a byte that is not becomes U+FFFD) a piece at a time, its white-space runs squeezed
+    to one character (every reading collapses them), and searched in blocks of
+    ``block_chars`` characters, each with the last ``OVERLAP_CHARS`` of the one before. A file
+    of one block is searched whole (JSON decoded, as :func:`find_leaks`); a larger one is
+    searched as text (escapes, markup and base64 payloads read within each block)."""
+    index = _index(tuple(private))
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    found: set[str] = set()
+    pending, carried, first = "", "", True
+    while True:
+        data = handle.read(block_chars)
+        final = not data
+        pending += _WHITE_RUN_RE.sub(_squeezed, decoder.decode(data, final=final))
+        while len(pending) > block_chars or (final and (pending or first)):
+            if first and final:  # the whole file is one block
+                return index.find_in_artifact(pending, own)
+            cut = len(pending) if final else pending.rfind("\n", block_chars // 2, block_chars)
+            if cut < 0:
+                cut = block_chars
+            block, pending = pending[:cut], pending[cut:]
+            found.update(index.find(artifact_text(carried + block), own))
+            carried, first = block[-OVERLAP_CHARS:], False
+        if final:
+            return sorted(found)
 
 
 #: How many object IDs a leak message lists per artifact (all are in ``LeakError.object_ids``).
