@@ -488,15 +488,23 @@ EXTEND_LIMIT: Final = 16 * WINDOW_LATIN
 # the end of one string literal and the start of the next on a following line (implicit
 # concatenation: "... compared "\n    f"with the ..."), and Markdown's emphasis and code marks
 _LITERAL_JOIN_RE = re.compile(r"[\"']\s*\n\s*(?:[rRbBuUfF]{1,2})?[\"']")
-_MARKDOWN_MARKS_RE = re.compile(r"[*`#>|]")
+# and the backslash: Markdown's escapes and a literal's are removed or kept by each writer
+_MARKDOWN_MARKS_RE = re.compile(r"[*`#>|\\]")
+_SOURCE_ESCAPE_RE = re.compile(r"\\([nt\\'\"])")
 #: The tag papermill gives the cell it injects: its values are the run's, not the author's.
 INJECTED_PARAMETERS_TAG: Final = "injected-parameters"
 
 
+def _source_escape(match: re.Match[str]) -> str:
+    """A string literal's escape as a docstring or message shows it."""
+    return " " if match.group(1) in "nt" else match.group(1)
+
+
 def _own_forms(source: str) -> list[str]:
     """The normalized forms of one own source: as written, and with wrapped string literals
-    joined and Markdown's marks removed (a stretch is looked up with its marks removed)."""
-    joined = _MARKDOWN_MARKS_RE.sub("", _LITERAL_JOIN_RE.sub("", source))
+    joined, ``\\n``/``\\t`` escapes read as white space and Markdown's marks removed (a stretch is looked up with its marks removed)."""
+    joined = _SOURCE_ESCAPE_RE.sub(_source_escape, _LITERAL_JOIN_RE.sub("", source))
+    joined = _MARKDOWN_MARKS_RE.sub("", joined)
     return [_normalize(source), _normalize(joined)]
 
 
