@@ -298,7 +298,10 @@ def _team_notebook(workspace: Path) -> Path:
     return target
 
 
-_CLI = "import sys; from evalkit.cli.entry import console; sys.argv[0] = 'evalkit'; sys.exit(console())"
+_CLI = (
+    "import sys; from evalkit.cli.entry import console; sys.argv[0] = 'evalkit'; "
+    "sys.exit(console())"
+)
 _IDS_RE = re.compile(r"\b(?:chunk|query|document|system):[^\s,;]+")
 
 

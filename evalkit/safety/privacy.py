@@ -502,7 +502,8 @@ def _source_escape(match: re.Match[str]) -> str:
 
 def _own_forms(source: str) -> list[str]:
     """The normalized forms of one own source: as written, and with wrapped string literals
-    joined, ``\\n``/``\\t`` escapes read as white space and Markdown's marks removed (a stretch is looked up with its marks removed)."""
+    joined, a literal's escapes read as shown (``\\n`` as white space) and Markdown's marks
+    and backslashes removed (a stretch is looked up with them removed)."""
     joined = _SOURCE_ESCAPE_RE.sub(_source_escape, _LITERAL_JOIN_RE.sub("", source))
     joined = _MARKDOWN_MARKS_RE.sub("", joined)
     return [_normalize(source), _normalize(joined)]
