@@ -73,6 +73,12 @@ def docstring_paragraphs(limit: int | None = None, *, seed: int = 0) -> list[str
                     letters = sum(c.isalpha() for c in text)
                     if 80 <= len(text) <= 1500 and letters >= 0.7 * len(text):
                         found.setdefault(text)
+    # a fixture never holds a credential's shape (the validator refuses it; prose may hold
+    # paths, URLs and e-mail addresses when declared)
+    from evalkit.safety.sensitive import find_sensitive
+
+    credentials = {"private_key", "token"}
+    found = {t: None for t in found if not credentials.intersection(find_sensitive(t))}
     paragraphs = list(found)
     if limit is not None and limit < len(paragraphs):
         paragraphs = random.Random(seed).sample(paragraphs, limit)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import functools
+import json
 import os
 import re
 import sys
@@ -355,7 +356,7 @@ def report_own_text(
     count, nor the cell papermill injects."""
     if not pages:
         return OwnText.of_notebook(nb)
-    bare = _NBFORMAT.from_dict(copy.deepcopy(dict(nb)))
+    bare = _NBFORMAT.reads(json.dumps(nb), as_version=4)  # a copy, sources joined
     bare.cells = [
         cell for cell in bare.cells if "injected-parameters" not in cell.metadata.get("tags", [])
     ]

@@ -291,8 +291,10 @@ def artifact_text(text: str) -> str:
         else:
             # json.loads has read the document's own escapes; a string may still hold escaped
             # text of its own (a URL, a JSON blob as a string)
-            leaves = unescaped_text("\n".join(_string_leaves(decoded, keys=True)))
-            return _normalize(embedded_text(leaves) + COPY_SEPARATOR + embedded_text(text))
+            leaves = embedded_text(unescaped_text("\n".join(_string_leaves(decoded, keys=True))))
+            if "<" in leaves:  # markup in a string (a notebook's HTML output): tags removed too
+                leaves += COPY_SEPARATOR + _TAG_RE.sub(" ", leaves)
+            return _normalize(leaves + COPY_SEPARATOR + embedded_text(text))
     plain = embedded_text(unescaped_text(text))
     if "<" in plain:  # markup: also the text with its tags removed (words split by tags)
         plain += COPY_SEPARATOR + _TAG_RE.sub(" ", plain)
