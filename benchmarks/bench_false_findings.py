@@ -122,7 +122,9 @@ def write_prose_fixture(directory: Path, paragraphs: list[str], *, every: int = 
                 "judgments": [{"chunk_id": f"c{i}", "grade": 2}],
             }
         )
-    queries.append({"id": "q-none", "language": "en", "text": "Is there a night bus?"})
+    # two no-answer queries: the report's all-pairs table needs two queries per measure
+    queries.append({"id": "q-none-1", "language": "en", "text": "Is there a night bus?"})
+    queries.append({"id": "q-none-2", "language": "en", "text": "Can I bring a bicycle?"})
     for name, data in (
         ("fixture.yaml", meta),
         ("documents.yaml", documents),

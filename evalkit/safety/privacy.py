@@ -745,9 +745,12 @@ def find_leaks(
     return _index(tuple(private)).find_in_artifact(artifact, own)
 
 
-#: Characters of a file :func:`find_leaks_in_file` searches at a time (after white space is
-#: squeezed); a file up to this size is searched whole, like an artifact in memory.
-BLOCK_CHARS: Final = 1 << 19
+#: A file of up to this many characters (after white space is squeezed) is searched whole,
+#: like an artifact in memory (a report's HTML and notebook: JSON decoded); a larger one is
+#: streamed in blocks. Memory stays bounded by this and ``BLOCK_CHARS``, not by the file.
+WHOLE_CHARS: Final = 1 << 22
+#: Characters of a streamed file searched at a time.
+BLOCK_CHARS: Final = 1 << 17
 #: Characters of the previous block searched again with the next one: a copy whose raw form
 #: spans at most this many characters is whole in one block (``EXTEND_LIMIT`` twice and a
 #: window, at up to 16 raw characters per character: an entity escaped three times).
@@ -764,32 +767,37 @@ def find_leaks_in_stream(
     private: Iterable[PrivateText],
     *,
     own: OwnText = NO_OWN_TEXT,
+    whole_chars: int = WHOLE_CHARS,
     block_chars: int = BLOCK_CHARS,
 ) -> list[str]:
     """:func:`find_leaks` on a file of any size (``handle``: open for reading in binary), in
-    bounded memory: the file is decoded as
-    UTF-8 (a byte that is not becomes U+FFFD) a piece at a time, its white-space runs squeezed
-    to one character (every reading collapses them), and searched in blocks of
-    ``block_chars`` characters, each with the last ``OVERLAP_CHARS`` of the one before. A file
-    of one block is searched whole (JSON decoded, as :func:`find_leaks`); a larger one is
-    searched as text (escapes, markup and base64 payloads read within each block)."""
+    bounded memory. The file is decoded as UTF-8 (a byte that is not becomes U+FFFD) a piece
+    at a time, its white-space runs squeezed to one character (every reading collapses them).
+    Up to ``whole_chars`` characters it is searched whole (JSON decoded, as :func:`find_leaks`);
+    a larger file is searched as text (escapes, markup and base64 payloads read within each
+    block) in blocks of ``block_chars`` characters cut at a line end where one is near, each
+    searched with the last ``OVERLAP_CHARS`` of the one before."""
     index = _index(tuple(private))
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
     found: set[str] = set()
-    pending, carried, first = "", "", True
+    pending, carried, whole = "", "", True
     while True:
         data = handle.read(block_chars)
         final = not data
         pending += _WHITE_RUN_RE.sub(_squeezed, decoder.decode(data, final=final))
-        while len(pending) > block_chars or (final and (pending or first)):
-            if first and final:  # the whole file is one block
+        if whole:
+            if final:
                 return index.find_in_artifact(pending, own)
+            if len(pending) <= whole_chars:
+                continue
+            whole = False
+        while len(pending) > block_chars or (final and pending):
             cut = len(pending) if final else pending.rfind("\n", block_chars // 2, block_chars)
             if cut < 0:
                 cut = block_chars
             block, pending = pending[:cut], pending[cut:]
             found.update(index.find(artifact_text(carried + block), own))
-            carried, first = block[-OVERLAP_CHARS:], False
+            carried = block[-OVERLAP_CHARS:]
         if final:
             return sorted(found)
 
