@@ -6,7 +6,6 @@ import io
 from pathlib import Path
 
 import pytest
-
 from cli_runner import run_cli
 
 
