@@ -262,6 +262,8 @@ def _variants(fixture: Path, out: Path, workspace: Path) -> list[tuple[str, list
             [
                 "gate",
                 str(fixture),
+                "--gates",
+                str(_gates(workspace)),
                 "--junit",
                 str(out / f"{name}-junit.xml"),
                 "--markdown",
@@ -280,6 +282,22 @@ def _variants(fixture: Path, out: Path, workspace: Path) -> list[tuple[str, list
             ],
         ),
     ]
+
+
+GATES = """schema: evalkit.gates/1
+relative:
+  - id: hybrid-not-below-lexical
+    system: hybrid
+    reference: lexical
+    measure: nDCG(dcg='exp-log2')@10
+    max_drop: 0.05
+"""
+
+
+def _gates(workspace: Path) -> Path:
+    target = workspace / "gates.yaml"
+    target.write_text(GATES, "utf-8")
+    return target
 
 
 def _team_notebook(workspace: Path) -> Path:
