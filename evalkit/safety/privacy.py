@@ -6,52 +6,69 @@ query text and judgment span of the fixture; every string value inside the syste
 ``org/model``, the host of an endpoint), when at least ``MIN_PRIVATE_VALUE`` characters long
 (:func:`definition_values`). Mapping keys of a definition are its field names, not private.
 
-The matching rule. Both sides are HTML-unescaped (up to three times), NFKC-normalized,
+The reading. Both sides are HTML-unescaped (up to three times), NFKC-normalized,
 case-folded, stripped of invisible characters (:data:`INVISIBLE_RANGES`: every format
-character, variation selectors, fillers) and of Markdown backslash escapes, and have white-space
-runs collapsed to one space and removed between two Chinese characters, so escaping or
-re-wrapping (:mod:`evalkit.report.render` does both) does not hide a leak. Markup is searched as it
-is and with its tags removed, so tags between the words of a text do not hide it either.
-A private string is reported when the artifact contains
+character, variation selectors, fillers) and of Markdown backslash escapes; the separators of
+file-derived names (``SEPARATORS``: ``-``, ``_``, ``.``, ``/``) read as a space; white-space
+runs are collapsed to one space and removed between two Chinese characters. So escaping or
+re-wrapping (:mod:`evalkit.report.render` does both) hides nothing, and a run file named
+``Vault-PIN-77319-for-Mr-Hollis-Orr.trec`` reads like the text "Vault PIN 77319 for Mr Hollis
+Orr". Markup is searched as it is and with its tags removed (in a JSON string too: a
+notebook's HTML output), so tags between the words of a text do not hide it either.
 
-- the whole string, if it has at least ``MIN_WHOLE_LATIN`` characters (``MIN_WHOLE_CJK`` for
-  text that is mostly Chinese), or
-- any of its aligned windows: the string cut into consecutive pieces of ``WINDOW_LATIN``
-  characters (``WINDOW_CJK`` for Chinese). Any copied run of ``2 * window - 1`` or more
-  characters necessarily contains one whole aligned window, so every leaked substring of 31+
-  Latin or 11+ Chinese characters is caught, wherever it starts.
+The rule (issues 43 and 49): every match is verified by extension.
 
-Shorter fragments (a number, a single word) are not identifying and are not reported.
-Findings name object IDs only, never the text.
+1. **Candidates.** Each private string gives needles: the whole string when it is shorter than
+   ``2 * window - 1`` characters (and at least ``MIN_WHOLE_LATIN``, ``MIN_WHOLE_CJK`` for text
+   that is mostly Chinese), else its aligned windows: the string cut into consecutive pieces
+   of ``WINDOW_LATIN`` characters (``WINDOW_CJK`` for mostly Chinese text). In a mostly Latin
+   string, each Chinese run of ``2 * WINDOW_CJK - 1`` characters or more also gets aligned
+   ``WINDOW_CJK`` windows from the run's start: Chinese inside English is windowed as
+   Chinese. Any copied run of ``2 * window - 1`` characters contains one whole aligned window,
+   wherever it starts. One Aho-Corasick automaton finds every needle in one pass.
+2. **Extension.** Each needle match is extended left and right against the private string it
+   came from (at most ``EXTEND_LIMIT`` characters each way). It counts only when the common
+   stretch reaches ``2 * window - 1`` characters (31 Latin, 11 Chinese), or is the whole
+   string for a whole-string needle. A 16-character window that prose shares by chance
+   (" the system comp" of a legend built at run time and of "the system comprises") is no
+   finding.
+3. **Evidence** (:func:`is_evidence`). The stretch must still hold a letter (any script) once
+   markup (complete tags, a tag cut at either end) and numbers are removed: digits,
+   punctuation, white space and markup are not anybody's private text.
+4. **Own text.** The stretch, its edge punctuation trimmed and Markdown's marks removed, must
+   not occur in what evalkit or the caller wrote: :func:`own_text` (every ``.py`` source of
+   the package, as written and with wrapped literals joined, their escapes read as shown and
+   Markdown's marks removed; the report notebook's cells) and the scan's :class:`OwnText`:
+   for a report, its notebook's markdown, code and raw cells (the default notebook and a
+   user's ``--notebook`` alike; never an output, nor the cell papermill injects), the
+   notebook's JSON skeleton (nbformat's and papermill's keys) and the HTML export of the
+   notebook without outputs (nbconvert's template, pygments' and evalkit's stylesheets, the
+   rendered Markdown). Libraries' text is judged by the same rule as evalkit's.
 
-What evalkit writes itself is not evidence (:func:`own_text`). Real prose shares 16-character
-windows with the report's own prose ("compared with the", " degrees of freedom"), so a window
-alone would refuse every report of an English collection. evalkit's own text is every ``.py``
-source of the package (messages, legends, column and measure names, the Markdown and JUnit
-templates; string literals also with their implicit concatenations joined) and the cells of
-the report notebook, normalized like the rest (once per process, about 1.5 MB). A needle that
-occurs in that text is *shared*; a match of a shared needle is verified: it is extended left
-and right against each private string it came from (at most ``EXTEND_LIMIT`` characters each
-way), and reported only when the common stretch is at least ``2 * window - 1`` characters
-(31 Latin, 11 Chinese) *and* that stretch itself does not occur in evalkit's own text. Needles
-that are not shared behave as before.
+A private string is reported when one of its matches passes 2-4. Findings name object IDs
+only, never the text.
 
-- **Recall.** Every copied run of 31+ Latin or 11+ Chinese characters of a private string is
-  caught, in every artifact and reading above, unless the whole run is text evalkit itself
-  ships (its maximal common stretch with the private string, up to ``EXTEND_LIMIT`` characters
-  each side of the matched window, occurs verbatim in :func:`own_text`), i.e. unless evalkit
-  wrote every one of those characters itself. A private string that evalkit's own text
-  contains whole and that is shorter than 31 (11) characters is never reported: the artifact
-  cannot tell its copy from evalkit's own words. Shorter copies of unshared text are still
-  caught by the window rule (16+ characters at an aligned position, 8+ for a whole string).
-- **Precision.** A coincidence of fixture text with evalkit's own prose is no longer reported
-  unless it runs past the evalkit text on one side by matching the same private string, or
-  is 31+ characters long and not evalkit's text. What remains reported without a copy: a
-  31+-character stretch common to a private string and text evalkit did not ship (a library's
-  HTML template, a number table) — as before the change.
-- **Cost.** The shared needles are found by running the needle automaton once over the own
-  text when the index is built (:class:`_NeedleIndex`); a scan pays the verification only for
-  matches of shared needles, a few character comparisons each.
+- **Recall.** Every copied run of 31+ Latin or 11+ Chinese characters of a private string, and
+  every whole private string of 8+ (4+ Chinese) characters shorter than that, is reported, in
+  every artifact, reading and encoding (decoded JSON, tags removed, HTML/URL/string escapes,
+  base64 payloads, PNG text; separators of names read alike), unless (a) the copy holds no
+  letter outside markup and numbers, or (b) its maximal common stretch (up to
+  ``EXTEND_LIMIT`` characters each side) is own text: evalkit wrote every one of those
+  characters, or the report notebook's author did, or the library around them. Runs are
+  counted after normalizing. Given up, by design: copies of 16-30 characters that happened to
+  hold an aligned window (never promised), a private string made only of digits and
+  punctuation, fixture text a notebook's author typed into a cell's source.
+- **Precision.** A finding needs a stretch of 31+ (11+) characters shared by a private string
+  and the artifact, holding a letter outside markup and numbers, that neither evalkit, nor
+  the notebook, nor the libraries wrote. What can remain: text composed at run time from
+  pieces that a collection also holds 31+ characters of. Measured 0 false findings on real
+  prose nobody here wrote (``benchmarks/bench_false_findings.py``: standard-library
+  docstrings, ``/usr/share/doc``, Cranfield and CISI, every report variant, gate and run
+  outputs; the numbers are in ``benchmarks/README.md``).
+- **Cost.** One automaton pass per artifact reading, as before; per match a few slice
+  comparisons; per 31+-character stretch one substring search of the own text (cached).
+  :func:`own_text` is built only when a stretch needs it. :func:`find_leaks_in_stream`
+  searches a file of any size in bounded memory (``WHOLE_CHARS``, ``BLOCK_CHARS``).
 
 String and URL escapes are read as well (:func:`unescaped_text`): where an artifact holds
 ``\\uXXXX``, ``\\UXXXXXXXX``, ``\\xXX`` or ``\\n``-style escapes (a JSON or JavaScript string
