@@ -155,3 +155,30 @@ def test_library_structure_of_a_notebook_is_own_text() -> None:
     text = json.dumps(notebook)
     assert find_leaks(text, private) == ["chunk:2674"]
     assert find_leaks(text, private, own=report_own_text(notebook, pages=False)) == []
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/home/alice/Client Reports/Vault PIN 77319.trec",
+        "/tmp/my runs/run one.trec",
+        r"C:\Users\bob\My Files\secret run.trec",
+    ],
+)
+@pytest.mark.parametrize("quote", ["", "'", '"', "("])
+def test_paths_with_spaces_are_scrubbed_whole(path: str, quote: str) -> None:
+    import nbformat
+
+    from evalkit.report import scrub_notebook
+
+    closing = ")" if quote == "(" else quote
+    line = f"wrote {quote}{path}{closing} at last\n"
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell(f"print({line!r})")
+    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=line)]
+    nb.cells = [cell]
+    scrubbed = scrub_notebook(nb, paths={})
+    text = scrubbed.cells[0].outputs[0].text
+    assert text == f"wrote {quote}<path>{closing} at last\n"
+    for word in ("Reports", "Vault", "PIN", "77319", "runs", "one", "Files", "secret"):
+        assert word not in nbformat.writes(scrubbed)

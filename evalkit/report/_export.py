@@ -73,7 +73,10 @@ _ABSOLUTE_PATH_RE: Final = re.compile(
     r"(?<![\w/.~-])/(?:" + "|".join(re.escape(r) for r in _COMMON_ROOTS) + r")(?=[/\s'\"<>)\]]|$)"
     r"[^\s'\"<>)\]]*"
 )
-_WINDOWS_PATH_RE: Final = re.compile(r"(?<![\w])[A-Za-z]:\\(?:[^\s'\"<>\\]+\\)*[^\s'\"<>\\]*")
+# (a backslash may be doubled: a path in a string literal's repr)
+_WINDOWS_PATH_RE: Final = re.compile(
+    r"(?<![\w])[A-Za-z]:\\{1,2}(?:[^\s'\"<>\\]+\\{1,2})*[^\s'\"<>\\]*"
+)
 _EXTERNAL_RE: Final = re.compile(
     r"""(?:\b(?:src|href|action|data|poster)\s*=\s*["']?\s*(?:https?:)?//"""
     r"""|url\(\s*["']?\s*(?:https?:)?//|@import\s+["']?(?:url\()?\s*["']?\s*(?:https?:)?//"""

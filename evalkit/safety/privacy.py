@@ -12,8 +12,7 @@ character, variation selectors, fillers) and of Markdown backslash escapes; the 
 file-derived names (``SEPARATORS``: ``-``, ``_``, ``.``, ``/``) read as a space; white-space
 runs are collapsed to one space and removed between two Chinese characters. So escaping or
 re-wrapping (:mod:`evalkit.report.render` does both) hides nothing, and a run file named
-``Vault-PIN-77319-for-Mr-Hollis-Orr.trec`` reads like the text "Vault PIN 77319 for Mr Hollis
-Orr". Markup is searched as it is and with its tags removed (in a JSON string too: a
+after the words of a chunk, hyphens for spaces, reads like the chunk's text. Markup is searched as it is and with its tags removed (in a JSON string too: a
 notebook's HTML output), so tags between the words of a text do not hide it either.
 
 The rule (issues 43 and 49): every match is verified by extension.
@@ -30,8 +29,7 @@ The rule (issues 43 and 49): every match is verified by extension.
    came from (at most ``EXTEND_LIMIT`` characters each way). It counts only when the common
    stretch reaches ``2 * window - 1`` characters (31 Latin, 11 Chinese), or is the whole
    string for a whole-string needle. A 16-character window that prose shares by chance
-   (" the system comp" of a legend built at run time and of "the system comprises") is no
-   finding.
+   with a legend built at run time is no finding.
 3. **Evidence** (:func:`is_evidence`). The stretch must still hold a letter (any script) once
    markup (complete tags, a tag cut at either end) and numbers are removed: digits,
    punctuation, white space and markup are not anybody's private text.
