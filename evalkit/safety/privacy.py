@@ -12,8 +12,9 @@ character, variation selectors, fillers) and of Markdown backslash escapes; the 
 file-derived names (``SEPARATORS``: ``-``, ``_``, ``.``, ``/``) read as a space; white-space
 runs are collapsed to one space and removed between two Chinese characters. So escaping or
 re-wrapping (:mod:`evalkit.report.render` does both) hides nothing, and a run file named
-after the words of a chunk, hyphens for spaces, reads like the chunk's text. Markup is searched as it is and with its tags removed (in a JSON string too: a
-notebook's HTML output), so tags between the words of a text do not hide it either.
+after the words of a chunk, hyphens for spaces, reads like the chunk's text. Markup is
+searched as it is and with its tags removed (in a JSON string too: a notebook's HTML output),
+so tags between the words of a text do not hide it either.
 
 The rule (issues 43 and 49): every match is verified by extension.
 
