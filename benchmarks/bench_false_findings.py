@@ -405,12 +405,14 @@ PLANTINGS = {
 }
 
 
-def recall(files: list[Path], texts: list[str], *, seed: int = 43) -> tuple[int, int]:
-    """Part 3: (caught, planted)."""
+def recall(
+    files: list[Path], texts: list[str], *, count: int = 50, seed: int = 43
+) -> tuple[int, int]:
+    """Part 3: (caught, planted): ``count`` copies per file and encoding."""
     from evalkit.safety.privacy import PrivateText, find_leaks
 
     rng = random.Random(seed)
-    chosen = rng.sample([t for t in texts if len(t) >= 40], min(50, len(texts)))
+    chosen = rng.sample([t for t in texts if len(t) >= 40], min(count, len(texts)))
     caught = planted = 0
     for path in files:
         original = path.read_text("utf-8", "replace")
@@ -437,6 +439,7 @@ def main() -> None:
     parser.add_argument("--documents", type=int, default=600)
     parser.add_argument("--fixture", type=Path, action="append", default=[])
     parser.add_argument("--doc-texts", type=int, default=64, help="MB of /usr/share/doc")
+    parser.add_argument("--recall-texts", type=int, default=50, help="copies per encoding")
     parser.add_argument("--skip-reports", action="store_true", help="part 2-3 on existing files")
     args = parser.parse_args()
     args.workspace.mkdir(parents=True, exist_ok=True)
@@ -463,12 +466,14 @@ def main() -> None:
     batches: list[list[str]] = [outside]
     size = sum(map(len, outside))
     current: list[str] = []
+    current_size = 0
     for text in doc_texts(args.doc_texts):
         current.append(text)
         size += len(text)
-        if sum(map(len, current)) > 8 << 20:
+        current_size += len(text)
+        if current_size > 8 << 20:
             batches.append(current)
-            current = []
+            current, current_size = [], 0
     if current:
         batches.append(current)
     print(
@@ -477,9 +482,8 @@ def main() -> None:
     )
     cross = cross_scan(files, batches)
     print(f"part 2: {cross} finding(s)")
-    caught, planted = recall(
-        [f for f in files if f.suffix in (".html", ".ipynb", ".md", ".xml", ".json")], paragraphs
-    )
+    kinds = {f.suffix: f for f in reversed(files)}  # one file of each kind
+    caught, planted = recall(sorted(kinds.values()), paragraphs, count=args.recall_texts)
     print(f"part 3: recall {caught}/{planted}")
     print(f"total false findings: {findings + cross}; {time.perf_counter() - started:.0f} s")
 
