@@ -9,7 +9,8 @@ query text and judgment span of the fixture; every string value inside the syste
 The reading. Both sides are HTML-unescaped (up to three times), NFKC-normalized,
 case-folded, stripped of invisible characters (:data:`INVISIBLE_RANGES`: every format
 character, variation selectors, fillers) and of Markdown backslash escapes; the separators of
-file-derived names (``SEPARATORS``: ``-``, ``_``, ``.``, ``/``) read as a space; white-space
+file-derived names (``SEPARATORS``: ``-``, ``_``, ``.``, ``/``) between two other characters
+read as a space; white-space
 runs are collapsed to one space and removed between two Chinese characters. So escaping or
 re-wrapping (:mod:`evalkit.report.render` does both) hides nothing, and a run file named
 after the words of a chunk, hyphens for spaces, reads like the chunk's text. Markup is
@@ -129,6 +130,7 @@ WINDOW_CJK = 6
 MIN_PRIVATE_VALUE = 6
 #: Characters read as a space on both sides: the separators of names that come from files.
 SEPARATORS: Final = ("-", "_", ".", "/")
+_SEPARATOR_RE = re.compile(r"[-_./](?<=\S[-_./])(?=\S)")
 
 INVISIBLE_RANGES: Final = (
     # Unicode's format characters (category Cf, Unicode 14): soft hyphen, zero-width spaces
@@ -193,9 +195,9 @@ def _normalize(text: str) -> str:
     # (evalkit.report.render.markdown_text writes both) hide nothing; nor does white space between
     # two Chinese characters, which Chinese text does not have.
     text = _MARKDOWN_ESCAPE_RE.sub(r"\1", _INVISIBLE_RE.sub("", text))
-    # separators read alike: a file-derived name (Vault-PIN-77319.trec) reads like its text
-    for separator in SEPARATORS:
-        text = text.replace(separator, " ")
+    # separators read alike: a file-derived name (Vault-PIN-77319.trec) reads like its text;
+    # only between two other characters, so that prose keeps its length (". " stays two)
+    text = _SEPARATOR_RE.sub(" ", text)
     # str.split() splits at exactly the characters re's \s matches in a str pattern (both
     # Py_UNICODE_ISSPACE; checked over every code point), faster than re.sub on indented text
     return _CJK_GAP_RE.sub("", " ".join(text.split()))
@@ -522,9 +524,8 @@ def _own_forms(source: str) -> list[str]:
     """The normalized forms of one own source: as written, and with wrapped string literals
     joined, a literal's escapes read as shown (``\\n`` as white space) and Markdown's marks
     and backslashes removed (a stretch is looked up with them removed)."""
-    joined = _SOURCE_ESCAPE_RE.sub(_source_escape, _LITERAL_JOIN_RE.sub("", source))
-    joined = _MARKDOWN_MARKS_RE.sub("", joined)
-    return [_normalize(source), _normalize(joined)]
+    joined = _normalize(_SOURCE_ESCAPE_RE.sub(_source_escape, _LITERAL_JOIN_RE.sub("", source)))
+    return [_normalize(source), " ".join(_MARKDOWN_MARKS_RE.sub("", joined).split())]
 
 
 @functools.cache
