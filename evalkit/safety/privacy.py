@@ -32,9 +32,9 @@ The rule (issues 43 and 49): every match is verified by extension.
    stretch reaches ``2 * window - 1`` characters (31 Latin, 11 Chinese), or is the whole
    string for a whole-string needle. A 16-character window that prose shares by chance
    with a legend built at run time is no finding.
-3. **Evidence** (:func:`is_evidence`). The stretch must still hold a letter (any script) once
-   markup (complete tags, a tag cut at either end) and numbers are removed: digits,
-   punctuation, white space and markup are not anybody's private text.
+3. **Evidence** (:func:`is_evidence`). The stretch must still hold ``MIN_EVIDENCE_LETTERS``
+   (3) letters (any script) once markup (complete tags, a tag cut at either end) and numbers
+   are removed: digits, punctuation, white space and markup are not anybody's private text.
 4. **Own text.** The stretch, its edge punctuation trimmed and Markdown's marks removed, must
    not occur in what evalkit or the caller wrote: :func:`own_text` (every ``.py`` source of
    the package, as written and with wrapped literals joined, their escapes read as shown and
@@ -51,15 +51,15 @@ only, never the text.
 - **Recall.** Every copied run of 31+ Latin or 11+ Chinese characters of a private string, and
   every whole private string of 8+ (4+ Chinese) characters shorter than that, is reported, in
   every artifact, reading and encoding (decoded JSON, tags removed, HTML/URL/string escapes,
-  base64 payloads, PNG text; separators of names read alike), unless (a) the copy holds no
-  letter outside markup and numbers, or (b) its maximal common stretch (up to
+  base64 payloads, PNG text; separators of names read alike), unless (a) the copy holds
+  fewer than 3 letters outside markup and numbers, or (b) its maximal common stretch (up to
   ``EXTEND_LIMIT`` characters each side) is own text: evalkit wrote every one of those
   characters, or the report notebook's author did, or the library around them. Runs are
   counted after normalizing. Given up, by design: copies of 16-30 characters that happened to
   hold an aligned window (never promised), a private string made only of digits and
   punctuation, fixture text a notebook's author typed into a cell's source.
 - **Precision.** A finding needs a stretch of 31+ (11+) characters shared by a private string
-  and the artifact, holding a letter outside markup and numbers, that neither evalkit, nor
+  and the artifact, holding 3+ letters outside markup and numbers, that neither evalkit, nor
   the notebook, nor the libraries wrote. What can remain: text composed at run time from
   pieces that a collection also holds 31+ characters of. Measured 0 false findings on real
   prose nobody here wrote (``benchmarks/bench_false_findings.py``: standard-library
@@ -623,6 +623,8 @@ class OwnText:
 
 NO_OWN_TEXT: Final = OwnText("")
 
+#: Letters a stretch must hold outside markup and numbers to be evidence (:func:`is_evidence`).
+MIN_EVIDENCE_LETTERS: Final = 3
 _EDGE_TAG_RE = re.compile(r"^[^<>]*>|<[^<>]*$")
 _ANY_TAG_RE = re.compile(r"<[^<>]*>")
 _NUMBER_RE = re.compile(r"\d+(?:e ?[+]?\d+)?")
@@ -631,10 +633,12 @@ _EDGE_NON_WORD_RE = re.compile(r"^\W+|\W+$")
 
 def is_evidence(stretch: str) -> bool:
     """Whether a stretch common to an artifact and a private string can show a leak: it still
-    holds a letter (any script) once markup (complete tags, and a tag cut at either end) and
-    numbers are removed. Digits, punctuation, white space and markup are not private text."""
+    holds ``MIN_EVIDENCE_LETTERS`` letters (any script) once markup (complete tags, and a tag
+    cut at either end) and numbers are removed. Digits, punctuation, white space and markup
+    are not private text, nor is the last letter of a word before a run of tags."""
     inner = _NUMBER_RE.sub(" ", _EDGE_TAG_RE.sub(" ", _ANY_TAG_RE.sub(" ", stretch)))
-    return any(unicodedata.category(c)[0] == "L" for c in inner)
+    letters = sum(unicodedata.category(c)[0] == "L" for c in inner)
+    return letters >= MIN_EVIDENCE_LETTERS
 
 
 class _NeedleIndex:
