@@ -31,6 +31,7 @@ if TYPE_CHECKING:
         export_html,
         external_references,
         machine_paths,
+        report_own_text,
         scrub_notebook,
     )
     from evalkit.report._kernel import execute_notebook
@@ -70,6 +71,7 @@ __all__ = [
     "probes_junit",
     "probes_markdown",
     "render_report",
+    "report_own_text",
     "scrub_notebook",
     "write_rendered_report",
 ]
@@ -77,7 +79,14 @@ __all__ = [
 # public name -> the module that defines it
 _MODULE_OF = {
     **dict.fromkeys(
-        ("STDERR_NOTE", "export_html", "external_references", "machine_paths", "scrub_notebook"),
+        (
+            "STDERR_NOTE",
+            "export_html",
+            "external_references",
+            "machine_paths",
+            "report_own_text",
+            "scrub_notebook",
+        ),
         "evalkit.report._export",
     ),
     "execute_notebook": "evalkit.report._kernel",

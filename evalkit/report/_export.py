@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import functools
+import json
 import os
 import re
 import sys
@@ -32,13 +33,14 @@ import nbformat
 
 from evalkit.report._parameters import DEFAULT_REPORT_NOTEBOOK
 from evalkit.report.render import CONTENT_SECURITY_POLICY
-from evalkit.safety.privacy import PrivateText
+from evalkit.safety.privacy import OwnText, PrivateText
 
 __all__ = [
     "STDERR_NOTE",
     "export_html",
     "external_references",
     "machine_paths",
+    "report_own_text",
     "scrub_notebook",
     "warm_up_export",
 ]
@@ -71,7 +73,10 @@ _ABSOLUTE_PATH_RE: Final = re.compile(
     r"(?<![\w/.~-])/(?:" + "|".join(re.escape(r) for r in _COMMON_ROOTS) + r")(?=[/\s'\"<>)\]]|$)"
     r"[^\s'\"<>)\]]*"
 )
-_WINDOWS_PATH_RE: Final = re.compile(r"(?<![\w])[A-Za-z]:\\(?:[^\s'\"<>\\]+\\)*[^\s'\"<>\\]*")
+# (a backslash may be doubled: a path in a string literal's repr)
+_WINDOWS_PATH_RE: Final = re.compile(
+    r"(?<![\w])[A-Za-z]:\\{1,2}(?:[^\s'\"<>\\]+\\{1,2})*[^\s'\"<>\\]*"
+)
 _EXTERNAL_RE: Final = re.compile(
     r"""(?:\b(?:src|href|action|data|poster)\s*=\s*["']?\s*(?:https?:)?//"""
     r"""|url\(\s*["']?\s*(?:https?:)?//|@import\s+["']?(?:url\()?\s*["']?\s*(?:https?:)?//"""
@@ -215,8 +220,45 @@ def _scrub_text(text: str, replacements: Mapping[str, str]) -> str:
         if path in text:  # whole components only: /tmp/a is no part of /tmp/a-b
             boundary = re.compile(re.escape(path) + r"(?![\w.~-])")
             text = boundary.sub(placeholder.replace("\\", "\\\\"), text)  # literal
-    text = _ABSOLUTE_PATH_RE.sub("<path>", text)
-    return _WINDOWS_PATH_RE.sub("<path>", text)
+    text = _whole_paths(_ABSOLUTE_PATH_RE, text)
+    return _whole_paths(_WINDOWS_PATH_RE, text)
+
+
+_CLOSING: Final = {'"': '"', "'": "'", "`": "`", "(": ")"}
+# words of a path after a space: a word holding a separator, then (when the path does not end
+# in a file name yet) up to 4 more words, the last one ending in an extension
+_CONTINUED_RE: Final = re.compile(r"(?: [^\s'\"<>()\[\]]*[/\\][^\s'\"<>()\[\]]*)*")
+_NAME_TAIL_RE: Final = re.compile(r"(?: [^\s'\"<>/\\]+){0,3}? [^\s'\"<>/\\]*\.\w{1,8}(?![\w/\\])")
+_EXTENSION_RE: Final = re.compile(r"\.\w{1,8}$")
+
+
+def _whole_paths(pattern: re.Pattern[str], text: str) -> str:
+    """``text`` with each path ``pattern`` finds replaced by ``<path>``, whole: a path after a
+    quote or ``(`` runs to the closing one on its line; an unquoted one goes on across single
+    spaces while the next word holds ``/`` or ``\\``, then up to 4 more words ending with the
+    first one that ends in an extension (``/tmp/my runs/run one.trec``). Scrubbing a word too
+    many is harmless; leaving one of a file name is not."""
+    parts: list[str] = []
+    position = 0
+    for match in pattern.finditer(text):
+        start, end = match.span()
+        if start < position:
+            continue
+        opening = text[start - 1] if start else ""
+        line_end = text.find("\n", end)
+        line_end = len(text) if line_end < 0 else line_end
+        closing = text.find(_CLOSING[opening], end, line_end) if opening in _CLOSING else -1
+        if closing >= 0:
+            end = closing
+        else:
+            end = _CONTINUED_RE.match(text, end).end()  # type: ignore[union-attr]
+            tail = _NAME_TAIL_RE.match(text, end)
+            if tail is not None and not _EXTENSION_RE.search(text[start:end]):
+                end = tail.end()
+        parts += [text[position:start], "<path>"]
+        position = end
+    parts.append(text[position:])
+    return "".join(parts)
 
 
 # --- HTML ---------------------------------------------------------------------------------
@@ -305,6 +347,28 @@ def _report_exporter_class() -> type[Any]:
             return str(html), resources
 
     return ReportExporter
+
+
+def report_own_text(
+    nb: Mapping[str, Any], *, title: str = "evalkit report", pages: bool = True
+) -> OwnText:
+    """What the leak scan of a report rendered from ``nb`` reads as written by the report, not
+    by the fixture (:class:`evalkit.safety.privacy.OwnText`): the notebook's cells and
+    skeleton and, with ``pages``, the HTML export of the notebook without its outputs (the
+    template, pygments' and evalkit's stylesheets, the rendered Markdown cells). Outputs never
+    count, nor the cell papermill injects."""
+    if not pages:
+        return OwnText.of_notebook(nb)
+    bare = _NBFORMAT.reads(json.dumps(nb), as_version=4)  # a copy, sources joined
+    bare.cells = [
+        cell for cell in bare.cells if "injected-parameters" not in cell.metadata.get("tags", [])
+    ]
+    for cell in bare.cells:
+        cell.pop("attachments", None)
+        if cell.cell_type == "code":
+            cell.outputs = []
+            cell.execution_count = None
+    return OwnText.of_notebook(nb, pages=[export_html(bare, title=title)])
 
 
 def external_references(html: str) -> list[str]:

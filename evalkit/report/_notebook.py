@@ -45,6 +45,7 @@ from evalkit.report._export import (
     export_html,
     external_references,
     machine_paths,
+    report_own_text,
     scrub_notebook,
     warm_up_export,
 )
@@ -79,7 +80,7 @@ from evalkit.safety.artifacts import Artifact, artifact_label, check_output, wri
 from evalkit.safety.inputs import find_input
 from evalkit.safety.interrupts import deferred
 from evalkit.safety.output import shown_path
-from evalkit.safety.privacy import PrivateText
+from evalkit.safety.privacy import NO_OWN_TEXT, OwnText, PrivateText
 
 if TYPE_CHECKING:
     from evalkit.fixtures import Fixture
@@ -272,6 +273,8 @@ class RenderedReport:
     """What the notebook took from the command's helper process instead of computing it, and
     what it drew itself because the helper had not begun it (:func:`evalkit.report.handover.taken`:
     ``verdict``, ``figure-<plotting function>``, ``figure-<plotting function>:notebook``)."""
+    own: OwnText = field(default=NO_OWN_TEXT, repr=False)
+    """Text the scans read as the report's own, not the fixture's (:func:`report_own_text`)."""
 
 
 def render_report(
@@ -293,7 +296,7 @@ def render_report(
     :class:`~evalkit.errors.LeakError` (object IDs only) when a redacted report contains
     fixture text.
     """
-    from evalkit.safety.privacy import assert_no_leaks, private_texts
+    from evalkit.safety.privacy import private_texts
 
     defaults = notebook_parameters(notebook)
     unknown = sorted(set(parameters) - set(defaults))
@@ -396,7 +399,8 @@ def render_report(
                 Path(notebook).resolve().parent,
             ]
             scrubbed = scrub_notebook(executed, paths=machine_paths(extra))
-        html = export_html(scrubbed, title=f"evalkit report: {fixture.meta.id}")
+        title = f"evalkit report: {fixture.meta.id}"
+        html = export_html(scrubbed, title=title)
         notebook_text = str(_NBFORMAT.writes(scrubbed))
         external = external_references(html)
         if external:
@@ -404,6 +408,7 @@ def render_report(
                 f"the exported HTML would load {len(external)} external resource(s); a report must "
                 "open offline: remove links and remote images from the notebook's outputs"
             )
+        own = NO_OWN_TEXT
         if redact:
             # named by kind and, when given, the ``output`` they are rendered for
             notebook_path = Path(output).with_suffix(".ipynb") if output is not None else None
@@ -411,7 +416,7 @@ def render_report(
                 artifact_label("html", output): html,
                 artifact_label("notebook", notebook_path): notebook_text,
             }
-            assert_no_leaks(named, private)
+            own = _scanned_with_own_text(named, private, scrubbed, title=title)
         return RenderedReport(
             html=html,
             notebook=notebook_text,
@@ -419,10 +424,33 @@ def render_report(
             parameters=dict(merged),
             private=private,
             handed_over=handed_over,
+            own=own,
         )
     finally:
         if kernel is not None:  # idempotent: the notebook's run stopped it already
             stop_kernel(kernel)
+
+
+def _scanned_with_own_text(
+    named: Mapping[str, str],
+    private: Sequence[PrivateText],
+    scrubbed: nbformat.NotebookNode,
+    *,
+    title: str,
+) -> OwnText:
+    """Leak-scan the rendered ``named`` texts with the notebook's own text
+    (:func:`report_own_text`); the own text they passed with. The cells and skeleton come
+    first; the page export of the bare notebook (about 0.2 s) only when they do not suffice."""
+    from evalkit.errors import LeakError
+    from evalkit.safety.privacy import assert_no_leaks
+
+    own = report_own_text(scrubbed, title=title, pages=False)
+    try:
+        assert_no_leaks(named, private, own=own)
+    except LeakError:
+        own = report_own_text(scrubbed, title=title)
+        assert_no_leaks(named, private, own=own)
+    return own
 
 
 def check_report_output(
@@ -463,6 +491,7 @@ def write_rendered_report(
         private=report.private,
         workspace=workspace,
         allow_private_text=not report.redacted,
+        own=report.own,
     )
     return written[0], written[1]
 

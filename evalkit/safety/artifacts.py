@@ -47,7 +47,7 @@ from typing import Any, Literal
 
 from evalkit.errors import LeakError, UnsafePathError
 from evalkit.safety.output import resolve_output_path, shown_path, write_texts_atomic
-from evalkit.safety.privacy import PrivateText, assert_no_leaks
+from evalkit.safety.privacy import NO_OWN_TEXT, OwnText, PrivateText, assert_no_leaks
 
 __all__ = [
     "Artifact",
@@ -148,9 +148,13 @@ def _outside_fixtures(target: Path, path: str | os.PathLike[str], *, baseline: b
             )
 
 
-def scan_artifact(artifact: Artifact, private: Iterable[PrivateText]) -> None:
-    """Steps 2 and 3 above for one artifact; raises :class:`LeakError` (IDs and places only)."""
-    assert_no_leaks({artifact_label(artifact.kind, artifact.path): artifact.text}, private)
+def scan_artifact(
+    artifact: Artifact, private: Iterable[PrivateText], *, own: OwnText = NO_OWN_TEXT
+) -> None:
+    """Steps 2 and 3 above for one artifact; raises :class:`LeakError` (IDs and places only).
+    ``own``: text the writer itself put there besides evalkit's (a report notebook's cells)."""
+    label = artifact_label(artifact.kind, artifact.path)
+    assert_no_leaks({label: artifact.text}, private, own=own)
     _scan_shapes(artifact)
 
 
@@ -190,9 +194,11 @@ def write_artifacts(
     workspace: str | os.PathLike[str] | None = None,
     allow_private_text: bool = False,
     baseline: bool = False,
+    own: OwnText = NO_OWN_TEXT,
 ) -> list[Path]:
     """Check, scan and write ``artifacts`` together (steps above); their absolute paths.
-    ``baseline``: they are baselines (:func:`check_output`).
+    ``baseline``: they are baselines (:func:`check_output`). ``own``: text the writer put there
+    itself besides evalkit's, not evidence (:class:`evalkit.safety.privacy.OwnText`).
 
     Raises :class:`~evalkit.errors.UnsafePathError` (path), :class:`LeakError` (scan),
     :class:`~evalkit.errors.OutputError` (file system); in every case nothing is written.
@@ -202,7 +208,7 @@ def write_artifacts(
         check_output(artifact.path, workspace=workspace, baseline=baseline)
     if not allow_private_text:
         # one needle index for the whole set: the private texts are indexed once, not per file
-        assert_no_leaks(_labelled(artifacts), private)
+        assert_no_leaks(_labelled(artifacts), private, own=own)
         for artifact in artifacts:
             _scan_shapes(artifact)
     return write_texts_atomic([(a.path, a.text) for a in artifacts], workspace=workspace)

@@ -6,52 +6,69 @@ query text and judgment span of the fixture; every string value inside the syste
 ``org/model``, the host of an endpoint), when at least ``MIN_PRIVATE_VALUE`` characters long
 (:func:`definition_values`). Mapping keys of a definition are its field names, not private.
 
-The matching rule. Both sides are HTML-unescaped (up to three times), NFKC-normalized,
+The reading. Both sides are HTML-unescaped (up to three times), NFKC-normalized,
 case-folded, stripped of invisible characters (:data:`INVISIBLE_RANGES`: every format
-character, variation selectors, fillers) and of Markdown backslash escapes, and have white-space
-runs collapsed to one space and removed between two Chinese characters, so escaping or
-re-wrapping (:mod:`evalkit.report.render` does both) does not hide a leak. Markup is searched as it
-is and with its tags removed, so tags between the words of a text do not hide it either.
-A private string is reported when the artifact contains
+character, variation selectors, fillers) and of Markdown backslash escapes; the separators of
+file-derived names (``SEPARATORS``: ``-``, ``_``, ``.``, ``/``) between two other characters
+read as a space; white-space
+runs are collapsed to one space and removed between two Chinese characters. So escaping or
+re-wrapping (:mod:`evalkit.report.render` does both) hides nothing, and a run file named
+after the words of a chunk, hyphens for spaces, reads like the chunk's text. Markup is
+searched as it is and with its tags removed (in a JSON string too: a notebook's HTML output),
+so tags between the words of a text do not hide it either.
 
-- the whole string, if it has at least ``MIN_WHOLE_LATIN`` characters (``MIN_WHOLE_CJK`` for
-  text that is mostly Chinese), or
-- any of its aligned windows: the string cut into consecutive pieces of ``WINDOW_LATIN``
-  characters (``WINDOW_CJK`` for Chinese). Any copied run of ``2 * window - 1`` or more
-  characters necessarily contains one whole aligned window, so every leaked substring of 31+
-  Latin or 11+ Chinese characters is caught, wherever it starts.
+The rule (issues 43 and 49): every match is verified by extension.
 
-Shorter fragments (a number, a single word) are not identifying and are not reported.
-Findings name object IDs only, never the text.
+1. **Candidates.** Each private string gives needles: the whole string when it is shorter than
+   ``2 * window - 1`` characters (and at least ``MIN_WHOLE_LATIN``, ``MIN_WHOLE_CJK`` for text
+   that is mostly Chinese), else its aligned windows: the string cut into consecutive pieces
+   of ``WINDOW_LATIN`` characters (``WINDOW_CJK`` for mostly Chinese text). In a mostly Latin
+   string, each Chinese run of ``2 * WINDOW_CJK - 1`` characters or more also gets aligned
+   ``WINDOW_CJK`` windows from the run's start: Chinese inside English is windowed as
+   Chinese. Any copied run of ``2 * window - 1`` characters contains one whole aligned window,
+   wherever it starts. One Aho-Corasick automaton finds every needle in one pass.
+2. **Extension.** Each needle match is extended left and right against the private string it
+   came from (at most ``EXTEND_LIMIT`` characters each way). It counts only when the common
+   stretch reaches ``2 * window - 1`` characters (31 Latin, 11 Chinese), or is the whole
+   string for a whole-string needle. A 16-character window that prose shares by chance
+   with a legend built at run time is no finding.
+3. **Evidence** (:func:`is_evidence`). The stretch must still hold ``MIN_EVIDENCE_LETTERS``
+   (3) letters (any script) once markup (complete tags, a tag cut at either end) and numbers
+   are removed: digits, punctuation, white space and markup are not anybody's private text.
+4. **Own text.** The stretch, its edge punctuation trimmed and Markdown's marks removed, must
+   not occur in what evalkit or the caller wrote: :func:`own_text` (every ``.py`` source of
+   the package, as written and with wrapped literals joined, their escapes read as shown and
+   Markdown's marks removed; the report notebook's cells) and the scan's :class:`OwnText`:
+   for a report, its notebook's markdown, code and raw cells (the default notebook and a
+   user's ``--notebook`` alike; never an output, nor the cell papermill injects), the
+   notebook's JSON skeleton (nbformat's and papermill's keys) and the HTML export of the
+   notebook without outputs (nbconvert's template, pygments' and evalkit's stylesheets, the
+   rendered Markdown). Libraries' text is judged by the same rule as evalkit's.
 
-What evalkit writes itself is not evidence (:func:`own_text`). Real prose shares 16-character
-windows with the report's own prose ("compared with the", " degrees of freedom"), so a window
-alone would refuse every report of an English collection. evalkit's own text is every ``.py``
-source of the package (messages, legends, column and measure names, the Markdown and JUnit
-templates; string literals also with their implicit concatenations joined) and the cells of
-the report notebook, normalized like the rest (once per process, about 1.5 MB). A needle that
-occurs in that text is *shared*; a match of a shared needle is verified: it is extended left
-and right against each private string it came from (at most ``EXTEND_LIMIT`` characters each
-way), and reported only when the common stretch is at least ``2 * window - 1`` characters
-(31 Latin, 11 Chinese) *and* that stretch itself does not occur in evalkit's own text. Needles
-that are not shared behave as before.
+A private string is reported when one of its matches passes 2-4. Findings name object IDs
+only, never the text.
 
-- **Recall.** Every copied run of 31+ Latin or 11+ Chinese characters of a private string is
-  caught, in every artifact and reading above, unless the whole run is text evalkit itself
-  ships (its maximal common stretch with the private string, up to ``EXTEND_LIMIT`` characters
-  each side of the matched window, occurs verbatim in :func:`own_text`), i.e. unless evalkit
-  wrote every one of those characters itself. A private string that evalkit's own text
-  contains whole and that is shorter than 31 (11) characters is never reported: the artifact
-  cannot tell its copy from evalkit's own words. Shorter copies of unshared text are still
-  caught by the window rule (16+ characters at an aligned position, 8+ for a whole string).
-- **Precision.** A coincidence of fixture text with evalkit's own prose is no longer reported
-  unless it runs past the evalkit text on one side by matching the same private string, or
-  is 31+ characters long and not evalkit's text. What remains reported without a copy: a
-  31+-character stretch common to a private string and text evalkit did not ship (a library's
-  HTML template, a number table) — as before the change.
-- **Cost.** The shared needles are found by running the needle automaton once over the own
-  text when the index is built (:class:`_NeedleIndex`); a scan pays the verification only for
-  matches of shared needles, a few character comparisons each.
+- **Recall.** Every copied run of 31+ Latin or 11+ Chinese characters of a private string, and
+  every whole private string of 8+ (4+ Chinese) characters shorter than that, is reported, in
+  every artifact, reading and encoding (decoded JSON, tags removed, HTML/URL/string escapes,
+  base64 payloads, PNG text; separators of names read alike), unless (a) the copy holds
+  fewer than 3 letters outside markup and numbers, or (b) its maximal common stretch (up to
+  ``EXTEND_LIMIT`` characters each side) is own text: evalkit wrote every one of those
+  characters, or the report notebook's author did, or the library around them. Runs are
+  counted after normalizing. Given up, by design: copies of 16-30 characters that happened to
+  hold an aligned window (never promised), a private string made only of digits and
+  punctuation, fixture text a notebook's author typed into a cell's source.
+- **Precision.** A finding needs a stretch of 31+ (11+) characters shared by a private string
+  and the artifact, holding 3+ letters outside markup and numbers, that neither evalkit, nor
+  the notebook, nor the libraries wrote. What can remain: text composed at run time from
+  pieces that a collection also holds 31+ characters of. Measured 0 false findings on real
+  prose nobody here wrote (``benchmarks/bench_false_findings.py``: standard-library
+  docstrings, ``/usr/share/doc``, Cranfield and CISI, every report variant, gate and run
+  outputs; the numbers are in ``benchmarks/README.md``).
+- **Cost.** One automaton pass per artifact reading, as before; per match a few slice
+  comparisons; per 31+-character stretch one substring search of the own text (cached).
+  :func:`own_text` is built only when a stretch needs it. :func:`find_leaks_in_stream`
+  searches a file of any size in bounded memory (``WHOLE_CHARS``, ``BLOCK_CHARS``).
 
 String and URL escapes are read as well (:func:`unescaped_text`): where an artifact holds
 ``\\uXXXX``, ``\\UXXXXXXXX``, ``\\xXX`` or ``\\n``-style escapes (a JSON or JavaScript string
@@ -70,6 +87,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import codecs
 import functools
 import hashlib
 import html
@@ -82,7 +100,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from importlib import resources
 from importlib.resources.abc import Traversable
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, BinaryIO, Final
 
 from evalkit.errors import LeakError
 
@@ -90,10 +108,16 @@ if TYPE_CHECKING:
     from evalkit.fixtures import Fixture
 
 __all__ = [
+    "NO_OWN_TEXT",
+    "OwnText",
     "PrivateText",
     "assert_no_leaks",
     "definition_values",
     "find_leaks",
+    "find_leaks_in_stream",
+    "is_evidence",
+    "notebook_own_texts",
+    "notebook_skeleton",
     "own_text",
     "prepare_leak_scan",
     "private_texts",
@@ -105,6 +129,9 @@ MIN_WHOLE_CJK = 4
 WINDOW_LATIN = 16
 WINDOW_CJK = 6
 MIN_PRIVATE_VALUE = 6
+#: Characters read as a space on both sides: the separators of names that come from files.
+SEPARATORS: Final = ("-", "_", ".", "/")
+_SEPARATOR_RE = re.compile(r"[-_./](?<=\S[-_./])(?=\S)")
 
 INVISIBLE_RANGES: Final = (
     # Unicode's format characters (category Cf, Unicode 14): soft hyphen, zero-width spaces
@@ -169,6 +196,9 @@ def _normalize(text: str) -> str:
     # (evalkit.report.render.markdown_text writes both) hide nothing; nor does white space between
     # two Chinese characters, which Chinese text does not have.
     text = _MARKDOWN_ESCAPE_RE.sub(r"\1", _INVISIBLE_RE.sub("", text))
+    # separators read alike: a file-derived name (Vault-PIN-77319.trec) reads like its text;
+    # only between two other characters, so that prose keeps its length (". " stays two)
+    text = _SEPARATOR_RE.sub(" ", text)
     # str.split() splits at exactly the characters re's \s matches in a str pattern (both
     # Py_UNICODE_ISSPACE; checked over every code point), faster than re.sub on indented text
     return _CJK_GAP_RE.sub("", " ".join(text.split()))
@@ -231,36 +261,39 @@ def _string_leaves(value: Any, *, keys: bool = False) -> Iterator[str]:
 def _needles(text: str) -> list[str]:
     """The normalized strings to search for ``text`` (rule above): the whole string when it is
     short, else its aligned windows (a whole long string contains every one of them)."""
-    return _text_needles(_normalize(text))
+    return [needle for _, needle in _text_needles(_normalize(text))]
 
 
 def _window(normalized: str) -> int:
     return WINDOW_CJK if _is_mostly_cjk(normalized) else WINDOW_LATIN
 
 
-def _text_needles(normalized: str) -> list[str]:
-    """:func:`_needles` of an already normalized string."""
+# a Chinese run: Chinese characters, with the punctuation and spaces Chinese prose puts between
+_CJK_RUN_RE = re.compile(rf"{_CJK}(?:[\s,.;:!?()\u3000-\u303f\uff01-\uff65]*{_CJK})*")
+
+
+def _text_needles(normalized: str) -> list[tuple[int, str]]:
+    """``(offset, needle)`` of an already normalized string: the whole string when it is
+    shorter than ``2 * window - 1`` characters (and at least the whole-string minimum), else
+    its aligned windows; in a mostly Latin string, also the aligned ``WINDOW_CJK`` windows of
+    each Chinese run of ``2 * WINDOW_CJK - 1`` characters or more, placed from the run's start."""
     window = _window(normalized)
     minimum = MIN_WHOLE_CJK if window == WINDOW_CJK else MIN_WHOLE_LATIN
     if len(normalized) < minimum:
         return []
-    if len(normalized) <= 2 * window:
-        return [normalized]
-    return [normalized[i : i + window] for i in range(0, len(normalized) - window + 1, window)]
-
-
-def _occurrences(
-    normalized: Iterable[tuple[str, str]], shared: set[str]
-) -> dict[str, list[_Occurrence]]:
-    """For each ``shared`` needle, every private string (``(object_id, normalized text)``)
-    and aligned offset it is a needle of."""
-    found: dict[str, list[_Occurrence]] = {}
-    for object_id, text in normalized:
-        window = _window(text)
-        for index, needle in enumerate(_text_needles(text)):  # a whole string: index 0
-            if needle in shared:
-                occurrence = _Occurrence(object_id, text, index * window, 2 * window - 1)
-                found.setdefault(needle, []).append(occurrence)
+    if len(normalized) < 2 * window - 1:
+        return [(0, normalized)]
+    found = [
+        (i, normalized[i : i + window]) for i in range(0, len(normalized) - window + 1, window)
+    ]
+    if window == WINDOW_LATIN and _CJK_RE.search(normalized):
+        for run in _CJK_RUN_RE.finditer(normalized):
+            start, end = run.span()
+            if end - start >= 2 * WINDOW_CJK - 1:
+                found += [
+                    (i, normalized[i : i + WINDOW_CJK])
+                    for i in range(start, end - WINDOW_CJK + 1, WINDOW_CJK)
+                ]
     return found
 
 
@@ -277,8 +310,10 @@ def artifact_text(text: str) -> str:
         else:
             # json.loads has read the document's own escapes; a string may still hold escaped
             # text of its own (a URL, a JSON blob as a string)
-            leaves = unescaped_text("\n".join(_string_leaves(decoded, keys=True)))
-            return _normalize(embedded_text(leaves) + COPY_SEPARATOR + embedded_text(text))
+            leaves = embedded_text(unescaped_text("\n".join(_string_leaves(decoded, keys=True))))
+            if "<" in leaves:  # markup in a string (a notebook's HTML output): tags removed too
+                leaves += COPY_SEPARATOR + _TAG_RE.sub(" ", leaves)
+            return _normalize(leaves + COPY_SEPARATOR + embedded_text(text))
     plain = embedded_text(unescaped_text(text))
     if "<" in plain:  # markup: also the text with its tags removed (words split by tags)
         plain += COPY_SEPARATOR + _TAG_RE.sub(" ", plain)
@@ -469,33 +504,92 @@ def _text_chunk(kind: bytes, body: bytes) -> list[str]:
 OWN_NOTEBOOK: Final = resources.files("evalkit").joinpath(
     "report", "notebooks", "retrieval_report.ipynb"
 )
-#: How far a shared needle's match is extended each way against its private string.
+#: How far a match is extended each way against its private string.
 EXTEND_LIMIT: Final = 16 * WINDOW_LATIN
 # the end of one string literal and the start of the next on a following line (implicit
 # concatenation: "... compared "\n    f"with the ..."), and Markdown's emphasis and code marks
 _LITERAL_JOIN_RE = re.compile(r"[\"']\s*\n\s*(?:[rRbBuUfF]{1,2})?[\"']")
-_MARKDOWN_MARKS_RE = re.compile(r"[*`#>|]")
+# and the backslash: Markdown's escapes and a literal's are removed or kept by each writer
+_MARKDOWN_MARKS_RE = re.compile(r"[*`#>|\\]")
+_SOURCE_ESCAPE_RE = re.compile(r"\\([nt\\'\"])")
+#: The tag papermill gives the cell it injects: its values are the run's, not the author's.
+INJECTED_PARAMETERS_TAG: Final = "injected-parameters"
+
+
+def _source_escape(match: re.Match[str]) -> str:
+    """A string literal's escape as a docstring or message shows it."""
+    return " " if match.group(1) in "nt" else match.group(1)
+
+
+def _own_forms(source: str) -> list[str]:
+    """The normalized forms of one own source: as written, and with wrapped string literals
+    joined, a literal's escapes read as shown (``\\n`` as white space) and Markdown's marks
+    and backslashes removed (a stretch is looked up with them removed)."""
+    joined = _normalize(_SOURCE_ESCAPE_RE.sub(_source_escape, _LITERAL_JOIN_RE.sub("", source)))
+    return [_normalize(source), " ".join(_MARKDOWN_MARKS_RE.sub("", joined).split())]
 
 
 @functools.cache
 def own_text() -> str:
     """evalkit's own shipped text, normalized (module docstring): every ``.py`` file of the
-    package and the report notebook's cells, with wrapped string literals joined and Markdown's
-    marks (``* ` # > |``) removed, separated by ``COPY_SEPARATOR``. Built once per process."""
+    package and the report notebook's cells, each as written and with wrapped string literals
+    joined and Markdown's marks (``* ` # > |``) removed, separated by ``COPY_SEPARATOR``.
+    Built once per process (package data through :mod:`importlib.resources`)."""
     sources = [
         resource.read_text(encoding="utf-8")
         for _, resource in sorted(_package_sources(resources.files("evalkit")))
     ]
     if OWN_NOTEBOOK.is_file():
-        cells = json.loads(OWN_NOTEBOOK.read_text(encoding="utf-8")).get("cells", [])
-        for cell in cells:
-            source = cell.get("source", "")
-            sources.append("".join(source) if isinstance(source, list) else str(source))
-    # One form per source: marks removed can only make a needle look unshared (reported as
-    # before), never hide a leak; a form with the quotes of wrapped literals left in would add
-    # only windows holding a quote character.
-    forms = [_MARKDOWN_MARKS_RE.sub("", _LITERAL_JOIN_RE.sub("", source)) for source in sources]
-    return COPY_SEPARATOR.join(_normalize(form) for form in forms)
+        sources += notebook_own_texts(json.loads(OWN_NOTEBOOK.read_text(encoding="utf-8")))
+    return COPY_SEPARATOR.join(form for source in sources for form in _own_forms(source))
+
+
+def notebook_own_texts(notebook: Mapping[str, Any]) -> list[str]:
+    """The author's text of a notebook (nbformat's JSON, decoded): the source of every
+    markdown, code and raw cell except the cell papermill injects (tagged
+    ``injected-parameters``: its values are the run's). Never an output or an attachment."""
+    texts: list[str] = []
+    for cell in notebook.get("cells", []):
+        if not isinstance(cell, Mapping):
+            continue
+        tags = (
+            cell.get("metadata", {}).get("tags", [])
+            if isinstance(cell.get("metadata"), Mapping)
+            else []
+        )
+        if isinstance(tags, list) and INJECTED_PARAMETERS_TAG in tags:
+            continue
+        source = cell.get("source", "")
+        texts.append("".join(source) if isinstance(source, list) else str(source))
+    return texts
+
+
+def notebook_skeleton(notebook: Mapping[str, Any]) -> str:
+    """``notebook``'s JSON with every string value blank except the author's cell sources
+    (:func:`notebook_own_texts`): the keys and structure that nbformat and papermill write
+    (``"exception"``, ``"parameters"``, ``"output_type"``), searchable in the readings of an
+    artifact (:class:`OwnText`)."""
+    own = {id(cell) for cell in notebook.get("cells", [])}
+    injected = {
+        id(cell)
+        for cell in notebook.get("cells", [])
+        if isinstance(cell, Mapping)
+        and INJECTED_PARAMETERS_TAG in (cell.get("metadata", {}) or {}).get("tags", [])
+    }
+
+    def blank(value: Any, keep: bool) -> Any:
+        if isinstance(value, str):
+            return value if keep else ""
+        if isinstance(value, Mapping):
+            return {
+                k: blank(v, keep or (k == "source" and id(value) in own - injected))
+                for k, v in value.items()
+            }
+        if isinstance(value, list):
+            return [blank(v, keep) for v in value]
+        return value
+
+    return json.dumps(blank(notebook, False), indent=1, ensure_ascii=False)
 
 
 def _package_sources(folder: Traversable, prefix: str = "") -> Iterator[tuple[str, Traversable]]:
@@ -510,102 +604,160 @@ def _package_sources(folder: Traversable, prefix: str = "") -> Iterator[tuple[st
 
 
 @dataclass(frozen=True)
-class _Occurrence:
-    """Where a shared needle sits in one private string (normalized), for verification."""
+class OwnText:
+    """Text that is not evidence in one scan besides :func:`own_text`: what the caller itself
+    wrote into the artifacts (a notebook's cells, the skeleton a library writes around them),
+    normalized. Build it with :meth:`of`; ``NO_OWN_TEXT`` adds nothing."""
 
-    object_id: str
-    text: str
-    offset: int
-    required: int  # the common stretch a match must reach: 2 * window - 1
+    normalized: str
+
+    @classmethod
+    def of(cls, texts: Iterable[str] = (), *, artifacts: Iterable[str] = ()) -> OwnText:
+        """Own text from plain ``texts`` (normalized like evalkit's sources, both forms) and
+        from ``artifacts``, read in every reading of an artifact (:func:`artifact_text`: an
+        HTML page or a notebook's JSON written around the cells)."""
+        forms = [form for text in texts for form in _own_forms(text)]
+        forms += [artifact_text(artifact) for artifact in artifacts]
+        return cls(COPY_SEPARATOR.join(forms))
+
+    @classmethod
+    def of_notebook(cls, notebook: Mapping[str, Any], *, pages: Iterable[str] = ()) -> OwnText:
+        """Own text of a report rendered from ``notebook``: its cells (:func:`notebook_own_texts`),
+        its skeleton (:func:`notebook_skeleton`) and ``pages`` (e.g. the HTML export of the
+        notebook with no outputs: the template, stylesheets and rendered Markdown)."""
+        return cls.of(notebook_own_texts(notebook), artifacts=[notebook_skeleton(notebook), *pages])
+
+    @functools.cached_property
+    def digest(self) -> bytes:
+        """A key of this own text for the scan's caches."""
+        return hashlib.blake2b(
+            self.normalized.encode("utf-8", "surrogatepass"), digest_size=16
+        ).digest()
+
+
+NO_OWN_TEXT: Final = OwnText("")
+
+#: Letters a stretch must hold outside markup and numbers to be evidence (:func:`is_evidence`).
+MIN_EVIDENCE_LETTERS: Final = 3
+_EDGE_TAG_RE = re.compile(r"^[^<>]*>|<[^<>]*$")
+_ANY_TAG_RE = re.compile(r"<[^<>]*>")
+_NUMBER_RE = re.compile(r"\d+(?:e ?[+]?\d+)?")
+_EDGE_NON_WORD_RE = re.compile(r"^\W+|\W+$")
+
+
+def is_evidence(stretch: str) -> bool:
+    """Whether a stretch common to an artifact and a private string can show a leak: it still
+    holds ``MIN_EVIDENCE_LETTERS`` letters (any script) once markup (complete tags, and a tag
+    cut at either end) and numbers are removed. Digits, punctuation, white space and markup
+    are not private text, nor is the last letter of a word before a run of tags."""
+    inner = _NUMBER_RE.sub(" ", _EDGE_TAG_RE.sub(" ", _ANY_TAG_RE.sub(" ", stretch)))
+    letters = sum(unicodedata.category(c)[0] == "L" for c in inner)
+    return letters >= MIN_EVIDENCE_LETTERS
 
 
 class _NeedleIndex:
     """Every needle in one Aho-Corasick automaton (pyahocorasick): one pass over an artifact
-    finds every needle in it, overlapping ones included, whatever their number. Needles shared
-    with :func:`own_text` are verified by extension (module docstring)."""
+    finds every needle in it, overlapping ones included, whatever their number. Each match is
+    verified by extension against the private strings it came from (module docstring)."""
 
     def __init__(self, private: Iterable[PrivateText]) -> None:
         import ahocorasick
 
-        owners: dict[str, set[str]] = {}
-        normalized: list[tuple[str, str]] = []
+        self._ids: list[str] = []
+        self._texts: list[str] = []
+        places: dict[str, list[int]] = {}
         for item in private:
             text = _normalize(item.text)
-            normalized.append((item.object_id, text))
-            for needle in _text_needles(text):
-                owners.setdefault(needle, set()).add(item.object_id)
+            index = len(self._texts)
+            self._ids.append(item.object_id)
+            self._texts.append(text)
+            for offset, needle in _text_needles(text):
+                places.setdefault(needle, []).extend((index, offset))
         self._automaton: Any = ahocorasick.Automaton()
-        for needle, object_ids in owners.items():
-            self._automaton.add_word(needle, (needle, tuple(sorted(object_ids))))
-        self._searchable = bool(owners)
-        self._shared: dict[str, list[_Occurrence]] = {}
-        self._own_stretches: dict[str, bool] = {}
+        for needle, found in places.items():
+            self._automaton.add_word(needle, (len(needle), tuple(found)))
+        self._searchable = bool(places)
         if self._searchable:
             self._automaton.make_automaton()
-            shared = {needle for _, (needle, _) in self._automaton.iter(own_text())}
-            if shared:
-                self._shared = _occurrences(normalized, shared)
-        self._clean: set[bytes] = set()
+        self._own_stretches: dict[tuple[str, bytes], bool] = {}
+        self._clean: set[tuple[bytes, bytes]] = set()
 
-    def find(self, haystack: str) -> list[str]:
-        """Sorted object IDs with a needle in ``haystack`` (a shared needle's only where the
-        match verifies)."""
+    def find(self, haystack: str, own: OwnText = NO_OWN_TEXT) -> list[str]:
+        """Sorted object IDs of the private strings ``haystack`` (an artifact text) copies."""
         if not self._searchable:
             return []
         leaked: set[str] = set()
-        for end, (needle, object_ids) in self._automaton.iter(haystack):
-            occurrences = self._shared.get(needle)
-            if occurrences is None:
-                leaked.update(object_ids)
-                continue
-            start = end - len(needle) + 1
-            for occurrence in occurrences:
-                if occurrence.object_id not in leaked and self._verified(
-                    haystack, start, len(needle), occurrence
-                ):
-                    leaked.add(occurrence.object_id)
+        ids, texts = self._ids, self._texts
+        for end, (length, found) in self._automaton.iter(haystack):
+            start = end - length + 1
+            for k in range(0, len(found), 2):
+                index = found[k]
+                if ids[index] in leaked:
+                    continue
+                if self._verified(haystack, (start, length), (texts[index], found[k + 1]), own):
+                    leaked.add(ids[index])
         return sorted(leaked)
 
-    def _verified(self, haystack: str, start: int, length: int, occurrence: _Occurrence) -> bool:
-        """Whether the match of a shared needle at ``haystack[start:start+length]`` copies
-        ``occurrence``'s private string over ``occurrence.required`` characters or more, in a
-        stretch that is not evalkit's own text."""
-        text, offset = occurrence.text, occurrence.offset
-        left = 0
-        while (
-            left < EXTEND_LIMIT
-            and left < offset
-            and left < start
-            and haystack[start - left - 1] == text[offset - left - 1]
-        ):
-            left += 1
-        right = 0
-        after, text_after = start + length, offset + length
-        while (
-            right < EXTEND_LIMIT
-            and text_after + right < len(text)
-            and after + right < len(haystack)
-            and haystack[after + right] == text[text_after + right]
-        ):
-            right += 1
-        if left + length + right < occurrence.required:
-            return False
-        stretch = haystack[start - left : after + right]
-        own = self._own_stretches.get(stretch)
-        if own is None:
-            own = self._own_stretches[stretch] = stretch in own_text()
-        return not own
+    def _verified(
+        self, haystack: str, match: tuple[int, int], source: tuple[str, int], own: OwnText
+    ) -> bool:
+        """Whether the needle ``match`` (start, length) in ``haystack``, found at ``source``
+        (private text, offset), extends to a copied stretch of ``2 * length - 1`` characters
+        (the whole text for a whole-string needle) that is evidence and not own text."""
+        (start, length), (text, offset) = match, source
+        if length == len(text):
+            stretch = text
+        else:
+            reach = min(EXTEND_LIMIT, offset, start)
+            left = _common_length(
+                haystack[start - reach : start][::-1], text[offset - reach : offset][::-1]
+            )
+            after, text_after = start + length, offset + length
+            right = _common_length(
+                haystack[after : after + EXTEND_LIMIT], text[text_after : text_after + EXTEND_LIMIT]
+            )
+            if left + length + right < min(2 * length - 1, len(text)):
+                return False
+            stretch = haystack[start - left : after + right]
+        key = (stretch, own.digest if own.normalized else b"")
+        verdict = self._own_stretches.get(key)
+        if verdict is None:
+            verdict = self._own_stretches[key] = is_evidence(stretch) and not _is_own(stretch, own)
+        return verdict
 
-    def find_in_artifact(self, text: str) -> list[str]:
+    def find_in_artifact(self, text: str, own: OwnText = NO_OWN_TEXT) -> list[str]:
         """:meth:`find` on ``artifact_text(text)``; a text found clean once is not searched
         again (a report is scanned when it is rendered and again when it is written)."""
         digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=32).digest()
-        if digest in self._clean:
+        key = (digest, own.digest if own.normalized else b"")
+        if key in self._clean:
             return []
-        found = self.find(artifact_text(text))
+        found = self.find(artifact_text(text), own)
         if not found:
-            self._clean.add(digest)
+            self._clean.add(key)
         return found
+
+
+def _common_length(a: str, b: str) -> int:
+    """The length of the common prefix of ``a`` and ``b`` (slices compared in C)."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[:middle] == b[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _is_own(stretch: str, own: OwnText) -> bool:
+    """Whether ``stretch`` (its edge punctuation trimmed, Markdown's marks removed) is text
+    evalkit or the caller wrote: it occurs in :func:`own_text` or in ``own``."""
+    core = _MARKDOWN_MARKS_RE.sub("", _EDGE_NON_WORD_RE.sub("", stretch))
+    core = " ".join(core.split())
+    if not core:
+        return True
+    return core in own_text() or (bool(own.normalized) and core in own.normalized)
 
 
 @functools.lru_cache(maxsize=8)
@@ -620,20 +772,85 @@ def prepare_leak_scan(private: Iterable[PrivateText]) -> None:
     _index(tuple(private))
 
 
-def find_leaks(artifact: str, private: Iterable[PrivateText]) -> list[str]:
-    """Sorted object IDs whose private text occurs in ``artifact`` (rule in module docstring)."""
-    return _index(tuple(private)).find_in_artifact(artifact)
+def find_leaks(
+    artifact: str, private: Iterable[PrivateText], *, own: OwnText = NO_OWN_TEXT
+) -> list[str]:
+    """Sorted object IDs whose private text occurs in ``artifact`` (rule in module docstring);
+    ``own``: text besides evalkit's that is not evidence (a report notebook's cells)."""
+    return _index(tuple(private)).find_in_artifact(artifact, own)
+
+
+#: A file of up to this many characters (after white space is squeezed) is searched whole,
+#: like an artifact in memory (a report's HTML and notebook: JSON decoded); a larger one is
+#: streamed in blocks. Memory stays bounded by this and ``BLOCK_CHARS``, not by the file.
+WHOLE_CHARS: Final = 1 << 22
+#: Characters of a streamed file searched at a time.
+BLOCK_CHARS: Final = 1 << 17
+#: Characters of the previous block searched again with the next one: a copy whose raw form
+#: spans at most this many characters is whole in one block (``EXTEND_LIMIT`` twice and a
+#: window, at up to 16 raw characters per character: an entity escaped three times).
+OVERLAP_CHARS: Final = 1 << 16
+_WHITE_RUN_RE = re.compile(r"\s{2,}")
+
+
+def _squeezed(match: re.Match[str]) -> str:
+    return "\n" if "\n" in match.group(0) else " "
+
+
+def find_leaks_in_stream(
+    handle: BinaryIO,
+    private: Iterable[PrivateText],
+    *,
+    own: OwnText = NO_OWN_TEXT,
+    whole_chars: int = WHOLE_CHARS,
+    block_chars: int = BLOCK_CHARS,
+) -> list[str]:
+    """:func:`find_leaks` on a file of any size (``handle``: open for reading in binary), in
+    bounded memory. The file is decoded as UTF-8 (a byte that is not becomes U+FFFD) a piece
+    at a time, its white-space runs squeezed to one character (every reading collapses them).
+    Up to ``whole_chars`` characters it is searched whole (JSON decoded, as :func:`find_leaks`);
+    a larger file is searched as text (escapes, markup and base64 payloads read within each
+    block) in blocks of ``block_chars`` characters cut at a line end where one is near, each
+    searched with the last ``OVERLAP_CHARS`` of the one before."""
+    index = _index(tuple(private))
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    found: set[str] = set()
+    pending, carried, whole = "", "", True
+    while True:
+        data = handle.read(block_chars)
+        final = not data
+        pending += _WHITE_RUN_RE.sub(_squeezed, decoder.decode(data, final=final))
+        if whole:
+            if final:
+                return index.find_in_artifact(pending, own)
+            if len(pending) <= whole_chars:
+                continue
+            whole = False
+        while len(pending) > block_chars or (final and pending):
+            cut = len(pending) if final else pending.rfind("\n", block_chars // 2, block_chars)
+            if cut < 0:
+                cut = block_chars
+            block, pending = pending[:cut], pending[cut:]
+            found.update(index.find(artifact_text(carried + block), own))
+            carried = block[-OVERLAP_CHARS:]
+        if final:
+            return sorted(found)
 
 
 #: How many object IDs a leak message lists per artifact (all are in ``LeakError.object_ids``).
 LISTED_IDS: Final = 20
 
 
-def assert_no_leaks(artifacts: Mapping[str, str], private: Iterable[PrivateText]) -> None:
+def assert_no_leaks(
+    artifacts: Mapping[str, str],
+    private: Iterable[PrivateText],
+    *,
+    own: OwnText = NO_OWN_TEXT,
+) -> None:
     """Raise ``LeakError`` naming the artifacts (their names as given, e.g. ``the Markdown file
-    reports/gate.md``) and the leaked object IDs, if any leak."""
+    reports/gate.md``) and the leaked object IDs, if any leak (``own``: :func:`find_leaks`)."""
     index = _index(tuple(private))
-    problems = {name: index.find_in_artifact(text) for name, text in artifacts.items()}
+    problems = {name: index.find_in_artifact(text, own) for name, text in artifacts.items()}
     problems = {name: ids for name, ids in problems.items() if ids}
     if problems:
         raise LeakError(
