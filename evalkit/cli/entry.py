@@ -1,8 +1,8 @@
-"""The ``evalkit`` console script: SIGINT and SIGTERM handled from the first moment.
+"""The ``evalkit`` console script: SIGINT, SIGTERM and SIGHUP handled from the first moment.
 
 The handlers (:mod:`evalkit.safety.interrupts`, a few standard-library imports) are installed
 before the command line's modules are imported (most of a second), so a signal that arrives
-while they load ends the command like one that arrives later: one line, exit 130 or 143.
+while they load ends the command like one that arrives later: one line, exit 130, 143 or 129.
 """
 
 from __future__ import annotations

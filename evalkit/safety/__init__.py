@@ -9,7 +9,7 @@
 - :mod:`~evalkit.safety.names`: the rules for names that reach reports (systems, targets, gates).
 - :mod:`~evalkit.safety.canonical`: canonical JSON and the content hashes.
 - :mod:`~evalkit.safety.arguments`: a public function's path arguments.
-- :mod:`~evalkit.safety.interrupts`: SIGINT and SIGTERM as exceptions, so what was made is
+- :mod:`~evalkit.safety.interrupts`: SIGINT, SIGTERM and SIGHUP as exceptions, so what was made is
   removed.
 
 Each module is one concern that every layer above uses, so the modules are public; the names
