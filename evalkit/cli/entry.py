@@ -9,15 +9,18 @@ from __future__ import annotations
 
 import sys
 
-from evalkit.errors import Interrupted
+from evalkit.errors import Interrupted, OutputError
 from evalkit.safety.interrupts import handle_signals, interrupted_line, reraise_if_interrupted
+from evalkit.safety.scratch import release, sweep
 
 __all__ = ["console"]
 
 
 def console() -> int:
     """The ``evalkit`` command (:func:`evalkit.cli.main`, then a quick exit) inside
-    :func:`~evalkit.safety.interrupts.handle_signals`."""
+    :func:`~evalkit.safety.interrupts.handle_signals`. It first sweeps what a killed evalkit
+    process left in the temporary folder, and at the end removes its own temporary folder and
+    says in one line what the sweeps removed (:mod:`evalkit.safety.scratch`)."""
     try:
         with handle_signals():
             try:
@@ -25,10 +28,16 @@ def console() -> int:
             except Exception:  # a signal inside an import can surface as another error
                 reraise_if_interrupted()
                 raise
+            sweep()
             return run()
     except Interrupted as stop:  # before main() took over, or after it returned
         print(interrupted_line(stop), file=sys.stderr)
         return stop.exit_code
+    except OutputError as error:  # the temporary folder is not evalkit's
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    finally:
+        release()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -54,8 +54,6 @@ import errno
 import functools
 import os
 import re
-import shutil
-import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -84,6 +82,7 @@ from evalkit.importers.grades import check_grades
 from evalkit.safety.artifacts import check_output, write_artifact
 from evalkit.safety.interrupts import deferred
 from evalkit.safety.output import shown_path
+from evalkit.safety.scratch import STAGING_RECORD, remove_staging, staging_dir, sweep
 from evalkit.safety.sensitive import SENSITIVE_KINDS
 
 __all__ = [
@@ -283,6 +282,8 @@ def _output_directory(output: str | os.PathLike[str]) -> tuple[Path, list[Path]]
     # safe, workspace-relative, not inside another fixture; creates nothing
     check_output(target / META_FILE)
     absolute = target.resolve()
+    if absolute.parent.is_dir():  # what a killed import left there (its staging folder)
+        sweep((absolute.parent,))
     created = [d for d in (absolute, *absolute.parents) if not d.exists()]
     if not existed:
         absolute.mkdir(parents=True)  # the check passed; removed again if the import fails
@@ -332,7 +333,7 @@ def import_collection(
         check_grades(j.grade for js in by_query.values() for j in js)
         judged_documents = {j.document_id for js in by_query.values() for j in js}
         with deferred():  # no signal between the folder's creation and its being known
-            staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+            staging = staging_dir(target.parent, created)
         languages: set[str] = set()
         fixture = StreamedFixture(staging, batch=BATCH)
         judged = _write_documents(
@@ -375,11 +376,13 @@ def import_collection(
             dropped = given.with_name(given.name + DROPPED_SUFFIX)
             write_artifact(dropped, summary.dropped_table(), kind="text", private=())
             summary.dropped_file = shown_path(dropped)
+        (staging / STAGING_RECORD).unlink()
         target.rmdir()
         staging.rename(target)
+        remove_staging(staging)  # the container, when it was the last
     except BaseException as error:
         if staging is not None:
-            shutil.rmtree(staging, ignore_errors=True)
+            remove_staging(staging)
         for directory in created:  # leave nothing behind that was not there before
             if directory.is_dir() and not any(directory.iterdir()):
                 directory.rmdir()
