@@ -171,10 +171,14 @@ def process_folder() -> Path:
     folder = root / _tag()
     with contextlib.suppress(FileExistsError):
         os.mkdir(folder, 0o700)
+    _release_at_exit()
+    return folder
+
+
+def _release_at_exit() -> None:
     if os.getpid() not in _RELEASE_REGISTERED:
         _RELEASE_REGISTERED.add(os.getpid())
         atexit.register(release)
-    return folder
 
 
 def scratch_dir(kind: str) -> Path:
@@ -248,7 +252,9 @@ def sweep(folders: tuple[Path, ...] = ()) -> Swept:
                 shutil.rmtree(entry.path, ignore_errors=True)
     for folder in folders:
         _sweep_folder(folder, swept)
-    _PENDING.setdefault(os.getpid(), Swept()).add(swept)
+    if swept:
+        _PENDING.setdefault(os.getpid(), Swept()).add(swept)
+        _release_at_exit()
     return swept
 
 
