@@ -619,3 +619,35 @@ def test_temporary_files_of_a_live_process_or_another_host_are_kept(
     old_style.write_text("x")
     assert not sweep((reports,))
     assert _names(reports) == sorted([live.name, foreign.name, old_style.name])
+
+
+@posix_only
+@pytest.mark.parametrize("path", ["reports/../../x", "reports/sub/../../fx", "reports/a\x1bb"])
+def test_dump_fixture_creates_no_folder_before_refusing(
+    path: str, workspace: pathlib.Path, tmp_path: pathlib.Path
+) -> None:
+    """Issue 49: dump_fixture checked nothing and made ``reports/`` (and wrote outside the
+    workspace) before any check."""
+    from conftest import TINY_FIXTURE, write_fixture
+
+    from evalkit.fixtures import dump_fixture, load_fixture
+
+    fixture = load_fixture(write_fixture(tmp_path / "source", TINY_FIXTURE))
+    before, outside = listing(workspace), listing(tmp_path)
+    with pytest.raises(UnsafePathError):
+        dump_fixture(fixture, path)
+    assert listing(workspace) == before
+    assert listing(tmp_path) == outside
+
+
+def test_dump_fixture_makes_missing_folders_and_writes_into_existing_ones(
+    workspace: pathlib.Path, tmp_path: pathlib.Path
+) -> None:
+    from conftest import TINY_FIXTURE, write_fixture
+
+    from evalkit.fixtures import dump_fixture, load_fixture
+
+    fixture = load_fixture(write_fixture(tmp_path / "source", TINY_FIXTURE))
+    dump_fixture(fixture, "reports/new/fx")
+    dump_fixture(fixture, workspace / "reports" / "new" / "fx")  # absolute, existing
+    assert load_fixture(workspace / "reports" / "new" / "fx") == fixture
