@@ -228,7 +228,7 @@ def _ignore_all(container: Path) -> None:
 
 def _remove_container(container: Path) -> None:
     try:
-        if any(entry.name != ".gitignore" for entry in os.scandir(container)):
+        if any(entry.name != ".gitignore" for entry in _entries(container)):
             return
         (container / ".gitignore").unlink(missing_ok=True)
         container.rmdir()
@@ -260,7 +260,8 @@ def sweep(folders: tuple[Path, ...] = ()) -> Swept:
 
 def _entries(folder: Path) -> list[os.DirEntry[str]]:
     try:
-        return list(os.scandir(folder))
+        with os.scandir(folder) as entries:
+            return list(entries)
     except OSError:
         return []
 
