@@ -11,7 +11,6 @@ import sys
 
 from evalkit.errors import Interrupted, OutputError
 from evalkit.safety.interrupts import handle_signals, interrupted_line, reraise_if_interrupted
-from evalkit.safety.scratch import release, sweep
 
 __all__ = ["console"]
 
@@ -25,6 +24,7 @@ def console() -> int:
         with handle_signals():
             try:
                 from evalkit.cli._main import main_then_exit as run
+                from evalkit.safety.scratch import sweep
             except Exception:  # a signal inside an import can surface as another error
                 reraise_if_interrupted()
                 raise
@@ -37,7 +37,15 @@ def console() -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     finally:
-        release()
+        _release()
+
+
+def _release() -> None:
+    """:func:`evalkit.safety.scratch.release`, once the module was loaded (before, this
+    process made no temporary state)."""
+    scratch = sys.modules.get("evalkit.safety.scratch")
+    if scratch is not None:
+        scratch.release()
 
 
 if __name__ == "__main__":  # pragma: no cover
