@@ -247,8 +247,10 @@ def sweep(folders: tuple[Path, ...] = ()) -> Swept:
         for entry in _entries(root):
             match = _FOLDER_RE.fullmatch(entry.name)
             if match and entry.is_dir(follow_symlinks=False) and _is_dead(match):
-                swept.folders += sum(1 for _ in _entries(Path(entry.path))) or 1
-                swept.pids.add(int(match["pid"]))
+                inside = len(_entries(Path(entry.path)))
+                if inside:  # an empty one is a forked worker's that ended normally: not said
+                    swept.folders += inside
+                    swept.pids.add(int(match["pid"]))
                 shutil.rmtree(entry.path, ignore_errors=True)
     for folder in folders:
         _sweep_folder(folder, swept)
