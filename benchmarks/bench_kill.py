@@ -18,6 +18,7 @@ import argparse
 import os
 import pathlib
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -77,6 +78,17 @@ def _trial(
         time.sleep(rng.uniform(0, normal_s))
         process.send_signal(signal.SIGKILL)
         process.communicate()
+    completed = workspace / then
+    if completed.is_dir():  # a kill came after an import had finished: it must be whole
+        checked = subprocess.run(
+            [str(EVALKIT), "validate", then],
+            cwd=workspace,
+            env=env,
+            capture_output=True,
+            check=False,
+        )
+        print(f"{name}: a killed run had finished; it validates: {checked.returncode == 0}")
+        shutil.rmtree(completed)
     began = time.monotonic()
     process = start(then)
     _, err = process.communicate()

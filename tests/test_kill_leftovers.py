@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import pathlib
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -117,6 +118,9 @@ def test_kill_9_at_random_moments_then_one_run_leaves_nothing(tmp_path: pathlib.
 
     runner.kill_at_random_moments([*imported, "out/b"], import_s, rng)
     runner.kill_at_random_moments([*report, "reports/b.html"], report_s, rng)
+    if (workspace / "out" / "b").exists():  # a kill came after an import had finished
+        assert _validates(runner, "out/b")
+        shutil.rmtree(workspace / "out" / "b")
     _, import_err = runner.run([*imported, "out/b"])
     _, report_err = runner.run([*report, "reports/b.html"])
 
@@ -150,12 +154,16 @@ def test_kill_9_at_random_moments_then_one_run_leaves_nothing(tmp_path: pathlib.
     assert _cleanup_lines(import_err + report_err)  # the kills left something, now swept
     for line in _cleanup_lines(import_err + report_err):
         assert str(tmp_path) not in line
+    assert _validates(runner, "out/b")
+
+
+def _validates(runner: _Runner, fixture: str) -> bool:
     validated = subprocess.run(
-        [str(EVALKIT), "validate", "out/b"],
-        cwd=workspace,
+        [str(EVALKIT), "validate", fixture],
+        cwd=runner.workspace,
         env=runner.env,
         capture_output=True,
         text=True,
         check=False,
     )
-    assert validated.returncode == 0, validated.stderr
+    return validated.returncode == 0

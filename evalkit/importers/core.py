@@ -273,6 +273,9 @@ def _output_directory(output: str | os.PathLike[str]) -> tuple[Path, list[Path]]
     """The checked, empty output directory (created if missing) and the directories this call
     created, deepest first (removed again when the import fails)."""
     target = Path(output)
+    parent = Path(os.path.abspath(target)).parent
+    if parent.is_dir():  # first what a killed import left there (its staging folder)
+        sweep((parent,))
     existed = target.exists()
     if existed and (not target.is_dir() or any(target.iterdir())):
         raise InputError(
@@ -282,8 +285,6 @@ def _output_directory(output: str | os.PathLike[str]) -> tuple[Path, list[Path]]
     # safe, workspace-relative, not inside another fixture; creates nothing
     check_output(target / META_FILE)
     absolute = target.resolve()
-    if absolute.parent.is_dir():  # what a killed import left there (its staging folder)
-        sweep((absolute.parent,))
     created = [d for d in (absolute, *absolute.parents) if not d.exists()]
     if not existed:
         absolute.mkdir(parents=True)  # the check passed; removed again if the import fails
