@@ -79,7 +79,7 @@ def _trial(
         process.send_signal(signal.SIGKILL)
         process.communicate()
     completed = workspace / then
-    if completed.is_dir():  # a kill came after an import had finished: it must be whole
+    if completed.is_dir() and any(completed.iterdir()):  # a finished import: it must be whole
         checked = subprocess.run(
             [str(EVALKIT), "validate", then],
             cwd=workspace,
