@@ -7,6 +7,7 @@ Expected values are written by hand from the small inputs built in each test.
 from __future__ import annotations
 
 import json
+import os
 import pathlib
 import re
 
@@ -511,3 +512,32 @@ def test_the_staging_container_is_git_ignored_and_goes_with_its_last_folder(
     assert sorted(p.name for p in container.iterdir()) == [".gitignore", second.name]
     remove_staging(second)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_killed_imports_staging_folder_is_swept_by_the_next_import(
+    beir_folder: pathlib.Path, tmp_path: pathlib.Path
+) -> None:
+    import subprocess
+
+    from evalkit.safety.scratch import STAGING_FOLDER
+
+    (tmp_path / "out").mkdir()
+    dead = subprocess.Popen(["true"])
+    dead.wait()  # a PID that is gone (its start time does not matter once it is gone)
+    host = os.path.basename(str(staging_dir_of(tmp_path / "out"))).split("-")[0]
+    left = tmp_path / "out" / STAGING_FOLDER / f"{host}-{dead.pid}-1-x_y8"
+    left.mkdir(parents=True)
+    (left / "chunks.parquet").write_bytes(b"partial")
+    code, _, err = run_cli(
+        ["import", "beir", "collection", "--split", "dev", "--output", "out/f"], tmp_path
+    )
+    assert code == 0, err
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["f", "f.dropped.tsv"]
+
+
+def staging_dir_of(parent: pathlib.Path) -> pathlib.Path:
+    from evalkit.safety.scratch import remove_staging, staging_dir
+
+    folder = staging_dir(parent, [])
+    remove_staging(folder)
+    return folder

@@ -149,6 +149,8 @@ def test_kill_9_at_random_moments_then_one_run_leaves_nothing(tmp_path: pathlib.
     expected = ("?? out/a/", "?? out/b/", "?? reports/a.", "?? reports/b.")
     assert [line for line in status if not line.startswith(expected)] == []
     assert not [line for line in status if ".tmp" in line or ".evalkit" in line]
+    hidden = [p.name for p in workspace.rglob(".evalkit*")]  # git-ignored, but still left
+    assert hidden == []
     assert sorted(p.name for p in (workspace / "reports").iterdir()) == [
         "a.html",
         "a.ipynb",

@@ -72,7 +72,7 @@ staging folder becomes the fixture)."""
 _HOST8: Final = hashlib.sha256(socket.gethostname().encode("utf-8", "replace")).hexdigest()[:8]
 _TAG: Final = r"(?P<host>[0-9a-f]{8})-(?P<pid>[0-9]+)-(?P<start>[0-9]+)"
 _FOLDER_RE: Final = re.compile(rf"{_TAG}")
-_TOKEN_RE: Final = re.compile(rf"{_TAG}-[0-9a-f]+")
+_TOKEN_RE: Final = re.compile(rf"{_TAG}-[a-z0-9_]+")  # a staging folder: mkdtemp's suffix
 _TEMPORARY_RE: Final = re.compile(rf"\..+\.{_TAG}-[0-9a-f]+\.tmp")
 _JOURNAL_RE: Final = re.compile(rf"\.evalkit-pending\.{_TAG}-[0-9a-f]+\.json")
 _RELEASE_REGISTERED: set[int] = set()
@@ -283,7 +283,7 @@ def _sweep_folder(folder: Path, swept: Swept) -> None:
             swept.pids.add(int(match["pid"]))
     container = folder / STAGING_FOLDER
     for entry in _entries(container):
-        match = _TOKEN_RE.match(entry.name)
+        match = _TOKEN_RE.fullmatch(entry.name)
         if match and entry.is_dir(follow_symlinks=False) and _is_dead(match):
             reserved = _reserved(Path(entry.path))
             shutil.rmtree(entry.path, ignore_errors=True)
