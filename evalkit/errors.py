@@ -26,7 +26,7 @@ evalkit is defined here, in one tree::
     └── YamlFileError(ValueError)               a small YAML file (a config) cannot be read
 
     BaseException                               a signal as control flow, not an Exception
-    ├── Interrupted(KeyboardInterrupt)          the command was stopped; ``.exit_code`` 130/143
+    ├── Interrupted(KeyboardInterrupt)          the command was stopped; ``.exit_code`` 129/130/143
     └── WorkerInterrupted(SystemExit)           a forked worker was stopped
 
     EvalkitWarning(UserWarning)
@@ -258,7 +258,7 @@ class YamlFileError(ValueError):
 
 
 class Interrupted(KeyboardInterrupt):
-    """The command was stopped by ``signum``; ``exit_code`` is ``128 + signum`` (130, 143)."""
+    """The command was stopped by ``signum``; ``exit_code`` is ``128 + signum`` (129, 130, 143)."""
 
     def __init__(self, signum: int) -> None:
         self.signum = signum

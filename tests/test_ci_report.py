@@ -452,3 +452,40 @@ def test_a_lower_no_answer_fp_is_a_significant_improvement() -> None:
     assert row["diff"].iloc[0] < 0  # fewer false answers ...
     assert row["direction"].iloc[0] == "better"  # ... is better
     assert row["p_adjusted"].iloc[0] <= 0.05
+
+
+@pytest.mark.parametrize("case", ["bad gates file", "missing baseline", "bad gates in fixture"])
+def test_absolute_paths_and_ci_files_keep_the_real_error(
+    case: str, tiny_dir: pathlib.Path, tmp_path: pathlib.Path
+) -> None:
+    """Issue 49: with absolute paths, the real error (exit 2) is reported and still written to
+    the CI files, its paths named by what they are, not hidden by a shape-scan refusal."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    gates = workspace / "gates.yaml"
+    gates.write_text(
+        "schema: evalkit.gates/1\nbaseline: {path: base.json}\nabsolute:\n"
+        "  - {id: low-bar, system: lexical, measure: R@5, min: 0.001}\n",
+        encoding="utf-8",
+    )
+    argv = ["gate", str(tiny_dir.resolve()), "--systems", "lexical", "--repeats", "1"]
+    if case == "bad gates file":
+        gates.write_text("schema: evalkit.gates/1\nabsolute: [{nonsense: 1}]\n", "utf-8")
+        argv += ["--gates", str(gates)]
+    elif case == "missing baseline":
+        argv += ["--gates", str(gates), "--baseline", str(workspace / "nope.json")]
+    else:
+        (tiny_dir / "gates.yaml").write_text("schema: evalkit.gates/1\nabsolute: 3\n", "utf-8")
+    code, _, err = run_cli([*argv, "--junit", "ci/j.xml", "--markdown", "ci/s.md"], workspace)
+    assert code == 2, err
+    assert "absolute POSIX path" not in err
+    assert "not written" not in err
+    junit = (workspace / "ci" / "j.xml").read_text(encoding="utf-8")
+    markdown = (workspace / "ci" / "s.md").read_text(encoding="utf-8")
+    error = next(iter(next(iter(JUnitXml.fromstring(junit.encode()))))).result[0]
+    assert isinstance(error, Error)
+    for text in (junit, markdown):
+        assert str(tmp_path) not in text
+        assert str(tmp_path.resolve()) not in text
+    if case == "missing baseline":
+        assert "the --baseline file" in markdown

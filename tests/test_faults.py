@@ -280,3 +280,34 @@ def test_a_signal_at_any_moment_leaves_nothing_behind(
     assert _leftovers(private_tmp, workspace) == []
     outputs = sorted(p.name for p in (workspace / "out").glob("*")) if command == "report" else []
     assert outputs in ([], ["report.html", "report.ipynb"])  # a report pair, or nothing
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="no SIGHUP on this platform")
+@pytest.mark.parametrize("command", ["import", "report"])
+def test_sighup_is_handled_like_sigterm(command: str, tmp_path: pathlib.Path) -> None:
+    """Issue 49: a closed terminal (SIGHUP) unwinds like SIGTERM: exit 129, one line, nothing
+    left. The signal comes once the command has made its temporary state."""
+    private_tmp = tmp_path / "tmp"
+    private_tmp.mkdir()
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    if command == "import":
+        _collection(tmp_path / "collection")
+    made = workspace / "out" / ".evalkit-staging" if command == "import" else private_tmp
+    process = subprocess.Popen(
+        [str(EVALKIT), *COMMANDS[command]],
+        cwd=workspace,
+        env={**os.environ, "TMPDIR": str(private_tmp)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not any(made.glob("*/*")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    process.send_signal(signal.SIGHUP)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 129, err
+    assert err.strip().splitlines()[-1].startswith("evalkit: interrupted (SIGHUP); ")
+    assert _leftovers(private_tmp, workspace) == []

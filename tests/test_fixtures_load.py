@@ -278,3 +278,38 @@ def test_cli_a_defective_copy_of_the_committed_fixture_fails(
     out = capsys.readouterr().out
     assert f"chunks/{chunk_file.name} [{chunks[0]['id']}] text: looks like an API key" in out
     assert secret not in out
+
+
+_SECRET = "ghp_R8aZk3Lq9Wm2Xv7Bn4Yt6Pc1Hd5Jf0Gs8eM5"  # shaped like a GitHub token
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [f"{_SECRET}.txt", f"chunks/{_SECRET}.yaml", f"chunks/{_SECRET}.jsonl", f"chunks/{_SECRET}/"],
+)
+def test_secret_like_entry_names_are_never_shown(entry: str, tmp_path: Path) -> None:
+    """Issue 49: a file name shaped like a credential is never echoed in a fixture's problems
+    (found by the sensitive-string detector, as output paths are)."""
+    from conftest import TINY_FIXTURE, write_fixture
+
+    root = write_fixture(tmp_path / "fx", TINY_FIXTURE)
+    if entry.startswith("chunks/"):
+        chunks = yaml.safe_load((root / "chunks.yaml").read_text(encoding="utf-8"))
+        (root / "chunks.yaml").unlink()
+        (root / "chunks").mkdir()
+        (root / "chunks" / "all.yaml").write_text(yaml.safe_dump(chunks), encoding="utf-8")
+    if entry.endswith("/"):
+        (root / entry).mkdir()
+    else:
+        (root / entry).write_text("a: [\n", encoding="utf-8")
+    with pytest.raises(FixtureError) as caught:
+        load_fixture(root)
+    assert _SECRET not in str(caught.value)
+    assert "not shown" in str(caught.value)
+
+
+def test_a_secret_like_fixture_folder_name_is_never_shown(tmp_path: Path) -> None:
+    with pytest.raises(FixtureError) as caught:
+        load_fixture(tmp_path / _SECRET)
+    assert _SECRET not in str(caught.value)
+    assert "not shown" in str(caught.value)

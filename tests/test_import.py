@@ -7,6 +7,7 @@ Expected values are written by hand from the small inputs built in each test.
 from __future__ import annotations
 
 import json
+import os
 import pathlib
 import re
 
@@ -476,3 +477,67 @@ def test_awkward_text_round_trips_verbatim(tmp_path: pathlib.Path) -> None:
     # U+0085 is a C1 control character: it becomes a space, everything else is kept
     assert fixture.chunk("d").text == text.replace("\x85", " ")
     assert fixture.document("d").title == "Title: # x"
+
+
+def test_a_250_character_output_name_imports(
+    beir_folder: pathlib.Path, tmp_path: pathlib.Path
+) -> None:
+    """Issue 49: the staging folder was ``.<name>.<random>``, over the 255-byte name limit for a
+    250-character output (a raw OSError); it is now named by the process, in .evalkit-staging."""
+    name = "x" * 250
+    code, _, err = run_cli(
+        ["import", "beir", "collection", "--split", "dev", "--output", f"out/{name}"], tmp_path
+    )
+    # its dropped-objects table (<name>.dropped.tsv) is over the limit: refused by the path rule
+    assert code == 2, err
+    assert "the file name is 262 bytes long; expected at most 255 bytes" in err
+    assert not (tmp_path / "out").exists()  # nothing left: no staging, no reserved folder
+    code, _, err = run_cli(
+        ["import", "beir", "collection", "--split", "dev", "--output", f"out/{name[:240]}"],
+        tmp_path,
+    )
+    assert code == 0, err
+
+
+def test_the_staging_container_is_git_ignored_and_goes_with_its_last_folder(
+    tmp_path: pathlib.Path,
+) -> None:
+    from evalkit.safety.scratch import STAGING_FOLDER, remove_staging, staging_dir
+
+    first = staging_dir(tmp_path, [])
+    second = staging_dir(tmp_path, [])
+    container = tmp_path / STAGING_FOLDER
+    assert (container / ".gitignore").read_text(encoding="utf-8") == "*\n"
+    remove_staging(first)
+    assert sorted(p.name for p in container.iterdir()) == [".gitignore", second.name]
+    remove_staging(second)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_killed_imports_staging_folder_is_swept_by_the_next_import(
+    beir_folder: pathlib.Path, tmp_path: pathlib.Path
+) -> None:
+    import subprocess
+
+    from evalkit.safety.scratch import STAGING_FOLDER
+
+    (tmp_path / "out").mkdir()
+    dead = subprocess.Popen(["true"])
+    dead.wait()  # a PID that is gone (its start time does not matter once it is gone)
+    host = os.path.basename(str(staging_dir_of(tmp_path / "out"))).split("-")[0]
+    left = tmp_path / "out" / STAGING_FOLDER / f"{host}-{dead.pid}-1-x_y8"
+    left.mkdir(parents=True)
+    (left / "chunks.parquet").write_bytes(b"partial")
+    code, _, err = run_cli(
+        ["import", "beir", "collection", "--split", "dev", "--output", "out/f"], tmp_path
+    )
+    assert code == 0, err
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["f", "f.dropped.tsv"]
+
+
+def staging_dir_of(parent: pathlib.Path) -> pathlib.Path:
+    from evalkit.safety.scratch import remove_staging, staging_dir
+
+    folder = staging_dir(parent, [])
+    remove_staging(folder)
+    return folder

@@ -10,6 +10,8 @@ import os
 import pathlib
 import re
 import stat
+import subprocess
+import sys
 from collections.abc import Callable
 
 import pytest
@@ -508,3 +510,144 @@ def test_several_files_are_all_checked_before_any_is_written(workspace: pathlib.
     assert listing(workspace) == before
     written = write_texts_atomic([("reports/a.html", "a"), ("new/b.ipynb", "b")])
     assert [p.read_text() for p in written] == ["a", "b"]
+
+
+# --- kill -9 in the middle of a write (issue 49) -------------------------------------------
+
+_KILLED_WRITE = """
+import os, signal, sys
+from evalkit.safety import output
+replaced = []
+real = os.replace
+def replace(source, destination):
+    if len(replaced) == int(sys.argv[1]):
+        os.kill(os.getpid(), signal.SIGKILL)
+    real(source, destination)
+    replaced.append(destination)
+if sys.argv[1] == "journal":
+    real_journal = output._write_journal
+    def journal(*args):
+        real_journal(*args)
+        os.kill(os.getpid(), signal.SIGKILL)
+    output._write_journal = journal
+else:
+    os.replace = replace
+output.write_texts_atomic([("reports/r.html", "new html"), ("reports/r.ipynb", "new ipynb")])
+"""
+
+
+def _names(folder: pathlib.Path) -> list[str]:
+    return sorted(name for name in os.listdir(folder) if name != "old.json")  # the workspace's
+
+
+def _child(workspace: pathlib.Path, *args: str) -> subprocess.CompletedProcess[str]:
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    return subprocess.run(
+        [sys.executable, "-c", *args],
+        cwd=workspace,
+        env=environment,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+@posix_only
+@pytest.mark.parametrize("moment", ["0", "1", "journal"])
+def test_a_killed_pair_write_is_completed_by_the_next_write(
+    moment: str, workspace: pathlib.Path
+) -> None:
+    """A report's HTML and notebook are written together; a SIGKILL before the first rename,
+    after the journal, or between the two renames (which left a new HTML, an old notebook and a
+    stale ``.tmp``) is finished by the next write into the folder, with one line."""
+    write_texts_atomic([("reports/r.html", "old html"), ("reports/r.ipynb", "old ipynb")])
+    killed = _child(workspace, _KILLED_WRITE, moment)
+    assert killed.returncode == -9, killed.stderr
+    reports = workspace / "reports"
+    assert any(name.endswith(".tmp") for name in _names(reports))  # what the kill left
+    after = _child(
+        workspace,
+        "from evalkit.safety.output import write_text_atomic; "
+        "write_text_atomic('reports/other.json', '{}')",
+    )
+    assert after.returncode == 0, after.stderr
+    assert _names(reports) == ["other.json", "r.html", "r.ipynb"]  # no .tmp, journal
+    pair = ((reports / "r.html").read_text(), (reports / "r.ipynb").read_text())
+    assert pair == ("new html", "new ipynb")  # rolled forward: the journal was committed
+    lines = after.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith("evalkit: cleaned up after an earlier evalkit process")
+    assert "completed 1 interrupted write(s)" in lines[0]
+    assert str(workspace) not in lines[0]
+
+
+@posix_only
+def test_a_write_killed_before_its_journal_keeps_the_old_pair(workspace: pathlib.Path) -> None:
+    write_texts_atomic([("reports/r.html", "old html"), ("reports/r.ipynb", "old ipynb")])
+    script = _KILLED_WRITE.replace(
+        "output.write_texts_atomic",
+        "output._write_journal = lambda *a: os.kill(os.getpid(), signal.SIGKILL)\n"
+        "output.write_texts_atomic",
+    )
+    assert _child(workspace, script, "9").returncode == -9
+    reports = workspace / "reports"
+    assert len(_names(reports)) == 4  # two temporary files, no journal
+    after = _child(
+        workspace,
+        "from evalkit.safety.output import write_text_atomic; "
+        "write_text_atomic('reports/other.json', '{}')",
+    )
+    assert _names(reports) == ["other.json", "r.html", "r.ipynb"]
+    assert (reports / "r.html").read_text() == "old html"
+    assert (reports / "r.ipynb").read_text() == "old ipynb"
+    assert "2 file(s)" in after.stderr
+
+
+@posix_only
+def test_temporary_files_of_a_live_process_or_another_host_are_kept(
+    workspace: pathlib.Path,
+) -> None:
+    from evalkit.safety.scratch import sweep, temporary_path
+
+    reports = workspace / "reports"
+    reports.mkdir(exist_ok=True)
+    live = temporary_path(reports / "r.html")  # this process's: alive
+    live.write_text("x")
+    foreign = reports / ".r.html.0123abcd-1-0-aaaaaaaaaaaa.tmp"  # another host's
+    foreign.write_text("x")
+    old_style = reports / ".r.html.0123456789ab.tmp"  # from before process tags: unknown owner
+    old_style.write_text("x")
+    assert not sweep((reports,))
+    assert _names(reports) == sorted([live.name, foreign.name, old_style.name])
+
+
+@posix_only
+@pytest.mark.parametrize("path", ["reports/../../x", "reports/sub/../../fx", "reports/a\x1bb"])
+def test_dump_fixture_creates_no_folder_before_refusing(
+    path: str, workspace: pathlib.Path, tmp_path: pathlib.Path
+) -> None:
+    """Issue 49: dump_fixture checked nothing and made ``reports/`` (and wrote outside the
+    workspace) before any check."""
+    from conftest import TINY_FIXTURE, write_fixture
+
+    from evalkit.fixtures import dump_fixture, load_fixture
+
+    fixture = load_fixture(write_fixture(tmp_path / "source", TINY_FIXTURE))
+    before, outside = listing(workspace), listing(tmp_path)
+    with pytest.raises(UnsafePathError):
+        dump_fixture(fixture, path)
+    assert listing(workspace) == before
+    assert listing(tmp_path) == outside
+
+
+def test_dump_fixture_makes_missing_folders_and_writes_into_existing_ones(
+    workspace: pathlib.Path, tmp_path: pathlib.Path
+) -> None:
+    from conftest import TINY_FIXTURE, write_fixture
+
+    from evalkit.fixtures import dump_fixture, load_fixture
+
+    fixture = load_fixture(write_fixture(tmp_path / "source", TINY_FIXTURE))
+    dump_fixture(fixture, "reports/new/fx")
+    dump_fixture(fixture, workspace / "reports" / "new" / "fx")  # absolute, existing
+    assert load_fixture(workspace / "reports" / "new" / "fx") == fixture

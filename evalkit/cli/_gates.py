@@ -5,6 +5,7 @@ reports or baselines compared).
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import TYPE_CHECKING, Any
 
 from evalkit.cli._common import (
@@ -81,8 +82,12 @@ def _run_gate(args: argparse.Namespace) -> int:
         unwritable = isinstance(error, LeakError | OutputError | UnsafePathError)
         if unwritable or state.get("ci_written") or not (args.junit or args.markdown):
             raise
-        _write_gate_error(args, error, state.get("evaluation"))
-        raise
+        try:
+            _write_gate_error(args, error, state.get("evaluation"))
+        except (LeakError, OutputError, UnsafePathError) as unwritten:
+            note = f"evalkit: the --junit/--markdown files were not written: {unwritten}"
+            print(note, file=sys.stderr)
+        raise  # the first real error, whatever happened to the CI files
 
 
 def _gate(args: argparse.Namespace, output: str | None, state: dict[str, Any]) -> int:
@@ -209,7 +214,7 @@ def _write_gate_error(
     else:
         suite = safe_id(pathlib.Path(args.fixture).name) or "fixture"
         title, private = suite, []
-    message = str(error)
+    message = _ci_message(args, str(error))
     write_ci_outputs(
         args,
         lambda: gates_error_junit(suite=suite, message=message),
@@ -256,6 +261,29 @@ def _run_history(args: argparse.Namespace) -> int:
         write_artifact(args.csv, history.to_csv(index=False), kind="text", private=())
         print(f"csv: {shown(args.csv)}")
     return 0
+
+
+def _ci_message(args: argparse.Namespace, message: str) -> str:
+    """``message`` with each path given on the command line (as given, absolute or resolved,
+    quoted or not; longest first) replaced by what it is, so a CI file never holds a path."""
+    import os
+
+    given = {
+        args.fixture: "the fixture folder",
+        args.gates: "the --gates file",
+        args.baseline: "the --baseline file",
+    }
+    if args.gates is not None:
+        given[os.path.dirname(os.path.abspath(args.gates))] = "the --gates file's folder"
+    forms = {
+        form: label
+        for path, label in given.items()
+        if path
+        for form in (str(path), os.path.abspath(path), os.path.realpath(path))
+    }
+    for form in sorted(forms, key=len, reverse=True):
+        message = message.replace(repr(form), forms[form]).replace(form, forms[form])
+    return message
 
 
 # --- diff -----------------------------------------------------------------------------------

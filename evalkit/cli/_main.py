@@ -73,8 +73,8 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code.
 
-    SIGINT and SIGTERM unwind the command (:mod:`evalkit.safety.interrupts`): everything it
-    made is removed on the way, and it ends with one line and exit code 130 or 143, never a
+    SIGINT, SIGTERM and SIGHUP unwind the command (:mod:`evalkit.safety.interrupts`): everything it
+    made is removed on the way, and it ends with one line and exit code 130, 143 or 129, never a
     traceback. An output a command had already written is complete (every write is atomic),
     and the command's own lines said so before the signal came.
     """

@@ -68,8 +68,6 @@ import functools
 import json
 import os
 import re
-import shutil
-import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -98,6 +96,7 @@ from evalkit.importers.grades import check_grades
 from evalkit.safety.artifacts import Artifact, check_output, write_artifact, write_artifacts
 from evalkit.safety.interrupts import deferred
 from evalkit.safety.output import shown_path
+from evalkit.safety.scratch import STAGING_RECORD, remove_staging, staging_dir, sweep
 from evalkit.safety.sensitive import SENSITIVE_KINDS
 
 __all__ = [
@@ -317,6 +316,9 @@ def _output_directory(output: str | os.PathLike[str]) -> tuple[Path, list[Path]]
     """The checked, empty output directory (created if missing) and the directories this call
     created, deepest first (removed again when the import fails)."""
     target = Path(output)
+    parent = Path(os.path.abspath(target)).parent
+    if parent.is_dir():  # first what a killed import left there (its staging folder)
+        sweep((parent,))
     existed = target.exists()
     if existed and (not target.is_dir() or any(target.iterdir())):
         raise InputError(
@@ -376,7 +378,7 @@ def import_collection(
         judged_documents = {j.document_id for js in by_query.values() for j in js}
         padded = {unpadded(d) for d in judged_documents | answers_needed} - {None}
         with deferred():  # no signal between the folder's creation and its being known
-            staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+            staging = staging_dir(target.parent, created)
         languages: set[str] = set()
         fixture = StreamedFixture(staging, batch=BATCH)
         judged = _write_documents(
@@ -426,11 +428,13 @@ def import_collection(
             # private text by design, like the fixture itself: not leak-scanned
             write_artifacts([Artifact(sidecar, rows, "text")], private=(), allow_private_text=True)
             summary.metadata_file = shown_path(sidecar)
+        (staging / STAGING_RECORD).unlink()
         target.rmdir()
         staging.rename(target)
+        remove_staging(staging)  # the container, when it was the last
     except BaseException as error:
         if staging is not None:
-            shutil.rmtree(staging, ignore_errors=True)
+            remove_staging(staging)
         for directory in created:  # leave nothing behind that was not there before
             if directory.is_dir() and not any(directory.iterdir()):
                 directory.rmdir()

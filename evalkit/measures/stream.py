@@ -50,6 +50,7 @@ from evalkit.errors import FormatError, InputError, RunOnlyQueriesWarning
 from evalkit.measures._sorting import ranges
 from evalkit.measures.judged import IntArray, JudgedRanking
 from evalkit.measures.ranking import DEFAULT_OPTIONS, ScoreOptions, judged_ranking
+from evalkit.safety.scratch import process_folder
 
 __all__ = [
     "DEFAULT_BLOCK_ROWS",
@@ -551,7 +552,9 @@ def _partitioned_pieces(
             _advance(bar, reader)
             yield from out.to_batches()
 
-    with tempfile.TemporaryDirectory(prefix="evalkit-partitions-", dir=tmp_dir) as tmp:
+    # by default in this process's temporary folder, which the next run sweeps after a kill
+    where = tmp_dir if tmp_dir is not None else process_folder()
+    with tempfile.TemporaryDirectory(prefix="evalkit-partitions-", dir=where) as tmp:
         ds.write_dataset(
             tagged(),
             tmp,

@@ -35,6 +35,7 @@ from traitlets import DottedObjectName, Type, default
 from evalkit.errors import NotebookError
 from evalkit.report._parameters import notebook_label, read_notebook
 from evalkit.safety.interrupts import deferred, reraise_if_interrupted
+from evalkit.safety.scratch import scratch_dir
 
 __all__ = [
     "DEFAULT_TIMEOUT_S",
@@ -239,6 +240,9 @@ def start_kernel(
     from jupyter_core.utils import run_sync
 
     manager = InterpreterKernelManager()
+    # its connection file (with the HMAC key) in this process's temporary folder, not a
+    # tmpXXXX.json of its own, so a killed report's file is swept by the next run
+    manager.connection_file = os.fspath(scratch_dir("kernel") / "kernel.json")
     manager.preload = tuple(preload)
     manager.warm_up = tuple(warm_up)
     try:
@@ -266,7 +270,11 @@ def stop_kernel(manager: InterpreterKernelManager) -> None:
     """Shut down a kernel of :func:`start_kernel` that no notebook ran on; safe to call twice.
     A signal that arrives meanwhile waits until the kernel and its files are gone."""
     with deferred():
-        _stop_kernel_now(manager)
+        try:
+            _stop_kernel_now(manager)
+        finally:  # its folder in the temporary folder (scratch_dir), once its files are gone
+            with contextlib.suppress(OSError):
+                os.rmdir(os.path.dirname(manager.connection_file))
 
 
 def _stop_kernel_now(manager: InterpreterKernelManager) -> None:

@@ -81,6 +81,7 @@ from evalkit.safety.inputs import find_input
 from evalkit.safety.interrupts import deferred
 from evalkit.safety.output import shown_path
 from evalkit.safety.privacy import NO_OWN_TEXT, OwnText, PrivateText
+from evalkit.safety.scratch import process_folder
 
 if TYPE_CHECKING:
     from evalkit.fixtures import Fixture
@@ -339,7 +340,8 @@ def render_report(
     try:
         with deferred():  # a signal waits until the kernel is known to the finally below
             kernel = start_kernel(workdir, preload, kernel_calls)
-        with tempfile.TemporaryDirectory(prefix="evalkit-report-") as private_dir:
+        # in this process's temporary folder, which the next run sweeps if this one is killed
+        with tempfile.TemporaryDirectory(prefix="report-", dir=process_folder()) as private_dir:
             try:
                 # imported once the kernel is starting: pandas and the fixture models take a while
                 from evalkit.fixtures import load_fixture

@@ -9,12 +9,15 @@
 - :mod:`~evalkit.safety.names`: the rules for names that reach reports (systems, targets, gates).
 - :mod:`~evalkit.safety.canonical`: canonical JSON and the content hashes.
 - :mod:`~evalkit.safety.arguments`: a public function's path arguments.
-- :mod:`~evalkit.safety.interrupts`: SIGINT and SIGTERM as exceptions, so what was made is
+- :mod:`~evalkit.safety.interrupts`: SIGINT, SIGTERM and SIGHUP as exceptions, so what was made is
   removed.
+- :mod:`~evalkit.safety.scratch`: temporary state named by its process, swept by the next run
+  after a ``kill -9``.
 
 Each module is one concern that every layer above uses, so the modules are public; the names
 below are their entry points, resolved on first use (PEP 562): the console script imports
-:mod:`~evalkit.safety.interrupts` before anything else, and nothing more.
+:mod:`~evalkit.safety.interrupts` and :mod:`~evalkit.safety.scratch` before anything else,
+and nothing more.
 
 This layer imports only :mod:`evalkit.errors`, :mod:`evalkit.forking` and ``evalkit._lazy``
 from evalkit.

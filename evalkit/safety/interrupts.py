@@ -1,8 +1,9 @@
-"""SIGINT and SIGTERM as exceptions, so a command unwinds and every ``finally`` removes what it
-made (temporary stores, evaluation folders, staging folders, ``.tmp`` files).
+"""SIGINT, SIGTERM and SIGHUP as exceptions, so a command unwinds and every ``finally``
+removes what it made (temporary stores, evaluation folders, staging folders, ``.tmp`` files).
 
-:func:`handle_signals` (the CLI wraps each command in it) installs one handler for both
-signals. In the process that installed it, the handler raises :class:`Interrupted` (a
+:func:`handle_signals` (the CLI wraps each command in it) installs one handler for the three
+signals (SIGHUP, a closed terminal, is handled like SIGTERM, where the platform has it: exit
+129). In the process that installed it, the handler raises :class:`Interrupted` (a
 ``KeyboardInterrupt``, so code that already cleans up after Ctrl-C does the same after SIGTERM)
 in the main thread; in a process forked from it (a worker of ``run --repeats``) it raises
 :class:`WorkerInterrupted`, a ``SystemExit``, which a process pool's worker reports as its task's
@@ -37,7 +38,11 @@ __all__ = [
 #: How often a thread that waits (on a socket, a backoff) checks :func:`cancelled`, in seconds.
 POLL_S: Final = 0.2
 
-_SIGNALS: Final = (signal.SIGINT, signal.SIGTERM)
+_SIGNALS: Final = (
+    signal.SIGINT,
+    signal.SIGTERM,
+    *((signal.SIGHUP,) if hasattr(signal, "SIGHUP") else ()),
+)
 _CANCELLED = threading.Event()
 _OWNER: list[int] = []  # the pid of the process that installed the handler
 _DEFERRED: list[int] = []  # signals that arrived inside deferred(), raised when it ends
@@ -45,7 +50,7 @@ _STATE = {"deferring": 0, "written": 0}
 
 
 def cancelled() -> bool:
-    """True once SIGINT or SIGTERM arrived (in this process, or before it was forked)."""
+    """True once SIGINT, SIGTERM or SIGHUP arrived (in this process, or before it was forked)."""
     return _CANCELLED.is_set()
 
 
@@ -104,8 +109,9 @@ def record_written(count: int = 1) -> None:
 
 @contextlib.contextmanager
 def handle_signals() -> Iterator[None]:
-    """Within the block, SIGINT and SIGTERM raise :class:`Interrupted` in the main thread (the
-    previous handlers are restored after it). Outside the main thread it does nothing."""
+    """Within the block, SIGINT, SIGTERM and SIGHUP raise :class:`Interrupted` in the main
+    thread (the previous handlers are restored after it). Outside the main thread it does
+    nothing."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return

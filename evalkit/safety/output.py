@@ -34,10 +34,14 @@ a real directory; when the write then fails they are removed again, so a failed 
 no folder behind.
 
 :func:`write_texts_atomic` encodes each text as UTF-8 (no newline translation), writes it to a
-new temporary file ``.<name>.<random>.tmp`` in the destination directory (created with mode
-``0o666`` minus the umask, like any new file, or with the mode of the file it replaces), flushes
-and fsyncs it; only when every temporary file is written does it re-check each whole path,
-rename each into place with ``os.replace`` and fsync the directory (POSIX). On any error the
+new temporary file ``.<name>.<process tag>-<random>.tmp`` in the destination directory (created
+with mode ``0o666`` minus the umask, like any new file, or with the mode of the file it
+replaces), flushes and fsyncs it; only when every temporary file is written does it re-check
+each whole path, rename each into place with ``os.replace`` and fsync the directory (POSIX).
+Files written together (a report's HTML and notebook) stay a pair even after ``kill -9``: a
+journal is committed before the first rename, and the next write into that folder finishes an
+interrupted set of renames (:mod:`evalkit.safety.scratch`, which also removes the temporary
+files of a dead process there; before the journal the old files are kept). On any error the
 temporary files and the directories it created are removed and previous files are left
 byte-identical (except a file already renamed when a later rename fails); a file-system error
 becomes :class:`~evalkit.errors.OutputError` (an ``OSError``; the CLI exits 2). Residual races
@@ -55,6 +59,7 @@ rules' detector, :func:`evalkit.fixtures.rules.find_sensitive`); they name its p
 
 from __future__ import annotations
 
+import json
 import os
 import pathlib
 import secrets
@@ -64,6 +69,7 @@ from collections.abc import Sequence
 
 from evalkit.errors import InputError, OutputError, UnsafePathError
 from evalkit.safety.interrupts import deferred, record_written
+from evalkit.safety.scratch import journal_path, sweep, temporary_path
 from evalkit.safety.sensitive import SENSITIVE_KINDS, find_sensitive
 
 __all__ = [
@@ -81,7 +87,7 @@ _SEPARATORS = "/\\" if os.name == "nt" else "/"
 _FIX_RELATIVE = "give a path relative to the workspace, e.g. reports/run.json"
 _DEFAULT_NAME_MAX = 255
 _DEFAULT_PATH_MAX = 4096
-_TEMPORARY_EXTRA = len(".") + len(".") + 12 + len(".tmp")  # ".<name>.<12 hex>.tmp"
+_TEMPORARY_EXTRA = 64  # ".<name>.<host8>-<pid>-<start>-<12 hex>.tmp" (scratch.temporary_path)
 _BIDI_CONTROLS = frozenset("\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 _HIDDEN_KINDS = ("url", "private_key", "token")
 
@@ -165,8 +171,10 @@ def write_texts_atomic(
     ]
     root = _workspace_root(workspace)
     destinations = [resolve_output_path(path, workspace=root) for path, _ in encoded]
+    sweep(tuple(dict.fromkeys(d.parent for d in destinations if d.parent.is_dir())))
     created: list[pathlib.Path] = []
     temporaries: list[pathlib.Path] = []
+    journal: pathlib.Path | None = None
     try:
         # A signal waits until every file is in place (pairs stay pairs) or the write failed:
         # none falls between a temporary file's creation and its being listed for removal.
@@ -174,14 +182,20 @@ def write_texts_atomic(
             for destination, (_, data) in zip(destinations, encoded, strict=True):
                 _make_parents(destination, root, created)
                 temporaries.append(_write_temporary(destination, data))
+            if len(destinations) > 1:  # the commit point: after a kill, the next write renames
+                journal = _write_journal(destinations, temporaries)
             for destination, temporary in zip(destinations, temporaries, strict=True):
                 _recheck(destination, root)
                 os.replace(temporary, destination)
                 record_written()
                 _fsync_directory(destination.parent)
+            if journal is not None:
+                journal.unlink()
     except BaseException as error:
         for temporary in temporaries:
             temporary.unlink(missing_ok=True)
+        if journal is not None:
+            journal.unlink(missing_ok=True)
         for directory in reversed(created):
             try:
                 directory.rmdir()
@@ -196,6 +210,22 @@ def write_texts_atomic(
             ) from None
         raise
     return destinations
+
+
+def _write_journal(
+    destinations: Sequence[pathlib.Path], temporaries: Sequence[pathlib.Path]
+) -> pathlib.Path:
+    """The journal of a write of several files (``[temporary, destination]`` names relative
+    to the first destination's folder), written and fsynced with its folder."""
+    folder = destinations[0].parent
+    pairs = [
+        [os.path.relpath(temporary, folder), os.path.relpath(destination, folder)]
+        for temporary, destination in zip(temporaries, destinations, strict=True)
+    ]
+    journal = journal_path(folder)
+    _write_temporary(journal, json.dumps(pairs).encode("utf-8"), exact=journal)
+    _fsync_directory(folder)
+    return journal
 
 
 def _encode(path: str | os.PathLike[str], text: str) -> bytes:
@@ -436,12 +466,14 @@ def _recheck(destination: pathlib.Path, root: pathlib.Path) -> None:
     _check_destination(destination, root)
 
 
-def _write_temporary(destination: pathlib.Path, data: bytes) -> pathlib.Path:
-    """A new temporary file next to ``destination`` holding ``data`` (flushed and fsynced),
-    with the mode of the file it will replace, if any."""
+def _write_temporary(
+    destination: pathlib.Path, data: bytes, *, exact: pathlib.Path | None = None
+) -> pathlib.Path:
+    """A new temporary file next to ``destination`` (or the new file ``exact``) holding
+    ``data`` (flushed and fsynced), with the mode of the file it will replace, if any."""
     previous = _lstat_or_none(destination)
     keep_mode = None if previous is None else stat.S_IMODE(previous.st_mode)
-    temporary, descriptor = _create_temporary(destination)
+    temporary, descriptor = _create_temporary(destination, exact)
     try:
         with os.fdopen(descriptor, "wb") as handle:
             handle.write(data)
@@ -455,17 +487,21 @@ def _write_temporary(destination: pathlib.Path, data: bytes) -> pathlib.Path:
     return temporary
 
 
-def _create_temporary(destination: pathlib.Path) -> tuple[pathlib.Path, int]:
-    """A new empty file next to ``destination`` and its open descriptor.
+def _create_temporary(
+    destination: pathlib.Path, exact: pathlib.Path | None = None
+) -> tuple[pathlib.Path, int]:
+    """A new empty file next to ``destination`` (named after this process, see
+    :func:`evalkit.safety.scratch.temporary_path`; or ``exact``) and its open descriptor.
 
     ``O_EXCL`` never opens an existing file or link; mode ``0o666`` minus the umask, like any new
     file (the caller copies the mode of a file being replaced).
     """
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
     flags |= getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
-    stem = os.fsencode(destination.name)[:200].decode("utf-8", errors="ignore")
+    if exact is not None:
+        return exact, os.open(exact, flags, 0o666)
     for _ in range(100):
-        candidate = destination.with_name(f".{stem}.{secrets.token_hex(6)}.tmp")
+        candidate = temporary_path(destination)
         try:
             return candidate, os.open(candidate, flags, 0o666)
         except FileExistsError:

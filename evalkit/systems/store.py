@@ -74,7 +74,6 @@ import logging
 import multiprocessing
 import shutil
 import sqlite3
-import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
@@ -89,6 +88,7 @@ from scipy import sparse
 from evalkit import forking
 from evalkit.fixtures.records import RecordTable
 from evalkit.safety.interrupts import deferred
+from evalkit.safety.scratch import scratch_dir
 from evalkit.systems import fts5_segment
 from evalkit.systems.progress import chunk_bar
 from evalkit.systems.protocol import ChunkLike, Hit, TextRetriever
@@ -174,7 +174,7 @@ class ChunkStore:
     """
 
     def __init__(self) -> None:
-        self._directory = Path(tempfile.mkdtemp(prefix="evalkit-store-"))
+        self._directory = scratch_dir("store")  # swept by the next run if this one is killed
         self.path = self._directory / "store.sqlite3"
         try:
             self._db = _connect(self.path)
