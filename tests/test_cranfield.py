@@ -96,7 +96,7 @@ def test_the_gate_writes_junit_and_markdown(workspace: Path) -> None:
     assert "PASS" in markdown
     # no spans in Cranfield's judgments: the span measures are n/a, never 0.000 (Build 5)
     header, _, *rows = [line for line in markdown.splitlines() if line.startswith("| ")]
-    columns = [c.strip() for c in header.strip("|").split("|")]
+    columns = [c.strip().strip("`") for c in header.strip("|").split("|")]  # names in code spans
     assert len(rows) == 2
     for row in rows:
         cells = dict(zip(columns, (c.strip() for c in row.strip("|").split("|")), strict=True))

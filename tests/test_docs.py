@@ -79,9 +79,15 @@ def _no_raw_roles(site: Path) -> None:
 
 
 def _every_public_name_documented(api: str) -> None:
+    import types
+
     import evalkit
 
-    missing = [
-        name for name in evalkit.__all__ if not re.search(rf'id="evalkit\.[\w.]*\.{name}"', api)
-    ]
+    def documented(name: str) -> bool:
+        value = getattr(evalkit, name)
+        if isinstance(value, types.ModuleType):  # ek.plot: the module's own entry
+            return f'id="{value.__name__}"' in api
+        return re.search(rf'id="evalkit\.[\w.]*\.{name}"', api) is not None
+
+    missing = [name for name in evalkit.__all__ if not documented(name)]
     assert missing == []
