@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import Final
 
 from evalkit.errors import OutputError
+from evalkit.safety.inputs import load_json
 
 __all__ = [
     "STAGING_FOLDER",
@@ -297,7 +298,7 @@ def _sweep_folder(folder: Path, swept: Swept) -> None:
 
 def _reserved(staging: Path) -> list[str]:
     try:
-        names = json.loads((staging / STAGING_RECORD).read_text(encoding="utf-8"))
+        names = load_json((staging / STAGING_RECORD).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return []
     return [n for n in names if isinstance(n, str)] if isinstance(names, list) else []
@@ -306,7 +307,7 @@ def _reserved(staging: Path) -> list[str]:
 def _roll_forward(folder: Path, journal: Path) -> int:
     """Finish the renames a dead process's journal lists; 1 if it was read, else 0."""
     try:
-        pairs = json.loads(journal.read_text(encoding="utf-8"))
+        pairs = load_json(journal.read_text(encoding="utf-8"))  # depth-checked: a file on disk
     except (OSError, ValueError):
         pairs = None
     done = 0
