@@ -147,7 +147,11 @@ def _where_block(verdict: GateVerdict, change: Change) -> str:
     parts = []
     for r in verdict.shown_changes(3).itertuples(index=False):
         system, measure = str(r.system), str(r.measure)
-        languages: list[Any] = list(change.by_language(system, measure).itertuples(index=False))
+        languages: list[Any] = [  # only a language that moved differently from the whole
+            m for m in change.by_language(system, measure).itertuples(index=False) if m.differs
+        ]
+        if not languages and r.direction == "unchanged":
+            continue  # nothing moved: no line to read
         where = "; ".join(
             f"{'<strong>' if m.differs else ''}{html.escape(str(m.language))} "
             f"{m.before:.3f} → {m.after:.3f} ({html.escape(str(m.direction))} {m.diff:+.3f}, "
@@ -161,6 +165,8 @@ def _where_block(verdict: GateVerdict, change: Change) -> str:
         if worst and r.direction != "better":
             text += f"; worst queries {html.escape(', '.join(worst))}"
         parts.append(f"<li>{text}</li>")
+    if not parts:
+        return ""
     return f'<ul data-evalkit="where" style="margin:0.2em 0">{"".join(parts)}</ul>'
 
 
