@@ -34,7 +34,7 @@ from evalkit.gates import (
     load_report,
     write_baseline,
 )
-from evalkit.run.report_json import deterministic_projection
+from evalkit.results import deterministic_projection
 
 HASH_A = "sha256:" + "a" * 64
 HASH_B = "sha256:" + "b" * 64

@@ -98,7 +98,7 @@ def test_cli_run_with_workers(tmp_path: Path) -> None:
     import json
 
     from evalkit.fixtures import dump_fixture
-    from evalkit.run.report_json import deterministic_projection
+    from evalkit.results import deterministic_projection
     from tests.cli_runner import run_cli
 
     dump_fixture(FIXTURE, tmp_path / "fixture")

@@ -10,8 +10,8 @@ import pytest
 
 from evalkit.cli import main
 from evalkit.fixtures import Fixture, generate_fixture, load_fixture
+from evalkit.results import REPORT_SCHEMA, deterministic_projection
 from evalkit.run import Evaluation, evaluate
-from evalkit.run.report_json import REPORT_SCHEMA, deterministic_projection
 from evalkit.safety.canonical import canonical_json
 from evalkit.safety.privacy import find_leaks, private_texts
 from evalkit.systems import FunctionRetriever

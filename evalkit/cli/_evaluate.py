@@ -49,7 +49,7 @@ def add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handler
 
 
 def _run_run(args: argparse.Namespace) -> int:
-    from evalkit.run.report_json import write_report
+    from evalkit.results import write_report
     from evalkit.safety.artifacts import check_distinct, check_output, write_artifact
 
     output = checked_output(args.output)

@@ -103,7 +103,7 @@ def _gate(args: argparse.Namespace, output: str | None, state: dict[str, Any]) -
         refresh_options,
     )
     from evalkit.report.ci import change_lines, definition_notes
-    from evalkit.run.report_json import write_report
+    from evalkit.results import write_report
 
     gates_path = pathlib.Path(args.gates or pathlib.Path(args.fixture) / "gates.yaml")
     gates = load_gates(gates_path)

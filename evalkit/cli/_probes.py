@@ -48,7 +48,7 @@ def _run_probes(args: argparse.Namespace) -> int:
         probes_report,
         run_probes,
     )
-    from evalkit.run.report_json import read_json_object
+    from evalkit.results import read_json_object
     from evalkit.safety.artifacts import check_output, write_artifact
     from evalkit.safety.canonical import canonical_json
 

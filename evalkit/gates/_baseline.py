@@ -49,7 +49,7 @@ _STALE_KEYS: Final = ("schema", "evaluationDefinitionHash", "corpusHash")
 
 
 def load_report(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Read a report or baseline JSON file: :func:`evalkit.run.report_json.read_report`."""
+    """Read a report or baseline JSON file: :func:`evalkit.results.read_report`."""
     return read_report(path)
 
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from evalkit._lazy import lazy_attributes
 
 if TYPE_CHECKING:
+    from evalkit.results import read_report, write_report
     from evalkit.run._evaluate import (
         DEFAULT_RANKING_MEASURES,
         Evaluation,
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
     )
     from evalkit.run._explain import explain
     from evalkit.run.drilldown import QueryExplanation
-    from evalkit.run.report_json import build_report, read_report, write_report
+    from evalkit.run.report_json import build_report
 
 __all__ = [
     "DEFAULT_RANKING_MEASURES",
@@ -52,7 +53,8 @@ _MODULE_OF = {
     ),
     "QueryExplanation": "evalkit.run.drilldown",
     "explain": "evalkit.run._explain",
-    **dict.fromkeys(("build_report", "read_report", "write_report"), "evalkit.run.report_json"),
+    "build_report": "evalkit.run.report_json",
+    **dict.fromkeys(("read_report", "write_report"), "evalkit.results"),
 }
 
 __getattr__, __dir__ = lazy_attributes(__name__, globals(), _MODULE_OF)

@@ -2,7 +2,7 @@
 aggregates, nothing else) and the hashes it records (:func:`corpus_hash`, the evaluation
 definition in parts). The file format itself (schema ``evalkit.report/1``, its keys, the
 reader, the deterministic projection, the writer and the machine record) is
-:mod:`evalkit.results`, whose names are re-exported here.
+:mod:`evalkit.results`.
 """
 
 from __future__ import annotations
@@ -12,52 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from evalkit.results import (
-    ALL_LANGUAGES,
-    MEASURES_VERSION,
-    NONDETERMINISTIC_KEYS,
-    RANGE_SLACK,
-    REPORT_SCHEMA,
-    check_report_schema,
-    deterministic_projection,
-    machine_record,
-    read_json_object,
-    read_report,
-    report_list,
-    report_means,
-    report_measure_order,
-    report_name,
-    report_per_query,
-    short_repr,
-    write_report,
-)
+from evalkit.results import MEASURES_VERSION, REPORT_SCHEMA, machine_record
 from evalkit.safety.canonical import canonical_hash
 
 if TYPE_CHECKING:
     from evalkit.fixtures import Fixture
     from evalkit.run._evaluate import Evaluation
 
-__all__ = [
-    "ALL_LANGUAGES",
-    "MEASURES_VERSION",
-    "NONDETERMINISTIC_KEYS",
-    "RANGE_SLACK",
-    "REPORT_SCHEMA",
-    "build_report",
-    "check_report_schema",
-    "corpus_hash",
-    "deterministic_projection",
-    "machine_record",
-    "read_json_object",
-    "read_report",
-    "report_list",
-    "report_means",
-    "report_measure_order",
-    "report_name",
-    "report_per_query",
-    "short_repr",
-    "write_report",
-]
+__all__ = ["build_report", "corpus_hash"]
 
 
 def corpus_hash(fixture: Fixture) -> str:
