@@ -47,8 +47,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from evalkit.fixtures import load_fixture
-    from evalkit.systems import fts5_writer
-    from evalkit.systems import store as store_module
+    from evalkit.systems import fts5_writer, store as store_module
     from evalkit.systems.store import chunk_texts
     from evalkit.systems.text import index_terms_batch
 

@@ -11,8 +11,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from evalkit.errors import InputError
 from evalkit.safety.canonical import canonical_hash, canonical_json

@@ -9,8 +9,7 @@ import pathlib
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from evalkit.errors import InputError
 from evalkit.gates import (

@@ -15,8 +15,7 @@ import ir_measures
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from oracles import pyndeval_values, run_frame
 
 from evalkit.errors import InputError, MeasureError

@@ -35,8 +35,7 @@ from fixture_edits import (
     set_version,
     write_copy,
 )
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from evalkit.cli import main
 from evalkit.errors import LeakError

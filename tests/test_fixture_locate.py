@@ -9,8 +9,7 @@ from typing import Any
 
 import pytest
 from fixture_edits import COMMITTED
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from evalkit.cli import main
 from evalkit.fixtures import load_fixture

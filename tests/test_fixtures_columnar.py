@@ -15,11 +15,9 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 from conftest import TINY_FIXTURE, fixture_problems, write_fixture
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from test_fixtures_rules import RULE_CASES, SECRETS
-from test_malformed import CASES as MALFORMED_CASES
-from test_malformed import prepare
+from test_malformed import CASES as MALFORMED_CASES, prepare
 
 from evalkit.cli import main
 from evalkit.errors import FixtureError, Problem

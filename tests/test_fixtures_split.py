@@ -20,8 +20,7 @@ import pytest
 import yaml
 from conftest import TINY_FIXTURE, write_fixture
 from test_fixtures_rules import RULE_CASES
-from test_malformed import CASES as MALFORMED_CASES
-from test_malformed import prepare
+from test_malformed import CASES as MALFORMED_CASES, prepare
 
 from evalkit import forking
 from evalkit.errors import FixtureError

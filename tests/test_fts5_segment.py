@@ -22,8 +22,7 @@ import pyarrow as pa
 import pytest
 
 from evalkit.fixtures.schema import Chunk
-from evalkit.systems import fts5_segment, fts5_writer
-from evalkit.systems import store as store_module
+from evalkit.systems import fts5_segment, fts5_writer, store as store_module
 from evalkit.systems.fts5_segment import encode_segment
 from evalkit.systems.store import ChunkStore
 

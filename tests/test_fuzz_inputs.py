@@ -20,8 +20,7 @@ import pytest
 import yaml
 from badinput import FUZZ, SENTINEL, check_failure, mutated, run_cli, snapshot
 from conftest import TINY_FIXTURE, write_fixture
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 import evalkit.probes
 from evalkit.probes import Target, get_target

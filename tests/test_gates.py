@@ -17,8 +17,7 @@ from typing import Any
 import pytest
 import yaml
 from cli_runner import run_cli
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from wrapped_system import WrappedSystem
 
 from evalkit.errors import FixtureError, InputError, StaleBaselineError

@@ -10,8 +10,7 @@ import json
 import math
 from typing import Any
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from evalkit.errors import HttpResponseError
 from evalkit.systems import _http_body

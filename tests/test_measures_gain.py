@@ -22,8 +22,7 @@ from pathlib import Path
 import ir_measures
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from oracles import Pair, frames, score_values, write_trec_files
 
 from evalkit.errors import InputError

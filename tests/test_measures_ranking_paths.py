@@ -20,8 +20,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from oracles import assert_trec_eval_values, pytrec_eval_values, quiet_score
 
 from evalkit.errors import InputError, RunOnlyQueriesWarning

@@ -9,8 +9,7 @@ from collections.abc import Collection, Sequence
 
 import pytest
 import pytrec_eval
-from hypothesis import example, given, settings
-from hypothesis import strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from evalkit.measures import score_list
 from evalkit.probes.runner import RANKING_MEASURES

@@ -11,8 +11,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 from sensitive_oracle import find_sensitive_per_string
 
 from evalkit.fixtures import Chunk, Document, FixtureMeta, Judgment, Query, Span

@@ -14,8 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.stats
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from stats_oracles import SECRET, exact_sign_flip_p, monte_carlo_tolerance, synthetic, tidy
 
 from evalkit.errors import InputError

@@ -8,8 +8,7 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from evalkit.errors import InputError
 from evalkit.report import DEFAULT_REPORT_NOTEBOOK

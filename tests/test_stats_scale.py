@@ -11,8 +11,7 @@ import pandas as pd
 import pytest
 import scipy.stats
 
-from evalkit.stats import _paired as paired
-from evalkit.stats import tukey_hsd
+from evalkit.stats import _paired as paired, tukey_hsd
 from evalkit.stats._studentized import DIRECT_LIMIT, studentized_range_sf
 
 

@@ -12,14 +12,12 @@ from typing import Literal
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from system_inputs import Chunk
 
 from evalkit.fixtures import generate_fixture
 from evalkit.run import evaluate
-from evalkit.systems import store as store_module
-from evalkit.systems import vectors as vectors_module
+from evalkit.systems import store as store_module, vectors as vectors_module
 from evalkit.systems.lexical import LexicalRetriever
 from evalkit.systems.store import ChunkStore
 from evalkit.systems.text import (

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from evalkit.systems.termsets import LATIN_BASE, DocumentFrequencies, TermCoder, TermRows
 from evalkit.systems.text import tokenize

@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from oracles import BATCHES, Frames, assert_equal_to_trec_eval, quiet_score, trec_eval_values
 from trec_eval_oracle import TrecEval10
 

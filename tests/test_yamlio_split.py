@@ -14,8 +14,7 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from test_yamlio_strict import EDGE_CASES, _outcome
 
 from evalkit import forking

@@ -16,8 +16,7 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 import evalkit.fixtures.dump
 from evalkit.fixtures import Fixture, dump_fixture, load_fixture

@@ -16,16 +16,8 @@ from typing import TYPE_CHECKING
 from evalkit._lazy import lazy_attributes
 
 if TYPE_CHECKING:
-    from evalkit.cli._main import build_parser, main
-    from evalkit.cli.entry import console
+    from evalkit.cli._main import build_parser as build_parser, main as main
+    from evalkit.cli.entry import console as console
 
-__all__ = ["build_parser", "console", "main"]
 
-# public name -> the module that defines it
-_MODULE_OF = {
-    "build_parser": "evalkit.cli._main",
-    "console": "evalkit.cli.entry",
-    "main": "evalkit.cli._main",
-}
-
-__getattr__, __dir__ = lazy_attributes(__name__, globals(), _MODULE_OF)
+__getattr__, __dir__ = lazy_attributes(__name__, globals(), __file__)

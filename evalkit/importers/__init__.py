@@ -15,67 +15,30 @@ from typing import TYPE_CHECKING
 from evalkit._lazy import lazy_attributes
 
 if TYPE_CHECKING:
-    from evalkit.fixtures.chunking import ChunkingPolicy
-    from evalkit.importers.columns import TableColumns
+    from evalkit.fixtures.chunking import ChunkingPolicy as ChunkingPolicy
+    from evalkit.importers.columns import TableColumns as TableColumns
     from evalkit.importers.core import (
-        ImportSummary,
-        SourceDocument,
-        SourceJudgment,
-        SourceQuery,
-        fixture_id,
-        import_collection,
-        locate_answer,
-        original_id,
-        unpadded,
+        ImportSummary as ImportSummary,
+        SourceDocument as SourceDocument,
+        SourceJudgment as SourceJudgment,
+        SourceQuery as SourceQuery,
+        fixture_id as fixture_id,
+        import_collection as import_collection,
+        locate_answer as locate_answer,
+        original_id as original_id,
+        unpadded as unpadded,
     )
-    from evalkit.importers.smart import QrelsLayout, SmartSource, detect_qrels_layout, smart_source
-    from evalkit.importers.sources import beir_source, table_source, trec_source
-
-__all__ = [
-    "ChunkingPolicy",
-    "ImportSummary",
-    "QrelsLayout",
-    "SmartSource",
-    "SourceDocument",
-    "SourceJudgment",
-    "SourceQuery",
-    "TableColumns",
-    "beir_source",
-    "detect_qrels_layout",
-    "fixture_id",
-    "import_collection",
-    "locate_answer",
-    "original_id",
-    "smart_source",
-    "table_source",
-    "trec_source",
-    "unpadded",
-]
-
-# public name -> the module that defines it
-_MODULE_OF = {
-    "ChunkingPolicy": "evalkit.fixtures.chunking",
-    **dict.fromkeys(
-        (
-            "ImportSummary",
-            "SourceDocument",
-            "SourceJudgment",
-            "SourceQuery",
-            "fixture_id",
-            "import_collection",
-            "locate_answer",
-            "original_id",
-            "unpadded",
-        ),
-        "evalkit.importers.core",
-    ),
-    **dict.fromkeys(
-        ("QrelsLayout", "SmartSource", "detect_qrels_layout", "smart_source"),
-        "evalkit.importers.smart",
-    ),
-    "TableColumns": "evalkit.importers.columns",
-    **dict.fromkeys(("beir_source", "table_source", "trec_source"), "evalkit.importers.sources"),
-}
+    from evalkit.importers.smart import (
+        QrelsLayout as QrelsLayout,
+        SmartSource as SmartSource,
+        detect_qrels_layout as detect_qrels_layout,
+        smart_source as smart_source,
+    )
+    from evalkit.importers.sources import (
+        beir_source as beir_source,
+        table_source as table_source,
+        trec_source as trec_source,
+    )
 
 
-__getattr__, __dir__ = lazy_attributes(__name__, globals(), _MODULE_OF)
+__getattr__, __dir__ = lazy_attributes(__name__, globals(), __file__)

@@ -27,92 +27,34 @@ from evalkit._lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from evalkit.report._export import (
-        STDERR_NOTE,
-        export_html,
-        external_references,
-        machine_paths,
-        report_own_text,
-        scrub_notebook,
+        STDERR_NOTE as STDERR_NOTE,
+        export_html as export_html,
+        external_references as external_references,
+        machine_paths as machine_paths,
+        report_own_text as report_own_text,
+        scrub_notebook as scrub_notebook,
     )
-    from evalkit.report._kernel import execute_notebook
+    from evalkit.report._kernel import execute_notebook as execute_notebook
     from evalkit.report._notebook import (
-        EVALUATION_DIR_PARAMETER,
-        RenderedReport,
-        check_report_output,
-        render_report,
-        write_rendered_report,
+        EVALUATION_DIR_PARAMETER as EVALUATION_DIR_PARAMETER,
+        RenderedReport as RenderedReport,
+        check_report_output as check_report_output,
+        render_report as render_report,
+        write_rendered_report as write_rendered_report,
     )
     from evalkit.report._parameters import (
-        DEFAULT_REPORT_NOTEBOOK,
-        check_report_parameters,
-        coerce_parameters,
-        notebook_parameters,
+        DEFAULT_REPORT_NOTEBOOK as DEFAULT_REPORT_NOTEBOOK,
+        check_report_parameters as check_report_parameters,
+        coerce_parameters as coerce_parameters,
+        notebook_parameters as notebook_parameters,
     )
-    from evalkit.report.ci import gates_junit, gates_markdown, probes_junit, probes_markdown
-    from evalkit.report.verdict import Verdict, build_verdict
+    from evalkit.report.ci import (
+        gates_junit as gates_junit,
+        gates_markdown as gates_markdown,
+        probes_junit as probes_junit,
+        probes_markdown as probes_markdown,
+    )
+    from evalkit.report.verdict import Verdict as Verdict, build_verdict as build_verdict
 
-__all__ = [
-    "DEFAULT_REPORT_NOTEBOOK",
-    "EVALUATION_DIR_PARAMETER",
-    "STDERR_NOTE",
-    "RenderedReport",
-    "Verdict",
-    "build_verdict",
-    "check_report_output",
-    "check_report_parameters",
-    "coerce_parameters",
-    "execute_notebook",
-    "export_html",
-    "external_references",
-    "gates_junit",
-    "gates_markdown",
-    "machine_paths",
-    "notebook_parameters",
-    "probes_junit",
-    "probes_markdown",
-    "render_report",
-    "report_own_text",
-    "scrub_notebook",
-    "write_rendered_report",
-]
 
-# public name -> the module that defines it
-_MODULE_OF = {
-    **dict.fromkeys(
-        (
-            "STDERR_NOTE",
-            "export_html",
-            "external_references",
-            "machine_paths",
-            "report_own_text",
-            "scrub_notebook",
-        ),
-        "evalkit.report._export",
-    ),
-    "execute_notebook": "evalkit.report._kernel",
-    **dict.fromkeys(
-        (
-            "EVALUATION_DIR_PARAMETER",
-            "RenderedReport",
-            "check_report_output",
-            "render_report",
-            "write_rendered_report",
-        ),
-        "evalkit.report._notebook",
-    ),
-    **dict.fromkeys(
-        (
-            "DEFAULT_REPORT_NOTEBOOK",
-            "check_report_parameters",
-            "coerce_parameters",
-            "notebook_parameters",
-        ),
-        "evalkit.report._parameters",
-    ),
-    **dict.fromkeys(
-        ("gates_junit", "gates_markdown", "probes_junit", "probes_markdown"), "evalkit.report.ci"
-    ),
-    **dict.fromkeys(("Verdict", "build_verdict"), "evalkit.report.verdict"),
-}
-
-__getattr__, __dir__ = lazy_attributes(__name__, globals(), _MODULE_OF)
+__getattr__, __dir__ = lazy_attributes(__name__, globals(), __file__)

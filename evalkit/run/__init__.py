@@ -23,38 +23,16 @@ from typing import TYPE_CHECKING
 from evalkit._lazy import lazy_attributes
 
 if TYPE_CHECKING:
-    from evalkit.results import read_report, write_report
+    from evalkit.results import read_report as read_report, write_report as write_report
     from evalkit.run._evaluate import (
-        DEFAULT_RANKING_MEASURES,
-        Evaluation,
-        default_measures,
-        evaluate,
+        DEFAULT_RANKING_MEASURES as DEFAULT_RANKING_MEASURES,
+        Evaluation as Evaluation,
+        default_measures as default_measures,
+        evaluate as evaluate,
     )
-    from evalkit.run._explain import explain
-    from evalkit.run.drilldown import QueryExplanation
-    from evalkit.run.report_json import build_report
+    from evalkit.run._explain import explain as explain
+    from evalkit.run.drilldown import QueryExplanation as QueryExplanation
+    from evalkit.run.report_json import build_report as build_report
 
-__all__ = [
-    "DEFAULT_RANKING_MEASURES",
-    "Evaluation",
-    "QueryExplanation",
-    "build_report",
-    "default_measures",
-    "evaluate",
-    "explain",
-    "read_report",
-    "write_report",
-]
 
-_MODULE_OF = {
-    **dict.fromkeys(
-        ("DEFAULT_RANKING_MEASURES", "Evaluation", "default_measures", "evaluate"),
-        "evalkit.run._evaluate",
-    ),
-    "QueryExplanation": "evalkit.run.drilldown",
-    "explain": "evalkit.run._explain",
-    "build_report": "evalkit.run.report_json",
-    **dict.fromkeys(("read_report", "write_report"), "evalkit.results"),
-}
-
-__getattr__, __dir__ = lazy_attributes(__name__, globals(), _MODULE_OF)
+__getattr__, __dir__ = lazy_attributes(__name__, globals(), __file__)

@@ -54,8 +54,7 @@ from evalkit.errors import DeterminismError, InputError
 from evalkit.measures import aggregate, parse_measure, score
 from evalkit.measures.documents import DOCUMENT_LEVEL_KEY, document_judgments
 from evalkit.measures.spans import QuerySpans, context_precision_recall
-from evalkit.run._systems_run import SystemsRun
-from evalkit.run._systems_run import run_systems as run_systems_here
+from evalkit.run._systems_run import SystemsRun, run_systems as run_systems_here
 from evalkit.safety.arguments import path_argument
 from evalkit.safety.canonical import canonical_hash
 from evalkit.safety.names import safe_id
@@ -454,8 +453,7 @@ def evaluate(
     if client is not None:
         from functools import partial
 
-        from evalkit.run.distributed import connect
-        from evalkit.run.distributed import run_systems as run_on_cluster
+        from evalkit.run.distributed import connect, run_systems as run_on_cluster
 
         run_systems = partial(run_on_cluster, connect(client))
 

@@ -30,85 +30,49 @@ from typing import TYPE_CHECKING
 from evalkit._lazy import lazy_attributes
 
 if TYPE_CHECKING:
-    from evalkit.safety.arguments import path_argument
+    from evalkit.safety.arguments import path_argument as path_argument
     from evalkit.safety.artifacts import (
-        Artifact,
-        check_output,
-        scan_artifact,
-        write_artifact,
-        write_artifacts,
+        Artifact as Artifact,
+        check_output as check_output,
+        scan_artifact as scan_artifact,
+        write_artifact as write_artifact,
+        write_artifacts as write_artifacts,
     )
-    from evalkit.safety.canonical import canonical_hash, canonical_json, text_hash
-    from evalkit.safety.inputs import check_regular_file, find_input, load_json, read_input_bytes
-    from evalkit.safety.interrupts import cancelled, deferred, handle_signals
-    from evalkit.safety.names import check_name, safe_id
+    from evalkit.safety.canonical import (
+        canonical_hash as canonical_hash,
+        canonical_json as canonical_json,
+        text_hash as text_hash,
+    )
+    from evalkit.safety.inputs import (
+        check_regular_file as check_regular_file,
+        find_input as find_input,
+        load_json as load_json,
+        read_input_bytes as read_input_bytes,
+    )
+    from evalkit.safety.interrupts import (
+        cancelled as cancelled,
+        deferred as deferred,
+        handle_signals as handle_signals,
+    )
+    from evalkit.safety.names import check_name as check_name, safe_id as safe_id
     from evalkit.safety.output import (
-        resolve_output_path,
-        shown_path,
-        write_text_atomic,
-        write_texts_atomic,
+        resolve_output_path as resolve_output_path,
+        shown_path as shown_path,
+        write_text_atomic as write_text_atomic,
+        write_texts_atomic as write_texts_atomic,
     )
-    from evalkit.safety.privacy import PrivateText, assert_no_leaks, find_leaks, private_texts
-    from evalkit.safety.sensitive import find_sensitive
-    from evalkit.safety.yamlio import dump_yaml, load_strict, read_yaml_file
+    from evalkit.safety.privacy import (
+        PrivateText as PrivateText,
+        assert_no_leaks as assert_no_leaks,
+        find_leaks as find_leaks,
+        private_texts as private_texts,
+    )
+    from evalkit.safety.sensitive import find_sensitive as find_sensitive
+    from evalkit.safety.yamlio import (
+        dump_yaml as dump_yaml,
+        load_strict as load_strict,
+        read_yaml_file as read_yaml_file,
+    )
 
-__all__ = [
-    "Artifact",
-    "PrivateText",
-    "assert_no_leaks",
-    "cancelled",
-    "canonical_hash",
-    "canonical_json",
-    "check_name",
-    "check_output",
-    "check_regular_file",
-    "deferred",
-    "dump_yaml",
-    "find_input",
-    "find_leaks",
-    "find_sensitive",
-    "handle_signals",
-    "load_json",
-    "load_strict",
-    "path_argument",
-    "private_texts",
-    "read_input_bytes",
-    "read_yaml_file",
-    "resolve_output_path",
-    "safe_id",
-    "scan_artifact",
-    "shown_path",
-    "text_hash",
-    "write_artifact",
-    "write_artifacts",
-    "write_text_atomic",
-    "write_texts_atomic",
-]
 
-# public name -> the module that defines it
-_MODULE_OF = {
-    "path_argument": "evalkit.safety.arguments",
-    **dict.fromkeys(
-        ("Artifact", "check_output", "scan_artifact", "write_artifact", "write_artifacts"),
-        "evalkit.safety.artifacts",
-    ),
-    **dict.fromkeys(("canonical_hash", "canonical_json", "text_hash"), "evalkit.safety.canonical"),
-    **dict.fromkeys(
-        ("check_regular_file", "find_input", "load_json", "read_input_bytes"),
-        "evalkit.safety.inputs",
-    ),
-    **dict.fromkeys(("cancelled", "deferred", "handle_signals"), "evalkit.safety.interrupts"),
-    **dict.fromkeys(("check_name", "safe_id"), "evalkit.safety.names"),
-    **dict.fromkeys(
-        ("resolve_output_path", "shown_path", "write_text_atomic", "write_texts_atomic"),
-        "evalkit.safety.output",
-    ),
-    **dict.fromkeys(
-        ("PrivateText", "assert_no_leaks", "find_leaks", "private_texts"),
-        "evalkit.safety.privacy",
-    ),
-    "find_sensitive": "evalkit.safety.sensitive",
-    **dict.fromkeys(("dump_yaml", "load_strict", "read_yaml_file"), "evalkit.safety.yamlio"),
-}
-
-__getattr__, __dir__ = lazy_attributes(__name__, globals(), _MODULE_OF)
+__getattr__, __dir__ = lazy_attributes(__name__, globals(), __file__)

@@ -39,137 +39,51 @@ from evalkit._lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from evalkit.stats._abstention import (
-        ABSTENTION_STATISTICS,
-        CURVE_COLUMNS,
-        NO_NO_ANSWER,
-        SUMMARY_COLUMNS_ABSTENTION,
-        Abstention,
-        AbstentionStatistics,
-        abstention,
-        abstention_statistics,
+        ABSTENTION_STATISTICS as ABSTENTION_STATISTICS,
+        CURVE_COLUMNS as CURVE_COLUMNS,
+        NO_NO_ANSWER as NO_NO_ANSWER,
+        SUMMARY_COLUMNS_ABSTENTION as SUMMARY_COLUMNS_ABSTENTION,
+        Abstention as Abstention,
+        AbstentionStatistics as AbstentionStatistics,
+        abstention as abstention,
+        abstention_statistics as abstention_statistics,
     )
     from evalkit.stats._multi import (
-        ANOVA_COLUMNS,
-        ANOVA_SOURCES,
-        EFFECT_SIZE_TUKEY,
-        TUKEY_COLUMNS,
-        anova,
-        compact_letters,
-        randomized_tukey_hsd,
-        tukey_hsd,
+        ANOVA_COLUMNS as ANOVA_COLUMNS,
+        ANOVA_SOURCES as ANOVA_SOURCES,
+        EFFECT_SIZE_TUKEY as EFFECT_SIZE_TUKEY,
+        TUKEY_COLUMNS as TUKEY_COLUMNS,
+        anova as anova,
+        compact_letters as compact_letters,
+        randomized_tukey_hsd as randomized_tukey_hsd,
+        tukey_hsd as tukey_hsd,
     )
     from evalkit.stats._paired import (
-        COMPARE_COLUMNS,
-        COMPARE_INTERVALS,
-        EFFECT_SIZE_DZ,
-        SUMMARY_COLUMNS,
-        compare,
-        summarize_with_ci,
+        COMPARE_COLUMNS as COMPARE_COLUMNS,
+        COMPARE_INTERVALS as COMPARE_INTERVALS,
+        EFFECT_SIZE_DZ as EFFECT_SIZE_DZ,
+        SUMMARY_COLUMNS as SUMMARY_COLUMNS,
+        compare as compare,
+        summarize_with_ci as summarize_with_ci,
     )
     from evalkit.stats._paired_tests import (
-        CORRECTIONS,
-        INTERVAL_METHODS,
-        P_METHODS,
-        TESTS,
-        adjust_pvalues,
-        bootstrap_ci,
-        paired_test,
-        t_interval,
+        CORRECTIONS as CORRECTIONS,
+        INTERVAL_METHODS as INTERVAL_METHODS,
+        P_METHODS as P_METHODS,
+        TESTS as TESTS,
+        adjust_pvalues as adjust_pvalues,
+        bootstrap_ci as bootstrap_ci,
+        paired_test as paired_test,
+        t_interval as t_interval,
     )
-    from evalkit.stats._power import DEFAULT_POWER, minimum_detectable_difference
-    from evalkit.stats._ties import EQUAL_RTOL, paired_differences
+    from evalkit.stats._power import (
+        DEFAULT_POWER as DEFAULT_POWER,
+        minimum_detectable_difference as minimum_detectable_difference,
+    )
+    from evalkit.stats._ties import (
+        EQUAL_RTOL as EQUAL_RTOL,
+        paired_differences as paired_differences,
+    )
 
-# public name -> the private module that defines it
-_MODULE_OF = {
-    **dict.fromkeys(
-        (
-            "ABSTENTION_STATISTICS",
-            "CURVE_COLUMNS",
-            "NO_NO_ANSWER",
-            "SUMMARY_COLUMNS_ABSTENTION",
-            "Abstention",
-            "AbstentionStatistics",
-            "abstention",
-            "abstention_statistics",
-        ),
-        "evalkit.stats._abstention",
-    ),
-    **dict.fromkeys(
-        (
-            "ANOVA_COLUMNS",
-            "ANOVA_SOURCES",
-            "EFFECT_SIZE_TUKEY",
-            "TUKEY_COLUMNS",
-            "anova",
-            "compact_letters",
-            "randomized_tukey_hsd",
-            "tukey_hsd",
-        ),
-        "evalkit.stats._multi",
-    ),
-    **dict.fromkeys(
-        (
-            "COMPARE_COLUMNS",
-            "COMPARE_INTERVALS",
-            "EFFECT_SIZE_DZ",
-            "SUMMARY_COLUMNS",
-            "compare",
-            "summarize_with_ci",
-        ),
-        "evalkit.stats._paired",
-    ),
-    **dict.fromkeys(
-        (
-            "CORRECTIONS",
-            "INTERVAL_METHODS",
-            "P_METHODS",
-            "TESTS",
-            "adjust_pvalues",
-            "bootstrap_ci",
-            "paired_test",
-            "t_interval",
-        ),
-        "evalkit.stats._paired_tests",
-    ),
-    **dict.fromkeys(("DEFAULT_POWER", "minimum_detectable_difference"), "evalkit.stats._power"),
-    **dict.fromkeys(("EQUAL_RTOL", "paired_differences"), "evalkit.stats._ties"),
-}
 
-__all__ = [
-    "ABSTENTION_STATISTICS",
-    "ANOVA_COLUMNS",
-    "ANOVA_SOURCES",
-    "COMPARE_COLUMNS",
-    "COMPARE_INTERVALS",
-    "CORRECTIONS",
-    "CURVE_COLUMNS",
-    "DEFAULT_POWER",
-    "EFFECT_SIZE_DZ",
-    "EFFECT_SIZE_TUKEY",
-    "EQUAL_RTOL",
-    "INTERVAL_METHODS",
-    "NO_NO_ANSWER",
-    "P_METHODS",
-    "SUMMARY_COLUMNS",
-    "SUMMARY_COLUMNS_ABSTENTION",
-    "TESTS",
-    "TUKEY_COLUMNS",
-    "Abstention",
-    "AbstentionStatistics",
-    "abstention",
-    "abstention_statistics",
-    "adjust_pvalues",
-    "anova",
-    "bootstrap_ci",
-    "compact_letters",
-    "compare",
-    "minimum_detectable_difference",
-    "paired_differences",
-    "paired_test",
-    "randomized_tukey_hsd",
-    "summarize_with_ci",
-    "t_interval",
-    "tukey_hsd",
-]
-
-__getattr__, __dir__ = lazy_attributes(__name__, globals(), _MODULE_OF)
+__getattr__, __dir__ = lazy_attributes(__name__, globals(), __file__)

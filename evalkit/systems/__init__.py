@@ -11,54 +11,27 @@ from typing import TYPE_CHECKING
 from evalkit._lazy import lazy_attributes
 
 if TYPE_CHECKING:
-    from evalkit.systems.fusion import HybridRetriever
-    from evalkit.systems.lexical import LexicalRetriever
+    from evalkit.systems.fusion import HybridRetriever as HybridRetriever
+    from evalkit.systems.lexical import LexicalRetriever as LexicalRetriever
     from evalkit.systems.protocol import (
-        BaseRetriever,
-        FunctionRetriever,
-        Hit,
-        Retriever,
-        fingerprint,
-        load_factory,
+        BaseRetriever as BaseRetriever,
+        FunctionRetriever as FunctionRetriever,
+        Hit as Hit,
+        Retriever as Retriever,
+        fingerprint as fingerprint,
+        load_factory as load_factory,
     )
-    from evalkit.systems.reference import REFERENCE_SYSTEMS, SYSTEMS, resolve_system
-    from evalkit.systems.rerank import HeuristicReranker
-    from evalkit.systems.vectors import AliasEmbedder, TokenHashEmbedder, VectorRetriever
-
-__all__ = [
-    "REFERENCE_SYSTEMS",
-    "SYSTEMS",
-    "AliasEmbedder",
-    "BaseRetriever",
-    "FunctionRetriever",
-    "HeuristicReranker",
-    "Hit",
-    "HybridRetriever",
-    "LexicalRetriever",
-    "Retriever",
-    "TokenHashEmbedder",
-    "VectorRetriever",
-    "fingerprint",
-    "load_factory",
-    "resolve_system",
-]
-
-# public name -> the module that defines it
-_MODULE_OF = {
-    "HybridRetriever": "evalkit.systems.fusion",
-    "LexicalRetriever": "evalkit.systems.lexical",
-    **dict.fromkeys(
-        ("BaseRetriever", "FunctionRetriever", "Hit", "Retriever", "fingerprint", "load_factory"),
-        "evalkit.systems.protocol",
-    ),
-    **dict.fromkeys(
-        ("REFERENCE_SYSTEMS", "SYSTEMS", "resolve_system"), "evalkit.systems.reference"
-    ),
-    "HeuristicReranker": "evalkit.systems.rerank",
-    **dict.fromkeys(
-        ("AliasEmbedder", "TokenHashEmbedder", "VectorRetriever"), "evalkit.systems.vectors"
-    ),
-}
+    from evalkit.systems.reference import (
+        REFERENCE_SYSTEMS as REFERENCE_SYSTEMS,
+        SYSTEMS as SYSTEMS,
+        resolve_system as resolve_system,
+    )
+    from evalkit.systems.rerank import HeuristicReranker as HeuristicReranker
+    from evalkit.systems.vectors import (
+        AliasEmbedder as AliasEmbedder,
+        TokenHashEmbedder as TokenHashEmbedder,
+        VectorRetriever as VectorRetriever,
+    )
 
 
-__getattr__, __dir__ = lazy_attributes(__name__, globals(), _MODULE_OF)
+__getattr__, __dir__ = lazy_attributes(__name__, globals(), __file__)
