@@ -286,3 +286,37 @@ print("numba loaded", "numba" in sys.modules and sys.modules["numba"] is not Non
     assert "numba loaded False" in lines
     notices = [line for line in lines if "evalkit[fast-index]" in line]
     assert len(notices) == 1
+
+
+def test_declared_exports_reads_only_the_type_checking_re_exports() -> None:
+    from evalkit._lazy import declared_exports
+
+    source = (
+        "from typing import TYPE_CHECKING\n"
+        "from a.b import eager as eager\n"
+        "if TYPE_CHECKING:\n"
+        "    from a.b import used_in_annotations\n"
+        "    from a.b import name as name, module as alias, _hidden as _hidden\n"
+        "    from .c import relative as relative\n"
+        "    from ..d import parent as parent\n"
+    )
+    assert declared_exports(source, "pkg.sub") == {
+        "name": ("a.b", "name"),
+        "alias": ("a.b", "module"),
+        "relative": ("pkg.sub.c", "relative"),
+        "parent": ("pkg.d", "parent"),
+    }
+
+
+def test_every_lazy_package_exports_exactly_its_declared_names() -> None:
+    """``__all__`` is derived from the ``if TYPE_CHECKING:`` block; every name in it loads."""
+    from evalkit._lazy import declared_exports
+
+    for package in _packages():
+        init = Path(package.__file__ or "")
+        declared = declared_exports(init.read_text(encoding="utf-8"), package.__name__)
+        if not declared:
+            continue  # an eager package: ordinary imports and a literal __all__
+        assert sorted(package.__all__) == sorted(declared), package.__name__
+        for name in declared:
+            assert getattr(package, name) is not None, f"{package.__name__}.{name}"

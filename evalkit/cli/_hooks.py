@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Final
 
@@ -110,31 +110,26 @@ def _scan(files: list[str], fixtures: list[str]) -> int:
 
 
 def _validate(files: list[str]) -> int:
-    from evalkit.errors import FixtureError
     from evalkit.fixtures import load_fixture
 
     folders = sorted({f for f in (_fixture_of(Path(p).absolute()) for p in files) if f})
-    failed = 0
-    for folder in folders:
-        label = os.path.relpath(folder)
-        try:
-            load_fixture(label)
-        except FixtureError as error:
-            failed += 1
-            print_error(error)
-        else:
-            print(f"valid: {shown(label)}")
-    return 1 if failed else 0
+    return _check_each([os.path.relpath(folder) for folder in folders], load_fixture)
 
 
 def _gates_check(files: list[str]) -> int:
-    from evalkit.errors import FixtureError
     from evalkit.gates import load_gates
 
+    return _check_each(files, load_gates)
+
+
+def _check_each(paths: list[str], load: Callable[[str], object]) -> int:
+    """Load each path, printing "valid: PATH" or the error; 1 when any failed."""
+    from evalkit.errors import FixtureError
+
     failed = 0
-    for path in files:
+    for path in paths:
         try:
-            load_gates(path)
+            load(path)
         except FixtureError as error:
             failed += 1
             print_error(error)

@@ -302,14 +302,7 @@ class Evaluation:
             ]
             .reset_index(drop=True)
         )
-        ranking_measures = _checked_measures(measures or default_measures(k), k)
-        all_measures = (
-            *ranking_measures,
-            f"ContextPrecision@{k}",
-            f"ContextRecall@{k}",
-            NO_RESULT_MEASURE,
-            NO_ANSWER_MEASURE,
-        )
+        ranking_measures, all_measures = _measure_lists(measures, k)
         definitions: dict[str, dict[str, Any]] = {s: {} for s in systems}
         per_query = _measure(
             fixture,
@@ -365,6 +358,16 @@ def default_measures(k: int) -> tuple[str, ...]:
     ``R@k``, ``RR@k`` and ``nDCG(dcg='exp-log2')@k`` (``DEFAULT_RANKING_MEASURES`` at k=10)."""
     names = (*(("R@5",) if k >= 5 else ()), f"R@{k}", f"RR@{k}", f"nDCG(dcg='exp-log2')@{k}")
     return tuple(dict.fromkeys(names))  # k == 5: R@5 once
+
+
+def _measure_lists(
+    measures: Sequence[str] | None, k: int
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The ranking measures scored (``measures`` checked, or the defaults at ``k``) and every
+    measure of an evaluation: those, the span measures at ``k`` and the two no-answer ones."""
+    ranking = _checked_measures(measures or default_measures(k), k)
+    spans = (f"ContextPrecision@{k}", f"ContextRecall@{k}")
+    return ranking, (*ranking, *spans, NO_RESULT_MEASURE, NO_ANSWER_MEASURE)
 
 
 def _checked_measures(measures: Sequence[str], k: int) -> tuple[str, ...]:
@@ -438,14 +441,7 @@ def evaluate(
         raise InputError(
             "measures is empty; name at least one measure or pass None for the defaults"
         )
-    ranking_measures = _checked_measures(measures or default_measures(k), k)
-    all_measures = (
-        *ranking_measures,
-        f"ContextPrecision@{k}",
-        f"ContextRecall@{k}",
-        NO_RESULT_MEASURE,
-        NO_ANSWER_MEASURE,
-    )
+    ranking_measures, all_measures = _measure_lists(measures, k)
 
     notes: dict[str, dict[str, Any]] = {}
     run_systems: Callable[..., tuple[pd.DataFrame, pd.DataFrame, dict[str, dict[str, Any]]]]

@@ -40,6 +40,7 @@ import itertools
 import math
 import warnings
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -47,7 +48,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from evalkit.errors import InputError
-from evalkit.stats._paired import typed_frame
+from evalkit.stats._paired import PAIR_COLUMNS, typed_frame
 from evalkit.stats._resampling import BLOCK_VALUES, group_seed, random_generator
 from evalkit.stats._studentized import studentized_range_sf
 from evalkit.stats._ties import equality_unit as _ties_unit
@@ -94,13 +95,7 @@ EFFECT_SIZE_TUKEY = "diff/sqrt(V_E)"
 deviation of the two-way ANOVA (Sakai 2018, Section 4.4: ES_E2)."""
 
 TUKEY_COLUMNS = (
-    "system",
-    "base",
-    "measure",
-    "n",
-    "base_mean",
-    "mean",
-    "diff",
+    *PAIR_COLUMNS,
     "ci_method",
     "ci_low",
     "ci_high",
@@ -198,33 +193,13 @@ def tukey_hsd(
     frame = validated_frame(per_query, (), function="tukey_hsd")
     records: list[dict[str, Any]] = []
     for measure in selected_measures(frame, measures, function="tukey_hsd"):
-        matrix, systems = _matrix(frame, measure, function="tukey_hsd")
-        n, k = matrix.shape
-        v_e, df = _residual_variance(matrix)
-        scale = math.sqrt(v_e / n)
-        means, first, second, diffs = _pairs(matrix)
-        q = _studentized_differences(diffs, scale)
-        p_values = studentized_range_sf(q, k, df)
-        p_values[diffs == 0.0] = 1.0
-        margin = _studentized_range_quantile(confidence, k, df) * scale
+        pairs = _Pairs.of(*_matrix(frame, measure, function="tukey_hsd"))
+        k = len(pairs.systems)
+        p_values = studentized_range_sf(pairs.q, k, pairs.df)
+        p_values[pairs.diffs == 0.0] = 1.0
+        margin = _studentized_range_quantile(confidence, k, pairs.df) * pairs.scale
         records.append(
-            _pair_rows(
-                measure,
-                n,
-                systems,
-                means=means,
-                first=first,
-                second=second,
-                diffs=diffs,
-                v_e=v_e,
-                df=df,
-                q=q,
-                margin=margin,
-                ci_method="tukey",
-                test="tukey-hsd",
-                p_values=p_values,
-                alpha=alpha,
-            )
+            pairs.rows(measure, margin, p_values, tests=("tukey", "tukey-hsd"), alpha=alpha)
         )
     return _pair_frame(records)
 
@@ -274,10 +249,11 @@ def randomized_tukey_hsd(
     for measure in selected_measures(frame, measures, function="randomized_tukey_hsd"):
         matrix, systems = _matrix(frame, measure, function="randomized_tukey_hsd")
         n, k = matrix.shape
-        v_e, df = _residual_variance(matrix)
-        means, first, second, diffs = _pairs(matrix)
+        pairs = _Pairs.of(matrix, systems)
         totals = matrix.sum(axis=0)
-        observed = np.where(diffs == 0.0, 0.0, np.abs(totals[first] - totals[second]))
+        observed = np.where(
+            pairs.diffs == 0.0, 0.0, np.abs(totals[pairs.first] - totals[pairs.second])
+        )
         slack = n * equality_unit(matrix)
         exact = _permutation_count(n, k) <= n_resamples
         if exact:
@@ -290,26 +266,9 @@ def randomized_tukey_hsd(
         hits = ranges.size - np.searchsorted(np.sort(ranges), observed - slack, side="left")
         p_values = hits / ranges.size if exact else (hits + 1) / (n_resamples + 1)
         margin = float(np.quantile(ranges, confidence)) / n
-        q = _studentized_differences(diffs, math.sqrt(v_e / n))
-        records.append(
-            _pair_rows(
-                measure,
-                n,
-                systems,
-                means=means,
-                first=first,
-                second=second,
-                diffs=diffs,
-                v_e=v_e,
-                df=df,
-                q=q,
-                margin=margin,
-                ci_method="randomized-tukey",
-                test="randomized-tukey-hsd (exact)" if exact else "randomized-tukey-hsd",
-                p_values=p_values.astype(np.float64),
-                alpha=alpha,
-            )
-        )
+        tests = ("randomized-tukey", f"randomized-tukey-hsd{' (exact)' if exact else ''}")
+        p_values = p_values.astype(np.float64)
+        records.append(pairs.rows(measure, margin, p_values, tests=tests, alpha=alpha))
     return _pair_frame(records)
 
 
@@ -441,18 +400,6 @@ def _residual_variance(matrix: FloatArray) -> tuple[float, int]:
     return ss / df, df
 
 
-def _pairs(
-    matrix: FloatArray,
-) -> tuple[FloatArray, npt.NDArray[np.intp], npt.NDArray[np.intp], FloatArray]:
-    """System means, the pair indices ``i < j`` in order, and ``mean_i - mean_j`` (exactly
-    0.0 within the unit of equality)."""
-    means = matrix.mean(axis=0)
-    first, second = np.triu_indices(matrix.shape[1], k=1)
-    diffs = means[first] - means[second]
-    diffs[np.abs(diffs) <= equality_unit(matrix)] = 0.0
-    return means, first.astype(np.intp), second.astype(np.intp), diffs
-
-
 def _permuted_ranges(matrix: FloatArray, rng: np.random.Generator, n_resamples: int) -> FloatArray:
     """``max - min`` of the system totals after permuting each topic's row, per trial.
 
@@ -509,57 +456,86 @@ def _all_permuted_ranges(matrix: FloatArray) -> FloatArray:
     return ranges
 
 
-def _pair_rows(
-    measure: str,
-    n: int,
-    systems: list[str],
-    *,
-    means: FloatArray,
-    first: npt.NDArray[np.intp],
-    second: npt.NDArray[np.intp],
-    diffs: FloatArray,
-    v_e: float,
-    df: int,
-    q: FloatArray,
-    margin: float,
-    ci_method: str,
-    test: str,
-    p_values: FloatArray,
-    alpha: float,
-) -> dict[str, Any]:
-    """The columns of :data:`TUKEY_COLUMNS` for every pair of one measure; the simultaneous
-    interval is ``diff ± margin``."""
-    k = len(systems)
-    family_size = k * (k - 1) // 2
-    family = (
-        f"all {family_size} pairs of {k} systems, measure {measure!r} only: "
-        f"family-wise error rate controlled by the test"
-    )
-    with np.errstate(divide="ignore", invalid="ignore"):
-        effects = np.where(diffs == 0.0, 0.0, diffs / math.sqrt(v_e))
-    names = np.array(systems, dtype=object)
-    size = diffs.size
-    return {
-        "system": names[first],
-        "base": names[second],
-        "measure": np.full(size, measure, dtype=object),
-        "n": np.full(size, n, dtype=np.int64),
-        "base_mean": means[second],
-        "mean": means[first],
-        "diff": diffs,
-        "ci_method": np.full(size, ci_method, dtype=object),
-        "ci_low": diffs - margin,
-        "ci_high": diffs + margin,
-        "effect_size": effects,
-        "effect_size_kind": np.full(size, EFFECT_SIZE_TUKEY, dtype=object),
-        "q": q,
-        "df": np.full(size, df, dtype=np.int64),
-        "test": np.full(size, test, dtype=object),
-        "p_value": p_values,
-        "family": np.full(size, family, dtype=object),
-        "family_size": np.full(size, family_size, dtype=np.int64),
-        "significant": p_values <= alpha,
-    }
+@dataclass(frozen=True)
+class _Pairs:
+    """Every pair ``i < j`` of one measure's topic-by-system matrix: the system means, the
+    pair indices in order, ``diffs = mean_i - mean_j`` (exactly 0.0 within the unit of
+    equality), the residual variance ``v_e`` with its degrees of freedom, and the studentized
+    differences ``q``."""
+
+    n: int
+    systems: list[str]
+    means: FloatArray
+    first: npt.NDArray[np.intp]
+    second: npt.NDArray[np.intp]
+    diffs: FloatArray
+    v_e: float
+    df: int
+
+    @classmethod
+    def of(cls, matrix: FloatArray, systems: list[str]) -> _Pairs:
+        means = matrix.mean(axis=0)
+        first, second = np.triu_indices(matrix.shape[1], k=1)
+        diffs = means[first] - means[second]
+        diffs[np.abs(diffs) <= equality_unit(matrix)] = 0.0
+        v_e, df = _residual_variance(matrix)
+        return cls(
+            matrix.shape[0], systems, means, first.astype(np.intp), second.astype(np.intp),
+            diffs, v_e, df,
+        )  # fmt: skip
+
+    @property
+    def scale(self) -> float:
+        return math.sqrt(self.v_e / self.n)
+
+    @property
+    def q(self) -> Any:
+        return _studentized_differences(self.diffs, self.scale)
+
+    def rows(
+        self,
+        measure: str,
+        margin: float,
+        p_values: FloatArray,
+        *,
+        tests: tuple[str, str],
+        alpha: float,
+    ) -> dict[str, Any]:
+        """The columns of :data:`TUKEY_COLUMNS` for every pair; the simultaneous interval is
+        ``diff ± margin``; ``tests`` is ``(ci_method, test)``."""
+        ci_method, test = tests
+        k = len(self.systems)
+        family_size = k * (k - 1) // 2
+        family = (
+            f"all {family_size} pairs of {k} systems, measure {measure!r} only: "
+            f"family-wise error rate controlled by the test"
+        )
+        diffs = self.diffs
+        with np.errstate(divide="ignore", invalid="ignore"):
+            effects = np.where(diffs == 0.0, 0.0, diffs / math.sqrt(self.v_e))
+        names = np.array(self.systems, dtype=object)
+        size = diffs.size
+        return {
+            "system": names[self.first],
+            "base": names[self.second],
+            "measure": np.full(size, measure, dtype=object),
+            "n": np.full(size, self.n, dtype=np.int64),
+            "base_mean": self.means[self.second],
+            "mean": self.means[self.first],
+            "diff": diffs,
+            "ci_method": np.full(size, ci_method, dtype=object),
+            "ci_low": diffs - margin,
+            "ci_high": diffs + margin,
+            "effect_size": effects,
+            "effect_size_kind": np.full(size, EFFECT_SIZE_TUKEY, dtype=object),
+            "q": self.q,
+            "df": np.full(size, self.df, dtype=np.int64),
+            "test": np.full(size, test, dtype=object),
+            "p_value": p_values,
+            "family": np.full(size, family, dtype=object),
+            "family_size": np.full(size, family_size, dtype=np.int64),
+            "significant": p_values <= alpha,
+        }
 
 
 def _pair_frame(parts: list[dict[str, Any]]) -> pd.DataFrame:

@@ -55,6 +55,7 @@ __all__ = [
     "COMPARE_COLUMNS",
     "COMPARE_INTERVALS",
     "EFFECT_SIZE_DZ",
+    "PAIR_COLUMNS",
     "SUMMARY_COLUMNS",
     "compare",
     "summarize_with_ci",
@@ -69,14 +70,12 @@ COMPARE_INTERVALS = (*INTERVAL_METHODS, "t")
 EFFECT_SIZE_DZ = "d_z"
 """``effect_size_kind`` of :func:`compare`: ``mean(d) / std(d, ddof=1)`` (Cohen's d_z)."""
 
+PAIR_COLUMNS = ("system", "base", "measure", "n", "base_mean", "mean", "diff")
+"""The leading columns of every pairwise frame (:func:`compare`, :func:`tukey_hsd`): which pair,
+on how many topics, and the difference of means ``mean - base_mean``."""
+
 COMPARE_COLUMNS = (
-    "system",
-    "base",
-    "measure",
-    "n",
-    "base_mean",
-    "mean",
-    "diff",
+    *PAIR_COLUMNS,
     "variance",
     "ci_method",
     "ci_low",
