@@ -1,8 +1,11 @@
 """Abstention as a curve: "answer nothing below a confidence threshold", over every threshold.
 
-A query's **confidence** is its top result's score (rank 1); a query with no result has
-confidence ``-inf`` and is never answered. At a threshold ``t`` a query is *answered* when its
-confidence is ``>= t`` and returns nothing otherwise. The thresholds are every distinct finite
+A query's **confidence** is the one its system declares (a Retriever's optional
+``confidence(query, hits)``, a JSONL run's ``confidence`` field, an ``http:`` response's
+``confidence`` pointer: :meth:`evalkit.run.Evaluation.confidences`), else its top result's
+score (rank 1); a query with no result has confidence ``-inf`` and is never answered. At a
+threshold ``t`` a query is *answered* when its confidence is ``>= t`` and returns nothing
+otherwise. The thresholds are every distinct finite
 confidence, ascending, then ``+inf`` (nothing answered): the sweep is exact, not a grid.
 Confidences are compared as given (exact float equality: equal scores are one threshold).
 
@@ -117,6 +120,7 @@ SUMMARY_COLUMNS_ABSTENTION: Final[list[str]] = [
     "n_answerable",
     "n_no_answer",
     "note",
+    "source",
 ]
 """Columns of :attr:`Abstention.summary` (module docstring)."""
 
@@ -286,9 +290,11 @@ class Abstention:
     - ``summary``: columns :data:`SUMMARY_COLUMNS_ABSTENTION`, one row per (system, language,
       statistic in :data:`ABSTENTION_STATISTICS`): ``value``, its percentile bootstrap
       interval ``ci_low``, ``ci_high``, ``target`` (the operating point's ``NoAnswerFP``
-      target), the class sizes, and ``note`` (:data:`NO_NO_ANSWER` where it applies, else "").
+      target), the class sizes, ``note`` (:data:`NO_NO_ANSWER` where it applies, else "") and
+      ``source``: where the system's confidences came from, ``"declared"`` by the system or
+      its ``"top score"`` (:meth:`evalkit.run.Evaluation.confidences`).
     - ``queries``: one row per (system, query): ``system, query_id, language`` (str),
-      ``answerable`` (bool), ``confidence`` (float, ``-inf`` without a result).
+      ``answerable`` (bool), ``confidence`` (float, ``-inf`` without a result), ``source``.
     """
 
     curve: pd.DataFrame
@@ -328,16 +334,9 @@ def abstention(
     if primary not in evaluation.measures:
         raise InputError(f"abstention: {primary!r} is not a measure of this evaluation")
     per_query = evaluation.per_query
-    queries = per_query[["system", "query_id", "language", "answerable"]].drop_duplicates(
-        ["system", "query_id"]
-    )
     values = per_query.loc[per_query["measure"] == primary, ["system", "query_id", "value"]]
-    rankings = evaluation.rankings
-    top = rankings.loc[rankings["rank"] == 1, ["system", "query_id", "score"]]
-    frame = queries.merge(values, on=["system", "query_id"], how="left").merge(
-        top, on=["system", "query_id"], how="left"
-    )
-    frame["score"] = frame["score"].fillna(-np.inf)
+    frame = evaluation.confidences().merge(values, on=["system", "query_id"], how="left")
+    sources = evaluation.confidence_sources()
     tail = (1.0 - confidence) / 2.0
     curves: list[pd.DataFrame] = []
     summaries: list[dict[str, object]] = []
@@ -347,7 +346,7 @@ def abstention(
             (str(lang), part) for lang, part in rows.groupby("language", sort=True)
         ]
         for language, part in groups:
-            conf = part["score"].to_numpy(dtype=float)
+            conf = part["confidence"].to_numpy(dtype=float)
             answerable = part["answerable"].to_numpy(dtype=bool)
             value = part["value"].to_numpy(dtype=float)
             observed = abstention_statistics(
@@ -405,6 +404,7 @@ def abstention(
                         "n_answerable": n_pos,
                         "n_no_answer": n_neg,
                         "note": note if name != "aurc" or n_pos == 0 else "",
+                        "source": sources[system],
                     }
                 )
     curve = (
@@ -413,9 +413,7 @@ def abstention(
         else pd.DataFrame({c: pd.Series(dtype=object) for c in CURVE_COLUMNS})
     )
     summary = pd.DataFrame(summaries, columns=SUMMARY_COLUMNS_ABSTENTION)
-    queries_frame = frame[["system", "query_id", "language", "answerable", "score"]].rename(
-        columns={"score": "confidence"}
-    )
+    queries_frame = frame[["system", "query_id", "language", "answerable", "confidence", "source"]]
     return Abstention(
         curve=curve[CURVE_COLUMNS],
         summary=summary,
