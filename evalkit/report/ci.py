@@ -309,11 +309,15 @@ def _code(name: str) -> str:
 
 def change_lines(verdict: GateVerdict) -> list[str]:
     """One plain line per compared system: what changed against the baseline
-    (:func:`evalkit.gates.change_sentence`), for a terminal; empty without a change."""
+    (:func:`evalkit.gates.change_sentence`), then the abstention AUC against the baseline of
+    each system an abstention gate names (``GateVerdict.abstention_lines``), for a terminal;
+    empty without a change."""
     change = verdict.change
     if change is None:
         return []
-    return [change_sentence(change, system) for system in change.compared]
+    return [change_sentence(change, system) for system in change.compared] + (
+        verdict.abstention_lines()
+    )
 
 
 def verdict_line(verdict: GateVerdict, *, code: Callable[[str], str] = str) -> str:

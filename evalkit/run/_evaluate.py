@@ -61,6 +61,7 @@ import pandas as pd
 from evalkit.errors import DeterminismError, InputError
 from evalkit.measures import aggregate, parse_measure, score
 from evalkit.measures.documents import DOCUMENT_LEVEL_KEY, document_judgments
+from evalkit.measures.names import SUMMARY_MEASURE_NAMES, summary_measure_problem
 from evalkit.measures.spans import QuerySpans, context_precision_recall
 from evalkit.results import CONFIDENCE_DECLARED, CONFIDENCE_TOP_SCORE
 from evalkit.run._systems_run import (
@@ -436,6 +437,9 @@ def default_measures(k: int) -> tuple[str, ...]:
 def _checked_measures(measures: Sequence[str], k: int) -> tuple[str, ...]:
     """Canonical names of ``measures``; a cutoff above ``k`` is an ``InputError`` saying why."""
     parsed = [parse_measure(m) for m in measures]
+    summaries = [str(m) for m in parsed if m.name in SUMMARY_MEASURE_NAMES]
+    if summaries:
+        raise InputError(summary_measure_problem(summaries[0]))
     above = [str(m) for m in parsed if m.cutoff is not None and m.cutoff > k]
     if above:
         raise InputError(

@@ -55,6 +55,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from evalkit.errors import InputError
+from evalkit.measures.abstention import abstention_measure
 from evalkit.stats._resampling import BLOCK_VALUES, group_seed, random_generator
 
 if TYPE_CHECKING:
@@ -69,8 +70,10 @@ __all__ = [
     "SUMMARY_COLUMNS_ABSTENTION",
     "Abstention",
     "AbstentionStatistics",
+    "AucChange",
     "abstention",
     "abstention_statistics",
+    "auc_change",
 ]
 
 FloatArray = npt.NDArray[np.float64]
@@ -113,6 +116,7 @@ SUMMARY_COLUMNS_ABSTENTION: Final[list[str]] = [
     "system",
     "language",
     "statistic",
+    "measure",
     "value",
     "ci_low",
     "ci_high",
@@ -278,6 +282,78 @@ def _resampled_statistics(
 
 
 @dataclass(frozen=True)
+class AucChange:
+    """The AUC of a change against its baseline (:func:`auc_change`): ``before``, ``after``,
+    ``diff = after - before`` and its percentile interval ``ci_low``, ``ci_high`` (NaN
+    without both classes), the class sizes ``n_answerable``, ``n_no_answer``, and ``note``
+    (:data:`NO_NO_ANSWER` or :data:`NO_ANSWERABLE` where it applies, else "")."""
+
+    before: float
+    after: float
+    diff: float
+    ci_low: float
+    ci_high: float
+    n_answerable: int
+    n_no_answer: int
+    note: str
+
+
+def auc_change(
+    before: npt.ArrayLike,
+    after: npt.ArrayLike,
+    answerable: npt.ArrayLike,
+    *,
+    system: str = "",
+    language: str = ALL_LANGUAGES,
+    confidence: float = 0.95,
+    n_resamples: int = 2000,
+    seed: int = 0,
+) -> AucChange:
+    """The AUC of ``after`` against ``before`` on the same ``n`` queries, paired.
+
+    ``before``, ``after`` ``(n,)``: each query's confidence in the baseline and in the
+    change (``-inf``: no result); ``answerable`` ``(n,)``. The queries are resampled
+    *jointly*: one stratified bootstrap resample (each class to its own size, as
+    :func:`abstention`'s intervals) weighs both sides alike, and the interval is the
+    percentile interval of the resampled ``AUC(after) - AUC(before)``. The generator is
+    derived from ``seed`` and the (``system``, ``language``) key under the name
+    ``"abstention-change"``, as every seeded statistic of :mod:`evalkit.stats`."""
+    if not 0.0 < confidence < 1.0 or n_resamples < 1:
+        raise InputError("auc_change: confidence must be in (0, 1) and n_resamples >= 1")
+    positive = np.asarray(answerable, dtype=bool)
+    old, new = np.asarray(before, dtype=np.float64), np.asarray(after, dtype=np.float64)
+    if old.shape != positive.shape or new.shape != positive.shape:
+        raise InputError("auc_change: before, after and answerable must be n values each")
+    n_pos, n_neg = int(positive.sum()), int((~positive).sum())
+    first = float(abstention_statistics(old, positive).auc[0])
+    second = float(abstention_statistics(new, positive).auc[0])
+    note = NO_NO_ANSWER if n_neg == 0 else NO_ANSWERABLE if n_pos == 0 else ""
+    low = high = np.nan
+    if not note:
+        rng = random_generator(
+            group_seed(seed, "abstention-change", ("system", "language"), (system, language))
+        )
+        rows = max(1, BLOCK_VALUES // max(1, positive.shape[0]))
+        diffs: list[FloatArray] = []
+        for start in range(0, n_resamples, rows):
+            counts = stratified_counts(positive, rng, min(rows, n_resamples - start))
+            moved = abstention_statistics(new, positive, weights=counts).auc
+            diffs.append(moved - abstention_statistics(old, positive, weights=counts).auc)
+        tail = (1.0 - confidence) / 2.0
+        low, high = (float(v) for v in np.quantile(np.concatenate(diffs), [tail, 1.0 - tail]))
+    return AucChange(
+        before=first,
+        after=second,
+        diff=second - first,
+        ci_low=low,
+        ci_high=high,
+        n_answerable=n_pos,
+        n_no_answer=n_neg,
+        note=note,
+    )
+
+
+@dataclass(frozen=True)
 class Abstention:
     """The result of :func:`abstention`.
 
@@ -288,7 +364,9 @@ class Abstention:
       (the primary measure's name), ``value`` (its mean over answerable queries, abstained
       queries scored 0).
     - ``summary``: columns :data:`SUMMARY_COLUMNS_ABSTENTION`, one row per (system, language,
-      statistic in :data:`ABSTENTION_STATISTICS`): ``value``, its percentile bootstrap
+      statistic in :data:`ABSTENTION_STATISTICS`): ``measure`` (the statistic's name in the
+      measure catalog, :mod:`evalkit.measures.abstention`: ``AbstentionAUC``, ``AURC``,
+      ``OpNoResult(max_fp=0.34)``, ...), ``value``, its percentile bootstrap
       interval ``ci_low``, ``ci_high``, ``target`` (the operating point's ``NoAnswerFP``
       target), the class sizes, ``note`` (:data:`NO_NO_ANSWER` where it applies, else "") and
       ``source``: where the system's confidences came from, ``"declared"`` by the system or
@@ -337,6 +415,7 @@ def abstention(
     values = per_query.loc[per_query["measure"] == primary, ["system", "query_id", "value"]]
     frame = evaluation.confidences().merge(values, on=["system", "query_id"], how="left")
     sources = evaluation.confidence_sources()
+    measures = {name: abstention_measure(name, max_no_answer_fp) for name in ABSTENTION_STATISTICS}
     tail = (1.0 - confidence) / 2.0
     curves: list[pd.DataFrame] = []
     summaries: list[dict[str, object]] = []
@@ -397,6 +476,7 @@ def abstention(
                         "system": system,
                         "language": language,
                         "statistic": name,
+                        "measure": measures[name],
                         "value": float(observed.statistic(name)[0]),
                         "ci_low": float(low),
                         "ci_high": float(high),
