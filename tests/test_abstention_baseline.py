@@ -233,3 +233,14 @@ def test_a_per_language_gate_on_an_unknown_language_or_an_old_report(
     row = check_gates(old, zh, known_systems=["mine"]).iloc[0]
     assert row["status"] == NOT_EVALUATED
     assert "no query languages" in row["note"]
+
+
+def test_the_resampled_auc_is_the_sweep_s_auc() -> None:
+    from evalkit.stats._abstention import stratified_counts, weighted_auc
+
+    rng = np.random.default_rng(7)
+    answerable = rng.random(50) < 0.5
+    confidence = rng.integers(0, 8, 50) / 7.0  # ties
+    counts = stratified_counts(answerable, rng, 30)
+    expected = ek.stats.abstention_statistics(confidence, answerable, weights=counts).auc
+    np.testing.assert_allclose(weighted_auc(confidence, answerable, counts), expected, rtol=1e-12)

@@ -244,6 +244,25 @@ def abstention_statistics(
     )
 
 
+def weighted_auc(
+    confidence: FloatArray, positive: npt.NDArray[np.bool_], weights: FloatArray
+) -> FloatArray:
+    """``(B,)``: the ``auc`` of :func:`abstention_statistics` for each row of ``weights``
+    ``(B, n)``, computed alone (the per-level class sums and one cumulative sum; what
+    :func:`auc_change` needs for each resample, without the rest of the sweep)."""
+    _, level_of = np.unique(confidence, return_inverse=True)
+    order = np.argsort(level_of, kind="stable")
+    first = np.flatnonzero(np.r_[True, np.diff(level_of[order]) != 0])
+    pos = np.add.reduceat((weights * positive)[:, order], first, axis=1)
+    neg = np.add.reduceat((weights * ~positive)[:, order], first, axis=1)
+    below = np.cumsum(neg, axis=1) - neg
+    with np.errstate(invalid="ignore", divide="ignore"):
+        auc: FloatArray = (pos * (below + 0.5 * neg)).sum(axis=1) / (
+            pos.sum(axis=1) * neg.sum(axis=1)
+        )
+    return auc
+
+
 def stratified_counts(
     answerable: npt.ArrayLike, rng: np.random.Generator, n_resamples: int
 ) -> FloatArray:
@@ -337,8 +356,7 @@ def auc_change(
         diffs: list[FloatArray] = []
         for start in range(0, n_resamples, rows):
             counts = stratified_counts(positive, rng, min(rows, n_resamples - start))
-            moved = abstention_statistics(new, positive, weights=counts).auc
-            diffs.append(moved - abstention_statistics(old, positive, weights=counts).auc)
+            diffs.append(weighted_auc(new, positive, counts) - weighted_auc(old, positive, counts))
         tail = (1.0 - confidence) / 2.0
         low, high = (float(v) for v in np.quantile(np.concatenate(diffs), [tail, 1.0 - tail]))
     return AucChange(
