@@ -244,3 +244,28 @@ def test_the_resampled_auc_is_the_sweep_s_auc() -> None:
     counts = stratified_counts(answerable, rng, 30)
     expected = ek.stats.abstention_statistics(confidence, answerable, weights=counts).auc
     np.testing.assert_allclose(weighted_auc(confidence, answerable, counts), expected, rtol=1e-12)
+
+
+def test_the_markdown_summary_and_the_first_screen_show_the_auc_change(
+    pair: tuple[Any, Any], tmp_path: pathlib.Path
+) -> None:
+    from evalkit.report.ci import change_lines, gates_markdown
+    from evalkit.report.verdict_view import first_screen
+
+    baseline, report = pair
+    gates = _gates(
+        tmp_path,
+        BASELINE_SECTION + "abstention:\n  - {id: auc, system: mine, max_auc_drop: 0.1}\n",
+    )
+    verdict = gate_verdict(report, gates=gates, baseline=baseline, settings=SETTINGS)
+    (line,) = verdict.abstention_lines()
+    assert line in change_lines(verdict)
+    # Markdown and HTML escape the line's "->" and brackets; its numbers are there as written
+    after = line.split("-> ")[1].split(",")[0]
+    for shown in (gates_markdown(verdict, title="dev"), first_screen(verdict, base="mine")):
+        assert "mine: abstention AUC 1.000 " in shown
+        assert after in shown
+    without = _gates(tmp_path, BASELINE_SECTION)  # no abstention gate: no AUC line
+    quiet = gate_verdict(report, gates=without, baseline=baseline, settings=SETTINGS)
+    assert quiet.abstention_lines() == []
+    assert "abstention AUC" not in gates_markdown(quiet, title="dev")

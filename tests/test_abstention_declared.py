@@ -251,3 +251,22 @@ def test_without_the_pointer_an_http_system_keeps_the_top_score(
     evaluation = evaluate(dev, ["http:confident"], repeats=1)
     assert evaluation.confidence_sources() == {"confident": "top score"}
     assert _overall(evaluation).loc[("confident", "auc"), "value"] == 0.5
+
+
+def test_rankings_made_elsewhere_carry_their_declared_confidence(
+    dev: Fixture, tmp_path: pathlib.Path
+) -> None:
+    path = _jsonl(tmp_path / "mine.jsonl", dev, lambda q, i: {"confidence": _declared(dev, q)})
+    rankings = read_run_file(path, with_confidence=True).assign(system="mine")
+    evaluation = Evaluation.from_rankings(dev, rankings)
+    assert list(evaluation.rankings.columns) == [
+        "system",
+        "query_id",
+        "rank",
+        "chunk_id",
+        "score",
+        "grade",
+    ]
+    _separated(evaluation, "mine")
+    plain = Evaluation.from_rankings(dev, rankings.drop(columns="confidence"))
+    assert plain.confidence_sources() == {"mine": "top score"}

@@ -465,7 +465,8 @@ def _abstention_rows(
             before: _AbstentionSide | None = None
             if why is None and statistic == "auc-drop":
                 before = _AbstentionSide(baseline or {}, "baseline", gate)
-                queries = [q for q in side.queries if q in set(before.queries)]
+                shared = set(before.queries)
+                queries = [q for q in side.queries if q in shared]
                 why = before.why
             if why is None and all(side.answerable[q] for q in queries):
                 why = "n/a: no no-answer queries"
@@ -508,11 +509,11 @@ class _AbstentionSide:
         self.queries: list[str] = []
         self.answerable: dict[str, bool] = {}
         self.confidence: dict[str, float] = {}
-        self.why = self._why_none(report, role, gate.system)
-        if self.why is not None:
+        read = report_confidence(report, role) if report else None
+        self.why = self._why_none(report, read, role, gate.system)
+        if read is None or self.why is not None:
             return
-        read = report_confidence(report, role)
-        self.confidence = read[0].get(gate.system, {}) if read else {}
+        self.confidence = read[0][gate.system]
         per_query = report_per_query(report, role).get(gate.system, {})
         self.answerable = {q: "NoAnswerFP" not in values for q, values in per_query.items()}
         queries = sorted(per_query)
@@ -535,10 +536,15 @@ class _AbstentionSide:
         self.queries = queries
 
     @staticmethod
-    def _why_none(report: Mapping[str, Any], role: str, system: str) -> str | None:
+    def _why_none(
+        report: Mapping[str, Any],
+        read: tuple[dict[str, dict[str, float]], dict[str, str]] | None,
+        role: str,
+        system: str,
+    ) -> str | None:
         if not report:
             return "no baseline was given"
-        if report.get("confidence") is None:
+        if read is None:
             if role == "baseline":
                 return (
                     "n/a: the baseline has no confidence section (written before baselines "
@@ -548,8 +554,7 @@ class _AbstentionSide:
                 "the report has no confidence section (written by an older evalkit); evaluate "
                 "again to check abstention gates"
             )
-        read = report_confidence(report, role)
-        if read is None or system not in read[0]:
+        if system not in read[0]:
             return f"the system is not in the {role}"
         return None
 

@@ -590,8 +590,8 @@ def _split_confidence(
     stripped = rankings.drop(columns=CONFIDENCE_COLUMN)
     if values.isna().all():
         return stripped, _no_declared()
-    spread = rankings.groupby(["system", "query_id"], sort=False)[CONFIDENCE_COLUMN].agg(
-        lambda v: v.nunique(dropna=False)
+    spread = rankings.groupby(["system", "query_id"], sort=False)[CONFIDENCE_COLUMN].nunique(
+        dropna=False
     )
     mixed = spread[spread > 1]
     if len(mixed):

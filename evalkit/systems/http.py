@@ -59,7 +59,9 @@ What a response may hold
     the ID and the query, as ``evalkit trec-eval`` refuses a run with repeated lines;
     ``duplicates: keep-first`` keeps its first (best-ranked) copy instead. Repeats between two
     hits that both come after the first ``k`` distinct ones are not looked for (memory stays
-    O(k)). Every failure is an :class:`ExternalSystemError` naming the
+    O(k)). With a ``confidence`` pointer in the config, the number there is the query's
+    declared confidence (:meth:`HttpRetriever.confidence`; required in a response with hits).
+    Every failure is an :class:`ExternalSystemError` naming the
     system and the query ID (never the URL or the response body). ``concurrent_searches =
     True``: ``evaluate(concurrency=N)`` sends up to N requests at once (at most
     ``max_concurrency``).
