@@ -5,13 +5,13 @@ gates."""
 
 from __future__ import annotations
 
-import json
 import math
 import pathlib
 from typing import Any
 
 import numpy as np
 import pytest
+from abstention_runs import jsonl_run, separating
 from sklearn.metrics import roc_auc_score
 
 import evalkit as ek
@@ -90,21 +90,13 @@ def test_an_unchanged_system_has_a_zero_difference_and_a_zero_interval() -> None
 # --- a change against its baseline ---------------------------------------------------------
 
 
-def _run(path: pathlib.Path, fixture: Fixture, score: Any) -> str:
-    """A JSONL run named ``mine``: each query's best judged chunk at ``score(query)``."""
-    first_chunk = fixture.chunks[0].id
-    rows = []
-    for query in fixture.queries:
-        judged = sorted(query.judgments, key=lambda j: -j.grade)
-        chunk = judged[0].chunk_id if judged else first_chunk
-        rows.append(json.dumps({"query_id": query.id, "chunk_id": chunk, "score": score(query)}))
-    path.mkdir(exist_ok=True)
-    (path / "mine.jsonl").write_text("\n".join(rows) + "\n", encoding="utf-8")
-    return f"run:{path / 'mine.jsonl'}"
+def _run(folder: pathlib.Path, fixture: Fixture, score: Any) -> str:
+    """A JSONL run named ``mine`` in ``folder`` (:func:`abstention_runs.jsonl_run`)."""
+    folder.mkdir(exist_ok=True)
+    return jsonl_run(folder / "mine.jsonl", fixture, score)
 
 
-def _separating(query: Any) -> float:
-    return 1.0 if query.answerable else 0.0
+_separating = separating
 
 
 def _zh_only(query: Any) -> float:
@@ -153,16 +145,14 @@ def _gates(tmp_path: pathlib.Path, text: str) -> Any:
 
 
 BASELINE_SECTION = "baseline: {path: baseline.json, systems: []}\n"
+AUC_DROP = BASELINE_SECTION + "abstention:\n  - {id: auc, system: mine, max_auc_drop: 0.1}\n"
 
 
 def test_a_max_auc_drop_gate_fails_on_the_pr_and_passes_on_main(
     pair: tuple[Any, Any], tmp_path: pathlib.Path
 ) -> None:
     baseline, report = pair
-    gates = _gates(
-        tmp_path,
-        BASELINE_SECTION + "abstention:\n  - {id: auc, system: mine, max_auc_drop: 0.1}\n",
-    )
+    gates = _gates(tmp_path, AUC_DROP)
     failed = check_gates(report, gates, baseline, known_systems=["mine"])
     row = failed[failed["kind"] == "abstention"].iloc[0]
     assert (row["status"], row["reference"], row["op"]) == ("fail", "baseline", ">=")
@@ -190,10 +180,7 @@ def test_an_older_baseline_without_confidence_still_works_and_says_n_a(
     assert math.isnan(row["diff"])
     assert row["note"].startswith("n/a: the baseline has no confidence section")
     assert change.auc_sentence("mine").startswith("abstention AUC: n/a")
-    gates = _gates(
-        tmp_path,
-        BASELINE_SECTION + "abstention:\n  - {id: auc, system: mine, max_auc_drop: 0.1}\n",
-    )
+    gates = _gates(tmp_path, AUC_DROP)
     result = check_gates(report, gates, older, known_systems=["mine"])
     row = result[result["kind"] == "abstention"].iloc[0]
     assert row["status"] == NOT_EVALUATED
@@ -253,10 +240,7 @@ def test_the_markdown_summary_and_the_first_screen_show_the_auc_change(
     from evalkit.report.verdict_view import first_screen
 
     baseline, report = pair
-    gates = _gates(
-        tmp_path,
-        BASELINE_SECTION + "abstention:\n  - {id: auc, system: mine, max_auc_drop: 0.1}\n",
-    )
+    gates = _gates(tmp_path, AUC_DROP)
     verdict = gate_verdict(report, gates=gates, baseline=baseline, settings=SETTINGS)
     (line,) = verdict.abstention_lines()
     assert line in change_lines(verdict)
