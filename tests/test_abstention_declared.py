@@ -270,3 +270,36 @@ def test_rankings_made_elsewhere_carry_their_declared_confidence(
     _separated(evaluation, "mine")
     plain = Evaluation.from_rankings(dev, rankings.drop(columns="confidence"))
     assert plain.confidence_sources() == {"mine": "top score"}
+
+
+def test_an_unset_confidence_pointer_keeps_the_http_definition_hash(
+    confident: type[ConfidentService],
+) -> None:
+    from evalkit.safety.canonical import canonical_hash
+    from evalkit.systems.external import HttpConfig, HttpRetriever
+
+    plain = HttpRetriever("confident", config=HttpConfig())
+    fields = HttpConfig().model_dump(mode="json", exclude={"ca_bundle"})
+    del fields["confidence"]  # the config as it was before the pointer existed
+    assert plain.definition()["config"] == canonical_hash(fields)
+    pointed = HttpRetriever("confident", config=HttpConfig(confidence="/meta/confidence"))
+    assert pointed.definition()["config"] != plain.definition()["config"]
+
+
+def test_a_function_retriever_declares_with_a_confidence_function(dev: Fixture) -> None:
+    chunk = dev.chunks[0].id
+    answerable = {q.text: q.answerable for q in dev.queries}
+
+    def fixed(text: str, k: int) -> list[tuple[str, float]]:
+        return [(chunk, 0.5)]
+
+    def sure(text: str, hits: Sequence[Hit]) -> float:
+        return 0.9 if answerable[text] else 0.1
+
+    declaring = ek.FunctionRetriever(fixed, name="declaring", confidence=sure)
+    plain = ek.FunctionRetriever(fixed, name="plain")
+    assert "confidence" not in plain.definition()  # unchanged for functions without one
+    assert declaring.definition()["confidence"].endswith("sure")
+    evaluation = evaluate(dev, [declaring, plain], repeats=1)
+    assert evaluation.confidence_sources() == {"declaring": "declared", "plain": "top score"}
+    assert _overall(evaluation).loc[("declaring", "auc"), "value"] == 1.0

@@ -653,7 +653,10 @@ class HttpRetriever(BaseRetriever):
         """URL and config: hashed into reports, never published (the URL is private). The
         config enters as its hash: its generic strings ("language", "/hits") are no secret,
         and the leak scan treats every definition string as private."""
-        config = canonical_hash(self.config.model_dump(mode="json", exclude={"ca_bundle"}))
+        # an unset confidence pointer is left out, so the definitions (and baselines) of
+        # systems written before it existed keep their hash
+        unset = {"confidence"} if self.config.confidence is None else set()
+        config = canonical_hash(self.config.model_dump(mode="json", exclude={"ca_bundle", *unset}))
         return {"class": "HttpRetriever", "url": self._url, "config": config}
 
     def index(self, chunks: Sequence[ChunkLike]) -> None:

@@ -150,7 +150,9 @@ class FunctionRetriever(BaseRetriever):
     a lambda's, is an :class:`InputError`: pass ``name=``. ``index()`` keeps the chunks in
     ``self.chunks`` and passes them to ``on_index(chunks)`` when given, so the function can
     build its index. ``concurrent=True`` says the function may be called from several threads
-    at once (``evaluate(concurrency=N)``).
+    at once (``evaluate(concurrency=N)``). ``confidence``, a ``fn(query_text, hits) -> float |
+    None``, is the system's declared confidence (module docstring; its qualified name joins
+    the definition); without it the top score is the confidence.
     """
 
     def __init__(
@@ -161,8 +163,10 @@ class FunctionRetriever(BaseRetriever):
         definition: Mapping[str, Any] | None = None,
         on_index: Callable[[Sequence[ChunkLike]], object] | None = None,
         concurrent: bool = False,
+        confidence: Callable[[str, Sequence[Hit]], float | None] | None = None,
     ) -> None:
         self._fn = fn
+        self._confidence = confidence
         if name is None:
             default = str(getattr(fn, "__name__", "")).replace("_", "-")
             self.name = check_name(
@@ -179,7 +183,14 @@ class FunctionRetriever(BaseRetriever):
         qualname = (
             f"{getattr(self._fn, '__module__', '?')}:{getattr(self._fn, '__qualname__', '?')}"
         )
-        return {"class": "FunctionRetriever", "function": qualname, **self._definition}
+        declared = {}
+        if self._confidence is not None:  # absent otherwise: existing definitions keep their hash
+            confidence = self._confidence
+            declared = {
+                "confidence": f"{getattr(confidence, '__module__', '?')}:"
+                f"{getattr(confidence, '__qualname__', '?')}"
+            }
+        return {"class": "FunctionRetriever", "function": qualname, **declared, **self._definition}
 
     def index(self, chunks: Sequence[ChunkLike]) -> None:
         self.chunks = chunks
@@ -189,6 +200,10 @@ class FunctionRetriever(BaseRetriever):
     def search(self, query: QueryLike, k: int) -> Sequence[Hit]:
         who = f"the search function of system {self.name!r}"
         return hits_of(self._fn(query.text, k), who, getattr(query, "id", "?"))
+
+    def confidence(self, query: QueryLike, hits: Sequence[Hit]) -> float | None:
+        """``confidence(query_text, hits)`` when given, else None (the top score)."""
+        return None if self._confidence is None else self._confidence(query.text, hits)
 
 
 def hits_of(result: object, who: str, query_id: str) -> list[Hit]:
