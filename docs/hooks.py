@@ -35,6 +35,11 @@ _DEFINED_ELSEWHERE = {
     "AP_IA": "ndeval (`ndeval.c`)",
     "P_IA": "ndeval (`ndeval.c`)",
     "StRecall": "ndeval (`ndeval.c`)",
+    **dict.fromkeys(
+        ("AbstentionAUC", "AURC", "OpNoResult", "OpNoAnswerFP", "OpThreshold", "OpCoverage"),
+        "evalkit: `evalkit.stats.abstention` (a summary over queries, "
+        "[below](#abstention-as-a-curve))",
+    ),
     "ContextPrecision": "evalkit: `evalkit.measures.spans`",
     "ContextRecall": "evalkit: `evalkit.measures.spans`",
     "NoResult": "evalkit: `evalkit.run.evaluate`",

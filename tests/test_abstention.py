@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import math
 import pathlib
 from typing import Any
 
 import numpy as np
 import pytest
+from abstention_runs import jsonl_run, separating
 from sklearn.metrics import roc_auc_score
 
 import evalkit as ek
@@ -25,20 +25,8 @@ def dev() -> Fixture:
     return load_fixture(DEV)
 
 
-def _run_file(path: pathlib.Path, fixture: Fixture, score: Any) -> str:
-    """A JSONL run: each query's best judged chunk (else the first chunk) at ``score(query)``."""
-    first_chunk = fixture.chunks[0].id
-    rows = []
-    for query in fixture.queries:
-        judged = sorted(query.judgments, key=lambda j: -j.grade)
-        chunk = judged[0].chunk_id if judged else first_chunk
-        rows.append(json.dumps({"query_id": query.id, "chunk_id": chunk, "score": score(query)}))
-    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
-    return f"run:{path}"
-
-
-def _separating(query: Any) -> float:
-    return 1.0 if query.answerable else 0.0
+_run_file = jsonl_run
+_separating = separating
 
 
 # --- the sweep against a hand computation ---------------------------------------------------

@@ -10,7 +10,9 @@ from evalkit.measures import LOWER_IS_BETTER, describe_measure, higher_is_better
 
 
 def test_the_registry_declares_direction_and_description() -> None:
-    assert {"NoAnswerFP", "NoResult", "rbp_resid"} == LOWER_IS_BETTER
+    # the abstention summaries (issue 46): lower risk, NoResult and NoAnswerFP are better
+    abstention = {"AURC", "OpNoResult", "OpNoAnswerFP"}
+    assert {"NoAnswerFP", "NoResult", "rbp_resid", *abstention} == LOWER_IS_BETTER
     assert gates_check.higher_is_better is higher_is_better  # gates read the registry
     assert not higher_is_better("NoAnswerFP")
     assert higher_is_better("nDCG(dcg='exp-log2')@10")

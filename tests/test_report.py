@@ -58,6 +58,7 @@ def test_report_schema_and_sections(committed_evaluation: Evaluation) -> None:
         "summaryByLanguage",
         "perQuery",
         "confidence",
+        "queryLanguages",
         "failures",
         "systemNotes",
         "determinism",
@@ -67,6 +68,9 @@ def test_report_schema_and_sections(committed_evaluation: Evaluation) -> None:
     assert report["fixture"] == {"id": "synthetic-bilingual-v1", "version": "1.1.0"}
     assert report["determinism"] == {"verdict": "deterministic", "repeats": 2}
     assert set(report["summaryByLanguage"]["lexical"]) == {"en", "zh"}
+    queries = committed_evaluation.fixture.queries
+    assert report["queryLanguages"] == {q.id: q.language for q in queries}
+    assert "confidenceSource" not in report  # no reference system declares its confidence
     for key in ("corpusHash", "evaluationDefinitionHash", "providerDefinitionsHash"):
         assert report[key].startswith("sha256:")
         assert len(report[key]) == len("sha256:") + 64

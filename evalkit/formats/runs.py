@@ -10,7 +10,11 @@ BOM and whitespace), a JSON Lines file here.
 A JSON Lines run holds one object per line, ``{"query_id", "chunk_id", "score"}``: IDs are
 strings (an integer is read as its string), the score a finite number; blank lines are
 skipped, a UTF-8 BOM is skipped, and a gzip file (told by its first bytes) is decompressed.
-Other keys are ignored.
+An optional ``confidence`` key is the query's declared confidence (what abstention thresholds
+compare instead of its top score: :func:`evalkit.stats.abstention`): a finite number, the same
+on every line of the query that gives it (lines may leave it out), and given for every query
+of the file or for none; anything else is a FormatError naming the line and the field. Other
+keys are ignored.
 
 The rules every run follows (columns, at least one result, no (query, doc) pair twice) are
 :mod:`evalkit.formats.rules`'; the caller applies them, in its own words.
@@ -39,6 +43,7 @@ from evalkit.safety.inputs import (
     open_input,
     read_input_bytes,
 )
+from evalkit.safety.names import safe_id
 
 __all__ = ["JSONL_SUFFIXES", "RunFileFormat", "read_run_file", "run_file_format"]
 
@@ -83,16 +88,49 @@ def _first_non_blank(read: Callable[[int], bytes]) -> bytes:
     return b""
 
 
-def read_run_file(path: PathLike, run_format: RunFileFormat | None = None) -> pd.DataFrame:
+def read_run_file(
+    path: PathLike, run_format: RunFileFormat | None = None, *, with_confidence: bool = False
+) -> pd.DataFrame:
     """The run file at ``path`` (``run_format``: as :func:`run_file_format` tells, when None)
     as columns ``query_id``, ``doc_id`` (str), ``score`` (float64) and ``order`` (int64: the
     TREC file's rank as written, or the JSON Lines line number; what orders equal scores), in
-    file order. Raises FormatError (file, and line when one is at fault) on a malformed file."""
+    file order; ``with_confidence`` adds ``confidence`` (float64: the query's declared
+    confidence on each of its rows, NaN when the file declares none; a TREC file never does).
+    Raises FormatError (file, and line when one is at fault) on a malformed file."""
     file = checked_file(path)
     if (run_format or run_file_format(file)) == "trec":
         frame = read_run(file)
-        return frame.rename(columns={"rank": "order"})[["query_id", "doc_id", "score", "order"]]
-    return _read_jsonl(file)
+        frame = frame.rename(columns={"rank": "order"})[["query_id", "doc_id", "score", "order"]]
+        if with_confidence:
+            frame["confidence"] = np.nan
+        return frame
+    frame = _read_jsonl(file)
+    return frame if with_confidence else frame.drop(columns="confidence")
+
+
+def _shown_id(query_id: str) -> str:
+    """A query ID as a message may show it: its repr when well-formed and safe, else a note."""
+    return repr(query_id) if safe_id(query_id) else "(an ID not shown)"
+
+
+def _query_confidence(
+    declared: dict[str, tuple[float, int]], query_id: str, value: object, where: tuple[str, int]
+) -> None:
+    """Record line ``where[1]``'s ``confidence`` of ``query_id`` in ``declared`` (``{query:
+    (value, first line)}``); FormatError when it is no finite number or differs from the
+    query's earlier value."""
+    file, number = where
+    confidence = finite_number(value)
+    if confidence is None:
+        raise FormatError("'confidence' should be a finite number", file=file, line=number)
+    earlier = declared.setdefault(query_id, (confidence, number))
+    if earlier[0] != confidence:
+        raise FormatError(
+            f"'confidence' {confidence!r} differs from {earlier[0]!r} given for the same query "
+            f"on line {earlier[1]}; a confidence belongs to the query: give one value",
+            file=file,
+            line=number,
+        )
 
 
 def _read_jsonl(path: PathLike) -> pd.DataFrame:
@@ -111,6 +149,8 @@ def _read_jsonl(path: PathLike) -> pd.DataFrame:
     docs: list[str] = []
     scores: list[float] = []
     lines: list[int] = []
+    declared: dict[str, tuple[float, int]] = {}  # query -> (its confidence, first line)
+    first_line: dict[str, int] = {}
     for number, raw in enumerate(data.splitlines(), start=1):
         if not raw.strip():
             continue
@@ -137,15 +177,30 @@ def _read_jsonl(path: PathLike) -> pd.DataFrame:
         number_score = finite_number(score)  # None for an integer too large for a float too
         if number_score is None:
             raise FormatError("'score' should be a finite number", file=str(path), line=number)
+        if "confidence" in item:
+            _query_confidence(declared, str(query_id), item["confidence"], (str(path), number))
+        first_line.setdefault(str(query_id), number)
         queries.append(str(query_id))
         docs.append(str(chunk_id))
         scores.append(number_score)
         lines.append(number)
+    lacking = [q for q in first_line if q not in declared]
+    if declared and lacking:
+        raise FormatError(
+            f"query {_shown_id(lacking[0])} has no 'confidence' (nor {len(lacking) - 1} other "
+            "queries) "
+            f"while {len(declared)} queries have one; give every query a confidence, or none",
+            file=str(path),
+            line=first_line[lacking[0]],
+        )
     return pd.DataFrame(
         {
             "query_id": pd.Series(queries, dtype="str"),
             "doc_id": pd.Series(docs, dtype="str"),
             "score": np.array(scores, dtype=np.float64),
             "order": np.array(lines, dtype=np.int64),
+            "confidence": np.array(
+                [declared[q][0] if q in declared else np.nan for q in queries], dtype=np.float64
+            ),
         }
     )

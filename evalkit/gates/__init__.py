@@ -35,6 +35,7 @@ if TYPE_CHECKING:
         write_baseline as write_baseline,
     )
     from evalkit.gates._change import (
+        ABSTENTION_CHANGE_COLUMNS as ABSTENTION_CHANGE_COLUMNS,
         CHANGE_COLUMNS as CHANGE_COLUMNS,
         LATENCY_CHANGE_COLUMNS as LATENCY_CHANGE_COLUMNS,
         QUERY_CHANGE_COLUMNS as QUERY_CHANGE_COLUMNS,

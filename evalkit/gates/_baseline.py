@@ -55,14 +55,16 @@ def load_report(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 def baseline_from_report(report: Mapping[str, Any]) -> dict[str, Any]:
     """The baseline of ``report``: its deterministic projection without the ``gates`` and
-    ``verdict`` sections of ``evalkit gate --output`` and without ``confidence`` (abstention
-    gates read the report, not the baseline), plus its ``latency`` and ``machine``
+    ``verdict`` sections of ``evalkit gate --output`` (its ``confidence`` kept: the change's
+    abstention AUC is compared with it, :func:`evalkit.gates.compare_with_baseline` and
+    ``max_auc_drop``), plus its ``latency`` and ``machine``
     (so a pull request sees latency before and after). Neither is part of any definition
-    hash: a baseline refreshed on another machine differs in bytes, never in staleness."""
+    hash: a baseline refreshed on another machine differs in bytes, never in staleness. A
+    baseline written before baselines kept ``confidence`` stays valid: its AUC comparison
+    is n/a."""
     projection = deterministic_projection(dict(report))
     projection.pop("gates", None)
     projection.pop("verdict", None)
-    projection.pop("confidence", None)
     for key in ("latency", "machine"):
         if key in report:
             projection[key] = report[key]

@@ -20,22 +20,31 @@ schema) and returns a frozen :class:`Change` of tidy frames, IDs and numbers onl
   both sides measured it, and whether the machine is the same (the reports' ``machine``).
 - ``systems`` (:data:`SYSTEM_CHANGE_COLUMNS`): compared, added (only in the run) or removed
   (only in the baseline).
+- ``abstention`` (:data:`ABSTENTION_CHANGE_COLUMNS`): per compared system, overall and per
+  language, the ROC AUC of confidence separating answerable from no-answer queries
+  (:func:`evalkit.stats.abstention`) before and after on the queries both files have, and
+  ``diff`` with the percentile interval of :func:`evalkit.stats.auc_change` (queries
+  resampled jointly, stratified, the settings' resamples and seed); ``source_before``,
+  ``source_after`` where each side's confidences came from (``declared`` or ``top score``);
+  ``note`` says why a row is n/a (a baseline written before baselines kept ``confidence``,
+  no no-answer queries).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 import numpy as np
 import pandas as pd
 
 from evalkit.measures.names import higher_is_better
-from evalkit.results import report_measure_order, report_per_query
-from evalkit.stats import adjust_pvalues, compare, paired_differences
+from evalkit.results import report_confidence, report_measure_order, report_per_query
+from evalkit.stats import adjust_pvalues, auc_change, compare, paired_differences
 
 __all__ = [
+    "ABSTENTION_CHANGE_COLUMNS",
     "CHANGE_COLUMNS",
     "LATENCY_CHANGE_COLUMNS",
     "QUERY_CHANGE_COLUMNS",
@@ -97,6 +106,28 @@ LATENCY_CHANGE_COLUMNS: Final = (
 """Columns of :attr:`Change.latency`: ``same_machine`` is True, False or None (a side has no
 machine record); ``note`` says why a side is missing or that the machines differ."""
 
+ABSTENTION_CHANGE_COLUMNS: Final = (
+    "system",
+    "language",
+    "n_answerable",
+    "n_no_answer",
+    "before",
+    "after",
+    "diff",
+    "ci_low",
+    "ci_high",
+    "source_before",
+    "source_after",
+    "note",
+)
+"""Columns of :attr:`Change.abstention` (module docs); ``language`` is ``all`` on the overall
+row; the numbers are NaN and ``note`` says why on an n/a row."""
+
+NO_BASELINE_CONFIDENCE: Final = (
+    "n/a: the baseline has no confidence section (written before baselines kept it); "
+    "refresh it to compare the abstention AUC"
+)
+
 SYSTEM_CHANGE_COLUMNS: Final = ("system", "status")
 """Columns of :attr:`Change.systems`: ``status`` is ``compared``, ``added`` or ``removed``."""
 
@@ -126,13 +157,34 @@ class ChangeSettings:
 @dataclass(frozen=True)
 class Change:
     """A run against a baseline (module docs): frames ``measures``, ``queries``, ``latency``,
-    ``systems`` and the ``settings`` they were computed with."""
+    ``systems``, ``abstention`` and the ``settings`` they were computed with."""
 
     measures: pd.DataFrame
     queries: pd.DataFrame
     latency: pd.DataFrame
     systems: pd.DataFrame
     settings: ChangeSettings
+    abstention: pd.DataFrame = field(
+        default_factory=lambda: pd.DataFrame(columns=list(ABSTENTION_CHANGE_COLUMNS))
+    )
+
+    def auc_sentence(self, system: str) -> str:
+        """``abstention AUC 0.912 -> 0.634, -0.278 [95% -0.41, -0.15]`` (the overall row of
+        ``system``), ``abstention AUC: n/a: ...`` for an n/a row, or "" without a row."""
+        rows = self.abstention[
+            (self.abstention["system"] == system) & (self.abstention["language"] == ALL)
+        ]
+        if rows.empty:
+            return ""
+        row = rows.iloc[0]
+        if row["note"]:
+            return f"abstention AUC: {row['note']}"
+        level = f"{self.settings.confidence:.0%}"
+        return (
+            f"abstention AUC {float(row['before']):.3f} -> {float(row['after']):.3f}, "
+            f"{_signed(float(row['diff']))} [{level} {float(row['ci_low']):+.3f}, "
+            f"{float(row['ci_high']):+.3f}]"
+        )
 
     @property
     def compared(self) -> tuple[str, ...]:
@@ -353,7 +405,80 @@ def compare_with_baseline(
         latency=_latency(report, baseline, compared),
         systems=systems,
         settings=settings,
+        abstention=_abstention_change(report, baseline, compared, languages, settings),
     )
+
+
+def _abstention_change(
+    report: Mapping[str, Any],
+    baseline: Mapping[str, Any],
+    compared: Sequence[str],
+    languages: Mapping[str, str],
+    settings: ChangeSettings,
+) -> pd.DataFrame:
+    """The :data:`ABSTENTION_CHANGE_COLUMNS` rows of ``compared`` (module docs): a query is
+    a no-answer query when the report's ``perQuery`` gives it ``NoAnswerFP``."""
+    after, before = report_confidence(report, "report"), report_confidence(baseline, "baseline")
+    rows: list[tuple[Any, ...]] = []
+    for system in compared:
+        per_query = report_per_query(report, "report").get(system, {})
+        shared = sorted(
+            set(per_query) & set(report_per_query(baseline, "baseline").get(system, {}))
+        )
+        sources = (
+            before[1].get(system, "") if before else "",
+            after[1].get(system, "") if after else "",
+        )
+        old_values = before[0].get(system) if before else None
+        new_values = after[0].get(system) if after else None
+        note = (
+            NO_BASELINE_CONFIDENCE
+            if old_values is None
+            else "n/a: the report has no confidence section"
+            if new_values is None
+            else ""
+        )
+        scopes = [(ALL, shared)]
+        if languages:
+            in_language: dict[str, list[str]] = {}
+            for query_id in shared:
+                in_language.setdefault(languages.get(query_id, ""), []).append(query_id)
+            scopes += [(lang, ids) for lang, ids in sorted(in_language.items()) if lang]
+        for language, queries in scopes:
+            answerable = np.array(["NoAnswerFP" not in per_query[q] for q in queries], dtype=bool)
+            if old_values is None or new_values is None or not queries:
+                rows.append(
+                    (system, language, int(answerable.sum()), int((~answerable).sum()))
+                    + (np.nan,) * 5
+                    + (*sources, note or "n/a: no query in common with the baseline")
+                )
+                continue
+            result = auc_change(
+                [old_values.get(q, -np.inf) for q in queries],
+                [new_values.get(q, -np.inf) for q in queries],
+                answerable,
+                system=system,
+                language=language,
+                confidence=settings.confidence,
+                n_resamples=settings.n_resamples,
+                seed=settings.seed,
+            )
+            rows.append(
+                (
+                    system,
+                    language,
+                    result.n_answerable,
+                    result.n_no_answer,
+                    result.before,
+                    result.after,
+                    result.diff,
+                    result.ci_low,
+                    result.ci_high,
+                    *sources,
+                    result.note,
+                )
+            )
+    return pd.DataFrame(rows, columns=list(ABSTENTION_CHANGE_COLUMNS))
 
 
 def _measures_frame(

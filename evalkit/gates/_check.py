@@ -67,10 +67,12 @@ from evalkit.measures.names import measure_range
 from evalkit.registry import did_you_mean
 from evalkit.results import (
     ALL_LANGUAGES,
+    report_confidence,
     report_list,
     report_means,
     report_measure_order,
     report_per_query,
+    report_query_languages,
 )
 from evalkit.safety.names import safe_id
 
@@ -412,7 +414,7 @@ def check_gates(
             reference_mean = current.get(gate.reference, gate.measure, gate.language, gate_id)
             op, threshold = _worse_bound(gate.measure, reference_mean, gate.max_drop)
         rows.append(GateCheck.checked(**where, op=op, threshold=threshold, actual=actual))
-    rows += _abstention_rows(report, gates)
+    rows += _abstention_rows(report, gates, baseline)
     if gates.baseline is not None:
         if baseline is None:
             raise InputError(
@@ -437,66 +439,143 @@ def operating_point_measure(max_no_answer_fp: float) -> str:
     return f"NoResult@NoAnswerFP<={max_no_answer_fp:g}"
 
 
-def _abstention_rows(report: Mapping[str, Any], gates: Gates) -> list[GateCheck]:
-    """One check per bound of each abstention gate (operating point, then AUC), computed from
-    the report's ``confidence`` and ``perQuery`` (a query with ``NoAnswerFP`` is a no-answer
-    query) by :func:`evalkit.stats.abstention_statistics`."""
+def _abstention_rows(
+    report: Mapping[str, Any], gates: Gates, baseline: Mapping[str, Any] | None
+) -> list[GateCheck]:
+    """One check per bound of each abstention gate (operating point, AUC, then the AUC
+    against the baseline), computed from the report's ``confidence`` and ``perQuery`` (a
+    query with ``NoAnswerFP`` is a no-answer query) over the gate's language's queries
+    (``queryLanguages``) by :func:`evalkit.stats.abstention_statistics`; ``max_auc_drop``
+    compares with the same statistic of the baseline's ``confidence`` on the queries both
+    files have."""
     from evalkit.stats import abstention_statistics
 
     rows: list[GateCheck] = []
     for gate, gate_id in zip(gates.abstention, abstention_gate_ids(gates), strict=True):
-        checks = _abstention_bounds(gate)
-        why = _why_no_confidence(report, gate.system)
-        statistics = None
-        if why is None:
-            per_query = report_per_query(report, "report").get(gate.system, {})
-            confidence = report["confidence"].get(gate.system, {})
-            queries = sorted(per_query)
-            answerable = ["NoAnswerFP" not in per_query[q] for q in queries]
-            if all(answerable):
+        where = {
+            "gate": gate_id,
+            "kind": "abstention",
+            "system": gate.system,
+            "language": gate.language,
+        }
+        side = _AbstentionSide(report, "report", gate)
+        for measure, op, bound, statistic in _abstention_bounds(gate):
+            why, queries, threshold = side.why, side.queries, bound
+            reference = "baseline" if statistic == "auc-drop" else ""
+            before: _AbstentionSide | None = None
+            if why is None and statistic == "auc-drop":
+                before = _AbstentionSide(baseline or {}, "baseline", gate)
+                shared = set(before.queries)
+                queries = [q for q in side.queries if q in shared]
+                why = before.why
+            if why is None and all(side.answerable[q] for q in queries):
                 why = "n/a: no no-answer queries"
-            else:
-                scores = [float(confidence.get(q, -math.inf)) for q in queries]
-                statistics = abstention_statistics(
-                    scores, answerable, max_no_answer_fp=gate.max_no_answer_fp or 0.0
+            if why is None and not any(side.answerable[q] for q in queries):
+                why = "n/a: no answerable queries"
+            if why is not None:
+                rows.append(
+                    GateCheck.not_evaluated(**where, measure=measure, reference=reference, note=why)
                 )
-        for measure, op, threshold, statistic in checks:
-            where = {
-                "gate": gate_id,
-                "kind": "abstention",
-                "system": gate.system,
-                "measure": measure,
-                "language": ALL_LANGUAGES,
-                "reference": "",
-            }
-            if statistics is None:
-                rows.append(GateCheck.not_evaluated(**where, note=why or ""))
                 continue
-            actual = float(statistics.statistic(statistic)[0])
-            rows.append(GateCheck.checked(**where, op=op, threshold=threshold, actual=actual))
+            answerable = [side.answerable[q] for q in queries]
+            target = gate.max_no_answer_fp or 0.0
+            name = "auc" if statistic == "auc-drop" else statistic
+            statistics = abstention_statistics(
+                side.scores(queries), answerable, max_no_answer_fp=target
+            )
+            actual = float(statistics.statistic(name)[0])
+            if before is not None:
+                old = abstention_statistics(before.scores(queries), answerable).auc[0]
+                threshold = max(0.0, float(old) - bound)
+            rows.append(
+                GateCheck.checked(
+                    **where,
+                    measure=measure,
+                    reference=reference,
+                    op=op,
+                    threshold=threshold,
+                    actual=actual,
+                )
+            )
     return rows
 
 
+class _AbstentionSide:
+    """One file's side of an abstention gate: its confidences and no-answer flags of the
+    gate's system on the queries of the gate's language (sorted IDs), or ``why`` it has
+    none."""
+
+    def __init__(self, report: Mapping[str, Any], role: str, gate: AbstentionGate) -> None:
+        self.queries: list[str] = []
+        self.answerable: dict[str, bool] = {}
+        self.confidence: dict[str, float] = {}
+        read = report_confidence(report, role) if report else None
+        self.why = self._why_none(report, read, role, gate.system)
+        if read is None or self.why is not None:
+            return
+        self.confidence = read[0][gate.system]
+        per_query = report_per_query(report, role).get(gate.system, {})
+        self.answerable = {q: "NoAnswerFP" not in values for q, values in per_query.items()}
+        queries = sorted(per_query)
+        if gate.language != ALL_LANGUAGES:
+            languages = report_query_languages(report, role)
+            if languages is None:
+                self.why = (
+                    f"the {role} has no query languages (written by an older evalkit); "
+                    "evaluate again to check a per-language abstention gate"
+                )
+                return
+            queries = [q for q in queries if languages.get(q) == gate.language]
+            if not queries:
+                known = sorted({languages[q] for q in per_query if q in languages})
+                raise InputError(
+                    f"abstention gate {gate.id or gate.system!r}: language {gate.language!r} "
+                    f"has no queries for system {gate.system!r} in the {role} (languages: "
+                    f"{', '.join(known) or 'none'}); fix the gate's language"
+                )
+        self.queries = queries
+
+    @staticmethod
+    def _why_none(
+        report: Mapping[str, Any],
+        read: tuple[dict[str, dict[str, float]], dict[str, str]] | None,
+        role: str,
+        system: str,
+    ) -> str | None:
+        if not report:
+            return "no baseline was given"
+        if read is None:
+            if role == "baseline":
+                return (
+                    "n/a: the baseline has no confidence section (written before baselines "
+                    "kept it); refresh it to compare the AUC"
+                )
+            return (
+                "the report has no confidence section (written by an older evalkit); evaluate "
+                "again to check abstention gates"
+            )
+        if system not in read[0]:
+            return f"the system is not in the {role}"
+        return None
+
+    def scores(self, queries: Sequence[str]) -> list[float]:
+        """The confidences of ``queries`` (``-inf``: no result)."""
+        return [float(self.confidence.get(q, -math.inf)) for q in queries]
+
+
 def _abstention_bounds(gate: AbstentionGate) -> list[tuple[str, str, float, str]]:
-    """``(measure, op, threshold, statistic)`` of each bound of ``gate``."""
+    """``(measure, op, threshold, statistic)`` of each bound of ``gate``; the AUC against
+    the baseline has statistic ``auc-drop`` and threshold ``max_auc_drop`` (the caller
+    subtracts it from the baseline's AUC)."""
     bounds: list[tuple[str, str, float, str]] = []
     if gate.max_no_answer_fp is not None and gate.max_no_result is not None:
         measure = operating_point_measure(gate.max_no_answer_fp)
         bounds.append((measure, "<=", gate.max_no_result, "op_no_result"))
     if gate.min_auc is not None:
         bounds.append((AUC_MEASURE, ">=", gate.min_auc, "auc"))
+    if gate.max_auc_drop is not None:
+        bounds.append((AUC_MEASURE, ">=", gate.max_auc_drop, "auc-drop"))
     return bounds
-
-
-def _why_no_confidence(report: Mapping[str, Any], system: str) -> str | None:
-    if not isinstance(report.get("confidence"), Mapping):
-        return (
-            "the report has no confidence section (written by an older evalkit); evaluate "
-            "again to check abstention gates"
-        )
-    if system not in report["confidence"]:
-        return "the system is not in the report"
-    return None
 
 
 def _baseline_rows(

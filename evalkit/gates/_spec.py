@@ -8,10 +8,12 @@ kinds of gate, all checked against a report dict of schema ``evalkit.report/1``
   (``min`` -> ``actual >= min``, ``max`` -> ``actual <= max``; exactly one of them).
 - ``relative``: ``system`` may be at most ``max_drop`` worse than ``reference`` on a measure.
 - ``abstention``: a bound on one system's abstention over every confidence threshold
-  (:func:`evalkit.stats.abstention`, computed from the report's ``confidence``): an operating
-  point (``max_no_answer_fp`` with ``max_no_result``: at the lowest ``NoResult`` with
-  ``NoAnswerFP <= max_no_answer_fp``, ``NoResult <= max_no_result``) and/or ``min_auc`` (the
-  ROC AUC of confidence separating answerable from no-answer queries).
+  (:func:`evalkit.stats.abstention`, computed from the report's ``confidence``), overall or
+  in one ``language``: an operating point (``max_no_answer_fp`` with ``max_no_result``: at
+  the lowest ``NoResult`` with ``NoAnswerFP <= max_no_answer_fp``, ``NoResult <=
+  max_no_result``), ``min_auc`` (the ROC AUC of confidence separating answerable from
+  no-answer queries) and/or ``max_auc_drop`` (the AUC may fall at most that far below the
+  baseline's, on the queries both have: needs the ``baseline:`` section).
 - ``baseline``: no measure of the named systems may be more than its tolerance worse than in
   the committed baseline, overall and (``per_language``) in each language; optionally at most
   ``max_new_failures`` queries per system may fail that did not fail in the baseline.
@@ -59,7 +61,7 @@ from pydantic import (
 from evalkit.errors import FixtureError, InputFileError, Problem
 from evalkit.fixtures.schema import ID_PATTERN, LANGUAGE_PATTERN
 from evalkit.measures import parse_measure
-from evalkit.measures.names import MEASURE_NAMES, measure_range
+from evalkit.measures.names import MEASURE_NAMES, SUMMARY_MEASURE_NAMES, measure_range
 from evalkit.results import ALL_LANGUAGES
 from evalkit.safety.inputs import read_input_bytes
 from evalkit.safety.names import name_problem, safe_id
@@ -88,7 +90,13 @@ GATES_SCHEMA: Final = "evalkit.gates/1"
 
 
 def _canonical_measure(name: str) -> str:
-    return str(parse_measure(name))
+    measure = parse_measure(name)
+    if measure.name in SUMMARY_MEASURE_NAMES:
+        raise ValueError(
+            f"{measure.name} summarizes a system's abstention over its queries; bound it with "
+            "an abstention: gate (min_auc, max_no_answer_fp with max_no_result, max_auc_drop)"
+        )
+    return str(measure)
 
 
 # --- the gates file ---------------------------------------------------------------------------
@@ -161,24 +169,31 @@ Rate = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
 
 
 class AbstentionGate(_Model):
-    """``system``'s abstention over all its queries: an operating point and/or a minimum AUC.
+    """``system``'s abstention over its queries (``language``: all, or one language's): an
+    operating point, a minimum AUC and/or a largest AUC drop against the baseline.
 
     ``max_no_answer_fp`` and ``max_no_result`` go together: the operating point at the target
     ``NoAnswerFP <= max_no_answer_fp`` must have ``NoResult <= max_no_result``. ``min_auc``:
-    the AUC must be ``>= min_auc``."""
+    the AUC must be ``>= min_auc``. ``max_auc_drop``: the AUC must be at least the
+    baseline's AUC (on the queries both have) minus ``max_auc_drop``; it needs the gates'
+    ``baseline:`` section."""
 
     id: GateId | None = None
     system: SystemName
+    language: Language = ALL_LANGUAGES
     max_no_answer_fp: Rate | None = None
     max_no_result: Rate | None = None
     min_auc: Rate | None = None
+    max_auc_drop: Rate | None = None
 
     @model_validator(mode="after")
     def _a_bound(self) -> AbstentionGate:
         if (self.max_no_answer_fp is None) != (self.max_no_result is None):
             raise ValueError("give max_no_answer_fp and max_no_result together")
-        if self.max_no_result is None and self.min_auc is None:
-            raise ValueError("give max_no_answer_fp with max_no_result, min_auc, or both")
+        if self.max_no_result is None and self.min_auc is None and self.max_auc_drop is None:
+            raise ValueError(
+                "give max_no_answer_fp with max_no_result, min_auc, max_auc_drop, or several"
+            )
         return self
 
 
@@ -456,6 +471,19 @@ def _cross_rules(gates: Gates, name: str, lines: Mapping[tuple[str, int], int]) 
                 Problem(where, gate_id, "id", f"duplicate gate ID, first used at {seen[gate_id]}")
             )
         seen.setdefault(gate_id, where)
+    for index, abstaining in enumerate(gates.abstention):
+        if abstaining.max_auc_drop is not None and gates.baseline is None:
+            where = f"{name}:{lines.get(('abstention', index), 0)}"
+            label = abstaining.id or f"abstention[{index}]"
+            problems.append(
+                Problem(
+                    where,
+                    label,
+                    "max_auc_drop",
+                    "compares with the baseline, but the gates have no baseline section; add "
+                    "'baseline:' (see fixtures/README.md) or remove max_auc_drop",
+                )
+            )
     for index, gate in enumerate(gates.absolute):
         problem = _bound_problem(gate)
         if problem is not None:

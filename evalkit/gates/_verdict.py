@@ -90,6 +90,21 @@ class GateVerdict:
             allow_none_evaluated=allow_none_evaluated,
         )
 
+    def abstention_lines(self) -> list[str]:
+        """``system: abstention AUC 0.912 -> 0.634, -0.278 [95% -0.410, -0.150]`` for each
+        compared system that an abstention gate names (:meth:`Change.auc_sentence`, the AUC
+        against the baseline with its paired interval); empty without a change or such a
+        gate."""
+        if self.change is None or self.results is None or self.results.empty:
+            return []
+        gated = set(self.results.loc[self.results["kind"] == "abstention", "system"])
+        lines = []
+        for system in self.change.compared:
+            sentence = self.change.auc_sentence(system) if system in gated else ""
+            if sentence:
+                lines.append(f"{system}: {sentence}")
+        return lines
+
     @property
     def passed(self) -> bool:
         """True on PASS (and NONE: nothing was gated)."""

@@ -6,8 +6,10 @@ A measure is declared once, in its family's module and next to its kernel, by :f
 :mod:`evalkit.measures.names` imports every family module, so the catalog is complete wherever
 a measure name is parsed or looked up. The families: :mod:`~evalkit.measures.binary` (binary
 relevance), :mod:`~evalkit.measures.gain` (graded gains), :mod:`~evalkit.measures.spans` (the
-fixture measures ``evalkit.run.evaluate`` computes) and :mod:`~evalkit.measures.diversity`
-(subtopic qrels). Also here: the canonical form of the ``gains`` parameter.
+fixture measures ``evalkit.run.evaluate`` computes), :mod:`~evalkit.measures.diversity`
+(subtopic qrels) and :mod:`~evalkit.measures.abstention` (summaries of an evaluation's
+confidences, computed by ``evalkit.stats.abstention``). Also here: the canonical form of the
+``gains`` parameter.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ __all__ = [
 
 ParamValue = int | float | str
 CutoffRule = Literal["required", "optional", "none"]
-Needs = Literal["ranking", "subtopics", "fixture"]
+Needs = Literal["ranking", "subtopics", "fixture", "summary"]
 
 #: The relevance level parameter most measures take: a doc is relevant at grade >= rel.
 REL: tuple[str, ParamValue] = ("rel", 1)
@@ -57,8 +59,10 @@ class MeasureSpec:
     ``description``, its direction (``higher_is_better``), the ``bounds`` of its values, its
     trec_eval name (``trec``, printed ``trec`` or ``trec_k``; "" when trec_eval has none or
     names it by a rule of :func:`~evalkit.measures.names.trec_name`), what its kernel reads
-    (``needs``: a judged ``"ranking"``, ``"subtopics"`` qrels, or a ``"fixture"``, when
-    ``evalkit.run.evaluate`` computes it) and the ``family`` module that declares it."""
+    (``needs``: a judged ``"ranking"``, ``"subtopics"`` qrels, a ``"fixture"``, when
+    ``evalkit.run.evaluate`` computes it, or an evaluation's queries for a ``"summary"`` of
+    them, the abstention measures of :func:`evalkit.stats.abstention`) and the ``family``
+    module that declares it."""
 
     name: str
     description: str

@@ -16,7 +16,14 @@ from evalkit.formats.trec import read_qrels
 from evalkit.measures.cluster import cluster_ranking, is_dask_frame
 from evalkit.measures.diversity import diversity_measures, diversity_values
 from evalkit.measures.judged import KERNELS, FloatArray, JudgedRanking
-from evalkit.measures.names import SPAN_MEASURE_NAMES, Measure, measure_spec, parse_measure
+from evalkit.measures.names import (
+    SPAN_MEASURE_NAMES,
+    SUMMARY_MEASURE_NAMES,
+    Measure,
+    measure_spec,
+    parse_measure,
+    summary_measure_problem,
+)
 from evalkit.measures.ranking import (
     DEFAULT_OPTIONS,
     Duplicates,
@@ -125,6 +132,8 @@ def score(
     qrels = cast(pd.DataFrame, qrels)
     parsed = parse_measures(measures)
     for m in parsed:
+        if m.name in SUMMARY_MEASURE_NAMES:
+            raise MeasureError(summary_measure_problem(str(m)))
         if m.name in SPAN_MEASURE_NAMES:
             raise MeasureError(
                 f"measure {str(m)!r} needs a fixture with answer spans; it is computed by "

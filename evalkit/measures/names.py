@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 
 from evalkit.errors import MeasureError
-from evalkit.measures import binary, diversity, gain, spans
+from evalkit.measures import abstention, binary, diversity, gain, spans
 from evalkit.measures._catalog import (
     DECLARED,
     MeasureSpec,
@@ -29,6 +29,7 @@ __all__ = [
     "LOWER_IS_BETTER",
     "MEASURE_NAMES",
     "SPAN_MEASURE_NAMES",
+    "SUMMARY_MEASURE_NAMES",
     "Cutoff",
     "Measure",
     "MeasureSpec",
@@ -37,6 +38,7 @@ __all__ = [
     "measure_range",
     "measure_spec",
     "parse_measure",
+    "summary_measure_problem",
     "trec_name",
 ]
 
@@ -44,7 +46,7 @@ Cutoff = int | float
 
 # each family module declares its measures next to their kernels (evalkit.measures._catalog):
 # imported above, they complete the catalog; this is their documentation order
-_FAMILIES = tuple(family.__name__ for family in (binary, gain, spans, diversity))
+_FAMILIES = tuple(family.__name__ for family in (binary, gain, spans, diversity, abstention))
 
 
 def measure_spec(name: str) -> MeasureSpec:
@@ -64,6 +66,20 @@ LOWER_IS_BETTER: frozenset[str] = frozenset(
 SPAN_MEASURE_NAMES: frozenset[str] = frozenset(
     s.name for s in DECLARED.values() if s.needs == "fixture"
 )
+#: Summaries over an evaluation's queries, not per-query values (:mod:`evalkit.measures.
+#: abstention`, computed by ``evalkit.stats.abstention``).
+SUMMARY_MEASURE_NAMES: frozenset[str] = frozenset(
+    s.name for s in DECLARED.values() if s.needs == "summary"
+)
+
+
+def summary_measure_problem(measure: str) -> str:
+    """Why a summary measure (:data:`SUMMARY_MEASURE_NAMES`) is not computed per query."""
+    return (
+        f"measure {measure!r} summarizes an evaluation's queries (abstention over every "
+        "confidence threshold); it has no per-query value: compute it with "
+        "evalkit.abstention(evaluation), or bound it with an abstention: gate"
+    )
 
 
 def higher_is_better(measure: str) -> bool:
@@ -165,6 +181,8 @@ def _check(measure: Measure) -> None:
             )
         if key == "p" and isinstance(value, int | float) and not 0 < value < 1:
             raise MeasureError(f"measure {measure.name!r}: p must be in (0, 1), got {value}")
+        if key == "max_fp" and isinstance(value, int | float) and not 0 <= value <= 1:
+            raise MeasureError(f"measure {measure.name!r}: max_fp must be in [0, 1], got {value}")
         if key == "rel" and isinstance(value, int) and value < 0:
             raise MeasureError(f"measure {measure.name!r}: rel must be >= 0, got {value}")
         if value == known[key]:

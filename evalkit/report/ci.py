@@ -309,11 +309,15 @@ def _code(name: str) -> str:
 
 def change_lines(verdict: GateVerdict) -> list[str]:
     """One plain line per compared system: what changed against the baseline
-    (:func:`evalkit.gates.change_sentence`), for a terminal; empty without a change."""
+    (:func:`evalkit.gates.change_sentence`), then the abstention AUC against the baseline of
+    each system an abstention gate names (``GateVerdict.abstention_lines``), for a terminal;
+    empty without a change."""
     change = verdict.change
     if change is None:
         return []
-    return [change_sentence(change, system) for system in change.compared]
+    return [change_sentence(change, system) for system in change.compared] + (
+        verdict.abstention_lines()
+    )
 
 
 def verdict_line(verdict: GateVerdict, *, code: Callable[[str], str] = str) -> str:
@@ -352,7 +356,8 @@ def gates_markdown(
     system, with the languages and the query counts; "N of M checks evaluated"); the fixture
     ``title``, the baseline and gates files and the test; "What changed" (each compared
     system's significant changes, worst first, else its primary measures: before, after,
-    change with interval, adjusted p-value, queries worse / better / unchanged); "Where" (the
+    change with interval, adjusted p-value, queries worse / better / unchanged; then the
+    abstention AUC against the baseline of each system an abstention gate names); "Where" (the
     languages of those rows, marked where one moved differently from the whole, and the worst
     queries by ID); latency
     before and after; the failing checks; notes (changed definitions, systems left out, checks
@@ -456,6 +461,9 @@ def _change_sections(verdict: GateVerdict, change: Change, max_lines: int) -> li
         "the HTML report lists every measure",
     )
     lines.append("")
+    abstaining = verdict.abstention_lines()
+    if abstaining:
+        lines += [*(f"- {_plain(text)}" for text in abstaining), ""]
     where: list[list[object]] = []
     worst_lines = []
     for row in shown:

@@ -471,9 +471,11 @@ def abstention_figure(
     """Abstention of each system (the frames of :func:`evalkit.stats.abstention`, overall rows).
 
     Left: ``NoResult`` against ``NoAnswerFP`` over every threshold, one step line per system,
-    its operating point marked with a dot. Right: each system's confidences (top scores) of
-    answerable and no-answer queries side by side (box plots; queries without a result left
-    out), so a reader sees whether a threshold can separate them. Names only, never text."""
+    its operating point marked with a dot. Right: each system's confidences of answerable
+    and no-answer queries side by side (box plots; queries without a result left out), so a
+    reader sees whether a threshold can separate them; each title says where the system's
+    confidences came from (``queries``' ``source``: declared by the system, or its top
+    scores). Names only, never text."""
     height = 1.2 + 0.8 * max(len(systems), 4)
     figure = Figure(figsize=(11.0, height))
     grid = figure.add_gridspec(max(len(systems), 1), 2, width_ratios=[1.0, 1.0])
@@ -518,9 +520,13 @@ def abstention_figure(
             patch.set_facecolor(color)
         axes.set_yticks([1, 2], ["answerable", "no-answer"], fontsize="small")
         axes.invert_yaxis()
-        axes.set_title(plot_label(system), fontsize="small", loc="left")
+        sources = queries.loc[queries["system"] == system, "source"]
+        source = str(sources.iloc[0]) if "source" in queries and len(sources) else "top score"
+        axes.set_title(f"{plot_label(system)} ({source})", fontsize="small", loc="left")
         axes.tick_params(axis="x", labelsize="small")
-    figure.text(0.75, 0.01, "confidence (top score), each system on its own scale", ha="center")
+    figure.text(
+        0.75, 0.01, "confidence (declared, or top score), each system on its own scale", ha="center"
+    )
     figure.subplots_adjust(
         left=0.07, right=0.98, bottom=0.7 / height, top=1 - 0.4 / height, wspace=0.3, hspace=0.9
     )

@@ -5,7 +5,9 @@
   colour is never the only signal. It holds fixed words and numbers only, escaped anyway.
 - :func:`first_screen`: the report's first screen from the one gate verdict
   (:func:`evalkit.gates.gate_verdict`): the PASS/FAIL/ERROR badge with "N of M checks
-  evaluated"; what changed against the baseline with direction and significance; where (the
+  evaluated"; what changed against the baseline with direction and significance (and, for
+  each system an abstention gate names, its abstention AUC before and after with the paired
+  interval); where (the
   languages that moved differently from the whole, the worst queries by ID); latency before
   and after. Without a baseline it says that the report compares systems with a base system
   within one run, not a change. Blocks carry ``data-evalkit`` (``verdict``, ``change``,
@@ -229,6 +231,9 @@ def first_screen(verdict: GateVerdict, *, base: str) -> str:
         lines.append(
             f'<p style="margin:0.2em 0">{html.escape(change_sentence(change, system))}</p>'
         )
+    lines += [
+        f'<p style="margin:0.2em 0">{html.escape(line)}</p>' for line in verdict.abstention_lines()
+    ]
     failed = verdict.failed_text()
     if failed:
         lines.append(f'<p style="margin:0.2em 0">{html.escape(failed[0].upper() + failed[1:])}</p>')

@@ -13,6 +13,9 @@ from evalkit._lazy import lazy_attributes
 if TYPE_CHECKING:
     from evalkit.results._format import (
         ALL_LANGUAGES as ALL_LANGUAGES,
+        CONFIDENCE_DECLARED as CONFIDENCE_DECLARED,
+        CONFIDENCE_SOURCES as CONFIDENCE_SOURCES,
+        CONFIDENCE_TOP_SCORE as CONFIDENCE_TOP_SCORE,
         MEASURES_VERSION as MEASURES_VERSION,
         NONDETERMINISTIC_KEYS as NONDETERMINISTIC_KEYS,
         RANGE_SLACK as RANGE_SLACK,
@@ -22,11 +25,13 @@ if TYPE_CHECKING:
         machine_record as machine_record,
         read_json_object as read_json_object,
         read_report as read_report,
+        report_confidence as report_confidence,
         report_list as report_list,
         report_means as report_means,
         report_measure_order as report_measure_order,
         report_name as report_name,
         report_per_query as report_per_query,
+        report_query_languages as report_query_languages,
         short_repr as short_repr,
         write_report as write_report,
     )

@@ -29,10 +29,19 @@ Schema ``evalkit.report/1`` (keys in camelCase)::
                               when no query has a value (else ``n`` counts those that have
                               one). It stays in ``settings.measures``; readers (gates, diff)
                               treat a measure listed there but absent as not evaluated.
-    confidence                {system: {query_id: score}}: each query's top result's score
-                              (rank 1), the confidence of abstention gates
-                              (:mod:`evalkit.stats`' ``abstention``); a query without a
-                              result is left out (confidence -inf: never answered)
+    confidence                {system: {query_id: score}}: each query's confidence, the
+                              confidence of abstention gates (:mod:`evalkit.stats`'
+                              ``abstention``): the one the system declared (a Retriever's
+                              ``confidence(query, hits)``, a JSONL run's ``confidence``
+                              field, an ``http:`` response's) or else its top result's score
+                              (rank 1); a query without a result is left out (confidence
+                              -inf: never answered)
+    confidenceSource          (only when a system declared its confidence) {system:
+                              "declared"} for those systems; a system absent from it has
+                              "top score" (so reports of systems that declare nothing are
+                              unchanged)
+    queryLanguages            {query_id: language}: each query's language (per-language
+                              abstention gates)
     failures                  [{system, queryId, language, kind, chunkIds}]
     systemNotes               {system: notes} of systems that give notes (a run file: latency
                               "not measured", queriesMissing, missingQueryIds)
@@ -73,6 +82,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ALL_LANGUAGES",
+    "CONFIDENCE_DECLARED",
+    "CONFIDENCE_SOURCES",
+    "CONFIDENCE_TOP_SCORE",
     "MEASURES_VERSION",
     "NONDETERMINISTIC_KEYS",
     "RANGE_SLACK",
@@ -82,11 +94,13 @@ __all__ = [
     "machine_record",
     "read_json_object",
     "read_report",
+    "report_confidence",
     "report_list",
     "report_means",
     "report_measure_order",
     "report_name",
     "report_per_query",
+    "report_query_languages",
     "short_repr",
     "write_report",
 ]
@@ -98,6 +112,10 @@ MEASURES_VERSION = "1"
 NONDETERMINISTIC_KEYS = frozenset({"latency", "machine"})
 #: How far outside its range (float rounding) a measure value read from a report may be.
 RANGE_SLACK: Final = 1e-9
+#: Where a system's confidences came from: declared by the system, or its top results' scores.
+CONFIDENCE_DECLARED: Final = "declared"
+CONFIDENCE_TOP_SCORE: Final = "top score"
+CONFIDENCE_SOURCES: Final = (CONFIDENCE_DECLARED, CONFIDENCE_TOP_SCORE)
 
 
 def machine_record() -> dict[str, Any]:
@@ -236,6 +254,49 @@ def report_per_query(
             for query_id, values in _object(queries, role, where).items()
         }
     return result
+
+
+def report_confidence(
+    report: Mapping[str, Any], role: str
+) -> tuple[dict[str, dict[str, float]], dict[str, str]] | None:
+    """``({system: {query_id: confidence}}, {system: source})`` from ``confidence`` and
+    ``confidenceSource`` (source :data:`CONFIDENCE_DECLARED` or :data:`CONFIDENCE_TOP_SCORE`
+    for every system of ``confidence``), or None for a report without a ``confidence``
+    section (an older evalkit, or a baseline written before baselines kept it). InputError
+    for a malformed section (a non-finite confidence, an unknown source)."""
+    if report.get("confidence") is None:
+        return None
+    values = {
+        system: {
+            query_id: _number(value, role, f"confidence[{_shown(system)}][{_shown(query_id)}]")
+            for query_id, value in _object(queries, role, f"confidence[{_shown(system)}]").items()
+        }
+        for system, queries in _object(report["confidence"], role, "confidence").items()
+    }
+    declared = _object(report.get("confidenceSource", {}), role, "confidenceSource")
+    for system, source in declared.items():
+        if source != CONFIDENCE_DECLARED or system not in values:
+            raise InputError(
+                f"{role}: confidenceSource[{_shown(system)}] should be {CONFIDENCE_DECLARED!r} "
+                "for a system of the confidence section; the file was edited or damaged"
+            )
+    sources = {s: CONFIDENCE_DECLARED if s in declared else CONFIDENCE_TOP_SCORE for s in values}
+    return values, sources
+
+
+def report_query_languages(report: Mapping[str, Any], role: str) -> dict[str, str] | None:
+    """``{query_id: language}`` from ``queryLanguages``, or None for a report without it (an
+    older evalkit)."""
+    if report.get("queryLanguages") is None:
+        return None
+    languages = _object(report["queryLanguages"], role, "queryLanguages")
+    for query_id, language in languages.items():
+        if not isinstance(language, str) or _shown(language) == "<key>":
+            raise InputError(
+                f"{role}: queryLanguages[{_shown(query_id)}] should be a language code; the "
+                "file was edited or damaged"
+            )
+    return dict(languages)
 
 
 def report_list(report: Mapping[str, Any], key: str, role: str) -> list[Any]:

@@ -33,8 +33,15 @@ Rules (the deterministic projection depends on nothing else):
   (:func:`evalkit.measures.documents.document_judgments`), so they equal document-level
   evaluation with max-aggregated qrels. Its span measures are computed as for any system, on
   chunks chosen knowing the judgments: optimistic (an upper bound).
+- A system with a ``confidence(query, hits)`` method (:mod:`evalkit.systems.protocol`; a
+  JSONL run with ``confidence`` fields, an ``http:`` system with a ``confidence`` pointer)
+  declares each answered query's confidence; it must declare one for every query it answers
+  or for none (``InputError`` naming the system and a query otherwise).
+  :meth:`Evaluation.confidences` gives every query's confidence and its source: declared, or
+  the top result's score.
 - With ``repeats >= 2`` every system runs again; its definition hash (``canonical_hash`` of
-  ``definition()``) and its rankings (chunk IDs, ranks, scores, grades) must be identical, else
+  ``definition()``) and its rankings (chunk IDs, ranks, scores, grades, declared confidences)
+  must be identical, else
   ``DeterminismError`` naming the system. Measure values and failures are pure functions of the
   rankings, and the report's definition hashes of the definitions, so this checks the whole
   deterministic projection; latency is excluded.
@@ -48,13 +55,21 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, cast
 
+import numpy as np
 import pandas as pd
 
 from evalkit.errors import DeterminismError, InputError
 from evalkit.measures import aggregate, parse_measure, score
 from evalkit.measures.documents import DOCUMENT_LEVEL_KEY, document_judgments
+from evalkit.measures.names import SUMMARY_MEASURE_NAMES, summary_measure_problem
 from evalkit.measures.spans import QuerySpans, context_precision_recall
-from evalkit.run._systems_run import SystemsRun, run_systems as run_systems_here
+from evalkit.results import CONFIDENCE_DECLARED, CONFIDENCE_TOP_SCORE
+from evalkit.run._systems_run import (
+    CONFIDENCE_COLUMN,
+    RANKING_COLUMNS,
+    SystemsRun,
+    run_systems as run_systems_here,
+)
 from evalkit.safety.arguments import path_argument
 from evalkit.safety.canonical import canonical_hash
 from evalkit.safety.names import safe_id
@@ -72,6 +87,18 @@ NO_ANSWER_MEASURE = "NoAnswerFP"
 NO_RESULT_MEASURE = "NoResult"
 PER_QUERY_COLUMNS = ["system", "query_id", "language", "answerable", "measure", "value"]
 FAILURE_COLUMNS = ["system", "query_id", "language", "kind", "chunk_ids"]
+DECLARED_COLUMNS = ["system", "query_id", "confidence"]
+CONFIDENCE_COLUMNS = ["system", "query_id", "language", "answerable", "confidence", "source"]
+
+
+def _no_declared() -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "system": pd.Series(dtype=object),
+            "query_id": pd.Series(dtype=object),
+            "confidence": pd.Series(dtype="float64"),
+        }
+    )
 
 
 @dataclass(frozen=True)
@@ -93,6 +120,9 @@ class Evaluation:
     - ``definitions``: each system's ``definition()`` — private, never published raw
     - ``notes``: per system with a ``notes()`` method (a ``run:`` file), its ID-and-count-only
       notes, e.g. ``{"latency": "not measured", "queriesMissing": 3, ...}``
+    - ``declared_confidence``: ``system, query_id`` (str), ``confidence`` (float64): the
+      confidence each system that declares one declared for each query it answered (module
+      docstring); :meth:`confidences` gives every query's
     """
 
     fixture: Fixture
@@ -105,6 +135,36 @@ class Evaluation:
     definitions: dict[str, dict[str, Any]] = field(repr=False)
     repeats: int = 2
     notes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    declared_confidence: pd.DataFrame = field(default_factory=_no_declared, repr=False)
+
+    def confidence_sources(self) -> dict[str, str]:
+        """``{system: "declared" | "top score"}``: where each system's confidences come from
+        (:data:`~evalkit.results.CONFIDENCE_DECLARED`: the system declared them)."""
+        declared = set(self.declared_confidence["system"])
+        return {
+            s: CONFIDENCE_DECLARED if s in declared else CONFIDENCE_TOP_SCORE for s in self.systems
+        }
+
+    def confidences(self) -> pd.DataFrame:
+        """Each query's confidence, what abstention thresholds compare: columns ``system,
+        query_id, language`` (str), ``answerable`` (bool), ``confidence`` (float64: the
+        declared one, else the top result's score; ``-inf`` for a query without a result,
+        never answered) and ``source`` (``"declared"`` or ``"top score"``, per system). One
+        row per (system, query), in ``per_query`` order."""
+        queries = self.per_query[["system", "query_id", "language", "answerable"]]
+        queries = queries.drop_duplicates(["system", "query_id"])
+        top = self.rankings.loc[self.rankings["rank"] == 1, ["system", "query_id", "score"]]
+        frame = queries.merge(top, on=["system", "query_id"], how="left")
+        declared = self.declared_confidence
+        if len(declared):
+            frame = frame.merge(declared, on=["system", "query_id"], how="left")
+            sources = frame["system"].map(self.confidence_sources())
+            frame["score"] = frame["score"].where(
+                sources != CONFIDENCE_DECLARED, frame["confidence"]
+            )
+        frame["confidence"] = frame["score"].fillna(-np.inf).astype("float64")
+        frame["source"] = frame["system"].map(self.confidence_sources()).astype(object)
+        return frame[CONFIDENCE_COLUMNS].reset_index(drop=True)
 
     @property
     def deterministic(self) -> bool | None:
@@ -252,8 +312,10 @@ class Evaluation:
 
         ``rankings`` has columns ``query_id``, ``chunk_id`` (or ``doc_id``, as
         :func:`~evalkit.formats.read_run` reads) and ``score``; optionally ``system``
-        (default ``run``) and ``rank`` (what orders each system's rows for a query; default:
-        the row order). Ranks are renumbered 1, 2, ... in that order.
+        (default ``run``), ``rank`` (what orders each system's rows for a query; default:
+        the row order) and ``confidence`` (a query's declared confidence, the same on each of
+        its rows; NaN or absent: none declared, as :func:`~evalkit.formats.read_run_file`
+        reads it with ``with_confidence=True``). Ranks are renumbered 1, 2, ... in that order.
         Rows past ``k`` (default: the deepest rank) are cut; rows of queries the fixture
         does not have are left out. ``measures`` as in :func:`evaluate`.
         """
@@ -297,10 +359,14 @@ class Evaluation:
         order = {q.id: i for i, q in enumerate(fixture.queries)}
         frame = (
             frame.assign(_s=frame["system"].map(systems.index), _q=frame["query_id"].map(order))
-            .sort_values(["_s", "_q", "rank"], kind="stable")[
-                ["system", "query_id", "rank", "chunk_id", "score", "grade"]
-            ]
+            .sort_values(["_s", "_q", "rank"], kind="stable")
             .reset_index(drop=True)
+        )
+        if CONFIDENCE_COLUMN not in frame.columns:
+            frame[CONFIDENCE_COLUMN] = np.nan
+        frame, declared = _split_confidence(
+            frame.astype({CONFIDENCE_COLUMN: "float64"})[[*RANKING_COLUMNS, CONFIDENCE_COLUMN]],
+            systems,
         )
         ranking_measures, all_measures = _measure_lists(measures, k)
         definitions: dict[str, dict[str, Any]] = {s: {} for s in systems}
@@ -331,6 +397,7 @@ class Evaluation:
             latency=latency,
             definitions=definitions,
             repeats=1,
+            declared_confidence=declared,
         )
 
     def __repr__(self) -> str:
@@ -373,6 +440,9 @@ def _measure_lists(
 def _checked_measures(measures: Sequence[str], k: int) -> tuple[str, ...]:
     """Canonical names of ``measures``; a cutoff above ``k`` is an ``InputError`` saying why."""
     parsed = [parse_measure(m) for m in measures]
+    summaries = [str(m) for m in parsed if m.name in SUMMARY_MEASURE_NAMES]
+    if summaries:
+        raise InputError(summary_measure_problem(summaries[0]))
     above = [str(m) for m in parsed if m.cutoff is not None and m.cutoff > k]
     if above:
         raise InputError(
@@ -480,6 +550,7 @@ def evaluate(
         _check_same(rankings, again)
         latency_frames.append(latency)
     systems_run = tuple(definitions)
+    rankings, declared = _split_confidence(rankings, systems_run)
     per_query = _measure(
         fixture,
         rankings,
@@ -500,7 +571,47 @@ def evaluate(
         definitions=definitions,
         repeats=repeats,
         notes=notes,
+        declared_confidence=declared,
     )
+
+
+def _split_confidence(
+    rankings: pd.DataFrame, systems: Sequence[str]
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``(rankings without the confidence column, declared confidences)``: each query's
+    confidence (its rank-1 row's) for the systems that declared one. A system that declared
+    a confidence for some queries it answered and not for others, or two values for one
+    query, is an ``InputError`` naming it and the first such query."""
+    values = rankings[CONFIDENCE_COLUMN]
+    stripped = rankings.drop(columns=CONFIDENCE_COLUMN)
+    if values.isna().all():
+        return stripped, _no_declared()
+    spread = rankings.groupby(["system", "query_id"], sort=False)[CONFIDENCE_COLUMN].nunique(
+        dropna=False
+    )
+    mixed = spread[spread > 1]
+    if len(mixed):
+        system, query_id = mixed.index[0]
+        raise InputError(
+            f"system {system!r} declared more than one confidence for query {query_id!r}; a "
+            "confidence belongs to the query: give one value for all its results"
+        )
+    top = rankings.loc[rankings["rank"] == 1, ["system", "query_id", CONFIDENCE_COLUMN]]
+    declared_by = top.groupby("system", sort=False)[CONFIDENCE_COLUMN]
+    for system in systems:
+        if system not in declared_by.groups:
+            continue
+        mine = top[top["system"] == system]
+        missing = mine[mine[CONFIDENCE_COLUMN].isna()]
+        if 0 < len(missing) < len(mine):
+            raise InputError(
+                f"system {system!r} declared a confidence for {len(mine) - len(missing)} of the "
+                f"{len(mine)} queries it answered, not for query {missing['query_id'].iloc[0]!r} "
+                f"(and {len(missing) - 1} more); declare one for every query it answers, or for "
+                "none (then its top result's score is the confidence)"
+            )
+    declared = top[top[CONFIDENCE_COLUMN].notna()].reset_index(drop=True)
+    return stripped, declared[DECLARED_COLUMNS].astype({"confidence": "float64"})
 
 
 def _measure(
@@ -640,12 +751,12 @@ def _check_same_definitions(
 
 def _check_same(rankings: pd.DataFrame, again: pd.DataFrame) -> None:
     """Raise ``DeterminismError`` naming the (system, query_id) pairs whose rankings differ."""
-    columns = ["rank", "chunk_id", "score", "grade"]
+    columns = ["rank", "chunk_id", "score", "grade", CONFIDENCE_COLUMN]
     if rankings.reset_index(drop=True).equals(again.reset_index(drop=True)):
         return  # identical frames (the usual case): no need to compare pair by pair
     left, right = (
         {
-            key: group[columns].to_numpy().tolist()
+            key: group[columns].astype(object).where(group[columns].notna(), None).values.tolist()
             for key, group in frame.groupby(["system", "query_id"], sort=False)
         }
         for frame in (rankings, again)

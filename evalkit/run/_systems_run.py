@@ -4,14 +4,16 @@ runs in process, and the pieces its forked (``_parallel``) and Dask
 
 Each system is built, indexes the fixture's chunks and answers every query; hits are
 deduplicated by chunk ID and cut at ``k`` (:func:`deduplicated`). A run is a :data:`SystemsRun`:
-``rankings`` (columns :data:`RANKING_COLUMNS`), ``latency`` (:data:`LATENCY_COLUMNS`), the
+``rankings`` (columns :data:`RANKING_COLUMNS` and :data:`CONFIDENCE_COLUMN`, the confidence a
+system declares for a query, so it travels with the rankings through every runner and
+their repeats are compared whole), ``latency`` (:data:`LATENCY_COLUMNS`), the
 systems' definitions and their notes.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
@@ -23,13 +25,19 @@ from evalkit.errors import EvalkitError, InputError, portable_error
 from evalkit.safety.interrupts import deferred
 from evalkit.safety.names import check_name, safe_id
 from evalkit.systems.progress import indexing_progress
-from evalkit.systems.protocol import hits_of, provide_aliases, running_user_code
+from evalkit.systems.protocol import (
+    declared_confidence,
+    hits_of,
+    provide_aliases,
+    running_user_code,
+)
 
 if TYPE_CHECKING:
     from evalkit.fixtures import Fixture
     from evalkit.systems.protocol import Retriever
 
 __all__ = [
+    "CONFIDENCE_COLUMN",
     "LATENCY_COLUMNS",
     "RANKING_COLUMNS",
     "SystemsRun",
@@ -41,41 +49,48 @@ __all__ = [
 ]
 
 RANKING_COLUMNS = ["system", "query_id", "rank", "chunk_id", "score", "grade"]
+CONFIDENCE_COLUMN = "confidence"
+"""The last column of a run's rankings: the query's declared confidence on each of its rows
+(NaN: none declared); :func:`evalkit.run.evaluate` moves it to ``Evaluation.confidence``."""
 LATENCY_COLUMNS = ["system", "query_id", "repeat", "latency_ms"]
 
 _SEE_IN_PYTHON = "call it in Python to see the message"
 
 
-def _timed(
-    search: Callable[[Any, int], Any], query: Any, k: int, name: str
-) -> tuple[list[Any], float]:
-    """``(hits, elapsed ms)`` of one ``search`` call of system ``name``. The time covers the call
-    (and running a returned generator to its end: the system's own work); the hits are checked
-    after it (:func:`~evalkit.systems.protocol.hits_of`). A search that raises is a
-    :class:`SystemFailedError` (the exception's message is not shown), one that returns no
-    sequence of hits an ``InputError``."""
+def _timed(system: Any, query: Any, k: int, name: str) -> tuple[list[Any], float, float]:
+    """``(hits, elapsed ms, declared confidence)`` of one ``search`` call of system ``name``.
+    The time covers the call (and running a returned generator to its end: the system's own
+    work) and the system's optional ``confidence(query, hits)``
+    (:func:`~evalkit.systems.protocol.declared_confidence`; NaN when it declares none), not
+    evalkit's check of the hits (:func:`~evalkit.systems.protocol.hits_of`). A search that
+    raises is a :class:`SystemFailedError` (the exception's message is not shown), one that
+    returns no sequence of hits an ``InputError``."""
     who = f"system {name!r}"
     with running_user_code(who, f"in search(query {query.id!r}, k={k})", _SEE_IN_PYTHON):
         started = time.perf_counter_ns()
-        result = search(query, k)
+        result = system.search(query, k)
         if isinstance(result, Iterator):
             result = list(result)
-        elapsed = (time.perf_counter_ns() - started) / 1e6
+        elapsed = time.perf_counter_ns() - started
         hits = hits_of(result, who, query.id)
-    return hits, elapsed
+        started = time.perf_counter_ns()
+        declared = declared_confidence(system, query, hits, who)
+        elapsed += time.perf_counter_ns() - started
+    return hits, elapsed / 1e6, np.nan if declared is None else declared
 
 
 def _search_all(
     system: Retriever, queries: Iterable[Any], k: int, concurrency: int, name: str
-) -> Iterable[tuple[Any, list[Any], float]]:
-    """``(query, hits, elapsed ms)`` per query, in query order, whatever the completion order."""
+) -> Iterable[tuple[Any, list[Any], float, float]]:
+    """``(query, hits, elapsed ms, confidence)`` per query, in query order, whatever the
+    completion order."""
     if concurrency <= 1 or not getattr(system, "concurrent_searches", False):
         for query in queries:
-            yield (query, *_timed(system.search, query, k, name))
+            yield (query, *_timed(system, query, k, name))
         return
     with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="evalkit-search") as pool:
         listed = list(queries)
-        futures = [pool.submit(_timed, system.search, query, k, name) for query in listed]
+        futures = [pool.submit(_timed, system, query, k, name) for query in listed]
         try:
             for query, future in zip(listed, futures, strict=True):
                 yield (query, *future.result())
@@ -97,7 +112,7 @@ def run_systems(  # noqa: PLR0917 - called positionally by evaluate and run_one_
     from evalkit.systems.reference import resolve_system
 
     grades = {(q.id, j.chunk_id): j.grade for q in fixture.queries for j in q.judgments}
-    ranking_rows: list[tuple[str, str, int, str, float, int]] = []
+    ranking_rows: list[tuple[str, str, int, str, float, int, float]] = []
     latency_rows: list[tuple[str, str, int, float]] = []
     definitions: dict[str, dict[str, Any]] = {}
     for position, spec in enumerate(specs, start=1):
@@ -134,11 +149,20 @@ def run_systems(  # noqa: PLR0917 - called positionally by evaluate and run_one_
                 disable=not progress,
                 leave=False,
             )
-            for query, hits, elapsed_ms in _search_all(system, queries, k, concurrency, name):
+            searched = _search_all(system, queries, k, concurrency, name)
+            for query, hits, elapsed_ms, declared in searched:
                 latency_rows.append((name, query.id, repeat, elapsed_ms if measured else np.nan))
                 ranked = deduplicated(name, query.id, hits, k, fixture)
                 ranking_rows += [
-                    (name, query.id, rank, chunk_id, hit_score, grades.get((query.id, chunk_id), 0))
+                    (
+                        name,
+                        query.id,
+                        rank,
+                        chunk_id,
+                        hit_score,
+                        grades.get((query.id, chunk_id), 0),
+                        declared,
+                    )
                     for rank, (chunk_id, hit_score) in enumerate(ranked, start=1)
                 ]
             system_notes = getattr(system, "notes", None)
@@ -146,7 +170,7 @@ def run_systems(  # noqa: PLR0917 - called positionally by evaluate and run_one_
                 notes[name] = dict(system_notes())
         finally:
             close_system(system)
-    rankings = pd.DataFrame(ranking_rows, columns=RANKING_COLUMNS).astype(
+    rankings = pd.DataFrame(ranking_rows, columns=[*RANKING_COLUMNS, CONFIDENCE_COLUMN]).astype(
         {
             "system": str,
             "query_id": str,
@@ -154,6 +178,7 @@ def run_systems(  # noqa: PLR0917 - called positionally by evaluate and run_one_
             "chunk_id": str,
             "score": "float64",
             "grade": "int64",
+            CONFIDENCE_COLUMN: "float64",
         }
     )
     latency = pd.DataFrame(latency_rows, columns=LATENCY_COLUMNS).astype(

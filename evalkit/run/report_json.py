@@ -12,7 +12,12 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from evalkit.results import MEASURES_VERSION, REPORT_SCHEMA, machine_record
+from evalkit.results import (
+    CONFIDENCE_DECLARED,
+    MEASURES_VERSION,
+    REPORT_SCHEMA,
+    machine_record,
+)
 from evalkit.safety.canonical import canonical_hash
 
 if TYPE_CHECKING:
@@ -103,11 +108,18 @@ def build_report(evaluation: Evaluation) -> dict[str, Any]:
         if not math.isnan(row["value"]):  # n/a: left out (module docstring)
             entry[row["measure"]] = float(row["value"])
     confidence: dict[str, dict[str, float]] = {s: {} for s in evaluation.systems}
-    top = evaluation.rankings[evaluation.rankings["rank"] == 1]
-    scores = top["score"].tolist()
-    for system, query_id, top_score in zip(top["system"], top["query_id"], scores, strict=True):
-        if math.isfinite(top_score):
-            confidence[system][query_id] = float(top_score)
+    confidences = evaluation.confidences()
+    values = confidences["confidence"].tolist()
+    for system, query_id, value in zip(
+        confidences["system"], confidences["query_id"], values, strict=True
+    ):
+        if math.isfinite(value):  # -inf: no result, never answered (left out)
+            confidence[system][query_id] = float(value)
+    declared = {
+        system: source
+        for system, source in evaluation.confidence_sources().items()
+        if source == CONFIDENCE_DECLARED
+    }
     failures = [
         {
             "system": row["system"],
@@ -146,6 +158,9 @@ def build_report(evaluation: Evaluation) -> dict[str, Any]:
         "summaryByLanguage": by_language,
         "perQuery": per_query,
         "confidence": confidence,
+        # only when a system declared its confidences: other reports stay as they were
+        **({"confidenceSource": declared} if declared else {}),
+        "queryLanguages": {q.id: q.language for q in fixture.queries},
         "failures": failures,
         "systemNotes": {
             s: evaluation.notes[s] for s in evaluation.systems if s in evaluation.notes

@@ -4,7 +4,8 @@ The public names are this package's (``from evalkit.stats import compare``); its
 private:
 
 - ``_abstention``: :func:`abstention`, abstention as a curve over every confidence threshold,
-  with its summary (AUC, AURC, operating point) and bootstrap intervals.
+  with its summary (AUC, AURC, operating point) and bootstrap intervals; :func:`auc_change`,
+  the AUC of a change against its baseline, queries resampled jointly.
 - ``_paired``: :func:`compare`, :func:`summarize_with_ci` and their frames; ``_paired_tests``:
   the tests and intervals of one pair (:func:`paired_test`, :func:`bootstrap_ci`,
   :func:`t_interval`, :func:`adjust_pvalues`).
@@ -45,8 +46,10 @@ if TYPE_CHECKING:
         SUMMARY_COLUMNS_ABSTENTION as SUMMARY_COLUMNS_ABSTENTION,
         Abstention as Abstention,
         AbstentionStatistics as AbstentionStatistics,
+        AucChange as AucChange,
         abstention as abstention,
         abstention_statistics as abstention_statistics,
+        auc_change as auc_change,
     )
     from evalkit.stats._multi import (
         ANOVA_COLUMNS as ANOVA_COLUMNS,

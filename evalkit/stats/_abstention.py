@@ -1,8 +1,11 @@
 """Abstention as a curve: "answer nothing below a confidence threshold", over every threshold.
 
-A query's **confidence** is its top result's score (rank 1); a query with no result has
-confidence ``-inf`` and is never answered. At a threshold ``t`` a query is *answered* when its
-confidence is ``>= t`` and returns nothing otherwise. The thresholds are every distinct finite
+A query's **confidence** is the one its system declares (a Retriever's optional
+``confidence(query, hits)``, a JSONL run's ``confidence`` field, an ``http:`` response's
+``confidence`` pointer: :meth:`evalkit.run.Evaluation.confidences`), else its top result's
+score (rank 1); a query with no result has confidence ``-inf`` and is never answered. At a
+threshold ``t`` a query is *answered* when its confidence is ``>= t`` and returns nothing
+otherwise. The thresholds are every distinct finite
 confidence, ascending, then ``+inf`` (nothing answered): the sweep is exact, not a grid.
 Confidences are compared as given (exact float equality: equal scores are one threshold).
 
@@ -52,6 +55,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from evalkit.errors import InputError
+from evalkit.measures.abstention import abstention_measure
 from evalkit.stats._resampling import BLOCK_VALUES, group_seed, random_generator
 
 if TYPE_CHECKING:
@@ -66,8 +70,10 @@ __all__ = [
     "SUMMARY_COLUMNS_ABSTENTION",
     "Abstention",
     "AbstentionStatistics",
+    "AucChange",
     "abstention",
     "abstention_statistics",
+    "auc_change",
 ]
 
 FloatArray = npt.NDArray[np.float64]
@@ -110,6 +116,7 @@ SUMMARY_COLUMNS_ABSTENTION: Final[list[str]] = [
     "system",
     "language",
     "statistic",
+    "measure",
     "value",
     "ci_low",
     "ci_high",
@@ -117,6 +124,7 @@ SUMMARY_COLUMNS_ABSTENTION: Final[list[str]] = [
     "n_answerable",
     "n_no_answer",
     "note",
+    "source",
 ]
 """Columns of :attr:`Abstention.summary` (module docstring)."""
 
@@ -236,6 +244,25 @@ def abstention_statistics(
     )
 
 
+def weighted_auc(
+    confidence: FloatArray, positive: npt.NDArray[np.bool_], weights: FloatArray
+) -> FloatArray:
+    """``(B,)``: the ``auc`` of :func:`abstention_statistics` for each row of ``weights``
+    ``(B, n)``, computed alone (the per-level class sums and one cumulative sum; what
+    :func:`auc_change` needs for each resample, without the rest of the sweep)."""
+    _, level_of = np.unique(confidence, return_inverse=True)
+    order = np.argsort(level_of, kind="stable")
+    first = np.flatnonzero(np.r_[True, np.diff(level_of[order]) != 0])
+    pos = np.add.reduceat((weights * positive)[:, order], first, axis=1)
+    neg = np.add.reduceat((weights * ~positive)[:, order], first, axis=1)
+    below = np.cumsum(neg, axis=1) - neg
+    with np.errstate(invalid="ignore", divide="ignore"):
+        auc: FloatArray = (pos * (below + 0.5 * neg)).sum(axis=1) / (
+            pos.sum(axis=1) * neg.sum(axis=1)
+        )
+    return auc
+
+
 def stratified_counts(
     answerable: npt.ArrayLike, rng: np.random.Generator, n_resamples: int
 ) -> FloatArray:
@@ -274,6 +301,77 @@ def _resampled_statistics(
 
 
 @dataclass(frozen=True)
+class AucChange:
+    """The AUC of a change against its baseline (:func:`auc_change`): ``before``, ``after``,
+    ``diff = after - before`` and its percentile interval ``ci_low``, ``ci_high`` (NaN
+    without both classes), the class sizes ``n_answerable``, ``n_no_answer``, and ``note``
+    (:data:`NO_NO_ANSWER` or :data:`NO_ANSWERABLE` where it applies, else "")."""
+
+    before: float
+    after: float
+    diff: float
+    ci_low: float
+    ci_high: float
+    n_answerable: int
+    n_no_answer: int
+    note: str
+
+
+def auc_change(
+    before: npt.ArrayLike,
+    after: npt.ArrayLike,
+    answerable: npt.ArrayLike,
+    *,
+    system: str = "",
+    language: str = ALL_LANGUAGES,
+    confidence: float = 0.95,
+    n_resamples: int = 2000,
+    seed: int = 0,
+) -> AucChange:
+    """The AUC of ``after`` against ``before`` on the same ``n`` queries, paired.
+
+    ``before``, ``after`` ``(n,)``: each query's confidence in the baseline and in the
+    change (``-inf``: no result); ``answerable`` ``(n,)``. The queries are resampled
+    *jointly*: one stratified bootstrap resample (each class to its own size, as
+    :func:`abstention`'s intervals) weighs both sides alike, and the interval is the
+    percentile interval of the resampled ``AUC(after) - AUC(before)``. The generator is
+    derived from ``seed`` and the (``system``, ``language``) key under the name
+    ``"abstention-change"``, as every seeded statistic of :mod:`evalkit.stats`."""
+    if not 0.0 < confidence < 1.0 or n_resamples < 1:
+        raise InputError("auc_change: confidence must be in (0, 1) and n_resamples >= 1")
+    positive = np.asarray(answerable, dtype=bool)
+    old, new = np.asarray(before, dtype=np.float64), np.asarray(after, dtype=np.float64)
+    if old.shape != positive.shape or new.shape != positive.shape:
+        raise InputError("auc_change: before, after and answerable must be n values each")
+    n_pos, n_neg = int(positive.sum()), int((~positive).sum())
+    first = float(abstention_statistics(old, positive).auc[0])
+    second = float(abstention_statistics(new, positive).auc[0])
+    note = NO_NO_ANSWER if n_neg == 0 else NO_ANSWERABLE if n_pos == 0 else ""
+    low = high = np.nan
+    if not note:
+        rng = random_generator(
+            group_seed(seed, "abstention-change", ("system", "language"), (system, language))
+        )
+        rows = max(1, BLOCK_VALUES // max(1, positive.shape[0]))
+        diffs: list[FloatArray] = []
+        for start in range(0, n_resamples, rows):
+            counts = stratified_counts(positive, rng, min(rows, n_resamples - start))
+            diffs.append(weighted_auc(new, positive, counts) - weighted_auc(old, positive, counts))
+        tail = (1.0 - confidence) / 2.0
+        low, high = (float(v) for v in np.quantile(np.concatenate(diffs), [tail, 1.0 - tail]))
+    return AucChange(
+        before=first,
+        after=second,
+        diff=second - first,
+        ci_low=low,
+        ci_high=high,
+        n_answerable=n_pos,
+        n_no_answer=n_neg,
+        note=note,
+    )
+
+
+@dataclass(frozen=True)
 class Abstention:
     """The result of :func:`abstention`.
 
@@ -284,11 +382,15 @@ class Abstention:
       (the primary measure's name), ``value`` (its mean over answerable queries, abstained
       queries scored 0).
     - ``summary``: columns :data:`SUMMARY_COLUMNS_ABSTENTION`, one row per (system, language,
-      statistic in :data:`ABSTENTION_STATISTICS`): ``value``, its percentile bootstrap
+      statistic in :data:`ABSTENTION_STATISTICS`): ``measure`` (the statistic's name in the
+      measure catalog, :mod:`evalkit.measures.abstention`: ``AbstentionAUC``, ``AURC``,
+      ``OpNoResult(max_fp=0.34)``, ...), ``value``, its percentile bootstrap
       interval ``ci_low``, ``ci_high``, ``target`` (the operating point's ``NoAnswerFP``
-      target), the class sizes, and ``note`` (:data:`NO_NO_ANSWER` where it applies, else "").
+      target), the class sizes, ``note`` (:data:`NO_NO_ANSWER` where it applies, else "") and
+      ``source``: where the system's confidences came from, ``"declared"`` by the system or
+      its ``"top score"`` (:meth:`evalkit.run.Evaluation.confidences`).
     - ``queries``: one row per (system, query): ``system, query_id, language`` (str),
-      ``answerable`` (bool), ``confidence`` (float, ``-inf`` without a result).
+      ``answerable`` (bool), ``confidence`` (float, ``-inf`` without a result), ``source``.
     """
 
     curve: pd.DataFrame
@@ -328,16 +430,10 @@ def abstention(
     if primary not in evaluation.measures:
         raise InputError(f"abstention: {primary!r} is not a measure of this evaluation")
     per_query = evaluation.per_query
-    queries = per_query[["system", "query_id", "language", "answerable"]].drop_duplicates(
-        ["system", "query_id"]
-    )
     values = per_query.loc[per_query["measure"] == primary, ["system", "query_id", "value"]]
-    rankings = evaluation.rankings
-    top = rankings.loc[rankings["rank"] == 1, ["system", "query_id", "score"]]
-    frame = queries.merge(values, on=["system", "query_id"], how="left").merge(
-        top, on=["system", "query_id"], how="left"
-    )
-    frame["score"] = frame["score"].fillna(-np.inf)
+    frame = evaluation.confidences().merge(values, on=["system", "query_id"], how="left")
+    sources = evaluation.confidence_sources()
+    measures = {name: abstention_measure(name, max_no_answer_fp) for name in ABSTENTION_STATISTICS}
     tail = (1.0 - confidence) / 2.0
     curves: list[pd.DataFrame] = []
     summaries: list[dict[str, object]] = []
@@ -347,7 +443,7 @@ def abstention(
             (str(lang), part) for lang, part in rows.groupby("language", sort=True)
         ]
         for language, part in groups:
-            conf = part["score"].to_numpy(dtype=float)
+            conf = part["confidence"].to_numpy(dtype=float)
             answerable = part["answerable"].to_numpy(dtype=bool)
             value = part["value"].to_numpy(dtype=float)
             observed = abstention_statistics(
@@ -398,6 +494,7 @@ def abstention(
                         "system": system,
                         "language": language,
                         "statistic": name,
+                        "measure": measures[name],
                         "value": float(observed.statistic(name)[0]),
                         "ci_low": float(low),
                         "ci_high": float(high),
@@ -405,6 +502,7 @@ def abstention(
                         "n_answerable": n_pos,
                         "n_no_answer": n_neg,
                         "note": note if name != "aurc" or n_pos == 0 else "",
+                        "source": sources[system],
                     }
                 )
     curve = (
@@ -413,9 +511,7 @@ def abstention(
         else pd.DataFrame({c: pd.Series(dtype=object) for c in CURVE_COLUMNS})
     )
     summary = pd.DataFrame(summaries, columns=SUMMARY_COLUMNS_ABSTENTION)
-    queries_frame = frame[["system", "query_id", "language", "answerable", "score"]].rename(
-        columns={"score": "confidence"}
-    )
+    queries_frame = frame[["system", "query_id", "language", "answerable", "confidence", "source"]]
     return Abstention(
         curve=curve[CURVE_COLUMNS],
         summary=summary,

@@ -9,6 +9,8 @@
   is the nesting depth (at most ``MAX_DEPTH``, without recursion). Every hit is checked (its
   chunk ID and score pointers, their types, a finite score); the first ``k`` distinct ones are
   kept, and a later hit repeating a kept chunk ID is an error (or skipped, ``keep_first``).
+  With a ``confidence`` pointer (from the top of the document, outside the hits list), the
+  number there is the query's declared confidence (:meth:`HitStream.confidence`).
   Repeats between two hits both past the first ``k`` distinct ones are not looked for: memory
   is O(k), whatever the response's length.
 
@@ -142,8 +144,21 @@ class HitStream:
     ``feed`` takes decoded bytes; ``close`` returns ``[(chunk_id, score), ...]`` (at most ``k``).
     """
 
-    def __init__(self, *, hits: str, chunk_id: str, score: str, k: int, keep_first: bool) -> None:
+    def __init__(
+        self,
+        *,
+        hits: str,
+        chunk_id: str,
+        score: str,
+        k: int,
+        keep_first: bool,
+        confidence: str | None = None,
+    ) -> None:
         self._hits, self._chunk, self._score = _parts(hits), _parts(chunk_id), _parts(score)
+        # the query's declared confidence: a pointer from the top, outside the hits list
+        self._confidence_pointer = confidence
+        self._confidence = _parts(confidence) if confidence else None
+        self._confidence_value: tuple[str, Any] | None = None
         self._pointers = {"chunk": chunk_id, "score": score}
         self._k, self._keep_first = k, keep_first
         self._events = ijson.sendable_list()
@@ -194,6 +209,26 @@ class HitStream:
             )
         return list(self._kept.items())
 
+    def confidence(self) -> float | None:
+        """The response's declared confidence (the ``confidence`` pointer), once ``close``
+        returned; None when no pointer was given, or the response has no hit (a query without
+        a result is never answered). HttpResponseError when a response with hits has no
+        finite number there."""
+        if self._confidence is None or not self._kept:
+            return None
+        pointer = self._confidence_pointer
+        if self._confidence_value is None:
+            raise HttpResponseError(f"the response has no confidence at JSON pointer {pointer!r}")
+        event, value = self._confidence_value
+        number = float(value) if event == "number" else math.nan
+        if not math.isfinite(number):
+            found = _type_name(event, value)
+            raise HttpResponseError(
+                f"the confidence at JSON pointer {pointer!r} should be a finite number, found "
+                f"{found}"
+            )
+        return number
+
     def _parse_problem(self, message: str) -> str:
         where = f" (hit {self._position})" if self._in_hits else ""
         if "integer overflow" in message:
@@ -237,6 +272,12 @@ class HitStream:
                         self._fields[field] = (event, value)
                 if depth == start and event in _SCALARS:
                     self._end_hit()
+            elif (
+                self._confidence is not None
+                and depth == len(self._confidence)
+                and _matches(keys, self._confidence)
+            ):
+                self._confidence_value = (event, value)  # a repeated key: the last one counts
             elif depth == hits_depth and _matches(keys, self._hits):
                 self._found = "list" if event == "start_array" else _type_name(event, value)
                 self._kept.clear()  # a repeated key: the last one counts, as in json.loads

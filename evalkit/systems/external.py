@@ -3,7 +3,9 @@ retrieval service (``http:NAME``). Both are accepted wherever a system name is.
 
 ``run:PATH`` (:class:`RunFileRetriever`)
     A TREC run file (``query_id Q0 chunk_id rank score run_id``) or JSON Lines of
-    ``{"query_id", "chunk_id", "score"}`` objects (chosen by the ``.jsonl``/``.ndjson``/``.json``
+    ``{"query_id", "chunk_id", "score"}`` objects, optionally with the query's declared
+    ``confidence`` (:meth:`RunFileRetriever.confidence`; part of the definition's hash)
+    (chosen by the ``.jsonl``/``.ndjson``/``.json``
     suffix, or by a first non-blank character ``{``), read once by
     :func:`evalkit.formats.read_run_file`. Hits of a query are ordered by score,
     highest first; equal scores keep the TREC rank order (JSONL: file order). The system's name
@@ -70,6 +72,7 @@ __all__ = [
     "http_env_name",
     "is_external_spec",
     "read_run_hits",
+    "read_run_hits_and_confidence",
 ]
 
 RUN_PREFIX: Final = "run:"
@@ -161,6 +164,14 @@ def read_run_hits(path: str | os.PathLike[str], *, system: str = "run") -> dict[
     :class:`InputError` naming ``system`` and the line (never the path or the file's content)
     when the file is unreadable or malformed, holds no result or lists a (query, chunk) pair
     twice (the rules of :mod:`evalkit.formats.rules`)."""
+    return read_run_hits_and_confidence(path, system=system)[0]
+
+
+def read_run_hits_and_confidence(
+    path: str | os.PathLike[str], *, system: str = "run"
+) -> tuple[dict[str, list[Hit]], dict[str, float]]:
+    """:func:`read_run_hits` and ``{query_id: confidence}``, the confidences a JSONL run
+    declares (empty for a TREC run, or a JSONL run without ``confidence`` fields)."""
     try:
         run_format = run_file_format(path)
     except FormatError as error:
@@ -171,7 +182,7 @@ def read_run_hits(path: str | os.PathLike[str], *, system: str = "run") -> dict[
             ) from None
         raise InputError(f"run system {system!r}: the run file {_reason(error)}") from None
     try:
-        frame = read_run_file(path, run_format)
+        frame = read_run_file(path, run_format, with_confidence=True)
     except FormatError as error:
         raise _malformed(error, run_format, system) from None
     if frame.empty:
@@ -203,10 +214,13 @@ def read_run_hits(path: str | os.PathLike[str], *, system: str = "run") -> dict[
     )
     for query_id, chunk_id, score, order in rows:
         ranked.setdefault(query_id, []).append((-score, order, chunk_id))
-    return {
+    hits = {
         query_id: [Hit(chunk_id, -negative) for negative, _, chunk_id in sorted(entries)]
         for query_id, entries in ranked.items()
     }
+    declared = frame.drop_duplicates("query_id").dropna(subset=["confidence"])
+    confidence = dict(zip(declared["query_id"], declared["confidence"].tolist(), strict=True))
+    return hits, confidence
 
 
 def _reason(error: FormatError) -> str:
@@ -248,18 +262,13 @@ class RunFileRetriever(BaseRetriever):
             kind="system",
             where="run: system (named after its run file)",
         )
-        self._hits = read_run_hits(file, system=self.name)
-        self._digest = (
-            "sha256:"
-            + hashlib.sha256(
-                json.dumps(
-                    {
-                        q: [(h.chunk_id, h.score) for h in hits]
-                        for q, hits in sorted(self._hits.items())
-                    }
-                ).encode()
-            ).hexdigest()
-        )
+        self._hits, self._confidence = read_run_hits_and_confidence(file, system=self.name)
+        rankings: Any = {
+            q: [(h.chunk_id, h.score) for h in hits] for q, hits in sorted(self._hits.items())
+        }
+        if self._confidence:  # a run without confidences keeps the digest it always had
+            rankings = {"rankings": rankings, "confidence": dict(sorted(self._confidence.items()))}
+        self._digest = "sha256:" + hashlib.sha256(json.dumps(rankings).encode()).hexdigest()
         self._missing: list[str] = []
         self._queries = 0
         self._first: dict[str, str] = {}  # ids=documents: document -> its first chunk ID
@@ -358,3 +367,8 @@ class RunFileRetriever(BaseRetriever):
     def search(self, query: QueryLike, k: int) -> list[Hit]:
         hits = self._by_query if self.ids == "documents" else self._hits
         return hits.get(query.id, [])[:k]
+
+    def confidence(self, query: QueryLike, hits: Sequence[Hit]) -> float | None:
+        """The query's ``confidence`` in a JSONL run, or None (a run without confidences:
+        the top score is the confidence; :mod:`evalkit.systems.protocol`)."""
+        return self._confidence.get(query.id)

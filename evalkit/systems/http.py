@@ -59,7 +59,9 @@ What a response may hold
     the ID and the query, as ``evalkit trec-eval`` refuses a run with repeated lines;
     ``duplicates: keep-first`` keeps its first (best-ranked) copy instead. Repeats between two
     hits that both come after the first ``k`` distinct ones are not looked for (memory stays
-    O(k)). Every failure is an :class:`ExternalSystemError` naming the
+    O(k)). With a ``confidence`` pointer in the config, the number there is the query's
+    declared confidence (:meth:`HttpRetriever.confidence`; required in a response with hits).
+    Every failure is an :class:`ExternalSystemError` naming the
     system and the query ID (never the URL or the response body). ``concurrent_searches =
     True``: ``evaluate(concurrency=N)`` sends up to N requests at once (at most
     ``max_concurrency``).
@@ -80,7 +82,7 @@ import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any, Final, Literal
+from typing import Annotated, Any, Final, Literal, NamedTuple
 
 import httpcore
 import httpx
@@ -127,6 +129,10 @@ class HttpConfig(BaseModel):
       ``language``, ``query_id``; the body is built by setting each pointer.
     - ``hits``: pointer to the list of hits in the response; ``chunk_id`` and ``score``:
       pointers inside one hit.
+    - ``confidence``: pointer (from the top of the response, outside the hits list) to the
+      query's declared confidence, a finite number that abstention thresholds compare
+      instead of the top score (:mod:`evalkit.systems.protocol`); required in every response
+      with hits when set. Default: none (the top score is the confidence).
     - ``headers_from_env``: header name -> environment variable holding its value (for a
       token; the value is never written anywhere, nor sent to another origin).
     - ``timeout_s`` (one attempt, whole), ``connect_timeout_s``, ``deadline_s`` (the call,
@@ -149,6 +155,7 @@ class HttpConfig(BaseModel):
     hits: Pointer = "/hits"
     chunk_id: Pointer = "/chunk_id"
     score: Pointer = "/score"
+    confidence: Annotated[str, Field(pattern=r"^(/([^~/]|~[01])*)+$")] | None = None
     timeout_s: Annotated[float, Field(gt=0, le=600, allow_inf_nan=False)] = 30.0
     connect_timeout_s: Seconds = 10.0
     deadline_s: Seconds = 300.0
@@ -575,6 +582,13 @@ def _retry_after(response: httpx.Response) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
+class _Answer(NamedTuple):
+    """One response: its first ``k`` distinct hits and its declared confidence (or None)."""
+
+    hits: list[Hit]
+    confidence: float | None
+
+
 class _Failure(Exception):
     """One attempt failed: ``problem`` (no URL, no body) and whether to retry."""
 
@@ -633,12 +647,16 @@ class HttpRetriever(BaseRetriever):
         self._slots = threading.BoundedSemaphore(config.max_concurrency)
         self._client: httpx.Client | None = None
         self._client_lock = threading.Lock()
+        self._declared: dict[str, float] = {}  # query ID -> its response's confidence
 
     def definition(self) -> dict[str, Any]:
         """URL and config: hashed into reports, never published (the URL is private). The
         config enters as its hash: its generic strings ("language", "/hits") are no secret,
         and the leak scan treats every definition string as private."""
-        config = canonical_hash(self.config.model_dump(mode="json", exclude={"ca_bundle"}))
+        # an unset confidence pointer is left out, so the definitions (and baselines) of
+        # systems written before it existed keep their hash
+        unset = {"confidence"} if self.config.confidence is None else set()
+        config = canonical_hash(self.config.model_dump(mode="json", exclude={"ca_bundle", *unset}))
         return {"class": "HttpRetriever", "url": self._url, "config": config}
 
     def index(self, chunks: Sequence[ChunkLike]) -> None:
@@ -685,7 +703,7 @@ class HttpRetriever(BaseRetriever):
     def _fail(self, query: QueryLike, what: str) -> ExternalSystemError:
         return ExternalSystemError(f"http system {self.name!r}, query {query.id!r}: {what}")
 
-    def _attempt(self, body: bytes, k: int) -> list[Hit]:
+    def _attempt(self, body: bytes, k: int) -> _Answer:
         """One attempt: the first ``k`` distinct hits, or :class:`_Failure` (or
         :class:`HttpResponseError` for a response that is refused, not retried)."""
         config = self.config
@@ -750,7 +768,7 @@ class HttpRetriever(BaseRetriever):
             )
         return target
 
-    def _read_hits(self, response: httpx.Response, k: int) -> list[Hit]:
+    def _read_hits(self, response: httpx.Response, k: int) -> _Answer:
         """The body's first ``k`` distinct hits, decoded and parsed as it streams in: memory is
         a few decoded pieces and ``k`` hits, whatever the body's size or compression ratio."""
         limit = self.config.max_response_bytes
@@ -771,6 +789,7 @@ class HttpRetriever(BaseRetriever):
             score=config.score,
             k=k,
             keep_first=config.duplicates == "keep-first",
+            confidence=config.confidence,
         )
         raw = size = 0
         for data in response.iter_raw():
@@ -788,9 +807,10 @@ class HttpRetriever(BaseRetriever):
         if size + len(last) > limit:
             raise too_large
         stream.feed(last)
-        return [Hit(chunk, score) for chunk, score in stream.close()]
+        hits = [Hit(chunk, score) for chunk, score in stream.close()]
+        return _Answer(hits, stream.confidence())
 
-    def _call(self, query: QueryLike, body: bytes, k: int) -> list[Hit]:
+    def _call(self, query: QueryLike, body: bytes, k: int) -> _Answer:
         config = self.config
         attempts = config.retries + 1
         call_ends = time.monotonic() + config.deadline_s
@@ -840,10 +860,19 @@ class HttpRetriever(BaseRetriever):
         )
 
     def search(self, query: QueryLike, k: int) -> list[Hit]:
-        """The service's first ``k`` distinct hits for ``query`` (rules: the module docstring)."""
+        """The service's first ``k`` distinct hits for ``query`` (rules: the module docstring);
+        the response's confidence (the ``confidence`` pointer) is kept for :meth:`confidence`."""
         body = self._body(query, k)
         with self._slots:
-            return self._call(query, body, k)
+            answer = self._call(query, body, k)
+        if answer.confidence is not None:
+            self._declared[query.id] = answer.confidence
+        return answer.hits
+
+    def confidence(self, query: QueryLike, hits: Sequence[Hit]) -> float | None:
+        """The confidence the service's last response for ``query`` declared (the config's
+        ``confidence`` pointer), or None without one (then the top score is the confidence)."""
+        return self._declared.pop(query.id, None)
 
 
 def _sleep(seconds: float) -> None:

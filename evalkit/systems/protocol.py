@@ -12,12 +12,23 @@ Optional: ``use_aliases(table)``. A system that has it receives the fixture's co
 (``evalkit.fixtures.AliasTable``, or ``None`` when the fixture has no ``aliases.yaml``) before
 ``definition()`` and ``index()`` are called (:func:`provide_aliases`). Systems never see queries
 or judgments through it.
+
+Optional: ``confidence(query, hits) -> float | None``. A system that has it *declares* how sure
+it is that the corpus answers ``query``: evaluation calls it right after ``search``, with the
+hits ``search`` returned (only when there is at least one; a query without a result is never
+answered), inside the timed call. The value is what abstention thresholds
+(:func:`evalkit.stats.abstention`, abstention gates) compare instead of the top result's score:
+a finite number, higher meaning "answer", comparable across queries (a calibrated probability,
+a classifier's score). ``None`` declares nothing for that query; a system declares for every
+query it answers or for none (:func:`declared_confidence` checks one value; evaluation checks
+the whole). Systems without the method keep the top score (backward compatible).
 """
 
 from __future__ import annotations
 
 import contextlib
 import importlib
+import math
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple, Protocol, runtime_checkable
@@ -34,6 +45,7 @@ __all__ = [
     "QueryLike",
     "Retriever",
     "TextRetriever",
+    "declared_confidence",
     "fingerprint",
     "hits_of",
     "load_factory",
@@ -138,7 +150,9 @@ class FunctionRetriever(BaseRetriever):
     a lambda's, is an :class:`InputError`: pass ``name=``. ``index()`` keeps the chunks in
     ``self.chunks`` and passes them to ``on_index(chunks)`` when given, so the function can
     build its index. ``concurrent=True`` says the function may be called from several threads
-    at once (``evaluate(concurrency=N)``).
+    at once (``evaluate(concurrency=N)``). ``confidence``, a ``fn(query_text, hits) -> float |
+    None``, is the system's declared confidence (module docstring; its qualified name joins
+    the definition); without it the top score is the confidence.
     """
 
     def __init__(
@@ -149,8 +163,10 @@ class FunctionRetriever(BaseRetriever):
         definition: Mapping[str, Any] | None = None,
         on_index: Callable[[Sequence[ChunkLike]], object] | None = None,
         concurrent: bool = False,
+        confidence: Callable[[str, Sequence[Hit]], float | None] | None = None,
     ) -> None:
         self._fn = fn
+        self._confidence = confidence
         if name is None:
             default = str(getattr(fn, "__name__", "")).replace("_", "-")
             self.name = check_name(
@@ -167,7 +183,14 @@ class FunctionRetriever(BaseRetriever):
         qualname = (
             f"{getattr(self._fn, '__module__', '?')}:{getattr(self._fn, '__qualname__', '?')}"
         )
-        return {"class": "FunctionRetriever", "function": qualname, **self._definition}
+        declared = {}
+        if self._confidence is not None:  # absent otherwise: existing definitions keep their hash
+            confidence = self._confidence
+            declared = {
+                "confidence": f"{getattr(confidence, '__module__', '?')}:"
+                f"{getattr(confidence, '__qualname__', '?')}"
+            }
+        return {"class": "FunctionRetriever", "function": qualname, **declared, **self._definition}
 
     def index(self, chunks: Sequence[ChunkLike]) -> None:
         self.chunks = chunks
@@ -177,6 +200,10 @@ class FunctionRetriever(BaseRetriever):
     def search(self, query: QueryLike, k: int) -> Sequence[Hit]:
         who = f"the search function of system {self.name!r}"
         return hits_of(self._fn(query.text, k), who, getattr(query, "id", "?"))
+
+    def confidence(self, query: QueryLike, hits: Sequence[Hit]) -> float | None:
+        """``confidence(query_text, hits)`` when given, else None (the top score)."""
+        return None if self._confidence is None else self._confidence(query.text, hits)
 
 
 def hits_of(result: object, who: str, query_id: str) -> list[Hit]:
@@ -206,6 +233,36 @@ def hits_of(result: object, who: str, query_id: str) -> list[Hit]:
                 "evalkit.Hit('chunk-1', 0.9)"
             ) from None
     return hits
+
+
+def declared_confidence(
+    system: object, query: QueryLike, hits: Sequence[Hit], who: str
+) -> float | None:
+    """What ``system``'s optional ``confidence(query, hits)`` declares for ``query`` (module
+    docstring): a float, or None when the system has no such method, ``hits`` is empty or it
+    returned None. An :class:`InputError` naming ``who`` and the query for anything but a
+    finite real number (a bool is not one). The method's own exceptions pass unchanged (the
+    caller runs it as the system's code)."""
+    method = getattr(system, "confidence", None)
+    if not callable(method) or not hits:
+        return None
+    value = method(query, hits)
+    if value is None:
+        return None
+    number = None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        try:
+            number = float(value)
+        except OverflowError:  # an int beyond the float range
+            number = None
+    if number is None or not math.isfinite(number):
+        shown = type(value).__name__ if number is None else repr(number)
+        raise InputError(
+            f"{who} declared confidence {shown} for query {getattr(query, 'id', '?')!r}; "
+            "confidence(query, hits) must return a finite number (higher: more sure the corpus "
+            "answers it) or None"
+        )
+    return number
 
 
 def fingerprint(system: Retriever) -> str:
