@@ -149,12 +149,21 @@ def resample_totals(values: FloatArray, blocks: Iterable[tuple[int, FloatArray]]
     :func:`sign_blocks` or :func:`count_blocks`): ``(k, B)``.
 
     Summed query by query in ascending order with elementwise operations (no BLAS, no
-    reordering), so a system's row depends only on its own column and the weights."""
+    reordering), so a system's row depends only on its own column and the weights; systems
+    are summed a few at a time (:data:`PAIR_CHUNK_VALUES` values), so the sums stay in cache."""
     parts = []
+    systems = values.shape[1]
     for _, weights in blocks:
-        totals = np.zeros((values.shape[1], weights.shape[0]), dtype=np.float64)
-        for query in range(values.shape[0]):
-            totals += values[query][:, None] * weights[:, query][None, :]
+        by_query = np.ascontiguousarray(weights.T)  # (n, rows)
+        totals = np.zeros((systems, weights.shape[0]), dtype=np.float64)
+        step = max(1, PAIR_CHUNK_VALUES // max(1, weights.shape[0]))
+        products = np.empty((step, weights.shape[0]), dtype=np.float64)
+        for start in range(0, systems, step):
+            part = totals[start : start + step]
+            product = products[: part.shape[0]]
+            for query in range(values.shape[0]):
+                np.multiply(values[query, start : start + step, None], by_query[query], out=product)
+                part += product
         parts.append(totals)
     if len(parts) == 1:
         return parts[0]
