@@ -78,6 +78,10 @@ def test_linear_quantiles_equal_numpy_quantile_bit_for_bit(count: int, confidenc
     low, high = resampling.linear_quantiles(rows.copy(), tail, 1.0 - tail)
     np.testing.assert_array_equal(low, expected[0])
     np.testing.assert_array_equal(high, expected[1])
+    divided = np.quantile(rows / 7, [tail, 1.0 - tail], axis=1)  # resample sums / n
+    low, high = resampling.linear_quantiles(rows.copy(), tail, 1.0 - tail, divisor=7)
+    np.testing.assert_array_equal(low, divided[0])
+    np.testing.assert_array_equal(high, divided[1])
 
 
 @pytest.mark.parametrize("n", [8, 30])  # 2**8 <= 1000: the exact enumeration; 30: sampled
