@@ -131,9 +131,10 @@ SUMMARY_COLUMNS = ("n", "mean", "ci_low", "ci_high")
 PAIR_BLOCK_VALUES = 1 << 23
 """Values held per array while pairs are compared: the pairs of a (measure, group) are
 processed in blocks of ``PAIR_BLOCK_VALUES // (2 max(n_resamples, n))`` pairs (a test or
-interval that resamples each pair on its own: the bootstrap test, BCa) or
-``PAIR_BLOCK_VALUES // n`` (the others), so memory stays near ``8 * PAIR_BLOCK_VALUES`` bytes
-(64 MB) per array whatever the number of pairs. The randomization test and the percentile
+interval that resamples each pair on its own: the bootstrap test, BCa), so memory stays near
+``8 * PAIR_BLOCK_VALUES`` bytes (64 MB) per resampling array whatever the number of pairs, or
+``PAIR_BLOCK_VALUES // (8 n)`` (the others, which hold several ``(n, pairs)`` arrays at once:
+8 MB each). The randomization test and the percentile
 interval add the per-system totals of ``_resampling.resample_totals``, ``8 k B`` bytes each
 (80 MB for 1,000 systems and 10,000 resamples)."""
 
@@ -408,7 +409,7 @@ def _compare_measure(
             else None,
         )
         per_column = test == "bootstrap" or interval == "bca"
-        width = max(1, PAIR_BLOCK_VALUES // (2 * max(n_resamples, n) if per_column else n))
+        width = max(1, PAIR_BLOCK_VALUES // (2 * max(n_resamples, n) if per_column else 8 * n))
         for start in range(0, len(pairs), width):
             block = slice(start, start + width)
             first, second = firsts[block], seconds[block]
