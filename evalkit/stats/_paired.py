@@ -414,15 +414,9 @@ def _compare_measure(
             block = slice(start, start + width)
             first, second = firsts[block], seconds[block]
             diffs, unit = differences_and_unit(values[:, first], values[:, second])
+            pair_block = _PairBlock(diffs, unit, first, second)
             if resamples.count_totals is not None:
-                lows, highs = _pair_percentile_block(
-                    diffs,
-                    unit,
-                    first=first,
-                    second=second,
-                    resamples=resamples,
-                    totals=resamples.count_totals,
-                )
+                lows, highs = _pair_percentile_block(pair_block, resamples, resamples.count_totals)
             else:
                 lows, highs = _intervals(
                     diffs,
@@ -450,12 +444,7 @@ def _compare_measure(
                 )
             if resamples.sign_totals is not None:
                 p_values, p_methods = _pair_randomization_block(
-                    diffs,
-                    unit,
-                    first=first,
-                    second=second,
-                    resamples=resamples,
-                    totals=resamples.sign_totals,
+                    pair_block, resamples, resamples.sign_totals
                 )
             else:
                 p_values, p_methods = paired_p_values(
@@ -520,19 +509,25 @@ def _linear_pairs(
     return np.asarray(~snapped.any(axis=0), dtype=bool)
 
 
+@dataclass(frozen=True)
+class _PairBlock:
+    """A block of pairs: their ``(n, p)`` tie-snapped differences, units of equality, and the
+    columns of their two systems in the group's values."""
+
+    diffs: FloatArray
+    unit: FloatArray
+    first: IndexArray
+    second: IndexArray
+
+
 def _pair_percentile_block(
-    diffs: FloatArray,
-    unit: FloatArray,
-    *,
-    first: IndexArray,
-    second: IndexArray,
-    resamples: _GroupResamples,
-    totals: FloatArray,
+    block: _PairBlock, resamples: _GroupResamples, totals: FloatArray
 ) -> tuple[FloatArray, FloatArray]:
     """Percentile intervals of a block of pairs (see :func:`_intervals`): from the count
     totals where a pair's differences are linear, else from its own differences resampled
     with the same count vectors (:func:`percentile_intervals`); ``(mean, mean)`` when
     constant."""
+    diffs, unit, first, second = block.diffs, block.unit, block.first, block.second
     n, width = diffs.shape
     constant = is_constant(diffs, unit)
     linear = _linear_pairs(diffs, first, second, resamples.values) & ~constant
@@ -554,18 +549,13 @@ def _pair_percentile_block(
 
 
 def _pair_randomization_block(
-    diffs: FloatArray,
-    unit: FloatArray,
-    *,
-    first: IndexArray,
-    second: IndexArray,
-    resamples: _GroupResamples,
-    totals: FloatArray,
+    block: _PairBlock, resamples: _GroupResamples, totals: FloatArray
 ) -> tuple[FloatArray, npt.NDArray[np.str_]]:
     """The randomization test of a block of pairs, as :func:`paired_p_values` gives it: from
     the sign totals where a pair's differences are linear, else from its own differences with
     the same sign vectors (:func:`sign_flip_p`); ``p = 1`` (exact) when every difference
     is 0."""
+    diffs, unit, first, second = block.diffs, block.unit, block.first, block.second
     n, width = diffs.shape
     p_values = np.ones(width, dtype=np.float64)
     methods = np.full(width, "exact", dtype="<U11")
