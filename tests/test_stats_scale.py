@@ -48,6 +48,19 @@ def test_blocked_pairs_give_the_unblocked_frame(
     assert len(whole) == 36 * 2
 
 
+def test_the_pair_kernels_threads_and_chunks_do_not_change_the_frame(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    frame = many_systems(16, 9, seed=3)  # 36 pairs, the defaults' test and interval
+    kwargs = {"n_resamples": 500, "seed": 2, "by": "language"}
+    monkeypatch.setattr(resampling, "PAIR_THREADS", 1)
+    alone = paired.compare(frame, None, **kwargs)  # type: ignore[arg-type]
+    monkeypatch.setattr(resampling, "PAIR_THREADS", 3)
+    monkeypatch.setattr(resampling, "PAIR_CHUNK_VALUES", 3 * 500)  # 3 pairs per chunk
+    threaded = paired.compare(frame, None, **kwargs)  # type: ignore[arg-type]
+    pd.testing.assert_frame_equal(threaded, alone, check_exact=True)
+
+
 def test_tail_for_many_distinct_q_agrees_with_scipy_value_by_value() -> None:
     k, df = 30, 29 * 49
     q = np.linspace(0.0, 9.0, 3 * DIRECT_LIMIT)
