@@ -61,6 +61,19 @@ def test_the_pair_kernels_threads_and_chunks_do_not_change_the_frame(
     pd.testing.assert_frame_equal(threaded, alone, check_exact=True)
 
 
+def test_too_many_totals_resample_each_block_of_pairs_alike(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    frame = many_systems(16, 9, seed=5)
+    kwargs = {"n_resamples": 500, "seed": 1}
+    shared = paired.compare(frame, None, **kwargs)  # type: ignore[arg-type]
+    monkeypatch.setattr(paired, "PAIR_TOTALS_VALUES", 1)  # no per-system totals
+    alone = paired.compare(frame, None, **kwargs)  # type: ignore[arg-type]
+    np.testing.assert_array_equal(alone["p_value"], shared["p_value"])
+    for column in ("ci_low", "ci_high"):
+        np.testing.assert_allclose(alone[column], shared[column], rtol=0, atol=1e-14)
+
+
 def test_tail_for_many_distinct_q_agrees_with_scipy_value_by_value() -> None:
     k, df = 30, 29 * 49
     q = np.linspace(0.0, 9.0, 3 * DIRECT_LIMIT)

@@ -134,9 +134,13 @@ processed in blocks of ``PAIR_BLOCK_VALUES // (2 max(n_resamples, n))`` pairs (a
 interval that resamples each pair on its own: the bootstrap test, BCa), so memory stays near
 ``8 * PAIR_BLOCK_VALUES`` bytes (64 MB) per resampling array whatever the number of pairs, or
 ``PAIR_BLOCK_VALUES // (8 n)`` (the others, which hold several ``(n, pairs)`` arrays at once:
-8 MB each). The randomization test and the percentile
-interval add the per-system totals of ``_resampling.resample_totals``, ``8 k B`` bytes each
-(80 MB for 1,000 systems and 10,000 resamples)."""
+8 MB each). The randomization test and the percentile interval add the per-system totals of
+``_resampling.resample_totals``, ``8 k B`` bytes each (80 MB for 1,000 systems and 10,000
+resamples), when they fit in :data:`PAIR_TOTALS_VALUES`."""
+
+PAIR_TOTALS_VALUES = 1 << 25
+"""At most this many per-system totals (systems x resamples, 256 MB) per array; beyond, each
+block of pairs is resampled on its own as for the bootstrap test (memory bounded, slower)."""
 
 
 def compare(
@@ -391,6 +395,7 @@ def _compare_measure(
         interval_seed, test_seed = group_seed(seed, "compare", ("measure", *by_columns), key).spawn(
             2
         )
+        totals_fit = values.shape[1] * max(n_resamples, 1) <= PAIR_TOTALS_VALUES
         resamples = _GroupResamples(
             values=values,
             interval_seed=interval_seed,
@@ -400,15 +405,17 @@ def _compare_measure(
             sign_totals=resample_totals(
                 values, sign_blocks(random_generator(test_seed), n, n_resamples)
             )
-            if test == "randomization"
+            if test == "randomization" and totals_fit
             else None,
             count_totals=resample_totals(
                 values, count_blocks(random_generator(interval_seed), n, n_resamples)
             )
-            if interval == "percentile"
+            if interval == "percentile" and totals_fit
             else None,
         )
-        per_column = test == "bootstrap" or interval == "bca"
+        per_column = (test in ("randomization", "bootstrap") and resamples.sign_totals is None) or (
+            interval in ("percentile", "bca") and resamples.count_totals is None
+        )
         width = max(1, PAIR_BLOCK_VALUES // (2 * max(n_resamples, n) if per_column else 8 * n))
         for start in range(0, len(pairs), width):
             block = slice(start, start + width)
