@@ -1,5 +1,7 @@
 """What the report's kernel and the command line load: slow imports stay out of their way.
 
+(Module sets, not timings: the start-up times are ``benchmarks/bench_startup.py``'s.)
+
 ``scipy.stats`` takes over a second to import and the report needs none of it (its intervals
 and tests are numpy resampling); the command line builds its parser without pandas or the
 fixture machinery, so ``evalkit report`` can start the kernel first. Each check runs in a fresh
@@ -137,3 +139,25 @@ def test_trec_eval_imports_no_scipy_matplotlib_or_pydantic(tmp_path: Path) -> No
 def test_trec_eval_imports_no_pandas(tmp_path: Path) -> None:
     loaded = _imported_by_command(["trec-eval", *_trec_files(tmp_path)])
     assert "pandas" not in loaded
+
+
+HEAVY = {"numpy", "pandas", "pyarrow", "scipy", "matplotlib", "pydantic", "yaml", "nbformat"}
+
+
+@pytest.mark.parametrize("args", [["--help"], ["validate", "--help"], ["scan", "--help"]])
+def test_help_imports_no_heavy_library(args: list[str]) -> None:
+    loaded = _imported_by_command(args)
+    assert "evalkit.cli._main" in loaded  # the probe saw the command's imports
+    assert loaded & HEAVY == set()
+    assert not {name for name in loaded if name.startswith("evalkit.fixtures.")}
+
+
+def test_scan_of_a_page_reads_the_report_notebook_without_nbformat(tmp_path: Path) -> None:
+    # the cells of evalkit's report notebook are the page's own text; the page export (and
+    # nbformat, nbconvert) is needed only when a file holds fixture text by the cells alone
+    page = tmp_path / "report.html"
+    page.write_text("<html><body><p>nDCG@10 0.512</p></body></html>", encoding="utf-8")
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "synthetic-bilingual-v1"
+    loaded = _imported_by_command(["scan", str(fixture), str(page)])
+    assert "evalkit.safety.privacy" in loaded
+    assert loaded & {"nbformat", "nbconvert", "pandas", "scipy", "matplotlib"} == set()

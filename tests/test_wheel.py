@@ -1,24 +1,36 @@
 """The wheel is the product (issue 44): built, checked, installed into a fresh virtual
 environment outside the repository, and the main job run there on fixtures copied out.
 
-One test, because the steps share one build and one environment (the environment's install
-downloads evalkit's dependencies from the package index: most of the test's time). Each
-command is checked by its exit code and its output files; the HTML report and the executed
-notebook are then scanned by ``evalkit scan`` and must be clean. The printed log (``-s``) is
-what the pull request shows.
+One slow test, because the steps share one build and one environment. The fresh environment
+gets the wheel alone (``pip install --no-deps``); its dependencies are this environment's
+installed distributions, exactly the closure of the wheel's ``Requires-Dist`` and no more:
+each declared requirement and its own requirements, linked into a folder the fresh
+environment's ``.pth`` file names (their data files, such as nbconvert's templates, linked
+under the fresh prefix). So an import of an undeclared package fails there as after an install
+from the package index, and the test does not spend minutes downloading. What the index would
+resolve is the cheap test's business: every requirement of ``pyproject.toml`` resolves to an
+installed version within its specifier, and the wheel declares exactly those requirements.
+Each command is checked by its exit code and its output files; the HTML report and the
+executed notebook are then scanned by ``evalkit scan`` and must be clean. The printed log
+(``-s``) is what the pull request shows.
 """
 
 from __future__ import annotations
 
+import email.parser
+import importlib.metadata
 import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 import time
+import tomllib
 import zipfile
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
 
 REPO = Path(__file__).resolve().parent.parent
 DISTRIBUTION = "evalkit-ir"
@@ -76,6 +88,89 @@ def _wheel_problems(wheel: Path, version: str) -> list[str]:
     return problems
 
 
+def _declared_requirements() -> list[Requirement]:
+    """``[project].dependencies`` of ``pyproject.toml``: what the wheel must declare."""
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    return [Requirement(text) for text in project["dependencies"]]
+
+
+def _wheel_requirements(wheel: Path) -> list[Requirement]:
+    """The wheel's ``Requires-Dist`` entries that apply without an extra."""
+    with zipfile.ZipFile(wheel) as archive:
+        name = next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))
+        metadata = email.parser.Parser().parsestr(archive.read(name).decode("utf-8"))
+    requirements = [Requirement(text) for text in metadata.get_all("Requires-Dist") or []]
+    return [r for r in requirements if r.marker is None or r.marker.evaluate({"extra": ""})]
+
+
+def _dependency_closure(
+    requirements: list[Requirement],
+) -> tuple[list[importlib.metadata.Distribution], list[str]]:
+    """The installed distributions the requirements need, transitively (markers evaluated for
+    this interpreter and the requested extras), and the problems: a requirement that is not
+    installed or whose installed version is outside its specifier."""
+    found: dict[str, importlib.metadata.Distribution] = {}
+    problems: list[str] = []
+    pending = [(r, "") for r in requirements]
+    while pending:
+        requirement, extra = pending.pop()
+        if requirement.marker is not None and not requirement.marker.evaluate({"extra": extra}):
+            continue
+        try:
+            distribution = importlib.metadata.distribution(requirement.name)
+        except importlib.metadata.PackageNotFoundError:
+            problems.append(f"{requirement}: not installed")
+            continue
+        if not requirement.specifier.contains(distribution.version, prereleases=True):
+            problems.append(f"{requirement}: installed {distribution.version}")
+        key = f"{distribution.metadata['Name'].lower()}[{','.join(sorted(requirement.extras))}]"
+        if key in found:
+            continue
+        found[key] = distribution
+        for text in distribution.requires or []:
+            pending += [(Requirement(text), e) for e in ("", *requirement.extras)]
+    unique = {d.metadata["Name"].lower(): d for d in found.values()}
+    return list(unique.values()), problems
+
+
+def _link_dependencies(
+    distributions: list[importlib.metadata.Distribution], folder: Path, prefix: Path
+) -> None:
+    """Each distribution's top-level entries (packages, modules, their ``.libs`` and
+    ``.dist-info``) linked into ``folder``, and its data files (``share/``, ``etc/``: templates,
+    kernel specs) under ``prefix``; scripts are not linked (the main job runs evalkit's own)."""
+    folder.mkdir()
+    here = Path(sysconfig.get_paths()["purelib"])
+    for distribution in distributions:
+        for file in distribution.files or []:
+            parts = Path(file).parts
+            if parts[0] != "..":
+                source, target = here / parts[0], folder / parts[0]
+                skipped = parts[0].endswith(".pth") or parts[0] == "__pycache__"
+                if skipped or target.exists() or not source.exists():
+                    continue
+                target.symlink_to(source)
+                continue
+            located = Path(os.path.normpath(distribution.locate_file(file)))
+            relative = (
+                located.relative_to(sys.prefix) if located.is_relative_to(sys.prefix) else None
+            )
+            if relative is None or relative.parts[0] not in ("share", "etc"):
+                continue
+            target = prefix / relative
+            if located.is_file() and not target.exists():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.symlink_to(located)
+
+
+def test_the_declared_dependencies_resolve_to_installed_versions() -> None:
+    requirements = _declared_requirements()
+    assert {r.name.lower() for r in requirements} >= {"pandas", "numpy", "pydantic"}
+    distributions, problems = _dependency_closure(requirements)
+    assert problems == []
+    assert len(distributions) > len(requirements)  # their own requirements came along
+
+
 @pytest.mark.slow
 def test_the_wheel_runs_the_main_job_in_a_fresh_environment(tmp_path: Path) -> None:
     import evalkit
@@ -86,8 +181,11 @@ def test_the_wheel_runs_the_main_job_in_a_fresh_environment(tmp_path: Path) -> N
     outside.mkdir()
     assert not outside.resolve().is_relative_to(REPO)
     venv = outside / "venv"
-    # the fresh environment is created while the artifacts build (both take most of a minute)
-    creating = subprocess.Popen([sys.executable, "-m", "venv", str(venv)], cwd=outside, env=env)
+    # the fresh environment (without pip: this environment's pip installs into it) is created
+    # while the artifacts build
+    creating = subprocess.Popen(
+        [sys.executable, "-m", "venv", "--without-pip", str(venv)], cwd=outside, env=env
+    )
     # 1. sdist and wheel, as a release builds them; then their metadata
     _check([sys.executable, "-m", "build", "--outdir", str(dist), str(REPO)], REPO, env)
     wheels = sorted(dist.glob("*.whl"))
@@ -98,14 +196,25 @@ def test_the_wheel_runs_the_main_job_in_a_fresh_environment(tmp_path: Path) -> N
         [sys.executable, "-m", "twine", "check", "--strict", *map(str, wheels + sdists)], REPO, env
     )
     assert _wheel_problems(wheels[0], evalkit.__version__) == []
+    declared = sorted(map(str, _declared_requirements()))
+    assert sorted(map(str, _wheel_requirements(wheels[0]))) == declared
 
-    # 2. a fresh virtual environment outside the repository, nothing but the wheel and its
-    # dependencies from the package index (no byte-compiling: the commands compile what they use)
+    # 2. a fresh virtual environment outside the repository: the wheel alone (no
+    # byte-compiling: the commands compile what they use), and its dependencies' closure linked
+    # from this environment (the module docstring)
     assert creating.wait(timeout=600) == 0
     bin_ = venv / "bin"
     python = str(bin_ / "python")
-    install = [python, "-m", "pip", "install", "--quiet", "--no-compile", str(wheels[0])]
-    _check(install, outside, env)
+    install = [sys.executable, "-m", "pip", "--python", python, "install", "--quiet"]
+    _check([*install, "--no-deps", "--no-compile", str(wheels[0])], outside, env)
+    distributions, problems = _dependency_closure(_wheel_requirements(wheels[0]))
+    assert problems == []
+    site = subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True, text=True, check=True, env=env, cwd=outside,
+    ).stdout.strip()  # fmt: skip
+    _link_dependencies(distributions, outside / "dependencies", venv)
+    (Path(site) / "evalkit-test-dependencies.pth").write_text(f"{outside / 'dependencies'}\n")
     env["PATH"] = os.pathsep.join([str(bin_), env["PATH"]])
     cli = str(bin_ / "evalkit")
 
@@ -121,6 +230,8 @@ def test_the_wheel_runs_the_main_job_in_a_fresh_environment(tmp_path: Path) -> N
     ).split()
     assert Path(where[0]).is_relative_to(venv)
     assert where[1] == evalkit.__version__
+    # only the declared dependencies are there: a development tool is not importable
+    _check([python, "-c", "import pytest"], work, env, code=1)
     assert _check([cli, "--version"], work, env).startswith(f"evalkit {evalkit.__version__}")
     _check([python, "-m", "evalkit", "--help"], work, env)
     systems = "lexical,run:own-data/my-system.trec"

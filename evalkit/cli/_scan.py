@@ -124,7 +124,7 @@ def _own_texts(notebook: str | None) -> list[Callable[[], OwnText]]:
     """The own texts to scan with, cheapest first: none; or the notebook's cells and skeleton,
     then those with the page export of its bare copy (:func:`evalkit.report.report_own_text`).
     A notebook that cannot be read as one adds nothing."""
-    from evalkit.safety.privacy import NO_OWN_TEXT
+    from evalkit.safety.privacy import NO_OWN_TEXT, OwnText
 
     if notebook is None:
         return [lambda: NO_OWN_TEXT]
@@ -136,12 +136,14 @@ def _own_texts(notebook: str | None) -> list[Callable[[], OwnText]]:
         return [lambda: NO_OWN_TEXT]
     if not isinstance(decoded, dict) or not isinstance(decoded.get("cells"), list):
         return [lambda: NO_OWN_TEXT]
-    from evalkit.report import report_own_text
 
-    return [
-        lambda: report_own_text(decoded, pages=False),
-        lambda: report_own_text(decoded),
-    ]
+    def with_pages() -> OwnText:
+        from evalkit.report import report_own_text  # the page export: nbconvert, nbformat
+
+        return report_own_text(decoded)
+
+    # the cells alone are evalkit.report.report_own_text(decoded, pages=False)
+    return [lambda: OwnText.of_notebook(decoded), with_pages]
 
 
 def _print_notebook_cells(path: str, private: list[PrivateText]) -> None:

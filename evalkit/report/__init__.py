@@ -34,6 +34,7 @@ if TYPE_CHECKING:
         report_own_text as report_own_text,
         scrub_notebook as scrub_notebook,
     )
+    from evalkit.report._files import DEFAULT_REPORT_NOTEBOOK as DEFAULT_REPORT_NOTEBOOK
     from evalkit.report._kernel import execute_notebook as execute_notebook
     from evalkit.report._notebook import (
         EVALUATION_DIR_PARAMETER as EVALUATION_DIR_PARAMETER,
@@ -43,7 +44,6 @@ if TYPE_CHECKING:
         write_rendered_report as write_rendered_report,
     )
     from evalkit.report._parameters import (
-        DEFAULT_REPORT_NOTEBOOK as DEFAULT_REPORT_NOTEBOOK,
         check_report_parameters as check_report_parameters,
         coerce_parameters as coerce_parameters,
         notebook_parameters as notebook_parameters,

@@ -14,14 +14,14 @@ from __future__ import annotations
 import ast
 import os
 from collections.abc import Collection, Mapping, Sequence
-from importlib import resources
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 import nbformat
 
 from evalkit.errors import InputError, UnknownNameError
 from evalkit.registry import did_you_mean
+from evalkit.report._files import DEFAULT_REPORT_NOTEBOOK
 from evalkit.safety.inputs import find_input
 from evalkit.safety.output import shown_path
 
@@ -36,11 +36,6 @@ __all__ = [
 ]
 
 _NBFORMAT: Any = nbformat  # nbformat's functions carry no type hints
-DEFAULT_REPORT_NOTEBOOK: Final = Path(
-    str(resources.files("evalkit.report").joinpath("notebooks", "retrieval_report.ipynb"))
-)
-"""The report notebook, package data of ``evalkit.report`` (read where the package is installed,
-never from a repository checkout)."""
 
 
 def notebook_parameters(notebook: str | os.PathLike[str]) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -39,7 +40,18 @@ from evalkit.stats._paired_tests import (
     mean_interval,
     paired_p_values,
 )
-from evalkit.stats._resampling import group_seed, percentile_intervals, random_generator
+from evalkit.stats._resampling import (
+    count_blocks,
+    group_seed,
+    pair_percentile_intervals,
+    pair_sign_flip_p,
+    percentile_intervals,
+    random_generator,
+    resample_totals,
+    sign_blocks,
+    sign_flip_exact,
+    sign_flip_p,
+)
 from evalkit.stats._ties import differences_and_unit, is_constant
 from evalkit.stats._validation import (
     check_choice,
@@ -63,6 +75,7 @@ __all__ = [
 ]
 
 FloatArray = npt.NDArray[np.float64]
+IndexArray = npt.NDArray[np.intp]
 
 COMPARE_INTERVALS = (*INTERVAL_METHODS, "t")
 """``interval=`` of :func:`compare`: a bootstrap method, or ``"t"`` (Student t, df = n - 1)."""
@@ -116,9 +129,17 @@ SUMMARY_COLUMNS = ("n", "mean", "ci_low", "ci_high")
 
 PAIR_BLOCK_VALUES = 1 << 23
 """Values held per array while pairs are compared: the pairs of a (measure, group) are
-processed in blocks of ``PAIR_BLOCK_VALUES // (2 max(n_resamples, n))`` pairs (resampling)
-or ``PAIR_BLOCK_VALUES // n`` (none), so memory stays near ``8 * PAIR_BLOCK_VALUES`` bytes
-(64 MB) per array whatever the number of systems."""
+processed in blocks of ``PAIR_BLOCK_VALUES // (2 max(n_resamples, n))`` pairs (a test or
+interval that resamples each pair on its own: the bootstrap test, BCa), so memory stays near
+``8 * PAIR_BLOCK_VALUES`` bytes (64 MB) per resampling array whatever the number of pairs, or
+``PAIR_BLOCK_VALUES // (8 n)`` (the others, which hold several ``(n, pairs)`` arrays at once:
+8 MB each). The randomization test and the percentile interval add the per-system totals of
+``_resampling.resample_totals``, ``8 k B`` bytes each (80 MB for 1,000 systems and 10,000
+resamples), when they fit in :data:`PAIR_TOTALS_VALUES`."""
+
+PAIR_TOTALS_VALUES = 1 << 25
+"""At most this many per-system totals (systems x resamples, 256 MB) per array; beyond, each
+block of pairs is resampled on its own as for the bootstrap test (memory bounded, slower)."""
 
 
 def compare(
@@ -175,10 +196,13 @@ def compare(
     row key). So the same inputs and seed give byte-identical frames, whatever the row order of
     ``per_query``, and a row's numbers (all but the family columns, ``p_adjusted`` and
     ``significant``) depend only on its two systems' values, not on the other systems,
-    measures or groups present. The pairs of a (measure, group) are processed in blocks of
-    :data:`PAIR_BLOCK_VALUES`, each block drawing the same resamples again from the same
-    streams, so memory is bounded (a thousand systems, 499,500 pairs, fit) and the frame is
-    the one a single block would give.
+    measures or groups present. The randomization test and the percentile interval (the
+    defaults) take each pair's resampled sums and means as the difference of its two systems'
+    (computed once per system, ``_resampling``): the same p-values as resampling
+    the pair's own differences, and intervals equal to those up to float rounding (about
+    ``1e-16``). The pairs of a (measure, group) are processed in blocks of
+    :data:`PAIR_BLOCK_VALUES`, so memory is bounded (a thousand systems, 499,500 pairs, fit)
+    and the frame is the one a single block would give.
     Raises :class:`InputError` (naming systems, measures, query IDs and columns) when ``base``
     or a measure is absent, a column is missing, a (system, query_id, measure) row is
     duplicated, a value is missing or not finite, a query is present for one system and missing
@@ -315,8 +339,9 @@ def _compare_measure(
     All pairs of a (measure, group) share one bootstrap and one test stream, derived from
     ``seed`` and the (measure, group) key, and are resampled together (see
     ``_resampling``): a pair's numbers depend only on its two systems. Pairs
-    are processed in blocks (:data:`PAIR_BLOCK_VALUES`), every block drawing from fresh
-    generators of the same seeds, so blocking does not change a number.
+    are processed in blocks (:data:`PAIR_BLOCK_VALUES`), every block resampling from fresh
+    generators of the same seeds or from the group's per-system totals, so blocking does not
+    change a number.
     """
     of_measure = frame[frame["measure"] == measure]
     rows_of = {
@@ -357,8 +382,6 @@ def _compare_measure(
         groups = [tuple(row) for row in group_keys.itertuples(index=False)]
     else:
         groups = [()]
-    resampled = interval == "percentile" or test in ("randomization", "bootstrap")
-
     parts = []
     for group_index, group in enumerate(groups):
         mask = np.ones(len(reference), dtype=bool)
@@ -368,40 +391,75 @@ def _compare_measure(
         n = values.shape[0]
         means = values.mean(axis=0)
         key = (measure, *group)
-        children = group_seed(seed, "compare", ("measure", *by_columns), key).spawn(2)
-        width = max(1, PAIR_BLOCK_VALUES // (2 * max(n_resamples, n) if resampled else n))
+        interval_seed, test_seed = group_seed(seed, "compare", ("measure", *by_columns), key).spawn(
+            2
+        )
+        totals_fit = values.shape[1] * max(n_resamples, 1) <= PAIR_TOTALS_VALUES
+        resamples = _GroupResamples(
+            values=values,
+            interval_seed=interval_seed,
+            test_seed=test_seed,
+            n_resamples=n_resamples,
+            confidence=confidence,
+            sign_totals=resample_totals(
+                values, sign_blocks(random_generator(test_seed), n, n_resamples)
+            )
+            if test == "randomization" and totals_fit
+            else None,
+            count_totals=resample_totals(
+                values, count_blocks(random_generator(interval_seed), n, n_resamples)
+            )
+            if interval == "percentile" and totals_fit
+            else None,
+        )
+        per_column = (test in ("randomization", "bootstrap") and resamples.sign_totals is None) or (
+            interval in ("percentile", "bca") and resamples.count_totals is None
+        )
+        width = max(1, PAIR_BLOCK_VALUES // (2 * max(n_resamples, n) if per_column else 8 * n))
         for start in range(0, len(pairs), width):
             block = slice(start, start + width)
             first, second = firsts[block], seconds[block]
             diffs, unit = differences_and_unit(values[:, first], values[:, second])
-            interval_stream, test_stream = (random_generator(child) for child in children)
-            lows, highs = _intervals(
-                diffs,
-                unit,
-                interval=interval,
-                rng=interval_stream,
-                n_resamples=n_resamples,
-                confidence=confidence,
-                streams=[
-                    random_generator(
-                        group_seed(
-                            seed, "compare-bca", ("pair", "measure", *by_columns), (*pair, *key)
+            pair_block = _PairBlock(diffs, unit, first, second)
+            if resamples.count_totals is not None:
+                lows, highs = _pair_percentile_block(pair_block, resamples, resamples.count_totals)
+            else:
+                lows, highs = _intervals(
+                    diffs,
+                    unit,
+                    interval=interval,
+                    rng=random_generator(interval_seed),
+                    n_resamples=n_resamples,
+                    confidence=confidence,
+                    streams=[
+                        random_generator(
+                            group_seed(
+                                seed, "compare-bca", ("pair", "measure", *by_columns), (*pair, *key)
+                            )
                         )
-                    )
-                    for pair in pairs[block]
-                ]
-                if interval == "bca"
-                else [],
-                places=[
-                    describe_key(("system", "measure", *by_columns), (system, measure, *group))
-                    for system, _ in pairs[block]
-                ]
-                if interval == "bca"
-                else [],
-            )
-            p_values, p_methods = paired_p_values(
-                diffs, unit, test=test, rng=test_stream, n_resamples=n_resamples
-            )
+                        for pair in pairs[block]
+                    ]
+                    if interval == "bca"
+                    else [],
+                    places=[
+                        describe_key(("system", "measure", *by_columns), (system, measure, *group))
+                        for system, _ in pairs[block]
+                    ]
+                    if interval == "bca"
+                    else [],
+                )
+            if resamples.sign_totals is not None:
+                p_values, p_methods = _pair_randomization_block(
+                    pair_block, resamples, resamples.sign_totals
+                )
+            else:
+                p_values, p_methods = paired_p_values(
+                    diffs,
+                    unit,
+                    test=test,
+                    rng=random_generator(test_seed),
+                    n_resamples=n_resamples,
+                )
             part = _pair_statistics(diffs, unit, confidence, higher_is_better(str(measure)))
             size = diffs.shape[1]
             by_values = {
@@ -430,6 +488,111 @@ def _compare_measure(
             )
             parts.append(part)
     return parts
+
+
+@dataclass(frozen=True)
+class _GroupResamples:
+    """The resampling of one (measure, group): its ``(n, k)`` values, the seeds of its
+    interval and test streams, and the per-system totals of its sign vectors (the
+    randomization test) and count vectors (the percentile interval), ``(k, B)`` each
+    (:func:`resample_totals`; ``None`` when the test or interval does not use them)."""
+
+    values: FloatArray
+    interval_seed: np.random.SeedSequence
+    test_seed: np.random.SeedSequence
+    n_resamples: int
+    confidence: float
+    sign_totals: FloatArray | None
+    count_totals: FloatArray | None
+
+
+def _linear_pairs(
+    diffs: FloatArray, first: IndexArray, second: IndexArray, values: FloatArray
+) -> npt.NDArray[np.bool_]:
+    """Whether each pair's tie-snapped differences are its raw ``x_first - x_second``: then
+    its resampled statistics are differences of the two systems' totals."""
+    snapped = (diffs == 0.0) & (values[:, first] != values[:, second])
+    return np.asarray(~snapped.any(axis=0), dtype=bool)
+
+
+@dataclass(frozen=True)
+class _PairBlock:
+    """A block of pairs: their ``(n, p)`` tie-snapped differences, units of equality, and the
+    columns of their two systems in the group's values."""
+
+    diffs: FloatArray
+    unit: FloatArray
+    first: IndexArray
+    second: IndexArray
+
+
+def _pair_percentile_block(
+    block: _PairBlock, resamples: _GroupResamples, totals: FloatArray
+) -> tuple[FloatArray, FloatArray]:
+    """Percentile intervals of a block of pairs (see :func:`_intervals`): from the count
+    totals where a pair's differences are linear, else from its own differences resampled
+    with the same count vectors (:func:`percentile_intervals`); ``(mean, mean)`` when
+    constant."""
+    diffs, unit, first, second = block.diffs, block.unit, block.first, block.second
+    n, width = diffs.shape
+    constant = is_constant(diffs, unit)
+    linear = _linear_pairs(diffs, first, second, resamples.values) & ~constant
+    lows = np.empty(width, dtype=np.float64)
+    highs = np.empty(width, dtype=np.float64)
+    lows[linear], highs[linear] = pair_percentile_intervals(
+        totals, first[linear], second[linear], n, resamples.confidence
+    )
+    for columns in _column_blocks(np.flatnonzero(~linear & ~constant), n, resamples.n_resamples):
+        lows[columns], highs[columns] = percentile_intervals(
+            diffs[:, columns],
+            random_generator(resamples.interval_seed),
+            resamples.n_resamples,
+            resamples.confidence,
+        )
+    means = diffs.mean(axis=0)
+    lows[constant] = highs[constant] = means[constant]
+    return lows, highs
+
+
+def _pair_randomization_block(
+    block: _PairBlock, resamples: _GroupResamples, totals: FloatArray
+) -> tuple[FloatArray, npt.NDArray[np.str_]]:
+    """The randomization test of a block of pairs, as :func:`paired_p_values` gives it: from
+    the sign totals where a pair's differences are linear, else from its own differences with
+    the same sign vectors (:func:`sign_flip_p`); ``p = 1`` (exact) when every difference
+    is 0."""
+    diffs, unit, first, second = block.diffs, block.unit, block.first, block.second
+    n, width = diffs.shape
+    p_values = np.ones(width, dtype=np.float64)
+    methods = np.full(width, "exact", dtype="<U11")
+    active = np.asarray(diffs.any(axis=0), dtype=bool)
+    linear = _linear_pairs(diffs, first, second, resamples.values) & active
+    threshold = np.abs(diffs.sum(axis=0)) - n * unit
+    exact = sign_flip_exact(n, resamples.n_resamples)
+    p_values[linear], _ = pair_sign_flip_p(
+        totals,
+        first[linear],
+        second[linear],
+        threshold=threshold[linear],
+        n=n,
+        n_resamples=resamples.n_resamples,
+    )
+    for columns in _column_blocks(np.flatnonzero(~linear & active), n, resamples.n_resamples):
+        p_values[columns], _ = sign_flip_p(
+            diffs[:, columns],
+            random_generator(resamples.test_seed),
+            resamples.n_resamples,
+            unit[columns],
+        )
+    methods[active] = "exact" if exact else "monte-carlo"
+    return p_values, methods
+
+
+def _column_blocks(columns: IndexArray, n: int, n_resamples: int) -> list[IndexArray]:
+    """``columns`` in blocks of at most ``PAIR_BLOCK_VALUES // (2 max(n_resamples, n))``:
+    the columns resampled one by one stay in bounded memory."""
+    width = max(1, PAIR_BLOCK_VALUES // (2 * max(n_resamples, n)))
+    return [columns[start : start + width] for start in range(0, columns.size, width)]
 
 
 def _pair_statistics(

@@ -19,6 +19,20 @@ the other columns.
 * :func:`bootstrap_test_p`: the studentized, mean-shifted bootstrap test (see
   :func:`evalkit.stats.paired_test`).
 
+Many pairs of systems at once (``compare`` with a thousand systems has 499,500 pairs): the
+statistic of a sign vector or a count vector is linear in the values, ``w @ (x_i - x_j) =
+w @ x_i - w @ x_j``, so :func:`resample_totals` computes ``w @ x`` once per *system* (a
+``(k, B)`` array, summed query by query in a fixed order, so a system's totals do not depend
+on the other systems), and :func:`pair_sign_flip_p` and :func:`pair_percentile_intervals`
+take each pair's resampled statistics as the difference of its two rows: a pass over
+``B`` values per pair instead of ``B x n`` multiply-adds. They draw the same sign and count
+vectors from the same generators as :func:`sign_flip_p` and :func:`percentile_intervals`
+and give the same p-values and intervals up to float rounding of the sums (the
+``n * u`` slack of the sign-flip test absorbs it). The pair quantiles are selected by
+partitioning each pair's row around the two order statistics that ``numpy.quantile``
+interpolates, with its interpolation formula, so an interval equals ``numpy.quantile`` of the
+same resample means exactly.
+
 The generators they draw from: ``Generator(PCG64(seed))`` (:func:`random_generator`), and a group's
 stream derived from ``seed`` and the group key (:func:`group_seed`: ``SeedSequence([seed,
 *sha256(key)])``, stable across processes).
@@ -28,7 +42,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Iterator, Sequence
+import os
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -38,9 +55,16 @@ __all__ = [
     "BLOCK_VALUES",
     "STUDENTIZED_RTOL",
     "bootstrap_test_p",
+    "count_blocks",
     "group_seed",
+    "linear_quantiles",
+    "pair_percentile_intervals",
+    "pair_sign_flip_p",
     "percentile_intervals",
     "random_generator",
+    "resample_totals",
+    "sign_blocks",
+    "sign_flip_exact",
     "sign_flip_p",
 ]
 
@@ -61,7 +85,7 @@ def percentile_intervals(
     """Percentile bootstrap interval of each column's mean: ``(low, high)``, each ``(p,)``."""
     n = diffs.shape[0]
     means = np.empty((n_resamples, diffs.shape[1]), dtype=np.float64)
-    for start, counts in _count_blocks(rng, n, n_resamples):
+    for start, counts in count_blocks(rng, n, n_resamples):
         means[start : start + counts.shape[0]] = np.einsum("bn,np->bp", counts, diffs) / n
     tail = (1.0 - confidence) / 2.0
     low, high = np.quantile(means, [tail, 1.0 - tail], axis=0)
@@ -79,8 +103,25 @@ def sign_flip_p(
     observed = np.abs(diffs.sum(axis=0))
     threshold = observed - n * unit
     hits = np.zeros(diffs.shape[1], dtype=np.int64)
+    for _, signs in sign_blocks(rng, n, n_resamples):
+        totals = np.abs(np.einsum("bn,np->bp", signs, diffs))
+        hits += np.count_nonzero(totals >= threshold, axis=0)
+    return _sign_flip_from_hits(hits, n, n_resamples)
+
+
+def sign_flip_exact(n: int, n_resamples: int) -> bool:
+    """Whether the sign-flip test enumerates all ``2**n`` sign vectors (``2**n <= B``)."""
+    return n < 63 and (1 << n) <= n_resamples
+
+
+def sign_blocks(
+    rng: np.random.Generator, n: int, n_resamples: int
+) -> Iterator[tuple[int, FloatArray]]:
+    """The sign vectors of :func:`sign_flip_p` as ``(start, signs)`` blocks of ``(rows, n)``
+    floats ±1: all ``2**n`` in binary order when :func:`sign_flip_exact`, else ``B`` random
+    ones (one random bit per query, drawn as bytes)."""
     rows_per_block = max(1, BLOCK_VALUES // n)
-    exact = n < 63 and (1 << n) <= n_resamples
+    exact = sign_flip_exact(n, n_resamples)
     total = (1 << n) if exact else n_resamples
     for start in range(0, total, rows_per_block):
         rows = min(rows_per_block, total - start)
@@ -90,11 +131,181 @@ def sign_flip_p(
         else:
             bits = rng.integers(0, 256, size=(rows, (n + 7) // 8), dtype=np.uint8)
             signs = 1.0 - 2.0 * np.unpackbits(bits, axis=1, count=n)
-        totals = np.abs(np.einsum("bn,np->bp", signs.astype(np.float64), diffs))
-        hits += np.count_nonzero(totals >= threshold, axis=0)
-    if exact:
-        return hits / total, True
+        yield start, signs.astype(np.float64)
+
+
+def _sign_flip_from_hits(
+    hits: npt.NDArray[np.int64], n: int, n_resamples: int
+) -> tuple[FloatArray, bool]:
+    """The p-values of :func:`sign_flip_p` from the counts of ``|T*| >= |T_obs| - n u``."""
+    if sign_flip_exact(n, n_resamples):
+        return hits / (1 << n), True
     return (hits + 1) / (n_resamples + 1), False
+
+
+def resample_totals(values: FloatArray, blocks: Iterable[tuple[int, FloatArray]]) -> FloatArray:
+    """``totals[j, b] = sum_q w[b, q] values[q, j]`` for every system ``j`` (a column of
+    ``values``, ``(n, k)``) and resample ``b`` (the rows ``w`` of ``blocks``, from
+    :func:`sign_blocks` or :func:`count_blocks`): ``(k, B)``.
+
+    Summed query by query in ascending order with elementwise operations (no BLAS, no
+    reordering), so a system's row depends only on its own column and the weights; systems
+    are summed a few at a time (:data:`PAIR_CHUNK_VALUES` values), so the sums stay in cache."""
+    parts = []
+    systems = values.shape[1]
+    for _, weights in blocks:
+        by_query = np.ascontiguousarray(weights.T)  # (n, rows)
+        totals = np.zeros((systems, weights.shape[0]), dtype=np.float64)
+        step = max(1, PAIR_CHUNK_VALUES // max(1, weights.shape[0]))
+        products = np.empty((step, weights.shape[0]), dtype=np.float64)
+        for start in range(0, systems, step):
+            part = totals[start : start + step]
+            product = products[: part.shape[0]]
+            for query in range(values.shape[0]):
+                np.multiply(values[query, start : start + step, None], by_query[query], out=product)
+                part += product
+        parts.append(totals)
+    if len(parts) == 1:
+        return parts[0]
+    return np.concatenate(parts, axis=1) if parts else np.zeros((values.shape[1], 0))
+
+
+def pair_sign_flip_p(
+    totals: FloatArray,
+    first: npt.NDArray[np.intp],
+    second: npt.NDArray[np.intp],
+    *,
+    threshold: FloatArray,
+    n: int,
+    n_resamples: int,
+) -> tuple[FloatArray, bool]:
+    """:func:`sign_flip_p` of the pairs ``(first[p], second[p])`` from the sign totals of
+    :func:`resample_totals`: ``T* = totals[first] - totals[second]``, counted against each
+    pair's ``threshold = |T_obs| - n u``. Returns the p-values and whether they are exact."""
+    hits = np.zeros(first.size, dtype=np.int64)
+
+    narrow = np.int32 if totals.shape[1] < 2**31 else np.int64  # a narrow sum is faster
+
+    def count(chunk: slice, rows: FloatArray) -> None:
+        np.abs(rows, out=rows)
+        reached = rows >= threshold[chunk, None]
+        hits[chunk] = np.add.reduce(reached.view(np.int8), axis=1, dtype=narrow)
+
+    _each_pair_chunk(totals, first, second, count)
+    return _sign_flip_from_hits(hits, n, n_resamples)
+
+
+def pair_percentile_intervals(
+    totals: FloatArray,
+    first: npt.NDArray[np.intp],
+    second: npt.NDArray[np.intp],
+    n: int,
+    confidence: float,
+) -> tuple[FloatArray, FloatArray]:
+    """:func:`percentile_intervals` of the pairs ``(first[p], second[p])`` from the count
+    totals of :func:`resample_totals`: resample means ``(totals[first] - totals[second]) / n``.
+    Returns ``(low, high)``, each ``(p,)``."""
+    tail = (1.0 - confidence) / 2.0
+    low = np.empty(first.size, dtype=np.float64)
+    high = np.empty(first.size, dtype=np.float64)
+
+    def select(chunk: slice, rows: FloatArray) -> None:
+        low[chunk], high[chunk] = linear_quantiles(rows, tail, 1.0 - tail, divisor=n)
+
+    _each_pair_chunk(totals, first, second, select)
+    return low, high
+
+
+def linear_quantiles(
+    rows: FloatArray, lower: float, upper: float, *, divisor: float = 1.0
+) -> tuple[FloatArray, FloatArray]:
+    """``numpy.quantile(rows / divisor, [lower, upper], axis=1)`` (method ``"linear"``), equal
+    to it bit for bit, for ``lower < upper`` in (0, 1) and ``divisor > 0``; ``rows`` is
+    reordered in place.
+
+    Each row is partitioned once around the upper neighbour of the lower quantile and once
+    (its right part) around the lower neighbour of the upper one; the other neighbours are a
+    maximum and a minimum of the pieces. numpy partitions for all four neighbours at once,
+    which costs several times more per value. Dividing is monotonic and rounds each value on
+    its own, so only the four neighbours are divided."""
+    count = rows.shape[1]
+    virtual = (count - 1) * np.array([lower, upper], dtype=np.float64)
+    previous = np.floor(virtual)
+    gamma = virtual - previous
+    low_before, high_before = (int(i) for i in previous)
+    if not (low_before >= 0 and low_before + 1 < high_before and high_before + 1 < count):
+        quantiles = np.quantile(rows / divisor, [lower, upper], axis=1)
+        return quantiles[0], quantiles[1]
+    rows.partition(low_before + 1, axis=1)
+    low_next = rows[:, low_before + 1] / divisor
+    low_prev = rows[:, : low_before + 1].max(axis=1) / divisor
+    right = rows[:, low_before + 2 :]
+    right.partition(high_before - low_before - 2, axis=1)
+    high_prev = right[:, high_before - low_before - 2] / divisor
+    high_next = right[:, high_before - low_before - 1 :].min(axis=1) / divisor
+    return _lerp(low_prev, low_next, gamma[0]), _lerp(high_prev, high_next, gamma[1])
+
+
+def _lerp(before: FloatArray, after: FloatArray, gamma: np.float64) -> FloatArray:
+    """numpy.quantile's linear interpolation, in its order of operations."""
+    step = after - before
+    result = np.add(before, step * gamma)
+    if gamma >= 0.5:
+        result = np.subtract(after, step * (1 - gamma))
+    return np.asarray(result, dtype=np.float64)
+
+
+PAIR_CHUNK_VALUES = 1 << 17
+"""Values per chunk of pair rows in the pair kernels (1 MB): small enough to stay in cache."""
+
+PAIR_THREADS = max(1, min(4, os.cpu_count() or 1))
+"""Threads the pair kernels run their chunks on (numpy releases the GIL in the subtraction,
+the partition and the comparison). Each chunk writes only its own pairs' results, so the
+results do not depend on the number of threads."""
+
+
+def _each_pair_chunk(
+    totals: FloatArray,
+    first: npt.NDArray[np.intp],
+    second: npt.NDArray[np.intp],
+    work: Callable[[slice, FloatArray], None],
+) -> None:
+    """``work(chunk, totals[first[chunk]] - totals[second[chunk]])`` for chunks of pairs, each
+    a ``(len(chunk), B)`` array that ``work`` may reorder (a buffer of its thread, reused: no
+    fresh memory per chunk), on :data:`PAIR_THREADS` threads; a side that is one system for
+    the whole chunk is read as one row (no copy), a run of consecutive systems as a slice."""
+    width = totals.shape[1]
+    size = max(1, PAIR_CHUNK_VALUES // max(1, width))
+    buffers = threading.local()
+
+    def run(start: int) -> None:
+        chunk = slice(start, min(start + size, first.size))
+        if not hasattr(buffers, "rows"):
+            buffers.rows = np.empty((size, width), dtype=np.float64)
+        rows = buffers.rows[: chunk.stop - chunk.start]
+        a, b = _side(totals, first[chunk]), _side(totals, second[chunk])
+        np.subtract(a, b, out=rows)
+        work(chunk, rows)
+
+    starts = range(0, first.size, size)
+    if PAIR_THREADS == 1 or len(starts) < 2:
+        for start in starts:
+            run(start)
+        return
+    with ThreadPoolExecutor(max_workers=PAIR_THREADS) as executor:
+        list(executor.map(run, starts))  # list(): re-raises a chunk's exception
+
+
+def _side(totals: FloatArray, index: npt.NDArray[np.intp]) -> FloatArray:
+    """``totals[index]`` without a copy when ``index`` is one value or a run of consecutive
+    ones (a row broadcast against the other side, or a slice)."""
+    start, stop = int(index[0]), int(index[-1])
+    if start == stop and (index == start).all():
+        row: FloatArray = totals[start]
+        return row
+    if stop - start == index.size - 1 and (np.diff(index) == 1).all():
+        return totals[start : stop + 1]
+    return totals[index]
 
 
 def bootstrap_test_p(diffs: FloatArray, rng: np.random.Generator, n_resamples: int) -> FloatArray:
@@ -116,7 +327,7 @@ def bootstrap_test_p(diffs: FloatArray, rng: np.random.Generator, n_resamples: i
     noise = _CONSTANT_RTOL * (shifted**2).mean(axis=0)
     zero = STUDENTIZED_RTOL * np.abs(shifted).max(axis=0)
     hits = np.zeros(p, dtype=np.int64)
-    for _, counts in _count_blocks(rng, n, n_resamples):
+    for _, counts in count_blocks(rng, n, n_resamples):
         sums = np.einsum("bn,np->bp", counts, both)
         means = sums[:, :p] / n
         variance = np.maximum((sums[:, p:] - n * means**2) / (n - 1), 0.0)
@@ -128,7 +339,7 @@ def bootstrap_test_p(diffs: FloatArray, rng: np.random.Generator, n_resamples: i
     return (hits + 1) / (n_resamples + 1)
 
 
-def _count_blocks(
+def count_blocks(
     rng: np.random.Generator, n: int, n_resamples: int
 ) -> Iterator[tuple[int, FloatArray]]:
     """Bootstrap resamples as ``(start, counts)`` blocks; ``counts[b, i]`` is how often
