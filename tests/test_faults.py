@@ -311,3 +311,41 @@ def test_sighup_is_handled_like_sigterm(command: str, tmp_path: pathlib.Path) ->
     assert process.returncode == 129, err
     assert err.strip().splitlines()[-1].startswith("evalkit: interrupted (SIGHUP); ")
     assert _leftovers(private_tmp, workspace) == []
+
+
+_FINALIZER_SIGNAL = """
+import gc, os, signal, time
+from evalkit.errors import Interrupted
+from evalkit.safety.interrupts import handle_signals
+
+class SignalledWhileFinalized:  # like a progress bar whose __del__ runs when the signal comes
+    def __del__(self):
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.01)
+
+try:
+    with handle_signals():
+        SignalledWhileFinalized()
+        gc.collect()
+        for _ in range(200):
+            time.sleep(0.01)
+        print("finished")
+except Interrupted as stop:
+    print(f"interrupted: {stop}")
+"""
+
+
+def test_a_signal_inside_a_finalizer_still_interrupts_the_command() -> None:
+    """An exception raised in ``__del__`` is printed ("Exception ignored in") and dropped:
+    raised there, a Ctrl-C was lost and the command ran on (seen with tqdm's ``__del__``).
+    The handler sends the signal again once the finalizer has returned."""
+    done = subprocess.run(
+        [sys.executable, "-c", _FINALIZER_SIGNAL],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.stdout.strip() == "interrupted: SIGINT", done.stderr
+    assert "Traceback" not in done.stderr
+    assert "Exception ignored" not in done.stderr

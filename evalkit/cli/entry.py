@@ -7,6 +7,7 @@ while they load ends the command like one that arrives later: one line, exit 130
 
 from __future__ import annotations
 
+import signal
 import sys
 
 from evalkit.errors import Interrupted, OutputError
@@ -38,6 +39,9 @@ def console() -> int:
         return 2
     finally:
         _release()
+        # The command is over and the process exits next: a late Ctrl-C ends it quietly
+        # (exit -2) rather than as a KeyboardInterrupt traceback inside the interpreter's exit.
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _release() -> None:

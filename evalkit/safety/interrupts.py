@@ -38,6 +38,9 @@ __all__ = [
 #: How often a thread that waits (on a socket, a backoff) checks :func:`cancelled`, in seconds.
 POLL_S: Final = 0.2
 
+#: A signal that arrives inside a finalizer is sent again after this many seconds.
+REDELIVER_S: Final = 0.05
+
 _SIGNALS: Final = (
     signal.SIGINT,
     signal.SIGTERM,
@@ -76,6 +79,21 @@ def interrupted_line(stop: Interrupted) -> str:
     return f"evalkit: interrupted ({stop}); {left if count else 'nothing was written'}"
 
 
+def _in_finalizer(frame: FrameType | None) -> bool:
+    """Whether the interrupted code runs inside a ``__del__`` (a finalizer the garbage
+    collector called, e.g. a progress bar's): Python prints an exception raised there as
+    "Exception ignored in ..." and drops it, so the signal would be lost."""
+    while frame is not None:
+        if frame.f_code.co_name == "__del__":
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _deliver_again(signum: int) -> None:
+    os.kill(os.getpid(), signum)
+
+
 def _handler(signum: int, frame: FrameType | None) -> None:
     _CANCELLED.set()
     _STATE["signum"] = signum
@@ -83,6 +101,11 @@ def _handler(signum: int, frame: FrameType | None) -> None:
         raise WorkerInterrupted(signum)
     if _STATE["deferring"]:
         _DEFERRED.append(signum)
+        return
+    if _in_finalizer(frame):  # raised here it would be printed and dropped: send it again
+        timer = threading.Timer(REDELIVER_S, _deliver_again, (signum,))
+        timer.daemon = True
+        timer.start()
         return
     raise Interrupted(signum)
 
