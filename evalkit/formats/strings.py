@@ -14,6 +14,7 @@ arrow's offsets), which the fingerprints (:mod:`evalkit.measures._join`) rely on
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +27,7 @@ __all__ = ["StringChunk", "Strings"]
 IntArray = npt.NDArray[np.int64]
 U64Array = npt.NDArray[np.uint64]
 _ALL_BITS = np.uint64(0xFFFFFFFFFFFFFFFF)
+_BLOCK = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -79,10 +81,19 @@ class Strings:
         if len(self.chunks) == 1:
             return [(self.chunks[0], None, rows)]
         out: list[tuple[StringChunk, IntArray | None, IntArray]] = []
+        if rows.size < 2 or bool(np.all(rows[1:] >= rows[:-1])):  # in row order: cut it
+            cuts = np.searchsorted(rows, self.bounds).tolist()
+            for k, chunk in enumerate(self.chunks):
+                if cuts[k + 1] > cuts[k]:
+                    mine = np.arange(cuts[k], cuts[k + 1], dtype=np.int64)
+                    out.append((chunk, mine, rows[cuts[k] : cuts[k + 1]] - self.bounds[k]))
+            return out
         chunk_of = np.searchsorted(self.bounds, rows, side="right") - 1
+        by_chunk = np.argsort(chunk_of, kind="stable").astype(np.int64)
+        cuts = np.searchsorted(chunk_of[by_chunk], np.arange(len(self.chunks) + 1)).tolist()
         for k, chunk in enumerate(self.chunks):
-            mine = np.flatnonzero(chunk_of == k).astype(np.int64)
-            if mine.size:
+            if cuts[k + 1] > cuts[k]:
+                mine = by_chunk[cuts[k] : cuts[k + 1]]
                 out.append((chunk, mine, rows[mine] - self.bounds[k]))
         return out
 
@@ -181,12 +192,36 @@ class Strings:
         return greater
 
     def differs_from_next(self) -> npt.NDArray[np.bool_]:
-        """bool[n - 1]: whether each string differs from the next one."""
+        """bool[n - 1]: whether each string differs from the next one (chunk by chunk, in
+        blocks of 65,536 strings: small temporaries)."""
         n = len(self)
-        if n < 2:
-            return np.zeros(0, dtype=bool)
-        rows = np.arange(n, dtype=np.int64)
-        return ~self.equal(rows[:-1], self, rows[1:])
+        out = np.zeros(max(n - 1, 0), dtype=bool)
+        for k, chunk in enumerate(self.chunks):
+            base, size = int(self.bounds[k]), len(chunk)
+            for lo in range(0, size - 1, _BLOCK):
+                hi = min(lo + _BLOCK, size - 1)  # pairs (i, i + 1) for i in lo .. hi - 1
+                starts, ends = chunk.starts[lo : hi + 1], chunk.ends[lo : hi + 1]
+                length = ends - starts
+                width = int(length[0])
+                first, m = int(starts[0]), hi + 1 - lo
+                if width and int(ends[-1]) - first == m * width and bool((length == width).all()):
+                    # strings of one length, back to back (an arrow array of fixed-width IDs):
+                    # compared byte by byte with the bytes ``width`` further on, no gather
+                    data = chunk.data[first : first + m * width]
+                    changed = np.flatnonzero(data[width:] != data[:-width]) // width
+                    out[base + lo + changed] = True
+                    continue
+                word = _word_at(chunk, starts, length)  # one gather per string
+                differs = (length[1:] != length[:-1]) | (word[1:] != word[:-1])
+                longer = np.flatnonzero(~differs & (length[:-1] > 8))  # the rest decides
+                if longer.size:
+                    part = Strings.of(chunk.data, starts, ends)
+                    differs[longer] = ~part.equal(longer, part, longer + 1)
+                out[base + lo : base + hi] = differs
+            if size and base + size < n:  # this chunk's last string and the next one's first
+                last = np.array([base + size - 1], dtype=np.int64)
+                out[base + size - 1] = not bool(self.equal(last, self, last + 1)[0])
+        return out
 
     def to_list(self, rows: IntArray | None = None) -> list[str]:
         """The strings at ``rows`` (None: all) as Python strings (for few rows)."""
@@ -194,18 +229,26 @@ class Strings:
             rows = np.arange(len(self), dtype=np.int64)
         out: list[Any] = [None] * rows.size
         for chunk, mine, local in self._parts(rows):
-            data = chunk.data
+            starts, ends = chunk.starts[local], chunk.ends[local]
+            lengths = ends - starts
+            # every string's bytes in one gather, then cut in Python
+            joined = chunk.data[_ranges(starts, lengths)].tobytes()
+            cuts = np.concatenate([[0], np.cumsum(lengths)]).tolist()
             texts = [
-                bytes(data[s:e]).decode("utf-8", errors="replace")
-                for s, e in zip(
-                    chunk.starts[local].tolist(), chunk.ends[local].tolist(), strict=True
-                )
+                joined[a:b].decode("utf-8", errors="replace") for a, b in itertools.pairwise(cuts)
             ]
             if mine is None:
                 return texts
             for at, text in zip(mine.tolist(), texts, strict=True):
                 out[at] = text
         return out
+
+
+def _ranges(starts: IntArray, sizes: IntArray) -> IntArray:
+    """The indices ``starts[i] .. starts[i] + sizes[i] - 1`` of every ``i``, concatenated."""
+    indices = np.repeat(starts - (np.cumsum(sizes) - sizes), sizes)
+    indices += np.arange(indices.size, dtype=np.int64)
+    return indices
 
 
 def _empty_chunk() -> StringChunk:
@@ -216,20 +259,24 @@ def _empty_chunk() -> StringChunk:
 def _word_at(chunk: StringChunk, start: IntArray, left: IntArray) -> U64Array:
     """The 8 bytes of ``chunk.data`` from each ``start`` (``left``: bytes of the string from
     there; bytes past its end are zeros, a word with ``left <= 0`` is 0)."""
-    word = np.zeros(start.size, dtype=np.uint64)
-    live = np.flatnonzero(left > 0)
-    if live.size == 0:
-        return word
+    live = None if bool((left > 0).all()) else np.flatnonzero(left > 0)
+    at = start if live is None else start[live]
+    remaining = left if live is None else left[live]
     windows = chunk.windows()
     last = windows.size - 1
-    at = start[live]
-    first = np.minimum(at, last)
-    # gathered little-endian (a fast gather), then byte-swapped: the big-endian value
-    got = windows[first].astype(np.uint64).byteswap()
-    late = np.flatnonzero(first < at)  # a string ending in the last 7 bytes: shift it up
-    if late.size:
+    if at.size and int(at.max()) > last:  # a string ending in the last 7 bytes: shifted up
+        first = np.minimum(at, last)
+        got = windows[first].astype(np.uint64, copy=False).byteswap()
+        late = np.flatnonzero(first < at)
         got[late] <<= (np.minimum(at[late] - first[late], 7) * 8).astype(np.uint64)
-    short = np.flatnonzero(left[live] < 8)  # zero the bytes past the string's end
-    got[short] &= ~(_ALL_BITS >> (left[live][short] * 8).astype(np.uint64))
+    else:
+        # gathered little-endian (a fast gather), then byte-swapped: the big-endian value
+        got = windows[at].astype(np.uint64, copy=False).byteswap()
+    short = np.flatnonzero(remaining < 8)  # zero the bytes past the string's end
+    if short.size:
+        got[short] &= ~(_ALL_BITS >> (remaining[short] * 8).astype(np.uint64))
+    if live is None:
+        return got
+    word = np.zeros(start.size, dtype=np.uint64)
     word[live] = got
     return word
