@@ -59,7 +59,7 @@ RUN_TEXTS = {
 def _frames_or_error(reader, path: Path):  # type: ignore[no-untyped-def]
     try:
         return reader(path)
-    except Exception as error:  # noqa: BLE001 - the type is what is compared
+    except Exception as error:  # the type is what is compared
         return type(error)
 
 
