@@ -42,7 +42,7 @@ def _length_fingerprint(strings: Strings, out: np.ndarray | None = None) -> np.n
 def _use_threads(monkeypatch: pytest.MonkeyPatch, threads: int) -> None:
     """Rank on ``threads`` threads: ``threads`` in every module of the ranking builder that
     asks for it."""
-    for module in (ranking, _join, _order):
+    for module in (ranking, _sorting):
         monkeypatch.setattr(module, "threads", lambda: threads)
 
 

@@ -88,7 +88,7 @@ _ITERATION = re.compile(r"[Qq]?0|\d{1,3}")
 def read_qrels_columns(path: str | os.PathLike[str]) -> QrelsColumns | None:
     """The columns of the qrels file at ``path`` (``query_id iteration doc_id relevance``), or
     None when this reader does not take it (module docs)."""
-    fields = _fields(Path(path), 4)
+    fields = _fields(Path(path), 4, (0, 2, 3))
     if fields is None:
         return None
     data, starts, ends = fields
@@ -103,7 +103,7 @@ def read_qrels_columns(path: str | os.PathLike[str]) -> QrelsColumns | None:
 def read_run_columns(path: str | os.PathLike[str]) -> RunColumns | None:
     """The columns of the run file at ``path`` (``query_id Q0 doc_id rank score run_id``;
     the rank is not read), or None when this reader does not take it (module docs)."""
-    fields = _fields(Path(path), 6)
+    fields = _fields(Path(path), 6, (0, 2, 4))
     if fields is None:
         return None
     data, starts, ends = fields
@@ -117,11 +117,12 @@ def read_run_columns(path: str | os.PathLike[str]) -> RunColumns | None:
     return RunColumns(Strings.of(data, starts[0], ends[0]), doc, score)
 
 
-def _fields(
-    path: Path, width: int
-) -> tuple[npt.NDArray[np.uint8], list[IntArray], list[IntArray]] | None:
-    """The file's bytes and, per field, the start and end of each line's field; None unless
-    every line has ``width`` fields (module docs)."""
+_Fields = tuple[npt.NDArray[np.uint8], dict[int, IntArray], dict[int, IntArray]]
+
+
+def _fields(path: Path, width: int, wanted: tuple[int, ...]) -> _Fields | None:
+    """The file's bytes and, for each ``wanted`` field, the start and end of each line's
+    field; None unless every line has ``width`` fields (module docs)."""
     if path.suffix == ".gz":
         return None
     try:
@@ -137,7 +138,12 @@ def _fields(
     lines = np.flatnonzero(data == 10)
     if int(np.diff(lines, prepend=-1, append=data.size).max()) > MAX_LINE_BYTES:
         return None  # read_qrels/read_run refuse it
-    edges = np.flatnonzero(np.diff(kind.view(np.int8), prepend=np.int8(0), append=np.int8(0)))
+    # where a field starts or ends: a byte whose kind differs from the one before it
+    edges = np.flatnonzero(kind[1:] != kind[:-1]) + 1
+    if kind[0]:
+        edges = np.concatenate([[0], edges])
+    if kind[-1]:
+        edges = np.concatenate([edges, [data.size]])
     starts, ends = edges[0::2], edges[1::2]
     n = starts.size
     if n == 0 or n % width:
@@ -151,8 +157,8 @@ def _fields(
         return None
     if bool((data[starts[0::width]] == ord("#")).any()):
         return None  # a comment line: read_qrels/read_run know the rules
-    per_field = [np.ascontiguousarray(starts[k::width], dtype=np.int64) for k in range(width)]
-    per_end = [np.ascontiguousarray(ends[k::width], dtype=np.int64) for k in range(width)]
+    per_field = {k: np.ascontiguousarray(starts[k::width], dtype=np.int64) for k in wanted}
+    per_end = {k: np.ascontiguousarray(ends[k::width], dtype=np.int64) for k in wanted}
     return data, per_field, per_end
 
 

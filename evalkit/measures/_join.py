@@ -11,7 +11,6 @@ another thread, while the ranking builder (:mod:`evalkit.measures.ranking`) prep
 from __future__ import annotations
 
 import itertools
-from concurrent.futures import Future, ThreadPoolExecutor
 from typing import NamedTuple
 
 import numpy as np
@@ -23,11 +22,12 @@ from evalkit.measures._sorting import (
     BLOCK,
     U64,
     IntArray,
+    Pending,
+    Submitter,
     U64Array,
     lexsort,
     parallel_sort,
     ranges,
-    threads,
 )
 
 # the ranking builder's (evalkit.measures.ranking)
@@ -68,7 +68,7 @@ def fingerprint(strings: Strings, out: U64Array | None = None) -> U64Array:
 class SlicedFingerprints:
     """:func:`fingerprint` of every string, computed in slices on a thread pool."""
 
-    def __init__(self, strings: Strings, pool: ThreadPoolExecutor, slices: int) -> None:
+    def __init__(self, strings: Strings, pool: Submitter, slices: int) -> None:
         self._out = np.empty(len(strings), dtype=np.uint64)
         bounds = np.linspace(0, len(strings), max(slices, 1) + 1).astype(np.int64).tolist()
         self._jobs = [
@@ -202,7 +202,7 @@ def packed_sort(
         query = qidx[lo:hi].astype(np.uint64)
         query <<= U64(fp_bits + row_bits)
         part |= query
-    parallel_sort(keys, query_sizes, workers or threads())
+    parallel_sort(keys, query_sizes, workers)
     return Packed(keys, fp_bits, row_bits)
 
 
@@ -243,7 +243,7 @@ class Judgments(NamedTuple):
     code: IntArray  # query code of each row
     docs: Strings
     grades: IntArray
-    prepared: Future[PreparedQrels]  # computed on another thread
+    prepared: Pending[PreparedQrels]  # computed on another thread
 
 
 def join(

@@ -32,7 +32,6 @@ from evalkit.measures._sorting import (
     U64Array,
     ranges,
     sort_segments,
-    threads,
 )
 
 __all__ = ["FLOAT32_OVERFLOW", "given_positions", "keep_first", "trec_positions"]
@@ -159,7 +158,7 @@ def _sort_within_queries(
         np.left_shift(key[lo:hi], U64(32), out=part)  # the query bits go
         within = np.arange(lo, hi, dtype=np.int64) - query_start[qidx[lo:hi]]
         part |= within.view(np.uint64)
-    if not sort_segments(packed, query_sizes, workers or threads()):
+    if not sort_segments(packed, query_sizes, workers):
         order: IntArray = np.argsort(key, kind="stable").astype(np.int64)
         key[:] = key[order]
         return order

@@ -33,7 +33,6 @@ from __future__ import annotations
 import itertools
 import warnings
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Final, Literal, NamedTuple
 
@@ -55,7 +54,7 @@ from evalkit.measures._join import (
     prepare_qrels,
 )
 from evalkit.measures._order import given_positions, keep_first, trec_positions
-from evalkit.measures._sorting import IntArray, lexsort, stable_order, threads
+from evalkit.measures._sorting import IntArray, jobs, lexsort, stable_order, threads
 from evalkit.measures.judged import KERNELS, FloatArray, JudgedRanking
 
 if TYPE_CHECKING:
@@ -179,14 +178,16 @@ def rank_columns(
     run_q, run_d, scores, ranks = run
     if ties != "given":
         ranks = None
-    cores = threads()
-    with ThreadPoolExecutor(max_workers=max(2, cores)) as pool:
+    # a small ranking is built on this thread alone (starting threads would cost more)
+    threaded = len(run_q) + len(qrels_q) >= _PARALLEL_MIN_ROWS
+    cores = threads() if threaded else 1
+    with jobs(max(2, cores) if threaded else 1) as pool:
         # The run's doc fingerprints (in slices, on every core for a large run), and the
         # qrels' fingerprints, duplicate check and orders, are computed on other threads while
         # this one prepares the run (numpy and pyarrow release the GIL); ranking the run waits
         # for them only where it uses them.
         run_fp = SlicedFingerprints(
-            run_d, pool, slices=cores if len(run_d) >= _PARALLEL_MIN_ROWS else 1
+            run_d, pool, slices=cores if threaded and len(run_d) >= _PARALLEL_MIN_ROWS else 1
         )
         # query IDs are hashed once per block of consecutive rows of one query, not per row
         qrels_start, qrels_length = query_blocks(qrels_q)
@@ -315,13 +316,15 @@ class _RunSide(NamedTuple):
         queries per core, ranked in parallel. Parts never change a result."""
         n_queries = self.query_first.size - 1
         n_rows = int(self.query_first[-1])
-        n_parts = threads()
-        if self.rows is not None or n_rows < _PARALLEL_MIN_ROWS or n_parts == 1:
+        if self.rows is not None or n_rows < _PARALLEL_MIN_ROWS or threads() == 1:
             return [self.rank(0, n_queries, workers=None)]
+        n_parts = threads()
         targets = np.arange(1, n_parts, dtype=np.int64) * n_rows // n_parts
         cuts = np.unique(np.searchsorted(self.query_first, targets)).tolist()
         bounds = [0, *[c for c in cuts if 0 < c < n_queries], n_queries]
         spans = list(itertools.pairwise(bounds))
+        from concurrent.futures import ThreadPoolExecutor
+
         with ThreadPoolExecutor(max_workers=len(spans)) as pool:
             return list(pool.map(lambda span: self.rank(*span, workers=1), spans))
 
