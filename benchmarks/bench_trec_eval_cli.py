@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import resource
 import shutil
 import statistics
 import subprocess
@@ -71,10 +72,20 @@ def write_files(folder: Path, lines: int, seed: int = 0) -> tuple[Path, Path]:
     return qrels, run
 
 
+_CPU: list[float] = []  # CPU seconds (user + system) of each timed process, in order
+
+
 def timed(command: list[str], root: Path = REPO) -> tuple[float, bytes]:
+    """Wall seconds and stdout of ``command``; its CPU seconds are appended to ``_CPU`` (on a
+    loaded machine they vary less than the wall time, which waits for a core)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, check=False, env=_env(root))
-    return time.perf_counter() - start, done.stdout
+    # in the tree's folder: ``python -m`` puts the working folder first on the path
+    done = subprocess.run(command, capture_output=True, check=False, env=_env(root), cwd=root)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    _CPU.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return wall, done.stdout
 
 
 _PYCACHE = Path(tempfile.gettempdir()) / f"evalkit-bench-pycache-{os.getuid()}"
@@ -124,18 +135,22 @@ def main() -> None:
             timed([str(binary), str(qrels), str(run)])
             print(f"load average before {lines:,} lines: {os.getloadavg()}")
             ours, theirs, before = [], [], []
+            cpu: dict[str, list[float]] = {"evalkit": [], "C": [], "before": []}
             command = [*EVALKIT, "trec-eval", str(qrels), str(run)]
             if options.before is not None:
                 timed(command, options.before)
             for _ in range(options.rounds):
                 t_ours, out_ours = timed(command)
+                cpu["evalkit"].append(_CPU[-1])
                 t_c, out_c = timed([str(binary), str(qrels), str(run)])
+                cpu["C"].append(_CPU[-1])
                 if out_ours != out_c:
                     raise SystemExit(f"{lines} lines: the outputs differ")
                 ours.append(t_ours)
                 theirs.append(t_c)
                 if options.before is not None:
                     before.append(timed(command, options.before)[0])
+                    cpu["before"].append(_CPU[-1])
             a, b = statistics.median(ours), statistics.median(theirs)
             print(
                 f"{lines:>9,} lines: evalkit {a:.3f} s, trec_eval (C) {b:.3f} s, "
@@ -145,6 +160,14 @@ def main() -> None:
             if before:
                 old = statistics.median(before)
                 print(f"{lines:>9,} lines: the --before tree {old:.3f} s, ratio {old / b:.2f}x")
+            shown = ", ".join(
+                f"{name} {statistics.median(times):.3f} s" for name, times in cpu.items() if times
+            )
+            c_cpu = statistics.median(cpu["C"])
+            print(
+                f"{lines:>9,} lines, CPU time (user + system): {shown}; evalkit / C "
+                f"{statistics.median(cpu['evalkit']) / c_cpu:.2f}x"
+            )
         for args in CHEAP:
             times = [timed([*EVALKIT, *args])[0] for _ in range(options.rounds)]
             print(f"start-up of evalkit {' '.join(args)}: {statistics.median(times):.3f} s")

@@ -71,11 +71,6 @@ class RunColumns(NamedTuple):
     rank: IntArray | None = None
 
 
-# each byte's kind: 0 C's isspace (space, \t, \n, \v, \f, \r), 1 printable ASCII (a field's),
-# 2 anything else (control characters, non-ASCII bytes: left to read_qrels/read_run)
-_KIND = np.full(256, 2, dtype=np.uint8)
-_KIND[[32, 9, 10, 11, 12, 13]] = 0
-_KIND[33:127] = 1
 _DIGIT = np.zeros(256, dtype=bool)
 _DIGIT[48:58] = True
 _NUMBER = _DIGIT.copy()  # the bytes of a plain decimal number
@@ -132,9 +127,13 @@ def _fields(path: Path, width: int, wanted: tuple[int, ...]) -> _Fields | None:
     except OSError:
         return None
     data = np.frombuffer(raw, dtype=np.uint8)
-    kind = _KIND[data]  # 0 space, 1 a field's byte, 2 a byte this reader does not take
-    if data.size == 0 or int(kind.max()) == 2:
+    # C's isspace: space, \t, \n, \v, \f, \r; a field's bytes: printable ASCII; anything
+    # else (control characters, non-ASCII bytes) is left to read_qrels/read_run
+    space = (data >= 9) & (data <= 13)
+    space |= data == 32
+    if data.size == 0 or bool(((data > 126) | ((data < 32) & ~space)).any()):
         return None
+    kind = ~space
     lines = np.flatnonzero(data == 10)
     if int(np.diff(lines, prepend=-1, append=data.size).max()) > MAX_LINE_BYTES:
         return None  # read_qrels/read_run refuse it
@@ -174,25 +173,27 @@ def _digits(
     lengths = ends - first
     if int(lengths.min(initial=1)) < 1 or int(lengths.max(initial=0)) > 16:
         return None
+    # one step per byte position, each over every field (1-D: numpy's fast case)
     value = np.zeros(starts.size, dtype=np.int64)
     digits = np.zeros(starts.size, dtype=np.int64)
-    point = np.full(starts.size, -1, dtype=np.int64)  # digits before the point (-1: none)
+    fraction = np.zeros(starts.size, dtype=np.int64)  # digits after the point
+    points = np.zeros(starts.size, dtype=np.int64)
+    last = data.size - 1
     for k in range(int(lengths.max(initial=0))):
-        live = np.flatnonzero(lengths > k)
-        byte = data[first[live] + k]
-        is_digit = _DIGIT[byte]
-        is_point = byte == ord(".")
-        if not bool((is_digit | is_point).all()):
-            return None
-        if bool((is_point & (point[live] >= 0)).any()):
-            return None  # two points
-        point[live[is_point]] = digits[live[is_point]]
-        at = live[is_digit]
-        value[at] = value[at] * 10 + (byte[is_digit].astype(np.int64) - 48)
-        digits[at] += 1
+        inside = lengths > k
+        byte = data[np.minimum(first + k, last)]
+        is_digit = (byte >= 48) & (byte <= 57) & inside
+        is_point = (byte == 46) & inside
+        if not bool((is_digit | is_point | ~inside).all()):
+            return None  # another byte
+        fraction += is_digit & (points > 0)
+        points += is_point
+        value = np.where(is_digit, value * 10 + (byte.astype(np.int64) - 48), value)
+        digits += is_digit
+    if int(points.max(initial=0)) > 1:
+        return None  # two points
     if int(digits.min(initial=1)) < 1 or int(digits.max(initial=0)) > 15:
         return None
-    fraction = np.where(point >= 0, digits - point, 0)
     return value, fraction, digits, negative
 
 

@@ -23,7 +23,6 @@ import re
 from typing import Any, Final
 
 from evalkit.errors import InputError
-from evalkit.safety.privacy import definition_values
 from evalkit.safety.sensitive import SENSITIVE_KINDS, find_sensitive
 
 __all__ = ["ID_PATTERN", "check_name", "name_problem", "safe_id", "shown_name"]
@@ -64,6 +63,9 @@ def name_problem(name: object, *, definition: Any = None, ids: bool = True) -> s
     if kinds:
         return f"looks like {' and '.join(SENSITIVE_KINDS[k] for k in kinds)}"
     if definition is not None:
+        # here: the leak scan's module is large, and only a system's definition needs it
+        from evalkit.safety.privacy import definition_values
+
         folded = name.casefold()
         if any(value.casefold() in folded for value in definition_values(definition)):
             return "contains a private value of the system's definition() (e.g. a model name)"
