@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["StringChunk", "Strings"]
+__all__ = ["StringChunk", "Strings", "ranges"]
 
 IntArray = npt.NDArray[np.int64]
 U64Array = npt.NDArray[np.uint64]
@@ -232,7 +232,7 @@ class Strings:
             starts, ends = chunk.starts[local], chunk.ends[local]
             lengths = ends - starts
             # every string's bytes in one gather, then cut in Python
-            joined = chunk.data[_ranges(starts, lengths)].tobytes()
+            joined = chunk.data[ranges(starts, lengths)].tobytes()
             cuts = np.concatenate([[0], np.cumsum(lengths)]).tolist()
             texts = [
                 joined[a:b].decode("utf-8", errors="replace") for a, b in itertools.pairwise(cuts)
@@ -244,7 +244,7 @@ class Strings:
         return out
 
 
-def _ranges(starts: IntArray, sizes: IntArray) -> IntArray:
+def ranges(starts: IntArray, sizes: IntArray) -> IntArray:
     """The indices ``starts[i] .. starts[i] + sizes[i] - 1`` of every ``i``, concatenated."""
     indices = np.repeat(starts - (np.cumsum(sizes) - sizes), sizes)
     indices += np.arange(indices.size, dtype=np.int64)

@@ -19,6 +19,8 @@ from typing import Any, Protocol, TypeVar
 import numpy as np
 import numpy.typing as npt
 
+from evalkit.formats.strings import ranges  # (re-exported: the ranking builder's helper too)
+
 __all__ = [
     "BLOCK",
     "MAX_THREADS",
@@ -116,13 +118,6 @@ def _workers(workers: int | None, size: int) -> int:
     if size < 1 << 17:
         return 1
     return workers or threads()
-
-
-def ranges(starts: IntArray, sizes: IntArray) -> IntArray:
-    """The indices ``starts[i] .. starts[i] + sizes[i] - 1`` of every ``i``, concatenated."""
-    indices = np.repeat(starts - (np.cumsum(sizes) - sizes), sizes)
-    indices += np.arange(indices.size, dtype=np.int64)
-    return indices
 
 
 def lexsort(major: IntArray, minor: IntArray) -> IntArray:
