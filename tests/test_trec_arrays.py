@@ -11,11 +11,14 @@ import random
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
+import pyarrow as pa
 import pytest
 
 from evalkit.formats import read_qrels, read_run
 from evalkit.formats.strings import StringChunk, Strings
 from evalkit.formats.trec_arrays import read_qrels_columns, read_run_columns
+from evalkit.measures import score
 
 QRELS_TEXTS = {
     "plain": "q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 2\n",
@@ -159,3 +162,47 @@ def test_strings_compare_as_python_compares_bytes(seed: int) -> None:
     ]
     assert strings.take(a[::-1].copy()).to_list() == [values[i] for i in a[::-1]]
     assert strings.slice(100, 200).to_list() == values[100:300]
+
+
+def _in_chunks(values: list[str], size: int) -> pd.Series:
+    """``values`` as a pandas string column of arrow chunks of ``size`` rows each."""
+    parts = [pa.array(values[i : i + size], pa.large_string()) for i in range(0, len(values), size)]
+    return pd.Series(pd.arrays.ArrowStringArray(pa.chunked_array(parts, pa.large_string())))
+
+
+@pytest.mark.parametrize("size", [1, 7, 64])
+def test_a_frame_in_many_arrow_chunks_scores_as_in_one(size: int) -> None:
+    """The ranking views each arrow chunk in place: chunk bounds change no value (query
+    blocks across a bound, tied documents in several chunks, duplicates kept first)."""
+    rng = random.Random(size)
+    rows = []
+    for q in range(12):
+        docs = rng.sample(range(40), rng.randint(1, 25))
+        rows += [(f"q{q % 9}", f"doc{d}", float(rng.randint(0, 4))) for d in docs]
+    rows.append(rows[3])  # a duplicate, for keep-first
+    qrels_rows = [
+        (f"q{q}", f"doc{d}", rng.randint(-1, 3)) for q in range(9) for d in range(0, 40, 3)
+    ]
+    run = pd.DataFrame(rows, columns=["query_id", "doc_id", "score"])
+    qrels = pd.DataFrame(qrels_rows, columns=["query_id", "doc_id", "relevance"])
+    run = run.astype({"query_id": "str", "doc_id": "str"})
+    qrels = qrels.astype({"query_id": "str", "doc_id": "str"})
+    chunked_run = run.assign(
+        query_id=_in_chunks(run["query_id"].tolist(), size),
+        doc_id=_in_chunks(run["doc_id"].tolist(), size),
+    )
+    chunked_qrels = qrels.assign(
+        query_id=_in_chunks(qrels["query_id"].tolist(), size),
+        doc_id=_in_chunks(qrels["doc_id"].tolist(), size),
+    )
+    measures = ["nDCG@10", "AP", "RR", "P@5", "IPrec@0.5", "Bpref", "NumRet"]
+    for trec_version in ("10", "9"):
+        expected = score(qrels, run, measures, duplicates="keep-first", trec_version=trec_version)
+        got = score(
+            chunked_qrels,
+            chunked_run,
+            measures,
+            duplicates="keep-first",
+            trec_version=trec_version,
+        )
+        pd.testing.assert_frame_equal(got, expected)
