@@ -132,10 +132,6 @@ def test_trec_eval_imports_no_scipy_matplotlib_or_pydantic(tmp_path: Path) -> No
     assert loaded & heavy == set()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 48, not done yet: the measures engine reads and ranks through pandas frames",
-)
 def test_trec_eval_imports_no_pandas(tmp_path: Path) -> None:
     loaded = _imported_by_command(["trec-eval", *_trec_files(tmp_path)])
     assert "pandas" not in loaded

@@ -18,21 +18,21 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 import pytest
 from hypothesis import given, settings, strategies as st
 from oracles import assert_trec_eval_values, pytrec_eval_values, quiet_score
 
 from evalkit.errors import InputError, RunOnlyQueriesWarning
+from evalkit.formats.strings import Strings
 from evalkit.measures import _ids, _join, _order, _sorting, ranking, score
 
 MEASURES = ["nDCG@10", "AP", "RR", "P@5", "R@20", "NumRet", "NumRelRet"]
 PYTREC_MEASURES = {"ndcg_cut.10", "map", "recip_rank", "P.5", "recall.20", "num_ret", "num_rel_ret"}
 
 
-def _length_fingerprint(strings: pa.ChunkedArray, out: np.ndarray | None = None) -> np.ndarray:
+def _length_fingerprint(strings: Strings, out: np.ndarray | None = None) -> np.ndarray:
     """Colliding fingerprints: the same value for every ID of the same length."""
-    lengths = pc.binary_length(strings).to_numpy(zero_copy_only=False).astype(np.uint64)
+    lengths = strings.lengths(np.arange(len(strings), dtype=np.int64)).astype(np.uint64)
     if out is None:
         out = np.empty(len(strings), dtype=np.uint64)
     out[:] = lengths << np.uint64(40)
@@ -42,7 +42,7 @@ def _length_fingerprint(strings: pa.ChunkedArray, out: np.ndarray | None = None)
 def _use_threads(monkeypatch: pytest.MonkeyPatch, threads: int) -> None:
     """Rank on ``threads`` threads: ``threads`` in every module of the ranking builder that
     asks for it."""
-    for module in (ranking, _join, _order):
+    for module in (ranking, _sorting):
         monkeypatch.setattr(module, "threads", lambda: threads)
 
 
@@ -201,7 +201,7 @@ def test_leading_words_are_the_first_8_bytes_big_endian(
     first = pa.array(["x" * 9, *strings[:cut]], kind).slice(1)
     chunked = pa.chunked_array([first, pa.array(strings[cut:], kind)], kind)
     at = np.array(data.draw(st.lists(st.integers(0, len(strings) - 1))), dtype=np.int64)
-    words, lengths = _ids.leading_words(chunked, at)
+    words, lengths = _ids.as_strings(chunked).words(at)
     encoded = [strings[i].encode() for i in at]
     assert lengths.tolist() == [len(b) for b in encoded]
     assert [int(w) for w in words] == [int.from_bytes((b + bytes(8))[:8], "big") for b in encoded]

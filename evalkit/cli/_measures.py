@@ -86,6 +86,12 @@ def add_trec_eval(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> H
 
 
 def _run_trec_eval(args: argparse.Namespace) -> int:
+    import os
+
+    # trec-eval does no linear algebra: numpy's OpenBLAS need not start a thread per core at
+    # import (a third of numpy's import time here); a value the user set is kept
+    if "numpy" not in sys.modules:
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     return trec_eval_command(args.argv)
 
 
@@ -228,16 +234,26 @@ def _evaluate(qrels_path: str, run_path: str, s: dict[str, Any]) -> str:
     import warnings
 
     from evalkit.errors import InputError
-    from evalkit.formats import read_qrels, read_subtopic_qrels
+    from evalkit.formats.trec_arrays import read_qrels_columns
     from evalkit.measures.diversity import diversity_measures
     from evalkit.measures.trec_eval import select_measures, trec_measures
 
     columns = select_measures(
         s["measures"], level=s["level"], trec_names=s["trec_names"], trec_version=s["trec_version"]
     )
-    subtopics = None if s["subtopics"] is None else read_subtopic_qrels(s["subtopics"])
+    subtopics = None
+    if s["subtopics"] is not None:
+        from evalkit.formats.subtopics import read_subtopic_qrels
+
+        subtopics = read_subtopic_qrels(s["subtopics"])
     diversity_measures(trec_measures(columns), subtopics)
-    qrels = read_qrels(qrels_path)
+    # the qrels as numpy arrays when the file is plain TREC text (no pandas, no pyarrow), else
+    # as read_qrels reads it (its rules, its errors)
+    qrels: Any = None if subtopics is not None else read_qrels_columns(qrels_path)
+    if qrels is None:
+        from evalkit.formats.trec import read_qrels
+
+        qrels = read_qrels(qrels_path)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -266,6 +282,41 @@ def _evaluate(qrels_path: str, run_path: str, s: dict[str, Any]) -> str:
                     print(f"evalkit: warning: {text}", file=sys.stderr)
 
 
+def _judged(
+    qrels: Any, paths: tuple[str, str], options: Any, subtopics: Any, measures: Any
+) -> tuple[Any, Any, int]:
+    """The judged ranking of the run, the diversity measures' values (None without subtopic
+    qrels) and the number of qrels rows graded above 0.
+
+    ``qrels``: :class:`~evalkit.formats.trec_arrays.QrelsColumns`, or a frame. Columns and a
+    run file :func:`~evalkit.formats.trec_arrays.read_run_columns` takes are ranked by
+    :func:`~evalkit.measures.ranking.rank_columns` (numpy only); anything else takes the
+    streamed path of :func:`evalkit.measures.score` (pandas and pyarrow).
+    """
+    from evalkit.formats.trec_arrays import QrelsColumns, read_run_columns
+    from evalkit.measures.ranking import rank_columns
+
+    qrels_path, run_path = paths
+    if isinstance(qrels, QrelsColumns):
+        run = read_run_columns(run_path)
+        if run is not None:
+            return rank_columns(qrels, run, options), None, int((qrels.grade > 0).sum())
+        from evalkit.formats.trec import read_qrels
+
+        qrels = read_qrels(qrels_path)  # the same rows, as the streamed path takes them
+    from evalkit.measures.diversity import diversity_measures, diversity_values
+    from evalkit.measures.engine import source_ranking
+    from evalkit.measures.stream import read_source
+
+    ranking = source_ranking(qrels, run_path, options)
+    diverse = None
+    if diversity_measures(measures, subtopics):
+        diverse = diversity_values(
+            subtopics, read_source(run_path), measures, ranking.query_ids, options
+        )
+    return ranking, diverse, int((qrels["relevance"] > 0).sum())
+
+
 def _lines(
     *,
     qrels: Any,
@@ -279,10 +330,7 @@ def _lines(
     import numpy as np
 
     from evalkit.errors import TrecEvalExit
-    from evalkit.measures.diversity import diversity_measures, diversity_values
-    from evalkit.measures.engine import score_ranking, source_ranking
-    from evalkit.measures.ranking import ScoreOptions
-    from evalkit.measures.stream import read_source
+    from evalkit.measures.ranking import ScoreOptions, measure_values
     from evalkit.measures.trec_eval import (
         format_lines,
         format_value,
@@ -298,19 +346,15 @@ def _lines(
         judged_only=s["judged_only"],
         num_docs=s["num_docs"],
     )
-    ranking = source_ranking(qrels, run_path, options)
-    diverse = None
-    if diversity_measures(measures, subtopics):
-        diverse = diversity_values(
-            subtopics, read_source(run_path), measures, ranking.query_ids, options
-        )
+    ranking, diverse, num_rel_judged = _judged(
+        qrels, (qrels_path, run_path), options, subtopics, measures
+    )
     present = ranking.num_ret > 0
     n_q = ranking.n_queries
     matrix = np.empty((n_q, 0))
     if measures:
-        frame = score_ranking(ranking, measures, options, precomputed=diverse)
         # a writable copy: 9.0.8 mode sets the values of queries the run lacks below
-        matrix = np.array(frame["value"].to_numpy(dtype=np.float64).reshape(n_q, len(measures)))
+        matrix = np.array(measure_values(ranking, measures, options, precomputed=diverse))
     where = {m: i for i, m in enumerate(measures)}
     # the queries trec_eval evaluates, in its order; 10.0 without -c stops at a missing one
     stop = None
@@ -375,7 +419,7 @@ def _lines(
         )
     if s["summary"]:
         divisor = n_q if complete else int(evaluated.sum())
-        num_rel_all = int((qrels["relevance"] > 0).sum()) if complete else None
+        num_rel_all = num_rel_judged if complete else None
         counted = evaluated
         missing = int(divisor - counted.sum())
         for column in columns:
@@ -397,7 +441,7 @@ def _run_id(run_path: str) -> str:
     """trec_eval's runid: the run ID of the run file's last result line."""
     from pathlib import Path
 
-    from evalkit.formats import last_run_id
+    from evalkit.formats.trec_arrays import last_run_id
 
     path = Path(run_path)
     if not path.is_file() or path.suffix in (".parquet", ".pq"):

@@ -15,13 +15,15 @@ DataFrame, a TREC, Parquet or Dask run) and ``run:`` systems (a TREC or JSON Lin
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import numpy as np
 import numpy.typing as npt
-import pandas as pd
 
 from evalkit.errors import FormatError, InputError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "NO_RESULTS",
@@ -47,6 +49,8 @@ NO_RESULTS: Final = (
 
 def require_columns(frame: object, what: str, columns: tuple[str, ...]) -> None:
     """InputError unless ``frame`` is a DataFrame with every column of ``columns``."""
+    import pandas as pd  # here: the numpy paths (evalkit trec-eval) use this module too
+
     if not isinstance(frame, pd.DataFrame):
         raise InputError(f"{what} must be a pandas DataFrame, got {type(frame).__name__}")
     missing = [c for c in columns if c not in frame.columns]

@@ -15,7 +15,6 @@ file and line of the first malformed line. Error messages never quote the file's
 
 from __future__ import annotations
 
-import gzip
 import os
 import re
 from collections.abc import Callable, Iterator
@@ -30,6 +29,7 @@ import pyarrow.csv as pacsv
 from evalkit.errors import FormatError, InputError
 from evalkit.formats._lines import PathLike, checked_file, csv_options, read_fields
 from evalkit.formats.rules import require_columns
+from evalkit.formats.trec_arrays import last_run_id
 
 __all__ = ["last_run_id", "read_qrels", "read_run", "stream_run", "write_qrels", "write_run"]
 
@@ -217,61 +217,6 @@ def stream_run(
         on_read(file.stat().st_size)
     if table.num_rows:
         yield table
-
-
-def last_run_id(path: PathLike, *, chunk: int = 1 << 16) -> str | None:
-    """The run ID (sixth field) of the last result line of a TREC run file (plain or ``.gz``),
-    which trec_eval prints as its ``runid`` line; None when no line has six fields. Comment
-    lines (``#`` after optional whitespace) and blank lines are skipped, as trec_eval skips
-    them. A plain file is read backwards from its end, a ``.gz`` file decompressed in
-    ``chunk``-byte steps keeping only its tail: memory does not grow with the file."""
-    file = Path(path)
-    tail = b""
-    if file.suffix == ".gz":
-        with gzip.open(file, "rb") as stream:
-            while block := stream.read(chunk):
-                tail = _last_lines(tail + block)
-        return _run_id_of(tail, complete=True)
-    with file.open("rb") as stream:
-        end = stream.seek(0, os.SEEK_END)
-        while end > 0:
-            start = max(0, end - chunk)
-            stream.seek(start)
-            tail = stream.read(end - start) + tail
-            end = start
-            found = _run_id_of(tail, complete=start == 0)
-            if found is not None or start == 0:
-                return found
-    return None
-
-
-def _last_lines(data: bytes) -> bytes:
-    """The last two lines of ``data`` that hold a field, with everything after them."""
-    cut = len(data)
-    kept = 0
-    while cut > 0 and kept < 2:
-        cut = data.rfind(b"\n", 0, cut)
-        if cut < 0:
-            return data
-        line_end = data.find(b"\n", cut + 1)
-        line = data[cut + 1 : None if line_end < 0 else line_end]
-        if line.strip() and not line.lstrip().startswith(b"#"):
-            kept += 1
-    return data[max(cut, 0) :]
-
-
-def _run_id_of(data: bytes, *, complete: bool) -> str | None:
-    lines = data.split(b"\n")
-    if not complete:
-        lines = lines[1:]  # the first may be cut
-    for line in reversed(lines):
-        fields = line.split()
-        if not fields or fields[0].startswith(b"#"):
-            continue
-        if len(fields) < len(_RUN_FIELDS):
-            return None
-        return fields[5].decode("utf-8", errors="replace")
-    return None
 
 
 # --- writing -----------------------------------------------------------------------------------

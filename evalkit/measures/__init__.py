@@ -14,36 +14,38 @@ Where things are: a measure is declared next to its kernel in its family's modul
 names` parses names; :mod:`~evalkit.measures.ranking` builds the judged ranking of a run in
 memory, :mod:`~evalkit.measures.stream` of a run file, :mod:`~evalkit.measures.cluster` on Dask;
 :mod:`~evalkit.measures.engine` puts them together.
+
+The names are resolved on first use (PEP 562): ``evalkit trec-eval`` ranks and scores with
+:mod:`~evalkit.measures.ranking` and the kernels, numpy only, without loading :func:`score`'s
+pandas and pyarrow.
 """
 
-from evalkit.measures.engine import aggregate, parse_measures, score, score_list
-from evalkit.measures.judged import KERNELS, JudgedRanking
-from evalkit.measures.names import (
-    LOWER_IS_BETTER,
-    MEASURE_NAMES,
-    Measure,
-    describe_measure,
-    higher_is_better,
-    measure_range,
-    parse_measure,
-    trec_name,
-)
-from evalkit.measures.ranking import ScoreOptions
+from __future__ import annotations
 
-__all__ = [
-    "KERNELS",
-    "LOWER_IS_BETTER",
-    "MEASURE_NAMES",
-    "JudgedRanking",
-    "Measure",
-    "ScoreOptions",
-    "aggregate",
-    "describe_measure",
-    "higher_is_better",
-    "measure_range",
-    "parse_measure",
-    "parse_measures",
-    "score",
-    "score_list",
-    "trec_name",
-]
+from typing import TYPE_CHECKING
+
+from evalkit._lazy import lazy_attributes
+
+if TYPE_CHECKING:
+    from evalkit.measures.engine import (
+        aggregate as aggregate,
+        parse_measures as parse_measures,
+        score as score,
+        score_list as score_list,
+    )
+    from evalkit.measures.judged import JudgedRanking as JudgedRanking
+    from evalkit.measures.names import (
+        KERNELS as KERNELS,
+        LOWER_IS_BETTER as LOWER_IS_BETTER,
+        MEASURE_NAMES as MEASURE_NAMES,
+        Measure as Measure,
+        describe_measure as describe_measure,
+        higher_is_better as higher_is_better,
+        measure_range as measure_range,
+        parse_measure as parse_measure,
+        trec_name as trec_name,
+    )
+    from evalkit.measures.ranking import ScoreOptions as ScoreOptions
+
+
+__getattr__, __dir__ = lazy_attributes(__name__, globals(), __file__)

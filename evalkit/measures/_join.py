@@ -11,30 +11,28 @@ another thread, while the ranking builder (:mod:`evalkit.measures.ranking`) prep
 from __future__ import annotations
 
 import itertools
-from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
-import pandas as pd
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from evalkit.errors import InputError
-from evalkit.measures._ids import ALL_BITS, take
+from evalkit.formats.strings import StringChunk, Strings
 from evalkit.measures._sorting import (
     BLOCK,
     U64,
     IntArray,
+    Pending,
+    Submitter,
     U64Array,
     lexsort,
     parallel_sort,
     ranges,
-    threads,
 )
 
 # the ranking builder's (evalkit.measures.ranking)
 __all__ = [
+    "ALL_BITS",
     "Judgments",
     "Packed",
     "PreparedQrels",
@@ -47,13 +45,14 @@ __all__ = [
     "prepare_qrels",
 ]
 
+ALL_BITS = U64(0xFFFFFFFFFFFFFFFF)
 _FNV_OFFSET = U64(0xCBF29CE484222325)
 _FNV_PRIME = U64(0x100000001B3)
 _MIX_1 = U64(0xFF51AFD7ED558CCD)
 _MIX_2 = U64(0xC4CEB9FE1A85EC53)
 
 
-def fingerprint(strings: pa.ChunkedArray, out: U64Array | None = None) -> U64Array:
+def fingerprint(strings: Strings, out: U64Array | None = None) -> U64Array:
     """A 64-bit fingerprint of each string: FNV-style mixing of its zero-padded little-endian
     8-byte words and its length, then murmur3's fmix64 finalizer (so the high bits are mixed).
 
@@ -69,7 +68,7 @@ def fingerprint(strings: pa.ChunkedArray, out: U64Array | None = None) -> U64Arr
 class SlicedFingerprints:
     """:func:`fingerprint` of every string, computed in slices on a thread pool."""
 
-    def __init__(self, strings: pa.ChunkedArray, pool: ThreadPoolExecutor, slices: int) -> None:
+    def __init__(self, strings: Strings, pool: Submitter, slices: int) -> None:
         self._out = np.empty(len(strings), dtype=np.uint64)
         bounds = np.linspace(0, len(strings), max(slices, 1) + 1).astype(np.int64).tolist()
         self._jobs = [
@@ -84,42 +83,40 @@ class SlicedFingerprints:
         return self._out
 
 
-def _fingerprint_chunk(strings: pa.Array, h: U64Array) -> None:
+def _fingerprint_chunk(strings: StringChunk, h: U64Array) -> None:
     """Write the fingerprints of ``strings`` into ``h``."""
     n = len(strings)
-    buffers = strings.buffers()
-    offset_type = np.int64 if pa.types.is_large_string(strings.type) else np.int32
-    all_offsets: npt.NDArray[np.integer[Any]] = np.frombuffer(buffers[1], dtype=offset_type)
-    offsets = all_offsets[strings.offset : strings.offset + n + 1]
-    data = (
-        np.frombuffer(buffers[2], dtype=np.uint8)
-        if buffers[2] is not None
-        else np.zeros(0, np.uint8)
-    )
     for lo in range(0, n, BLOCK):
         hi = min(lo + BLOCK, n)
-        _fingerprint_block(data, offsets[lo : hi + 1], h[lo:hi])
+        _fingerprint_block(strings.data, strings.starts[lo:hi], strings.ends[lo:hi], h[lo:hi])
 
 
 def _fingerprint_block(
-    data: npt.NDArray[np.uint8], offsets: npt.NDArray[np.integer[Any]], h: U64Array
+    data: npt.NDArray[np.uint8],
+    starts: npt.NDArray[np.int64],
+    ends: npt.NDArray[np.int64],
+    h: U64Array,
 ) -> None:
-    n = offsets.size - 1
-    lengths = np.diff(offsets)
+    n = starts.size
+    if n == 0:
+        return
+    lengths = ends - starts
     h.fill(_FNV_OFFSET)
     width = int(lengths.max())
-    if int(lengths.min()) == width and width % 8 == 0:
+    first = int(starts[0])
+    packed = int(ends[-1]) - first == n * width  # the strings back to back, nothing between
+    if int(lengths.min()) == width and width % 8 == 0 and packed:
         # every string has the same length, a multiple of 8: its words are a zero-copy view
         n_words = width // 8
-        words = data[offsets[0] : offsets[0] + n * width].view("<u8").reshape(n, n_words)
+        words = data[first : first + n * width].view("<u8").reshape(n, n_words)
         for k in range(n_words):
             h ^= words[:, k]
             h *= _FNV_PRIME
     else:
         # every 8-byte window of the block's data (padded) as a little-endian integer
-        padded = np.concatenate([data[offsets[0] : offsets[-1]], np.zeros(8, dtype=np.uint8)])
+        padded = np.concatenate([data[first : int(ends[-1])], np.zeros(8, dtype=np.uint8)])
         windows = np.ndarray((padded.size - 7,), dtype="<u8", buffer=padded, strides=(1,))
-        starts = (offsets[:-1] - offsets[0]).astype(np.int64)
+        starts = starts - first
         lengths = lengths.astype(np.int64)
         for k in range((width + 7) // 8):
             active = np.flatnonzero(lengths > 8 * k)  # strings with a k-th word
@@ -205,7 +202,7 @@ def packed_sort(
         query = qidx[lo:hi].astype(np.uint64)
         query <<= U64(fp_bits + row_bits)
         part |= query
-    parallel_sort(keys, query_sizes, workers or threads())
+    parallel_sort(keys, query_sizes, workers)
     return Packed(keys, fp_bits, row_bits)
 
 
@@ -213,7 +210,7 @@ def confirmed_duplicates(
     packed: Packed,
     row_index: IntArray | None,
     qidx: IntArray,
-    docs: pa.ChunkedArray,
+    docs: Strings,
 ) -> IntArray:
     """Row numbers (sorted) of every (query, doc) pair that occurs more than once.
 
@@ -225,10 +222,12 @@ def confirmed_duplicates(
         return np.zeros(0, dtype=np.int64)
     candidates = np.unique(np.concatenate([packed.rows(at), packed.rows(at + 1)]))
     local = local_rows(row_index, candidates)
-    frame = pd.DataFrame(
-        {"q": qidx[local], "d": take(docs, candidates).to_numpy(zero_copy_only=False)}
-    )
-    duplicated: IntArray = candidates[frame.duplicated(keep=False).to_numpy()]
+    pairs = list(zip(qidx[local].tolist(), docs.to_list(candidates), strict=True))
+    seen: dict[tuple[int, str], int] = {}
+    for pair in pairs:
+        seen[pair] = seen.get(pair, 0) + 1
+    repeated = np.array([seen[pair] > 1 for pair in pairs], dtype=bool)
+    duplicated: IntArray = candidates[repeated]
     return duplicated
 
 
@@ -242,13 +241,13 @@ class Judgments(NamedTuple):
     """The qrels, as the join needs them."""
 
     code: IntArray  # query code of each row
-    docs: pa.ChunkedArray
+    docs: Strings
     grades: IntArray
-    prepared: Future[PreparedQrels]  # computed on another thread
+    prepared: Pending[PreparedQrels]  # computed on another thread
 
 
 def join(
-    packed: Packed, *, qrels_rows: IntArray, qrels: Judgments, run_d: pa.ChunkedArray
+    packed: Packed, *, qrels_rows: IntArray, qrels: Judgments, run_d: Strings
 ) -> tuple[IntArray, IntArray]:
     """Run rows (sorted) that the qrels judge, and their grades.
 
@@ -281,8 +280,7 @@ def join(
     # in run row order, the run's IDs are read front to back
     order = np.argsort(run_rows, kind="stable")
     run_rows, judged = run_rows[order], judged[order]
-    same = pc.equal(take(run_d, run_rows), take(qrels.docs, judged))
-    ok = same.to_numpy(zero_copy_only=False)
+    ok = run_d.equal(run_rows, qrels.docs, judged)
     return run_rows[ok], qrels.grades[judged[ok]]
 
 
@@ -295,7 +293,7 @@ class PreparedQrels(NamedTuple):
     by_grade: IntArray  # row numbers in (query, grade descending) order
 
 
-def prepare_qrels(qidx: IntArray, docs: pa.ChunkedArray, grades: IntArray) -> PreparedQrels:
+def prepare_qrels(qidx: IntArray, docs: Strings, grades: IntArray) -> PreparedQrels:
     """The qrels' fingerprints, duplicates and orders (``qidx``: query index of each row)."""
     fp = fingerprint(docs)
     rows = np.arange(len(docs), dtype=np.int64)

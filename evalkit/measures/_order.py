@@ -23,11 +23,8 @@ import warnings
 
 import numpy as np
 import numpy.typing as npt
-import pandas as pd
-import pyarrow as pa
-import pyarrow.compute as pc
 
-from evalkit.measures._ids import leading_words, take
+from evalkit.formats.strings import Strings
 from evalkit.measures._sorting import (
     BLOCK,
     U64,
@@ -35,7 +32,6 @@ from evalkit.measures._sorting import (
     U64Array,
     ranges,
     sort_segments,
-    threads,
 )
 
 __all__ = ["FLOAT32_OVERFLOW", "given_positions", "keep_first", "trec_positions"]
@@ -73,7 +69,7 @@ def trec_positions(
     qidx: IntArray,
     scores: npt.NDArray[np.float64],
     *,
-    docs: pa.ChunkedArray,
+    docs: Strings,
     rows: IntArray | None,
     judged: IntArray,
     query_start: IntArray,
@@ -162,7 +158,7 @@ def _sort_within_queries(
         np.left_shift(key[lo:hi], U64(32), out=part)  # the query bits go
         within = np.arange(lo, hi, dtype=np.int64) - query_start[qidx[lo:hi]]
         part |= within.view(np.uint64)
-    if not sort_segments(packed, query_sizes, workers or threads()):
+    if not sort_segments(packed, query_sizes, workers):
         order: IntArray = np.argsort(key, kind="stable").astype(np.int64)
         key[:] = key[order]
         return order
@@ -182,7 +178,7 @@ _PAIRWISE_MIN = 1 << 16  # tie pairs always compared pairwise below this many
 
 
 def _rank_among_ties_pairwise(
-    docs: pa.ChunkedArray,
+    docs: Strings,
     *,
     rows: IntArray | None,
     order: IntArray | None,
@@ -206,7 +202,7 @@ def _rank_among_ties_pairwise(
     member_local = member_slot if order is None else order[member_slot]
     member_row = member_local if rows is None else rows[member_local]
     judged_row = judged if rows is None else rows[judged]
-    words, lengths = leading_words(docs, np.concatenate([member_row, judged_row]))
+    words, lengths = docs.words(np.concatenate([member_row, judged_row]))
     n = member_row.size
     member_word, member_length = words[:n], lengths[:n]
     owner_word, owner_length = words[n:][owner], lengths[n:][owner]
@@ -222,9 +218,7 @@ def _rank_among_ties_pairwise(
         & (member_row != judged_row[owner])
     )
     if unsure.size:
-        greater[unsure] = pc.greater(
-            take(docs, member_row[unsure]), take(docs, judged_row[owner[unsure]])
-        ).to_numpy(zero_copy_only=False)
+        greater[unsure] = docs.greater(member_row[unsure], docs, judged_row[owner[unsure]])
     if scores is not None:
         member_score, owner_score = scores[member_local], scores[judged][owner]
         greater &= member_score == owner_score  # -0.0 == 0.0, as in C
@@ -234,7 +228,7 @@ def _rank_among_ties_pairwise(
 
 
 def _rank_among_ties_sorted(
-    docs: pa.ChunkedArray,
+    docs: Strings,
     *,
     rows: IntArray | None,
     order: IntArray | None,
@@ -251,13 +245,16 @@ def _rank_among_ties_sorted(
     member_local = member_slot if order is None else order[member_slot]
     member_group = np.repeat(np.arange(group_start.size, dtype=np.int64), sizes)
     member_row = member_local if rows is None else rows[member_local]
-    columns = {"g": member_group, "d": take(docs, member_row)}
-    sort_keys = [("g", "ascending"), ("d", "descending")]
+    # np.lexsort's last key sorts first: group, then score and ID descending (the ID in byte
+    # order: its 8-byte words as big-endian integers, inverted, then its length, negated)
+    lengths = docs.lengths(member_row)
+    keys: list[npt.NDArray[np.generic]] = [-lengths]
+    for k in reversed(range((int(lengths.max(initial=0)) + 7) // 8)):
+        keys.append(~docs.words(member_row, k)[0])
     if scores is not None:
-        columns["s"] = scores[member_local] + 0.0  # -0.0 + 0.0 == +0.0: ties with 0.0
-        sort_keys.insert(1, ("s", "descending"))
-    ranked = pc.sort_indices(pa.table(columns), sort_keys=sort_keys)
-    ranked_np = ranked.to_numpy(zero_copy_only=False).astype(np.int64)
+        keys.append(-(scores[member_local] + 0.0))  # -0.0 + 0.0 == +0.0: ties with 0.0
+    keys.append(member_group)
+    ranked_np = np.lexsort(keys).astype(np.int64)
     member_rank = np.empty(ranked_np.size, dtype=np.int64)
     member_rank[ranked_np] = np.arange(ranked_np.size, dtype=np.int64) - np.repeat(
         np.cumsum(sizes) - sizes, sizes
@@ -286,8 +283,8 @@ def given_positions(
 def keep_first(
     dup_rows: IntArray,
     *,
-    run_q: pa.ChunkedArray,
-    run_d: pa.ChunkedArray,
+    run_q: Strings,
+    run_d: Strings,
     scores: npt.NDArray[np.float64],
     ranks: IntArray | None,
     ties: str,
@@ -295,23 +292,21 @@ def keep_first(
     double: bool = False,
 ) -> npt.NDArray[np.bool_]:
     """Row mask keeping, of each duplicated (query, doc) pair, the occurrence ranked first."""
-    frame = pd.DataFrame(
-        {
-            "q": pc.take(run_q, dup_rows).to_numpy(zero_copy_only=False),
-            "d": pc.take(run_d, dup_rows).to_numpy(zero_copy_only=False),
-            "row": dup_rows,
-        }
-    )
+    key: npt.NDArray[np.generic]
     if ties == "trec" and double:
-        frame["key"] = -(scores[dup_rows] + 0.0)
+        key = -(scores[dup_rows] + 0.0)
     elif ties == "trec":
-        frame["key"] = _descending_float32_key(scores[dup_rows])
+        key = _descending_float32_key(scores[dup_rows])
     elif ranks is not None:
-        frame["key"] = ranks[dup_rows]
+        key = ranks[dup_rows]
     else:
-        frame["key"] = 0
-    frame = frame.sort_values(["key", "row"], kind="stable")
-    drop = frame.loc[frame.duplicated(["q", "d"], keep="first"), "row"].to_numpy()
+        key = np.zeros(dup_rows.size, dtype=np.int64)
+    order = np.lexsort((dup_rows, key))  # ranked first, then first in the run
+    pairs = list(zip(run_q.to_list(dup_rows), run_d.to_list(dup_rows), strict=True))
+    seen: set[tuple[str, str]] = set()
     keep = np.ones(n_rows, dtype=bool)
-    keep[drop] = False
+    for at in order.tolist():
+        if pairs[at] in seen:
+            keep[dup_rows[at]] = False
+        seen.add(pairs[at])
     return keep

@@ -11,18 +11,25 @@ block (``BLOCK`` rows: small temporaries, fewer page faults).
 
 from __future__ import annotations
 
+import contextlib
 import itertools
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterator
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 import numpy.typing as npt
+
+from evalkit.formats.strings import ranges  # (re-exported: the ranking builder's helper too)
 
 __all__ = [
     "BLOCK",
     "MAX_THREADS",
     "U64",
     "IntArray",
+    "Pending",
+    "Submitter",
     "U64Array",
+    "jobs",
     "lexsort",
     "parallel_sort",
     "ranges",
@@ -51,11 +58,66 @@ def threads() -> int:
     return min(usable_cores(), MAX_THREADS)
 
 
-def ranges(starts: IntArray, sizes: IntArray) -> IntArray:
-    """The indices ``starts[i] .. starts[i] + sizes[i] - 1`` of every ``i``, concatenated."""
-    indices = np.repeat(starts - (np.cumsum(sizes) - sizes), sizes)
-    indices += np.arange(indices.size, dtype=np.int64)
-    return indices
+_T = TypeVar("_T")
+_T_co = TypeVar("_T_co", covariant=True)
+
+
+class Pending(Protocol[_T_co]):
+    """A job's result: a ``concurrent.futures.Future``, or one computed already."""
+
+    def result(self) -> _T_co: ...
+
+
+class Submitter(Protocol):
+    """What runs jobs: a ``ThreadPoolExecutor``, or :func:`jobs`' inline runner."""
+
+    def submit(self, fn: Callable[..., _T], /, *args: Any) -> Pending[_T]: ...
+
+
+class _Done:
+    """A job run when it was submitted: its value, or its exception raised by ``result()``
+    (as a thread's would be)."""
+
+    def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
+        self._value: Any = None
+        self._error: BaseException | None = None
+        try:
+            self._value = fn(*args)
+        except Exception as error:  # raised by result(), where a future raises it
+            self._error = error
+
+    def result(self) -> Any:
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+
+class _Inline:
+    def submit(self, fn: Callable[..., _T], /, *args: Any) -> Pending[_T]:
+        done: Pending[_T] = _Done(fn, args)
+        return done
+
+
+@contextlib.contextmanager
+def jobs(workers: int) -> Iterator[Submitter]:
+    """A thread pool of ``workers`` threads; for one worker an inline runner (each job runs
+    when submitted: no thread started, no import of ``concurrent.futures``). Either way the
+    results are the same."""
+    if workers <= 1:
+        yield _Inline()
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        yield pool
+
+
+def _workers(workers: int | None, size: int) -> int:
+    """``workers``, or one per core when None; one for fewer than 2**17 keys (no thread is
+    worth starting, and the core count is not looked up)."""
+    if size < 1 << 17:
+        return 1
+    return workers or threads()
 
 
 def lexsort(major: IntArray, minor: IntArray) -> IntArray:
@@ -91,7 +153,7 @@ def stable_order(values: IntArray) -> IntArray:
     return order.astype(np.int64, copy=False)
 
 
-def parallel_sort(keys: U64Array, query_sizes: IntArray | None, workers: int) -> None:
+def parallel_sort(keys: U64Array, query_sizes: IntArray | None, workers: int | None) -> None:
     """Sort ``keys`` in place; fast when the rows are grouped by query (``query_sizes``).
 
     When every query has the same number of rows the keys form a matrix whose rows are sorted;
@@ -113,16 +175,19 @@ def parallel_sort(keys: U64Array, query_sizes: IntArray | None, workers: int) ->
     cuts = np.unique(starts[holding])
     bounds = [0, *[c for c in cuts.tolist() if 0 < c < keys.size], keys.size]
     parts = [keys[lo:hi] for lo, hi in itertools.pairwise(bounds) if hi > lo]
+    workers = _workers(workers, keys.size)
     if workers == 1:
         for part in parts:
             part.sort()
         return
+    from concurrent.futures import ThreadPoolExecutor
+
     with ThreadPoolExecutor(max_workers=workers) as pool:
         for _ in pool.map(np.ndarray.sort, parts):
             pass
 
 
-def sort_segments(keys: U64Array, sizes: IntArray, workers: int) -> bool:
+def sort_segments(keys: U64Array, sizes: IntArray, workers: int | None) -> bool:
     """Sort in place each segment of ``keys`` (consecutive segments of ``sizes`` keys) as the
     rows of a matrix: of one, when all segments have the same size, else padded with the
     largest key. False (nothing done) when a segment is too long or padding would more than
@@ -144,11 +209,15 @@ def sort_segments(keys: U64Array, sizes: IntArray, workers: int) -> bool:
     return True
 
 
-def _sort_matrix_rows(matrix: U64Array, workers: int) -> None:
-    """Sort each row of ``matrix`` in place, blocks of rows on ``workers`` threads."""
+def _sort_matrix_rows(matrix: U64Array, workers: int | None) -> None:
+    """Sort each row of ``matrix`` in place, blocks of rows on ``workers`` threads (None: one
+    per core; one thread for a small matrix)."""
+    workers = _workers(workers, matrix.size)
     if workers == 1:
         matrix.sort(axis=1)
         return
+    from concurrent.futures import ThreadPoolExecutor
+
     bounds = np.linspace(0, matrix.shape[0], workers + 1).astype(np.int64).tolist()
     blocks = [matrix[lo:hi] for lo, hi in itertools.pairwise(bounds) if hi > lo]
     with ThreadPoolExecutor(max_workers=workers) as pool:

@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
-import pandas as pd
 
 from evalkit.measures._catalog import NONNEGATIVE, REL, UNBOUNDED
 from evalkit.measures.judged import (
@@ -35,6 +34,7 @@ from evalkit.measures.judged import (
     IntArray,
     JudgedRanking,
     group_runs,
+    grouped_accumulate,
     kernel,
     ratio,
 )
@@ -413,9 +413,8 @@ def _interpolated(r: JudgedRanking, rel: int) -> tuple[npt.NDArray[np.bool_], Fl
         mask = r.relevant(rel)
         precision = r.rank_in_query(mask) / (r.position[mask] + 1.0)
         # suffix maximum within each query: a cumulative max over the reversed entries
-        reversed_max = pd.Series(precision[::-1]).groupby(r.query[mask][::-1], sort=False).cummax()
-        values = np.asarray(reversed_max.to_numpy(), dtype=np.float64)
-        return np.ascontiguousarray(values[::-1])
+        reversed_max = grouped_accumulate(np.maximum, precision[::-1], r.query[mask][::-1])
+        return np.ascontiguousarray(reversed_max[::-1])
 
     return r.relevant(rel), r.once(("interpolated", max(rel, 0)), make)
 

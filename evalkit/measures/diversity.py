@@ -41,19 +41,18 @@ from typing import TYPE_CHECKING, Any, Unpack
 
 import numpy as np
 import numpy.typing as npt
-import pandas as pd
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from evalkit.errors import InputError, MeasureError, RunOnlyQueriesWarning
 from evalkit.formats.rules import require_columns
 from evalkit.measures._catalog import NONNEGATIVE, REL, ParamValue, SpecOptions, declare
-from evalkit.measures._ids import id_array, integer_column
 from evalkit.measures.judged import BoolArray, FloatArray, IntArray, JudgedRanking, ratio
 from evalkit.measures.ranking import DEFAULT_OPTIONS, ScoreOptions, judged_ranking
 from evalkit.registry import Registry
 
 if TYPE_CHECKING:
+    import pandas as pd
+    import pyarrow as pa
+
     from evalkit.measures.names import Measure
 
 __all__ = [
@@ -81,6 +80,12 @@ def check_subtopic_qrels(subtopics: pd.DataFrame) -> _Sorted:
     """Raise InputError unless ``subtopics`` has string ``query_id``, ``subtopic``, ``doc_id``
     and integer ``relevance`` columns and judges no (query, subtopic, doc) twice; returns its
     rows sorted by (query, doc, subtopic) (byte order, strcmp's)."""
+    # here, not at the top: the kernels' module loads without pandas (evalkit trec-eval)
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from evalkit.measures._ids import id_array, integer_column
+
     require_columns(subtopics, "subtopics", SUBTOPIC_COLUMNS)
     arrays = {c: id_array(subtopics, c, "subtopics") for c in ("query_id", "subtopic", "doc_id")}
     grade = integer_column(subtopics, "relevance", "subtopics")
@@ -120,6 +125,8 @@ def check_subtopic_qrels(subtopics: pd.DataFrame) -> _Sorted:
 
 def _changes(values: pa.Array) -> BoolArray:
     """True where an entry differs from the one before it (and at the first)."""
+    import pyarrow.compute as pc
+
     out = np.ones(len(values), dtype=bool)
     if len(values) > 1:
         differs = pc.not_equal(values.slice(1), values.slice(0, len(values) - 1))
@@ -204,6 +211,8 @@ def subtopic_ranking(
     """Validate ``subtopics`` and rank ``run`` against it (the same ranking rules and options
     as :func:`evalkit.measures.score`; ``judged_only`` keeps the docs the subtopic qrels grade
     >= 0 for some subtopic)."""
+    import pyarrow as pa
+
     rows = check_subtopic_qrels(subtopics)
     grade = rows.grade[rows.order]  # per sorted row
     number = rows.number[rows.order]
@@ -248,6 +257,9 @@ def subtopic_ranking(
 
 def _index_in(values: Sequence[str], known: Sequence[str]) -> npt.NDArray[np.float64]:
     """Index of each of ``values`` in ``known`` (float64; NaN where absent)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     index = pc.index_in(
         pa.array(list(values), pa.large_string()),
         value_set=pa.array(list(known), pa.large_string()),

@@ -15,7 +15,7 @@ from evalkit.errors import InputError, MeasureError
 from evalkit.formats.trec import read_qrels
 from evalkit.measures.cluster import cluster_ranking, is_dask_frame
 from evalkit.measures.diversity import diversity_measures, diversity_values
-from evalkit.measures.judged import KERNELS, FloatArray, JudgedRanking
+from evalkit.measures.judged import FloatArray, JudgedRanking
 from evalkit.measures.names import (
     SPAN_MEASURE_NAMES,
     SUMMARY_MEASURE_NAMES,
@@ -31,6 +31,7 @@ from evalkit.measures.ranking import (
     Ties,
     TrecVersion,
     judged_ranking,
+    measure_values,
 )
 from evalkit.measures.stream import DEFAULT_BLOCK_ROWS, QrelsIndex, RunSource, stream_ranking
 from evalkit.safety.arguments import path_argument
@@ -203,28 +204,6 @@ def score_list(
         raise InputError("ranked must be a list of string IDs, best first")
     matrix = measure_values(JudgedRanking.of_list(ranked, grades), parsed, DEFAULT_OPTIONS)
     return {str(m): float(value) for m, value in zip(parsed, matrix[0], strict=True)}
-
-
-def measure_values(
-    ranking: JudgedRanking,
-    parsed: Sequence[Measure],
-    options: ScoreOptions = DEFAULT_OPTIONS,
-    precomputed: Mapping[Measure, FloatArray] | None = None,
-) -> FloatArray:
-    """float64[queries, measures]: the kernels' values on ``ranking`` cut and set by
-    ``options`` (``max_docs``, ``judged_only``, ``trec_version``, ``num_docs``; a query the run
-    does not rank is told apart for the kernels that need it), with the ``precomputed``
-    columns (per query, in ``ranking.query_ids`` order) taken as they are."""
-    ranked = ranking.num_ret > 0
-    if options.max_docs is not None or options.judged_only:
-        ranking = ranking.restricted(max_docs=options.max_docs, judged_only=options.judged_only)
-    ranking = ranking.with_options(
-        trec_version=options.trec_version, num_docs=options.num_docs, unranked=~ranked
-    )
-    diverse = precomputed or {}
-    values = [diverse[m] if m in diverse else KERNELS.get(m.name)(ranking, m) for m in parsed]
-    matrix: FloatArray = np.column_stack(values).astype(np.float64, copy=False)
-    return matrix
 
 
 def score_ranking(

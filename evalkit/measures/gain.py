@@ -49,7 +49,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
-import pandas as pd
 
 from evalkit.errors import InputError
 from evalkit.measures._catalog import NONNEGATIVE, REL, parse_gains
@@ -58,6 +57,7 @@ from evalkit.measures.judged import (
     IntArray,
     JudgedRanking,
     group_runs,
+    grouped_accumulate,
     kernel,
     ratio,
 )
@@ -282,7 +282,7 @@ def _err(r: JudgedRanking, m: Measure) -> FloatArray:
     q, pos = r.query[mask], r.position[mask]
     stop = (np.exp2(r.grade[mask].astype(np.float64)) - 1.0) / 2.0**_ERR_MAX_GRADE
     # the chance to get past each entry: a running product within the query (exclusive)
-    kept = pd.Series(1.0 - stop).groupby(q, sort=False).cumprod().to_numpy(dtype=np.float64)
+    kept = grouped_accumulate(np.multiply, 1.0 - stop, q)
     before = np.ones(q.size, dtype=np.float64)
     same = np.zeros(q.size, dtype=bool)
     same[1:] = q[1:] == q[:-1]

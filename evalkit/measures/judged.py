@@ -32,6 +32,7 @@ __all__ = [
     "JudgedRanking",
     "Kernel",
     "group_runs",
+    "grouped_accumulate",
     "kernel",
     "positions_in_group",
     "ratio",
@@ -226,3 +227,30 @@ def group_runs(sorted_groups: IntArray) -> tuple[IntArray, IntArray]:
     first[1:] = sorted_groups[1:] != sorted_groups[:-1]
     starts = np.flatnonzero(first)
     return starts, np.diff(starts, append=sorted_groups.size)
+
+
+_LONG_GROUP = 64  # groups longer than this are accumulated one by one
+
+
+def grouped_accumulate(ufunc: np.ufunc, values: FloatArray, groups: IntArray) -> FloatArray:
+    """``ufunc.accumulate`` of ``values`` within each run of equal ``groups`` values (each
+    group's entries together), in order: the running maximum (``np.maximum``) or product
+    (``np.multiply``) of a query's entries, computed left to right as a loop over the entries
+    would (so every value is the one such a loop gives, bit for bit).
+
+    Vectorized over the groups, one step per position in a group; groups longer than 64
+    entries are accumulated one by one."""
+    out = np.array(values, dtype=np.float64)
+    if out.size == 0:
+        return out
+    starts, lengths = group_runs(groups)
+    for start, length in zip(
+        starts[lengths > _LONG_GROUP].tolist(), lengths[lengths > _LONG_GROUP].tolist(), strict=True
+    ):
+        ufunc.accumulate(out[start : start + length], out=out[start : start + length])
+    short = lengths <= _LONG_GROUP
+    starts, lengths = starts[short], lengths[short]
+    for k in range(1, int(lengths.max(initial=0))):
+        at = starts[lengths > k] + k
+        out[at] = ufunc(out[at - 1], out[at])
+    return out

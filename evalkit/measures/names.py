@@ -23,9 +23,11 @@ from evalkit.measures._catalog import (
     canonical_gains,
     number_text,
 )
+from evalkit.measures.judged import KERNELS  # filled by the family modules just imported
 from evalkit.registry import did_you_mean
 
 __all__ = [
+    "KERNELS",
     "LOWER_IS_BETTER",
     "MEASURE_NAMES",
     "SPAN_MEASURE_NAMES",

@@ -1,10 +1,16 @@
-"""Turn qrels and run DataFrames into a :class:`JudgedRanking` (the kernels' input), by the
-options of :class:`ScoreOptions`.
+"""Turn qrels and a run into a :class:`JudgedRanking` (the kernels' input), by the options of
+:class:`ScoreOptions`; and the kernels' values on it (:func:`measure_values`).
 
-Everything here is vectorized (numpy over query-grouped arrays, pyarrow for string work); no
-Python loop runs per query or per document. The steps:
+:func:`rank_columns` is the core: it takes the columns as numpy arrays (IDs as
+:class:`~evalkit.formats.strings.Strings`: bytes and bounds), imports neither pandas nor
+pyarrow, and is what ``evalkit trec-eval`` ranks a TREC file read by
+:mod:`evalkit.formats.trec_arrays` with. :func:`judged_ranking` is the DataFrame layer over
+it: it checks the frames and views their columns as such arrays (:mod:`evalkit.measures._ids`).
 
-1. query IDs become integer codes (the qrels' sorted query IDs, :mod:`evalkit.measures._ids`),
+Everything is vectorized (numpy over query-grouped arrays); no Python loop runs per document,
+and one only per query ID block (a dictionary lookup). The steps:
+
+1. query IDs become integer codes (the qrels' sorted query IDs, :mod:`evalkit.measures._codes`),
    looked up once per block of consecutive run rows with the same query ID; run rows of other
    queries are dropped and counted in a :class:`~evalkit.errors.RunOnlyQueriesWarning`. A run
    whose queries' rows are not each in one block (rows sorted by score across queries, say) is
@@ -26,28 +32,18 @@ from __future__ import annotations
 
 import itertools
 import warnings
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Final, Literal, NamedTuple
+from typing import TYPE_CHECKING, Final, Literal, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
-import pandas as pd
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from evalkit.errors import InputError, RunOnlyQueriesWarning
 from evalkit.formats.rules import require_columns
-from evalkit.measures._ids import (
-    id_array,
-    integer_column,
-    query_blocks,
-    quote_ids,
-    raise_duplicates,
-    score_column,
-    sorted_codes,
-    take,
-)
+from evalkit.formats.strings import Strings
+from evalkit.formats.trec_arrays import QrelsColumns, RunColumns
+from evalkit.measures._codes import query_blocks, quote_ids, raise_duplicates, sorted_codes
 from evalkit.measures._join import (
     Judgments,
     SlicedFingerprints,
@@ -58,8 +54,13 @@ from evalkit.measures._join import (
     prepare_qrels,
 )
 from evalkit.measures._order import given_positions, keep_first, trec_positions
-from evalkit.measures._sorting import IntArray, lexsort, stable_order, threads
-from evalkit.measures.judged import JudgedRanking
+from evalkit.measures._sorting import IntArray, jobs, lexsort, stable_order, threads
+from evalkit.measures.judged import KERNELS, FloatArray, JudgedRanking
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from evalkit.measures.names import Measure
 
 __all__ = [
     "DEFAULT_OPTIONS",
@@ -68,6 +69,8 @@ __all__ = [
     "Ties",
     "TrecVersion",
     "judged_ranking",
+    "measure_values",
+    "rank_columns",
 ]
 
 Ties = Literal["trec", "given"]
@@ -112,57 +115,99 @@ class ScoreOptions:
 DEFAULT_OPTIONS: Final = ScoreOptions()
 
 
+def measure_values(
+    ranking: JudgedRanking,
+    parsed: Sequence[Measure],
+    options: ScoreOptions = DEFAULT_OPTIONS,
+    precomputed: Mapping[Measure, FloatArray] | None = None,
+) -> FloatArray:
+    """float64[queries, measures]: the kernels' values on ``ranking`` cut and set by
+    ``options`` (``max_docs``, ``judged_only``, ``trec_version``, ``num_docs``; a query the run
+    does not rank is told apart for the kernels that need it), with the ``precomputed``
+    columns (per query, in ``ranking.query_ids`` order) taken as they are."""
+    ranked = ranking.num_ret > 0
+    if options.max_docs is not None or options.judged_only:
+        ranking = ranking.restricted(max_docs=options.max_docs, judged_only=options.judged_only)
+    ranking = ranking.with_options(
+        trec_version=options.trec_version, num_docs=options.num_docs, unranked=~ranked
+    )
+    diverse = precomputed or {}
+    values = [diverse[m] if m in diverse else KERNELS.get(m.name)(ranking, m) for m in parsed]
+    matrix: FloatArray = np.column_stack(values).astype(np.float64, copy=False)
+    return matrix
+
+
 def judged_ranking(
     qrels: pd.DataFrame, run: pd.DataFrame, options: ScoreOptions = DEFAULT_OPTIONS
 ) -> JudgedRanking:
     """Validate ``qrels`` and ``run`` and build the judged ranking the kernels work on, by the
     ranking ``options`` (``ties``, ``duplicates``, ``trec_version``; the others are applied to
-    the ranking afterwards, :func:`evalkit.measures.engine.score_ranking`).
+    the ranking afterwards, :func:`measure_values`).
 
     Raises InputError for missing columns, non-string or missing IDs, non-integer grades,
     NaN scores, a (query, doc) pair judged twice, or (with ``duplicates="error"``) a doc listed
     twice in one query's ranking.
     """
-    ties, duplicates, trec_version = options.ties, options.duplicates, options.trec_version
+    from evalkit.measures._ids import as_strings, id_array, integer_column, score_column
+
     require_columns(qrels, "qrels", ("query_id", "doc_id", "relevance"))
     require_columns(run, "run", ("query_id", "doc_id", "score"))
-
-    qrels_q = id_array(qrels, "query_id", "qrels")
-    qrels_d = id_array(qrels, "doc_id", "qrels")
+    qrels_q = as_strings(id_array(qrels, "query_id", "qrels"))
+    qrels_d = as_strings(id_array(qrels, "doc_id", "qrels"))
     grades = integer_column(qrels, "relevance", "qrels")
-    run_q = id_array(run, "query_id", "run")
-    run_d = id_array(run, "doc_id", "run")
-    cores = threads()
-    with ThreadPoolExecutor(max_workers=max(2, cores)) as pool:
+    run_q = as_strings(id_array(run, "query_id", "run"))
+    run_d = as_strings(id_array(run, "doc_id", "run"))
+    scores = score_column(run, run_q)
+    given = options.ties == "given" and "rank" in run
+    ranks = integer_column(run, "rank", "run") if given else None
+    return rank_columns(
+        QrelsColumns(qrels_q, qrels_d, grades), RunColumns(run_q, run_d, scores, ranks), options
+    )
+
+
+def rank_columns(
+    qrels: QrelsColumns, run: RunColumns, options: ScoreOptions = DEFAULT_OPTIONS
+) -> JudgedRanking:
+    """The judged ranking of ``run`` against ``qrels``, checked columns (numpy arrays, IDs as
+    :class:`~evalkit.formats.strings.Strings`), by the ranking ``options``: what
+    :func:`judged_ranking` builds of the frames they come from. ``run.rank`` is read with
+    ``ties="given"`` only. Raises InputError for a (query, doc) pair judged twice, or (with
+    ``duplicates="error"``) a doc listed twice in one query's ranking."""
+    ties, duplicates, trec_version = options.ties, options.duplicates, options.trec_version
+    qrels_q, qrels_d, grades = qrels
+    run_q, run_d, scores, ranks = run
+    if ties != "given":
+        ranks = None
+    # a small ranking is built on this thread alone (starting threads would cost more)
+    threaded = len(run_q) + len(qrels_q) >= _PARALLEL_MIN_ROWS
+    cores = threads() if threaded else 1
+    with jobs(max(2, cores) if threaded else 1) as pool:
         # The run's doc fingerprints (in slices, on every core for a large run), and the
         # qrels' fingerprints, duplicate check and orders, are computed on other threads while
         # this one prepares the run (numpy and pyarrow release the GIL); ranking the run waits
         # for them only where it uses them.
         run_fp = SlicedFingerprints(
-            run_d, pool, slices=cores if len(run_d) >= _PARALLEL_MIN_ROWS else 1
+            run_d, pool, slices=cores if threaded and len(run_d) >= _PARALLEL_MIN_ROWS else 1
         )
         # query IDs are hashed once per block of consecutive rows of one query, not per row
         qrels_start, qrels_length = query_blocks(qrels_q)
-        query_ids, head_qidx = sorted_codes(take(qrels_q, qrels_start))
+        query_ids, head_qidx = sorted_codes(qrels_q.to_list(qrels_start))
         n_queries = len(query_ids)
         qrels_qidx = np.repeat(head_qidx, qrels_length)
         prepared = pool.submit(prepare_qrels, qrels_qidx, qrels_d, grades)
         # likewise, run query codes are looked up once per block of consecutive rows with the
         # same query ID (a run file lists each query's rows together)
         block_start, block_length = query_blocks(run_q)
-        block_ids = take(run_q, block_start)
-        block_code = pc.index_in(block_ids, value_set=query_ids)
-        scores = score_column(run, run_q)
-        ranks = integer_column(run, "rank", "run") if ties == "given" and "rank" in run else None
-        block_query = pc.fill_null(block_code, -1).to_numpy(zero_copy_only=False)
-        block_query = block_query.astype(np.int64)
-        if block_code.null_count:
-            unknown = pc.unique(pc.filter(block_ids, pc.is_null(block_code)))
+        block_ids = run_q.to_list(block_start)
+        code_of = {query: i for i, query in enumerate(query_ids)}
+        block_query = np.array([code_of.get(q, -1) for q in block_ids], dtype=np.int64)
+        if bool((block_query < 0).any()):
+            unknown = list(dict.fromkeys(q for q in block_ids if q not in code_of))
             warnings.warn(
                 f"the run has {len(unknown)} queries that the qrels do not judge (e.g. "
                 f"{quote_ids(unknown)}); they were ignored",
                 RunOnlyQueriesWarning,
-                stacklevel=3,
+                stacklevel=4,
             )
         # The rows ranked: every run row of a judged query, grouped by query. A run lists each
         # query's rows together (then the rows are taken as they are, without the run-only
@@ -210,16 +255,23 @@ def judged_ranking(
             scores=scores,
             ranks=ranks,
             ties=ties,
-            n_rows=len(run),
+            n_rows=len(run_q),
             double=trec_version == "10",
         )
-        return judged_ranking(qrels, run.iloc[keep], replace(options, duplicates="error"))
+        rows = np.flatnonzero(keep)
+        kept = RunColumns(
+            run_q.take(rows),
+            run_d.take(rows),
+            scores[rows],
+            None if ranks is None else ranks[rows],
+        )
+        return rank_columns(qrels, kept, replace(options, duplicates="error"))
 
     jq = query_of_code[np.concatenate([part.code for part in parts])]
     position = np.concatenate([part.position for part in parts])
     order = lexsort(jq, position)
     return JudgedRanking(
-        query_ids=tuple(query_ids.to_pylist()),
+        query_ids=query_ids,
         num_ret=num_ret[code_of_query],
         query=jq[order],
         position=position[order],
@@ -252,7 +304,7 @@ class _RunSide(NamedTuple):
     fp: SlicedFingerprints  # of every run row's doc ID (overwritten while ranking)
     rows: IntArray | None
     row_index: IntArray | None  # run row -> kept row (-1: not kept); None: rows is None
-    docs: pa.ChunkedArray  # doc IDs of every run row
+    docs: Strings  # doc IDs of every run row
     scores: npt.NDArray[np.float64]  # per row
     ranks: IntArray | None  # per row (ties="given" with a rank column)
     ties: Ties
@@ -264,13 +316,15 @@ class _RunSide(NamedTuple):
         queries per core, ranked in parallel. Parts never change a result."""
         n_queries = self.query_first.size - 1
         n_rows = int(self.query_first[-1])
-        n_parts = threads()
-        if self.rows is not None or n_rows < _PARALLEL_MIN_ROWS or n_parts == 1:
+        if self.rows is not None or n_rows < _PARALLEL_MIN_ROWS or threads() == 1:
             return [self.rank(0, n_queries, workers=None)]
+        n_parts = threads()
         targets = np.arange(1, n_parts, dtype=np.int64) * n_rows // n_parts
         cuts = np.unique(np.searchsorted(self.query_first, targets)).tolist()
         bounds = [0, *[c for c in cuts if 0 < c < n_queries], n_queries]
         spans = list(itertools.pairwise(bounds))
+        from concurrent.futures import ThreadPoolExecutor
+
         with ThreadPoolExecutor(max_workers=len(spans)) as pool:
             return list(pool.map(lambda span: self.rank(*span, workers=1), spans))
 

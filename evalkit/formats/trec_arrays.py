@@ -1,0 +1,292 @@
+"""TREC qrels and run files read into numpy arrays, with numpy and the standard library only.
+
+``evalkit trec-eval`` starts like a C tool: it reads its two files here, without pandas or
+pyarrow. :func:`read_qrels_columns` and :func:`read_run_columns` read a well-formed file as
+one buffer and the bounds of its fields (:class:`~evalkit.formats.strings.Strings`, nothing
+copied per ID), grades as int64 and scores as float64, and return None for any file they do
+not take: a ``.gz`` file, one over :data:`MAX_ARRAY_BYTES`, non-ASCII bytes or control
+characters, blank or comment lines, a line of another number of fields, a number in any form
+but plain decimal digits (``12``, ``-3``, ``0.25``, ``1e-3``), a NaN, or a doc ID column that
+looks like the ``Q0`` column. The caller then reads the file with
+:func:`evalkit.formats.read_qrels` / :func:`evalkit.formats.read_run`, whose rules and error
+messages (file, line) are the only ones: what this module takes, those readers read to the
+same columns (``tests/test_trec_arrays.py`` checks it).
+
+Fields are separated by C's ``isspace`` characters (space, tab, CR, vertical tab, form feed)
+and lines by ``\\n``, as trec_eval reads them. A score is converted as ``strtod`` does it,
+correctly rounded: a decimal of at most 15 digits without exponent is its integer digits
+divided by a power of ten (both exact in float64, so the one rounding of the division is the
+correct one); any other is converted by numpy's string-to-float cast (Python's ``float``).
+
+:func:`last_run_id` (the run ID of a run file's last line, trec_eval's ``runid``) is here too:
+the same command prints it.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import re
+from pathlib import Path
+from typing import Final, NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+
+from evalkit.formats.strings import Strings
+from evalkit.safety.inputs import MAX_LINE_BYTES
+
+__all__ = [
+    "MAX_ARRAY_BYTES",
+    "QrelsColumns",
+    "RunColumns",
+    "last_run_id",
+    "read_qrels_columns",
+    "read_run_columns",
+]
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+
+#: Files up to this size are read whole into memory here; a larger one is left to the
+#: streamed readers (bounded memory).
+MAX_ARRAY_BYTES: Final = 1 << 28
+
+
+class QrelsColumns(NamedTuple):
+    """A qrels file's columns: query and doc IDs, grades (int64), in file order."""
+
+    query: Strings
+    doc: Strings
+    grade: IntArray
+
+
+class RunColumns(NamedTuple):
+    """A run's columns: query and doc IDs, scores (float64), ranks (int64, or None when not
+    read), in file order."""
+
+    query: Strings
+    doc: Strings
+    score: FloatArray
+    rank: IntArray | None = None
+
+
+_DIGIT = np.zeros(256, dtype=bool)
+_DIGIT[48:58] = True
+_NUMBER = _DIGIT.copy()  # the bytes of a plain decimal number
+_NUMBER[[ord("."), ord("-"), ord("+"), ord("e"), ord("E")]] = True
+_POWERS_OF_TEN = np.array([float(10**k) for k in range(16)])  # exact in float64
+# what the second column of a TREC line holds (trec_eval ignores it): Q0, or an iteration number
+_ITERATION = re.compile(r"[Qq]?0|\d{1,3}")
+
+
+def read_qrels_columns(path: str | os.PathLike[str]) -> QrelsColumns | None:
+    """The columns of the qrels file at ``path`` (``query_id iteration doc_id relevance``), or
+    None when this reader does not take it (module docs)."""
+    fields = _fields(Path(path), 4, (0, 2, 3))
+    if fields is None:
+        return None
+    data, starts, ends = fields
+    grade = _integers(data, starts[3], ends[3])
+    if grade is None:
+        return None
+    return QrelsColumns(
+        Strings.of(data, starts[0], ends[0]), Strings.of(data, starts[2], ends[2]), grade
+    )
+
+
+def read_run_columns(path: str | os.PathLike[str]) -> RunColumns | None:
+    """The columns of the run file at ``path`` (``query_id Q0 doc_id rank score run_id``;
+    the rank is not read), or None when this reader does not take it (module docs)."""
+    fields = _fields(Path(path), 6, (0, 2, 4))
+    if fields is None:
+        return None
+    data, starts, ends = fields
+    score = _floats(data, starts[4], ends[4])
+    if score is None:
+        return None
+    doc = Strings.of(data, starts[2], ends[2])
+    first = doc.to_list(np.zeros(1, dtype=np.int64))[0]
+    if _ITERATION.fullmatch(first):  # maybe columns out of order: read_run says so
+        return None
+    return RunColumns(Strings.of(data, starts[0], ends[0]), doc, score)
+
+
+_Fields = tuple[npt.NDArray[np.uint8], dict[int, IntArray], dict[int, IntArray]]
+
+
+def _fields(path: Path, width: int, wanted: tuple[int, ...]) -> _Fields | None:
+    """The file's bytes and, for each ``wanted`` field, the start and end of each line's
+    field; None unless every line has ``width`` fields (module docs)."""
+    if path.suffix == ".gz":
+        return None
+    try:
+        if not path.is_file() or path.stat().st_size > MAX_ARRAY_BYTES:
+            return None
+        raw = path.read_bytes()
+    except OSError:
+        return None
+    data = np.frombuffer(raw, dtype=np.uint8)
+    # C's isspace: space, \t, \n, \v, \f, \r; a field's bytes: printable ASCII; anything
+    # else (control characters, non-ASCII bytes) is left to read_qrels/read_run
+    space = (data >= 9) & (data <= 13)
+    space |= data == 32
+    if data.size == 0 or bool(((data > 126) | ((data < 32) & ~space)).any()):
+        return None
+    kind = ~space
+    lines = np.flatnonzero(data == 10)
+    if int(np.diff(lines, prepend=-1, append=data.size).max()) > MAX_LINE_BYTES:
+        return None  # read_qrels/read_run refuse it
+    # where a field starts or ends: a byte whose kind differs from the one before it
+    edges = np.flatnonzero(kind[1:] != kind[:-1]) + 1
+    if kind[0]:
+        edges = np.concatenate([[0], edges])
+    if kind[-1]:
+        edges = np.concatenate([edges, [data.size]])
+    starts, ends = edges[0::2], edges[1::2]
+    n = starts.size
+    if n == 0 or n % width:
+        return None
+    # the field after each newline (between fields): each line's first field, and only those
+    after = np.searchsorted(starts, lines)
+    after = after[(after > 0) & (after < n)]
+    if after.size:
+        after = after[np.concatenate([[True], after[1:] != after[:-1]])]
+    if not np.array_equal(after, np.arange(width, n, width)):
+        return None
+    if bool((data[starts[0::width]] == ord("#")).any()):
+        return None  # a comment line: read_qrels/read_run know the rules
+    per_field = {k: np.ascontiguousarray(starts[k::width], dtype=np.int64) for k in wanted}
+    per_end = {k: np.ascontiguousarray(ends[k::width], dtype=np.int64) for k in wanted}
+    return data, per_field, per_end
+
+
+def _digits(
+    data: npt.NDArray[np.uint8], starts: IntArray, ends: IntArray
+) -> tuple[IntArray, IntArray, IntArray, npt.NDArray[np.bool_]] | None:
+    """Of each field ``[sign][digits][.digits]``: its digits as an integer, the number of
+    digits after the point, the number of digits, and whether it is negative; None when a
+    field is not of that form or has more than 15 digits."""
+    negative = data[starts] == ord("-")
+    signed = negative | (data[starts] == ord("+"))
+    first = starts + signed
+    lengths = ends - first
+    if int(lengths.min(initial=1)) < 1 or int(lengths.max(initial=0)) > 16:
+        return None
+    # one step per byte position, each over every field (1-D: numpy's fast case)
+    value = np.zeros(starts.size, dtype=np.int64)
+    digits = np.zeros(starts.size, dtype=np.int64)
+    fraction = np.zeros(starts.size, dtype=np.int64)  # digits after the point
+    points = np.zeros(starts.size, dtype=np.int64)
+    last = data.size - 1
+    for k in range(int(lengths.max(initial=0))):
+        inside = lengths > k
+        byte = data[np.minimum(first + k, last)]
+        is_digit = (byte >= 48) & (byte <= 57) & inside
+        is_point = (byte == 46) & inside
+        if not bool((is_digit | is_point | ~inside).all()):
+            return None  # another byte
+        fraction += is_digit & (points > 0)
+        points += is_point
+        value = np.where(is_digit, value * 10 + (byte.astype(np.int64) - 48), value)
+        digits += is_digit
+    if int(points.max(initial=0)) > 1:
+        return None  # two points
+    if int(digits.min(initial=1)) < 1 or int(digits.max(initial=0)) > 15:
+        return None
+    return value, fraction, digits, negative
+
+
+def _integers(data: npt.NDArray[np.uint8], starts: IntArray, ends: IntArray) -> IntArray | None:
+    """The fields as integers (``[sign]digits``), or None."""
+    parsed = _digits(data, starts, ends)
+    if parsed is None:
+        return None
+    value, fraction, _, negative = parsed
+    if bool((fraction > 0).any()) or bool((data[ends - 1] == ord(".")).any()):
+        return None
+    return np.where(negative, -value, value).astype(np.int64)
+
+
+def _floats(data: npt.NDArray[np.uint8], starts: IntArray, ends: IntArray) -> FloatArray | None:
+    """The fields as float64, correctly rounded (module docs), or None."""
+    if not bool(_NUMBER[data[starts]].all()):
+        return None
+    plain = _digits(data, starts, ends)
+    if plain is not None:
+        value, fraction, _, negative = plain
+        out: FloatArray = value.astype(np.float64) / _POWERS_OF_TEN[fraction]
+        np.negative(out, out=out, where=negative)
+        return out
+    # exponents, or more digits: numpy's cast, after checking the bytes are a number's
+    lengths = ends - starts
+    width = int(lengths.max(initial=1))
+    index = starts[:, None] + np.arange(width)
+    inside = np.arange(width) < lengths[:, None]
+    matrix = np.where(inside, data[np.minimum(index, data.size - 1)], 0).astype(np.uint8)
+    if not bool(_NUMBER[matrix[inside]].all()):
+        return None
+    try:
+        return matrix.view(f"S{width}").reshape(-1).astype(np.float64)
+    except ValueError:
+        return None
+
+
+# --- the run ID -------------------------------------------------------------------------------
+
+_RUN_FIELDS = 6
+
+
+def last_run_id(path: str | os.PathLike[str], *, chunk: int = 1 << 16) -> str | None:
+    """The run ID (sixth field) of the last result line of a TREC run file (plain or ``.gz``),
+    which trec_eval prints as its ``runid`` line; None when no line has six fields. Comment
+    lines (``#`` after optional whitespace) and blank lines are skipped, as trec_eval skips
+    them. A plain file is read backwards from its end, a ``.gz`` file decompressed in
+    ``chunk``-byte steps keeping only its tail: memory does not grow with the file."""
+    file = Path(path)
+    tail = b""
+    if file.suffix == ".gz":
+        with gzip.open(file, "rb") as stream:
+            while block := stream.read(chunk):
+                tail = _last_lines(tail + block)
+        return _run_id_of(tail, complete=True)
+    with file.open("rb") as stream:
+        end = stream.seek(0, os.SEEK_END)
+        while end > 0:
+            start = max(0, end - chunk)
+            stream.seek(start)
+            tail = stream.read(end - start) + tail
+            end = start
+            found = _run_id_of(tail, complete=start == 0)
+            if found is not None or start == 0:
+                return found
+    return None
+
+
+def _last_lines(data: bytes) -> bytes:
+    """The last two lines of ``data`` that hold a field, with everything after them."""
+    cut = len(data)
+    kept = 0
+    while cut > 0 and kept < 2:
+        cut = data.rfind(b"\n", 0, cut)
+        if cut < 0:
+            return data
+        line_end = data.find(b"\n", cut + 1)
+        line = data[cut + 1 : None if line_end < 0 else line_end]
+        if line.strip() and not line.lstrip().startswith(b"#"):
+            kept += 1
+    return data[max(cut, 0) :]
+
+
+def _run_id_of(data: bytes, *, complete: bool) -> str | None:
+    lines = data.split(b"\n")
+    if not complete:
+        lines = lines[1:]  # the first may be cut
+    for line in reversed(lines):
+        fields = line.split()
+        if not fields or fields[0].startswith(b"#"):
+            continue
+        if len(fields) < _RUN_FIELDS:
+            return None
+        return fields[5].decode("utf-8", errors="replace")
+    return None
