@@ -20,7 +20,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from evalkit.registry import Registry
-from evalkit.systems.external import external_system, is_external_spec
 from evalkit.systems.fusion import HybridRetriever
 from evalkit.systems.lexical import LexicalRetriever
 from evalkit.systems.protocol import Retriever, load_factory
@@ -105,8 +104,11 @@ def resolve_system(spec: str | Retriever, *, where: str = "system spec") -> Retr
     """
     if not isinstance(spec, str):
         return spec
-    if is_external_spec(spec) and spec not in SYSTEMS:
-        return external_system(spec)
     if ":" in spec and spec not in SYSTEMS:
+        # imported here: run: and http: systems bring httpx, which named systems never need
+        from evalkit.systems.external import external_system, is_external_spec
+
+        if is_external_spec(spec):
+            return external_system(spec)
         return load_factory(spec, where=where)
     return SYSTEMS.get(spec)()
