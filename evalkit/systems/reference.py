@@ -18,13 +18,17 @@ Reference settings (issue 14; none was chosen on ``synthetic-bilingual-v1``, whi
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from evalkit.registry import Registry
-from evalkit.systems.fusion import HybridRetriever
 from evalkit.systems.lexical import LexicalRetriever
 from evalkit.systems.protocol import Retriever, load_factory
-from evalkit.systems.rerank import HeuristicReranker
-from evalkit.systems.vectors import AliasEmbedder, TokenHashEmbedder, VectorRetriever
+
+if TYPE_CHECKING:
+    from evalkit.systems.fusion import HybridRetriever
+
+# The other systems' modules are imported by their factories: a run of lexical alone does not
+# load the vector spaces (SciPy's sparse matrices) or the reranker's features.
 
 __all__ = ["ALIAS_SYSTEMS", "REFERENCE_SYSTEMS", "SYSTEMS", "no_aliases_notice", "resolve_system"]
 
@@ -38,10 +42,14 @@ def _lexical() -> Retriever:
 
 
 def _token_hash() -> Retriever:
+    from evalkit.systems.vectors import TokenHashEmbedder, VectorRetriever
+
     return VectorRetriever(TokenHashEmbedder(), name="token-hash")
 
 
 def _alias_vector() -> Retriever:
+    from evalkit.systems.vectors import AliasEmbedder, VectorRetriever
+
     return VectorRetriever(AliasEmbedder(), name="alias-vector")
 
 
@@ -52,6 +60,9 @@ _RERANK_DEPTH = 30
 
 
 def _hybrid_stage(name: str = "hybrid") -> HybridRetriever:
+    from evalkit.systems.fusion import HybridRetriever
+    from evalkit.systems.vectors import AliasEmbedder, VectorRetriever
+
     return HybridRetriever(
         [LexicalRetriever(name="lexical"), VectorRetriever(AliasEmbedder(), name="alias-vector")],
         name=name,
@@ -66,6 +77,9 @@ def _hybrid() -> Retriever:
 
 
 def _hybrid_rerank() -> Retriever:
+    from evalkit.systems.rerank import HeuristicReranker
+    from evalkit.systems.vectors import AliasEmbedder
+
     return HeuristicReranker(
         _hybrid_stage(), AliasEmbedder(), name="hybrid-rerank", depth=_RERANK_DEPTH
     )
