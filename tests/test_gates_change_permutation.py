@@ -37,6 +37,7 @@ CASES = [
     (101, 0.3, 500, 11, "continuous"),
     (300, 0.5, 2000, 2, "binary"),
     (2_500, 0.45, 1_500, 5, "continuous"),
+    (2_500, 0.5, 2_000, 5, "graded"),  # more positions than are kept: drawn test by test
 ]
 
 

@@ -24,6 +24,7 @@ schema) and returns a frozen :class:`Change` of tidy frames, IDs and numbers onl
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -288,7 +289,9 @@ def _differs_p(d: np.ndarray, inside: np.ndarray, settings: ChangeSettings) -> f
     because importing ``scipy.stats`` costs about 1 s and its generic path several
     milliseconds per test; the report and ``evalkit gate`` make one test per system, measure
     and language. Permutations are evaluated ``_PERMUTATION_BLOCK`` at a time (bounded
-    memory; each row's statistic is computed on its own).
+    memory; each row's statistic is computed on its own). Every test of a comparison draws
+    the same permutations (the same seed, count and number of queries): up to
+    ``_KEPT_PERMUTATIONS`` positions they are drawn once (:func:`_drawn_permutations`).
     """
     x, y = np.asarray(d[inside], dtype=np.float64), np.asarray(d[~inside], dtype=np.float64)
     n_x, n = len(x), len(x) + len(y)
@@ -302,6 +305,10 @@ def _differs_p(d: np.ndarray, inside: np.ndarray, settings: ChangeSettings) -> f
             for chosen in map(set, itertools.combinations(everything, n_x))
         )
         count = math.comb(n, n_x)
+    elif settings.n_resamples * n <= _KEPT_PERMUTATIONS:
+        drawn = _drawn_permutations(settings.seed, settings.n_resamples, n)
+        orders = iter(drawn)
+        count = settings.n_resamples
     else:
         rng = np.random.default_rng(settings.seed)
         orders = (rng.permutation(n) for _ in range(settings.n_resamples))
@@ -321,6 +328,18 @@ def _differs_p(d: np.ndarray, inside: np.ndarray, settings: ChangeSettings) -> f
 
 #: Permutations per block in :func:`_differs_p`.
 _PERMUTATION_BLOCK: Final = 1_000
+#: Most positions (permutations times their length) :func:`_drawn_permutations` keeps.
+_KEPT_PERMUTATIONS: Final = 4_000_000
+
+
+@functools.lru_cache(maxsize=2)
+def _drawn_permutations(seed: int, count: int, n: int) -> np.ndarray:
+    """The ``count`` permutations of ``range(n)`` that ``np.random.default_rng(seed)`` draws
+    one after the other with ``permutation(n)``, as the rows of a read-only array."""
+    rng = np.random.default_rng(seed)
+    drawn = np.array([rng.permutation(n) for _ in range(count)], dtype=np.int64).reshape(count, n)
+    drawn.flags.writeable = False
+    return drawn
 
 
 def _mean_difference(x: np.ndarray, y: np.ndarray) -> np.ndarray:
