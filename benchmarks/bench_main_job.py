@@ -6,6 +6,7 @@ Run from the repository root::
     python benchmarks/bench_main_job.py --report             # and report with two systems
     python benchmarks/bench_main_job.py --fixture-report     # the committed fixture's report
     python benchmarks/bench_main_job.py --trees OLD NEW      # two source trees, alternately
+    python benchmarks/bench_main_job.py --report --collection cranfield-fixture
 
 A generated collection (seed 1, zipf text, English and Chinese): 10,000 documents of one chunk
 each (about 55 words, the length of a web passage), 100 queries, written once to a temporary
@@ -92,6 +93,13 @@ def main() -> None:
     parser.add_argument("--fixture-report", action="store_true")
     parser.add_argument("--only", default="", help="only the commands whose name holds this")
     parser.add_argument("--trees", nargs="+", type=Path, default=[REPO])
+    parser.add_argument(
+        "--collection",
+        type=Path,
+        default=None,
+        help="a fixture folder to time instead of the generated collection (e.g. Cranfield or "
+        "CISI imported as their READMEs say)",
+    )
     options = parser.parse_args()
     from evalkit.fixtures import dump_fixture, generate_fixture
 
@@ -104,10 +112,13 @@ def main() -> None:
         )
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
-        fixture = generate_fixture(
-            1, documents=options.documents, chunks_per_document=1, queries=options.queries
-        )
-        dump_fixture(fixture, folder / "collection")
+        if options.collection is not None:
+            (folder / "collection").symlink_to(options.collection.resolve())
+        else:
+            fixture = generate_fixture(
+                1, documents=options.documents, chunks_per_document=1, queries=options.queries
+            )
+            dump_fixture(fixture, folder / "collection")
         names = list(commands(options, trees[0]))
         wall: dict[tuple[str, Path], list[float]] = {}
         cpu: dict[tuple[str, Path], list[float]] = {}
@@ -120,10 +131,12 @@ def main() -> None:
                     for table, value in ((wall, seconds), (cpu, cpu_seconds), (loads, load)):
                         table.setdefault((name, tree), []).append(value)
                     print(f"  {name} [{tree.name}]: {seconds:.2f} s (load {load:.1f})", flush=True)
-        print(
-            f"{options.documents:,} documents, {options.queries} queries, k=1000; "
-            f"{options.rounds} rounds"
+        shown = (
+            options.collection.name
+            if options.collection is not None
+            else f"{options.documents:,} documents, {options.queries} queries"
         )
+        print(f"{shown}, k=1000; {options.rounds} rounds")
         for name in names:
             for tree in trees:
                 key = (name, tree)

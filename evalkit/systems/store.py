@@ -321,7 +321,7 @@ class ChunkStore:
             "WHERE chunk_terms MATCH ? ORDER BY score DESC, c.id ASC LIMIT ?",
             (match, limit),
         ).fetchall()
-        return [Hit(chunk_id, round(float(score), 12)) for chunk_id, score in rows]
+        return list(map(Hit._make, ((i, round(float(score), 12)) for i, score in rows)))
 
     # vectors ---------------------------------------------------------------------------------
     def put_vectors(self, space: str, matrix: sparse.csr_matrix) -> None:
@@ -346,6 +346,7 @@ class ChunkStore:
     def vectors(self, space: str) -> sparse.csr_matrix:
         """The ``(n_chunks, dim)`` sparse matrix stored under ``space`` (CSR, float64)."""
         from scipy import sparse
+
         found = self._db.execute(
             "SELECT dim FROM vector_spaces WHERE space = ?", (space,)
         ).fetchone()
