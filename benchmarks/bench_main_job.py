@@ -7,6 +7,7 @@ Run from the repository root::
     python benchmarks/bench_main_job.py --fixture-report     # the committed fixture's report
     python benchmarks/bench_main_job.py --trees OLD NEW      # two source trees, alternately
     python benchmarks/bench_main_job.py --report --collection cranfield-fixture
+    python benchmarks/bench_main_job.py --repeat-cost        # evaluate, 1 and 2 repeats
 
 A generated collection (seed 1, zipf text, English and Chinese): 10,000 documents of one chunk
 each (about 55 words, the length of a web passage), 100 queries, written once to a temporary
@@ -84,6 +85,30 @@ def commands(options: argparse.Namespace, tree: Path) -> dict[str, list[str]]:
     return chosen
 
 
+def repeat_cost(fixture_dir: Path, rounds: int) -> None:
+    """The determinism repeat's cost, in this process: ``evaluate`` of lexical at k=1000 with
+    1 and 2 repeats, alternately, the fixture loaded once and a first run untimed (tables,
+    caches); wall and CPU medians."""
+    from evalkit.fixtures import load_fixture
+    from evalkit.run import evaluate
+
+    fixture = load_fixture(fixture_dir)
+    evaluate(fixture, ["lexical"], k=1000, repeats=1)
+    seen: dict[int, list[tuple[float, float, float]]] = {1: [], 2: []}
+    for _ in range(rounds):
+        for repeats in (1, 2):
+            load, wall, cpu = os.getloadavg()[0], time.perf_counter(), time.process_time()
+            evaluate(fixture, ["lexical"], k=1000, repeats=repeats)
+            seen[repeats].append((time.perf_counter() - wall, time.process_time() - cpu, load))
+    for repeats, values in seen.items():
+        print(
+            f"evaluate, {repeats} repeat(s): wall median "
+            f"{statistics.median(v[0] for v in values):.2f} s, CPU median "
+            f"{statistics.median(v[1] for v in values):.2f} s; load "
+            f"{', '.join(f'{v[2]:.1f}' for v in values)}"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
@@ -99,6 +124,11 @@ def main() -> None:
         default=None,
         help="a fixture folder to time instead of the generated collection (e.g. Cranfield or "
         "CISI imported as their READMEs say)",
+    )
+    parser.add_argument(
+        "--repeat-cost",
+        action="store_true",
+        help="instead: evaluate with 1 and 2 repeats in this process (the check's own cost)",
     )
     options = parser.parse_args()
     from evalkit.fixtures import dump_fixture, generate_fixture
@@ -119,6 +149,9 @@ def main() -> None:
                 1, documents=options.documents, chunks_per_document=1, queries=options.queries
             )
             dump_fixture(fixture, folder / "collection")
+        if options.repeat_cost:
+            repeat_cost(folder / "collection", options.rounds)
+            return
         names = list(commands(options, trees[0]))
         wall: dict[tuple[str, Path], list[float]] = {}
         cpu: dict[tuple[str, Path], list[float]] = {}
