@@ -328,16 +328,18 @@ def _differs_p(d: np.ndarray, inside: np.ndarray, settings: ChangeSettings) -> f
 
 #: Permutations per block in :func:`_differs_p`.
 _PERMUTATION_BLOCK: Final = 1_000
-#: Most positions (permutations times their length) :func:`_drawn_permutations` keeps.
+#: Most positions (permutations times their length) :func:`_drawn_permutations` keeps
+#: (4 bytes each: 16 MB).
 _KEPT_PERMUTATIONS: Final = 4_000_000
 
 
-@functools.lru_cache(maxsize=2)
+@functools.lru_cache(maxsize=1)
 def _drawn_permutations(seed: int, count: int, n: int) -> np.ndarray:
     """The ``count`` permutations of ``range(n)`` that ``np.random.default_rng(seed)`` draws
-    one after the other with ``permutation(n)``, as the rows of a read-only array."""
+    one after the other with ``permutation(n)``, as the rows of a read-only array (the last
+    one asked for is kept)."""
     rng = np.random.default_rng(seed)
-    drawn = np.array([rng.permutation(n) for _ in range(count)], dtype=np.int64).reshape(count, n)
+    drawn = np.array([rng.permutation(n) for _ in range(count)], dtype=np.int32).reshape(count, n)
     drawn.flags.writeable = False
     return drawn
 
