@@ -314,3 +314,18 @@ def test_hash_stable_under_key_permutation(value: object, rng: random.Random) ->
     permuted = _shuffled(value, rng)
     assert canonical_hash(permuted) == canonical_hash(value)
     assert canonical_json(permuted) == canonical_json(value)
+
+
+@settings(max_examples=150, deadline=None)
+@given(json_values)
+def test_plain_data_written_directly_as_converted(value: object) -> None:
+    # A list of plain data is written by json directly; the same data in a tuple is converted
+    # value by value first: the two texts must be the same.
+    for indent in (None, 2):
+        assert canonical_json([value], indent=indent) == canonical_json((value,), indent=indent)
+
+
+def test_plain_data_with_negative_zero_or_coerced_keys_is_converted() -> None:
+    assert canonical_json({"a": [-0.0, "-0.05"]}, indent=None) == '{"a":[0.0,"-0.05"]}\n'
+    with pytest.raises(InputError, match=r"expected str keys"):
+        canonical_json({"a": {1: "x"}})

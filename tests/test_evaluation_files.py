@@ -15,6 +15,7 @@ import pytest
 
 from evalkit.errors import InputError
 from evalkit.fixtures import Fixture, dump_fixture, generate_fixture, load_fixture
+from evalkit.gates import ChangeSettings
 from evalkit.report import (
     DEFAULT_REPORT_NOTEBOOK,
     EVALUATION_DIR_PARAMETER,
@@ -28,7 +29,7 @@ from evalkit.report.evaluation_files import (
     save_evaluation,
     save_verdict,
 )
-from evalkit.report.verdict import GatedVerdict, Verdict, gate_and_judge
+from evalkit.report.verdict import GatedVerdict, Verdict, fixture_gate_verdict, gate_and_judge
 from evalkit.run import Evaluation, evaluate
 from evalkit.safety.canonical import canonical_json
 
@@ -170,6 +171,32 @@ def test_a_saved_verdict_reads_back_exactly_for_its_settings_only(tmp_path: Path
     # other settings, or no saved verdict at all: the caller computes it
     assert load_verdict(tmp_path, {**settings, "seed": 4}) is None
     assert load_verdict(tmp_path / "nothing", settings) is None
+
+
+def test_the_verdict_without_the_baseline_change_is_the_verdict_with_it() -> None:
+    # evalkit report's helper computes the section without the comparison with the baseline
+    # (the notebook's first screen computes that); the checks and the section are the same
+    committed = Path(__file__).resolve().parent.parent / "fixtures" / "synthetic-bilingual-v1"
+    evaluation = evaluate(load_fixture(committed), ["lexical", "token-hash"], k=10, repeats=2)
+    report = evaluation.to_report()
+    gate = fixture_gate_verdict(
+        report,
+        committed,
+        per_query=evaluation.per_query,
+        settings=ChangeSettings(n_resamples=50, seed=3),
+    )
+    assert gate.change is not None
+    assert gate.results is not None
+    without = fixture_gate_verdict(report, committed, with_change=False)
+    assert without.change is None
+    assert without.outcome == gate.outcome
+    assert without.results is not None
+    pd.testing.assert_frame_equal(without.results, gate.results)
+    helper = gate_and_judge(evaluation, report, committed, base="lexical", n_resamples=50, seed=3)
+    kernel = gate_and_judge(
+        evaluation, report, committed, base="lexical", n_resamples=50, seed=3, gate=gate
+    )
+    _assert_same_verdict(helper, kernel)
 
 
 def test_an_ungated_verdict_reads_back_exactly(

@@ -490,3 +490,22 @@ def test_an_import_above_the_documented_size_is_written_as_parquet(
     assert len(small.chunks) == 24  # 6 documents of 4 pieces of at most 10 characters
     assert large == small
     assert isinstance(large.chunks, RecordTable)
+
+
+def test_json_rows_are_the_models_dumped(tmp_path: Path) -> None:
+    # the corpus hash reads a record table's rows at once (issue 48): the same dicts
+    from evalkit.fixtures import dump_fixture, generate_fixture, load_fixture
+    from evalkit.fixtures.records import RecordTable
+
+    fixture = generate_fixture(5, documents=30, chunks_per_document=3, queries=10)
+    dump_fixture(fixture, tmp_path / "f")
+    loaded = load_fixture(tmp_path / "f")
+    for items in (loaded.chunks, loaded.documents):
+        table = (
+            items
+            if isinstance(items, RecordTable)
+            else RecordTable.from_models(type(items[0]), list(items))
+        )
+        assert table.json_rows() == [item.model_dump(mode="json") for item in items]
+    assert any(chunk.near_duplicate_of for chunk in loaded.chunks)
+    assert any(chunk.near_duplicate_of is None for chunk in loaded.chunks)

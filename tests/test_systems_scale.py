@@ -21,11 +21,13 @@ from evalkit.systems import store as store_module, vectors as vectors_module
 from evalkit.systems.lexical import LexicalRetriever
 from evalkit.systems.store import ChunkStore
 from evalkit.systems.text import (
+    TOKEN_LISTS_VECTORIZED_FROM,
     _char_tables,
     _index_terms_vectorized,
     index_term_lists,
     index_terms,
     index_terms_batch,
+    token_lists,
     tokenize,
 )
 from evalkit.systems.vectors import TokenHashEmbedder, VectorRetriever
@@ -85,6 +87,26 @@ def test_the_term_lists_are_the_terms_before_their_join(count: int) -> None:
     lists = index_term_lists(texts).to_pylist()
     assert [" ".join(terms) for terms in lists] == index_terms_batch(texts)
     assert all(term for terms in lists for term in terms if terms != [""])
+
+
+@settings(deadline=None, max_examples=200)
+@given(st.lists(st.text(_HARD, max_size=12), max_size=8), st.integers(0, 2))
+def test_the_batch_token_lists_are_tokenize(texts: list[str], mixed: int) -> None:
+    # mixed texts (Latin and CJK terms), stop words, NUL and lone surrogates, in batches
+    # large enough for the tables
+    texts = [*texts, *["船 pier 渡轮", "the a of", "ＡＢＣ 渡轮"][:mixed]]
+    batch = texts * (TOKEN_LISTS_VECTORIZED_FROM // max(1, len(texts)) + 1)
+    assert token_lists(batch) == [tokenize(text) for text in batch]
+
+
+@pytest.mark.parametrize("text_model", ["zipf", "uniform"])
+def test_the_batch_token_lists_are_tokenize_on_generated_corpora(
+    text_model: Literal["zipf", "uniform"],
+) -> None:
+    fixture = generate_fixture(11, documents=300, chunks_per_document=4, text_model=text_model)
+    texts = [f"{chunk.title}\n{chunk.text}" for chunk in fixture.chunks]
+    assert len(texts) >= TOKEN_LISTS_VECTORIZED_FROM
+    assert token_lists(texts) == [tokenize(text) for text in texts]
 
 
 def test_strings_of_stable_code_points_are_in_nfkc() -> None:

@@ -204,8 +204,14 @@ def gate_verdict(
     query_languages: Mapping[str, str] | None = None,
     allow_none_evaluated: bool = False,
     settings: ChangeSettings | None = None,
+    with_change: bool = True,
 ) -> GateVerdict:
     """The one verdict of ``report`` against ``gates`` and ``baseline`` (module docs).
+
+    ``with_change=False`` leaves ``change`` out (None): for a caller that needs the checks and
+    the outcome only, which do not depend on it (the comparison with the baseline is the
+    verdict's costly part: a paired comparison per system and a permutation test per
+    language row).
 
     ``fixture``, ``baseline_path`` and ``refresh_options`` fill in the refresh advice;
     ``per_query`` (``system, query_id, measure, value, language``, the evaluation's) gives the
@@ -265,7 +271,7 @@ def gate_verdict(
     )
     change = (
         compare_with_baseline(report, baseline, query_languages=query_languages, settings=settings)
-        if baseline is not None
+        if baseline is not None and with_change
         else None
     )
     return GateVerdict(

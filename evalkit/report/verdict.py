@@ -217,11 +217,13 @@ def fixture_gate_verdict(
     per_query: pd.DataFrame | None = None,
     refresh_options: Sequence[str] = (),
     settings: ChangeSettings | None = None,
+    with_change: bool = True,
 ) -> GateVerdict:
     """The report's :func:`evalkit.gates.gate_verdict`: the gates of ``gates_path`` (default:
     ``fixture_dir/gates.yaml`` when it exists), against ``baseline`` (given as
     ``baseline_path``) or else the baseline the gates file names. The same call as
-    ``evalkit gate``'s, so the report and the gate agree, on a stale baseline too."""
+    ``evalkit gate``'s, so the report and the gate agree, on a stale baseline too.
+    ``with_change=False``: without the comparison with the baseline (``change`` is None)."""
     from evalkit.safety.inputs import find_input
 
     if gates_path:
@@ -242,6 +244,7 @@ def fixture_gate_verdict(
         refresh_options=refresh_options,
         per_query=per_query,
         settings=settings,
+        with_change=with_change,
     )
 
 
@@ -262,7 +265,9 @@ def gate_and_judge(
     ``base``: what the report notebook's ablation cells show, and what ``evalkit report``
     computes for them while the kernel starts. A stale baseline is not compared (the gate
     verdict is ERROR); the ablation is then built without gate results. ``gate``: that gate
-    verdict, when already computed."""
+    verdict, when already computed; else it is computed without the comparison with the
+    baseline, which neither the checks nor the outcome depend on (the notebook's first screen
+    computes that)."""
     gated = gate or fixture_gate_verdict(
         report,
         fixture_dir,
@@ -271,6 +276,7 @@ def gate_and_judge(
         gates_path=gates_path,
         per_query=evaluation.per_query,
         settings=ChangeSettings(n_resamples=n_resamples, seed=seed),
+        with_change=False,
     )
     verdict = build_verdict(
         evaluation, gated.results, base=base, n_resamples=n_resamples, seed=seed

@@ -12,6 +12,7 @@ systems' definitions and their notes.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -248,10 +249,11 @@ def deduplicated(
     """The first ``k`` distinct ``(chunk_id, score)`` of ``hits``; unknown IDs and non-finite
     scores are ``InputError``s naming the system, query and chunk."""
     ranked: dict[str, float] = {}
-    for chunk_id, hit_score in hits:  # Hits already (hits_of)
+    known, finite = fixture.chunks_by_id, math.isfinite
+    for chunk_id, hit_score in hits:  # Hits already (hits_of): float scores
         if chunk_id in ranked:
             continue
-        if chunk_id not in fixture.chunks_by_id:
+        if chunk_id not in known:
             shown = safe_id(chunk_id)
             what = repr(shown) if shown else "(not shown: not a well-formed, safe ID)"
             raise InputError(
@@ -259,7 +261,7 @@ def deduplicated(
                 f"which is not in fixture {fixture.meta.id!r}; return the IDs of the chunks "
                 "it was given"
             )
-        if not np.isfinite(hit_score):
+        if not finite(hit_score):
             raise InputError(
                 f"system {system!r} returned a non-finite score for chunk {chunk_id!r} on "
                 f"query {query_id!r}"

@@ -8,10 +8,12 @@ reader, the deterministic projection, the writer and the machine record) is
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from evalkit.fixtures.records import RecordTable
 from evalkit.results import (
     CONFIDENCE_DECLARED,
     MEASURES_VERSION,
@@ -21,6 +23,8 @@ from evalkit.results import (
 from evalkit.safety.canonical import canonical_hash
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from evalkit.fixtures import Fixture
     from evalkit.run._evaluate import Evaluation
 
@@ -30,11 +34,15 @@ __all__ = ["build_report", "corpus_hash"]
 def corpus_hash(fixture: Fixture) -> str:
     """SHA-256 of the canonical form of the fixture's documents and chunks."""
     return canonical_hash(
-        {
-            "documents": [d.model_dump(mode="json") for d in fixture.documents],
-            "chunks": [c.model_dump(mode="json") for c in fixture.chunks],
-        }
+        {"documents": _json_rows(fixture.documents), "chunks": _json_rows(fixture.chunks)}
     )
+
+
+def _json_rows(items: Sequence[BaseModel]) -> list[dict[str, Any]]:
+    """``model_dump(mode="json")`` of each item; read from the columns of a record table."""
+    if isinstance(items, RecordTable):
+        return items.json_rows()
+    return [item.model_dump(mode="json") for item in items]
 
 
 def _fixture_identity(fixture: Fixture) -> dict[str, Any]:

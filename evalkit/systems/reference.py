@@ -18,14 +18,17 @@ Reference settings (issue 14; none was chosen on ``synthetic-bilingual-v1``, whi
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from evalkit.registry import Registry
-from evalkit.systems.external import external_system, is_external_spec
-from evalkit.systems.fusion import HybridRetriever
 from evalkit.systems.lexical import LexicalRetriever
 from evalkit.systems.protocol import Retriever, load_factory
-from evalkit.systems.rerank import HeuristicReranker
-from evalkit.systems.vectors import AliasEmbedder, TokenHashEmbedder, VectorRetriever
+
+if TYPE_CHECKING:
+    from evalkit.systems.fusion import HybridRetriever
+
+# The other systems' modules are imported by their factories: a run of lexical alone does not
+# load the vector spaces (SciPy's sparse matrices) or the reranker's features.
 
 __all__ = ["ALIAS_SYSTEMS", "REFERENCE_SYSTEMS", "SYSTEMS", "no_aliases_notice", "resolve_system"]
 
@@ -39,10 +42,14 @@ def _lexical() -> Retriever:
 
 
 def _token_hash() -> Retriever:
+    from evalkit.systems.vectors import TokenHashEmbedder, VectorRetriever
+
     return VectorRetriever(TokenHashEmbedder(), name="token-hash")
 
 
 def _alias_vector() -> Retriever:
+    from evalkit.systems.vectors import AliasEmbedder, VectorRetriever
+
     return VectorRetriever(AliasEmbedder(), name="alias-vector")
 
 
@@ -53,6 +60,9 @@ _RERANK_DEPTH = 30
 
 
 def _hybrid_stage(name: str = "hybrid") -> HybridRetriever:
+    from evalkit.systems.fusion import HybridRetriever
+    from evalkit.systems.vectors import AliasEmbedder, VectorRetriever
+
     return HybridRetriever(
         [LexicalRetriever(name="lexical"), VectorRetriever(AliasEmbedder(), name="alias-vector")],
         name=name,
@@ -67,6 +77,9 @@ def _hybrid() -> Retriever:
 
 
 def _hybrid_rerank() -> Retriever:
+    from evalkit.systems.rerank import HeuristicReranker
+    from evalkit.systems.vectors import AliasEmbedder
+
     return HeuristicReranker(
         _hybrid_stage(), AliasEmbedder(), name="hybrid-rerank", depth=_RERANK_DEPTH
     )
@@ -105,8 +118,11 @@ def resolve_system(spec: str | Retriever, *, where: str = "system spec") -> Retr
     """
     if not isinstance(spec, str):
         return spec
-    if is_external_spec(spec) and spec not in SYSTEMS:
-        return external_system(spec)
     if ":" in spec and spec not in SYSTEMS:
+        # imported here: run: and http: systems bring httpx, which named systems never need
+        from evalkit.systems.external import external_system, is_external_spec
+
+        if is_external_spec(spec):
+            return external_system(spec)
         return load_factory(spec, where=where)
     return SYSTEMS.get(spec)()

@@ -80,10 +80,9 @@ from itertools import pairwise
 from multiprocessing.sharedctypes import Synchronized
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
-from scipy import sparse
 
 from evalkit import forking
 from evalkit.fixtures.records import RecordTable
@@ -92,6 +91,9 @@ from evalkit.safety.scratch import scratch_dir
 from evalkit.systems import fts5_segment
 from evalkit.systems.progress import chunk_bar
 from evalkit.systems.protocol import ChunkLike, Hit, TextRetriever
+
+if TYPE_CHECKING:
+    from scipy import sparse  # imported on use: a lexical store keeps no vectors
 
 __all__ = [
     "BATCH",
@@ -319,7 +321,7 @@ class ChunkStore:
             "WHERE chunk_terms MATCH ? ORDER BY score DESC, c.id ASC LIMIT ?",
             (match, limit),
         ).fetchall()
-        return [Hit(chunk_id, round(float(score), 12)) for chunk_id, score in rows]
+        return list(map(Hit._make, ((i, round(float(score), 12)) for i, score in rows)))
 
     # vectors ---------------------------------------------------------------------------------
     def put_vectors(self, space: str, matrix: sparse.csr_matrix) -> None:
@@ -343,6 +345,8 @@ class ChunkStore:
 
     def vectors(self, space: str) -> sparse.csr_matrix:
         """The ``(n_chunks, dim)`` sparse matrix stored under ``space`` (CSR, float64)."""
+        from scipy import sparse
+
         found = self._db.execute(
             "SELECT dim FROM vector_spaces WHERE space = ?", (space,)
         ).fetchone()

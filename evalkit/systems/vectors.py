@@ -37,7 +37,7 @@ from evalkit.safety.canonical import canonical_hash
 from evalkit.systems.progress import chunk_bar
 from evalkit.systems.protocol import ChunkLike, Hit
 from evalkit.systems.store import StoreBackedRetriever, chunk_texts
-from evalkit.systems.text import normalize, tokenize
+from evalkit.systems.text import normalize, token_lists
 
 if TYPE_CHECKING:
     from evalkit.fixtures.schema import AliasTable
@@ -97,17 +97,13 @@ class TokenHashEmbedder:
         cache = self._buckets
         codes: list[int | None] = list(map(cache.get, terms))
         if None in codes:
-            new = list(dict.fromkeys(t for t, c in zip(terms, codes, strict=True) if c is None))
+            new = list(dict.fromkeys([t for t, c in zip(terms, codes, strict=True) if c is None]))
             blake2b = hashlib.blake2b
-            values = np.array(
-                [
-                    int.from_bytes(blake2b(t.encode(), digest_size=8).digest(), "little")
-                    for t in new
-                ],
-                dtype=np.uint64,
-            )
+            # each 8-byte digest read as a little-endian unsigned integer
+            digests = b"".join([blake2b(t.encode(), digest_size=8).digest() for t in new])
+            values = np.frombuffer(digests, dtype="<u8")
             fresh = dict(zip(new, (2 * (values % self.dim) + (values >> 63)).tolist(), strict=True))
-            codes = [fresh[t] if c is None else c for t, c in zip(terms, codes, strict=True)]
+            codes = list(map(fresh.get, terms, codes))  # a remembered term is not in fresh
             if len(cache) + len(fresh) > _BUCKET_CACHE:
                 cache.clear()
             if len(fresh) <= _BUCKET_CACHE:
@@ -123,8 +119,8 @@ class TokenHashEmbedder:
         sizes: list[int] = []
         terms: list[str] = []
         counts: list[int] = []
-        for text in texts:
-            found = Counter(tokenize(text))
+        for text_terms in token_lists(texts):
+            found = Counter(text_terms)
             sizes.append(len(found))
             terms.extend(found)
             counts.extend(found.values())
