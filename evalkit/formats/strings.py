@@ -22,10 +22,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from evalkit._arrays import IntArray, U64Array
+
 __all__ = ["StringChunk", "Strings", "ranges"]
 
-IntArray = npt.NDArray[np.int64]
-U64Array = npt.NDArray[np.uint64]
 _ALL_BITS = np.uint64(0xFFFFFFFFFFFFFFFF)
 _BLOCK = 1 << 16
 

@@ -33,6 +33,7 @@ from typing import Final, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from evalkit._arrays import FloatArray, IntArray
 from evalkit.formats.strings import Strings
 from evalkit.safety.inputs import MAX_LINE_BYTES
 
@@ -45,8 +46,6 @@ __all__ = [
     "read_run_columns",
 ]
 
-IntArray = npt.NDArray[np.int64]
-FloatArray = npt.NDArray[np.float64]
 
 #: Files up to this size are read whole into memory here; a larger one is left to the
 #: streamed readers (bounded memory).

@@ -11,9 +11,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from evalkit._arrays import IntArray
 from evalkit.formats.rules import duplicates_error
 from evalkit.formats.strings import Strings
-from evalkit.measures._sorting import IntArray
 
 # the ranking builder's (evalkit.measures.ranking)
 __all__ = ["query_blocks", "quote_ids", "raise_duplicates", "sorted_codes"]

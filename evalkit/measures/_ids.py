@@ -14,9 +14,9 @@ import numpy.typing as npt
 import pandas as pd
 import pyarrow as pa
 
+from evalkit._arrays import IntArray
 from evalkit.errors import InputError
 from evalkit.formats.strings import StringChunk, Strings
-from evalkit.measures._sorting import IntArray
 
 # the ranking builder's (evalkit.measures.ranking, and evalkit.measures.diversity's columns)
 __all__ = ["as_strings", "id_array", "integer_column", "score_column"]

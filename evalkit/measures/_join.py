@@ -16,19 +16,10 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from evalkit._arrays import IntArray, U64Array
 from evalkit.errors import InputError
 from evalkit.formats.strings import StringChunk, Strings
-from evalkit.measures._sorting import (
-    BLOCK,
-    U64,
-    IntArray,
-    Pending,
-    Submitter,
-    U64Array,
-    lexsort,
-    parallel_sort,
-    ranges,
-)
+from evalkit.measures._sorting import BLOCK, U64, Pending, Submitter, lexsort, parallel_sort, ranges
 
 # the ranking builder's (evalkit.measures.ranking)
 __all__ = [

@@ -24,15 +24,9 @@ import warnings
 import numpy as np
 import numpy.typing as npt
 
+from evalkit._arrays import IntArray, U64Array
 from evalkit.formats.strings import Strings
-from evalkit.measures._sorting import (
-    BLOCK,
-    U64,
-    IntArray,
-    U64Array,
-    ranges,
-    sort_segments,
-)
+from evalkit.measures._sorting import BLOCK, U64, ranges, sort_segments
 
 __all__ = ["FLOAT32_OVERFLOW", "given_positions", "keep_first", "trec_positions"]
 

@@ -17,18 +17,16 @@ from collections.abc import Callable, Iterator
 from typing import Any, Protocol, TypeVar
 
 import numpy as np
-import numpy.typing as npt
 
+from evalkit._arrays import IntArray, U64Array
 from evalkit.formats.strings import ranges  # (re-exported: the ranking builder's helper too)
 
 __all__ = [
     "BLOCK",
     "MAX_THREADS",
     "U64",
-    "IntArray",
     "Pending",
     "Submitter",
-    "U64Array",
     "jobs",
     "lexsort",
     "parallel_sort",
@@ -38,8 +36,6 @@ __all__ = [
     "threads",
 ]
 
-IntArray = npt.NDArray[np.int64]
-U64Array = npt.NDArray[np.uint64]
 
 U64 = np.uint64
 

@@ -42,10 +42,11 @@ from typing import TYPE_CHECKING, Any, Unpack
 import numpy as np
 import numpy.typing as npt
 
+from evalkit._arrays import BoolArray, FloatArray, IntArray
 from evalkit.errors import InputError, MeasureError, RunOnlyQueriesWarning
 from evalkit.formats.rules import require_columns
 from evalkit.measures._catalog import NONNEGATIVE, REL, ParamValue, SpecOptions, declare
-from evalkit.measures.judged import BoolArray, FloatArray, IntArray, JudgedRanking, ratio
+from evalkit.measures.judged import JudgedRanking, ratio
 from evalkit.measures.ranking import DEFAULT_OPTIONS, ScoreOptions, judged_ranking
 from evalkit.registry import Registry
 

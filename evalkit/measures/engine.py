@@ -11,11 +11,12 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from evalkit._arrays import FloatArray
 from evalkit.errors import InputError, MeasureError
 from evalkit.formats.trec import read_qrels
 from evalkit.measures.cluster import cluster_ranking, is_dask_frame
 from evalkit.measures.diversity import diversity_measures, diversity_values
-from evalkit.measures.judged import FloatArray, JudgedRanking
+from evalkit.measures.judged import JudgedRanking
 from evalkit.measures.names import (
     SPAN_MEASURE_NAMES,
     SUMMARY_MEASURE_NAMES,

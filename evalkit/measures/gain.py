@@ -50,17 +50,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
+from evalkit._arrays import FloatArray, IntArray
 from evalkit.errors import InputError
 from evalkit.measures._catalog import NONNEGATIVE, REL, parse_gains
-from evalkit.measures.judged import (
-    FloatArray,
-    IntArray,
-    JudgedRanking,
-    group_runs,
-    grouped_accumulate,
-    kernel,
-    ratio,
-)
+from evalkit.measures.judged import JudgedRanking, group_runs, grouped_accumulate, kernel, ratio
 
 if TYPE_CHECKING:
     from evalkit.measures.names import Measure

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 import numpy as np
 import numpy.typing as npt
 
+from evalkit._arrays import FloatArray, IntArray
 from evalkit.measures._catalog import SpecOptions, declare
 from evalkit.registry import Registry
 
@@ -26,9 +27,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "KERNELS",
-    "BoolArray",
-    "FloatArray",
-    "IntArray",
     "JudgedRanking",
     "Kernel",
     "group_runs",
@@ -38,9 +36,6 @@ __all__ = [
     "ratio",
 ]
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
-BoolArray = npt.NDArray[np.bool_]
 _Array = TypeVar("_Array", bound=npt.NDArray[Any])
 
 

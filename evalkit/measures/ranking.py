@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Final, Literal, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from evalkit._arrays import FloatArray, IntArray
 from evalkit.errors import InputError, RunOnlyQueriesWarning
 from evalkit.formats.rules import require_columns
 from evalkit.formats.strings import Strings
@@ -54,8 +55,8 @@ from evalkit.measures._join import (
     prepare_qrels,
 )
 from evalkit.measures._order import given_positions, keep_first, trec_positions
-from evalkit.measures._sorting import IntArray, jobs, lexsort, stable_order, threads
-from evalkit.measures.judged import KERNELS, FloatArray, JudgedRanking
+from evalkit.measures._sorting import jobs, lexsort, stable_order, threads
+from evalkit.measures.judged import KERNELS, JudgedRanking
 
 if TYPE_CHECKING:
     import pandas as pd

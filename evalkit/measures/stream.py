@@ -46,9 +46,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from tqdm import tqdm
 
+from evalkit._arrays import IntArray
 from evalkit.errors import FormatError, InputError, RunOnlyQueriesWarning
 from evalkit.measures._sorting import ranges
-from evalkit.measures.judged import IntArray, JudgedRanking
+from evalkit.measures.judged import JudgedRanking
 from evalkit.measures.ranking import DEFAULT_OPTIONS, ScoreOptions, judged_ranking
 from evalkit.safety.scratch import process_folder
 

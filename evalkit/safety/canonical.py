@@ -71,16 +71,20 @@ def canonical_json(obj: object, *, indent: int | None = 2) -> str:
     separators = (",", ":") if indent is None else (",", ": ")
     text = _plain_json_text(obj, indent, separators)
     if text is None:
-        plain = _to_json_value(obj, "$", set())
-        text = json.dumps(
-            plain,
-            sort_keys=True,
-            ensure_ascii=False,
-            allow_nan=False,
-            indent=indent,
-            separators=separators,
-        )
+        text = _dumps(_to_json_value(obj, "$", set()), indent, separators)
     return text + "\n"
+
+
+def _dumps(plain: object, indent: int | None, separators: tuple[str, str]) -> str:
+    """The canonical text of plain JSON data: sorted keys, UTF-8 kept, no NaN."""
+    return json.dumps(
+        plain,
+        sort_keys=True,
+        ensure_ascii=False,
+        allow_nan=False,
+        indent=indent,
+        separators=separators,
+    )
 
 
 def _plain_json_text(obj: object, indent: int | None, separators: tuple[str, str]) -> str | None:
@@ -94,14 +98,7 @@ def _plain_json_text(obj: object, indent: int | None, separators: tuple[str, str
     ``0.0`` by the rules) and must encode as UTF-8. Such data converts to itself, so the text is
     the one the conversion gives, about twice as fast for large data (a corpus hash)."""
     try:
-        text = json.dumps(
-            obj,
-            sort_keys=True,
-            ensure_ascii=False,
-            allow_nan=False,
-            indent=indent,
-            separators=separators,
-        )
+        text = _dumps(obj, indent, separators)
     except (TypeError, ValueError, RecursionError):  # other types, NaN, cycles, mixed keys
         return None
     if "-0.0" in text or (not text.isascii() and not _encodes(text)):

@@ -54,6 +54,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from evalkit._arrays import FloatArray
 from evalkit.errors import InputError
 from evalkit.measures.abstention import abstention_measure
 from evalkit.stats._resampling import BLOCK_VALUES, group_seed, random_generator
@@ -76,7 +77,6 @@ __all__ = [
     "auc_change",
 ]
 
-FloatArray = npt.NDArray[np.float64]
 
 ALL_LANGUAGES: Final = "all"
 """The ``language`` of a system's rows over all its queries."""

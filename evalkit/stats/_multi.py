@@ -47,6 +47,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from evalkit._arrays import FloatArray
 from evalkit.errors import InputError
 from evalkit.stats._paired import PAIR_COLUMNS, typed_frame
 from evalkit.stats._resampling import BLOCK_VALUES, group_seed, random_generator
@@ -70,7 +71,6 @@ __all__ = [
     "tukey_hsd",
 ]
 
-FloatArray = npt.NDArray[np.float64]
 
 ANOVA_SOURCES = ("system", "topic", "residual", "total")
 """Values of the ``source`` column of :func:`anova`, in row order within a measure."""

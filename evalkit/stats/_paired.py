@@ -29,6 +29,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from evalkit._arrays import FloatArray, IndexArray
 from evalkit.errors import InputError
 from evalkit.measures.names import higher_is_better
 from evalkit.registry import did_you_mean
@@ -74,8 +75,6 @@ __all__ = [
     "typed_frame",
 ]
 
-FloatArray = npt.NDArray[np.float64]
-IndexArray = npt.NDArray[np.intp]
 
 COMPARE_INTERVALS = (*INTERVAL_METHODS, "t")
 """``interval=`` of :func:`compare`: a bootstrap method, or ``"t"`` (Student t, df = n - 1)."""

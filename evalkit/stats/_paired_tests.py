@@ -39,6 +39,7 @@ import warnings
 import numpy as np
 import numpy.typing as npt
 
+from evalkit._arrays import FloatArray
 from evalkit.errors import InputError
 from evalkit.stats._resampling import (
     BLOCK_VALUES,
@@ -70,7 +71,6 @@ __all__ = [
     "t_interval",
 ]
 
-FloatArray = npt.NDArray[np.float64]
 
 TESTS = ("randomization", "ttest", "wilcoxon", "bootstrap")
 """Names accepted by ``test=``: paired sign-flip randomization, paired t, Wilcoxon signed-rank,

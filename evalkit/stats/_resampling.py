@@ -51,6 +51,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from evalkit._arrays import FloatArray
+
 __all__ = [
     "BLOCK_VALUES",
     "STUDENTIZED_RTOL",
@@ -68,7 +70,6 @@ __all__ = [
     "sign_flip_p",
 ]
 
-FloatArray = npt.NDArray[np.float64]
 
 BLOCK_VALUES = 1 << 20
 """Values drawn per block (rows x queries): memory stays near 8 MB per block array."""

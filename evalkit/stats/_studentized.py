@@ -18,9 +18,10 @@ import warnings
 import numpy as np
 import numpy.typing as npt
 
+from evalkit._arrays import FloatArray
+
 __all__ = ["COEFFICIENT_TOLERANCE", "DEGREE", "DIRECT_LIMIT", "studentized_range_sf"]
 
-FloatArray = npt.NDArray[np.float64]
 
 DIRECT_LIMIT = 128
 """Up to this many distinct ``q`` values, scipy is called for each."""

@@ -18,6 +18,8 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from evalkit._arrays import FloatArray
+
 __all__ = [
     "EQUAL_RTOL",
     "differences_and_unit",
@@ -27,7 +29,6 @@ __all__ = [
     "rounded_to_unit",
 ]
 
-FloatArray = npt.NDArray[np.float64]
 
 EQUAL_RTOL = 1e-10
 """Relative tolerance of equality: the unit is ``EQUAL_RTOL * max|data|``."""

@@ -23,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from evalkit._arrays import FloatArray
 from evalkit.errors import InputError
 from evalkit.registry import did_you_mean
 
@@ -37,7 +38,6 @@ __all__ = [
     "validated_frame",
 ]
 
-FloatArray = npt.NDArray[np.float64]
 
 _ID_COLUMNS = ("system", "query_id", "measure")
 _MAX_LISTED_IDS = 5
