@@ -48,7 +48,7 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import astuple, dataclass, fields
-from typing import Any, Final
+from typing import Any, Final, TypedDict, Unpack
 
 import pandas as pd
 
@@ -102,6 +102,17 @@ FAIL: Final = "fail"
 NOT_EVALUATED: Final = "not evaluated"
 
 
+class CheckSubject(TypedDict):
+    """What one check is about: the first six columns of :data:`GATE_COLUMNS`."""
+
+    gate: str
+    kind: str
+    system: str
+    measure: str
+    language: str
+    reference: str
+
+
 @dataclass(frozen=True)
 class GateCheck:
     """One check of a gate: a row of :func:`check_gates`' frame (its columns, in order:
@@ -134,59 +145,36 @@ class GateCheck:
     def checked(
         cls,
         *,
-        gate: str,
-        kind: str,
-        system: str,
-        measure: str,
-        language: str,
-        reference: str,
         op: str,
         threshold: float,
         actual: float,
         query_ids: Sequence[str] = (),
+        **subject: Unpack[CheckSubject],
     ) -> GateCheck:
-        """An evaluated check: ``actual`` against ``threshold`` by ``op``, with
+        """An evaluated check of ``subject``: ``actual`` against ``threshold`` by ``op``, with
         :data:`COMPARISON_SLACK` for float rounding."""
         if op == ">=":
             passed = actual >= threshold - COMPARISON_SLACK
         else:
             passed = actual <= threshold + COMPARISON_SLACK
+        relative = subject["kind"] in ("relative", "baseline")
         return cls(
-            gate=gate,
-            kind=kind,
-            system=system,
-            measure=measure,
-            language=language,
-            reference=reference,
+            **subject,
             op=op,
             threshold=float(threshold),
             actual=float(actual),
             passed=bool(passed),
             query_ids=",".join(query_ids),
             status=PASS if passed else FAIL,
-            note=_cannot_fail(measure, threshold) if kind in ("relative", "baseline") else "",
+            note=_cannot_fail(subject["measure"], threshold) if relative else "",
         )
 
     @classmethod
-    def not_evaluated(
-        cls,
-        *,
-        gate: str,
-        kind: str,
-        system: str,
-        measure: str,
-        language: str,
-        reference: str,
-        note: str,
-    ) -> GateCheck:
-        """A check the report cannot answer: neither passed nor failed; ``note`` says why."""
+    def not_evaluated(cls, *, note: str, **subject: Unpack[CheckSubject]) -> GateCheck:
+        """A check of ``subject`` the report cannot answer: neither passed nor failed; ``note``
+        says why."""
         return cls(
-            gate=gate,
-            kind=kind,
-            system=system,
-            measure=measure,
-            language=language,
-            reference=reference,
+            **subject,
             op="",
             threshold=math.nan,
             actual=math.nan,
