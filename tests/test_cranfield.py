@@ -149,3 +149,18 @@ def test_a_document_run_on_finer_chunks_is_scored_as_trec_eval_scores_documents(
     values = evaluation.per_query[evaluation.per_query["measure"].isin(measures)]
     assert len(values) == len(expected)
     assert_per_query_values(values, expected, tol=1e-12)
+
+
+def test_a_baseline_alone_gates_a_collection_just_imported(workspace: Path) -> None:
+    """No gates file beside the imported fixture: ``gate --baseline`` compares with the
+    default baseline gate (as ``report --baseline`` does) instead of asking for a gates.yaml."""
+    systems = ["--systems", "lexical", "--k", "10"]
+    code, out, err = run_cli(["baseline", "cran", *systems, "--output", "main.json"], workspace)
+    assert code == 0, out + err
+    code, out, err = run_cli(["gate", "cran", *systems, "--baseline", "main.json"], workspace)
+    assert code == 0, out + err
+    assert "default baseline gate" in out
+    assert "PASS" in out
+    code, _, err = run_cli(["gate", "cran", *systems], workspace)  # neither: still an error
+    assert code == 2
+    assert "gates.yaml" in err

@@ -36,7 +36,12 @@ def add_gate(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handle
         "unknown system); --junit and --markdown are written in every case but a leak",
     )
     add_evaluation_options(p)
-    p.add_argument("--gates", default=None, help="gates file (default: FIXTURE/gates.yaml)")
+    p.add_argument(
+        "--gates",
+        default=None,
+        help="gates file (default: FIXTURE/gates.yaml; when there is none, a --baseline alone "
+        "is checked by the default baseline gate)",
+    )
     p.add_argument(
         "--baseline",
         default=None,
@@ -95,6 +100,7 @@ def _gate(args: argparse.Namespace, output: str | None, state: dict[str, Any]) -
 
     from evalkit.errors import InputError, StaleBaselineError
     from evalkit.gates import (
+        DEFAULT_GATE_SOURCE,
         format_gate_table,
         gate_verdict,
         gates_to_report,
@@ -106,9 +112,15 @@ def _gate(args: argparse.Namespace, output: str | None, state: dict[str, Any]) -
     from evalkit.results import write_report
 
     gates_path = pathlib.Path(args.gates or pathlib.Path(args.fixture) / "gates.yaml")
-    gates = load_gates(gates_path)
+    # A baseline alone (no --gates, no FIXTURE/gates.yaml: a collection just imported) is
+    # checked by the default baseline gate, as `evalkit report --baseline` checks it.
+    default_gate = args.gates is None and args.baseline is not None and not gates_path.exists()
+    gates = None if default_gate else load_gates(gates_path)
+    gates_source = DEFAULT_GATE_SOURCE if gates is None else shown(gates_path)
     baseline_path: pathlib.Path | None = None
-    if args.baseline is not None:
+    if gates is None:
+        baseline_path = pathlib.Path(args.baseline)
+    elif args.baseline is not None:
         if gates.baseline is None:
             raise InputError(
                 f"--baseline was given but gates file {shown(gates_path)} has no baseline "
@@ -136,7 +148,7 @@ def _gate(args: argparse.Namespace, output: str | None, state: dict[str, Any]) -
     verdict = gate_verdict(
         report,
         gates=gates,
-        gates_source=shown(gates_path),
+        gates_source=gates_source,
         baseline=baseline,
         baseline_path=str(baseline_path),
         fixture=args.fixture,
@@ -152,7 +164,7 @@ def _gate(args: argparse.Namespace, output: str | None, state: dict[str, Any]) -
         gated_report = {**report, "gates": gates_to_report(results), "verdict": verdict.to_record()}
         write_report(gated_report, output, private=evaluation.private_texts())
         print(f"report: {shown(output)}")
-    print(f"{fixture.meta.id} {fixture.meta.version}: gates {shown(gates_path)}", end="")
+    print(f"{fixture.meta.id} {fixture.meta.version}: gates {gates_source}", end="")
     print(f", baseline {shown(baseline_path)}" if baseline_path is not None else "")
     for note in definition_notes(verdict.definitions):
         print(note)
