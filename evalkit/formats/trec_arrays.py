@@ -27,8 +27,9 @@ from __future__ import annotations
 import gzip
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Final, NamedTuple
+from typing import Final, NamedTuple, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -82,33 +83,43 @@ _ITERATION = re.compile(r"[Qq]?0|\d{1,3}")
 def read_qrels_columns(path: str | os.PathLike[str]) -> QrelsColumns | None:
     """The columns of the qrels file at ``path`` (``query_id iteration doc_id relevance``), or
     None when this reader does not take it (module docs)."""
-    fields = _fields(Path(path), 4, (0, 2, 3))
-    if fields is None:
-        return None
-    data, starts, ends = fields
-    grade = _integers(data, starts[3], ends[3])
-    if grade is None:
-        return None
-    return QrelsColumns(
-        Strings.of(data, starts[0], ends[0]), Strings.of(data, starts[2], ends[2]), grade
-    )
+    columns = _id_columns_and(Path(path), 4, 3, _integers)
+    return None if columns is None else QrelsColumns(*columns)
 
 
 def read_run_columns(path: str | os.PathLike[str]) -> RunColumns | None:
     """The columns of the run file at ``path`` (``query_id Q0 doc_id rank score run_id``;
     the rank is not read), or None when this reader does not take it (module docs)."""
-    fields = _fields(Path(path), 6, (0, 2, 4))
-    if fields is None:
+    columns = _id_columns_and(Path(path), 6, 4, _floats)
+    if columns is None:
         return None
-    data, starts, ends = fields
-    score = _floats(data, starts[4], ends[4])
-    if score is None:
-        return None
-    doc = Strings.of(data, starts[2], ends[2])
+    query, doc, score = columns
     first = doc.to_list(np.zeros(1, dtype=np.int64))[0]
     if _ITERATION.fullmatch(first):  # maybe columns out of order: read_run says so
         return None
-    return RunColumns(Strings.of(data, starts[0], ends[0]), doc, score)
+    return RunColumns(query, doc, score)
+
+
+_Values = TypeVar("_Values", IntArray, FloatArray)
+
+
+def _id_columns_and(
+    path: Path,
+    width: int,
+    field: int,
+    parse: Callable[[npt.NDArray[np.uint8], IntArray, IntArray], _Values | None],
+) -> tuple[Strings, Strings, _Values] | None:
+    """The query IDs (field 0), the document IDs (field 2) and field ``field`` read by
+    ``parse`` of a file of ``width`` fields a line; None when the file or the field is not
+    taken (module docs)."""
+    fields = _fields(path, width, (0, 2, field))
+    if fields is None:
+        return None
+    data, starts, ends = fields
+    values = parse(data, starts[field], ends[field])
+    if values is None:
+        return None
+    return Strings.of(data, starts[0], ends[0]), Strings.of(data, starts[2], ends[2]), values
 
 
 _Fields = tuple[npt.NDArray[np.uint8], dict[int, IntArray], dict[int, IntArray]]

@@ -25,7 +25,7 @@ from evalkit.errors import InputError
 from evalkit.measures.names import higher_is_better
 from evalkit.results import report_measure_order, report_per_query
 from evalkit.safety.inputs import load_json
-from evalkit.stats import summarize_with_ci
+from evalkit.stats import SUMMARY_COLUMNS, summarize_with_ci
 
 __all__ = ["HISTORY_COLUMNS", "baseline_history", "format_history"]
 
@@ -35,10 +35,7 @@ HISTORY_COLUMNS: Final = (
     "committed_at",
     "system",
     "measure",
-    "n",
-    "mean",
-    "ci_low",
-    "ci_high",
+    *SUMMARY_COLUMNS,  # n, mean, ci_low, ci_high
     "comparable",
     "moved",
     "first_move",

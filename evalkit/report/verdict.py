@@ -47,7 +47,7 @@ from evalkit.measures import parse_measure
 from evalkit.measures.names import higher_is_better
 from evalkit.registry import did_you_mean
 from evalkit.safety.output import unshown_reason
-from evalkit.stats import compare, summarize_with_ci
+from evalkit.stats import SUMMARY_COLUMNS, compare, summarize_with_ci
 
 if TYPE_CHECKING:
     from evalkit.run import Evaluation
@@ -97,16 +97,7 @@ direction), ``diff = mean - base_mean`` with its bootstrap interval ``ci_low, ci
 measure compared), ``n_resamples`` and ``seed`` of the test and the interval, ``n`` paired
 queries."""
 
-HEADLINE_COLUMNS: Final = (
-    "system",
-    "measure",
-    "n",
-    "mean",
-    "ci_low",
-    "ci_high",
-    "higher_is_better",
-    "is_base",
-)
+HEADLINE_COLUMNS: Final = ("system", "measure", *SUMMARY_COLUMNS, "higher_is_better", "is_base")
 """Columns of :attr:`Verdict.headline`: one row per (system, primary measure), systems in the
 evaluation's order; ``n`` queries averaged, ``ci_low, ci_high`` a percentile bootstrap
 interval of the mean."""
