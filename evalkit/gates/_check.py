@@ -673,13 +673,7 @@ def gates_to_report(results: pd.DataFrame) -> list[dict[str, Any]]:
     for row in results.to_dict(orient="records"):
         evaluated = row["status"] != NOT_EVALUATED
         record: dict[str, Any] = {
-            "gate": str(row["gate"]),
-            "kind": str(row["kind"]),
-            "system": str(row["system"]),
-            "measure": str(row["measure"]),
-            "language": str(row["language"]),
-            "reference": str(row["reference"]),
-            "op": str(row["op"]),
+            **{column: str(row[column]) for column in (*CheckSubject.__annotations__, "op")},
             "threshold": float(row["threshold"]) if evaluated else None,
             "actual": float(row["actual"]) if evaluated else None,
             "passed": bool(row["passed"]) if evaluated else None,
