@@ -65,7 +65,8 @@ import pathlib
 import secrets
 import stat
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Final
 
 from evalkit.errors import InputError, OutputError, UnsafePathError
 from evalkit.safety.interrupts import deferred, record_written
@@ -341,17 +342,46 @@ def _lstat_or_none(target: pathlib.Path) -> os.stat_result | None:
         ) from None
 
 
+# What an existing path must not be, in the order checked: (test of its mode, the problem)
+_PathRules = tuple[tuple[Callable[[int], bool], str], ...]
+_DIRECTORY_RULES: Final[_PathRules] = (
+    (
+        stat.S_ISLNK,
+        "is a symbolic link; expected a real directory; remove the link or write elsewhere",
+    ),
+    (
+        lambda mode: not stat.S_ISDIR(mode),
+        "is not a directory; expected a directory; rename it or choose another path",
+    ),
+)
+_FILE_RULES: Final[_PathRules] = (
+    (
+        stat.S_ISLNK,
+        "is a symbolic link; expected a regular file or nothing; remove the link or choose "
+        "another file name",
+    ),
+    (
+        stat.S_ISDIR,
+        "is an existing directory; expected a file name; add the file name, e.g. reports/run.json",
+    ),
+    (
+        lambda mode: not stat.S_ISREG(mode),
+        "is a special file (not a regular file); expected a regular file or nothing; choose "
+        "another file name",
+    ),
+)
+
+
+def _refuse(where: str, info: os.stat_result, rules: _PathRules) -> None:
+    """An :class:`UnsafePathError` "``where`` PROBLEM" for the first rule ``info`` breaks."""
+    for breaks, problem in rules:
+        if breaks(info.st_mode):
+            raise UnsafePathError(f"{where} {problem}")
+
+
 def _check_directory(target: pathlib.Path, root: pathlib.Path, info: os.stat_result) -> None:
-    if stat.S_ISLNK(info.st_mode):
-        raise UnsafePathError(
-            f"output path component {_relative(target, root)} (in the workspace) "
-            "is a symbolic link; expected a real directory; remove the link or write elsewhere"
-        )
-    if not stat.S_ISDIR(info.st_mode):
-        raise UnsafePathError(
-            f"output path component {_relative(target, root)} (in the workspace) "
-            "is not a directory; expected a directory; rename it or choose another path"
-        )
+    where = f"output path component {_relative(target, root)} (in the workspace)"
+    _refuse(where, info, _DIRECTORY_RULES)
 
 
 def _walk_parents(parts: Sequence[str], root: pathlib.Path) -> tuple[pathlib.Path, int]:
@@ -390,22 +420,7 @@ def _check_destination(destination: pathlib.Path, root: pathlib.Path) -> None:
     info = _lstat_or_none(destination)
     if info is None:
         return
-    where = f"output path {_relative(destination, root)} (in the workspace)"
-    if stat.S_ISLNK(info.st_mode):
-        raise UnsafePathError(
-            f"{where} is a symbolic link; expected a regular file or nothing; "
-            "remove the link or choose another file name"
-        )
-    if stat.S_ISDIR(info.st_mode):
-        raise UnsafePathError(
-            f"{where} is an existing directory; expected a file name; "
-            "add the file name, e.g. reports/run.json"
-        )
-    if not stat.S_ISREG(info.st_mode):
-        raise UnsafePathError(
-            f"{where} is a special file (not a regular file); expected a regular file or "
-            "nothing; choose another file name"
-        )
+    _refuse(f"output path {_relative(destination, root)} (in the workspace)", info, _FILE_RULES)
 
 
 def _limit(directory: pathlib.Path, name: str, default: int) -> int:
