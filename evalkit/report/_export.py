@@ -31,6 +31,7 @@ from typing import Any, Final
 
 import nbformat
 
+from evalkit.report._nbformat import NBFORMAT
 from evalkit.report._parameters import DEFAULT_REPORT_NOTEBOOK
 from evalkit.report.render import CONTENT_SECURITY_POLICY
 from evalkit.safety.privacy import OwnText, PrivateText
@@ -45,7 +46,6 @@ __all__ = [
     "warm_up_export",
 ]
 
-_NBFORMAT: Any = nbformat  # nbformat's functions carry no type hints
 STDERR_NOTE: Final = "[stderr output removed by evalkit: it may quote fixture text or paths]\n"
 
 _PAPERMILL_PRIVATE_KEYS: Final = ("input_path", "output_path", "environment_variables")
@@ -180,7 +180,7 @@ def _scrub_output(
     kind = output.get("output_type")
     if kind == "error":
         ename = str(output.get("ename", "Exception"))
-        error: nbformat.NotebookNode = _NBFORMAT.v4.new_output(
+        error: nbformat.NotebookNode = NBFORMAT.v4.new_output(
             "error",
             ename=ename,
             evalue="",
@@ -189,7 +189,7 @@ def _scrub_output(
         return error
     if kind == "stream":
         if output.get("name") == "stderr":
-            stderr: nbformat.NotebookNode = _NBFORMAT.v4.new_output(
+            stderr: nbformat.NotebookNode = NBFORMAT.v4.new_output(
                 "stream", name="stderr", text=STDERR_NOTE
             )
             return stderr
@@ -306,7 +306,7 @@ def warm_up_export(private: Sequence[PrivateText] = ()) -> None:
     from evalkit.safety.privacy import prepare_leak_scan
 
     with contextlib.suppress(Exception):  # export_html itself reports any real problem
-        export_html(_NBFORMAT.v4.new_notebook())
+        export_html(NBFORMAT.v4.new_notebook())
     prepare_leak_scan(private)
 
 
@@ -359,7 +359,7 @@ def report_own_text(
     count, nor the cell papermill injects."""
     if not pages:
         return OwnText.of_notebook(nb)
-    bare = _NBFORMAT.reads(json.dumps(nb), as_version=4)  # a copy, sources joined
+    bare = NBFORMAT.reads(json.dumps(nb), as_version=4)  # a copy, sources joined
     bare.cells = [
         cell for cell in bare.cells if "injected-parameters" not in cell.metadata.get("tags", [])
     ]

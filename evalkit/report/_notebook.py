@@ -58,6 +58,7 @@ from evalkit.report._kernel import (
     start_kernel,
     stop_kernel,
 )
+from evalkit.report._nbformat import NBFORMAT
 from evalkit.report._parameters import (
     DEFAULT_REPORT_NOTEBOOK,
     check_report_parameters,
@@ -98,7 +99,6 @@ __all__ = [
     "write_rendered_report",
 ]
 
-_NBFORMAT: Any = nbformat  # nbformat's functions carry no type hints
 EVALUATION_DIR_PARAMETER: Final = "evaluation_dir"
 """The report notebook's parameter for a saved evaluation (:mod:`evalkit.report.evaluation_files`):
 :func:`render_report` evaluates in its own process while the kernel starts and passes the
@@ -403,7 +403,7 @@ def render_report(
             scrubbed = scrub_notebook(executed, paths=machine_paths(extra))
         title = f"evalkit report: {fixture.meta.id}"
         html = export_html(scrubbed, title=title)
-        notebook_text = str(_NBFORMAT.writes(scrubbed))
+        notebook_text = str(NBFORMAT.writes(scrubbed))
         external = external_references(html)
         if external:
             raise NotebookError(

@@ -22,6 +22,7 @@ import nbformat
 from evalkit.errors import InputError, UnknownNameError
 from evalkit.registry import did_you_mean
 from evalkit.report._files import DEFAULT_REPORT_NOTEBOOK
+from evalkit.report._nbformat import NBFORMAT
 from evalkit.safety.inputs import find_input
 from evalkit.safety.output import shown_path
 
@@ -34,8 +35,6 @@ __all__ = [
     "read_notebook",
     "unknown_parameter_error",
 ]
-
-_NBFORMAT: Any = nbformat  # nbformat's functions carry no type hints
 
 
 def notebook_parameters(notebook: str | os.PathLike[str]) -> dict[str, Any]:
@@ -213,7 +212,7 @@ def check_report_parameters(
 
 def read_notebook(notebook: str | os.PathLike[str]) -> nbformat.NotebookNode:
     try:
-        notebook_node: nbformat.NotebookNode = _NBFORMAT.read(os.fspath(notebook), as_version=4)
+        notebook_node: nbformat.NotebookNode = NBFORMAT.read(os.fspath(notebook), as_version=4)
         return notebook_node
     except FileNotFoundError:
         raise InputError(

@@ -18,14 +18,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-import nbformat
-
 from evalkit.errors import InputError
+from evalkit.report._nbformat import NBFORMAT
 from evalkit.safety.privacy import PrivateText, find_leaks
 
 __all__ = ["CellLeak", "notebook_leaks", "strip_leaks"]
-
-_NBFORMAT: Any = nbformat  # nbformat's functions carry no type hints
 
 
 @dataclass(frozen=True)
@@ -51,7 +48,7 @@ class CellLeak:
 
 def _read(text: str) -> Any:
     try:
-        return _NBFORMAT.reads(text, as_version=4)
+        return NBFORMAT.reads(text, as_version=4)
     except Exception as error:  # nbformat raises several kinds (JSON, validation)
         raise InputError(
             f"is not a Jupyter notebook nbformat can read ({type(error).__name__})"
@@ -115,5 +112,5 @@ def strip_leaks(text: str, private: Iterable[PrivateText]) -> tuple[str, list[Ce
         removed = set(leak.outputs)
         if removed:
             cell.outputs = [o for i, o in enumerate(cell.outputs) if i not in removed]
-    _NBFORMAT.validate(notebook)
-    return _NBFORMAT.writes(notebook), leaks
+    NBFORMAT.validate(notebook)
+    return NBFORMAT.writes(notebook), leaks
