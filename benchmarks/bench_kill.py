@@ -27,24 +27,8 @@ import time
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 COMMITTED = REPO / "fixtures" / "synthetic-bilingual-v1"
-EVALKIT = pathlib.Path(sys.executable).with_name("evalkit")
-
-
-def _collection(root: pathlib.Path, documents: int) -> None:
-    (root / "qrels").mkdir(parents=True)
-    words = ["tide", "ferry", "harbour", "moon", "current", "sea", "wind", "coast"]
-    with (root / "corpus.jsonl").open("w", encoding="utf-8") as handle:
-        for i in range(documents):
-            text = " ".join(words[(i + j) % len(words)] for j in range(60))
-            handle.write(f'{{"_id": "d{i}", "title": "t{i}", "text": "{text}"}}\n')
-    (root / "queries.jsonl").write_text('{"_id": "q1", "text": "tide"}\n', "utf-8")
-    (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n", "utf-8")
-
-
-def _snapshot(folder: pathlib.Path) -> dict[str, bytes]:
-    return {
-        p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()
-    }
+sys.path.insert(0, str(REPO / "tests"))
+from kill_harness import EVALKIT, snapshot, start_evalkit, write_beir_collection  # noqa: E402
 
 
 def _trial(
@@ -59,19 +43,12 @@ def _trial(
     env = {**os.environ, "TMPDIR": str(tmp), "JUPYTER_RUNTIME_DIR": str(runtime)}
 
     def start(output: str) -> subprocess.Popen[str]:
-        return subprocess.Popen(
-            [str(EVALKIT), *argv, output],
-            cwd=workspace,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        return start_evalkit([*argv, output], workspace, env)
 
     began = time.monotonic()
     _, err = start(first).communicate()
     normal_s = time.monotonic() - began
-    earlier = _snapshot(workspace)
+    earlier = snapshot(workspace)
     rng = random.Random(49)
     for _ in range(kills):
         process = start(then)
@@ -109,7 +86,7 @@ def _trial(
     ]
     left_tmp = [p.relative_to(tmp).as_posix() for p in tmp.rglob("*")]
     left_runtime = [p.relative_to(runtime).as_posix() for p in runtime.rglob("*") if p.is_file()]
-    now = _snapshot(workspace)
+    now = snapshot(workspace)
     intact = all(now.get(k) == v for k, v in earlier.items())
     lines = [line for line in err.splitlines() if line.startswith("evalkit: cleaned up")]
     print(
@@ -132,7 +109,7 @@ def main() -> int:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-kill-") as scratch:
         base = pathlib.Path(scratch)
-        _collection(base / "collection", args.documents)
+        write_beir_collection(base / "collection", args.documents)
         source = os.path.relpath(base / "collection", base / "import" / "ws")
         clean = _trial(
             base,

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 from cli_runner import run_cli
+from kill_harness import EVALKIT, start_evalkit, write_beir_collection
 
 from evalkit.errors import EvalkitError
 from evalkit.fixtures import load_fixture
@@ -29,7 +30,6 @@ from evalkit.systems.http import load_http_config
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 COMMITTED = REPO / "fixtures" / "synthetic-bilingual-v1"
-EVALKIT = pathlib.Path(sys.executable).with_name("evalkit")
 
 # Nine anchors, each a list of nine aliases of the one before: 9**9 (387 million) leaves.
 ALIAS_BOMB = "a0: &a0 [x, x, x, x, x, x, x, x, x]\n" + "".join(
@@ -233,18 +233,6 @@ COMMANDS = {
 }
 
 
-def _collection(root: pathlib.Path, documents: int = 40_000) -> None:
-    """A BEIR collection large enough that its import takes a few seconds."""
-    (root / "qrels").mkdir(parents=True)
-    words = ["tide", "ferry", "harbour", "moon", "current", "sea", "wind", "coast"]
-    with (root / "corpus.jsonl").open("w", encoding="utf-8") as handle:
-        for i in range(documents):
-            text = " ".join(words[(i + j) % len(words)] for j in range(60))
-            handle.write(f'{{"_id": "d{i}", "title": "t{i}", "text": "{text}"}}\n')
-    (root / "queries.jsonl").write_text('{"_id": "q1", "text": "tide"}\n', "utf-8")
-    (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n", "utf-8")
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("moment", [0.5, 1.5, 3.0])
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
@@ -257,14 +245,9 @@ def test_a_signal_at_any_moment_leaves_nothing_behind(
     workspace = tmp_path / "ws"
     workspace.mkdir()
     if command == "import":
-        _collection(tmp_path / "collection")
-    process = subprocess.Popen(
-        [str(EVALKIT), *COMMANDS[command]],
-        cwd=workspace,
-        env={**os.environ, "TMPDIR": str(private_tmp)},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
+        write_beir_collection(tmp_path / "collection", documents=40_000)  # a few seconds
+    process = start_evalkit(
+        COMMANDS[command], workspace, {**os.environ, "TMPDIR": str(private_tmp)}
     )
     time.sleep(moment)
     process.send_signal(signum)
@@ -293,15 +276,10 @@ def test_sighup_is_handled_like_sigterm(command: str, tmp_path: pathlib.Path) ->
     workspace = tmp_path / "ws"
     workspace.mkdir()
     if command == "import":
-        _collection(tmp_path / "collection")
+        write_beir_collection(tmp_path / "collection", documents=40_000)  # a few seconds
     made = workspace / "out" / ".evalkit-staging" if command == "import" else private_tmp
-    process = subprocess.Popen(
-        [str(EVALKIT), *COMMANDS[command]],
-        cwd=workspace,
-        env={**os.environ, "TMPDIR": str(private_tmp)},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
+    process = start_evalkit(
+        COMMANDS[command], workspace, {**os.environ, "TMPDIR": str(private_tmp)}
     )
     deadline = time.monotonic() + 60
     while not any(made.glob("*/*")) and time.monotonic() < deadline:

@@ -20,27 +20,9 @@ import time
 
 import pytest
 from conftest import TINY_FIXTURE, write_fixture
+from kill_harness import EVALKIT, snapshot, start_evalkit, write_beir_collection
 
-EVALKIT = pathlib.Path(sys.executable).with_name("evalkit")
 KILLS = 10
-
-
-def _collection(root: pathlib.Path, documents: int) -> None:
-    """A generated BEIR collection of ``documents`` short documents."""
-    (root / "qrels").mkdir(parents=True)
-    words = ["tide", "ferry", "harbour", "moon", "current", "sea", "wind", "coast"]
-    with (root / "corpus.jsonl").open("w", encoding="utf-8") as handle:
-        for i in range(documents):
-            text = " ".join(words[(i + j) % len(words)] for j in range(40))
-            handle.write(f'{{"_id": "d{i}", "title": "t{i}", "text": "{text}"}}\n')
-    (root / "queries.jsonl").write_text('{"_id": "q1", "text": "tide"}\n', "utf-8")
-    (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n", "utf-8")
-
-
-def _snapshot(folder: pathlib.Path) -> dict[str, bytes]:
-    return {
-        p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()
-    }
 
 
 def _kernels_naming(text: str) -> list[int]:
@@ -73,14 +55,7 @@ class _Runner:
         }
 
     def start(self, argv: list[str]) -> subprocess.Popen[str]:
-        return subprocess.Popen(
-            [str(EVALKIT), *argv],
-            cwd=self.workspace,
-            env=self.env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        return start_evalkit(argv, self.workspace, self.env)
 
     def run(self, argv: list[str]) -> tuple[float, str]:
         began = time.monotonic()
@@ -120,7 +95,7 @@ def test_kill_9_at_random_moments_then_one_run_leaves_nothing(tmp_path: pathlib.
     runner = _Runner(tmp_path)
     workspace = runner.workspace
     subprocess.run(["git", "init", "-q", str(workspace)], check=True)
-    _collection(tmp_path / "collection", documents=3000)
+    write_beir_collection(tmp_path / "collection", documents=3000, words=40)
     fixture = write_fixture(tmp_path / "fixture", TINY_FIXTURE)
     rng = random.Random(49)
     imported = ["import", "beir", "../collection", "--license", "CC0-1.0", "--output"]
@@ -128,8 +103,8 @@ def test_kill_9_at_random_moments_then_one_run_leaves_nothing(tmp_path: pathlib.
 
     import_s, _ = runner.run([*imported, "out/a"])
     report_s, _ = runner.run([*report, "reports/a.html"])
-    earlier = {"out/a": _snapshot(workspace / "out" / "a")}
-    earlier["reports"] = _snapshot(workspace / "reports")
+    earlier = {"out/a": snapshot(workspace / "out" / "a")}
+    earlier["reports"] = snapshot(workspace / "reports")
 
     runner.kill_at_random_moments([*imported, "out/b"], import_s, rng)
     runner.kill_at_random_moments([*report, "reports/b.html"], report_s, rng)
@@ -168,8 +143,8 @@ def test_kill_9_at_random_moments_then_one_run_leaves_nothing(tmp_path: pathlib.
     assert _kernels_naming(str(tmp_path)) == []
     assert sorted(p.name for p in runner.tmp.iterdir()) == []
     assert sorted(p.name for p in runner.runtime.rglob("*") if p.is_file()) == []
-    assert _snapshot(workspace / "out" / "a") == earlier["out/a"]
-    reports_now = _snapshot(workspace / "reports")
+    assert snapshot(workspace / "out" / "a") == earlier["out/a"]
+    reports_now = snapshot(workspace / "reports")
     assert {name: reports_now[name] for name in earlier["reports"]} == earlier["reports"]
     assert len(_cleanup_lines(import_err)) == 1  # the last kills left something, now swept
     # at most one line; its presence after the last report kill is not yet understood (the
