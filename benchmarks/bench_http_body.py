@@ -17,34 +17,15 @@ Linux) before the call (the interpreter and imports) and after it.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import gzip
 import json
 import os
 import subprocess
 import sys
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, ClassVar
+from pathlib import Path
 
-
-class Service(BaseHTTPRequestHandler):
-    body: ClassVar[bytes] = b""
-    headers_out: ClassVar[list[tuple[str, str]]] = []
-
-    def log_message(self, format: str, *args: Any) -> None:
-        return
-
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        self.send_response(200)
-        for name, value in self.headers_out:
-            self.send_header(name, value)
-        self.send_header("Content-Length", str(len(self.body)))
-        self.end_headers()
-        with contextlib.suppress(OSError):
-            self.wfile.write(self.body)
-
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from raw_http import raw_serving
 
 CHILD = """
 import sys, threading, time
@@ -77,23 +58,15 @@ print(f"{seconds:.2f}\\t{before:.0f}\\t{peak:.0f}\\t{outcome[0]}")
 
 
 def measure(body: bytes, headers: list[tuple[str, str]], concurrency: int) -> str:
-    handler = type("Bench", (Service,), {"body": body, "headers_out": headers})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    env = {**os.environ, "EVALKIT_HTTP_BENCH_URL": f"http://127.0.0.1:{server.server_address[1]}/"}
-    try:
+    with raw_serving(body, headers, path="/") as url:
         done = subprocess.run(
             [sys.executable, "-c", CHILD, str(concurrency)],
-            env=env,
+            env={**os.environ, "EVALKIT_HTTP_BENCH_URL": url},
             capture_output=True,
             text=True,
             timeout=1800,
             check=False,
         )
-    finally:
-        server.shutdown()
-        server.server_close()
     if done.returncode != 0:
         return f"failed: {done.stderr.strip().splitlines()[-1]}"
     return done.stdout.strip()

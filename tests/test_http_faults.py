@@ -29,6 +29,7 @@ from typing import Any, ClassVar
 
 import pytest
 from cli_runner import run_cli
+from raw_http import RawService, raw_serving
 
 from evalkit.errors import ExternalSystemError, InputError
 from evalkit.fixtures import Fixture, load_fixture
@@ -303,41 +304,6 @@ def test_a_response_over_the_size_limit_is_refused(
 
 
 # --- hostile bodies (issue #49): compression bombs, large and deep responses ---------------------
-
-
-class RawService(BaseHTTPRequestHandler):
-    """Answers every request with ``body`` and ``headers`` as they are."""
-
-    body: ClassVar[bytes] = b""
-    headers_out: ClassVar[list[tuple[str, str]]] = []
-
-    def log_message(self, format: str, *args: Any) -> None:
-        return
-
-    def do_POST(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        self.rfile.read(length)
-        self.send_response(200)
-        for name, value in self.headers_out:
-            self.send_header(name, value)
-        self.send_header("Content-Length", str(len(self.body)))
-        self.end_headers()
-        with contextlib.suppress(OSError):
-            self.wfile.write(self.body)
-
-
-@contextlib.contextmanager
-def raw_serving(body: bytes, headers: list[tuple[str, str]]) -> Iterator[str]:
-    handler = type("Raw", (RawService,), {"body": body, "headers_out": headers})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/search"
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def gzipped(data: bytes) -> bytes:
