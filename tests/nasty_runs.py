@@ -50,6 +50,21 @@ def nasty(
     )
 
 
+def nasty_for_trec_eval(seed: int, *, n_queries: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """:func:`nasty` made harder for trec_eval comparisons: about 5 % of the grades 12 and 5 %
+    -2, the run's ``rank`` column dropped, and each score moved by 0, ±1e-12 or 3e-9 (ties a
+    float comparison keeps or breaks). ``(qrels, run)`` as :func:`nasty` gives them."""
+    qrels, run = nasty(seed, n_queries=n_queries)
+    rng = np.random.default_rng(seed)
+    qrels = qrels.copy()
+    pick = rng.random(len(qrels))
+    qrels.loc[pick < 0.05, "relevance"] = 12
+    qrels.loc[(pick >= 0.05) & (pick < 0.1), "relevance"] = -2
+    run = run.drop(columns=["rank"])
+    run["score"] = run["score"] + rng.choice([0.0, 1e-12, -1e-12, 3e-9], size=len(run))
+    return qrels, run
+
+
 def every_measure() -> list[str]:
     """One measure string for each name the kernel registry computes (a cutoff where one is
     required), and a few with parameters."""

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pytest
-from nasty_runs import nasty
+from nasty_runs import nasty, nasty_for_trec_eval
 from trec_eval_oracle import TrecEval10
 
 from evalkit.cli import main
@@ -24,14 +23,7 @@ from evalkit.measures.names import trec_name
 
 
 def _files(folder: Path, seed: int) -> tuple[str, str]:
-    qrels, run = nasty(seed, n_queries=60)
-    rng = np.random.default_rng(seed)
-    qrels = qrels.copy()
-    pick = rng.random(len(qrels))
-    qrels.loc[pick < 0.05, "relevance"] = 12
-    qrels.loc[(pick >= 0.05) & (pick < 0.1), "relevance"] = -2
-    run = run.drop(columns=["rank"])
-    run["score"] = run["score"] + rng.choice([0.0, 1e-12, -1e-12, 3e-9], size=len(run))
+    qrels, run = nasty_for_trec_eval(seed, n_queries=60)
     write_qrels(qrels, folder / "qrels")
     write_run(run, folder / "run", run_id=f"nasty{seed}")
     return str(folder / "qrels"), str(folder / "run")

@@ -14,9 +14,8 @@ import io
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
-from nasty_runs import nasty
+from nasty_runs import nasty_for_trec_eval
 from trec_eval_oracle import TEST_DIR, TrecEval10
 
 from evalkit.cli import main
@@ -75,17 +74,10 @@ OPTIONS_9: list[list[str]] = [
 
 
 def _nasty_files(folder: Path, seed: int) -> tuple[Path, Path]:
-    qrels, run = nasty(seed, n_queries=40)
-    rng = np.random.default_rng(seed)
-    qrels = qrels.copy()
-    pick = rng.random(len(qrels))
-    qrels.loc[pick < 0.05, "relevance"] = 12
-    qrels.loc[(pick >= 0.05) & (pick < 0.1), "relevance"] = -2
+    qrels, run = nasty_for_trec_eval(seed, n_queries=40)
     # a query whose judged documents all have grade 0 (Rndcg's 0 / 0 under -l0)
     first = qrels["query_id"] == qrels["query_id"].iloc[0]
     qrels.loc[first, "relevance"] = 0
-    run = run.drop(columns=["rank"])
-    run["score"] = run["score"] + rng.choice([0.0, 1e-12, -1e-12, 3e-9], size=len(run))
     write_qrels(qrels, folder / f"qrels{seed}")
     write_run(run, folder / f"run{seed}", run_id=f"nasty{seed}")
     return folder / f"qrels{seed}", folder / f"run{seed}"
