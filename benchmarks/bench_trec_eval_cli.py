@@ -101,18 +101,11 @@ def _env(root: Path = REPO) -> dict[str, str]:
 
 def imported_modules(args: list[str]) -> set[str]:
     """The top-level packages ``evalkit ARGS`` imports (``python -X importtime``)."""
-    done = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "evalkit.cli.entry", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        env=_env(),
-    )
-    names = set()
-    for line in done.stderr.splitlines():
-        if line.startswith("import time:") and "|" in line:
-            names.add(line.rsplit("|", 1)[1].strip().split(".")[0])
-    return names
+    sys.path.insert(0, str(REPO / "tests"))
+    from importtime_probe import imported_by_command
+
+    _, modules = imported_by_command(args, env=_env(), timeout=None)
+    return {name.split(".")[0] for name in modules}
 
 
 def main() -> None:

@@ -16,6 +16,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from importtime_probe import imported_by_command
 
 
 def _loaded_after(code: str, modules: list[str]) -> list[str]:
@@ -107,16 +108,9 @@ def test_the_report_notebook_imports_nothing_of_the_command_side() -> None:
 
 def _imported_by_command(args: list[str]) -> set[str]:
     """Every module ``evalkit ARGS`` imports, read from ``python -X importtime``."""
-    done = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "evalkit.cli.entry", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
+    done, modules = imported_by_command(args)
     assert done.returncode == 0, done.stderr[-2000:]
-    lines = [line for line in done.stderr.splitlines() if line.startswith("import time:")]
-    return {line.rsplit("|", 1)[1].strip() for line in lines[1:]}  # [0]: the header
+    return modules
 
 
 def _trec_files(folder: Path) -> list[str]:
