@@ -107,6 +107,13 @@ def _counts(before: dict[str, float], after: dict[str, float]) -> tuple[int, int
     return worse, better, len(shared) - worse - better
 
 
+def _ndcg_row(markdown: str) -> str:
+    """The gate summary's table row of my-system's nDCG@10."""
+    return next(
+        line for line in markdown.splitlines() if line.startswith(f"| my-system | `{NDCG}` |")
+    )
+
+
 def test_a_regressing_pull_request_fails_and_names_system_measure_language_and_queries(
     scenario: dict[str, Any],
 ) -> None:
@@ -119,9 +126,7 @@ def test_a_regressing_pull_request_fails_and_names_system_measure_language_and_q
     assert "\u2060" not in markdown
     before, after = _ndcg(scenario, "main"), _ndcg(scenario, "regress")
     worse, better, unchanged = _counts(before, after)
-    assert f"{worse} / {better} / {unchanged}" in next(
-        line for line in markdown.splitlines() if line.startswith(f"| my-system | `{NDCG}` |")
-    )
+    assert f"{worse} / {better} / {unchanged}" in _ndcg_row(markdown)
     # the worst queries, worst first by the oracle's loss, are Chinese queries
     losses = sorted((after[q] - before[q], q) for q in before if after[q] < before[q] - 1e-9)
     worst_oracle = [q for _, q in losses[:3]]
@@ -145,9 +150,7 @@ def test_an_improving_pull_request_passes_and_says_what_improved_where(
     assert "(zh +" in first
     before, after = _ndcg(scenario, "regress"), _ndcg(scenario, "main")
     worse, better, unchanged = _counts(before, after)
-    row = next(
-        line for line in markdown.splitlines() if line.startswith(f"| my-system | `{NDCG}` |")
-    )
+    row = _ndcg_row(markdown)
     assert f"{worse} / {better} / {unchanged}" in row
     assert "better +" in row
 
