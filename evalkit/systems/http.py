@@ -313,20 +313,17 @@ class _Stream(httpcore.NetworkStream):
         self._inner = inner
 
     def _wait(self, timeout: float | None, timed_out: type[Exception], step: Any) -> Any:
+        """``step(slice_seconds)`` in :func:`_until`'s slices, a slice's ``timed_out`` resumed
+        in the next one."""
         budget, bounded_by_call = _remaining(timeout)
-        ends = time.monotonic() + budget
-        while True:
-            if cancelled():
-                raise _Stop("cancelled")
-            left = ends - time.monotonic()
-            if left <= 0:
-                if bounded_by_call:
-                    raise _Stop("deadline")
-                raise timed_out("timed out")
+
+        def sliced(slice_: float) -> Any:
             try:
-                return step(min(POLL_S, left))
+                return step(slice_)
             except timed_out:
-                continue
+                return None
+
+        return _until(time.monotonic() + budget, bounded_by_call, sliced, timed_out)
 
     def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
         data: bytes = self._wait(
@@ -365,16 +362,21 @@ class _Stream(httpcore.NetworkStream):
         return self._inner.get_extra_info(info)
 
 
-def _until(ends: float, bounded_by_call: bool, step: Any) -> Any:
+def _until(
+    ends: float,
+    bounded_by_call: bool,
+    step: Any,
+    timed_out: type[Exception] = httpcore.ConnectTimeout,
+) -> Any:
     """Call ``step(slice_seconds)`` until it returns non-None, in :data:`POLL_S` slices that
-    check SIGINT/SIGTERM: :class:`_Stop` (cancelled, or the attempt's end), or
-    ``httpcore.ConnectTimeout`` at ``ends``."""
+    check SIGINT/SIGTERM: :class:`_Stop` (cancelled, or the attempt's end), or ``timed_out``
+    at ``ends``."""
     while True:
         if cancelled():
             raise _Stop("cancelled")
         left = ends - time.monotonic()
         if left <= 0:
-            raise _Stop("deadline") if bounded_by_call else httpcore.ConnectTimeout("timed out")
+            raise _Stop("deadline") if bounded_by_call else timed_out("timed out")
         result = step(min(POLL_S, left))
         if result is not None:
             return result
