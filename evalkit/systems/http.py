@@ -92,7 +92,7 @@ from evalkit.errors import ExternalSystemError, HttpResponseError, InputError, Y
 from evalkit.safety.canonical import canonical_hash, text_hash
 from evalkit.safety.interrupts import POLL_S, cancelled
 from evalkit.safety.names import check_name
-from evalkit.systems._http_body import Decoder, HitStream, coding_of
+from evalkit.systems._http_body import Decoder, HitStream, coding_of, pointer_tokens
 from evalkit.systems.protocol import BaseRetriever, ChunkLike, Hit, QueryLike
 
 __all__ = [
@@ -253,14 +253,10 @@ def _tls_problem(error: BaseException) -> str | None:
     return None
 
 
-def _pointer_parts(pointer: str) -> list[str]:
-    return [p.replace("~1", "/").replace("~0", "~") for p in pointer.split("/")[1:]]
-
-
 def resolve_pointer(document: Any, pointer: str) -> Any:
     """The value at JSON pointer ``pointer`` (RFC 6901) in ``document``; KeyError if absent."""
     value = document
-    for part in _pointer_parts(pointer):
+    for part in pointer_tokens(pointer):
         if isinstance(value, list) and part.isdigit() and int(part) < len(value):
             value = value[int(part)]
         elif isinstance(value, dict) and part in value:
@@ -272,7 +268,7 @@ def resolve_pointer(document: Any, pointer: str) -> Any:
 
 def set_pointer(document: dict[str, Any], pointer: str, value: Any) -> None:
     """Set ``value`` at ``pointer`` in ``document``, creating objects on the way."""
-    parts = _pointer_parts(pointer)
+    parts = pointer_tokens(pointer)
     if not parts:
         raise InputError("a request pointer cannot be the whole body ('')")
     target = document
