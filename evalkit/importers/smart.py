@@ -36,7 +36,6 @@ Errors name the file (by name only) and the line, never the content.
 
 from __future__ import annotations
 
-import math
 import os
 import re
 from collections import Counter
@@ -247,20 +246,14 @@ def _rows(path: Path) -> Iterator[tuple[int, list[str]]]:
     )
 
 
-def _whole(value: str) -> float | None:
-    try:
-        number = float(value)
-    except ValueError:
-        return None
-    return number if math.isfinite(number) and number == int(number) else None
-
-
 def _graded(values: set[str]) -> str:
-    """Why a column of ``values`` is (``""``) or is not a grade column."""
-    numbers = [_whole(v) for v in values]
-    if any(n is None for n in numbers):
+    """Why a column of ``values`` is (``""``) or is not a grade column (grades read as
+    :func:`~evalkit.importers.grades.whole_grade` reads them)."""
+    try:
+        grades = [whole_grade(v, "") for v in values]
+    except InputError:
         return "holds values that are not whole numbers"
-    if max(n for n in numbers if n is not None) < 1:
+    if max(grades) < 1:
         return "holds no grade of 1 or more (no judgment would be relevant)"
     return ""
 
