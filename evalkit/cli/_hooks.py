@@ -23,13 +23,10 @@ from evalkit.cli._common import Handler, print_error, shown
 
 __all__: list[str] = []
 
-_META: Final = "fixture.yaml"
 # folders never searched for fixtures: version control, environments, caches, build output
 _SKIPPED_FOLDERS: Final = frozenset(
     {".git", ".hg", ".venv", "venv", "node_modules", "site-packages", "__pycache__", "build"}
 )
-# a fixture folder's own files that are artifacts, scanned like any other staged file
-_FIXTURE_ARTIFACTS: Final = frozenset({"baseline.json"})
 
 
 def add_hook(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handler:
@@ -68,28 +65,32 @@ def _run_hook(args: argparse.Namespace) -> int:
 
 def _fixture_of(path: Path) -> Path | None:
     """The fixture folder (holding fixture.yaml) ``path`` lies in, if any."""
+    from evalkit.fixtures.rules import META_FILE
+
     for folder in path.parents:
-        if (folder / _META).is_file():
+        if (folder / META_FILE).is_file():
             return folder
     return None
 
 
 def _fixtures_below(root: Path) -> Iterator[Path]:
+    from evalkit.fixtures.rules import META_FILE
+
     for folder, folders, files in os.walk(root):
         folders[:] = sorted(f for f in folders if f not in _SKIPPED_FOLDERS)
-        if _META in files:
+        if META_FILE in files:
             folders[:] = []  # a fixture holds no other fixture
             yield Path(folder)
 
 
 def _scan(files: list[str], fixtures: list[str]) -> int:
     from evalkit.fixtures import load_fixture
+    from evalkit.safety.artifacts import BASELINE_FILE
     from evalkit.safety.inputs import read_input_bytes
     from evalkit.safety.privacy import find_leaks, private_texts
 
-    staged = [
-        f for f in files if _fixture_of(Path(f)) is None or Path(f).name in _FIXTURE_ARTIFACTS
-    ]
+    # a fixture folder's own baseline is an artifact, scanned like any other staged file
+    staged = [f for f in files if _fixture_of(Path(f)) is None or Path(f).name == BASELINE_FILE]
     folders = [Path(f) for f in fixtures] or list(_fixtures_below(Path(".")))
     if not staged or not folders:
         return 0

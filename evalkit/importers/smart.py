@@ -36,7 +36,6 @@ Errors name the file (by name only) and the line, never the content.
 
 from __future__ import annotations
 
-import math
 import os
 import re
 from collections import Counter
@@ -238,29 +237,23 @@ def _queries(path: Path, query_ids: str, counts: SmartCounts) -> Iterator[Source
         yield SourceQuery(id=query_id, text=" ".join(f"{title} {fields.get('W', '')}".split()))
 
 
-def _rows(path: Path) -> list[tuple[int, list[str]]]:
+def _rows(path: Path) -> Iterator[tuple[int, list[str]]]:
     """``(line, columns)`` of each non-blank, non-comment line of a judgment file."""
-    return [
+    return (
         (number, parts)
         for number, line in lines(path)
         if (parts := line.split()) and not parts[0].startswith("#")
-    ]
-
-
-def _whole(value: str) -> float | None:
-    try:
-        number = float(value)
-    except ValueError:
-        return None
-    return number if math.isfinite(number) and number == int(number) else None
+    )
 
 
 def _graded(values: set[str]) -> str:
-    """Why a column of ``values`` is (``""``) or is not a grade column."""
-    numbers = [_whole(v) for v in values]
-    if any(n is None for n in numbers):
+    """Why a column of ``values`` is (``""``) or is not a grade column (grades read as
+    :func:`~evalkit.importers.grades.whole_grade` reads them)."""
+    try:
+        grades = [whole_grade(v, "") for v in values]
+    except InputError:
         return "holds values that are not whole numbers"
-    if max(n for n in numbers if n is not None) < 1:
+    if max(grades) < 1:
         return "holds no grade of 1 or more (no judgment would be relevant)"
     return ""
 
@@ -276,7 +269,7 @@ def detect_qrels_layout(qrels: str | os.PathLike[str]) -> QrelsLayout:
     value. One candidate is used; none or several are refused (:class:`InputError` saying
     why, or naming the candidates and ``--qrels-layout``)."""
     path = Path(qrels)
-    rows = _rows(path)
+    rows = list(_rows(path))
     if not rows:
         raise InputError(f"{path.name}: no judgment line; expected 'query doc grade' lines")
     first: dict[int, int] = {}
@@ -355,10 +348,7 @@ def layout_judgments(
     widths = (2, 3, 4) if layout.name == "query-doc-binary" else _LAYOUT_COLUMNS[layout.name]
     if layout.columns:
         widths = (layout.columns,)
-    for number, line in lines(path):
-        parts = line.split()
-        if not parts or parts[0].startswith("#"):
-            continue
+    for number, parts in _rows(path):
         if len(parts) not in widths:
             raise InputError(
                 f"{path.name} line {number}: {len(parts)} columns; the layout {layout.name} "

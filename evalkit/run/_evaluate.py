@@ -155,15 +155,15 @@ class Evaluation:
         queries = queries.drop_duplicates(["system", "query_id"])
         top = self.rankings.loc[self.rankings["rank"] == 1, ["system", "query_id", "score"]]
         frame = queries.merge(top, on=["system", "query_id"], how="left")
+        sources = frame["system"].map(self.confidence_sources())
         declared = self.declared_confidence
         if len(declared):
             frame = frame.merge(declared, on=["system", "query_id"], how="left")
-            sources = frame["system"].map(self.confidence_sources())
             frame["score"] = frame["score"].where(
                 sources != CONFIDENCE_DECLARED, frame["confidence"]
             )
         frame["confidence"] = frame["score"].fillna(-np.inf).astype("float64")
-        frame["source"] = frame["system"].map(self.confidence_sources()).astype(object)
+        frame["source"] = sources.astype(object)
         return frame[CONFIDENCE_COLUMNS].reset_index(drop=True)
 
     @property
@@ -597,10 +597,7 @@ def _split_confidence(
             "confidence belongs to the query: give one value for all its results"
         )
     top = rankings.loc[rankings["rank"] == 1, ["system", "query_id", CONFIDENCE_COLUMN]]
-    declared_by = top.groupby("system", sort=False)[CONFIDENCE_COLUMN]
     for system in systems:
-        if system not in declared_by.groups:
-            continue
         mine = top[top["system"] == system]
         missing = mine[mine[CONFIDENCE_COLUMN].isna()]
         if 0 < len(missing) < len(mine):

@@ -31,7 +31,7 @@ from evalkit.errors import HttpResponseError
 from evalkit.safety.inputs import MAX_DEPTH
 from evalkit.safety.names import safe_id
 
-__all__ = ["PIECE", "Decoder", "HitStream", "coding_of"]
+__all__ = ["PIECE", "Decoder", "HitStream", "coding_of", "pointer_tokens"]
 
 #: Largest piece of decoded bytes made at once (decompression's max_length).
 PIECE: Final = 1 << 16
@@ -112,11 +112,15 @@ _TYPE_NAMES: Final = {
 }
 
 
+def pointer_tokens(pointer: str) -> list[str]:
+    """The reference tokens of JSON pointer ``pointer`` (RFC 6901), ``~1`` and ``~0`` decoded."""
+    return [p.replace("~1", "/").replace("~0", "~") for p in pointer.split("/")[1:]]
+
+
 def _parts(pointer: str) -> list[tuple[str, int | None]]:
     """Each reference token of ``pointer`` and the array index it names (``resolve_pointer``'s
     rule: digits), or None."""
-    tokens = [p.replace("~1", "/").replace("~0", "~") for p in pointer.split("/")[1:]]
-    return [(t, int(t) if t.isdigit() else None) for t in tokens]
+    return [(t, int(t) if t.isdigit() else None) for t in pointer_tokens(pointer)]
 
 
 def _matches(keys: Sequence[str | int], parts: Sequence[tuple[str, int | None]]) -> bool:

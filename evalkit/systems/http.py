@@ -92,7 +92,7 @@ from evalkit.errors import ExternalSystemError, HttpResponseError, InputError, Y
 from evalkit.safety.canonical import canonical_hash, text_hash
 from evalkit.safety.interrupts import POLL_S, cancelled
 from evalkit.safety.names import check_name
-from evalkit.systems._http_body import Decoder, HitStream, coding_of
+from evalkit.systems._http_body import Decoder, HitStream, coding_of, pointer_tokens
 from evalkit.systems.protocol import BaseRetriever, ChunkLike, Hit, QueryLike
 
 __all__ = [
@@ -253,14 +253,10 @@ def _tls_problem(error: BaseException) -> str | None:
     return None
 
 
-def _pointer_parts(pointer: str) -> list[str]:
-    return [p.replace("~1", "/").replace("~0", "~") for p in pointer.split("/")[1:]]
-
-
 def resolve_pointer(document: Any, pointer: str) -> Any:
     """The value at JSON pointer ``pointer`` (RFC 6901) in ``document``; KeyError if absent."""
     value = document
-    for part in _pointer_parts(pointer):
+    for part in pointer_tokens(pointer):
         if isinstance(value, list) and part.isdigit() and int(part) < len(value):
             value = value[int(part)]
         elif isinstance(value, dict) and part in value:
@@ -272,7 +268,7 @@ def resolve_pointer(document: Any, pointer: str) -> Any:
 
 def set_pointer(document: dict[str, Any], pointer: str, value: Any) -> None:
     """Set ``value`` at ``pointer`` in ``document``, creating objects on the way."""
-    parts = _pointer_parts(pointer)
+    parts = pointer_tokens(pointer)
     if not parts:
         raise InputError("a request pointer cannot be the whole body ('')")
     target = document
@@ -313,20 +309,17 @@ class _Stream(httpcore.NetworkStream):
         self._inner = inner
 
     def _wait(self, timeout: float | None, timed_out: type[Exception], step: Any) -> Any:
+        """``step(slice_seconds)`` in :func:`_until`'s slices, a slice's ``timed_out`` resumed
+        in the next one."""
         budget, bounded_by_call = _remaining(timeout)
-        ends = time.monotonic() + budget
-        while True:
-            if cancelled():
-                raise _Stop("cancelled")
-            left = ends - time.monotonic()
-            if left <= 0:
-                if bounded_by_call:
-                    raise _Stop("deadline")
-                raise timed_out("timed out")
+
+        def sliced(slice_: float) -> Any:
             try:
-                return step(min(POLL_S, left))
+                return step(slice_)
             except timed_out:
-                continue
+                return None
+
+        return _until(time.monotonic() + budget, bounded_by_call, sliced, timed_out)
 
     def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
         data: bytes = self._wait(
@@ -365,16 +358,21 @@ class _Stream(httpcore.NetworkStream):
         return self._inner.get_extra_info(info)
 
 
-def _until(ends: float, bounded_by_call: bool, step: Any) -> Any:
+def _until(
+    ends: float,
+    bounded_by_call: bool,
+    step: Any,
+    timed_out: type[Exception] = httpcore.ConnectTimeout,
+) -> Any:
     """Call ``step(slice_seconds)`` until it returns non-None, in :data:`POLL_S` slices that
-    check SIGINT/SIGTERM: :class:`_Stop` (cancelled, or the attempt's end), or
-    ``httpcore.ConnectTimeout`` at ``ends``."""
+    check SIGINT/SIGTERM: :class:`_Stop` (cancelled, or the attempt's end), or ``timed_out``
+    at ``ends``."""
     while True:
         if cancelled():
             raise _Stop("cancelled")
         left = ends - time.monotonic()
         if left <= 0:
-            raise _Stop("deadline") if bounded_by_call else httpcore.ConnectTimeout("timed out")
+            raise _Stop("deadline") if bounded_by_call else timed_out("timed out")
         result = step(min(POLL_S, left))
         if result is not None:
             return result

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import math
 import operator
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -36,6 +35,7 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from evalkit.errors import EvalkitError, InputError, SystemFailedError
 from evalkit.safety.canonical import canonical_hash
+from evalkit.safety.inputs import finite_number
 from evalkit.safety.names import check_name
 
 __all__ = [
@@ -252,14 +252,9 @@ def declared_confidence(
     value = method(query, hits)
     if value is None:
         return None
-    number = None
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        try:
-            number = float(value)
-        except OverflowError:  # an int beyond the float range
-            number = None
-    if number is None or not math.isfinite(number):
-        shown = type(value).__name__ if number is None else repr(number)
+    number = finite_number(value)
+    if number is None:
+        shown = repr(float(value)) if isinstance(value, float) else type(value).__name__
         raise InputError(
             f"{who} declared confidence {shown} for query {getattr(query, 'id', '?')!r}; "
             "confidence(query, hits) must return a finite number (higher: more sure the corpus "
