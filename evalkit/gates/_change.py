@@ -312,12 +312,16 @@ def change_sentence(
     return f"{system} got {change.headline(system)}: {', '.join(parts)}; {counts}"
 
 
+_PerQuery = dict[str, dict[str, dict[str, float]]]
+"""``{system: {query_id: {measure: value}}}``, a report's ``perQuery`` read once
+(:func:`evalkit.results.report_per_query`)."""
+
+
 def _frame(
-    report: Mapping[str, Any], baseline: Mapping[str, Any], system: str, measures: Sequence[str]
+    report: _PerQuery, baseline: _PerQuery, system: str, measures: Sequence[str]
 ) -> pd.DataFrame:
     """Tidy ``system (before|after), query_id, measure, value`` of the queries both have."""
-    after = report_per_query(report, "report").get(system, {})
-    before = report_per_query(baseline, "baseline").get(system, {})
+    after, before = report.get(system, {}), baseline.get(system, {})
     rows = []
     for query_id in sorted(set(after) & set(before)):
         for measure in measures:
@@ -430,10 +434,12 @@ def compare_with_baseline(
     order = report_measure_order(report)
     known = set(report_measure_order(baseline))
     measures = [m for m in order if m in known]
+    after_per_query: _PerQuery = report_per_query(report, "report") if compared else {}
+    before_per_query: _PerQuery = report_per_query(baseline, "baseline") if compared else {}
     rows: list[pd.DataFrame] = []
     queries: list[pd.DataFrame] = []
     for system in compared:
-        frame = _frame(report, baseline, system, measures)
+        frame = _frame(after_per_query, before_per_query, system, measures)
         if frame.empty:
             continue
         present = [m for m in measures if m in set(frame["measure"])]
@@ -468,7 +474,14 @@ def compare_with_baseline(
         latency=_latency(report, baseline, compared),
         systems=systems,
         settings=settings,
-        abstention=_abstention_change(report, baseline, compared, languages, settings),
+        abstention=_abstention_change(
+            report,
+            baseline,
+            compared,
+            languages,
+            settings,
+            per_queries=(after_per_query, before_per_query),
+        ),
     )
 
 
@@ -478,16 +491,17 @@ def _abstention_change(
     compared: Sequence[str],
     languages: Mapping[str, str],
     settings: ChangeSettings,
+    *,
+    per_queries: tuple[_PerQuery, _PerQuery],
 ) -> pd.DataFrame:
     """The :data:`ABSTENTION_CHANGE_COLUMNS` rows of ``compared`` (module docs): a query is
-    a no-answer query when the report's ``perQuery`` gives it ``NoAnswerFP``."""
+    a no-answer query when the report's ``perQuery`` gives it ``NoAnswerFP``
+    (``per_queries``: the report's and the baseline's ``perQuery``, read once)."""
     after, before = report_confidence(report, "report"), report_confidence(baseline, "baseline")
     rows: list[tuple[Any, ...]] = []
     for system in compared:
-        per_query = report_per_query(report, "report").get(system, {})
-        shared = sorted(
-            set(per_query) & set(report_per_query(baseline, "baseline").get(system, {}))
-        )
+        per_query = per_queries[0].get(system, {})
+        shared = sorted(set(per_query) & set(per_queries[1].get(system, {})))
         sources = (
             before[1].get(system, "") if before else "",
             after[1].get(system, "") if after else "",
