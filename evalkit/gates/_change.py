@@ -205,11 +205,7 @@ class Change:
     def significant(self) -> pd.DataFrame:
         """The overall rows that moved significantly, worse before better, then system and
         measure order."""
-        rows = self.overall()
-        rows = rows[rows["direction"] != "unchanged"]
-        return rows.sort_values("direction", key=lambda d: d != "worse", kind="stable").reset_index(
-            drop=True
-        )
+        return _worse_first(self.overall()).reset_index(drop=True)
 
     def by_language(self, system: str, measure: str) -> pd.DataFrame:
         """The language rows of ``system`` and ``measure``."""
@@ -244,6 +240,13 @@ class Change:
         return directions.pop() if len(directions) == 1 else "mixed"
 
 
+def _worse_first(rows: pd.DataFrame) -> pd.DataFrame:
+    """The rows of ``rows`` that moved (``direction`` not ``unchanged``), ``worse`` before
+    ``better``, otherwise in their order."""
+    moved = rows[rows["direction"] != "unchanged"]
+    return moved.sort_values("direction", key=lambda d: d != "worse", kind="stable")
+
+
 def _signed(value: float) -> str:
     """``+0.247`` / ``-0.173`` (a true minus sign would not copy into a search box as typed)."""
     return f"{value:+.3f}"
@@ -261,20 +264,14 @@ def change_sentence(
     overall = change.overall(system)
     if overall.empty:
         return f"{system}: nothing to compare (no query in common with the baseline)"
-    moved = overall[overall["direction"] != "unchanged"].sort_values(
-        "direction", key=lambda d: d != "worse", kind="stable"
-    )
+    moved = _worse_first(overall)
     if moved.empty:
         text = (
             f"{system}: no significant change ({len(overall)} measures, "
             f"{int(overall['n'].max())} queries)"
         )
         rows = change.measures
-        by_language = rows[
-            (rows["system"] == system)
-            & (rows["language"] != ALL)
-            & (rows["direction"] != "unchanged")
-        ].sort_values("direction", key=lambda d: d != "worse", kind="stable")
+        by_language = _worse_first(rows[(rows["system"] == system) & (rows["language"] != ALL)])
         if by_language.empty:
             return text
         records: list[Any] = list(by_language.head(limit).itertuples(index=False))
