@@ -588,15 +588,21 @@ def _measures_frame(
     result["differs"] = False
     result["p_differs"] = np.nan
     if (~overall).any():
-        per_query = pd.concat(queries, ignore_index=True)
+        pairs = {
+            key: (group["language"], group["diff"].to_numpy(np.float64))
+            for key, group in pd.concat(queries, ignore_index=True).groupby(
+                ["system", "measure"], sort=False
+            )
+        }
         p_values = []
-        for index in result.index[~overall]:
-            row = result.loc[index]
-            pairs = per_query[
-                (per_query["system"] == row["system"]) & (per_query["measure"] == row["measure"])
-            ]
-            inside = (pairs["language"] == row["language"]).to_numpy()
-            d = pairs["diff"].to_numpy(np.float64)
+        for system, measure, language in result.loc[
+            ~overall, ["system", "measure", "language"]
+        ].itertuples(index=False):
+            if (system, measure) not in pairs:
+                p_values.append(np.nan)
+                continue
+            in_language, d = pairs[(system, measure)]
+            inside = (in_language == language).to_numpy()
             enough = inside.sum() >= 2 and (~inside).sum() >= 2
             p_values.append(_differs_p(d, inside, settings) if enough else np.nan)
         p = np.asarray(p_values, dtype=np.float64)
