@@ -43,7 +43,13 @@ import numpy as np
 import pandas as pd
 
 from evalkit.measures.names import higher_is_better
-from evalkit.results import report_confidence, report_measure_order, report_per_query
+from evalkit.results import (
+    ALL_LANGUAGES,
+    report_confidence,
+    report_measure_order,
+    report_per_query,
+    report_query_languages,
+)
 from evalkit.stats import adjust_pvalues, auc_change, compare, paired_differences
 
 __all__ = [
@@ -134,8 +140,6 @@ NO_BASELINE_CONFIDENCE: Final = (
 SYSTEM_CHANGE_COLUMNS: Final = ("system", "status")
 """Columns of :attr:`Change.systems`: ``status`` is ``compared``, ``added`` or ``removed``."""
 
-ALL: Final = "all"
-
 
 @dataclass(frozen=True)
 class ChangeSettings:
@@ -175,7 +179,7 @@ class Change:
         """``abstention AUC 0.912 -> 0.634, -0.278 [95% -0.41, -0.15]`` (the overall row of
         ``system``), ``abstention AUC: n/a: ...`` for an n/a row, or "" without a row."""
         rows = self.abstention[
-            (self.abstention["system"] == system) & (self.abstention["language"] == ALL)
+            (self.abstention["system"] == system) & (self.abstention["language"] == ALL_LANGUAGES)
         ]
         if rows.empty:
             return ""
@@ -197,7 +201,7 @@ class Change:
 
     def overall(self, system: str | None = None) -> pd.DataFrame:
         """The ``all`` rows (of ``system``, when given)."""
-        rows = self.measures[self.measures["language"] == ALL]
+        rows = self.measures[self.measures["language"] == ALL_LANGUAGES]
         if system is not None:
             rows = rows[rows["system"] == system]
         return rows.reset_index(drop=True)
@@ -212,7 +216,7 @@ class Change:
         rows = self.measures[
             (self.measures["system"] == system)
             & (self.measures["measure"] == measure)
-            & (self.measures["language"] != ALL)
+            & (self.measures["language"] != ALL_LANGUAGES)
         ]
         return rows.reset_index(drop=True)
 
@@ -271,7 +275,9 @@ def change_sentence(
             f"{int(overall['n'].max())} queries)"
         )
         rows = change.measures
-        by_language = _worse_first(rows[(rows["system"] == system) & (rows["language"] != ALL)])
+        by_language = _worse_first(
+            rows[(rows["system"] == system) & (rows["language"] != ALL_LANGUAGES)]
+        )
         if by_language.empty:
             return text
         records: list[Any] = list(by_language.head(limit).itertuples(index=False))
@@ -419,7 +425,7 @@ def compare_with_baseline(
     per-query frame); without it, the report's ``queryLanguages`` when it has them, else no
     language rows."""
     settings = settings or ChangeSettings()
-    languages = dict(query_languages or report.get("queryLanguages") or {})
+    languages = dict(query_languages or report_query_languages(report, "report") or {})
     run_systems = [str(s) for s in report.get("systems") or []]
     base_systems = [str(s) for s in baseline.get("systems") or []]
     compared = [s for s in run_systems if s in base_systems]
@@ -449,14 +455,14 @@ def compare_with_baseline(
             "alpha": settings.alpha,
             "seed": settings.seed,
         }
-        overall = compare(frame, "before", present, **kwargs).assign(language=ALL)
+        overall = compare(frame, "before", present, **kwargs).assign(language=ALL_LANGUAGES)
         parts = [overall]
         if languages and frame["language"].nunique() > 1:
             parts.append(compare(frame, "before", present, by="language", **kwargs))
         result = pd.concat(parts, ignore_index=True)
         result["system"] = system
         result["order"] = result["measure"].map({m: i for i, m in enumerate(present)})
-        result["scope"] = (result["language"] != ALL).astype(int)
+        result["scope"] = (result["language"] != ALL_LANGUAGES).astype(int)
         rows.append(result)
         queries.append(_query_rows(system, frame))
     measures_frame = _measures_frame(rows, queries, settings)
@@ -512,7 +518,7 @@ def _abstention_change(
             if new_values is None
             else ""
         )
-        scopes = [(ALL, shared)]
+        scopes = [(ALL_LANGUAGES, shared)]
         if languages:
             in_language: dict[str, list[str]] = {}
             for query_id in shared:
@@ -569,7 +575,7 @@ def _measures_frame(
         result["ties"],
     )
     result["correction"] = settings.correction
-    overall = result["language"] == ALL
+    overall = result["language"] == ALL_LANGUAGES
     p_adjusted = np.full(len(result), np.nan)
     for mask in (overall.to_numpy(), (~overall).to_numpy()):
         p = result.loc[mask, "p_value"].to_numpy(np.float64)
