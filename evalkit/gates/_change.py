@@ -577,13 +577,8 @@ def _measures_frame(
     result["correction"] = settings.correction
     overall = result["language"] == ALL_LANGUAGES
     p_adjusted = np.full(len(result), np.nan)
-    for mask in (overall.to_numpy(), (~overall).to_numpy()):
-        p = result.loc[mask, "p_value"].to_numpy(np.float64)
-        valid = ~np.isnan(p)
-        if valid.any():
-            adjusted = np.full(p.shape, np.nan)
-            adjusted[valid] = adjust_pvalues(p[valid], settings.correction)
-            p_adjusted[mask] = adjusted
+    for mask in (overall.to_numpy(), (~overall).to_numpy()):  # NaN p-values stay NaN
+        p_adjusted[mask] = adjust_pvalues(result.loc[mask, "p_value"], settings.correction)
     result["p_adjusted"] = p_adjusted
     sign = np.where([higher_is_better(str(m)) for m in result["measure"]], 1.0, -1.0)
     significant = result["p_adjusted"].to_numpy() <= settings.alpha
@@ -611,11 +606,7 @@ def _measures_frame(
             inside = (in_language == language).to_numpy()
             enough = inside.sum() >= 2 and (~inside).sum() >= 2
             p_values.append(_differs_p(d, inside, settings) if enough else np.nan)
-        p = np.asarray(p_values, dtype=np.float64)
-        adjusted = np.full(p.shape, np.nan)
-        valid = ~np.isnan(p)
-        if valid.any():
-            adjusted[valid] = adjust_pvalues(p[valid], settings.correction)
+        adjusted = adjust_pvalues(p_values, settings.correction)
         result.loc[~overall, "p_differs"] = adjusted
         result.loc[~overall, "differs"] = np.nan_to_num(adjusted, nan=1.0) <= settings.alpha
     result["differs"] = result["differs"].astype(bool)
