@@ -439,22 +439,23 @@ def compare_with_baseline(
     measures = [m for m in order if m in known]
     after_per_query: _PerQuery = report_per_query(report, "report") if compared else {}
     before_per_query: _PerQuery = report_per_query(baseline, "baseline") if compared else {}
+    kwargs: dict[str, Any] = {
+        "test": settings.test,
+        "correction": "none",
+        "n_resamples": settings.n_resamples,
+        "confidence": settings.confidence,
+        "alpha": settings.alpha,
+        "seed": settings.seed,
+    }
     rows: list[pd.DataFrame] = []
     queries: list[pd.DataFrame] = []
     for system in compared:
         frame = _frame(after_per_query, before_per_query, system, measures)
         if frame.empty:
             continue
-        present = [m for m in measures if m in set(frame["measure"])]
+        in_frame = set(frame["measure"])
+        present = [m for m in measures if m in in_frame]
         frame["language"] = frame["query_id"].map(languages).fillna("")
-        kwargs: dict[str, Any] = {
-            "test": settings.test,
-            "correction": "none",
-            "n_resamples": settings.n_resamples,
-            "confidence": settings.confidence,
-            "alpha": settings.alpha,
-            "seed": settings.seed,
-        }
         overall = compare(frame, "before", present, **kwargs).assign(language=ALL_LANGUAGES)
         parts = [overall]
         if languages and frame["language"].nunique() > 1:
