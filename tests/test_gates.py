@@ -27,6 +27,7 @@ from evalkit.gates import (
     baseline_from_report,
     check_baseline_fresh,
     check_gates,
+    compare_with_baseline,
     format_gate_table,
     gates_to_report,
     load_gates,
@@ -834,3 +835,11 @@ def test_what_the_baseline_lacks_is_not_evaluated_never_dropped(tmp_path: pathli
         ("NoAnswerFP", "all", "pass"),
         ("NoAnswerFP", "en", "pass"),
     ]
+
+
+def test_change_reads_query_languages_through_the_report_reader() -> None:
+    """A damaged ``queryLanguages`` (a language that is not a string) is an InputError, as in
+    the language gates, not a language row."""
+    report = {"systems": [], "queryLanguages": {"q-1": 5}}
+    with pytest.raises(InputError, match=r"queryLanguages\[.*\] should be a language code"):
+        compare_with_baseline(report, {"systems": []})

@@ -51,6 +51,7 @@ if TYPE_CHECKING:
         GateCheck as GateCheck,
         check_gates as check_gates,
         format_gate_table as format_gate_table,
+        gate_cannot_fail as gate_cannot_fail,
         gate_counts as gate_counts,
         gate_headline as gate_headline,
         gate_outcome as gate_outcome,

@@ -43,7 +43,13 @@ import numpy as np
 import pandas as pd
 
 from evalkit.measures.names import higher_is_better
-from evalkit.results import report_confidence, report_measure_order, report_per_query
+from evalkit.results import (
+    ALL_LANGUAGES,
+    report_confidence,
+    report_measure_order,
+    report_per_query,
+    report_query_languages,
+)
 from evalkit.stats import adjust_pvalues, auc_change, compare, paired_differences
 
 __all__ = [
@@ -134,8 +140,6 @@ NO_BASELINE_CONFIDENCE: Final = (
 SYSTEM_CHANGE_COLUMNS: Final = ("system", "status")
 """Columns of :attr:`Change.systems`: ``status`` is ``compared``, ``added`` or ``removed``."""
 
-ALL: Final = "all"
-
 
 @dataclass(frozen=True)
 class ChangeSettings:
@@ -175,7 +179,7 @@ class Change:
         """``abstention AUC 0.912 -> 0.634, -0.278 [95% -0.41, -0.15]`` (the overall row of
         ``system``), ``abstention AUC: n/a: ...`` for an n/a row, or "" without a row."""
         rows = self.abstention[
-            (self.abstention["system"] == system) & (self.abstention["language"] == ALL)
+            (self.abstention["system"] == system) & (self.abstention["language"] == ALL_LANGUAGES)
         ]
         if rows.empty:
             return ""
@@ -197,7 +201,7 @@ class Change:
 
     def overall(self, system: str | None = None) -> pd.DataFrame:
         """The ``all`` rows (of ``system``, when given)."""
-        rows = self.measures[self.measures["language"] == ALL]
+        rows = self.measures[self.measures["language"] == ALL_LANGUAGES]
         if system is not None:
             rows = rows[rows["system"] == system]
         return rows.reset_index(drop=True)
@@ -205,18 +209,14 @@ class Change:
     def significant(self) -> pd.DataFrame:
         """The overall rows that moved significantly, worse before better, then system and
         measure order."""
-        rows = self.overall()
-        rows = rows[rows["direction"] != "unchanged"]
-        return rows.sort_values("direction", key=lambda d: d != "worse", kind="stable").reset_index(
-            drop=True
-        )
+        return _worse_first(self.overall()).reset_index(drop=True)
 
     def by_language(self, system: str, measure: str) -> pd.DataFrame:
         """The language rows of ``system`` and ``measure``."""
         rows = self.measures[
             (self.measures["system"] == system)
             & (self.measures["measure"] == measure)
-            & (self.measures["language"] != ALL)
+            & (self.measures["language"] != ALL_LANGUAGES)
         ]
         return rows.reset_index(drop=True)
 
@@ -244,6 +244,13 @@ class Change:
         return directions.pop() if len(directions) == 1 else "mixed"
 
 
+def _worse_first(rows: pd.DataFrame) -> pd.DataFrame:
+    """The rows of ``rows`` that moved (``direction`` not ``unchanged``), ``worse`` before
+    ``better``, otherwise in their order."""
+    moved = rows[rows["direction"] != "unchanged"]
+    return moved.sort_values("direction", key=lambda d: d != "worse", kind="stable")
+
+
 def _signed(value: float) -> str:
     """``+0.247`` / ``-0.173`` (a true minus sign would not copy into a search box as typed)."""
     return f"{value:+.3f}"
@@ -261,20 +268,16 @@ def change_sentence(
     overall = change.overall(system)
     if overall.empty:
         return f"{system}: nothing to compare (no query in common with the baseline)"
-    moved = overall[overall["direction"] != "unchanged"].sort_values(
-        "direction", key=lambda d: d != "worse", kind="stable"
-    )
+    moved = _worse_first(overall)
     if moved.empty:
         text = (
             f"{system}: no significant change ({len(overall)} measures, "
             f"{int(overall['n'].max())} queries)"
         )
         rows = change.measures
-        by_language = rows[
-            (rows["system"] == system)
-            & (rows["language"] != ALL)
-            & (rows["direction"] != "unchanged")
-        ].sort_values("direction", key=lambda d: d != "worse", kind="stable")
+        by_language = _worse_first(
+            rows[(rows["system"] == system) & (rows["language"] != ALL_LANGUAGES)]
+        )
         if by_language.empty:
             return text
         records: list[Any] = list(by_language.head(limit).itertuples(index=False))
@@ -312,12 +315,16 @@ def change_sentence(
     return f"{system} got {change.headline(system)}: {', '.join(parts)}; {counts}"
 
 
+_PerQuery = dict[str, dict[str, dict[str, float]]]
+"""``{system: {query_id: {measure: value}}}``, a report's ``perQuery`` read once
+(:func:`evalkit.results.report_per_query`)."""
+
+
 def _frame(
-    report: Mapping[str, Any], baseline: Mapping[str, Any], system: str, measures: Sequence[str]
+    report: _PerQuery, baseline: _PerQuery, system: str, measures: Sequence[str]
 ) -> pd.DataFrame:
     """Tidy ``system (before|after), query_id, measure, value`` of the queries both have."""
-    after = report_per_query(report, "report").get(system, {})
-    before = report_per_query(baseline, "baseline").get(system, {})
+    after, before = report.get(system, {}), baseline.get(system, {})
     rows = []
     for query_id in sorted(set(after) & set(before)):
         for measure in measures:
@@ -418,7 +425,7 @@ def compare_with_baseline(
     per-query frame); without it, the report's ``queryLanguages`` when it has them, else no
     language rows."""
     settings = settings or ChangeSettings()
-    languages = dict(query_languages or report.get("queryLanguages") or {})
+    languages = dict(query_languages or report_query_languages(report, "report") or {})
     run_systems = [str(s) for s in report.get("systems") or []]
     base_systems = [str(s) for s in baseline.get("systems") or []]
     compared = [s for s in run_systems if s in base_systems]
@@ -430,30 +437,33 @@ def compare_with_baseline(
     order = report_measure_order(report)
     known = set(report_measure_order(baseline))
     measures = [m for m in order if m in known]
+    after_per_query: _PerQuery = report_per_query(report, "report") if compared else {}
+    before_per_query: _PerQuery = report_per_query(baseline, "baseline") if compared else {}
+    kwargs: dict[str, Any] = {
+        "test": settings.test,
+        "correction": "none",
+        "n_resamples": settings.n_resamples,
+        "confidence": settings.confidence,
+        "alpha": settings.alpha,
+        "seed": settings.seed,
+    }
     rows: list[pd.DataFrame] = []
     queries: list[pd.DataFrame] = []
     for system in compared:
-        frame = _frame(report, baseline, system, measures)
+        frame = _frame(after_per_query, before_per_query, system, measures)
         if frame.empty:
             continue
-        present = [m for m in measures if m in set(frame["measure"])]
+        in_frame = set(frame["measure"])
+        present = [m for m in measures if m in in_frame]
         frame["language"] = frame["query_id"].map(languages).fillna("")
-        kwargs: dict[str, Any] = {
-            "test": settings.test,
-            "correction": "none",
-            "n_resamples": settings.n_resamples,
-            "confidence": settings.confidence,
-            "alpha": settings.alpha,
-            "seed": settings.seed,
-        }
-        overall = compare(frame, "before", present, **kwargs).assign(language=ALL)
+        overall = compare(frame, "before", present, **kwargs).assign(language=ALL_LANGUAGES)
         parts = [overall]
         if languages and frame["language"].nunique() > 1:
             parts.append(compare(frame, "before", present, by="language", **kwargs))
         result = pd.concat(parts, ignore_index=True)
         result["system"] = system
         result["order"] = result["measure"].map({m: i for i, m in enumerate(present)})
-        result["scope"] = (result["language"] != ALL).astype(int)
+        result["scope"] = (result["language"] != ALL_LANGUAGES).astype(int)
         rows.append(result)
         queries.append(_query_rows(system, frame))
     measures_frame = _measures_frame(rows, queries, settings)
@@ -468,7 +478,14 @@ def compare_with_baseline(
         latency=_latency(report, baseline, compared),
         systems=systems,
         settings=settings,
-        abstention=_abstention_change(report, baseline, compared, languages, settings),
+        abstention=_abstention_change(
+            report,
+            baseline,
+            compared,
+            languages,
+            settings,
+            per_queries=(after_per_query, before_per_query),
+        ),
     )
 
 
@@ -478,16 +495,17 @@ def _abstention_change(
     compared: Sequence[str],
     languages: Mapping[str, str],
     settings: ChangeSettings,
+    *,
+    per_queries: tuple[_PerQuery, _PerQuery],
 ) -> pd.DataFrame:
     """The :data:`ABSTENTION_CHANGE_COLUMNS` rows of ``compared`` (module docs): a query is
-    a no-answer query when the report's ``perQuery`` gives it ``NoAnswerFP``."""
+    a no-answer query when the report's ``perQuery`` gives it ``NoAnswerFP``
+    (``per_queries``: the report's and the baseline's ``perQuery``, read once)."""
     after, before = report_confidence(report, "report"), report_confidence(baseline, "baseline")
     rows: list[tuple[Any, ...]] = []
     for system in compared:
-        per_query = report_per_query(report, "report").get(system, {})
-        shared = sorted(
-            set(per_query) & set(report_per_query(baseline, "baseline").get(system, {}))
-        )
+        per_query = per_queries[0].get(system, {})
+        shared = sorted(set(per_query) & set(per_queries[1].get(system, {})))
         sources = (
             before[1].get(system, "") if before else "",
             after[1].get(system, "") if after else "",
@@ -501,7 +519,7 @@ def _abstention_change(
             if new_values is None
             else ""
         )
-        scopes = [(ALL, shared)]
+        scopes = [(ALL_LANGUAGES, shared)]
         if languages:
             in_language: dict[str, list[str]] = {}
             for query_id in shared:
@@ -558,15 +576,10 @@ def _measures_frame(
         result["ties"],
     )
     result["correction"] = settings.correction
-    overall = result["language"] == ALL
+    overall = result["language"] == ALL_LANGUAGES
     p_adjusted = np.full(len(result), np.nan)
-    for mask in (overall.to_numpy(), (~overall).to_numpy()):
-        p = result.loc[mask, "p_value"].to_numpy(np.float64)
-        valid = ~np.isnan(p)
-        if valid.any():
-            adjusted = np.full(p.shape, np.nan)
-            adjusted[valid] = adjust_pvalues(p[valid], settings.correction)
-            p_adjusted[mask] = adjusted
+    for mask in (overall.to_numpy(), (~overall).to_numpy()):  # NaN p-values stay NaN
+        p_adjusted[mask] = adjust_pvalues(result.loc[mask, "p_value"], settings.correction)
     result["p_adjusted"] = p_adjusted
     sign = np.where([higher_is_better(str(m)) for m in result["measure"]], 1.0, -1.0)
     significant = result["p_adjusted"].to_numpy() <= settings.alpha
@@ -577,22 +590,24 @@ def _measures_frame(
     result["differs"] = False
     result["p_differs"] = np.nan
     if (~overall).any():
-        per_query = pd.concat(queries, ignore_index=True)
+        pairs = {
+            key: (group["language"], group["diff"].to_numpy(np.float64))
+            for key, group in pd.concat(queries, ignore_index=True).groupby(
+                ["system", "measure"], sort=False
+            )
+        }
         p_values = []
-        for index in result.index[~overall]:
-            row = result.loc[index]
-            pairs = per_query[
-                (per_query["system"] == row["system"]) & (per_query["measure"] == row["measure"])
-            ]
-            inside = (pairs["language"] == row["language"]).to_numpy()
-            d = pairs["diff"].to_numpy(np.float64)
+        for system, measure, language in result.loc[
+            ~overall, ["system", "measure", "language"]
+        ].itertuples(index=False):
+            if (system, measure) not in pairs:
+                p_values.append(np.nan)
+                continue
+            in_language, d = pairs[(system, measure)]
+            inside = (in_language == language).to_numpy()
             enough = inside.sum() >= 2 and (~inside).sum() >= 2
             p_values.append(_differs_p(d, inside, settings) if enough else np.nan)
-        p = np.asarray(p_values, dtype=np.float64)
-        adjusted = np.full(p.shape, np.nan)
-        valid = ~np.isnan(p)
-        if valid.any():
-            adjusted[valid] = adjust_pvalues(p[valid], settings.correction)
+        adjusted = adjust_pvalues(p_values, settings.correction)
         result.loc[~overall, "p_differs"] = adjusted
         result.loc[~overall, "differs"] = np.nan_to_num(adjusted, nan=1.0) <= settings.alpha
     result["differs"] = result["differs"].astype(bool)

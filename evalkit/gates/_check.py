@@ -87,6 +87,7 @@ __all__ = [
     "check_gates",
     "fixed_width_lines",
     "format_gate_table",
+    "gate_cannot_fail",
     "gate_counts",
     "gate_headline",
     "gate_outcome",
@@ -690,6 +691,13 @@ def gate_counts(results: pd.DataFrame) -> dict[str, int]:
     """``{"pass": n, "fail": n, "not evaluated": n}`` of a :func:`check_gates` frame."""
     counts = results["status"].value_counts()
     return {status: int(counts.get(status, 0)) for status in (PASS, FAIL, NOT_EVALUATED)}
+
+
+def gate_cannot_fail(results: pd.DataFrame) -> int:
+    """Passing checks of a :func:`check_gates` frame that cannot fail: their threshold is the
+    measure's worst value (the baseline is already as bad as the measure gets; their ``note``
+    says so)."""
+    return int(((results["status"] == PASS) & (results["note"] != "")).sum())
 
 
 def gates_failed(results: pd.DataFrame) -> bool:

@@ -6,8 +6,9 @@ version. Per version, system and measure: the mean of its per-query values with 
 bootstrap interval (:func:`evalkit.stats.summarize_with_ci`). A version **moved** when the
 version before it has the same shared definition (``definitionHashes.shared``, else
 ``evaluationDefinitionHash``) and its mean lies outside that version's interval (a mean on a
-bound is no move); ``first_move`` marks, per system and measure, the oldest such commit. Only
-commit hashes and times are read: never subjects or authors. Needs nothing but ``git``.
+bound, within :mod:`evalkit.stats`' rule of equality, is no move); ``first_move`` marks, per
+system and measure, the oldest such commit. Only commit hashes and times are read: never
+subjects or authors. Needs nothing but ``git``.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from evalkit.errors import InputError
 from evalkit.measures.names import higher_is_better
 from evalkit.results import report_measure_order, report_per_query
 from evalkit.safety.inputs import load_json
-from evalkit.stats import SUMMARY_COLUMNS, summarize_with_ci
+from evalkit.stats import EQUAL_RTOL, SUMMARY_COLUMNS, summarize_with_ci
 
 __all__ = ["HISTORY_COLUMNS", "baseline_history", "format_history"]
 
@@ -148,7 +149,7 @@ def baseline_history(
             moved = ""
             if comparable and before is not None:
                 mean, low, high = float(row["mean"]), before["ci_low"], before["ci_high"]
-                unit = 1e-10 * max(abs(mean), abs(low), abs(high), 1e-300)
+                unit = EQUAL_RTOL * max(abs(mean), abs(low), abs(high), 1e-300)
                 sign = 1.0 if higher_is_better(key[1]) else -1.0
                 if mean < low - unit:
                     moved = "worse" if sign > 0 else "better"

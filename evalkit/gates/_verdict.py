@@ -31,7 +31,14 @@ from evalkit.gates._baseline import (
     shown_baseline_path,
 )
 from evalkit.gates._change import Change, ChangeSettings, compare_with_baseline
-from evalkit.gates._check import check_gates, gate_counts, gate_headline, gate_outcome, gate_systems
+from evalkit.gates._check import (
+    check_gates,
+    gate_cannot_fail,
+    gate_counts,
+    gate_headline,
+    gate_outcome,
+    gate_systems,
+)
 from evalkit.gates._explain import worst_queries
 from evalkit.gates._spec import GATES_SCHEMA, BaselineGate, Gates
 
@@ -115,8 +122,7 @@ class GateVerdict:
         """Passing checks whose threshold is the measure's worst value."""
         if self.results is None or self.results.empty:
             return 0
-        status = self.results["status"]
-        return int(((status == "pass") & (self.results["note"] != "")).sum())
+        return gate_cannot_fail(self.results)
 
     def failing(self) -> pd.DataFrame:
         """The failing checks, with a ``worst`` column (comma-separated query IDs)."""

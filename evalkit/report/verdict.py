@@ -37,6 +37,8 @@ from evalkit.gates import (
     GATE_COLUMNS,
     ChangeSettings,
     GateVerdict,
+    gate_cannot_fail,
+    gate_counts,
     gate_headline,
     gate_outcome,
     gate_verdict,
@@ -385,14 +387,14 @@ def _gates(results: pd.DataFrame | None) -> tuple[int, int, int, int, pd.DataFra
     if results is None or results.empty:
         empty = pd.DataFrame({c: pd.Series(dtype=_GATE_DTYPES[c]) for c in FAILING_GATE_COLUMNS})
         return 0, 0, 0, 0, empty
-    status = results["status"]
-    failing = results.loc[status == "fail", list(FAILING_GATE_COLUMNS)].reset_index(drop=True)
+    counts = gate_counts(results)
+    failing = results.loc[results["status"] == "fail", list(FAILING_GATE_COLUMNS)]
     return (
-        int((status == "pass").sum()),
-        int((status == "fail").sum()),
-        int((status == "not evaluated").sum()),
-        int(((status == "pass") & (results["note"] != "")).sum()),
-        failing,
+        counts["pass"],
+        counts["fail"],
+        counts["not evaluated"],
+        gate_cannot_fail(results),
+        failing.reset_index(drop=True),
     )
 
 
