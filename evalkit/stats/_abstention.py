@@ -60,6 +60,8 @@ from evalkit.measures.abstention import abstention_measure
 from evalkit.stats._resampling import BLOCK_VALUES, group_seed, random_generator
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from evalkit.run import Evaluation
 
 __all__ = [
@@ -277,6 +279,16 @@ def stratified_counts(
     return counts
 
 
+def stratified_blocks(
+    answerable: npt.NDArray[np.bool_], rng: np.random.Generator, n_resamples: int
+) -> Iterator[FloatArray]:
+    """:func:`stratified_counts` of ``n_resamples`` resamples in blocks of about
+    ``BLOCK_VALUES`` counts (``(rows, n)`` each), so memory stays bounded for many queries."""
+    rows = max(1, BLOCK_VALUES // max(1, answerable.shape[0]))
+    for start in range(0, n_resamples, rows):
+        yield stratified_counts(answerable, rng, min(rows, n_resamples - start))
+
+
 def _resampled_statistics(
     confidence: FloatArray,
     answerable: npt.NDArray[np.bool_],
@@ -286,12 +298,10 @@ def _resampled_statistics(
     rng: np.random.Generator,
     n_resamples: int,
 ) -> dict[str, FloatArray]:
-    """Each summary statistic over ``n_resamples`` stratified resamples, ``(n_resamples,)``,
-    drawn in blocks of about ``BLOCK_VALUES`` counts (memory stays bounded for many queries)."""
-    rows = max(1, BLOCK_VALUES // max(1, confidence.shape[0]))
+    """Each summary statistic over ``n_resamples`` stratified resamples, ``(n_resamples,)``
+    (drawn by :func:`stratified_blocks`)."""
     parts: dict[str, list[FloatArray]] = {name: [] for name in ABSTENTION_STATISTICS}
-    for start in range(0, n_resamples, rows):
-        counts = stratified_counts(answerable, rng, min(rows, n_resamples - start))
+    for counts in stratified_blocks(answerable, rng, n_resamples):
         block = abstention_statistics(
             confidence, answerable, value, max_no_answer_fp=max_no_answer_fp, weights=counts
         )
@@ -352,11 +362,10 @@ def auc_change(
         rng = random_generator(
             group_seed(seed, "abstention-change", ("system", "language"), (system, language))
         )
-        rows = max(1, BLOCK_VALUES // max(1, positive.shape[0]))
-        diffs: list[FloatArray] = []
-        for start in range(0, n_resamples, rows):
-            counts = stratified_counts(positive, rng, min(rows, n_resamples - start))
-            diffs.append(weighted_auc(new, positive, counts) - weighted_auc(old, positive, counts))
+        diffs = [
+            weighted_auc(new, positive, counts) - weighted_auc(old, positive, counts)
+            for counts in stratified_blocks(positive, rng, n_resamples)
+        ]
         tail = (1.0 - confidence) / 2.0
         low, high = (float(v) for v in np.quantile(np.concatenate(diffs), [tail, 1.0 - tail]))
     return AucChange(
