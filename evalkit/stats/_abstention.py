@@ -56,7 +56,7 @@ import pandas as pd
 
 from evalkit._arrays import FloatArray
 from evalkit.errors import InputError
-from evalkit.measures.abstention import abstention_measure
+from evalkit.measures.abstention import MAX_FP, abstention_measure
 from evalkit.stats._resampling import BLOCK_VALUES, group_seed, random_generator
 
 if TYPE_CHECKING:
@@ -83,8 +83,9 @@ __all__ = [
 ALL_LANGUAGES: Final = "all"
 """The ``language`` of a system's rows over all its queries."""
 
-DEFAULT_MAX_NO_ANSWER_FP: Final = 0.1
-"""The default target of the operating point: at most one no-answer query in ten answered."""
+DEFAULT_MAX_NO_ANSWER_FP: Final = MAX_FP[1]
+"""The default target of the operating point (0.1: at most one no-answer query in ten
+answered), the ``max_fp`` default of the ``Op*`` measures (:mod:`evalkit.measures.abstention`)."""
 
 NO_NO_ANSWER: Final = "n/a: no no-answer queries"
 """The ``note`` of a summary row whose queries include no no-answer query."""
