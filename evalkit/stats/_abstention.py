@@ -214,8 +214,7 @@ def abstention_statistics(
         coverage = (answered_pos + answered_neg) / (total_pos + total_neg)
         risk = suffix(per_level(loss)) / (answered_pos + answered_neg)
         mean_value = suffix(per_level(np.where(positive, measure, 0.0))) / total_pos
-        below = np.cumsum(neg, axis=1) - neg
-        auc = (pos * (below + 0.5 * neg)).sum(axis=1) / (total_pos * total_neg)[:, 0]
+    auc = _level_auc(pos, neg)
     steps = coverage[:, :-1] - coverage[:, 1:]
     aurc = np.where(steps > 0, steps * np.nan_to_num(risk[:, :-1]), 0.0).sum(axis=1)
     aurc = np.where(coverage[:, 0] > 0, aurc, np.nan)
@@ -258,6 +257,13 @@ def weighted_auc(
     first = np.flatnonzero(np.r_[True, np.diff(level_of[order]) != 0])
     pos = np.add.reduceat((weights * positive)[:, order], first, axis=1)
     neg = np.add.reduceat((weights * ~positive)[:, order], first, axis=1)
+    return _level_auc(pos, neg)
+
+
+def _level_auc(pos: FloatArray, neg: FloatArray) -> FloatArray:
+    """``(B,)``: the ROC AUC from the weight of each class at each confidence level, ``(B, L)``
+    with levels ascending (a no-answer query at the same level counts half; NaN without both
+    classes)."""
     below = np.cumsum(neg, axis=1) - neg
     with np.errstate(invalid="ignore", divide="ignore"):
         auc: FloatArray = (pos * (below + 0.5 * neg)).sum(axis=1) / (
