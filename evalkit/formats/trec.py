@@ -16,7 +16,6 @@ file and line of the first malformed line. Error messages never quote the file's
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -29,7 +28,7 @@ import pyarrow.csv as pacsv
 from evalkit.errors import FormatError, InputError
 from evalkit.formats._lines import PathLike, checked_file, csv_options, read_fields
 from evalkit.formats.rules import require_columns
-from evalkit.formats.trec_arrays import last_run_id
+from evalkit.formats.trec_arrays import is_iteration_field, last_run_id
 
 __all__ = ["last_run_id", "read_qrels", "read_run", "stream_run", "write_qrels", "write_run"]
 
@@ -74,10 +73,6 @@ def read_run(path: PathLike, *, rank: bool = True) -> pd.DataFrame:
     return frame
 
 
-# what the second column of a TREC line holds (trec_eval ignores it): Q0, or an iteration number
-_ITERATION = re.compile(r"[Qq]?0|\d{1,3}")
-
-
 def _check_column_order(run: pd.DataFrame, path: PathLike) -> None:
     """A FormatError naming the column when the doc ID column holds what belongs in the second
     column (``Q0``) on every line: the columns are out of order (``query_id doc_id Q0 ...``),
@@ -85,7 +80,7 @@ def _check_column_order(run: pd.DataFrame, path: PathLike) -> None:
     if len(run) < 2:
         return
     first = str(run["doc_id"].iat[0])
-    if _ITERATION.fullmatch(first) and bool((run["doc_id"] == first).all()):
+    if is_iteration_field(first) and bool((run["doc_id"] == first).all()):
         raise FormatError(
             f"column 3 (doc_id) holds {first!r} on every line, which belongs in column 2; the "
             "columns look out of order: a TREC run line is 'query_id Q0 doc_id rank score "

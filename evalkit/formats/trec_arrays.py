@@ -42,6 +42,7 @@ __all__ = [
     "MAX_ARRAY_BYTES",
     "QrelsColumns",
     "RunColumns",
+    "is_iteration_field",
     "last_run_id",
     "read_qrels_columns",
     "read_run_columns",
@@ -76,8 +77,14 @@ _DIGIT[48:58] = True
 _NUMBER = _DIGIT.copy()  # the bytes of a plain decimal number
 _NUMBER[[ord("."), ord("-"), ord("+"), ord("e"), ord("E")]] = True
 _POWERS_OF_TEN = np.array([float(10**k) for k in range(16)])  # exact in float64
-# what the second column of a TREC line holds (trec_eval ignores it): Q0, or an iteration number
 _ITERATION = re.compile(r"[Qq]?0|\d{1,3}")
+
+
+def is_iteration_field(text: str) -> bool:
+    """Whether ``text`` is what the second column of a TREC line holds (trec_eval ignores
+    it): ``Q0``, or an iteration number. In a run's doc ID column it means the columns are
+    out of order."""
+    return _ITERATION.fullmatch(text) is not None
 
 
 def read_qrels_columns(path: str | os.PathLike[str]) -> QrelsColumns | None:
@@ -95,7 +102,7 @@ def read_run_columns(path: str | os.PathLike[str]) -> RunColumns | None:
         return None
     query, doc, score = columns
     first = doc.to_list(np.zeros(1, dtype=np.int64))[0]
-    if _ITERATION.fullmatch(first):  # maybe columns out of order: read_run says so
+    if is_iteration_field(first):  # maybe columns out of order: read_run says so
         return None
     return RunColumns(query, doc, score)
 

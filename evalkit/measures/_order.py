@@ -296,11 +296,12 @@ def keep_first(
     else:
         key = np.zeros(dup_rows.size, dtype=np.int64)
     order = np.lexsort((dup_rows, key))  # ranked first, then first in the run
-    pairs = list(zip(run_q.to_list(dup_rows), run_d.to_list(dup_rows), strict=True))
-    seen: set[tuple[str, str]] = set()
+    # each (query, doc) pair's code; object arrays: numpy's str dtypes drop trailing NULs
+    _, query_code = np.unique(np.array(run_q.to_list(dup_rows), dtype=object), return_inverse=True)
+    _, doc_code = np.unique(np.array(run_d.to_list(dup_rows), dtype=object), return_inverse=True)
+    pair = query_code.astype(np.int64) * (int(doc_code.max()) + 1) + doc_code
+    _, first = np.unique(pair[order], return_index=True)  # each pair's first in ``order``
     keep = np.ones(n_rows, dtype=bool)
-    for at in order.tolist():
-        if pairs[at] in seen:
-            keep[dup_rows[at]] = False
-        seen.add(pairs[at])
+    keep[dup_rows] = False
+    keep[dup_rows[order[first]]] = True
     return keep

@@ -324,10 +324,13 @@ class _RunSide(NamedTuple):
         cuts = np.unique(np.searchsorted(self.query_first, targets)).tolist()
         bounds = [0, *[c for c in cuts if 0 < c < n_queries], n_queries]
         spans = list(itertools.pairwise(bounds))
-        from concurrent.futures import ThreadPoolExecutor
+        with jobs(len(spans)) as pool:
+            pending = [pool.submit(self.rank_one_thread, first, last) for first, last in spans]
+            return [part.result() for part in pending]
 
-        with ThreadPoolExecutor(max_workers=len(spans)) as pool:
-            return list(pool.map(lambda span: self.rank(*span, workers=1), spans))
+    def rank_one_thread(self, first: int, last: int) -> _RankedPart:
+        """:meth:`rank` on this thread alone (one part of :meth:`ranked_parts`)."""
+        return self.rank(first, last, workers=1)
 
     def rank(self, first: int, last: int, *, workers: int | None) -> _RankedPart:
         """Rank the rows of query codes ``first .. last - 1``."""

@@ -56,10 +56,12 @@ import pandas as pd
 
 from evalkit._arrays import FloatArray
 from evalkit.errors import InputError
-from evalkit.measures.abstention import abstention_measure
+from evalkit.measures.abstention import MAX_FP, abstention_measure
 from evalkit.stats._resampling import BLOCK_VALUES, group_seed, random_generator
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from evalkit.run import Evaluation
 
 __all__ = [
@@ -81,8 +83,9 @@ __all__ = [
 ALL_LANGUAGES: Final = "all"
 """The ``language`` of a system's rows over all its queries."""
 
-DEFAULT_MAX_NO_ANSWER_FP: Final = 0.1
-"""The default target of the operating point: at most one no-answer query in ten answered."""
+DEFAULT_MAX_NO_ANSWER_FP: Final = MAX_FP[1]
+"""The default target of the operating point (0.1: at most one no-answer query in ten
+answered), the ``max_fp`` default of the ``Op*`` measures (:mod:`evalkit.measures.abstention`)."""
 
 NO_NO_ANSWER: Final = "n/a: no no-answer queries"
 """The ``note`` of a summary row whose queries include no no-answer query."""
@@ -211,8 +214,7 @@ def abstention_statistics(
         coverage = (answered_pos + answered_neg) / (total_pos + total_neg)
         risk = suffix(per_level(loss)) / (answered_pos + answered_neg)
         mean_value = suffix(per_level(np.where(positive, measure, 0.0))) / total_pos
-        below = np.cumsum(neg, axis=1) - neg
-        auc = (pos * (below + 0.5 * neg)).sum(axis=1) / (total_pos * total_neg)[:, 0]
+    auc = _level_auc(pos, neg)
     steps = coverage[:, :-1] - coverage[:, 1:]
     aurc = np.where(steps > 0, steps * np.nan_to_num(risk[:, :-1]), 0.0).sum(axis=1)
     aurc = np.where(coverage[:, 0] > 0, aurc, np.nan)
@@ -255,6 +257,13 @@ def weighted_auc(
     first = np.flatnonzero(np.r_[True, np.diff(level_of[order]) != 0])
     pos = np.add.reduceat((weights * positive)[:, order], first, axis=1)
     neg = np.add.reduceat((weights * ~positive)[:, order], first, axis=1)
+    return _level_auc(pos, neg)
+
+
+def _level_auc(pos: FloatArray, neg: FloatArray) -> FloatArray:
+    """``(B,)``: the ROC AUC from the weight of each class at each confidence level, ``(B, L)``
+    with levels ascending (a no-answer query at the same level counts half; NaN without both
+    classes)."""
     below = np.cumsum(neg, axis=1) - neg
     with np.errstate(invalid="ignore", divide="ignore"):
         auc: FloatArray = (pos * (below + 0.5 * neg)).sum(axis=1) / (
@@ -277,6 +286,16 @@ def stratified_counts(
     return counts
 
 
+def stratified_blocks(
+    answerable: npt.NDArray[np.bool_], rng: np.random.Generator, n_resamples: int
+) -> Iterator[FloatArray]:
+    """:func:`stratified_counts` of ``n_resamples`` resamples in blocks of about
+    ``BLOCK_VALUES`` counts (``(rows, n)`` each), so memory stays bounded for many queries."""
+    rows = max(1, BLOCK_VALUES // max(1, answerable.shape[0]))
+    for start in range(0, n_resamples, rows):
+        yield stratified_counts(answerable, rng, min(rows, n_resamples - start))
+
+
 def _resampled_statistics(
     confidence: FloatArray,
     answerable: npt.NDArray[np.bool_],
@@ -286,12 +305,10 @@ def _resampled_statistics(
     rng: np.random.Generator,
     n_resamples: int,
 ) -> dict[str, FloatArray]:
-    """Each summary statistic over ``n_resamples`` stratified resamples, ``(n_resamples,)``,
-    drawn in blocks of about ``BLOCK_VALUES`` counts (memory stays bounded for many queries)."""
-    rows = max(1, BLOCK_VALUES // max(1, confidence.shape[0]))
+    """Each summary statistic over ``n_resamples`` stratified resamples, ``(n_resamples,)``
+    (drawn by :func:`stratified_blocks`)."""
     parts: dict[str, list[FloatArray]] = {name: [] for name in ABSTENTION_STATISTICS}
-    for start in range(0, n_resamples, rows):
-        counts = stratified_counts(answerable, rng, min(rows, n_resamples - start))
+    for counts in stratified_blocks(answerable, rng, n_resamples):
         block = abstention_statistics(
             confidence, answerable, value, max_no_answer_fp=max_no_answer_fp, weights=counts
         )
@@ -352,11 +369,10 @@ def auc_change(
         rng = random_generator(
             group_seed(seed, "abstention-change", ("system", "language"), (system, language))
         )
-        rows = max(1, BLOCK_VALUES // max(1, positive.shape[0]))
-        diffs: list[FloatArray] = []
-        for start in range(0, n_resamples, rows):
-            counts = stratified_counts(positive, rng, min(rows, n_resamples - start))
-            diffs.append(weighted_auc(new, positive, counts) - weighted_auc(old, positive, counts))
+        diffs = [
+            weighted_auc(new, positive, counts) - weighted_auc(old, positive, counts)
+            for counts in stratified_blocks(positive, rng, n_resamples)
+        ]
         tail = (1.0 - confidence) / 2.0
         low, high = (float(v) for v in np.quantile(np.concatenate(diffs), [tail, 1.0 - tail]))
     return AucChange(

@@ -488,9 +488,11 @@ class _Pairs:
     def scale(self) -> float:
         return math.sqrt(self.v_e / self.n)
 
-    @property
-    def q(self) -> Any:
-        return _studentized_differences(self.diffs, self.scale)
+    @functools.cached_property
+    def q(self) -> FloatArray:
+        """Tukey's q of each pair (computed once: the p-values and the rows use it)."""
+        q: FloatArray = _studentized_differences(self.diffs, self.scale)
+        return q
 
     def rows(
         self,
