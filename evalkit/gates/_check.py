@@ -48,7 +48,7 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import astuple, dataclass, fields
-from typing import Any, Final, TypedDict, Unpack
+from typing import Any, Final
 
 import pandas as pd
 
@@ -103,7 +103,8 @@ FAIL: Final = "fail"
 NOT_EVALUATED: Final = "not evaluated"
 
 
-class CheckSubject(TypedDict):
+@dataclass(frozen=True)
+class CheckSubject:
     """What one check is about: the first six columns of :data:`GATE_COLUMNS`."""
 
     gate: str
@@ -115,9 +116,10 @@ class CheckSubject(TypedDict):
 
 
 @dataclass(frozen=True)
-class GateCheck:
+class GateCheck(CheckSubject):
     """One check of a gate: a row of :func:`check_gates`' frame (its columns, in order:
-    :data:`GATE_COLUMNS`). Built by :meth:`checked` or :meth:`not_evaluated`.
+    :data:`GATE_COLUMNS`, the :class:`CheckSubject`'s first). Built by :meth:`checked` or
+    :meth:`not_evaluated`, whose keyword arguments beyond their own are the subject's fields.
 
     ``kind`` is ``absolute``, ``relative``, ``baseline`` or ``new-failures``; ``language`` is
     ``"all"`` for the overall mean; ``reference`` is ``""``, the reference system or
@@ -128,12 +130,6 @@ class GateCheck:
     it cannot fail (its threshold is the measure's worst value), else ``""``.
     """
 
-    gate: str
-    kind: str
-    system: str
-    measure: str
-    language: str
-    reference: str
     op: str
     threshold: float
     actual: float
@@ -150,7 +146,7 @@ class GateCheck:
         threshold: float,
         actual: float,
         query_ids: Sequence[str] = (),
-        **subject: Unpack[CheckSubject],
+        **subject: str,
     ) -> GateCheck:
         """An evaluated check of ``subject``: ``actual`` against ``threshold`` by ``op``, with
         :data:`COMPARISON_SLACK` for float rounding."""
@@ -171,7 +167,7 @@ class GateCheck:
         )
 
     @classmethod
-    def not_evaluated(cls, *, note: str, **subject: Unpack[CheckSubject]) -> GateCheck:
+    def not_evaluated(cls, *, note: str, **subject: str) -> GateCheck:
         """A check of ``subject`` the report cannot answer: neither passed nor failed; ``note``
         says why."""
         return cls(
@@ -188,6 +184,7 @@ class GateCheck:
 
 GATE_COLUMNS: Final[list[str]] = [f.name for f in fields(GateCheck)]
 """The columns of :func:`check_gates`' frame: :class:`GateCheck`'s fields, in order."""
+_SUBJECT_COLUMNS: Final = tuple(f.name for f in fields(CheckSubject))
 
 
 def _worst_value(measure: str) -> float:
@@ -674,7 +671,7 @@ def gates_to_report(results: pd.DataFrame) -> list[dict[str, Any]]:
     for row in results.to_dict(orient="records"):
         evaluated = row["status"] != NOT_EVALUATED
         record: dict[str, Any] = {
-            **{column: str(row[column]) for column in (*CheckSubject.__annotations__, "op")},
+            **{column: str(row[column]) for column in (*_SUBJECT_COLUMNS, "op")},
             "threshold": float(row["threshold"]) if evaluated else None,
             "actual": float(row["actual"]) if evaluated else None,
             "passed": bool(row["passed"]) if evaluated else None,
