@@ -292,18 +292,29 @@ def test_sighup_is_handled_like_sigterm(command: str, tmp_path: pathlib.Path) ->
 
 
 _FINALIZER_SIGNAL = """
-import gc, os, signal, time
+import gc, os, signal, time, weakref
 from evalkit.errors import Interrupted
 from evalkit.safety.interrupts import handle_signals
 
+def signalled():
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(0.01)
+
 class SignalledWhileFinalized:  # like a progress bar whose __del__ runs when the signal comes
     def __del__(self):
-        os.kill(os.getpid(), signal.SIGINT)
-        time.sleep(0.01)
+        signalled()
+
+class Referenced:
+    pass
 
 try:
     with handle_signals():
-        SignalledWhileFinalized()
+        if KIND == "finalizer":
+            SignalledWhileFinalized()
+        else:  # a weak reference's callback (importlib's module-lock callback, seen under load)
+            target = Referenced()
+            reference = weakref.ref(target, lambda _: signalled())
+            del target
         gc.collect()
         for _ in range(200):
             time.sleep(0.01)
@@ -313,12 +324,14 @@ except Interrupted as stop:
 """
 
 
-def test_a_signal_inside_a_finalizer_still_interrupts_the_command() -> None:
-    """An exception raised in ``__del__`` is printed ("Exception ignored in") and dropped:
-    raised there, a Ctrl-C was lost and the command ran on (seen with tqdm's ``__del__``).
-    The handler sends the signal again once the finalizer has returned."""
+@pytest.mark.parametrize("kind", ["finalizer", "weakref callback"])
+def test_a_signal_inside_a_finalizer_still_interrupts_the_command(kind: str) -> None:
+    """An exception raised in ``__del__`` or a weak reference's callback is printed
+    ("Exception ignored in") and dropped: raised there, a Ctrl-C was lost and the command ran
+    on (seen with tqdm's ``__del__``, and with importlib's module-lock callback under load). The
+    signal is sent again, and raised once the finalizer has returned."""
     done = subprocess.run(
-        [sys.executable, "-c", _FINALIZER_SIGNAL],
+        [sys.executable, "-c", f"KIND = {kind!r}\n{_FINALIZER_SIGNAL}"],
         check=False,
         capture_output=True,
         text=True,

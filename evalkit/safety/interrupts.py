@@ -17,10 +17,11 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from types import FrameType
-from typing import Final
+from typing import Any, Final
 
 from evalkit.errors import Interrupted, WorkerInterrupted
 
@@ -38,7 +39,8 @@ __all__ = [
 #: How often a thread that waits (on a socket, a backoff) checks :func:`cancelled`, in seconds.
 POLL_S: Final = 0.2
 
-#: A signal that arrives inside a finalizer is sent again after this many seconds.
+#: A signal raised where it could not be (see :func:`_unraisable`) is sent again after this
+#: many seconds.
 REDELIVER_S: Final = 0.05
 
 _SIGNALS: Final = (
@@ -50,6 +52,7 @@ _CANCELLED = threading.Event()
 _OWNER: list[int] = []  # the pid of the process that installed the handler
 _DEFERRED: list[int] = []  # signals that arrived inside deferred(), raised when it ends
 _STATE = {"deferring": 0, "written": 0}
+_HOOKS: list[Callable[[Any], object]] = []  # the unraisable hook each handle_signals() replaced
 
 
 def cancelled() -> bool:
@@ -79,19 +82,21 @@ def interrupted_line(stop: Interrupted) -> str:
     return f"evalkit: interrupted ({stop}); {left if count else 'nothing was written'}"
 
 
-def _in_finalizer(frame: FrameType | None) -> bool:
-    """Whether the interrupted code runs inside a ``__del__`` (a finalizer the garbage
-    collector called, e.g. a progress bar's): Python prints an exception raised there as
-    "Exception ignored in ..." and drops it, so the signal would be lost."""
-    while frame is not None:
-        if frame.f_code.co_name == "__del__":
-            return True
-        frame = frame.f_back
-    return False
-
-
-def _deliver_again(signum: int) -> None:
-    os.kill(os.getpid(), signum)
+def _unraisable(unraisable: Any) -> None:
+    """``sys.unraisablehook`` within :func:`handle_signals`: an :class:`Interrupted` (or
+    :class:`WorkerInterrupted`) raised where Python cannot raise it, in a finalizer or a weak
+    reference's callback (a progress bar's ``__del__``, importlib's module-lock callback), is
+    not printed as "Exception ignored in ..." and dropped: the signal is sent again after
+    :data:`REDELIVER_S` (from a thread: sent from here, the handler would run inside this hook,
+    which cannot raise either), and the handler raises it at the next point that can. Anything
+    else goes to the previous hook."""
+    stop = unraisable.exc_value
+    if isinstance(stop, Interrupted | WorkerInterrupted):
+        timer = threading.Timer(REDELIVER_S, os.kill, (os.getpid(), stop.signum))
+        timer.daemon = True
+        timer.start()
+        return
+    _HOOKS[-1](unraisable)
 
 
 def _handler(signum: int, frame: FrameType | None) -> None:
@@ -102,12 +107,7 @@ def _handler(signum: int, frame: FrameType | None) -> None:
     if _STATE["deferring"]:
         _DEFERRED.append(signum)
         return
-    if _in_finalizer(frame):  # raised here it would be printed and dropped: send it again
-        timer = threading.Timer(REDELIVER_S, _deliver_again, (signum,))
-        timer.daemon = True
-        timer.start()
-        return
-    raise Interrupted(signum)
+    raise Interrupted(signum)  # raised where it cannot be, it comes back (see _unraisable)
 
 
 @contextlib.contextmanager
@@ -143,6 +143,8 @@ def handle_signals() -> Iterator[None]:
     _CANCELLED.clear()
     _DEFERRED.clear()
     _STATE["written"] = 0
+    _HOOKS.append(sys.unraisablehook)
+    sys.unraisablehook = _unraisable
     try:
         for signum in _SIGNALS:
             signal.signal(signum, _handler)
@@ -150,4 +152,5 @@ def handle_signals() -> Iterator[None]:
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+        sys.unraisablehook = _HOOKS.pop()
         _OWNER.pop()

@@ -29,19 +29,21 @@ call it for the folders they write into. What it did is said in one line on stde
 command ends (:func:`release`): ``evalkit: cleaned up after an earlier evalkit process that was
 stopped (pid 4242): ...``, without a path. Leftovers of another host, of a live process, or
 named before this scheme are never touched.
+
+Every command sweeps as it starts, so this module is on every command's start-up path (and
+``evalkit trec-eval`` is measured against a C binary): what a sweep that finds nothing does not
+need (``hashlib`` and ``socket`` for the host's digest) is imported where it is used.
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
-import hashlib
+import functools
 import json
 import os
 import re
-import secrets
 import shutil
-import socket
 import stat
 import sys
 import tempfile
@@ -70,7 +72,6 @@ STAGING_FOLDER: Final = ".evalkit-staging"
 STAGING_RECORD: Final = ".evalkit-reserved.json"
 """The file in a staging folder naming the folders its import reserved (removed before the
 staging folder becomes the fixture)."""
-_HOST8: Final = hashlib.sha256(socket.gethostname().encode("utf-8", "replace")).hexdigest()[:8]
 _TAG: Final = r"(?P<host>[0-9a-f]{8})-(?P<pid>[0-9]+)-(?P<start>[0-9]+)"
 _FOLDER_RE: Final = re.compile(rf"{_TAG}")
 _TOKEN_RE: Final = re.compile(rf"{_TAG}-[a-z0-9_]+")  # a staging folder: mkdtemp's suffix
@@ -122,15 +123,24 @@ def _start_time(pid: int) -> tuple[str, str]:
     return fields[0].decode(), fields[19].decode()
 
 
+@functools.cache
+def _host8() -> str:
+    """The first 8 hex digits of the SHA-256 of this host's name."""
+    import hashlib  # here, not at start-up (see the module docstring)
+    import socket
+
+    return hashlib.sha256(socket.gethostname().encode("utf-8", "replace")).hexdigest()[:8]
+
+
 def _tag(pid: int | None = None) -> str:
     pid = os.getpid() if pid is None else pid
-    return f"{_HOST8}-{pid}-{_start_time(pid)[1]}"
+    return f"{_host8()}-{pid}-{_start_time(pid)[1]}"
 
 
 def _is_dead(match: re.Match[str]) -> bool:
     """Whether the process a tag names is gone (this host only; a live or foreign one: no)."""
     pid = int(match["pid"])
-    if match["host"] != _HOST8 or pid == os.getpid():
+    if match["host"] != _host8() or pid == os.getpid():
         return False
     try:
         os.kill(pid, 0)
@@ -192,12 +202,12 @@ def temporary_path(destination: Path) -> Path:
     """A new name for the temporary file of ``destination``, beside it (the name is cut so the
     temporary name stays within 255 bytes)."""
     stem = os.fsencode(destination.name)[:180].decode("utf-8", errors="ignore")
-    return destination.with_name(f".{stem}.{_tag()}-{secrets.token_hex(6)}.tmp")
+    return destination.with_name(f".{stem}.{_tag()}-{os.urandom(6).hex()}.tmp")
 
 
 def journal_path(folder: Path) -> Path:
     """A new name for the journal of a write of several files, in ``folder``."""
-    return folder / f".evalkit-pending.{_tag()}-{secrets.token_hex(6)}.json"
+    return folder / f".evalkit-pending.{_tag()}-{os.urandom(6).hex()}.json"
 
 
 def staging_dir(parent: Path, reserved: list[Path]) -> Path:
@@ -259,6 +269,13 @@ def sweep(folders: tuple[Path, ...] = ()) -> Swept:
         _PENDING.setdefault(os.getpid(), Swept()).add(swept)
         _release_at_exit()
     return swept
+
+
+def _remove_tree(path: str | os.PathLike[str]) -> None:
+    """``shutil.rmtree(path)``."""
+    import shutil  # here, not at start-up (see the module docstring)
+
+    shutil.rmtree(path)
 
 
 def _entries(folder: Path) -> list[os.DirEntry[str]]:
