@@ -59,6 +59,20 @@ def _help(*command: str) -> str:
     return sub.choices[command[0]].format_help() if command else parser.format_help()  # type: ignore[attr-defined]
 
 
+def test_a_command_line_naming_a_subcommand_builds_that_one_alone_with_the_same_help() -> None:
+    full, handlers = build_parser()
+    names = list(handlers)
+    sub = next(a for a in full._actions if a.dest == "command")
+    assert names == list(sub.choices)  # type: ignore[arg-type]
+    for name in names:
+        alone, only = build_parser(name)
+        assert list(only) == [name]
+        assert only[name] is handlers[name]
+        alone_sub = next(a for a in alone._actions if a.dest == "command")
+        assert list(alone_sub.choices) == [name]  # type: ignore[arg-type]
+        assert alone_sub.choices[name].format_help() == _help(name)  # type: ignore[index]
+
+
 def test_help_names_every_importer_and_report_parameter() -> None:
     top = " ".join(_help().split())
     assert "SMART" in top
