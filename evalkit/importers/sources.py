@@ -106,7 +106,9 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
             yield number, line
 
 
-def _jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+def _jsonl(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    """``(where, object)`` of each non-blank line of a JSONL file; ``where`` is
+    ``"NAME line N"``, for errors."""
     for number, line in _lines(path):
         if not line.strip():
             continue
@@ -121,7 +123,7 @@ def _jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             raise InputError(f"{path.name} line {number}: not valid JSON") from None
         if not isinstance(item, dict):
             raise InputError(f"{path.name} line {number}: expected a JSON object")
-        yield number, item
+        yield f"{path.name} line {number}", item
 
 
 def _field(item: dict[str, Any], names: tuple[str, ...], where: str, *, required: bool) -> str:
@@ -147,8 +149,7 @@ def _find(root: Path, name: str) -> Path:
 
 
 def _beir_documents(path: Path) -> Iterator[SourceDocument]:
-    for number, item in _jsonl(path):
-        where = f"{path.name} line {number}"
+    for where, item in _jsonl(path):
         yield SourceDocument(
             id=_field(item, ("_id",), where, required=True),
             text=_field(item, ("text",), where, required=False),
@@ -157,8 +158,7 @@ def _beir_documents(path: Path) -> Iterator[SourceDocument]:
 
 
 def _beir_queries(path: Path) -> Iterator[SourceQuery]:
-    for number, item in _jsonl(path):
-        where = f"{path.name} line {number}"
+    for where, item in _jsonl(path):
         yield SourceQuery(
             id=_field(item, ("_id",), where, required=True),
             text=_field(item, ("text",), where, required=True),
@@ -316,8 +316,7 @@ def _sgml_document(block: str, path: Path) -> SourceDocument:
 
 
 def _jsonl_documents(path: Path) -> Iterator[SourceDocument]:
-    for number, item in _jsonl(path):
-        where = f"{path.name} line {number}"
+    for where, item in _jsonl(path):
         yield SourceDocument(
             id=_field(item, ("id", "_id", "docno", "doc_id"), where, required=True),
             text=_field(item, ("text", "contents", "body"), where, required=False),
@@ -353,8 +352,7 @@ def table_rows(path: str | os.PathLike[str]) -> Iterator[tuple[str, dict[str, An
     file = Path(path)
     suffix = file.name.lower().removesuffix(".gz").rsplit(".", 1)[-1]
     if suffix in ("jsonl", "ndjson", "json"):
-        for number, item in _jsonl(file):
-            yield f"{file.name} line {number}", item
+        yield from _jsonl(file)
     elif suffix in ("csv", "tsv"):
         with _open(file) as handle:
             read = 0  # lines read so far (a record may span several)
