@@ -32,7 +32,7 @@ def _blocks(path: pathlib.Path, heading: str) -> list[list[str]]:
 def readme_blocks() -> list[list[str]]:
     """The own-data blocks: the README quick start's three commands (the block that starts
     with ``evalkit import``), then the ``http:`` example of ``docs/own-data.md``."""
-    quick = _blocks(REPO / "README.md", "## Quick start")
+    quick = _blocks(REPO / "README.md", "## Your own data")
     three = next(b for b in quick if b[0].startswith("evalkit import"))
     guide = _blocks(REPO / "docs" / "own-data.md", "# Your own data")
     return [three, guide[1]]
