@@ -70,14 +70,14 @@ if TYPE_CHECKING:
 
 __version__ = "0.1.0"
 
-# sets __all__ from the block above: the one list of the public names
+# __all__ and each public name, from the block above (the one list of the public names)
 __getattr__, _ = lazy_attributes(__name__, globals(), __file__)
 
 
 def __dir__() -> list[str]:
     """The public API only (``__all__`` and ``__version__``): what ``dir(evalkit)`` and
     completion in JupyterLab show, not the helpers this module imports."""
-    return sorted([*globals()["__all__"], "__version__"])
+    return sorted([*__getattr__("__all__"), "__version__"])
 
 
 del TYPE_CHECKING, annotations, lazy_attributes  # not part of the API
