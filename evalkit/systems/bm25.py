@@ -106,8 +106,13 @@ class TermIndex:
         if not kept.all():  # a text without terms holds one empty string: no token
             values, parents = values.filter(pa.array(kept)), parents[kept]
         encoded = pc.dictionary_encode(values)
-        vocabulary = encoded.dictionary.to_pylist()
-        self._codes = dict(zip(vocabulary, range(len(vocabulary)), strict=True))
+        vocabulary = encoded.dictionary
+        # a query term's code: its hash looked up among the sorted hashes of the vocabulary,
+        # then the string compared (faster to build than a dict of 100,000s of terms)
+        self._vocabulary = vocabulary.cast(pa.large_string())
+        hashes = _hashes(self._vocabulary)
+        self._hash_order = np.argsort(hashes)
+        self._sorted_hashes = hashes[self._hash_order]
         # each (term, row) once, by term then row; its count is the term's occurrences there
         keys = np.asarray(encoded.indices, dtype=np.int64) * max(count, 1) + parents
         pairs, occurrences = np.unique(keys, return_counts=True)
@@ -124,6 +129,17 @@ class TermIndex:
         self._id_rank = np.empty(count, dtype=np.int64)
         self._id_rank[order] = np.arange(count)
 
+    def _code(self, term: str) -> int | None:
+        """The vocabulary index of ``term``, or ``None`` when no row holds it."""
+        wanted = _hash(term.encode("utf-8"))
+        at = int(np.searchsorted(self._sorted_hashes, np.uint64(wanted)))
+        while at < len(self._sorted_hashes) and int(self._sorted_hashes[at]) == wanted:
+            code = int(self._hash_order[at])
+            if self._vocabulary[code].as_py() == term:
+                return code
+            at += 1
+        return None
+
     def scored(self, terms: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """``(rows, scores)``: the rows holding any of ``terms`` (each :func:`plain_term`;
         repeats count once), ascending, and their BM25 scores as FTS5's ``bm25()`` computes
@@ -131,7 +147,7 @@ class TermIndex:
         scores = np.zeros(self._count, dtype=np.float64)
         matched = np.zeros(self._count, dtype=bool)
         for term in dict.fromkeys(terms):
-            code = self._codes.get(term)
+            code = self._code(term)
             if code is None:  # no row holds it: it adds nothing to any score
                 continue
             lo, hi = self._starts[code], self._starts[code + 1]
@@ -161,3 +177,41 @@ class TermIndex:
             Hit(ids[row], round(score, 12))
             for row, score in zip(rows[best].tolist(), scores[best].tolist(), strict=True)
         ]
+
+
+# A polynomial hash of a string's UTF-8 bytes modulo 2**64 (equal strings, equal hashes;
+# lookups compare the strings, so a collision costs a comparison, never a wrong term).
+_MULTIPLIER = 0x100000001B3
+_LENGTH_MULTIPLIER = 0x9E3779B97F4A7C15
+_MASK = (1 << 64) - 1
+
+
+def _hash(data: bytes) -> int:
+    """:func:`_hashes` of one string's bytes."""
+    value, power = 0, 1
+    for byte in data:
+        value = (value + byte * power) & _MASK
+        power = (power * _MULTIPLIER) & _MASK
+    return (value + len(data) * _LENGTH_MULTIPLIER) & _MASK
+
+
+def _hashes(strings: Any) -> np.ndarray:
+    """The :func:`_hash` of every string of a non-empty Arrow ``large_string`` array without
+    empty strings, as uint64 (NumPy's unsigned arithmetic wraps modulo 2**64)."""
+    offsets = np.frombuffer(strings.buffers()[1], dtype=np.int64)[
+        strings.offset : strings.offset + len(strings) + 1
+    ]
+    if not len(strings):
+        return np.zeros(0, dtype=np.uint64)
+    data = np.frombuffer(strings.buffers()[2], dtype=np.uint8)[offsets[0] : offsets[-1]]
+    lengths = np.diff(offsets)
+    starts = offsets[:-1] - offsets[0]
+    powers = np.full(int(lengths.max()), _MULTIPLIER, dtype=np.uint64)
+    powers[0] = 1
+    powers = np.cumprod(powers, dtype=np.uint64)
+    position = np.arange(len(data), dtype=np.int64) - np.repeat(starts, lengths)
+    terms = data.astype(np.uint64) * powers[position]
+    hashes: np.ndarray = np.add.reduceat(terms, starts) + lengths.astype(np.uint64) * np.uint64(
+        _LENGTH_MULTIPLIER
+    )
+    return hashes

@@ -253,12 +253,8 @@ def _term_lists_vectorized(texts: Sequence[str]) -> Any:
     words = words.filter(pc.not_equal(words, ""))  # the split's ends
     encoded = pc.dictionary_encode(words)
     distinct = encoded.dictionary.to_pylist()
-    forms = list(map(_FORMS.get, distinct))  # at scale nearly every word was seen before
-    if None in forms:
-        forms = [
-            _form(word) if form is None else form
-            for word, form in zip(distinct, forms, strict=True)
-        ]
+    cached = list(map(_FORMS.get, distinct))  # at scale nearly every word was seen before
+    forms = _forms(distinct, cached) if None in cached else cached
     stems = pa.array(forms, pa.large_string()).take(encoded.indices)
     kept = pc.not_equal(stems, "")
     word_rows = np.searchsorted(starts, word_starts, side="right")[kept.to_numpy(False)] - 1
@@ -314,6 +310,20 @@ def _form(word: str) -> str:
     return form
 
 
+def _forms(words: Sequence[str], known: Sequence[str | None]) -> list[str]:
+    """The index terms of ``words`` (``known``: each one's form from ``_FORMS``, or None), the
+    new ones stemmed in one call (the forms :func:`_form` gives) and cached while the cache
+    stays within ``_FORMS_LIMIT`` (cleared first when they would not fit)."""
+    new = [word for word, form in zip(words, known, strict=True) if form is None]
+    stems = iter(_STEMMER.stemWords([word for word in new if word not in STOPWORDS]))
+    made = {word: "" if word in STOPWORDS else str(next(stems)) for word in new}
+    if len(_FORMS) + len(made) > _FORMS_LIMIT:
+        _FORMS.clear()
+    if len(made) <= _FORMS_LIMIT:
+        _FORMS.update(made)
+    return [made[word] if form is None else form for word, form in zip(words, known, strict=True)]
+
+
 _LATIN, _CJK_KIND = 1, 2
 
 
@@ -346,9 +356,13 @@ def _char_tables(points: np.ndarray | None = None) -> _CharTables:
     tables = _empty_tables()
     if points is None:
         wanted = np.flatnonzero(~tables.known)
-    else:
-        seen = np.bincount(points, minlength=_CODE_POINTS).astype(bool)
-        wanted = np.flatnonzero(seen & ~tables.known)
+    else:  # one gather: after a first batch, usually no code point is missing
+        missing = points[~tables.known[points]]
+        wanted = (
+            np.flatnonzero(np.bincount(missing, minlength=_CODE_POINTS))
+            if missing.size
+            else missing
+        )
     if wanted.size:
         _fill(tables, wanted)
     return tables
