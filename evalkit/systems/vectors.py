@@ -79,6 +79,13 @@ def _normalize_rows(matrix: Matrix) -> Matrix:
     return normalized
 
 
+@functools.cache
+def _bucket_cache(dim: int) -> dict[str, int]:
+    """The process's cache of hash codes for ``TokenHashEmbedder(dim)`` (at most
+    ``_BUCKET_CACHE`` terms)."""
+    return {}
+
+
 class TokenHashEmbedder:
     """Signed feature hashing of index terms into ``dim`` dimensions (see module docstring)."""
 
@@ -86,7 +93,10 @@ class TokenHashEmbedder:
         if dim < 2:
             raise InputError(f"TokenHashEmbedder dim must be at least 2, got {dim}")
         self.dim = dim
-        self._buckets: dict[str, int] = {}  # term -> 2 * bucket + (sign > 0), a cache
+        # term -> 2 * bucket + (sign > 0): a pure function of the term and ``dim``, so one cache
+        # per ``dim`` serves every embedder of the process (each system and repeat of an
+        # evaluation embeds the same chunk texts; issue 48)
+        self._buckets = _bucket_cache(dim)
 
     def definition(self) -> dict[str, Any]:
         return {"class": "TokenHashEmbedder", "dim": self.dim, "hash": "blake2b-64"}
@@ -95,6 +105,8 @@ class TokenHashEmbedder:
         """``2 * bucket + 1`` (positive sign) or ``2 * bucket`` (negative) of each term, from
         its BLAKE2b-64 hash; remembered for up to ``_BUCKET_CACHE`` terms."""
         cache = self._buckets
+        if len(cache) > _BUCKET_CACHE:  # the limit was lowered (tests)
+            cache.clear()
         codes: list[int | None] = list(map(cache.get, terms))
         if None in codes:
             new = list(dict.fromkeys([t for t, c in zip(terms, codes, strict=True) if c is None]))
