@@ -37,6 +37,7 @@ __all__ = [
     "index_terms_batch",
     "normalize",
     "token_lists",
+    "token_term_lists",
     "tokenize",
 ]
 
@@ -177,17 +178,35 @@ def token_lists(texts: Sequence[str]) -> list[list[str]]:
     terms = _term_lists_vectorized(texts)
     if isinstance(terms, list):
         return [tokenize(text) for text in texts]
+    lists: list[list[str]] = terms.to_pylist()
+    for row in _mixed_rows(terms).tolist():
+        lists[row] = tokenize(texts[row])
+    return lists
+
+
+def token_term_lists(texts: Sequence[str]) -> Any:
+    """:func:`token_lists`' lists as an Arrow ``large_list`` of ``large_string``, or ``None``
+    where that needs :func:`tokenize` itself (fewer than ``TOKEN_LISTS_VECTORIZED_FROM``
+    texts, a batch the tables do not take, a text mixing Latin and CJK terms): for callers
+    that work on the terms as arrays."""
+    if len(texts) < TOKEN_LISTS_VECTORIZED_FROM:
+        return None
+    terms = _term_lists_vectorized(texts)
+    if isinstance(terms, list) or len(_mixed_rows(terms)):
+        return None
+    return terms
+
+
+def _mixed_rows(terms: Any) -> np.ndarray:
+    """The rows of an Arrow list array of terms that hold both CJK and other terms."""
     import pyarrow.compute as pc  # imported on use: only bulk indexing needs it
 
-    lists: list[list[str]] = terms.to_pylist()
     offsets = terms.offsets.to_numpy()
     is_cjk = pc.match_substring_regex(terms.values, _CJK_CLASS).to_numpy(zero_copy_only=False)
     cjk_before = np.concatenate(([0], np.cumsum(is_cjk, dtype=np.int64)))
     cjk_count = cjk_before[offsets[1:]] - cjk_before[offsets[:-1]]
-    mixed = np.flatnonzero((cjk_count > 0) & (cjk_count < np.diff(offsets)))
-    for row in mixed.tolist():
-        lists[row] = tokenize(texts[row])
-    return lists
+    mixed: np.ndarray = np.flatnonzero((cjk_count > 0) & (cjk_count < np.diff(offsets)))
+    return mixed
 
 
 #: Texts from which :func:`token_lists` uses the tables of :func:`index_terms_batch` (their

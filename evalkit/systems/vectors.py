@@ -37,7 +37,7 @@ from evalkit.safety.canonical import canonical_hash
 from evalkit.systems.progress import chunk_bar
 from evalkit.systems.protocol import ChunkLike, Hit
 from evalkit.systems.store import StoreBackedRetriever, chunk_texts
-from evalkit.systems.text import normalize, token_lists
+from evalkit.systems.text import normalize, token_lists, token_term_lists
 
 if TYPE_CHECKING:
     from evalkit.fixtures.schema import AliasTable
@@ -128,6 +128,9 @@ class TokenHashEmbedder:
         Each text's distinct terms are added in order of first appearance with one
         ``np.bincount`` (which sums in input order, as a loop over the terms would).
         """
+        lists = token_term_lists(texts)
+        if lists is not None:
+            return self._embed_lists(lists, len(texts))
         sizes: list[int] = []
         terms: list[str] = []
         counts: list[int] = []
@@ -143,6 +146,33 @@ class TokenHashEmbedder:
         weights = logs[position]
         signed = np.where(codes & 1, weights, -weights)
         cells = np.repeat(np.arange(n, dtype=np.int64) * self.dim, sizes) + (codes >> 1)
+        sums = np.bincount(cells, weights=signed, minlength=n * self.dim)
+        matrix: Matrix = sums.astype(np.float64, copy=False).reshape(n, self.dim)
+        return _normalize_rows(matrix)
+
+    def _embed_lists(self, lists: Any, n: int) -> Matrix:
+        """:meth:`embed` from the texts' term lists (an Arrow list array, as
+        :func:`~evalkit.systems.text.token_term_lists` gives them), with array passes instead
+        of a ``Counter`` per text: each text's distinct terms with their counts, in order of
+        first appearance (a sort of ``(row, term)`` keys, then their first positions), so the
+        same values reach ``np.bincount`` in the same order and the rows are the same to the
+        last bit."""
+        import pyarrow.compute as pc
+
+        encoded = pc.dictionary_encode(lists.flatten())
+        vocabulary = encoded.dictionary.to_pylist()
+        width = max(len(vocabulary), 1)
+        rows = np.asarray(pc.list_parent_indices(lists), dtype=np.int64)
+        keys = rows * width + np.asarray(encoded.indices, dtype=np.int64)
+        pairs, first, counts = np.unique(keys, return_index=True, return_counts=True)
+        in_order = np.argsort(first)  # each row's distinct terms as they first appear
+        pairs, counts = pairs[in_order], counts[in_order]
+        codes = self._codes(vocabulary)[pairs % width]
+        distinct, position = np.unique(counts, return_inverse=True)
+        logs = np.array([1.0 + math.log(c) for c in distinct.tolist()], dtype=np.float64)
+        weights = logs[position]
+        signed = np.where(codes & 1, weights, -weights)
+        cells = (pairs // width) * self.dim + (codes >> 1)
         sums = np.bincount(cells, weights=signed, minlength=n * self.dim)
         matrix: Matrix = sums.astype(np.float64, copy=False).reshape(n, self.dim)
         return _normalize_rows(matrix)
