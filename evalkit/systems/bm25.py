@@ -76,15 +76,19 @@ def plain_terms(terms: Any) -> bool:
         return False
     import pyarrow as pa
 
-    values = values.cast(pa.large_string())
-    data = values.buffers()[2]
-    if data is None:
-        return True
-    offsets = np.frombuffer(values.buffers()[1], dtype=np.int64)[
-        values.offset : values.offset + len(values) + 1
+    return bool(_PLAIN_BYTE[_bytes(values.cast(pa.large_string()))[1]].all())
+
+
+def _bytes(strings: Any) -> tuple[np.ndarray, np.ndarray]:
+    """A ``large_string`` array's offsets (from 0) and the UTF-8 bytes of its strings, as
+    NumPy views."""
+    offsets = np.frombuffer(strings.buffers()[1], dtype=np.int64)[
+        strings.offset : strings.offset + len(strings) + 1
     ]
-    used = np.frombuffer(data, dtype=np.uint8)[offsets[0] : offsets[-1]]
-    return bool(_PLAIN_BYTE[used].all())
+    data = strings.buffers()[2]
+    if data is None:
+        return offsets - offsets[0], np.zeros(0, dtype=np.uint8)
+    return offsets - offsets[0], np.frombuffer(data, dtype=np.uint8)[offsets[0] : offsets[-1]]
 
 
 class TermIndex:
@@ -198,14 +202,11 @@ def _hash(data: bytes) -> int:
 def _hashes(strings: Any) -> np.ndarray:
     """The :func:`_hash` of every string of a non-empty Arrow ``large_string`` array without
     empty strings, as uint64 (NumPy's unsigned arithmetic wraps modulo 2**64)."""
-    offsets = np.frombuffer(strings.buffers()[1], dtype=np.int64)[
-        strings.offset : strings.offset + len(strings) + 1
-    ]
     if not len(strings):
         return np.zeros(0, dtype=np.uint64)
-    data = np.frombuffer(strings.buffers()[2], dtype=np.uint8)[offsets[0] : offsets[-1]]
+    offsets, data = _bytes(strings)
     lengths = np.diff(offsets)
-    starts = offsets[:-1] - offsets[0]
+    starts = offsets[:-1]
     powers = np.full(int(lengths.max()), _MULTIPLIER, dtype=np.uint64)
     powers[0] = 1
     powers = np.cumprod(powers, dtype=np.uint64)
