@@ -184,3 +184,13 @@ def test_a_query_term_the_arrays_do_not_take_goes_to_fts5(
         assert retriever.search_text(query, 20) == expected
     finally:
         retriever.close()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=60))
+def test_the_reference_tokenizer_makes_only_plain_terms(text: str) -> None:
+    # so lexical's arrays take every term of the reference systems (module docstring)
+    terms = tokenize(text)
+    assert all(plain_term(term) for term in terms), terms
+    if "\0" not in text:  # index_term_lists joins a batch's texts by NUL
+        assert plain_terms(index_term_lists([text]))
