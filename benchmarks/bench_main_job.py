@@ -8,13 +8,15 @@ Run from the repository root::
     python benchmarks/bench_main_job.py --trees OLD NEW      # two source trees, alternately
     python benchmarks/bench_main_job.py --report --collection cranfield-fixture
     python benchmarks/bench_main_job.py --repeat-cost        # evaluate, 1 and 2 repeats
+    python benchmarks/bench_main_job.py --workers --only run # and run with --workers 2
 
 A generated collection (seed 1, zipf text, English and Chinese): 10,000 documents of one chunk
 each (about 55 words, the length of a web passage), 100 queries, written once to a temporary
 folder. Each whole process is timed: ``evalkit run FIXTURE --systems lexical --k 1000`` with
 the default two repeats and with ``--repeats 1`` (the cost of the determinism check is the
 difference); with ``--report``, ``evalkit report FIXTURE -p systems lexical,token-hash -p k
-1000``; with ``--fixture-report``, ``make report``'s command on the committed fixture
+1000``; with ``--workers``, ``run`` with ``--workers 2`` (the repeat forked onto the second
+core); with ``--fixture-report``, ``make report``'s command on the committed fixture
 (``evalkit report fixtures/synthetic-bilingual-v1 -p probes fixtures/probes``). Targets: run
 <= 3 s, report with two systems <= 10 s, the committed fixture's report <= 3 s.
 
@@ -70,6 +72,8 @@ def commands(options: argparse.Namespace, tree: Path) -> dict[str, list[str]]:
     """The timed commands (name: arguments), run in the scratch folder."""
     lexical = ["run", "collection", "--systems", "lexical", "--k", "1000"]
     chosen = {"run, 2 repeats": lexical, "run, 1 repeat": [*lexical, "--repeats", "1"]}
+    if options.workers:  # the repeat on the second core (latency measured beside it)
+        chosen["run, 2 repeats, 2 workers"] = [*lexical, "--workers", "2"]
     if options.report:
         chosen["report, 2 systems"] = [
             *("report", "collection", "--output", "report.html"),
@@ -116,6 +120,11 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--report", action="store_true")
     parser.add_argument("--fixture-report", action="store_true")
+    parser.add_argument(
+        "--workers",
+        action="store_true",
+        help="also time run with --workers 2 (the determinism repeat in a second process)",
+    )
     parser.add_argument("--only", default="", help="only the commands whose name holds this")
     parser.add_argument("--trees", nargs="+", type=Path, default=[REPO])
     parser.add_argument(

@@ -269,6 +269,8 @@ logging.basicConfig(format="%(message)s", stream=sys.stdout)
 from evalkit.systems import store
 from evalkit.systems.lexical import LexicalRetriever
 store.SEGMENT_FROM = 50  # a "large" index at this size, so the writer is asked for
+import evalkit.systems.lexical as lexical
+lexical.MEMORY_INDEX_BELOW = 0  # the FTS5 store, not lexical's arrays (evalkit.systems.bm25)
 from evalkit.fixtures import generate_fixture
 fixture = generate_fixture(7, documents=40, queries=4)
 system = LexicalRetriever()

@@ -17,7 +17,7 @@ import pytest
 from evalkit.fixtures import generate_fixture
 from evalkit.fixtures.records import RecordTable
 from evalkit.fixtures.schema import Chunk
-from evalkit.systems import store as store_module
+from evalkit.systems import lexical as lexical_module, store as store_module
 from evalkit.systems.lexical import LexicalRetriever
 from evalkit.systems.store import FTS5_LOAD, ChunkStore, chunk_texts
 from evalkit.systems.text import index_terms, index_terms_batch, tokenize
@@ -81,17 +81,22 @@ def test_bulk_load_flushes_segments_and_optimizes_to_one(
         assert segments == 1
 
 
-@pytest.mark.parametrize("segment_from", [10**9, 100], ids=["fts5-inserts", "direct-segment"])
+@pytest.mark.parametrize(
+    "segment_from", [10**9, 100, None], ids=["fts5-inserts", "direct-segment", "arrays"]
+)
 @pytest.mark.parametrize("form", ["models", "arrow"])
 def test_bulk_loaded_lexical_matches_oracle_bm25(
     corpus: tuple[list[Chunk], list[str]],
     form: str,
-    segment_from: int,
+    segment_from: int | None,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(store_module, "BATCH", 500)  # 4 batches
-    # FTS5's inserts, or the segment written directly (evalkit.systems.fts5_segment)
-    monkeypatch.setattr(store_module, "SEGMENT_FROM", segment_from)
+    # FTS5's inserts, or the segment written directly (evalkit.systems.fts5_segment), or
+    # (None) lexical's arrays below MEMORY_INDEX_BELOW chunks (evalkit.systems.bm25)
+    if segment_from is not None:
+        monkeypatch.setattr(lexical_module, "MEMORY_INDEX_BELOW", 0)
+        monkeypatch.setattr(store_module, "SEGMENT_FROM", segment_from)
     chunks, queries = corpus
     given = chunks if form == "models" else RecordTable.from_models(Chunk, chunks)
     texts = [f"{chunk.title}\n{chunk.text}" for chunk in chunks]

@@ -19,7 +19,7 @@ from evalkit import forking
 from evalkit.fixtures import generate_fixture
 from evalkit.fixtures.schema import Chunk
 from evalkit.run import evaluate
-from evalkit.systems import store as store_module
+from evalkit.systems import lexical as lexical_module, store as store_module
 from evalkit.systems.lexical import LexicalRetriever
 from evalkit.systems.store import ChunkStore, chunk_texts
 from evalkit.systems.text import index_terms_batch
@@ -27,6 +27,12 @@ from evalkit.systems.text import index_terms_batch
 pytestmark = pytest.mark.skipif(
     "fork" not in multiprocessing.get_all_start_methods(), reason="the ranges are forked"
 )
+
+
+@pytest.fixture(autouse=True)
+def _through_fts5(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``lexical`` indexes these chunks in the FTS5 store, not in arrays (``lexical``)."""
+    monkeypatch.setattr(lexical_module, "MEMORY_INDEX_BELOW", 0)
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,11 @@ from system_inputs import Chunk
 
 from evalkit.fixtures import generate_fixture
 from evalkit.run import evaluate
-from evalkit.systems import store as store_module, vectors as vectors_module
+from evalkit.systems import (
+    lexical as lexical_module,
+    store as store_module,
+    vectors as vectors_module,
+)
 from evalkit.systems.lexical import LexicalRetriever
 from evalkit.systems.store import ChunkStore
 from evalkit.systems.text import (
@@ -146,6 +150,7 @@ def _searches(retriever: LexicalRetriever) -> list[list[tuple[str, float]]]:
 
 
 def test_lexical_batches_give_the_one_batch_index(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(lexical_module, "MEMORY_INDEX_BELOW", 0)  # the FTS5 store's batches
     whole = LexicalRetriever()
     whole.index(CHUNKS)
     expected = _searches(whole)

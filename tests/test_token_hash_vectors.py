@@ -19,7 +19,7 @@ import pytest
 
 from evalkit.fixtures import generate_fixture, load_fixture
 from evalkit.systems import vectors
-from evalkit.systems.text import tokenize
+from evalkit.systems.text import TOKEN_LISTS_VECTORIZED_FROM, token_term_lists, tokenize
 from evalkit.systems.vectors import TokenHashEmbedder, _normalize_rows
 
 DEV = Path(__file__).resolve().parents[1] / "fixtures" / "synthetic-bilingual-dev-v1"
@@ -66,3 +66,18 @@ def test_vectors_do_not_depend_on_batches_or_the_bucket_cache(
     assert embedder.embed(texts).tobytes() == expected.tobytes()
     assert len(embedder._buckets) <= 5
     assert embedder.embed([]).shape == (0, 3)
+
+
+@pytest.mark.parametrize("dim", [3, 1024])
+def test_large_batches_summed_from_term_arrays_are_bit_identical(dim: int) -> None:
+    # from TOKEN_LISTS_VECTORIZED_FROM texts on, a batch without mixed texts is embedded
+    # from its Arrow term lists (TokenHashEmbedder._embed_lists): the oracle's sums exactly
+    texts = [f"{c.title}\n{c.text}" for c in generate_fixture(9, documents=700).chunks]
+    texts += ["ferry " * 40 + "ferries leave", "", "?!", "the of and", "码头码头码头"]
+    assert len(texts) >= TOKEN_LISTS_VECTORIZED_FROM
+    assert token_term_lists(texts) is not None  # the array path is the one taken
+    got = TokenHashEmbedder(dim).embed(texts)
+    assert got.tobytes() == _elementwise(texts, dim).tobytes()
+    mixed = [*texts, "ferry 渡轮 pier"]  # a text mixing Latin and CJK: the list path
+    assert token_term_lists(mixed) is None
+    assert TokenHashEmbedder(dim).embed(mixed).tobytes() == _elementwise(mixed, dim).tobytes()

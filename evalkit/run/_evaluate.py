@@ -653,7 +653,11 @@ def _measure(
         by_document = definitions.get(system, {}).get(DOCUMENT_LEVEL_KEY) is True
         judged_by = document_qrels if by_document and document_qrels is not None else qrels
         ranked = score(judged_by, run, ranking_measures, ties="given")
-        returned = ranking.groupby("query_id", sort=False)["chunk_id"].agg(list).to_dict()
+        returned: dict[str, list[str]] = {}  # each query's chunk IDs in rank order
+        for query_id, chunk_id in zip(
+            ranking["query_id"].tolist(), ranking["chunk_id"].tolist(), strict=True
+        ):
+            returned.setdefault(query_id, []).append(chunk_id)
         span_rows = []
         for q in answerable:
             precision, recall = context_precision_recall(

@@ -37,6 +37,7 @@ __all__ = [
     "index_terms_batch",
     "normalize",
     "token_lists",
+    "token_term_lists",
     "tokenize",
 ]
 
@@ -177,17 +178,35 @@ def token_lists(texts: Sequence[str]) -> list[list[str]]:
     terms = _term_lists_vectorized(texts)
     if isinstance(terms, list):
         return [tokenize(text) for text in texts]
+    lists: list[list[str]] = terms.to_pylist()
+    for row in _mixed_rows(terms).tolist():
+        lists[row] = tokenize(texts[row])
+    return lists
+
+
+def token_term_lists(texts: Sequence[str]) -> Any:
+    """:func:`token_lists`' lists as an Arrow ``large_list`` of ``large_string``, or ``None``
+    where that needs :func:`tokenize` itself (fewer than ``TOKEN_LISTS_VECTORIZED_FROM``
+    texts, a batch the tables do not take, a text mixing Latin and CJK terms): for callers
+    that work on the terms as arrays."""
+    if len(texts) < TOKEN_LISTS_VECTORIZED_FROM:
+        return None
+    terms = _term_lists_vectorized(texts)
+    if isinstance(terms, list) or len(_mixed_rows(terms)):
+        return None
+    return terms
+
+
+def _mixed_rows(terms: Any) -> np.ndarray:
+    """The rows of an Arrow list array of terms that hold both CJK and other terms."""
     import pyarrow.compute as pc  # imported on use: only bulk indexing needs it
 
-    lists: list[list[str]] = terms.to_pylist()
     offsets = terms.offsets.to_numpy()
     is_cjk = pc.match_substring_regex(terms.values, _CJK_CLASS).to_numpy(zero_copy_only=False)
     cjk_before = np.concatenate(([0], np.cumsum(is_cjk, dtype=np.int64)))
     cjk_count = cjk_before[offsets[1:]] - cjk_before[offsets[:-1]]
-    mixed = np.flatnonzero((cjk_count > 0) & (cjk_count < np.diff(offsets)))
-    for row in mixed.tolist():
-        lists[row] = tokenize(texts[row])
-    return lists
+    mixed: np.ndarray = np.flatnonzero((cjk_count > 0) & (cjk_count < np.diff(offsets)))
+    return mixed
 
 
 #: Texts from which :func:`token_lists` uses the tables of :func:`index_terms_batch` (their
@@ -253,12 +272,8 @@ def _term_lists_vectorized(texts: Sequence[str]) -> Any:
     words = words.filter(pc.not_equal(words, ""))  # the split's ends
     encoded = pc.dictionary_encode(words)
     distinct = encoded.dictionary.to_pylist()
-    forms = list(map(_FORMS.get, distinct))  # at scale nearly every word was seen before
-    if None in forms:
-        forms = [
-            _form(word) if form is None else form
-            for word, form in zip(distinct, forms, strict=True)
-        ]
+    cached = list(map(_FORMS.get, distinct))  # at scale nearly every word was seen before
+    forms = _forms(distinct, cached) if None in cached else cached
     stems = pa.array(forms, pa.large_string()).take(encoded.indices)
     kept = pc.not_equal(stems, "")
     word_rows = np.searchsorted(starts, word_starts, side="right")[kept.to_numpy(False)] - 1
@@ -314,6 +329,20 @@ def _form(word: str) -> str:
     return form
 
 
+def _forms(words: Sequence[str], known: Sequence[str | None]) -> list[str]:
+    """The index terms of ``words`` (``known``: each one's form from ``_FORMS``, or None), the
+    new ones stemmed in one call (the forms :func:`_form` gives) and cached while the cache
+    stays within ``_FORMS_LIMIT`` (cleared first when they would not fit)."""
+    new = [word for word, form in zip(words, known, strict=True) if form is None]
+    stems = iter(_STEMMER.stemWords([word for word in new if word not in STOPWORDS]))
+    made = {word: "" if word in STOPWORDS else str(next(stems)) for word in new}
+    if len(_FORMS) + len(made) > _FORMS_LIMIT:
+        _FORMS.clear()
+    if len(made) <= _FORMS_LIMIT:
+        _FORMS.update(made)
+    return [made[word] if form is None else form for word, form in zip(words, known, strict=True)]
+
+
 _LATIN, _CJK_KIND = 1, 2
 
 
@@ -346,9 +375,13 @@ def _char_tables(points: np.ndarray | None = None) -> _CharTables:
     tables = _empty_tables()
     if points is None:
         wanted = np.flatnonzero(~tables.known)
-    else:
-        seen = np.bincount(points, minlength=_CODE_POINTS).astype(bool)
-        wanted = np.flatnonzero(seen & ~tables.known)
+    else:  # one gather: after a first batch, usually no code point is missing
+        missing = points[~tables.known[points]]
+        wanted = (
+            np.flatnonzero(np.bincount(missing, minlength=_CODE_POINTS))
+            if missing.size
+            else missing
+        )
     if wanted.size:
         _fill(tables, wanted)
     return tables

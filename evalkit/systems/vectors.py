@@ -37,7 +37,7 @@ from evalkit.safety.canonical import canonical_hash
 from evalkit.systems.progress import chunk_bar
 from evalkit.systems.protocol import ChunkLike, Hit
 from evalkit.systems.store import StoreBackedRetriever, chunk_texts
-from evalkit.systems.text import normalize, token_lists
+from evalkit.systems.text import normalize, token_lists, token_term_lists
 
 if TYPE_CHECKING:
     from evalkit.fixtures.schema import AliasTable
@@ -79,6 +79,13 @@ def _normalize_rows(matrix: Matrix) -> Matrix:
     return normalized
 
 
+@functools.cache
+def _bucket_cache(dim: int) -> dict[str, int]:
+    """The process's cache of hash codes for ``TokenHashEmbedder(dim)`` (at most
+    ``_BUCKET_CACHE`` terms)."""
+    return {}
+
+
 class TokenHashEmbedder:
     """Signed feature hashing of index terms into ``dim`` dimensions (see module docstring)."""
 
@@ -86,7 +93,10 @@ class TokenHashEmbedder:
         if dim < 2:
             raise InputError(f"TokenHashEmbedder dim must be at least 2, got {dim}")
         self.dim = dim
-        self._buckets: dict[str, int] = {}  # term -> 2 * bucket + (sign > 0), a cache
+        # term -> 2 * bucket + (sign > 0): a pure function of the term and ``dim``, so one cache
+        # per ``dim`` serves every embedder of the process (each system and repeat of an
+        # evaluation embeds the same chunk texts; issue 48)
+        self._buckets = _bucket_cache(dim)
 
     def definition(self) -> dict[str, Any]:
         return {"class": "TokenHashEmbedder", "dim": self.dim, "hash": "blake2b-64"}
@@ -95,6 +105,8 @@ class TokenHashEmbedder:
         """``2 * bucket + 1`` (positive sign) or ``2 * bucket`` (negative) of each term, from
         its BLAKE2b-64 hash; remembered for up to ``_BUCKET_CACHE`` terms."""
         cache = self._buckets
+        if len(cache) > _BUCKET_CACHE:  # the limit was lowered (tests)
+            cache.clear()
         codes: list[int | None] = list(map(cache.get, terms))
         if None in codes:
             new = list(dict.fromkeys([t for t, c in zip(terms, codes, strict=True) if c is None]))
@@ -116,6 +128,9 @@ class TokenHashEmbedder:
         Each text's distinct terms are added in order of first appearance with one
         ``np.bincount`` (which sums in input order, as a loop over the terms would).
         """
+        lists = token_term_lists(texts)
+        if lists is not None:
+            return self._embed_lists(lists, len(texts))
         sizes: list[int] = []
         terms: list[str] = []
         counts: list[int] = []
@@ -131,6 +146,33 @@ class TokenHashEmbedder:
         weights = logs[position]
         signed = np.where(codes & 1, weights, -weights)
         cells = np.repeat(np.arange(n, dtype=np.int64) * self.dim, sizes) + (codes >> 1)
+        sums = np.bincount(cells, weights=signed, minlength=n * self.dim)
+        matrix: Matrix = sums.astype(np.float64, copy=False).reshape(n, self.dim)
+        return _normalize_rows(matrix)
+
+    def _embed_lists(self, lists: Any, n: int) -> Matrix:
+        """:meth:`embed` from the texts' term lists (an Arrow list array, as
+        :func:`~evalkit.systems.text.token_term_lists` gives them), with array passes instead
+        of a ``Counter`` per text: each text's distinct terms with their counts, in order of
+        first appearance (a sort of ``(row, term)`` keys, then their first positions), so the
+        same values reach ``np.bincount`` in the same order and the rows are the same to the
+        last bit."""
+        import pyarrow.compute as pc
+
+        encoded = pc.dictionary_encode(lists.flatten())
+        vocabulary = encoded.dictionary.to_pylist()
+        width = max(len(vocabulary), 1)
+        rows = np.asarray(pc.list_parent_indices(lists), dtype=np.int64)
+        keys = rows * width + np.asarray(encoded.indices, dtype=np.int64)
+        pairs, first, counts = np.unique(keys, return_index=True, return_counts=True)
+        in_order = np.argsort(first)  # each row's distinct terms as they first appear
+        pairs, counts = pairs[in_order], counts[in_order]
+        codes = self._codes(vocabulary)[pairs % width]
+        distinct, position = np.unique(counts, return_inverse=True)
+        logs = np.array([1.0 + math.log(c) for c in distinct.tolist()], dtype=np.float64)
+        weights = logs[position]
+        signed = np.where(codes & 1, weights, -weights)
+        cells = (pairs // width) * self.dim + (codes >> 1)
         sums = np.bincount(cells, weights=signed, minlength=n * self.dim)
         matrix: Matrix = sums.astype(np.float64, copy=False).reshape(n, self.dim)
         return _normalize_rows(matrix)
