@@ -5,7 +5,6 @@ the file to the line parser without losing or repeating a row."""
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 import numpy as np
@@ -29,16 +28,19 @@ from tests.nasty_runs import nasty
     block_size=st.integers(1, 40),
 )
 def test_text_blocks_keep_every_byte_and_cut_after_line_ends(
-    lines: list[tuple[str, str]], block_size: int
+    tmp_path_factory: pytest.TempPathFactory, lines: list[tuple[str, str]], block_size: int
 ) -> None:
     text = "".join(body + end for body, end in lines).encode()
-    blocks = list(text_blocks(io.BytesIO(text), block_size))
+    path = tmp_path_factory.mktemp("blocks") / "run.txt"
+    path.write_bytes(text)
+    blocks = list(text_blocks(path, block_size))
     assert b"".join(bytes(block) for block, _ in blocks) == text
     for block, _ in blocks[:-1]:
         assert bytes(block).endswith((b"\n", b"\r"))
-    assert all(block for block, _ in blocks)
-    if blocks:
-        assert blocks[-1][1] == len(text)
+    assert all(block.size for block, _ in blocks)
+    assert [read for _, read in blocks] == list(
+        np.cumsum([block.size for block, _ in blocks], dtype=np.int64)
+    )
 
 
 def _streamed(path: Path, block_size: int, *, rank: bool = False) -> pd.DataFrame:

@@ -17,7 +17,7 @@ import math
 import os
 import re
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +42,7 @@ __all__ = [
     "load_bytes",
     "read_fields",
     "slow_parse",
+    "text_blocks",
 ]
 
 PathLike = str | os.PathLike[str]
@@ -125,7 +126,8 @@ def csv_options(
 def fast_parse(
     path: Path, fields: tuple[str, ...], keep: dict[str, pa.DataType]
 ) -> pa.Table | None:
-    """pyarrow's multi-threaded CSV reader, streaming the file (``.gz`` decompressed).
+    """pyarrow's multi-threaded CSV reader; a plain file is read in text blocks of whole lines
+    (:func:`text_blocks`, 32 MB each), a ``.gz`` file streamed and decompressed.
 
     Tried with a space, then a tab delimiter; None when neither reads the whole file cleanly
     (mixed whitespace, comments, a malformed line, a NaN score, an empty file): the line parser
@@ -133,13 +135,10 @@ def fast_parse(
     """
     for delimiter in (" ", "\t"):
         try:
-            table = pacsv.read_csv(
-                str(path),
-                **csv_options(fields, keep, delimiter, 1 << 24),
-            )
+            table = _read_table(path, csv_options(fields, keep, delimiter, _PART_BYTES))
         except (pa.ArrowInvalid, pa.ArrowTypeError, OSError):
             continue
-        if table.num_rows == 0:
+        if table is None or table.num_rows == 0:
             return None
         # a comment line with the right number of fields parses as data: leave it to the
         # line parser, like NaN scores (rejected there with their line number)
@@ -149,6 +148,21 @@ def fast_parse(
             return None
         return table
     return None
+
+
+_BLOCK_BYTES = 1 << 25  # text read at a time by fast_parse: the whole file is never held
+_PART_BYTES = 1 << 23  # the CSV reader's block (one table chunk each), parsed one per core
+
+
+def _read_table(path: Path, options: dict[str, Any]) -> pa.Table | None:
+    """The file parsed with ``options`` (None: no text at all). Reading a plain file block by
+    block holds one block of text besides the table, not the file's text and its parse."""
+    if path.suffix == ".gz":
+        return pacsv.read_csv(str(path), **options)
+    tables = []
+    for block, _ in text_blocks(path, _BLOCK_BYTES):
+        tables.append(pacsv.read_csv(pa.BufferReader(block), **options))
+    return pa.concat_tables(tables) if tables else None
 
 
 def slow_parse(
@@ -255,3 +269,43 @@ def _as_c_reads(text: str, *, integer: bool) -> str:
     if match is None:
         return "0"
     return str(int(match[0])) if integer else repr(float(match[0]))
+
+
+def text_blocks(path: Path, block_size: int) -> Iterator[tuple[pa.Buffer, int]]:
+    """The text of the file at ``path`` in blocks of whole lines: about ``block_size`` bytes
+    each, cut after the block's last line end (``\\n``, or ``\\r`` in a block without one; a
+    block without either is read again twice as large), with the bytes read so far. Every byte
+    is in exactly one block, in order. The blocks are read into arrow's memory pool (which reuses
+    the memory of the blocks already parsed) and never copied."""
+    with pa.OSFile(str(path), "rb") as file:
+        size = file.size()
+        at = 0
+        while at < size:
+            want = max(block_size, 1)
+            while True:
+                file.seek(at)
+                block = file.read_buffer(min(want, size - at))
+                cut = block.size if at + block.size >= size else _after_last_line_end(block)
+                if cut:
+                    break
+                want *= 2  # a line longer than the block
+            yield block.slice(0, cut), at + cut
+            at += cut
+
+
+_TAIL = 1 << 16
+
+
+def _after_last_line_end(block: pa.Buffer) -> int:
+    """The offset after the last ``\\n`` of ``block`` (else after its last ``\\r``; 0 without
+    either), searched from the end, 64 KB at a time."""
+    view = memoryview(block)
+    for end_of_line in (b"\n", b"\r"):
+        end = len(view)
+        while end > 0:
+            start = max(end - _TAIL, 0)
+            found = bytes(view[start:end]).rfind(end_of_line)
+            if found >= 0:
+                return start + found + 1
+            end = start
+    return 0

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -27,7 +27,13 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from evalkit.errors import FormatError, InputError
-from evalkit.formats._lines import PathLike, checked_file, csv_options, read_fields
+from evalkit.formats._lines import (
+    PathLike,
+    checked_file,
+    csv_options,
+    read_fields,
+    text_blocks,
+)
 from evalkit.formats.rules import require_columns
 from evalkit.formats.trec_arrays import is_iteration_field, last_run_id
 
@@ -220,7 +226,7 @@ def stream_run(
         yield table
 
 
-_PART_BYTES = 1 << 20  # the CSV reader's block: a text block is parsed in parts of this size
+_PART_BYTES = 1 << 20  # the CSV reader's block: a streamed text block is parsed in such parts
 
 
 def _gzip_tables(
@@ -245,38 +251,12 @@ def _plain_tables(
 ) -> Generator[pa.Table, None, None]:
     """The tables of the plain file's text blocks (:func:`text_blocks`), each parsed by
     pyarrow's multi-threaded CSV reader."""
-    with open(file, "rb") as handle:
-        for block, read in text_blocks(handle, block_size):
-            table = pacsv.read_csv(pa.py_buffer(block), **options)
-            if table.num_rows:
-                if on_read is not None:
-                    on_read(read)
-                yield table
-
-
-def text_blocks(handle: BinaryIO, block_size: int) -> Iterator[tuple[memoryview, int]]:
-    """The text of ``handle`` in blocks of whole lines: about ``block_size`` bytes each, cut
-    after the block's last line end (``\\n``, or ``\\r`` in a block without one; a block
-    without either grows until one comes), with the bytes read so far. Every byte is in
-    exactly one block, in order."""
-    carry = b""
-    read = 0
-    while True:
-        chunk = handle.read(max(block_size - len(carry), 1))
-        read += len(chunk)
-        if not chunk:
-            if carry:
-                yield memoryview(carry), read
-            return
-        text = carry + chunk if carry else chunk
-        cut = text.rfind(b"\n")
-        if cut < 0:
-            cut = text.rfind(b"\r")
-        if cut < 0:
-            carry = text  # no line end yet: the line goes on
-            continue
-        carry = text[cut + 1 :]
-        yield memoryview(text)[: cut + 1], read  # a view: the block is not copied again
+    for block, read in text_blocks(file, block_size):
+        table = pacsv.read_csv(pa.BufferReader(block), **options)
+        if table.num_rows:
+            if on_read is not None:
+                on_read(read)
+            yield table
 
 
 # --- writing -----------------------------------------------------------------------------------
