@@ -5,8 +5,6 @@ the file to the line parser without losing or repeating a row."""
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +14,6 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from oracles import write_trec_run
 
-from evalkit.errors import FormatError
 from evalkit.formats import read_run
 from evalkit.formats.trec import stream_run, text_blocks
 from tests.nasty_runs import nasty
@@ -78,32 +75,3 @@ def test_a_refused_block_hands_the_rest_to_the_line_parser(tmp_path: Path, block
     assert len(got) == len(run)
     pd.testing.assert_frame_equal(got, expected, check_exact=True)
     assert np.array_equal(got["score"].to_numpy(), run["score"].to_numpy())
-
-
-def test_read_ahead_keeps_the_order_raises_where_the_reader_failed_and_stops_when_closed() -> None:
-    from evalkit.measures.stream import read_ahead
-
-    assert list(read_ahead(iter(range(100)), depth=3)) == list(range(100))
-
-    def failing() -> Iterator[int]:
-        yield 1
-        yield 2
-        raise FormatError("is broken", file="run.txt", line=3)
-
-    got: list[int] = []
-    with pytest.raises(FormatError):
-        got.extend(read_ahead(failing()))
-    assert got == [1, 2]
-
-    closed: list[bool] = []
-
-    def endless() -> Iterator[int]:
-        try:
-            yield from itertools.count()
-        finally:
-            closed.append(True)
-
-    ahead = read_ahead(endless(), depth=2)
-    assert [next(ahead) for _ in range(5)] == [0, 1, 2, 3, 4]
-    ahead.close()
-    assert closed == [True]

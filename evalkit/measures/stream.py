@@ -32,16 +32,13 @@ from __future__ import annotations
 import itertools
 import math
 import os
-import queue
 import sys
 import tempfile
-import threading
 import warnings
-from collections.abc import Generator, Iterable, Iterator, Sequence
-from contextlib import closing
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Final, TypeVar
+from typing import Any, Final
 
 import numpy as np
 import pandas as pd
@@ -64,11 +61,8 @@ __all__ = [
     "RunSource",
     "combine_pieces",
     "judge_block",
-    "read_ahead",
     "stream_ranking",
 ]
-
-_Item = TypeVar("_Item")
 
 RunSource = str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | Any
 
@@ -485,67 +479,21 @@ def _grouped_pieces(
         seen[codes] = True
         return piece
 
-    with closing(read_ahead(reader.tables())) as tables:
-        for table in tables:
-            pending.append(table)
-            pending_rows += table.num_rows
-            _advance(bar, reader)
-            if pending_rows < block_rows:
-                continue
-            cut = _last_query_start(pending)
-            if cut == 0:
-                continue  # one query so far: it grows until another one starts
-            block = pa.concat_tables(pending)
-            yield judged(block.slice(0, cut))
-            first_row += cut
-            pending, pending_rows = [block.slice(cut)], block.num_rows - cut
+    for table in reader.tables():
+        pending.append(table)
+        pending_rows += table.num_rows
+        _advance(bar, reader)
+        if pending_rows < block_rows:
+            continue
+        cut = _last_query_start(pending)
+        if cut == 0:
+            continue  # one query so far: it grows until another one starts
+        block = pa.concat_tables(pending)
+        yield judged(block.slice(0, cut))
+        first_row += cut
+        pending, pending_rows = [block.slice(cut)], block.num_rows - cut
     if pending_rows:
         yield judged(pa.concat_tables(pending))
-
-
-def read_ahead(items: Iterator[_Item], depth: int = 4) -> Generator[_Item, None, None]:
-    """The items of ``items``, in order, taken from it on another thread up to ``depth``
-    items ahead: the run's next tables are parsed (pyarrow, without the GIL) while this
-    thread ranks a block. An exception of ``items`` is raised here, where its item would have
-    come; closing this generator stops the other thread and closes ``items`` there."""
-    ready: queue.Queue[tuple[bool, Any]] = queue.Queue(maxsize=depth)
-    stop = threading.Event()
-
-    def put(entry: tuple[bool, Any]) -> bool:
-        while not stop.is_set():
-            try:
-                ready.put(entry, timeout=0.05)
-                return True
-            except queue.Full:
-                continue
-        return False
-
-    def produce() -> None:
-        try:
-            for item in items:
-                if not put((False, item)):
-                    return
-            put((True, None))
-        except BaseException as error:  # handed to the consumer, raised there
-            put((True, error))
-        finally:
-            close = getattr(items, "close", None)
-            if close is not None:
-                close()
-
-    worker = threading.Thread(target=produce, name="evalkit-read-ahead", daemon=True)
-    worker.start()
-    try:
-        while True:
-            last, value = ready.get()
-            if last:
-                if value is not None:
-                    raise value
-                return
-            yield value
-    finally:
-        stop.set()
-        worker.join()
 
 
 def _last_query_start(tables: list[pa.Table]) -> int:
