@@ -77,7 +77,13 @@ def read_fields(
     table = fast_parse(path, fields, keep)
     if table is None:
         table = slow_parse(path, load_bytes(path), fields, keep, extra_fields=extra_fields)
-    frame: pd.DataFrame = table.select(list(keep)).to_pandas()
+    table = table.select(list(keep))
+    # each column's arrow memory is let go once it is converted (the table is not used after)
+    frame: pd.DataFrame = table.to_pandas(self_destruct=True)
+    del table
+    # the freed parse buffers go back to the system: the pool would keep them, and what comes
+    # next (ranking: numpy) does not allocate from it
+    pa.default_memory_pool().release_unused()
     for name, dtype in keep.items():
         if pa.types.is_large_string(dtype) and str(frame[name].dtype) != "str":
             frame[name] = frame[name].astype("str")
@@ -162,6 +168,8 @@ def _read_table(path: Path, options: dict[str, Any]) -> pa.Table | None:
     tables = []
     for block, _ in text_blocks(path, _BLOCK_BYTES):
         tables.append(pacsv.read_csv(pa.BufferReader(block), **options))
+        del block
+        pa.default_memory_pool().release_unused()
     return pa.concat_tables(tables) if tables else None
 
 
