@@ -21,6 +21,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -74,20 +76,52 @@ def read_fields(
     ``path``, in file order, with their types (large strings as pandas ``str``).
     ``extra_fields``: a line may have more fields than ``fields`` (the rest are ignored)."""
     checked_file(path)
-    table = fast_parse(path, fields, keep)
-    if table is None:
-        table = slow_parse(path, load_bytes(path), fields, keep, extra_fields=extra_fields)
-    table = table.select(list(keep))
-    # each column's arrow memory is let go once it is converted (the table is not used after)
-    frame: pd.DataFrame = table.to_pandas(self_destruct=True)
-    del table
-    # the freed parse buffers go back to the system: the pool would keep them, and what comes
-    # next (ranking: numpy) does not allocate from it
-    pa.default_memory_pool().release_unused()
+    # the parsed table is passed on, not kept here: _frame lets its columns go one by one
+    frame = _frame(_parsed(path, fields, keep, extra_fields=extra_fields), keep)
     for name, dtype in keep.items():
         if pa.types.is_large_string(dtype) and str(frame[name].dtype) != "str":
             frame[name] = frame[name].astype("str")
     return frame
+
+
+def _parsed(
+    path: Path, fields: tuple[str, ...], keep: dict[str, pa.DataType], *, extra_fields: bool
+) -> pa.Table:
+    table = fast_parse(path, fields, keep)
+    if table is None:
+        table = slow_parse(path, load_bytes(path), fields, keep, extra_fields=extra_fields)
+    return table.select(list(keep))
+
+
+def _frame(table: pa.Table, keep: dict[str, pa.DataType]) -> pd.DataFrame:
+    """The ``keep`` columns of ``table`` (which the caller no longer holds) as a frame, each
+    column's arrow memory let go once converted: a number column is copied into its numpy
+    array chunk by chunk, each chunk freed once copied (so the column is never held twice, as
+    ``to_pandas`` holds it while it joins the chunks); the string columns (pandas' arrow-backed
+    ``str``) are not copied. The memory the pool holds free goes back to the system: arrow's
+    allocator keeps it, and what comes next (the ranking: numpy) does not allocate from it."""
+    pool = pa.default_memory_pool()
+    numbers: dict[str, npt.NDArray[Any]] = {}
+    for name, dtype in keep.items():
+        if pa.types.is_large_string(dtype):
+            continue
+        chunks = list(table.column(name).chunks)
+        table = table.drop_columns([name])
+        out = np.empty(sum(len(chunk) for chunk in chunks), dtype=dtype.to_pandas_dtype())
+        at = 0
+        chunks.reverse()
+        while chunks:
+            chunk = chunks.pop()
+            out[at : at + len(chunk)] = chunk.to_numpy(zero_copy_only=False)
+            at += len(chunk)
+            del chunk
+            pool.release_unused()
+        numbers[name] = out
+    strings = table.to_pandas(self_destruct=True)
+    del table
+    pool.release_unused()
+    columns = {name: numbers[name] if name in numbers else strings[name] for name in keep}
+    return pd.DataFrame(columns, copy=False)
 
 
 def load_bytes(path: Path) -> bytes:
