@@ -75,3 +75,44 @@ def test_a_refused_block_hands_the_rest_to_the_line_parser(tmp_path: Path, block
     assert len(got) == len(run)
     pd.testing.assert_frame_equal(got, expected, check_exact=True)
     assert np.array_equal(got["score"].to_numpy(), run["score"].to_numpy())
+
+
+@pytest.mark.parametrize(("block", "part"), [(256, 64), (1000, 300), (1 << 25, 1 << 23)])
+def test_read_run_and_read_qrels_in_small_blocks_read_the_same_frames(
+    tmp_path: Path, block: int, part: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pyarrow.csv as pacsv
+
+    from evalkit.formats import _lines, read_qrels
+
+    qrels, run = nasty(6)
+    run_path = write_trec_run(run, tmp_path / "run.txt")
+    qrels_path = tmp_path / "qrels.txt"
+    qrels_path.write_text("".join(f"{q} 0 {d} {g}\n" for q, d, g in qrels.itertuples(index=False)))
+    expected_run = read_run(run_path)
+    expected_qrels = read_qrels(qrels_path)
+    # the oracle: pyarrow's reader over the whole file, converted by to_pandas
+    whole = pacsv.read_csv(
+        str(run_path),
+        **_lines.csv_options(
+            ("query_id", "q0", "doc_id", "rank", "score", "run_id"),
+            {
+                "query_id": pa.large_string(),
+                "doc_id": pa.large_string(),
+                "score": pa.float64(),
+                "rank": pa.int64(),
+            },
+            " ",
+            1 << 20,
+        ),
+    ).to_pandas()
+    pd.testing.assert_frame_equal(expected_run, whole, check_exact=True)
+    # many blocks and parts: tables of many chunks, copied into numpy chunk by chunk
+    monkeypatch.setattr(_lines, "_BLOCK_BYTES", block)
+    monkeypatch.setattr(_lines, "_PART_BYTES", part)
+    got_run = read_run(run_path)
+    got_qrels = read_qrels(qrels_path)
+    pd.testing.assert_frame_equal(got_run, expected_run, check_exact=True)
+    pd.testing.assert_frame_equal(got_qrels, expected_qrels, check_exact=True)
+    assert np.array_equal(got_run["score"].to_numpy(), run["score"].to_numpy())
+    assert np.array_equal(got_qrels["relevance"].to_numpy(), qrels["relevance"].to_numpy())
