@@ -13,7 +13,11 @@ a first call on the smallest files (its time is reported: for ranx that is numba
 compilation), one untimed warm-up round on the size's own files, then timed rounds (``--repeats``;
 by default 5, or 3 for the 10-million-row size) of (a) loading both files into the library's
 input objects and (b) computing nDCG@10, R@10, R@100, RR@10, AP, P@10 for every query; medians
-are printed, with the process's peak resident memory and each peer's ratio to evalkit.
+are printed (wall, and the CPU seconds of (a) and (b) together), with the process's peak
+resident memory, the load average before and after the timed rounds and each peer's ratio to
+evalkit. ``evalkit`` reads the run into a DataFrame (``read_run``) and scores it;
+``evalkit-stream`` gives ``score`` the run's path, which reads and scores it in blocks of whole
+queries (its "load" is the qrels only: the run is read in "compute").
 
 ``--wide`` times the 10,000 x 1,000 files measure by measure instead, one fresh process per
 library (inputs loaded once, one untimed warm-up call, then one timed call per measure,
@@ -34,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import statistics
 import subprocess
@@ -48,7 +53,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data"
 SIZES = {"1k-100": (1_000, 100), "10k-100": (10_000, 100), "10k-1000": (10_000, 1_000)}
-LIBRARIES = ("evalkit", "pytrec_eval", "ranx", "ir_measures")
+LIBRARIES = ("evalkit", "evalkit-stream", "pytrec_eval", "ranx", "ir_measures")
 EVALKIT_MEASURES = ["nDCG@10", "R@10", "R@100", "RR@10", "AP", "P@10"]
 SEED = 0
 WIDE_SIZE = "10k-1000"
@@ -148,6 +153,18 @@ def _loader_and_scorer(library: str) -> tuple[Callable[..., Any], Callable[..., 
             return score(loaded[0], loaded[1], EVALKIT_MEASURES)
 
         return load, compute
+    if library == "evalkit-stream":
+        from evalkit.formats import read_qrels
+        from evalkit.measures import score
+
+        def load(qrels: Path, run: Path) -> Any:
+            # the run is read while it is scored: score() streams a run given as a path
+            return read_qrels(qrels), run
+
+        def compute(loaded: Any) -> Any:
+            return score(loaded[0], loaded[1], EVALKIT_MEASURES, progress=False)
+
+        return load, compute
     if library == "pytrec_eval":
         import pytrec_eval
 
@@ -218,14 +235,17 @@ def child(library: str, size: str, repeats: int) -> None:
     # one untimed round at this size: every library starts its timed rounds with its memory
     # allocator and the machine's caches in the same warm state
     compute(load(qrels_path, run_path))
-    loads, computes = [], []
+    loads, computes, cpus = [], [], []
+    load_before = os.getloadavg()[0]
     for _ in range(repeats):
+        cpu = time.process_time()
         t = time.perf_counter()
         loaded = load(qrels_path, run_path)
         loads.append(time.perf_counter() - t)
         t = time.perf_counter()
         compute(loaded)
         computes.append(time.perf_counter() - t)
+        cpus.append(time.process_time() - cpu)
         del loaded
     peak_mb = _peak_rss_mb()
     print(
@@ -239,7 +259,9 @@ def child(library: str, size: str, repeats: int) -> None:
                 "load_s": statistics.median(loads),
                 "compute_s": statistics.median(computes),
                 "total_s": statistics.median(a + b for a, b in zip(loads, computes, strict=True)),
+                "cpu_s": statistics.median(cpus),
                 "peak_mb": peak_mb,
+                "load_avg": [load_before, os.getloadavg()[0]],
             }
         )
     )
@@ -537,8 +559,10 @@ def main() -> None:
             results.append(json.loads(out.stdout.strip().splitlines()[-1]))
             r = results[-1]
             print(
-                f"  {size:9s} {library:12s} load {r['load_s']:7.2f} s  compute "
-                f"{r['compute_s']:7.2f} s  peak {r['peak_mb']:7.0f} MB",
+                f"  {size:9s} {library:14s} load {r['load_s']:7.2f} s  compute "
+                f"{r['compute_s']:7.2f} s  end to end {r['total_s']:7.2f} s  CPU "
+                f"{r['cpu_s']:7.2f} s  peak {r['peak_mb']:7.0f} MB  load average "
+                f"{r['load_avg'][0]:.1f} -> {r['load_avg'][1]:.1f}",
                 flush=True,
             )
     print()
@@ -548,9 +572,9 @@ def main() -> None:
 def table(results: list[dict[str, Any]]) -> str:
     """A Markdown table of the results with each peer's ratio to evalkit."""
     lines = [
-        "| size (queries x docs) | library | load s | compute s | end to end s | peak MB "
+        "| size (queries x docs) | library | load s | compute s | end to end s | CPU s | peak MB "
         "| end to end vs evalkit | compute vs evalkit | first call s |",
-        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for size in dict.fromkeys(r["size"] for r in results):
         rows = [r for r in results if r["size"] == size]
@@ -561,7 +585,7 @@ def table(results: list[dict[str, Any]]) -> str:
             lines.append(
                 f"| {size.replace('-', ' x ').replace('k', ',000')} | {r['library']} "
                 f"| {r['load_s']:.2f} | {r['compute_s']:.2f} | {r['total_s']:.2f} "
-                f"| {r['peak_mb']:.0f} | {total_ratio} | {compute_ratio} "
+                f"| {r['cpu_s']:.2f} | {r['peak_mb']:.0f} | {total_ratio} | {compute_ratio} "
                 f"| {r['first_call_s']:.2f} |"
             )
     return "\n".join(lines)

@@ -4,12 +4,15 @@ Run from the repository root (after ``bench_measures.py`` has generated its file
 
     python benchmarks/bench_parse_floor.py --rounds 3
 
-Times, in this process, medians of ``--rounds`` (with the load average before and after):
+Times, in this process, medians of ``--rounds`` of wall and CPU seconds (with the load average
+before and after):
 
 - ``pyarrow``: ``pyarrow.csv.read_csv`` of the three columns scored (query, doc, score), on
   every core: the fastest reader installed here, and so the floor of "read and score";
-- ``read_run``: evalkit's reader (the same pyarrow call, then the pandas frame ``score``
-  takes), and ``read_qrels``;
+- ``read_run``: evalkit's reader (the same pyarrow reader over 32 MB text blocks, then the
+  pandas frame ``score`` takes), and ``read_qrels``;
+- ``stream_run``: the blocks ``score`` reads when given the run's path (8 MB of text each,
+  parsed on every core);
 - ``numpy``: :func:`evalkit.formats.trec_arrays.read_run_columns` (``evalkit trec-eval``'s
   reader, numpy only; its size limit lifted for this file).
 """
@@ -55,6 +58,12 @@ def _read_qrels(path: Path) -> Any:
     return read_qrels(path)
 
 
+def _stream_run(path: Path) -> Any:
+    from evalkit.formats.trec import stream_run
+
+    return sum(table.num_rows for table in stream_run(path, rank=False, block_size=1 << 23))
+
+
 def _numpy(path: Path) -> Any:
     from evalkit.formats import trec_arrays
 
@@ -74,18 +83,25 @@ def main() -> None:
     readers: list[tuple[str, Callable[[Path], Any], Path]] = [
         ("pyarrow read_csv, 3 columns (the floor)", _pyarrow, RUN),
         ("evalkit read_run(rank=False)", _read_run, RUN),
+        ("evalkit stream_run (8 MB blocks)", _stream_run, RUN),
         ("evalkit read_qrels", _read_qrels, QRELS),
         ("numpy reader (trec-eval's)", _numpy, RUN),
     ]
     print(f"load average before: {os.getloadavg()}")
     times: dict[str, list[float]] = {name: [] for name, _, _ in readers}
+    cpus: dict[str, list[float]] = {name: [] for name, _, _ in readers}
     for _ in range(options.rounds):  # alternated, so the load weighs on each alike
         for name, read, path in readers:
+            cpu = time.process_time()
             start = time.perf_counter()
             read(path)
             times[name].append(time.perf_counter() - start)
+            cpus[name].append(time.process_time() - cpu)
     for name, _, _ in readers:
-        print(f"{name}: {statistics.median(times[name]):.3f} s (median of {options.rounds})")
+        print(
+            f"{name}: {statistics.median(times[name]):.3f} s, CPU "
+            f"{statistics.median(cpus[name]):.3f} s (medians of {options.rounds})"
+        )
     print(f"load average after: {os.getloadavg()}")
 
 

@@ -185,6 +185,27 @@ def test_duplicates_are_found_in_every_part(parts: int, monkeypatch: pytest.Monk
     pd.testing.assert_frame_equal(kept, score(qrels_frame, run_frame, MEASURES))
 
 
+@pytest.mark.parametrize("layout", ["grouped", "split"])
+@pytest.mark.parametrize("cores", [1, 2])
+def test_many_small_parts_give_the_one_part_values(
+    layout: str, cores: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    qrels_frame, run_frame, _, _ = _data(layout)
+    expected = quiet_score(qrels_frame, run_frame, MEASURES)
+    # parts of about 50 rows (whole queries), each fingerprinting its own rows; with
+    # colliding fingerprints too, which every part must confirm on the ID strings
+    monkeypatch.setattr(ranking, "_PARALLEL_MIN_ROWS", 0)
+    monkeypatch.setattr(ranking, "_PART_ROWS", 50)
+    _use_threads(monkeypatch, cores)
+    pd.testing.assert_frame_equal(
+        quiet_score(qrels_frame, run_frame, MEASURES), expected, check_exact=True
+    )
+    monkeypatch.setattr(_join, "fingerprint", _length_fingerprint)
+    pd.testing.assert_frame_equal(
+        quiet_score(qrels_frame, run_frame, MEASURES), expected, check_exact=True
+    )
+
+
 @given(
     st.lists(st.text(st.sampled_from("ab\x00z文"), max_size=12), min_size=1, max_size=30),
     st.integers(0, 30),

@@ -17,10 +17,12 @@ import math
 import os
 import re
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -42,6 +44,7 @@ __all__ = [
     "load_bytes",
     "read_fields",
     "slow_parse",
+    "text_blocks",
 ]
 
 PathLike = str | os.PathLike[str]
@@ -73,14 +76,52 @@ def read_fields(
     ``path``, in file order, with their types (large strings as pandas ``str``).
     ``extra_fields``: a line may have more fields than ``fields`` (the rest are ignored)."""
     checked_file(path)
-    table = fast_parse(path, fields, keep)
-    if table is None:
-        table = slow_parse(path, load_bytes(path), fields, keep, extra_fields=extra_fields)
-    frame: pd.DataFrame = table.select(list(keep)).to_pandas()
+    # the parsed table is passed on, not kept here: _frame lets its columns go one by one
+    frame = _frame(_parsed(path, fields, keep, extra_fields=extra_fields), keep)
     for name, dtype in keep.items():
         if pa.types.is_large_string(dtype) and str(frame[name].dtype) != "str":
             frame[name] = frame[name].astype("str")
     return frame
+
+
+def _parsed(
+    path: Path, fields: tuple[str, ...], keep: dict[str, pa.DataType], *, extra_fields: bool
+) -> pa.Table:
+    table = fast_parse(path, fields, keep)
+    if table is None:
+        table = slow_parse(path, load_bytes(path), fields, keep, extra_fields=extra_fields)
+    return table.select(list(keep))
+
+
+def _frame(table: pa.Table, keep: dict[str, pa.DataType]) -> pd.DataFrame:
+    """The ``keep`` columns of ``table`` (which the caller no longer holds) as a frame, each
+    column's arrow memory let go once converted: a number column is copied into its numpy
+    array chunk by chunk, each chunk freed once copied (so the column is never held twice, as
+    ``to_pandas`` holds it while it joins the chunks); the string columns (pandas' arrow-backed
+    ``str``) are not copied. The memory the pool holds free goes back to the system: arrow's
+    allocator keeps it, and what comes next (the ranking: numpy) does not allocate from it."""
+    pool = pa.default_memory_pool()
+    numbers: dict[str, npt.NDArray[Any]] = {}
+    for name, dtype in keep.items():
+        if pa.types.is_large_string(dtype):
+            continue
+        chunks = list(table.column(name).chunks)
+        table = table.drop_columns([name])
+        out = np.empty(sum(len(chunk) for chunk in chunks), dtype=dtype.to_pandas_dtype())
+        at = 0
+        chunks.reverse()
+        while chunks:
+            chunk = chunks.pop()
+            out[at : at + len(chunk)] = chunk.to_numpy(zero_copy_only=False)
+            at += len(chunk)
+            del chunk
+            pool.release_unused()
+        numbers[name] = out
+    strings = table.to_pandas(self_destruct=True)
+    del table
+    pool.release_unused()
+    columns = {name: numbers[name] if name in numbers else strings[name] for name in keep}
+    return pd.DataFrame(columns, copy=False)
 
 
 def load_bytes(path: Path) -> bytes:
@@ -125,7 +166,8 @@ def csv_options(
 def fast_parse(
     path: Path, fields: tuple[str, ...], keep: dict[str, pa.DataType]
 ) -> pa.Table | None:
-    """pyarrow's multi-threaded CSV reader, streaming the file (``.gz`` decompressed).
+    """pyarrow's multi-threaded CSV reader; a plain file is read in text blocks of whole lines
+    (:func:`text_blocks`, 32 MB each), a ``.gz`` file streamed and decompressed.
 
     Tried with a space, then a tab delimiter; None when neither reads the whole file cleanly
     (mixed whitespace, comments, a malformed line, a NaN score, an empty file): the line parser
@@ -133,13 +175,10 @@ def fast_parse(
     """
     for delimiter in (" ", "\t"):
         try:
-            table = pacsv.read_csv(
-                str(path),
-                **csv_options(fields, keep, delimiter, 1 << 24),
-            )
+            table = _read_table(path, csv_options(fields, keep, delimiter, _PART_BYTES))
         except (pa.ArrowInvalid, pa.ArrowTypeError, OSError):
             continue
-        if table.num_rows == 0:
+        if table is None or table.num_rows == 0:
             return None
         # a comment line with the right number of fields parses as data: leave it to the
         # line parser, like NaN scores (rejected there with their line number)
@@ -149,6 +188,23 @@ def fast_parse(
             return None
         return table
     return None
+
+
+_BLOCK_BYTES = 1 << 25  # text read at a time by fast_parse: the whole file is never held
+_PART_BYTES = 1 << 23  # the CSV reader's block (one table chunk each), parsed one per core
+
+
+def _read_table(path: Path, options: dict[str, Any]) -> pa.Table | None:
+    """The file parsed with ``options`` (None: no text at all). Reading a plain file block by
+    block holds one block of text besides the table, not the file's text and its parse."""
+    if path.suffix == ".gz":
+        return pacsv.read_csv(str(path), **options)
+    tables = []
+    for block, _ in text_blocks(path, _BLOCK_BYTES):
+        tables.append(pacsv.read_csv(pa.BufferReader(block), **options))
+        del block
+        pa.default_memory_pool().release_unused()
+    return pa.concat_tables(tables) if tables else None
 
 
 def slow_parse(
@@ -255,3 +311,43 @@ def _as_c_reads(text: str, *, integer: bool) -> str:
     if match is None:
         return "0"
     return str(int(match[0])) if integer else repr(float(match[0]))
+
+
+def text_blocks(path: Path, block_size: int) -> Iterator[tuple[pa.Buffer, int]]:
+    """The text of the file at ``path`` in blocks of whole lines: about ``block_size`` bytes
+    each, cut after the block's last line end (``\\n``, or ``\\r`` in a block without one; a
+    block without either is read again twice as large), with the bytes read so far. Every byte
+    is in exactly one block, in order. The blocks are read into arrow's memory pool (which reuses
+    the memory of the blocks already parsed) and never copied."""
+    with pa.OSFile(str(path), "rb") as file:
+        size = file.size()
+        at = 0
+        while at < size:
+            want = max(block_size, 1)
+            while True:
+                file.seek(at)
+                block = file.read_buffer(min(want, size - at))
+                cut = block.size if at + block.size >= size else _after_last_line_end(block)
+                if cut:
+                    break
+                want *= 2  # a line longer than the block
+            yield block.slice(0, cut), at + cut
+            at += cut
+
+
+_TAIL = 1 << 16
+
+
+def _after_last_line_end(block: pa.Buffer) -> int:
+    """The offset after the last ``\\n`` of ``block`` (else after its last ``\\r``; 0 without
+    either), searched from the end, 64 KB at a time."""
+    view = memoryview(block)
+    for end_of_line in (b"\n", b"\r"):
+        end = len(view)
+        while end > 0:
+            start = max(end - _TAIL, 0)
+            found = bytes(view[start:end]).rfind(end_of_line)
+            if found >= 0:
+                return start + found + 1
+            end = start
+    return 0

@@ -16,8 +16,9 @@ file and line of the first malformed line. Error messages never quote the file's
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -26,11 +27,25 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from evalkit.errors import FormatError, InputError
-from evalkit.formats._lines import PathLike, checked_file, csv_options, read_fields
+from evalkit.formats._lines import (
+    PathLike,
+    checked_file,
+    csv_options,
+    read_fields,
+    text_blocks,
+)
 from evalkit.formats.rules import require_columns
 from evalkit.formats.trec_arrays import is_iteration_field, last_run_id
 
-__all__ = ["last_run_id", "read_qrels", "read_run", "stream_run", "write_qrels", "write_run"]
+__all__ = [
+    "last_run_id",
+    "read_qrels",
+    "read_run",
+    "stream_run",
+    "text_blocks",
+    "write_qrels",
+    "write_run",
+]
 
 _QRELS_FIELDS = ("query_id", "iteration", "doc_id", "relevance")
 _RUN_FIELDS = ("query_id", "q0", "doc_id", "rank", "score", "run_id")
@@ -162,13 +177,16 @@ def stream_run(
     ``block_size`` bytes of text each, in file order: columns ``query_id``, ``doc_id``
     (large_string), ``score`` (float64) and, unless ``rank=False``, ``rank`` (int64).
 
-    pyarrow's streaming CSV reader holds a few dozen blocks at a time, so memory does not grow
-    with the file (it grows with ``block_size``: about 150 MB at the default 1 MB). A file that
-    reader cannot take (fields separated by a mix of spaces and tabs, comment lines, more than
-    six fields, a NaN score, a malformed line) is read from the first such block on by
-    :func:`read_run`'s line parser, which reads the whole file: the same rows come out, but
-    that file takes :func:`read_run`'s memory, and a malformed line raises its
-    FormatError (file, line). ``on_read(n)``: told the bytes of the file read so far
+    A plain file is read ``block_size`` bytes at a time, cut after its last line end, and each
+    block is parsed by pyarrow's multi-threaded CSV reader in parts of at most 1 MB, on every
+    core (:func:`text_blocks`); a ``.gz`` file goes through pyarrow's streaming CSV reader, which
+    parses on one thread. Either way memory does not grow with the file but with
+    ``block_size`` (a block's text and its table, plus the streaming reader's few dozen blocks
+    for ``.gz``). A file these readers cannot take (fields separated by a mix of spaces and
+    tabs, comment lines, more than six fields, a NaN score, a malformed line) is read from the
+    first such block on by :func:`read_run`'s line parser, which reads the whole file: the same
+    rows come out, but that file takes :func:`read_run`'s memory, and a malformed line raises
+    its FormatError (file, line). ``on_read(n)``: told the bytes of the file read so far
     (compressed bytes for ``.gz``) after each table.
     """
     file = checked_file(path)
@@ -177,33 +195,27 @@ def stream_run(
         keep["rank"] = pa.int64()
     done = 0  # rows yielded
     for delimiter in (" ", "\t"):
-        raw = pa.OSFile(str(file), "rb")
-        stream = pa.CompressedInputStream(raw, "gzip") if file.suffix == ".gz" else raw
+        options = csv_options(_RUN_FIELDS, keep, delimiter, min(block_size, _PART_BYTES))
+        tables = (
+            _gzip_tables(file, options, on_read)
+            if file.suffix == ".gz"
+            else _plain_tables(file, options, block_size, on_read)
+        )
         try:
-            reader = pacsv.open_csv(
-                stream,
-                **csv_options(_RUN_FIELDS, keep, delimiter, block_size),
-            )
-            while True:
-                try:
-                    batch = reader.read_next_batch()
-                except StopIteration:
-                    if done == 0:
-                        break  # an empty file: the line parser decides (no rows, or an error)
-                    return
-                table = pa.Table.from_batches([batch])
+            for table in tables:
                 if pc.any(pc.starts_with(table["query_id"], "#")).as_py() or (
                     pc.any(pc.is_nan(table["score"])).as_py()
                 ):
                     break
                 done += table.num_rows
-                if on_read is not None:
-                    on_read(raw.tell())
                 yield table
+            else:
+                if done:
+                    return
         except (pa.ArrowInvalid, pa.ArrowTypeError, OSError):
             pass
         finally:
-            stream.close()
+            tables.close()
         if done:
             break  # some rows came out with this delimiter: the line parser takes the rest
     whole = read_fields(file, _RUN_FIELDS, keep, extra_fields=True)
@@ -212,6 +224,39 @@ def stream_run(
         on_read(file.stat().st_size)
     if table.num_rows:
         yield table
+
+
+_PART_BYTES = 1 << 20  # the CSV reader's block: a streamed text block is parsed in such parts
+
+
+def _gzip_tables(
+    file: Path, options: dict[str, Any], on_read: Callable[[int], None] | None
+) -> Generator[pa.Table, None, None]:
+    """The tables of pyarrow's streaming CSV reader over the decompressed ``.gz`` file."""
+    raw = pa.OSFile(str(file), "rb")
+    stream = pa.CompressedInputStream(raw, "gzip")
+    try:
+        reader = pacsv.open_csv(stream, **options)
+        for batch in reader:
+            if batch.num_rows:
+                if on_read is not None:
+                    on_read(raw.tell())
+                yield pa.Table.from_batches([batch])
+    finally:
+        stream.close()
+
+
+def _plain_tables(
+    file: Path, options: dict[str, Any], block_size: int, on_read: Callable[[int], None] | None
+) -> Generator[pa.Table, None, None]:
+    """The tables of the plain file's text blocks (:func:`text_blocks`), each parsed by
+    pyarrow's multi-threaded CSV reader."""
+    for block, read in text_blocks(file, block_size):
+        table = pacsv.read_csv(pa.BufferReader(block), **options)
+        if table.num_rows:
+            if on_read is not None:
+                on_read(read)
+            yield table
 
 
 # --- writing -----------------------------------------------------------------------------------

@@ -22,10 +22,12 @@ and one only per query ID block (a dictionary lookup). The steps:
    ``ties`` and ``trec_version`` policies (:mod:`evalkit.measures._order`).
 
 Large arrays are built block by block (small temporaries, fewer page faults) and reused where
-possible. Every core is used: the run's and the qrels' fingerprints are computed while the query
-codes are worked out, and a large run grouped by query is ranked in parts of whole queries, one
-per core. Thread count never changes a result: each thread writes its own slice, or ranks or
-sorts its own whole queries (:mod:`evalkit.measures._sorting`).
+possible. Every core is used: the qrels' fingerprints are computed while the query codes are
+worked out, and a large run grouped by query is ranked in parts of whole queries of about a
+million rows (at least one per core), each computing its own rows' fingerprints and sort keys:
+memory holds the parts being ranked, not such arrays for every row. Neither thread count nor
+parts change a result: each thread ranks or sorts its own whole queries
+(:mod:`evalkit.measures._sorting`).
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from evalkit.errors import InputError, RunOnlyQueriesWarning
 from evalkit.formats.rules import require_columns
 from evalkit.formats.strings import Strings
 from evalkit.formats.trec_arrays import QrelsColumns, RunColumns
+from evalkit.measures import _join
 from evalkit.measures._codes import query_blocks, quote_ids, raise_duplicates, sorted_codes
 from evalkit.measures._join import (
     Judgments,
@@ -187,9 +190,6 @@ def rank_columns(
         # qrels' fingerprints, duplicate check and orders, are computed on other threads while
         # this one prepares the run (numpy and pyarrow release the GIL); ranking the run waits
         # for them only where it uses them.
-        run_fp = SlicedFingerprints(
-            run_d, pool, slices=cores if threaded and len(run_d) >= _PARALLEL_MIN_ROWS else 1
-        )
         # query IDs are hashed once per block of consecutive rows of one query, not per row
         qrels_start, qrels_length = query_blocks(qrels_q)
         query_ids, head_qidx = sorted_codes(qrels_q.to_list(qrels_start))
@@ -214,6 +214,15 @@ def rank_columns(
         # query's rows together (then the rows are taken as they are, without the run-only
         # queries); otherwise they are taken in query order (keeping their order within a query).
         rows, block_query, block_length = _grouped_rows(block_query, block_length)
+        # The doc fingerprints: each part of a run taken in run order computes its own rows'
+        # (_RunSide.rank); the rows of a run that is not, every row's at once, in slices.
+        run_fp = (
+            None
+            if rows is None
+            else SlicedFingerprints(
+                run_d, pool, slices=cores if threaded and len(run_d) >= _PARALLEL_MIN_ROWS else 1
+            )
+        )
         # Internal query codes: in order of first appearance (then every sort below meets
         # presorted query blocks).
         code_of_query = _grouped_code_order(block_query, n_queries)
@@ -283,6 +292,7 @@ def rank_columns(
 
 
 _PARALLEL_MIN_ROWS = 1 << 18  # runs of fewer rows are ranked in one part
+_PART_ROWS = 1 << 20  # rows per part of a larger run (whole queries)
 
 
 class _RankedPart(NamedTuple):
@@ -302,7 +312,7 @@ class _RunSide(NamedTuple):
     numbers; None: every run row, in run order)."""
 
     query_first: IntArray  # first kept row of each query code, then the number of kept rows
-    fp: SlicedFingerprints  # of every run row's doc ID (overwritten while ranking)
+    fp: SlicedFingerprints | None  # of every run row's doc ID; None: each part computes its own
     rows: IntArray | None
     row_index: IntArray | None  # run row -> kept row (-1: not kept); None: rows is None
     docs: Strings  # doc IDs of every run row
@@ -313,18 +323,21 @@ class _RunSide(NamedTuple):
     qrels: Judgments
 
     def ranked_parts(self) -> list[_RankedPart]:
-        """Rank every query: one part, or (a large run ranked in run order) one part of whole
-        queries per core, ranked in parallel. Parts never change a result."""
+        """Rank every query: one part, or (a large run ranked in run order) parts of whole
+        queries of about :data:`_PART_ROWS` rows, at least one per core, ranked on every core.
+        A part computes its own arrays (fingerprints, sort keys), so memory holds the parts
+        being ranked, not such arrays for every row. Parts never change a result."""
         n_queries = self.query_first.size - 1
         n_rows = int(self.query_first[-1])
-        if self.rows is not None or n_rows < _PARALLEL_MIN_ROWS or threads() == 1:
+        if self.rows is not None or n_rows < _PARALLEL_MIN_ROWS:
             return [self.rank(0, n_queries, workers=None)]
-        n_parts = threads()
+        cores = threads()
+        n_parts = max(cores, -(-n_rows // _PART_ROWS))
         targets = np.arange(1, n_parts, dtype=np.int64) * n_rows // n_parts
         cuts = np.unique(np.searchsorted(self.query_first, targets)).tolist()
         bounds = [0, *[c for c in cuts if 0 < c < n_queries], n_queries]
         spans = list(itertools.pairwise(bounds))
-        with jobs(len(spans)) as pool:
+        with jobs(min(cores, len(spans))) as pool:
             pending = [pool.submit(self.rank_one_thread, first, last) for first, last in spans]
             return [part.result() for part in pending]
 
@@ -340,10 +353,11 @@ class _RunSide(NamedTuple):
         qidx = np.repeat(np.arange(first, last, dtype=np.int64), sizes)
         # doc IDs and row numbers as the part sees them: a slice (rows None), or every run row
         docs = self.docs if whole else self.docs.slice(lo, hi - lo)
-        fp = self.fp.result()
+        # rows None: the part's rows are run rows lo .. hi - 1, fingerprinted here
+        fp = _join.fingerprint(docs) if self.fp is None else self.fp.result()[self.rows]
         packed = packed_sort(
             qidx,
-            fp[lo:hi] if self.rows is None else fp[self.rows],
+            fp,
             self.rows,
             self.query_first.size - 1,
             len(docs),

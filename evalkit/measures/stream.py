@@ -69,7 +69,8 @@ RunSource = str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | Any
 #: Rows per block: 2 million rows (about 65 MB of TREC text) keep a streamed run's peak near
 #: 0.5 GB (``benchmarks/bench_scale.py``).
 DEFAULT_BLOCK_ROWS = 1 << 21
-_TEXT_BLOCK_BYTES = 1 << 20  # per table of the CSV reader: its memory grows with this size
+#: text per table read (a plain file is parsed on every core, in parts of 1 MB)
+_TEXT_BLOCK_BYTES = 1 << 23
 _PARQUET_BATCH_ROWS = 1 << 19
 
 
