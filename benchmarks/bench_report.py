@@ -120,7 +120,7 @@ def helper():  # what the forked helper does while the kernel runs the first cel
     from evalkit.report.evaluation_files import load_verdict
     from evalkit.report._notebook import _ReportParts, _draw_report_parts
     _draw_report_parts(_ReportParts(result, report, Path(fixture_dir), defaults, Path(folder)))
-    settings = {"base": base, "n_resamples": n, "seed": seed, "baseline": ""}
+    settings = {"base": base, "n_resamples": n, "seed": seed, "baseline": "", "gates": ""}
     return load_verdict(folder, settings)
 
 outcome = timed("helper", helper).verdict

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Final
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
-from matplotlib import rcParams as _rc_params
+from matplotlib import __version__ as _matplotlib_version, rcParams as _rc_params
 from matplotlib.figure import Figure
 from matplotlib.font_manager import FontProperties
 from matplotlib.ticker import LogFormatter
@@ -36,6 +36,15 @@ from matplotlib.ticker import LogFormatter
 from evalkit.measures.names import higher_is_better
 from evalkit.report.render import plot_label
 from evalkit.stats import paired_differences
+
+_HORIZONTAL_BOXES: Final[dict[str, Any]] = (
+    {"orientation": "horizontal"}
+    if tuple(int(part) for part in _matplotlib_version.split(".")[:2]) >= (3, 10)
+    else {"vert": False}
+)
+"""``boxplot``'s horizontal boxes: ``orientation`` from Matplotlib 3.10, whose ``vert`` warns
+of its deprecation from 3.11 (a warning that made a forked helper's figure fail where warnings
+are errors)."""
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -513,7 +522,7 @@ def abstention_figure(
             mine.loc[mine["answerable"] == answerable, "confidence"].to_numpy()
             for answerable in (True, False)
         ]
-        boxes = axes.boxplot(data, vert=False, patch_artist=True, widths=0.6)
+        boxes = axes.boxplot(data, patch_artist=True, widths=0.6, **_HORIZONTAL_BOXES)
         for patch, color in zip(
             boxes["boxes"], (_COLORS[index % len(_COLORS)], _TIE_COLOR), strict=True
         ):
