@@ -366,18 +366,23 @@ def _differs_p(d: np.ndarray, inside: np.ndarray, settings: ChangeSettings) -> f
             for chosen in map(set, itertools.combinations(everything, n_x))
         )
         count = math.comb(n, n_x)
+        blocks = (np.asarray(block) for block in _blocks(orders, _PERMUTATION_BLOCK))
     elif settings.n_resamples * n <= _KEPT_PERMUTATIONS:
         drawn = _drawn_permutations(settings.seed, settings.n_resamples, n)
-        orders = iter(drawn)
         count = settings.n_resamples
+        blocks = (
+            drawn[start : start + _PERMUTATION_BLOCK]
+            for start in range(0, count, _PERMUTATION_BLOCK)
+        )
     else:
         rng = np.random.default_rng(settings.seed)
         orders = (rng.permutation(n) for _ in range(settings.n_resamples))
         count = settings.n_resamples
+        blocks = (np.asarray(block) for block in _blocks(orders, _PERMUTATION_BLOCK))
     null = np.concatenate(
         [
             _mean_difference(rows[:, :n_x], rows[:, n_x:])
-            for rows in (data[np.asarray(block)] for block in _blocks(orders, _PERMUTATION_BLOCK))
+            for rows in (data[block] for block in blocks)
         ]
     )
     gamma = abs(np.finfo(np.float64).eps * 100 * observed)
