@@ -431,6 +431,8 @@ def kept_blocks(
         (start, np.asfortranarray(_compact(weights)))
         for start, weights in draw(random_generator(seed), n, n_resamples)
     ]
+    for _, weights in blocks:
+        weights.flags.writeable = False  # shared by every comparison that asks for it
     _KEPT.keep(key, blocks)
     return blocks
 
