@@ -229,7 +229,7 @@ def compare(
         pairs = [(system, base) for system in systems if system != base]
 
     parts: list[dict[str, Any]] = []
-    rows = _MeasureRows.of(frame)
+    rows = _MeasureRows.of(frame, by_columns)
     for measure_index, measure in enumerate(measure_names if pairs else []):
         for part in _compare_measure(
             rows,
@@ -325,8 +325,9 @@ def summarize_with_ci(
 @dataclass(frozen=True)
 class _MeasureRows:
     """The validated frame sorted once by (measure, system, query_id), with the rows of each
-    (measure, system) as a slice of it: every measure of :func:`compare` then reads its
-    systems' values as array slices, instead of filtering, grouping, indexing and reordering
+    (measure, system) as a slice of it, and its ``query_id``, ``value`` and ``by`` columns
+    (``attributes``) as arrays: every measure of :func:`compare` then reads its systems'
+    values as array slices, instead of filtering, grouping, indexing and reordering
     the frame once per measure (which dominated a comparison of a few systems on a few dozen
     queries)."""
 
@@ -334,9 +335,10 @@ class _MeasureRows:
     query_ids: npt.NDArray[np.object_]
     values: FloatArray
     slices: dict[str, dict[str, slice]]
+    attributes: dict[str, npt.NDArray[Any]]
 
     @classmethod
-    def of(cls, frame: pd.DataFrame) -> _MeasureRows:
+    def of(cls, frame: pd.DataFrame, by_columns: tuple[str, ...]) -> _MeasureRows:
         ordered = frame.sort_values(
             ["measure", "system", "query_id"], kind="stable", ignore_index=True
         )
@@ -355,6 +357,7 @@ class _MeasureRows:
             ordered["query_id"].to_numpy(dtype=object),
             ordered["value"].to_numpy(np.float64),
             slices,
+            {column: ordered[column].to_numpy() for column in by_columns},
         )
 
 
@@ -391,7 +394,6 @@ def _compare_measure(
             )
     reference_rows = rows_of[reference_name]
     reference_ids = rows.query_ids[reference_rows]
-    reference = rows.frame.iloc[reference_rows]
     for name in involved:  # each system's rows are sorted by query_id: the same IDs, in order
         system_ids = rows.query_ids[rows_of[name]]
         if not np.array_equal(system_ids, reference_ids):
@@ -400,7 +402,7 @@ def _compare_measure(
             )
         for column in by_columns:
             differs = (
-                reference[column].to_numpy() != rows.frame[column].iloc[rows_of[name]].to_numpy()
+                rows.attributes[column][reference_rows] != rows.attributes[column][rows_of[name]]
             )
             if differs.any():
                 raise InputError(
@@ -416,15 +418,16 @@ def _compare_measure(
     firsts = np.array([position[system] for system, _ in pairs], dtype=np.intp)
     seconds = np.array([position[base] for _, base in pairs], dtype=np.intp)
     if by_columns:
-        group_keys = reference[list(by_columns)].drop_duplicates().sort_values(list(by_columns))
+        attributes = rows.frame[list(by_columns)].iloc[reference_rows]
+        group_keys = attributes.drop_duplicates().sort_values(list(by_columns))
         groups = [tuple(row) for row in group_keys.itertuples(index=False)]
     else:
         groups = [()]
     parts = []
     for group_index, group in enumerate(groups):
-        mask = np.ones(len(reference), dtype=bool)
+        mask = np.ones(reference_ids.size, dtype=bool)
         for column, value in zip(by_columns, group, strict=True):
-            mask &= reference[column].to_numpy() == value
+            mask &= rows.attributes[column][reference_rows] == value
         values = matrix[mask]
         n = values.shape[0]
         means = values.mean(axis=0)
