@@ -139,3 +139,20 @@ def test_pair_kernels_agree_with_the_per_pair_resampling(n: int) -> None:
     )
     np.testing.assert_allclose(low, expected_low, rtol=0, atol=1e-14)
     np.testing.assert_allclose(high, expected_high, rtol=0, atol=1e-14)
+
+
+@pytest.mark.parametrize("draw", [resampling.sign_blocks, resampling.count_blocks])
+@pytest.mark.parametrize("n", [5, 40, 300])
+def test_kept_blocks_give_the_totals_of_a_fresh_draw(draw, n):
+    """The kept sign and count vectors (int8 where exact, kept across calls) give the same
+    resampled totals, bit for bit, as the blocks drawn afresh from the same seed."""
+    seed = resampling.group_seed(3, "compare", ("measure",), ("kept-test",)).spawn(2)[1]
+    rng = np.random.default_rng(11)
+    values = rng.normal(size=(n, 3)) * np.array([1.0, 0.0, 1e-3])  # a column of zeros too
+    fresh = resampling.resample_totals(values, draw(resampling.random_generator(seed), n, 500))
+    first = resampling.kept_blocks(draw, seed, n, 500)
+    again = resampling.kept_blocks(draw, seed, n, 500)
+    assert again is first  # drawn once
+    kept = resampling.resample_totals(values, first)
+    assert fresh.tobytes() == kept.tobytes()
+    assert all(not weights.flags.writeable for _, weights in first)

@@ -44,6 +44,7 @@ from evalkit.stats._paired_tests import (
 from evalkit.stats._resampling import (
     count_blocks,
     group_seed,
+    kept_blocks,
     pair_percentile_intervals,
     pair_sign_flip_p,
     percentile_intervals,
@@ -228,9 +229,10 @@ def compare(
         pairs = [(system, base) for system in systems if system != base]
 
     parts: list[dict[str, Any]] = []
+    rows = _MeasureRows.of(frame, by_columns)
     for measure_index, measure in enumerate(measure_names if pairs else []):
         for part in _compare_measure(
-            frame,
+            rows,
             pairs=pairs,
             measure=measure,
             by_columns=by_columns,
@@ -320,8 +322,47 @@ def summarize_with_ci(
     return typed_frame(records, dtypes)
 
 
+@dataclass(frozen=True)
+class _MeasureRows:
+    """The validated frame sorted once by (measure, system, query_id), with the rows of each
+    (measure, system) as a slice of it, and its ``query_id``, ``value`` and ``by`` columns
+    (``attributes``) as arrays: every measure of :func:`compare` then reads its systems'
+    values as array slices, instead of filtering, grouping, indexing and reordering
+    the frame once per measure (which dominated a comparison of a few systems on a few dozen
+    queries)."""
+
+    frame: pd.DataFrame
+    query_ids: npt.NDArray[np.object_]
+    values: FloatArray
+    slices: dict[str, dict[str, slice]]
+    attributes: dict[str, npt.NDArray[Any]]
+
+    @classmethod
+    def of(cls, frame: pd.DataFrame, by_columns: tuple[str, ...]) -> _MeasureRows:
+        ordered = frame.sort_values(
+            ["measure", "system", "query_id"], kind="stable", ignore_index=True
+        )
+        measures = ordered["measure"].to_numpy(dtype=object)
+        systems = ordered["system"].to_numpy(dtype=object)
+        starts = np.flatnonzero(
+            np.concatenate(
+                [[True], (measures[1:] != measures[:-1]) | (systems[1:] != systems[:-1])]
+            )
+        ).tolist()
+        slices: dict[str, dict[str, slice]] = {}
+        for start, stop in zip(starts, [*starts[1:], len(ordered)], strict=True):
+            slices.setdefault(str(measures[start]), {})[str(systems[start])] = slice(start, stop)
+        return cls(
+            ordered,
+            ordered["query_id"].to_numpy(dtype=object),
+            ordered["value"].to_numpy(np.float64),
+            slices,
+            {column: ordered[column].to_numpy() for column in by_columns},
+        )
+
+
 def _compare_measure(
-    frame: pd.DataFrame,
+    rows: _MeasureRows,
     *,
     pairs: Sequence[tuple[str, str]],
     measure: str,
@@ -342,11 +383,7 @@ def _compare_measure(
     generators of the same seeds or from the group's per-system totals, so blocking does not
     change a number.
     """
-    of_measure = frame[frame["measure"] == measure]
-    rows_of = {
-        str(system): rows.set_index("query_id").sort_index()
-        for system, rows in of_measure.groupby("system", sort=True)
-    }
+    rows_of = rows.slices.get(measure, {})
     involved = sorted({name for pair in pairs for name in pair})
     reference_name = pairs[0][1]
     for name in [reference_name, *involved]:
@@ -355,37 +392,42 @@ def _compare_measure(
                 f"compare: system {name!r} has no rows for measure {measure!r}; every system "
                 "needs a row per query for each compared measure"
             )
-    reference = rows_of[reference_name]
-    for name in involved:
-        system_rows = rows_of[name]
-        _check_same_queries(reference.index, system_rows.index, name, reference_name, measure)
-        system_rows = system_rows.loc[reference.index]
-        rows_of[name] = system_rows
+    reference_rows = rows_of[reference_name]
+    reference_ids = rows.query_ids[reference_rows]
+    for name in involved:  # each system's rows are sorted by query_id: the same IDs, in order
+        system_ids = rows.query_ids[rows_of[name]]
+        if not np.array_equal(system_ids, reference_ids):
+            _check_same_queries(
+                pd.Index(reference_ids), pd.Index(system_ids), name, reference_name, measure
+            )
         for column in by_columns:
-            differs = reference[column].to_numpy() != system_rows[column].to_numpy()
+            differs = (
+                rows.attributes[column][reference_rows] != rows.attributes[column][rows_of[name]]
+            )
             if differs.any():
                 raise InputError(
                     f"compare: column {column!r} differs between systems {reference_name!r} "
                     f"and {name!r} for measure {measure!r} at query IDs "
-                    f"{short_list(reference.index[differs])}; a query attribute must be the same "
+                    f"{short_list(reference_ids[differs])}; a query attribute must be the same "
                     "for every system"
                 )
 
-    matrix = np.column_stack([rows_of[name]["value"].to_numpy(np.float64) for name in involved])
+    matrix = np.column_stack([rows.values[rows_of[name]] for name in involved])
     names = np.array(involved, dtype=object)
     position = {name: i for i, name in enumerate(involved)}
     firsts = np.array([position[system] for system, _ in pairs], dtype=np.intp)
     seconds = np.array([position[base] for _, base in pairs], dtype=np.intp)
     if by_columns:
-        group_keys = reference[list(by_columns)].drop_duplicates().sort_values(list(by_columns))
+        attributes = rows.frame[list(by_columns)].iloc[reference_rows]
+        group_keys = attributes.drop_duplicates().sort_values(list(by_columns))
         groups = [tuple(row) for row in group_keys.itertuples(index=False)]
     else:
         groups = [()]
     parts = []
     for group_index, group in enumerate(groups):
-        mask = np.ones(len(reference), dtype=bool)
+        mask = np.ones(reference_ids.size, dtype=bool)
         for column, value in zip(by_columns, group, strict=True):
-            mask &= reference[column].to_numpy() == value
+            mask &= rows.attributes[column][reference_rows] == value
         values = matrix[mask]
         n = values.shape[0]
         means = values.mean(axis=0)
@@ -400,13 +442,11 @@ def _compare_measure(
             test_seed=test_seed,
             n_resamples=n_resamples,
             confidence=confidence,
-            sign_totals=resample_totals(
-                values, sign_blocks(random_generator(test_seed), n, n_resamples)
-            )
+            sign_totals=resample_totals(values, kept_blocks(sign_blocks, test_seed, n, n_resamples))
             if test == "randomization" and totals_fit
             else None,
             count_totals=resample_totals(
-                values, count_blocks(random_generator(interval_seed), n, n_resamples)
+                values, kept_blocks(count_blocks, interval_seed, n, n_resamples)
             )
             if interval == "percentile" and totals_fit
             else None,

@@ -44,6 +44,7 @@ import hashlib
 import json
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -59,6 +60,7 @@ __all__ = [
     "bootstrap_test_p",
     "count_blocks",
     "group_seed",
+    "kept_blocks",
     "linear_quantiles",
     "pair_percentile_intervals",
     "pair_sign_flip_p",
@@ -144,10 +146,12 @@ def _sign_flip_from_hits(
     return (hits + 1) / (n_resamples + 1), False
 
 
-def resample_totals(values: FloatArray, blocks: Iterable[tuple[int, FloatArray]]) -> FloatArray:
+def resample_totals(
+    values: FloatArray, blocks: Iterable[tuple[int, npt.NDArray[Any]]]
+) -> FloatArray:
     """``totals[j, b] = sum_q w[b, q] values[q, j]`` for every system ``j`` (a column of
     ``values``, ``(n, k)``) and resample ``b`` (the rows ``w`` of ``blocks``, from
-    :func:`sign_blocks` or :func:`count_blocks`): ``(k, B)``.
+    :func:`sign_blocks`, :func:`count_blocks` or :func:`kept_blocks`): ``(k, B)``.
 
     Summed query by query in ascending order with elementwise operations (no BLAS, no
     reordering), so a system's row depends only on its own column and the weights; systems
@@ -353,6 +357,90 @@ def count_blocks(
         flat = (draws + (np.arange(rows, dtype=np.int64) * n)[:, None]).ravel()
         counts = np.bincount(flat, minlength=rows * n).reshape(rows, n)
         yield start, counts.astype(np.float64)
+
+
+KEPT_DRAW_VALUES = 1 << 24
+"""Most weights (rows x queries) :func:`kept_blocks` keeps at once, 1 byte each (16 MB)."""
+
+_Blocks = list[tuple[int, npt.NDArray[Any]]]
+
+
+class _KeptDraws:
+    """The draws :func:`kept_blocks` keeps, least recently used first, and their size."""
+
+    def __init__(self) -> None:
+        self.draws: OrderedDict[tuple[Any, ...], _Blocks] = OrderedDict()
+        self.values = 0
+        self.lock = threading.Lock()
+
+    def get(self, key: tuple[Any, ...]) -> _Blocks | None:
+        with self.lock:
+            found = self.draws.get(key)
+            if found is not None:
+                self.draws.move_to_end(key)
+            return found
+
+    def keep(self, key: tuple[Any, ...], blocks: _Blocks) -> None:
+        size = sum(weights.size for _, weights in blocks)
+        if size > KEPT_DRAW_VALUES:
+            return
+        with self.lock:
+            if key not in self.draws:
+                self.draws[key] = blocks
+                self.values += size
+            while self.values > KEPT_DRAW_VALUES:
+                _, dropped = self.draws.popitem(last=False)
+                self.values -= sum(weights.size for _, weights in dropped)
+
+
+_KEPT = _KeptDraws()
+
+
+def kept_blocks(
+    draw: Callable[[np.random.Generator, int, int], Iterator[tuple[int, FloatArray]]],
+    seed: np.random.SeedSequence,
+    n: int,
+    n_resamples: int,
+) -> _Blocks:
+    """The blocks ``draw(random_generator(seed), n, n_resamples)`` yields (:func:`sign_blocks`,
+    :func:`count_blocks`), drawn once per ``(draw, seed, n, n_resamples)`` and kept.
+
+    The draws depend only on those, not on the values: ``compare`` draws the same sign and
+    count vectors for every comparison of one (measure, group) key, e.g. each system against
+    itself in a baseline (:func:`evalkit.gates.compare_with_baseline` compares every system
+    separately), and drawing them was a large part of each small comparison. Each block is
+    kept as exact small integers (``int8``: signs, and counts up to 127; a block with a
+    larger count is kept as drawn) in column-major order, so ``block.T`` is the contiguous
+    ``(n, rows)`` array :func:`resample_totals` reads; ``float64 * int8`` multiplies the same
+    numbers as ``float64 * float64``, so totals are bit for bit those of a fresh draw. At most
+    :data:`KEPT_DRAW_VALUES` weights are kept, the least recently used dropped first; a draw
+    larger than that is returned without being kept."""
+    entropy = seed.entropy
+    key = (
+        draw,
+        tuple(entropy) if isinstance(entropy, Sequence) else entropy,
+        seed.spawn_key,
+        seed.pool_size,
+        n,
+        n_resamples,
+    )
+    found = _KEPT.get(key)
+    if found is not None:
+        return found
+    blocks = [
+        (start, np.asfortranarray(_compact(weights)))
+        for start, weights in draw(random_generator(seed), n, n_resamples)
+    ]
+    for _, weights in blocks:
+        weights.flags.writeable = False  # shared by every comparison that asks for it
+    _KEPT.keep(key, blocks)
+    return blocks
+
+
+def _compact(weights: FloatArray) -> npt.NDArray[Any]:
+    """``weights`` as ``int8`` when every weight is an integer in its range, else as given."""
+    small = weights.astype(np.int8)
+    return small if np.array_equal(small, weights) else weights
 
 
 def group_seed(
