@@ -22,7 +22,7 @@ report: $(STAMP)
 	@echo
 	@echo "The report: reports/retrieval-report.html (open it in a browser)."
 	@echo "Next: source .venv/bin/activate, then evalkit --help (or call .venv/bin/evalkit)."
-	@echo "Your own data: README.md, 'Quick start'."
+	@echo "Your own data: README.md, 'Your own data'."
 
 lint: $(STAMP)
 	$(BIN)/ruff check evalkit tests benchmarks
