@@ -348,6 +348,8 @@ FLAT_CASES = [
     "---\n- id: a\n",
     "- id: a\n...\n",
     "- id: " + "x" * 100 + "\n",
+    "xx- id: a\n",  # a line that only ends like a flat one
+    "- id: a\nxx- id: b\n",
 ]
 
 

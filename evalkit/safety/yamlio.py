@@ -417,7 +417,7 @@ def _parse_rest(
 
 
 # One line of a flat list item: ``- key: value`` (its first) or ``  key: value``.
-_FLAT_LINE: Final = re.compile(r"(- |  )([a-z_]+): ([^\n]*)\n")
+_FLAT_LINE: Final = re.compile(r"^(- |  )([a-z_]+): ([^\n]*)\n", re.MULTILINE)
 # Any character outside this set (tab, CR, NEL, U+2028/9, BOM, controls, surrogates) leaves a
 # text to the parser: in YAML they break lines, are refused, or are whitespace.
 _FLAT_REFUSED: Final = re.compile(
@@ -448,8 +448,8 @@ def _flat_items(text: str) -> list[dict[str, str]] | None:
     if not text.startswith("- ") or not text.endswith("\n") or _FLAT_REFUSED.search(text):
         return None
     lines = _FLAT_LINE.findall(text)
-    if sum(len(key) + len(value) for _, key, value in lines) + 5 * len(lines) != len(text):
-        return None  # some line is not a flat item's line
+    if len(lines) != text.count("\n"):
+        return None  # some line is not a flat item's line (each match is a whole line)
     items: list[dict[str, str]] = []
     item: dict[str, str] = {}
     strings: dict[str, bool] = {}  # whether a short plain scalar resolves to a string
