@@ -13,7 +13,10 @@ Two readers:
   itself (a syntax error, a repeated key, an anchor or alias, an explicit tag, a merge key, a
   non-string key, deep nesting, more than one document) sends the file back through the located
   PyYAML loader, so errors, their line and column, and the data are exactly those of
-  ``yaml.load(text, Loader=StrictLoader)``. A text of at least ``SPLIT_FROM`` characters (a
+  ``yaml.load(text, Loader=StrictLoader)``. A flat list of one-line ``key: value`` mappings
+  (what the dumpers write of a fixture's documents and chunks) is read without the parser, by
+  lines, when every line and value is of a form whose YAML data is known (``_flat_items``);
+  any other text takes the event path. A text of at least ``SPLIT_FROM`` characters (a
   fixture's list of 100,000 chunks is 38 MB) is cut before a line beginning ``- `` past its
   middle and the second part parsed by a forked process, the two lists then joined; when that
   cannot be vouched for, the text is parsed whole (:func:`split_items`).
