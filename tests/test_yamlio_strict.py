@@ -348,6 +348,8 @@ FLAT_CASES = [
     "---\n- id: a\n",
     "- id: a\n...\n",
     "- id: " + "x" * 100 + "\n",
+    "- " + "k" * 1100 + ": long key\n",  # longer than YAML's implicit keys
+    "- " + "k" * 100 + ": a key of 100 letters\n",
     "xx- id: a\n",  # a line that only ends like a flat one
     "- id: a\nxx- id: b\n",
 ]

@@ -419,8 +419,9 @@ def _parse_rest(
     return work(items)
 
 
-# One line of a flat list item: ``- key: value`` (its first) or ``  key: value``.
-_FLAT_LINE: Final = re.compile(r"^(- |  )([a-z_]+): ([^\n]*)\n", re.MULTILINE)
+# One line of a flat list item: ``- key: value`` (its first) or ``  key: value``; a key far
+# shorter than the 1024 characters YAML allows an implicit key.
+_FLAT_LINE: Final = re.compile(r"^(- |  )([a-z_]{1,100}): ([^\n]*)\n", re.MULTILINE)
 # Any character outside this set (tab, CR, NEL, U+2028/9, BOM, controls, surrogates) leaves a
 # text to the parser: in YAML they break lines, are refused, or are whitespace.
 _FLAT_REFUSED: Final = re.compile(
