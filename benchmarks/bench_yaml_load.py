@@ -15,7 +15,9 @@ reports its wall and CPU time and its peak resident memory (``ru_maxrss`` of
 
 - **parse**: ``load_strict`` on the four YAML files. Before: PyYAML's C parser with its Python
   constructor and the strict hooks (``events=False``, the fixture loader until now); after: the
-  event path. With ``--pure``, the same two on PyYAML's pure-Python parser (``libyaml=False``).
+  event path (since issue 48's part 3, with the line reader of flat lists of one-line mappings,
+  the documents and chunks, in front of it). With ``--pure``, the same two on PyYAML's
+  pure-Python parser (``libyaml=False``).
 - **scan**: the sensitive-string rule on the loaded fixture. Before: the old scan (one
   ``find_sensitive`` per object on its NUL-joined strings, then one per string of a flagged
   object; ``tests/sensitive_oracle.py``); after: ``rules.string_problems`` (``scan_sensitive``).

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from evalkit.errors import InputError
-from evalkit.safety.canonical import canonical_hash, canonical_json
+from evalkit.safety.canonical import canonical_hash, canonical_json, string_table_hash
 
 # --- golden values, written out by hand -------------------------------------------------------
 
@@ -329,3 +329,39 @@ def test_plain_data_with_negative_zero_or_coerced_keys_is_converted() -> None:
     assert canonical_json({"a": [-0.0, "-0.05"]}, indent=None) == '{"a":[0.0,"-0.05"]}\n'
     with pytest.raises(InputError, match=r"expected str keys"):
         canonical_json({"a": {1: "x"}})
+
+
+def _rows(tables: dict[str, dict[str, list[Any]]]) -> dict[str, list[dict[str, Any]]]:
+    return {
+        name: [dict(zip(columns, row, strict=True)) for row in zip(*columns.values(), strict=True)]
+        for name, columns in tables.items()
+    }
+
+
+_names = st.text(max_size=6)
+_cells = st.none() | st.text(max_size=10)
+
+
+@st.composite
+def _string_tables(draw: st.DrawFn) -> dict[str, dict[str, list[Any]]]:
+    tables: dict[str, dict[str, list[Any]]] = {}
+    for name in draw(st.lists(_names, max_size=3, unique=True)):
+        rows = draw(st.integers(0, 4))
+        columns = draw(st.lists(_names, min_size=1, max_size=4, unique=True))
+        tables[name] = {c: draw(st.lists(_cells, min_size=rows, max_size=rows)) for c in columns}
+    return tables
+
+
+@settings(max_examples=200, deadline=None)
+@given(_string_tables())
+def test_string_table_hash_is_the_hash_of_the_rows(tables: dict[str, dict[str, list[Any]]]) -> None:
+    assert string_table_hash(tables) == canonical_hash(_rows(tables))
+
+
+def test_string_table_hash_of_other_values_goes_through_the_rows() -> None:
+    tables: dict[str, dict[str, list[Any]]] = {"a%s": {"x%": [1, None], "y": ["\u2028", "q"]}}
+    assert string_table_hash(tables) == canonical_hash(_rows(tables))
+    with pytest.raises(InputError, match=r"not valid Unicode"):
+        string_table_hash({"t": {"x": ["\ud800"]}})
+    with pytest.raises(ValueError, match=r"differ in length"):
+        string_table_hash({"t": {"x": ["a"], "y": []}})

@@ -9,9 +9,11 @@ from pathlib import Path
 import pytest
 
 from evalkit.cli import main
-from evalkit.fixtures import Fixture, generate_fixture, load_fixture
+from evalkit.fixtures import Chunk, Document, Fixture, generate_fixture, load_fixture
+from evalkit.fixtures.records import RecordTable
 from evalkit.results import REPORT_SCHEMA, deterministic_projection
 from evalkit.run import Evaluation, evaluate
+from evalkit.run.report_json import corpus_hash
 from evalkit.safety.canonical import canonical_json
 from evalkit.safety.privacy import find_leaks, private_texts
 from evalkit.systems import FunctionRetriever
@@ -83,6 +85,18 @@ def test_two_runs_give_byte_identical_projections(committed: Fixture) -> None:
     assert canonical_json(deterministic_projection(first)) == canonical_json(
         deterministic_projection(second)
     )
+
+
+def test_corpus_hash_of_record_tables_is_that_of_the_models(committed: Fixture) -> None:
+    # Large fixtures keep documents and chunks as record tables, hashed from their columns.
+    tables = committed.model_copy(
+        update={
+            "documents": RecordTable.from_models(Document, committed.documents),
+            "chunks": RecordTable.from_models(Chunk, committed.chunks),
+        }
+    )
+    assert isinstance(tables.chunks, RecordTable)
+    assert corpus_hash(tables) == corpus_hash(committed)
 
 
 def test_judgment_change_moves_definition_hash_not_corpus_hash(tmp_path: Path) -> None:

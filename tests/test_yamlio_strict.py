@@ -9,6 +9,7 @@ message, line and column.
 
 from __future__ import annotations
 
+import json
 import math
 import string
 from pathlib import Path
@@ -307,3 +308,78 @@ _IMPORTED_TEXT = st.text(st.characters(exclude_categories=("Cc", "Cs")) | st.sam
 def test_flat_yaml_reads_back_verbatim(items: list[dict[str, str]]) -> None:
     text = dump_flat_yaml(items)
     assert (load_strict(text) if text else []) == items
+
+
+# --- the flat reader (a list of one-line ``key: value`` mappings) ----------------------------
+
+FLAT_CASES = [
+    "- id: a\n  text: b\n- id: c\n",
+    "- id: a\n  text: 'quoted'\n",
+    '- id: a\n  text: "x \\" \\\\ \\n \\t \\r \\u00e9 \\u2028"\n',
+    '- id: a\n  text: "\\ud83d\\ude00"\n',  # surrogate escapes: the parser's
+    '- id: a\n  text: "\\x41 \\/ \\b"\n',  # escapes JSON lacks or reads otherwise
+    '- id: a\n  text: "a" b\n',
+    "- id: a\n  text: a: b\n",
+    "- id: a\n  text: a:b c:\n",
+    "- id: a\n  text: a #comment\n",
+    "- id: a\n  text: C# and a#b\n",
+    "- id: a\n  text: trailing \n",
+    "- id: a\n  text: \n",
+    "- id: a\n  id: b\n",  # a repeated key
+    "- id: a\n  text: yes\n- id: 1\n",  # other types
+    "- id: a\n  on: b\n",  # a key that is a boolean
+    "- id: a\n  text: ~\n- id: 2024-01-01\n- id: .inf\n- id: <<\n- id: =\n",
+    "- id: a\n  text: -dash\n- id: ?q\n- id: '!tag'\n- id: &x\n- id: '*y'\n- id: '%p'\n",
+    "- id: a\n  text: [a, b]\n- id: '{c}'\n- id: '@a'\n- id: '`b'\n- id: '|'\n- id: '>'\n",
+    "- id: a\n  text: ok [x] {y} a, b 'c' \"d\" !e &f *g %h @i `j |k >l\n",
+    "- id: a\n  text: two\n    lines\n",
+    "- id: a\n\n- id: b\n",
+    "- id: a\n# comment\n- id: b\n",
+    "- id: a\n  text: tab\there\n",
+    "- id: a\r\n  text: crlf\r\n",
+    "- id: a\n  text: nel\x85here\n",
+    "- id: a\n  text: ls\u2028here\n",
+    "- id: a\n  text: bom\ufeffhere\n",
+    "- id: a\n  text: nbsp\xa0 \u3000ideographic\u3000\n",
+    "- id: a\n  text: 渡 é \U0001f600\n",
+    "- id: a\n   text: three spaces\n",
+    "- id: a\n  Text: upper\n",
+    "- id: a\n  text: b",  # no final line break
+    "---\n- id: a\n",
+    "- id: a\n...\n",
+    "- id: " + "x" * 100 + "\n",
+    "- " + "k" * 1100 + ": long key\n",  # longer than YAML's implicit keys
+    "- " + "k" * 100 + ": a key of 100 letters\n",
+    "xx- id: a\n",  # a line that only ends like a flat one
+    "- id: a\nxx- id: b\n",
+]
+
+
+@pytest.mark.parametrize("text", FLAT_CASES)
+def test_the_flat_reader_gives_what_pyyaml_gives(text: str) -> None:
+    _assert_same(text)
+
+
+_FLAT_ALPHABET = string.printable + "é渡\u0085\u2028\xa0\U0001f600"
+_flat_values = st.text(alphabet=_FLAT_ALPHABET, max_size=12) | st.sampled_from(
+    ["yes", "~", "1e3", "2024-01-01", "<<", "=", "a: b", "a #b", "-a", '"q"', "'s'", "x:"]
+)
+_flat_keys = st.sampled_from(["id", "text", "title", "on", "y", "null", "document_id"])
+
+
+@given(
+    st.lists(st.dictionaries(_flat_keys, _flat_values, min_size=1, max_size=4), min_size=1),
+    st.sampled_from(["plain", "quoted", "dumped"]),
+)
+def test_flat_texts_load_the_same_both_ways(items: list[dict[str, str]], form: str) -> None:
+    if form == "dumped":
+        text = dump_yaml(items)
+    else:
+        quote = (lambda v: json.dumps(v, ensure_ascii=False)) if form == "quoted" else str
+        text = "".join(
+            f"{'- ' if i == 0 else '  '}{key}: {quote(value)}\n"
+            for item in items
+            for i, (key, value) in enumerate(item.items())
+        )
+    _assert_same(text)
+    _assert_same(dump_flat_yaml(items))

@@ -20,7 +20,7 @@ from evalkit.results import (
     REPORT_SCHEMA,
     machine_record,
 )
-from evalkit.safety.canonical import canonical_hash
+from evalkit.safety.canonical import canonical_hash, string_table_hash
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -32,10 +32,18 @@ __all__ = ["build_report", "corpus_hash"]
 
 
 def corpus_hash(fixture: Fixture) -> str:
-    """SHA-256 of the canonical form of the fixture's documents and chunks."""
+    """SHA-256 of the canonical form of the fixture's documents and chunks (each a list of
+    ``model_dump(mode="json")`` rows); from the columns when both are record tables."""
+    documents, chunks = fixture.documents, fixture.chunks
+    if isinstance(documents, RecordTable) and isinstance(chunks, RecordTable):
+        return string_table_hash({"documents": _columns(documents), "chunks": _columns(chunks)})
     return canonical_hash(
         {"documents": _json_rows(fixture.documents), "chunks": _json_rows(fixture.chunks)}
     )
+
+
+def _columns(table: RecordTable[Any]) -> dict[str, list[Any]]:
+    return {name: table.column(name) for name in table.arrow.column_names}
 
 
 def _json_rows(items: Sequence[BaseModel]) -> list[dict[str, Any]]:

@@ -13,7 +13,10 @@ Two readers:
   itself (a syntax error, a repeated key, an anchor or alias, an explicit tag, a merge key, a
   non-string key, deep nesting, more than one document) sends the file back through the located
   PyYAML loader, so errors, their line and column, and the data are exactly those of
-  ``yaml.load(text, Loader=StrictLoader)``. A text of at least ``SPLIT_FROM`` characters (a
+  ``yaml.load(text, Loader=StrictLoader)``. A flat list of one-line ``key: value`` mappings
+  (what the dumpers write of a fixture's documents and chunks) is read without the parser, by
+  lines, when every line and value is of a form whose YAML data is known (``_flat_items``);
+  any other text takes the event path. A text of at least ``SPLIT_FROM`` characters (a
   fixture's list of 100,000 chunks is 38 MB) is cut before a line beginning ``- `` past its
   middle and the second part parsed by a forked process, the two lists then joined; when that
   cannot be vouched for, the text is parsed whole (:func:`split_items`).
@@ -342,6 +345,9 @@ PartT = TypeVar("PartT")
 
 
 def _events_data(text: str, located: type[yaml.SafeLoader]) -> Any:
+    flat = _flat_items(text)
+    if flat is not None:
+        return flat
     loader = located(text)
     try:
         return _build_from_events(loader)
@@ -411,6 +417,81 @@ def _parse_rest(
     if not isinstance(items, list):
         raise _Located
     return work(items)
+
+
+# One line of a flat list item: ``- key: value`` (its first) or ``  key: value``; a key far
+# shorter than the 1024 characters YAML allows an implicit key.
+_FLAT_LINE: Final = re.compile(r"^(- |  )([a-z_]{1,100}): ([^\n]*)\n", re.MULTILINE)
+# Any character outside this set (tab, CR, NEL, U+2028/9, BOM, controls, surrogates) leaves a
+# text to the parser: in YAML they break lines, are refused, or are whitespace.
+_FLAT_REFUSED: Final = re.compile(
+    "[^\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
+)
+# Characters that make a plain scalar's first one an indicator (or a quote) in YAML.
+_FLAT_INDICATORS: Final = frozenset("-?:,[]{}#&*!|>'\"%@`")
+# A double-quoted scalar on one line whose escapes mean the same in JSON and YAML.
+_FLAT_QUOTED: Final = re.compile(r'"(?:[^"\\]++|\\["\\ntr]|\\u(?![dD][89abAB])[0-9a-fA-F]{4})*+"')
+
+
+def _flat_items(text: str) -> list[dict[str, str]] | None:
+    """The data of ``text`` when it is a flat list of flat mappings written one field a line
+    (``- key: value`` then ``  key: value``: what :func:`dump_yaml` and :func:`dump_flat_yaml`
+    write of documents and chunks), read without the parser; None for any other text.
+
+    Accepted: every line is such a line (no blank line, comment, tab or document marker; only
+    the characters YAML reads as printable and not as line breaks), every key a lower-case
+    name that resolves to a string, unique within its item; every value either a plain scalar
+    that resolves to a string and whose text is its value (not empty, no indicator first, no
+    ``": "``, ``" #"`` or ``":"`` / space at its end) or a double-quoted scalar whose only
+    escapes are a backslash before ``\\``, ``"``, ``n``, ``t`` or ``r`` or a ``u`` and four hex
+    digits outside the surrogates (read by ``json``, which gives what YAML gives for them), of at
+    most ``MAX_SCALAR_CHARS`` characters. Such a text holds nothing else the strict loader
+    refuses or builds differently, so the data is that of :func:`load_strict`; anything else is
+    left to the parser, which reports problems at their line. About twice as fast as the event
+    path, which is bound by PyYAML making a Python event object per scalar."""
+    if not text.startswith("- ") or not text.endswith("\n") or _FLAT_REFUSED.search(text):
+        return None
+    lines = _FLAT_LINE.findall(text)
+    if len(lines) != text.count("\n"):
+        return None  # some line is not a flat item's line (each match is a whole line)
+    items: list[dict[str, str]] = []
+    item: dict[str, str] = {}
+    strings: dict[str, bool] = {}  # whether a short plain scalar resolves to a string
+    implicit, indicators, quoted = _IMPLICIT, _FLAT_INDICATORS, _FLAT_QUOTED
+    for start, key, written in lines:
+        if start == "- ":
+            item = {}
+            items.append(item)
+        if key in item or not written or len(written) > MAX_SCALAR_CHARS:
+            return None
+        value = written
+        first = value[0]
+        if first == '"':
+            if not quoted.fullmatch(value):
+                return None
+            value = json.loads(value) if "\\" in value else value[1:-1]
+        elif (
+            first in indicators
+            or first == " "
+            or value[-1] in " :"
+            or ": " in value
+            or " #" in value
+        ):
+            return None
+        elif first in implicit:
+            plain = strings.get(value)
+            if plain is None:
+                plain = not any(pattern.match(value) for _, pattern in implicit[first])
+                if len(value) <= _SHORT:
+                    strings[value] = plain
+            if not plain:
+                return None  # another type: the parser builds it
+        if key not in strings:
+            strings[key] = not any(p.match(key) for _, p in implicit.get(key[0], ()))
+        if not strings[key]:
+            return None
+        item[key] = value
+    return items
 
 
 def _build_from_events(loader: yaml.SafeLoader) -> Any:
