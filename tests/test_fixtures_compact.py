@@ -4,67 +4,22 @@ accept validated one by one: every rule must give the same problems, and a valid
 same objects, as validating each object by its model.
 
 Here ``COMPACT_FROM`` is 1, so every single-file list of documents or chunks takes that path;
-the reference is the same fixture loaded with it out of reach. The defects are the fixture
-rule cases and the malformed-fixture corpus of ``tests/malformed/``, and a generated fixture
-with defects of every kind a column check meets.
+the reference is the same fixture loaded with it out of reach (``tests/load_paths.py``). The
+rule cases and the malformed-fixture corpus are in ``tests/test_fixtures_load_paths.py``;
+here, a generated fixture with defects of every kind a column check meets.
 """
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
-from conftest import TINY_FIXTURE, write_fixture
-from test_fixtures_rules import RULE_CASES
-from test_malformed import CASES as MALFORMED_CASES, prepare
+from load_paths import assert_same
 
-from evalkit.errors import FixtureError
 from evalkit.fixtures import dump_fixture, generate_fixture, load, load_fixture
-from evalkit.fixtures.diff import fixture_content_hash
 from evalkit.fixtures.load import load_objects
 from evalkit.fixtures.records import RecordTable
-from evalkit.safety import yamlio
-
-Data = dict[str, Any]
-
-
-def _outcome(directory: Path, at_once: bool, monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.setattr(yamlio, "SPLIT_FROM", 10**15)  # one process (tests/test_fixtures_split)
-    monkeypatch.setattr(load, "COMPACT_FROM", 1 if at_once else 10**15)
-    try:
-        fixture = load_fixture(directory)
-    except FixtureError as error:
-        return ("problems", sorted(error.problems))
-    return ("fixture", fixture_content_hash(fixture), tuple(fixture.chunks), fixture.documents)
-
-
-def _assert_same(directory: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
-    one_by_one = _outcome(directory, False, monkeypatch)
-    assert _outcome(directory, True, monkeypatch) == one_by_one
-    return one_by_one
-
-
-@pytest.mark.parametrize(("case", "mutate"), [(i, m) for i, m, _, _ in RULE_CASES])
-def test_each_rule_gives_the_same_problems_at_once_or_one_by_one(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str, mutate: Callable[[Data], None]
-) -> None:
-    data = copy.deepcopy(TINY_FIXTURE)
-    mutate(data)
-    assert _assert_same(write_fixture(tmp_path / case, data), monkeypatch)[0] == "problems"
-
-
-@pytest.mark.parametrize("name", [n for n in MALFORMED_CASES if n.startswith("fixture-")])
-def test_malformed_fixture_cases_give_the_same_problems_at_once_or_one_by_one(
-    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    spec = prepare(name, tmp_path / "case")
-    fixture_dir = tmp_path / "case" / spec["command"][-1]
-    if fixture_dir.is_dir():
-        _assert_same(fixture_dir, monkeypatch)
 
 
 def test_defects_of_every_kind_keep_their_item_numbers_and_ids(
@@ -73,7 +28,7 @@ def test_defects_of_every_kind_keep_their_item_numbers_and_ids(
     fixture = generate_fixture(3, documents=40, chunks_per_document=3, queries=10)
     directory = tmp_path / "fx"
     dump_fixture(fixture, directory)
-    valid = _assert_same(directory, monkeypatch)
+    valid = assert_same(directory, "compact", monkeypatch)
     assert valid[0] == "fixture"
     monkeypatch.setattr(load, "COMPACT_FROM", 1)
     assert isinstance(load_fixture(directory).chunks, RecordTable)
@@ -89,7 +44,7 @@ def test_defects_of_every_kind_keep_their_item_numbers_and_ids(
     chunks[11] = ["not", "a", "mapping"]
     chunks[12]["text"] = "bad \x07 control"
     (directory / "chunks.yaml").write_text(yaml.safe_dump(chunks, allow_unicode=True))
-    kind, problems = _assert_same(directory, monkeypatch)
+    kind, problems = assert_same(directory, "compact", monkeypatch)
     assert kind == "problems"
     labels = {problem.object_id for problem in problems}
     assert {chunks[3]["id"], "item 5", chunks[5]["id"], chunks[8]["id"], "item 12"} <= labels

@@ -3,72 +3,29 @@
 fixture the same objects, as when one process reads the file whole.
 
 Here ``yamlio.SPLIT_FROM`` is 0, so every list file is split where it can be; the reference is
-the same fixture loaded with splitting off. The defects are the fixture rule cases and the
-malformed-fixture corpus of ``tests/malformed/``, and a generated fixture with defects planted
-after the cut.
+the same fixture loaded with splitting off (``tests/load_paths.py``). The rule cases and the
+malformed-fixture corpus are in ``tests/test_fixtures_load_paths.py``; here, a generated
+fixture with defects planted after the cut, and a split that fails.
 """
 
 from __future__ import annotations
 
-import copy
 import multiprocessing
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from conftest import TINY_FIXTURE, write_fixture
-from test_fixtures_rules import RULE_CASES
-from test_malformed import CASES as MALFORMED_CASES, prepare
+from load_paths import assert_same, outcome
 
 from evalkit import forking
-from evalkit.errors import FixtureError
 from evalkit.fixtures import dump_fixture, generate_fixture, load_fixture
-from evalkit.fixtures.diff import fixture_content_hash
 from evalkit.fixtures.records import RecordTable
 from evalkit.safety import yamlio
 
 pytestmark = pytest.mark.skipif(
     "fork" not in multiprocessing.get_all_start_methods(), reason="the second half is forked"
 )
-
-Data = dict[str, Any]
-
-
-def _outcome(directory: Path, split: bool, monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.setattr(forking, "usable_cores", lambda: 2)
-    monkeypatch.setattr(yamlio, "SPLIT_FROM", 0 if split else 10**15)
-    try:
-        fixture = load_fixture(directory)
-    except FixtureError as error:
-        return ("problems", sorted(error.problems))
-    return ("fixture", fixture_content_hash(fixture), tuple(fixture.chunks))
-
-
-def _assert_same(directory: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
-    whole = _outcome(directory, False, monkeypatch)
-    assert _outcome(directory, True, monkeypatch) == whole
-    return whole
-
-
-@pytest.mark.parametrize(("case", "mutate"), [(i, m) for i, m, _, _ in RULE_CASES])
-def test_each_rule_gives_the_same_problems_split_or_whole(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str, mutate: Callable[[Data], None]
-) -> None:
-    data = copy.deepcopy(TINY_FIXTURE)
-    mutate(data)
-    assert _assert_same(write_fixture(tmp_path / case, data), monkeypatch)[0] == "problems"
-
-
-@pytest.mark.parametrize("name", [n for n in MALFORMED_CASES if n.startswith("fixture-")])
-def test_malformed_fixture_cases_give_the_same_problems_split_or_whole(
-    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    spec = prepare(name, tmp_path / "case")
-    fixture_dir = tmp_path / "case" / spec["command"][-1]
-    if fixture_dir.is_dir():
-        _assert_same(fixture_dir, monkeypatch)
 
 
 def test_defects_after_the_cut_keep_their_item_numbers_and_ids(
@@ -77,7 +34,7 @@ def test_defects_after_the_cut_keep_their_item_numbers_and_ids(
     fixture = generate_fixture(3, documents=60, chunks_per_document=4, queries=20)
     directory = tmp_path / "fx"
     dump_fixture(fixture, directory)
-    valid = _assert_same(directory, monkeypatch)
+    valid = assert_same(directory, "split", monkeypatch)
     assert valid[0] == "fixture"
     monkeypatch.setattr(yamlio, "SPLIT_FROM", 0)
     assert isinstance(load_fixture(directory).chunks, RecordTable)
@@ -89,7 +46,7 @@ def test_defects_after_the_cut_keep_their_item_numbers_and_ids(
     del chunks[236]["language"]
     chunks[10]["text"] = ["a list"]  # and one before the cut
     (directory / "chunks.yaml").write_text(yaml.safe_dump(chunks, allow_unicode=True))
-    kind, problems = _assert_same(directory, monkeypatch)
+    kind, problems = assert_same(directory, "split", monkeypatch)
     assert kind == "problems"
     labels = {problem.object_id for problem in problems}
     assert {chunks[200]["id"], "item 202", chunks[230]["id"], chunks[10]["id"]} <= labels
@@ -111,13 +68,13 @@ def test_a_split_that_fails_is_not_tried_again(
         return real(*args, **kwargs)
 
     monkeypatch.setattr(forking, "ForkedCall", counted)
-    assert _outcome(directory, True, monkeypatch)[0] == "fixture"
+    assert outcome(directory, "split", monkeypatch)[0] == "fixture"
     valid = len(forks)
     assert valid >= 1
     chunks = directory / "chunks.yaml"
     chunks.write_text(chunks.read_text(encoding="utf-8") + "- id: x\n  id: y\n", "utf-8")
     forks.clear()
-    kind, problems = _outcome(directory, True, monkeypatch)
+    kind, problems = outcome(directory, "split", monkeypatch)
     assert kind == "problems"
     assert any("repeats a mapping key" in p.message for p in problems)
     assert len(forks) == valid
