@@ -52,7 +52,7 @@ from yaml.events import (
 
 from evalkit import forking
 from evalkit.errors import InputFileError, Problem, YamlFileError
-from evalkit.safety.inputs import MAX_DEPTH, read_input_bytes
+from evalkit.safety.inputs import MAX_DEPTH, load_json, read_input_bytes
 
 if TYPE_CHECKING:
     from evalkit.forking import ForkedCall
@@ -469,7 +469,7 @@ def _flat_items(text: str) -> list[dict[str, str]] | None:
         if first == '"':
             if not quoted.fullmatch(value):
                 return None
-            value = json.loads(value) if "\\" in value else value[1:-1]
+            value = load_json(value) if "\\" in value else value[1:-1]
         elif (
             first in indicators
             or first == " "
