@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import signal
 from pathlib import Path
+from typing import Any
 
 import nbformat
 import pytest
@@ -48,47 +49,49 @@ def test_a_clean_kernel_shutdown_sends_no_interrupt() -> None:
 def test_ready_ends_at_the_kernel_info_idle_status_not_after_a_silence() -> None:
     """Each kernel_info request is followed at once by an execute request, so the kernel
     publishes that request's messages right after the kernel_info's idle status, with no
-    silence between. The client stops reading at that idle status: the execute request's
-    messages are still there to read, its busy status first. (jupyter_client's own
-    wait_for_ready reads IOPub until 0.2 s of silence and would have read them all.)"""
+    silence between. The client stops reading at the idle status of the kernel_info it was
+    answered for: the messages of the execute request sent right after that one are still
+    there to read, its busy status first. (jupyter_client's own wait_for_ready reads IOPub
+    until 0.2 s of silence and would have read them all.) The execute requests that followed
+    earlier, unanswered kernel_info requests may have been published before IOPub was
+    connected, or read while waiting: they are not looked at."""
     from evalkit.report._kernel import _ReadyKernelClient
 
-    executes: list[str] = []
+    executes: dict[str, str] = {}  # kernel_info request -> the execute request sent after it
+    answered: list[str] = []
 
     class Followed(_ReadyKernelClient):
         def kernel_info(self) -> str:
             request = str(super().kernel_info())
-            executes.append(self.execute("1"))
+            executes[request] = self.execute("1")
             return request
+
+        def _handle_kernel_info_reply(self, msg: dict[str, Any]) -> None:
+            answered.append(msg["parent_header"]["msg_id"])
+            super()._handle_kernel_info_reply(msg)
 
     class Manager(InterpreterKernelManager):
         client_factory = Followed
 
-    async def messages_after_ready() -> list[dict[str, object]]:
+    async def messages_after_ready() -> list[dict[str, Any]]:
         manager = Manager()
         await manager.start_kernel()
         client = manager.client()
         client.start_channels()
         try:
             await client.wait_for_ready(timeout=60)
-            # Read until every execute request's idle status. A message without a parent
-            # (the kernel's "starting" status) may come in between and is skipped.
-            seen: list[dict[str, object]] = []
-            idle: set[str] = set()
-            while idle != set(executes):
+            following = executes[answered[-1]]
+            seen: list[dict[str, Any]] = []
+            while not seen or seen[-1]["content"] != {"execution_state": "idle"}:
                 message = await client.iopub_channel.get_msg(timeout=30)
-                parent = message["parent_header"].get("msg_id")
-                if parent in executes:
+                if message["parent_header"].get("msg_id") == following:
                     seen.append(message)
-                    if message["content"] == {"execution_state": "idle"}:
-                        idle.add(parent)
             return seen
         finally:
             client.stop_channels()
             await manager.shutdown_kernel(now=True)
 
     ours = asyncio.run(messages_after_ready())
-    assert ours, "the execute request's messages were read by wait_for_ready"
     assert ours[0]["msg_type"] == "status"
     assert ours[0]["content"] == {"execution_state": "busy"}
 
