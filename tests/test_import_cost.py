@@ -151,3 +151,12 @@ def test_scan_of_a_page_reads_the_report_notebook_without_nbformat(tmp_path: Pat
     loaded = _imported_by_command(["scan", str(fixture), str(page)])
     assert "evalkit.safety.privacy" in loaded
     assert loaded & {"nbformat", "nbconvert", "pandas", "scipy", "matplotlib"} == set()
+
+
+def test_validate_of_a_yaml_fixture_imports_no_numpy_pandas_or_pyarrow() -> None:
+    # checking a YAML fixture's strings for sensitive shapes needs no numpy: `evalkit validate`
+    # is Python, PyYAML and pydantic (its time: benchmarks/bench_startup.py)
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "synthetic-bilingual-v1"
+    loaded = _imported_by_command(["validate", str(fixture)])
+    assert "evalkit.fixtures.schema" in loaded  # the probe saw the fixture being checked
+    assert loaded & {"numpy", "pandas", "pyarrow", "scipy", "matplotlib"} == set()
