@@ -340,3 +340,28 @@ def test_a_signal_inside_a_finalizer_still_interrupts_the_command(kind: str) -> 
     assert done.stdout.strip() == "interrupted: SIGINT", done.stderr
     assert "Traceback" not in done.stderr
     assert "Exception ignored" not in done.stderr
+
+
+def test_an_ordinary_finalizer_error_inside_nested_signal_blocks_reaches_the_users_hook() -> None:
+    """``console()`` and ``main()`` each open ``handle_signals``: an exception that is not an
+    interrupt, raised where Python drops it, goes to the hook installed before the outer block
+    (it recursed through the inner block's hook before)."""
+    import gc
+
+    from evalkit.safety.interrupts import handle_signals
+
+    seen: list[str] = []
+
+    class Failing:
+        def __del__(self) -> None:
+            raise ValueError("dropped")
+
+    previous = sys.unraisablehook
+    sys.unraisablehook = lambda unraisable: seen.append(type(unraisable.exc_value).__name__)
+    try:
+        with handle_signals(), handle_signals():
+            Failing()
+            gc.collect()
+    finally:
+        sys.unraisablehook = previous
+    assert seen == ["ValueError"]

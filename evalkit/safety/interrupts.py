@@ -89,14 +89,15 @@ def _unraisable(unraisable: Any) -> None:
     not printed as "Exception ignored in ..." and dropped: the signal is sent again after
     :data:`REDELIVER_S` (from a thread: sent from here, the handler would run inside this hook,
     which cannot raise either), and the handler raises it at the next point that can. Anything
-    else goes to the previous hook."""
+    else goes to the hook the outermost :func:`handle_signals` replaced (an inner block's
+    "previous" hook is this one)."""
     stop = unraisable.exc_value
     if isinstance(stop, Interrupted | WorkerInterrupted):
         timer = threading.Timer(REDELIVER_S, os.kill, (os.getpid(), stop.signum))
         timer.daemon = True
         timer.start()
         return
-    _HOOKS[-1](unraisable)
+    _HOOKS[0](unraisable)
 
 
 def _handler(signum: int, frame: FrameType | None) -> None:
