@@ -196,7 +196,10 @@ def test_an_operating_point_gate_fails_when_confidences_stop_separating(
     assert (op["op"], op["threshold"], op["actual"]) == ("<=", 0.05, 1.0)
     assert failed.set_index("measure").loc["AUC", "actual"] == 0.5
     assert worst_queries(failed, pr.per_query) == [[], []]  # no per-query measure to rank
-    assert "NoResult@NoAnswerFP<=0.34" in format_gate_table(failed)
+    table = format_gate_table(failed)
+    assert "NoResult@NoAnswerFP<=0.34" in table
+    assert "<= 0.0500 " in table
+    assert "()" not in table  # an operating point has no reference to name
 
 
 def test_an_abstention_gate_on_an_old_report_is_not_evaluated(

@@ -58,6 +58,7 @@ if TYPE_CHECKING:
         gate_systems as gate_systems,
         gates_failed as gates_failed,
         gates_to_report as gates_to_report,
+        reference_note as reference_note,
     )
     from evalkit.gates._diff import (
         DIFF_SCHEMA as DIFF_SCHEMA,

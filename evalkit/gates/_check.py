@@ -94,6 +94,7 @@ __all__ = [
     "gate_systems",
     "gates_failed",
     "gates_to_report",
+    "reference_note",
 ]
 
 COMPARISON_SLACK: Final = 1e-9
@@ -735,6 +736,14 @@ def gate_headline(counts: Mapping[str, int], *, allow_none_evaluated: bool = Fal
     )
 
 
+def reference_note(check: Any) -> str:
+    """`` (baseline)``-style text naming what a check's threshold is relative to; empty for
+    an absolute check and for a check with no reference (an abstention operating point)."""
+    if check.kind == "absolute" or not check.reference:
+        return ""
+    return f" ({check.reference})"
+
+
 def format_gate_table(
     results: pd.DataFrame, *, failed_only: bool = False, allow_none_evaluated: bool = False
 ) -> str:
@@ -762,8 +771,7 @@ def format_gate_table(
             continue
         digits = 0 if row.kind == "new-failures" else 4
         threshold = f"{row.op} {row.threshold:.{digits}f}"
-        if row.kind != "absolute":
-            threshold += f" ({row.reference})"
+        threshold += reference_note(row)
         lines.append(
             (
                 str(row.gate),

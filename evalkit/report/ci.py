@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import pandas as pd
 
-from evalkit.gates import change_sentence
+from evalkit.gates import change_sentence, reference_note
 from evalkit.report.render import (
     markdown_code,
     markdown_plain,
@@ -113,8 +113,7 @@ def _gate_check(row: Any) -> str:
     """``hybrid-rerank RR@10 (all) >= 0.7800``-style text of one gate check."""
     digits = 0 if row.kind == "new-failures" else 4
     threshold = f"{row.op} {row.threshold:.{digits}f}"
-    reference = "" if row.kind == "absolute" else f" ({row.reference})"
-    return f"{row.system} {row.measure} ({row.language}) {threshold}{reference}"
+    return f"{row.system} {row.measure} ({row.language}) {threshold}{reference_note(row)}"
 
 
 def _short(digest: str) -> str:
@@ -389,7 +388,7 @@ def gates_markdown(
         rows = []
         for row in failing.itertuples(index=False):
             digits = 0 if row.kind == "new-failures" else 4
-            reference = "" if row.kind == "absolute" else f" ({row.reference})"
+            reference = reference_note(row)
             rows.append(
                 [
                     row.system,
