@@ -7,6 +7,7 @@ import pathlib
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import pytest
 from abstention_runs import jsonl_run, separating
 from sklearn.metrics import roc_auc_score
@@ -234,3 +235,61 @@ def test_an_abstention_gate_id_is_unique_among_all_gates(tmp_path: pathlib.Path)
     )
     with pytest.raises(ek.errors.FixtureError, match="duplicate gate ID"):
         load_gates(path)
+
+
+# --- the report's table ---------------------------------------------------------------------
+
+
+def test_the_report_table_has_one_row_per_system_with_each_interval(
+    reference: Evaluation,
+) -> None:
+    from evalkit.report.tables import ABSTENTION_TABLE_COLUMNS, abstention_table
+
+    summary = ek.abstention(reference, n_resamples=50).summary
+    shown = list(reversed(reference.systems))
+    table = abstention_table(summary, systems=shown)
+    assert tuple(table.columns) == ABSTENTION_TABLE_COLUMNS
+    assert table["system"].tolist() == shown
+    overall = summary[summary["language"] == "all"].set_index(["system", "statistic"])
+    for row in table.to_dict("records"):
+        auc = overall.loc[(row["system"], "auc")]
+        expected = f"{auc['value']:.3f}\u00a0[{auc['ci_low']:.3f},\u00a0{auc['ci_high']:.3f}]"
+        assert row["AUC"] == expected
+        assert row["source"] == "top score"
+        threshold = overall.loc[(row["system"], "op_threshold"), "value"]
+        assert row["threshold"].startswith("inf" if threshold == np.inf else f"{threshold:.3f}")
+
+
+def test_the_report_table_shows_an_infinite_threshold_and_a_missing_value() -> None:
+    from evalkit.report.tables import abstention_table
+
+    rows = [
+        ("auc", math.nan, math.nan, math.nan, NO_NO_ANSWER),
+        ("aurc", 0.25, 0.125, 0.5, ""),
+        ("op_threshold", math.inf, 0.5, math.inf, ""),
+        ("op_no_result", 1.0, 1.0, 1.0, ""),
+        ("op_no_answer_fp", 0.0, 0.0, 0.0, ""),
+        ("op_coverage", 0.0, 0.0, 0.0, ""),
+    ]
+    summary = pd.DataFrame(
+        [
+            {
+                "system": "s",
+                "language": language,
+                "statistic": statistic,
+                "value": value,
+                "ci_low": low,
+                "ci_high": high,
+                "note": note,
+                "source": "declared",
+            }
+            for language in ("all", "en")
+            for statistic, value, low, high, note in rows
+        ]
+    )
+    table = abstention_table(summary, systems=["s", "absent"]).iloc[0]
+    assert table["AUC"] == "–"
+    assert table["AURC"] == "0.250\u00a0[0.125,\u00a00.500]"
+    assert table["threshold"] == "inf\u00a0[0.500,\u00a0inf]"
+    assert table["note"] == NO_NO_ANSWER
+    assert table["source"] == "declared"

@@ -74,8 +74,9 @@ SECTION_TITLES = (
     "6. Paired comparisons against the base system",
     "7. Failure drill-down",
     "8. Baseline and gates",
+    "9. Abstention",
 )
-PROBES_TITLE = "9. Code-intelligence probes"  # only when a probe directory is named
+PROBES_TITLE = "10. Code-intelligence probes"  # only when a probe directory is named, last
 GATES_YAML = """\
 schema: evalkit.gates/1
 absolute:

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ABLATION_COLUMNS",
+    "ABSTENTION_TABLE_COLUMNS",
     "ALL_PAIRS_METHODS",
     "COMPARISON_COLUMNS",
     "COMPARISON_VIEW_COLUMNS",
@@ -50,6 +51,7 @@ __all__ = [
     "PROBE_COLUMNS",
     "ablation_legend",
     "ablation_table",
+    "abstention_table",
     "all_pairs_table",
     "chunk_table",
     "comparison_legend",
@@ -257,6 +259,69 @@ def interval_text(value: float, low: float, high: float, *, digits: int = 3) -> 
     if not np.isfinite(value):
         return "–"
     return f"{value:.{digits}f}\u00a0{_bracket(low, high, digits)}"
+
+
+ABSTENTION_TABLE_COLUMNS = (
+    "system",
+    "source",
+    "AUC",
+    "AURC",
+    "threshold",
+    "NoResult",
+    "NoAnswerFP",
+    "coverage",
+    "note",
+)
+_ABSTENTION_STATISTICS = {
+    "AUC": "auc",
+    "AURC": "aurc",
+    "threshold": "op_threshold",
+    "NoResult": "op_no_result",
+    "NoAnswerFP": "op_no_answer_fp",
+    "coverage": "op_coverage",
+}
+
+
+def abstention_table(
+    summary: pd.DataFrame, *, systems: Sequence[str], digits: int = 3
+) -> pd.DataFrame:
+    """One row per system (in ``systems`` order) of an :func:`evalkit.stats.abstention`
+    summary over all languages; columns :data:`ABSTENTION_TABLE_COLUMNS`, all text: the
+    confidence's ``source``, each statistic as ``value [low, high]`` (:func:`interval_text`;
+    the operating point's ``threshold`` keeps ``inf``, "answer nothing") and the distinct
+    ``note`` texts of the system's rows."""
+    overall = summary[summary["language"] == "all"]
+    rows = []
+    for system in systems:
+        mine = overall[overall["system"] == system].set_index("statistic")
+        if mine.empty:
+            continue
+        numbers = mine[["value", "ci_low", "ci_high"]].astype("float64")
+        row = {"system": system, "source": str(mine["source"].iloc[0])}
+        for column, statistic in _ABSTENTION_STATISTICS.items():
+            value, low, high = (float(x) for x in numbers.loc[statistic].to_numpy())
+            row[column] = (
+                _threshold_text(value, low, high, digits)
+                if column == "threshold"
+                else interval_text(value, low, high, digits=digits)
+            )
+        notes = [note for note in dict.fromkeys(mine["note"].astype(str)) if note]
+        row["note"] = "; ".join(notes)
+        rows.append(row)
+    return pd.DataFrame(rows, columns=list(ABSTENTION_TABLE_COLUMNS))
+
+
+def _threshold_text(value: float, low: float, high: float, digits: int) -> str:
+    """A threshold and its interval, where ``inf`` (nothing answered) is a value to show."""
+
+    def number(x: float) -> str:
+        return "inf" if x == np.inf else "–" if not np.isfinite(x) else f"{x:.{digits}f}"
+
+    if np.isnan(value):
+        return "–"
+    if np.isnan(low) or np.isnan(high):
+        return f"{number(value)}\u00a0[–]"
+    return f"{number(value)}\u00a0[{number(low)},\u00a0{number(high)}]"
 
 
 def _bracket(low: float, high: float, digits: int) -> str:
