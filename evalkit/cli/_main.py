@@ -12,6 +12,7 @@ hooks); helpers they share are in ``_common``.
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from collections.abc import Callable, Sequence
 
@@ -20,7 +21,7 @@ from evalkit.cli._evaluate import add_baseline, add_notebook, add_report, add_ru
 from evalkit.cli._fixtures import add_fixture, add_import, add_schema, add_validate
 from evalkit.cli._gates import add_diff, add_gate, add_history
 from evalkit.cli._hooks import add_hook
-from evalkit.cli._measures import add_trec_eval
+from evalkit.cli._measures import NO_OPTIONS, add_trec_eval, run_trec_eval
 from evalkit.cli._probes import add_probes
 from evalkit.cli._scan import add_scan, add_strip
 from evalkit.errors import EvalkitError, Interrupted, LeakError, SystemFailedError
@@ -86,12 +87,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     and the command's own lines said so before the signal came.
     """
     words = sys.argv[1:] if argv is None else list(argv)
-    parser, handlers = build_parser(words[0] if words and words[0] in _SUBCOMMANDS else None)
-    args = parser.parse_args(words)
+    run: Callable[[], int]
+    if words[:1] == ["trec-eval"] and not any(word.startswith(NO_OPTIONS) for word in words):
+        # its parser would hand getopt every word after "trec-eval": done here without
+        # building it (argparse's parser looks up gettext catalogs, about 6 ms of the
+        # command's start-up, which is measured against trec_eval's C binary)
+        run = functools.partial(run_trec_eval, words[1:])
+    else:
+        parser, handlers = build_parser(words[0] if words and words[0] in _SUBCOMMANDS else None)
+        args = parser.parse_args(words)
+        run = functools.partial(handlers[args.command], args)
     try:
         with handle_signals():
             try:
-                return handlers[args.command](args)
+                return run()
             except Exception:
                 # a library turned the signal into another error (an import's RuntimeError
                 # from __set_name__, an event loop's): still one line and 130/143

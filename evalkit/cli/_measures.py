@@ -16,7 +16,7 @@ import argparse
 import getopt
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final
 
 from evalkit.cli._common import Handler, print_error
 
@@ -78,14 +78,26 @@ def add_trec_eval(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> H
         description=_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
         add_help=False,
-        prefix_chars="\x01",  # every argument is trec_eval's, parsed by getopt as trec_eval does
+        prefix_chars=NO_OPTIONS,  # every argument is trec_eval's, read by getopt as trec_eval does
     )
     # REMAINDER keeps a "--" that argparse would drop: getopt reads it, as trec_eval's does
     p.add_argument("argv", nargs=argparse.REMAINDER, help="trec_eval's arguments")
     return _run_trec_eval
 
 
+NO_OPTIONS: Final = "\x01"
+"""The ``trec-eval`` subcommand's prefix characters: its parser takes no option of its own and
+hands every word after ``trec-eval`` to :func:`run_trec_eval` (a word that starts with this
+character is the only one it would read as an option)."""
+
+
 def _run_trec_eval(args: argparse.Namespace) -> int:
+    return run_trec_eval(args.argv)
+
+
+def run_trec_eval(argv: Sequence[str]) -> int:
+    """``evalkit trec-eval ARGV``: :func:`trec_eval_command`, with numpy's OpenBLAS on one
+    thread and no garbage collection (below)."""
     import gc
     import os
 
@@ -99,7 +111,7 @@ def _run_trec_eval(args: argparse.Namespace) -> int:
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return trec_eval_command(args.argv)
+        return trec_eval_command(argv)
     finally:
         if collecting:  # an in-process caller (a test) gets its collector back
             gc.enable()

@@ -143,13 +143,61 @@ def _fields(path: Path, width: int, wanted: tuple[int, ...]) -> _Fields | None:
         raw = path.read_bytes()
     except OSError:
         return None
-    data = np.frombuffer(raw, dtype=np.uint8)
-    # C's isspace: space, \t, \n, \v, \f, \r; a field's bytes: printable ASCII; anything
-    # else (control characters, non-ASCII bytes) is left to read_qrels/read_run
-    space = (data >= 9) & (data <= 13)
-    space |= data == 32
-    if data.size == 0 or bool(((data > 126) | ((data < 32) & ~space)).any()):
+    # a field's bytes: printable ASCII; between fields C's isspace (space, \t, \n, \v, \f,
+    # \r); anything else (control characters, non-ASCII bytes) is left to read_qrels/read_run
+    if not raw or raw.translate(None, _TEXT_BYTES):
         return None
+    data = np.frombuffer(raw, dtype=np.uint8)
+    bounds = _single_separator_bounds(data, width)
+    if bounds is None:
+        bounds = _bounds(data, width)
+    if bounds is None:
+        return None
+    starts, ends = bounds
+    if bool((data[starts[0::width]] == ord("#")).any()):
+        return None  # a comment line: read_qrels/read_run know the rules
+    per_field = {k: np.ascontiguousarray(starts[k::width], dtype=np.int64) for k in wanted}
+    per_end = {k: np.ascontiguousarray(ends[k::width], dtype=np.int64) for k in wanted}
+    return data, per_field, per_end
+
+
+_TEXT_BYTES: Final = bytes(range(9, 14)) + bytes(range(32, 127))
+"""The bytes this reader takes: C's ``isspace`` characters and printable ASCII."""
+
+
+def _single_separator_bounds(
+    data: npt.NDArray[np.uint8], width: int
+) -> tuple[IntArray, IntArray] | None:
+    """Each field's start and end (every field of every line, in order) when the text is
+    laid out as most TREC files are: ``width`` fields a line, one whitespace byte between
+    fields, a ``\\n`` after each line's last field (the file's last byte), no other whitespace.
+    Then the fields are the spans between the whitespace bytes, found in one pass; None for
+    any other layout, which :func:`_bounds` reads (the same bounds where both read a text).
+    Bytes are printable ASCII or whitespace (checked before)."""
+    if data[0] <= 32 or data[-1] != 10:
+        return None
+    space = data <= 32  # whitespace: every byte below 33 here
+    if bool((space[1:] & space[:-1]).any()):
+        return None  # two whitespace bytes in a row
+    gaps = np.flatnonzero(space)
+    n = gaps.size
+    if n % width:
+        return None  # a line of another width
+    line_ends = gaps[width - 1 :: width]
+    if not bool((data[line_ends] == 10).all()) or int(np.count_nonzero(data == 10)) != n // width:
+        return None  # a line end inside a line, or a line of more or fewer fields
+    if int(np.diff(line_ends, prepend=-1).max()) > MAX_LINE_BYTES:
+        return None  # read_qrels/read_run refuse it
+    starts = np.empty(n, dtype=np.int64)
+    starts[0] = 0
+    starts[1:] = gaps[:-1] + 1
+    return starts, gaps.astype(np.int64, copy=False)
+
+
+def _bounds(data: npt.NDArray[np.uint8], width: int) -> tuple[IntArray, IntArray] | None:
+    """Each field's start and end, for any layout of whitespace; None unless every line has
+    ``width`` fields or when a line is over ``MAX_LINE_BYTES``."""
+    space = data <= 32  # C's isspace here: other bytes below 33 were refused before
     kind = ~space
     lines = np.flatnonzero(data == 10)
     if int(np.diff(lines, prepend=-1, append=data.size).max()) > MAX_LINE_BYTES:
@@ -171,11 +219,7 @@ def _fields(path: Path, width: int, wanted: tuple[int, ...]) -> _Fields | None:
         after = after[np.concatenate([[True], after[1:] != after[:-1]])]
     if not np.array_equal(after, np.arange(width, n, width)):
         return None
-    if bool((data[starts[0::width]] == ord("#")).any()):
-        return None  # a comment line: read_qrels/read_run know the rules
-    per_field = {k: np.ascontiguousarray(starts[k::width], dtype=np.int64) for k in wanted}
-    per_end = {k: np.ascontiguousarray(ends[k::width], dtype=np.int64) for k in wanted}
-    return data, per_field, per_end
+    return starts.astype(np.int64, copy=False), ends.astype(np.int64, copy=False)
 
 
 def _digits(

@@ -138,10 +138,15 @@ def _tag(pid: int | None = None) -> str:
 
 
 def _is_dead(match: re.Match[str]) -> bool:
-    """Whether the process a tag names is gone (this host only; a live or foreign one: no)."""
+    """Whether the process a tag names is gone (this host only; a live or foreign one: no).
+    The host's digest is computed (``hashlib``, ``socket``) only for a PID that is not live
+    here: a folder of a live process, the common case, costs a start-up nothing."""
     pid = int(match["pid"])
-    if match["host"] != _host8() or pid == os.getpid():
-        return False
+    return pid != os.getpid() and _pid_gone(pid, match["start"]) and match["host"] == _host8()
+
+
+def _pid_gone(pid: int, start_time: str) -> bool:
+    """Whether no process ``pid`` with start time ``start_time`` runs on this host."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -149,7 +154,7 @@ def _is_dead(match: re.Match[str]) -> bool:
     except OSError:  # another user's live process
         return False
     state, start = _start_time(pid)
-    return state == "Z" or (match["start"] != "0" and start not in ("0", match["start"]))
+    return state == "Z" or (start_time != "0" and start not in ("0", start_time))
 
 
 def _root_path() -> Path:
