@@ -12,13 +12,15 @@ initialize, 4 (10.0 without ``-c``) a qrels query the run lacks. evalkit's exten
 
 from __future__ import annotations
 
-import argparse
 import getopt
 import sys
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from evalkit.cli._common import Handler, print_error
+
+if TYPE_CHECKING:
+    import argparse
 
 _SHORT = "hvqm:cl:nD:JN:M:R:T:oZ:"
 _LONG = {
@@ -72,6 +74,8 @@ trec_eval 10.0's command line, printing the same bytes (see docs/trec_eval.md).
 
 
 def add_trec_eval(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handler:
+    import argparse
+
     p = sub.add_parser(
         "trec-eval",
         help="score a TREC run against TREC qrels: trec_eval 10.0's command line and output",

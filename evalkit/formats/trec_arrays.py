@@ -148,16 +148,27 @@ def _fields(path: Path, width: int, wanted: tuple[int, ...]) -> _Fields | None:
     if not raw or raw.translate(None, _TEXT_BYTES):
         return None
     data = np.frombuffer(raw, dtype=np.uint8)
-    bounds = _single_separator_bounds(data, width)
-    if bounds is None:
+    gaps = _single_separators(data, width)
+    per_field: dict[int, IntArray] = {}
+    per_end: dict[int, IntArray] = {}
+    if gaps is not None:  # field k of a line: from after its gap k - 1 to its gap k
+        firsts = np.empty(gaps.size // width, dtype=np.int64)
+        firsts[0] = 0
+        np.add(gaps[width - 1 : -1 : width], 1, out=firsts[1:])
+        for k in wanted:
+            per_field[k] = firsts if k == 0 else gaps[k - 1 :: width] + 1
+            per_end[k] = np.ascontiguousarray(gaps[k::width])
+    else:
         bounds = _bounds(data, width)
-    if bounds is None:
-        return None
-    starts, ends = bounds
-    if bool((data[starts[0::width]] == ord("#")).any()):
+        if bounds is None:
+            return None
+        starts, ends = bounds
+        firsts = starts[0::width]
+        for k in wanted:
+            per_field[k] = np.ascontiguousarray(starts[k::width])
+            per_end[k] = np.ascontiguousarray(ends[k::width])
+    if bool((data[firsts] == ord("#")).any()):
         return None  # a comment line: read_qrels/read_run know the rules
-    per_field = {k: np.ascontiguousarray(starts[k::width], dtype=np.int64) for k in wanted}
-    per_end = {k: np.ascontiguousarray(ends[k::width], dtype=np.int64) for k in wanted}
     return data, per_field, per_end
 
 
@@ -165,33 +176,28 @@ _TEXT_BYTES: Final = bytes(range(9, 14)) + bytes(range(32, 127))
 """The bytes this reader takes: C's ``isspace`` characters and printable ASCII."""
 
 
-def _single_separator_bounds(
-    data: npt.NDArray[np.uint8], width: int
-) -> tuple[IntArray, IntArray] | None:
-    """Each field's start and end (every field of every line, in order) when the text is
-    laid out as most TREC files are: ``width`` fields a line, one whitespace byte between
-    fields, a ``\\n`` after each line's last field (the file's last byte), no other whitespace.
-    Then the fields are the spans between the whitespace bytes, found in one pass; None for
-    any other layout, which :func:`_bounds` reads (the same bounds where both read a text).
-    Bytes are printable ASCII or whitespace (checked before)."""
+def _single_separators(data: npt.NDArray[np.uint8], width: int) -> IntArray | None:
+    """The offset of the whitespace byte after each field (every field of every line, in
+    order) when the text is laid out as most TREC files are: ``width`` fields a line, one
+    whitespace byte between fields, a ``\\n`` after each line's last field (the file's last
+    byte), no other whitespace. The fields are then the spans between those bytes, found in
+    one pass with few temporaries (a one-shot command pays for each new page of memory);
+    None for any other layout, which :func:`_bounds` reads (the same fields where both read
+    a text). Bytes are printable ASCII or whitespace (checked before)."""
     if data[0] <= 32 or data[-1] != 10:
         return None
     space = data <= 32  # whitespace: every byte below 33 here
     if bool((space[1:] & space[:-1]).any()):
         return None  # two whitespace bytes in a row
     gaps = np.flatnonzero(space)
-    n = gaps.size
-    if n % width:
+    if gaps.size % width:
         return None  # a line of another width
-    line_ends = gaps[width - 1 :: width]
-    if not bool((data[line_ends] == 10).all()) or int(np.count_nonzero(data == 10)) != n // width:
-        return None  # a line end inside a line, or a line of more or fewer fields
-    if int(np.diff(line_ends, prepend=-1).max()) > MAX_LINE_BYTES:
+    after = data[gaps].reshape(-1, width)  # the byte after each field, a row per line
+    if not bool((after[:, -1] == 10).all()) or bool((after[:, :-1] == 10).any()):
+        return None  # a line end inside a line: a line of fewer fields
+    if int(np.diff(gaps[width - 1 :: width], prepend=-1).max()) > MAX_LINE_BYTES:
         return None  # read_qrels/read_run refuse it
-    starts = np.empty(n, dtype=np.int64)
-    starts[0] = 0
-    starts[1:] = gaps[:-1] + 1
-    return starts, gaps.astype(np.int64, copy=False)
+    return gaps
 
 
 def _bounds(data: npt.NDArray[np.uint8], width: int) -> tuple[IntArray, IntArray] | None:

@@ -404,22 +404,20 @@ def _extra_column(measure: Measure, trec_names: bool) -> Column:
     return Column(label, "long" if measure.name in _LONG_BASES else "double", (measure,))
 
 
-_ATOL = re.compile(r"^[ \t\n\v\f\r]*([+-]?\d+)")
-_ATOF = re.compile(
-    r"^[ \t\n\v\f\r]*([+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan))",
-    re.IGNORECASE,
-)
+# patterns for re.match, compiled at first use (most command lines give no parameter)
+_ATOL = r"^[ \t\n\v\f\r]*([+-]?\d+)"
+_ATOF = r"(?i)^[ \t\n\v\f\r]*([+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan))"
 
 
 def atol(text: str) -> int:
     """C's ``atol``: the leading integer of ``text`` (0 without one)."""
-    match = _ATOL.match(text)
+    match = re.match(_ATOL, text)
     return int(match[1]) if match else 0
 
 
 def atof(text: str) -> float:
     """C's ``atof`` for decimal text: the leading number of ``text`` (0.0 without one)."""
-    match = _ATOF.match(text)
+    match = re.match(_ATOF, text)
     return float(match[1]) if match else 0.0
 
 

@@ -73,10 +73,12 @@ STAGING_RECORD: Final = ".evalkit-reserved.json"
 """The file in a staging folder naming the folders its import reserved (removed before the
 staging folder becomes the fixture)."""
 _TAG: Final = r"(?P<host>[0-9a-f]{8})-(?P<pid>[0-9]+)-(?P<start>[0-9]+)"
-_FOLDER_RE: Final = re.compile(rf"{_TAG}")
-_TOKEN_RE: Final = re.compile(rf"{_TAG}-[a-z0-9_]+")  # a staging folder: mkdtemp's suffix
-_TEMPORARY_RE: Final = re.compile(rf"\..+\.{_TAG}-[0-9a-f]+\.tmp")
-_JOURNAL_RE: Final = re.compile(rf"\.evalkit-pending\.{_TAG}-[0-9a-f]+\.json")
+# the names of what this module makes (patterns for re.fullmatch, compiled at first use: a
+# sweep that finds no root, the common case, compiles none)
+_FOLDER: Final = _TAG
+_TOKEN: Final = rf"{_TAG}-[a-z0-9_]+"  # a staging folder: mkdtemp's suffix
+_TEMPORARY: Final = rf"\..+\.{_TAG}-[0-9a-f]+\.tmp"
+_JOURNAL: Final = rf"\.evalkit-pending\.{_TAG}-[0-9a-f]+\.json"
 _RELEASE_REGISTERED: set[int] = set()
 
 
@@ -261,7 +263,7 @@ def sweep(folders: tuple[Path, ...] = ()) -> Swept:
     root = _root_path()
     if _root_exists(root):
         for entry in _entries(root):
-            match = _FOLDER_RE.fullmatch(entry.name)
+            match = re.fullmatch(_FOLDER, entry.name)
             if match and entry.is_dir(follow_symlinks=False) and _is_dead(match):
                 inside = len(_entries(Path(entry.path)))
                 if inside:  # an empty one is a forked worker's that ended normally: not said
@@ -294,19 +296,19 @@ def _entries(folder: Path) -> list[os.DirEntry[str]]:
 def _sweep_folder(folder: Path, swept: Swept) -> None:
     entries = _entries(folder)
     for entry in entries:  # journals first: their temporary files are the new outputs
-        match = _JOURNAL_RE.fullmatch(entry.name)
+        match = re.fullmatch(_JOURNAL, entry.name)
         if match and _is_dead(match):
             swept.completed += _roll_forward(folder, Path(entry.path))
             swept.pids.add(int(match["pid"]))
     for entry in _entries(folder):
-        match = _TEMPORARY_RE.fullmatch(entry.name)
+        match = re.fullmatch(_TEMPORARY, entry.name)
         if match and entry.is_file(follow_symlinks=False) and _is_dead(match):
             Path(entry.path).unlink(missing_ok=True)
             swept.files += 1
             swept.pids.add(int(match["pid"]))
     container = folder / STAGING_FOLDER
     for entry in _entries(container):
-        match = _TOKEN_RE.fullmatch(entry.name)
+        match = re.fullmatch(_TOKEN, entry.name)
         if match and entry.is_dir(follow_symlinks=False) and _is_dead(match):
             reserved = _reserved(Path(entry.path))
             shutil.rmtree(entry.path, ignore_errors=True)
@@ -355,7 +357,7 @@ def release() -> None:
     if present:
         shutil.rmtree(root / _tag(), ignore_errors=True)
         for entry in _entries(root):
-            match = _FOLDER_RE.fullmatch(entry.name)
+            match = re.fullmatch(_FOLDER, entry.name)
             if match and _is_dead(match):
                 with contextlib.suppress(OSError):
                     os.rmdir(entry.path)
