@@ -230,38 +230,46 @@ def _bounds(data: npt.NDArray[np.uint8], width: int) -> tuple[IntArray, IntArray
 
 def _digits(
     data: npt.NDArray[np.uint8], starts: IntArray, ends: IntArray
-) -> tuple[IntArray, IntArray, IntArray, npt.NDArray[np.bool_]] | None:
+) -> tuple[IntArray, IntArray, npt.NDArray[np.bool_]] | None:
     """Of each field ``[sign][digits][.digits]``: its digits as an integer, the number of
-    digits after the point, the number of digits, and whether it is negative; None when a
-    field is not of that form or has more than 15 digits."""
+    digits after the point, and whether it is negative; None when a field is not of that
+    form or has more than 15 digits."""
     negative = data[starts] == ord("-")
     signed = negative | (data[starts] == ord("+"))
     first = starts + signed
     lengths = ends - first
     if int(lengths.min(initial=1)) < 1 or int(lengths.max(initial=0)) > 16:
         return None
-    # one step per byte position, each over every field (1-D: numpy's fast case)
-    value = np.zeros(starts.size, dtype=np.int64)
-    digits = np.zeros(starts.size, dtype=np.int64)
-    fraction = np.zeros(starts.size, dtype=np.int64)  # digits after the point
-    points = np.zeros(starts.size, dtype=np.int64)
-    last = data.size - 1
-    for k in range(int(lengths.max(initial=0))):
-        inside = lengths > k
-        byte = data[np.minimum(first + k, last)]
-        is_digit = (byte >= 48) & (byte <= 57) & inside
-        is_point = (byte == 46) & inside
-        if not bool((is_digit | is_point | ~inside).all()):
+    # one step per byte position, each over every field (1-D: numpy's fast case); counters
+    # in int8 and updates in place: a one-shot command pays for each new page of memory
+    n, longest, last = starts.size, int(lengths.max(initial=0)), data.size - 1
+    size = lengths.astype(np.int8)  # 1 .. 16
+    value = np.zeros(n, dtype=np.int64)
+    digits = np.zeros(n, dtype=np.int8)
+    before_point = np.zeros(n, dtype=np.int8)  # digits before the point (of a field with one)
+    points = np.zeros(n, dtype=np.int8)
+    clamp = n > 0 and int(first.max()) + longest - 1 > last  # the last field ends the file
+    for k in range(longest):
+        inside = size > k
+        byte = data[np.minimum(first + k, last) if clamp else first + k]
+        digit = byte - np.uint8(48)  # wraps around below "0"
+        is_digit = digit < 10
+        is_digit &= inside
+        is_point = byte == 46
+        is_point &= inside
+        if np.count_nonzero(is_digit) + np.count_nonzero(is_point) != np.count_nonzero(inside):
             return None  # another byte
-        fraction += is_digit & (points > 0)
+        np.copyto(before_point, digits, where=is_point)
         points += is_point
-        value = np.where(is_digit, value * 10 + (byte.astype(np.int64) - 48), value)
+        np.multiply(value, 10, out=value, where=is_digit)
+        np.add(value, digit, out=value, where=is_digit)
         digits += is_digit
+    fraction = np.where(points > 0, digits - before_point, 0).astype(np.int64)
     if int(points.max(initial=0)) > 1:
         return None  # two points
     if int(digits.min(initial=1)) < 1 or int(digits.max(initial=0)) > 15:
         return None
-    return value, fraction, digits, negative
+    return value, fraction, negative
 
 
 def _integers(data: npt.NDArray[np.uint8], starts: IntArray, ends: IntArray) -> IntArray | None:
@@ -269,7 +277,7 @@ def _integers(data: npt.NDArray[np.uint8], starts: IntArray, ends: IntArray) -> 
     parsed = _digits(data, starts, ends)
     if parsed is None:
         return None
-    value, fraction, _, negative = parsed
+    value, fraction, negative = parsed
     if bool((fraction > 0).any()) or bool((data[ends - 1] == ord(".")).any()):
         return None
     return np.where(negative, -value, value).astype(np.int64)
@@ -281,7 +289,7 @@ def _floats(data: npt.NDArray[np.uint8], starts: IntArray, ends: IntArray) -> Fl
         return None
     plain = _digits(data, starts, ends)
     if plain is not None:
-        value, fraction, _, negative = plain
+        value, fraction, negative = plain
         out: FloatArray = value.astype(np.float64) / _POWERS_OF_TEN[fraction]
         np.negative(out, out=out, where=negative)
         return out
