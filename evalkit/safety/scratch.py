@@ -80,6 +80,7 @@ _TOKEN: Final = rf"{_TAG}-[a-z0-9_]+"  # a staging folder: mkdtemp's suffix
 _TEMPORARY: Final = rf"\..+\.{_TAG}-[0-9a-f]+\.tmp"
 _JOURNAL: Final = rf"\.evalkit-pending\.{_TAG}-[0-9a-f]+\.json"
 _RELEASE_REGISTERED: set[int] = set()
+_FOLDER_MADE: set[int] = set()  # the PIDs whose process_folder() ran (forked children too)
 
 
 @dataclass
@@ -189,6 +190,7 @@ def process_folder() -> Path:
     folder = root / _tag()
     with contextlib.suppress(FileExistsError):
         os.mkdir(folder, 0o700)
+    _FOLDER_MADE.add(os.getpid())
     _release_at_exit()
     return folder
 
@@ -355,7 +357,8 @@ def release() -> None:
     except OutputError:  # not evalkit's: left alone
         present = False
     if present:
-        shutil.rmtree(root / _tag(), ignore_errors=True)
+        if os.getpid() in _FOLDER_MADE:  # else there is none (and no host digest to compute)
+            shutil.rmtree(root / _tag(), ignore_errors=True)
         for entry in _entries(root):
             match = re.fullmatch(_FOLDER, entry.name)
             if match and _is_dead(match):
