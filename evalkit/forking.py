@@ -9,11 +9,15 @@ a process that may have children, and with a second core to run on.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 from collections.abc import Callable
-from multiprocessing.connection import Connection
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
+
+# multiprocessing is imported where it is used: importing this module (every YAML read
+# imports it) costs a command's start-up nothing
 
 __all__ = ["ForkedCall", "can_fork_helpers", "fork_available", "usable_cores"]
 
@@ -22,6 +26,8 @@ T = TypeVar("T")
 
 def fork_available() -> bool:
     """Whether this platform can fork processes."""
+    import multiprocessing
+
     return "fork" in multiprocessing.get_all_start_methods()
 
 
@@ -35,6 +41,8 @@ def usable_cores() -> int:
 def can_fork_helpers() -> bool:
     """Whether forking a helper can pay here: ``fork`` exists, this process may have children
     (it is no daemon), and there is a second core."""
+    import multiprocessing
+
     return fork_available() and not multiprocessing.current_process().daemon and usable_cores() >= 2
 
 
@@ -44,6 +52,8 @@ class ForkedCall(Generic[T]):
     work in the error of a process that died (e.g. ``indexing rows 1-500000``)."""
 
     def __init__(self, function: Callable[..., T], *args: Any, what: str = "its work") -> None:
+        import multiprocessing
+
         self._what = what
         context = multiprocessing.get_context("fork")
         self._receive, send = context.Pipe(duplex=False)

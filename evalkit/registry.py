@@ -7,7 +7,6 @@ an unknown name is only quoted back in an error when it passes the same check.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterator
 from typing import Generic, TypeVar
 
@@ -21,6 +20,8 @@ T = TypeVar("T")
 
 def did_you_mean(name: str, choices: list[str] | tuple[str, ...]) -> str:
     """Return ``" Did you mean 'x'?"`` for the closest choice, or ``""`` when none is close."""
+    import difflib  # on the error path only: not at every start
+
     close = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.6)
     return f" Did you mean {close[0]!r}?" if close else ""
 

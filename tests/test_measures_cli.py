@@ -80,3 +80,27 @@ def test_duplicates_in_a_run_are_an_error_or_kept_first_by_option(
     assert main(["trec-eval", *files, "-m", "P@2", "--duplicates", "keep-first"]) == 0
     # kept first: the ranking is a, b; P@2 = 1/2 (by hand)
     assert capsys.readouterr().out.split() == ["P@2", "all", "0.5000"]
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        [],
+        ["-h"],
+        ["--version"],
+        ["--", "-q", "a", "b"],
+        ["a", "b", "--"],
+        ["-", "-"],
+        [""],
+        ["@file"],
+        ["--trec-version=9", "-c", "-l2", "a", "b"],
+        ["trec-eval", "-v"],
+    ],
+)
+def test_main_hands_trec_eval_every_word_its_parser_would(words: list[str]) -> None:
+    """``main`` runs ``trec-eval`` without building its argparse parser (start-up): the words
+    after ``trec-eval`` are exactly what that parser would hand getopt."""
+    from evalkit.cli import build_parser
+
+    parser, _ = build_parser("trec-eval")
+    assert parser.parse_args(["trec-eval", *words]).argv == words

@@ -38,6 +38,11 @@ QRELS_TEXTS = {
     "only blank": "\n \n",
     "control char": "q1 0 d\x011 1\n",
     "grade with sign only": "q1 0 d1 -\n",
+    "tabs between fields": "q1\t0\td1\t1\nq2\t0\td2\t0\n",
+    "vertical tab and form feed": "q1\x0b0\x0cd1 1\nq2 0 d2 3\n",
+    "trailing space": "q1 0 d1 1 \nq2 0 d2 3\n",
+    "fields across lines": "q1 0 d1\n1 q2 0 d2 2\n",
+    "line of five, line of three": "q1 0 d1 1 5\nq2 0 d2\n",
 }
 
 RUN_TEXTS = {
@@ -56,6 +61,9 @@ RUN_TEXTS = {
     "comment": "q1 Q0 d1 1 2.5 s\n# c\n",
     "crlf": "q1 Q0 d1 1 2.5 s\r\nq1 Q0 d2 2 1.5 s\r\n",
     "unicode id": "q1 Q0 d\u00e9 1 2.5 s\n",
+    "tabs between fields": "q1\tQ0\td1\t1\t2.5\ts\n",
+    "trailing space": "q1 Q0 d1 1 2.5 s \n",
+    "fields across lines": "q1 Q0 d1 1 2.5\ns q1 Q0 d2 2 1.5 s\n",
 }
 
 
@@ -97,11 +105,11 @@ def test_run_columns_are_read_run_or_declined(tmp_path: Path, name: str) -> None
 
 def test_plain_files_are_taken(tmp_path: Path) -> None:
     """The common case takes the numpy path (else the command would load pandas)."""
-    for name in ("plain", "crlf and tabs", "blank lines", "no final newline"):
+    for name in ("plain", "crlf and tabs", "blank lines", "no final newline", "trailing space"):
         path = tmp_path / "qrels"
         path.write_text(QRELS_TEXTS[name])
         assert read_qrels_columns(path) is not None, name
-    for name in ("plain", "exponents", "long decimals", "crlf"):
+    for name in ("plain", "exponents", "long decimals", "crlf", "tabs between fields"):
         path = tmp_path / "run"
         path.write_text(RUN_TEXTS[name])
         assert read_run_columns(path) is not None, name

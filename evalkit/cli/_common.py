@@ -5,13 +5,13 @@ for (``run``, ``baseline``, ``gate``), the ``--junit``/``--markdown`` outputs (`
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
+    import argparse
     from collections.abc import Iterable
 
     from evalkit.run import Evaluation
@@ -33,7 +33,7 @@ __all__ = [
     "write_ci_outputs",
 ]
 
-Handler = Callable[[argparse.Namespace], int]
+Handler = Callable[["argparse.Namespace"], int]
 
 
 def print_error(error: BaseException) -> None:

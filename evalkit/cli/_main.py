@@ -11,54 +11,64 @@ hooks); helpers they share are in ``_common``.
 
 from __future__ import annotations
 
-import argparse
+import functools
 import sys
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from evalkit.cli._common import Handler, print_error
-from evalkit.cli._evaluate import add_baseline, add_notebook, add_report, add_run
-from evalkit.cli._fixtures import add_fixture, add_import, add_schema, add_validate
-from evalkit.cli._gates import add_diff, add_gate, add_history
-from evalkit.cli._hooks import add_hook
-from evalkit.cli._measures import add_trec_eval
-from evalkit.cli._probes import add_probes
-from evalkit.cli._scan import add_scan, add_strip
+from evalkit.cli._measures import NO_OPTIONS, run_trec_eval
 from evalkit.errors import EvalkitError, Interrupted, LeakError, SystemFailedError
 from evalkit.safety.interrupts import handle_signals, interrupted_line, reraise_if_interrupted
+
+if TYPE_CHECKING:
+    import argparse
 
 __all__ = ["build_parser", "main", "main_then_exit"]
 
 Registrar = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], Handler]
 
-_SUBCOMMANDS: dict[str, Registrar] = {
-    "validate": add_validate,
-    "run": add_run,
-    "probes": add_probes,
-    "gate": add_gate,
-    "baseline": add_baseline,
-    "diff": add_diff,
-    "history": add_history,
-    "schema": add_schema,
-    "report": add_report,
-    "notebook": add_notebook,
-    "trec-eval": add_trec_eval,
-    "fixture": add_fixture,
-    "import": add_import,
-    "scan": add_scan,
-    "strip": add_strip,
-    "hook": add_hook,
-}
-"""Each subcommand's name and the function that adds it (its arguments) to the parser."""
+
+def _subcommands() -> dict[str, Registrar]:
+    """Each subcommand's name and the function that adds it (its arguments) to the parser.
+    Their modules (and argparse) load when a parser is built: ``trec-eval`` builds none."""
+    from evalkit.cli._evaluate import add_baseline, add_notebook, add_report, add_run
+    from evalkit.cli._fixtures import add_fixture, add_import, add_schema, add_validate
+    from evalkit.cli._gates import add_diff, add_gate, add_history
+    from evalkit.cli._hooks import add_hook
+    from evalkit.cli._measures import add_trec_eval
+    from evalkit.cli._probes import add_probes
+    from evalkit.cli._scan import add_scan, add_strip
+
+    return {
+        "validate": add_validate,
+        "run": add_run,
+        "probes": add_probes,
+        "gate": add_gate,
+        "baseline": add_baseline,
+        "diff": add_diff,
+        "history": add_history,
+        "schema": add_schema,
+        "report": add_report,
+        "notebook": add_notebook,
+        "trec-eval": add_trec_eval,
+        "fixture": add_fixture,
+        "import": add_import,
+        "scan": add_scan,
+        "strip": add_strip,
+        "hook": add_hook,
+    }
 
 
 def build_parser(
     command: str | None = None,
 ) -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
-    """The argument parser and the handler of each subcommand; with ``command`` (a name of
-    :data:`_SUBCOMMANDS`), a parser with that subcommand alone, for a command line that names
-    it: the other fifteen need not be built at every start (about 15 ms, a tenth of
-    ``evalkit trec-eval``'s start-up). That subcommand parses and prints its help the same way
-    in both."""
+    """The argument parser and the handler of each subcommand; with ``command`` (a
+    subcommand's name; any other word: all of them), a parser with that subcommand alone, for
+    a command line that names it: the other fifteen need not be built at every start (about
+    15 ms). That subcommand parses and prints its help the same way in both."""
+    import argparse
+
     from evalkit import __version__
 
     parser = argparse.ArgumentParser(
@@ -71,8 +81,10 @@ def build_parser(
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     handlers: dict[str, Handler] = {}
-    for name, add in _SUBCOMMANDS.items():
-        if command in (None, name):
+    registrars = _subcommands()
+    only = command if command in registrars else None
+    for name, add in registrars.items():
+        if only in (None, name):
             handlers[name] = add(sub)
     return parser, handlers
 
@@ -86,12 +98,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     and the command's own lines said so before the signal came.
     """
     words = sys.argv[1:] if argv is None else list(argv)
-    parser, handlers = build_parser(words[0] if words and words[0] in _SUBCOMMANDS else None)
-    args = parser.parse_args(words)
+    run: Callable[[], int]
+    if words[:1] == ["trec-eval"] and not any(word.startswith(NO_OPTIONS) for word in words):
+        # its parser would hand getopt every word after "trec-eval": done here without
+        # building it (argparse's parser looks up gettext catalogs, about 6 ms of the
+        # command's start-up, which is measured against trec_eval's C binary)
+        run = functools.partial(run_trec_eval, words[1:])
+    else:
+        parser, handlers = build_parser(words[0] if words else None)
+        args = parser.parse_args(words)
+        run = functools.partial(handlers[args.command], args)
     try:
         with handle_signals():
             try:
-                return handlers[args.command](args)
+                return run()
             except Exception:
                 # a library turned the signal into another error (an import's RuntimeError
                 # from __set_name__, an event loop's): still one line and 130/143

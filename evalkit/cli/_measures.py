@@ -12,13 +12,15 @@ initialize, 4 (10.0 without ``-c``) a qrels query the run lacks. evalkit's exten
 
 from __future__ import annotations
 
-import argparse
 import getopt
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, Final
 
 from evalkit.cli._common import Handler, print_error
+
+if TYPE_CHECKING:
+    import argparse
 
 _SHORT = "hvqm:cl:nD:JN:M:R:T:oZ:"
 _LONG = {
@@ -72,20 +74,34 @@ trec_eval 10.0's command line, printing the same bytes (see docs/trec_eval.md).
 
 
 def add_trec_eval(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handler:
+    import argparse
+
     p = sub.add_parser(
         "trec-eval",
         help="score a TREC run against TREC qrels: trec_eval 10.0's command line and output",
         description=_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
         add_help=False,
-        prefix_chars="\x01",  # every argument is trec_eval's, parsed by getopt as trec_eval does
+        prefix_chars=NO_OPTIONS,  # every argument is trec_eval's, read by getopt as trec_eval does
     )
     # REMAINDER keeps a "--" that argparse would drop: getopt reads it, as trec_eval's does
     p.add_argument("argv", nargs=argparse.REMAINDER, help="trec_eval's arguments")
     return _run_trec_eval
 
 
+NO_OPTIONS: Final = "\x01"
+"""The ``trec-eval`` subcommand's prefix characters: its parser takes no option of its own and
+hands every word after ``trec-eval`` to :func:`run_trec_eval` (a word that starts with this
+character is the only one it would read as an option)."""
+
+
 def _run_trec_eval(args: argparse.Namespace) -> int:
+    return run_trec_eval(args.argv)
+
+
+def run_trec_eval(argv: Sequence[str]) -> int:
+    """``evalkit trec-eval ARGV``: :func:`trec_eval_command`, with numpy's OpenBLAS on one
+    thread and no garbage collection (below)."""
     import gc
     import os
 
@@ -99,7 +115,7 @@ def _run_trec_eval(args: argparse.Namespace) -> int:
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return trec_eval_command(args.argv)
+        return trec_eval_command(argv)
     finally:
         if collecting:  # an in-process caller (a test) gets its collector back
             gc.enable()

@@ -143,13 +143,67 @@ def _fields(path: Path, width: int, wanted: tuple[int, ...]) -> _Fields | None:
         raw = path.read_bytes()
     except OSError:
         return None
-    data = np.frombuffer(raw, dtype=np.uint8)
-    # C's isspace: space, \t, \n, \v, \f, \r; a field's bytes: printable ASCII; anything
-    # else (control characters, non-ASCII bytes) is left to read_qrels/read_run
-    space = (data >= 9) & (data <= 13)
-    space |= data == 32
-    if data.size == 0 or bool(((data > 126) | ((data < 32) & ~space)).any()):
+    # a field's bytes: printable ASCII; between fields C's isspace (space, \t, \n, \v, \f,
+    # \r); anything else (control characters, non-ASCII bytes) is left to read_qrels/read_run
+    if not raw or raw.translate(None, _TEXT_BYTES):
         return None
+    data = np.frombuffer(raw, dtype=np.uint8)
+    gaps = _single_separators(data, width)
+    per_field: dict[int, IntArray] = {}
+    per_end: dict[int, IntArray] = {}
+    if gaps is not None:  # field k of a line: from after its gap k - 1 to its gap k
+        firsts = np.empty(gaps.size // width, dtype=np.int64)
+        firsts[0] = 0
+        np.add(gaps[width - 1 : -1 : width], 1, out=firsts[1:])
+        for k in wanted:
+            per_field[k] = firsts if k == 0 else gaps[k - 1 :: width] + 1
+            per_end[k] = np.ascontiguousarray(gaps[k::width])
+    else:
+        bounds = _bounds(data, width)
+        if bounds is None:
+            return None
+        starts, ends = bounds
+        firsts = starts[0::width]
+        for k in wanted:
+            per_field[k] = np.ascontiguousarray(starts[k::width])
+            per_end[k] = np.ascontiguousarray(ends[k::width])
+    if bool((data[firsts] == ord("#")).any()):
+        return None  # a comment line: read_qrels/read_run know the rules
+    return data, per_field, per_end
+
+
+_TEXT_BYTES: Final = bytes(range(9, 14)) + bytes(range(32, 127))
+"""The bytes this reader takes: C's ``isspace`` characters and printable ASCII."""
+
+
+def _single_separators(data: npt.NDArray[np.uint8], width: int) -> IntArray | None:
+    """The offset of the whitespace byte after each field (every field of every line, in
+    order) when the text is laid out as most TREC files are: ``width`` fields a line, one
+    whitespace byte between fields, a ``\\n`` after each line's last field (the file's last
+    byte), no other whitespace. The fields are then the spans between those bytes, found in
+    one pass with few temporaries (a one-shot command pays for each new page of memory);
+    None for any other layout, which :func:`_bounds` reads (the same fields where both read
+    a text). Bytes are printable ASCII or whitespace (checked before)."""
+    if data[0] <= 32 or data[-1] != 10:
+        return None
+    space = data <= 32  # whitespace: every byte below 33 here
+    if bool((space[1:] & space[:-1]).any()):
+        return None  # two whitespace bytes in a row
+    gaps = np.flatnonzero(space)
+    if gaps.size % width:
+        return None  # a line of another width
+    after = data[gaps].reshape(-1, width)  # the byte after each field, a row per line
+    if not bool((after[:, -1] == 10).all()) or bool((after[:, :-1] == 10).any()):
+        return None  # a line end inside a line: a line of fewer fields
+    if int(np.diff(gaps[width - 1 :: width], prepend=-1).max()) > MAX_LINE_BYTES:
+        return None  # read_qrels/read_run refuse it
+    return gaps
+
+
+def _bounds(data: npt.NDArray[np.uint8], width: int) -> tuple[IntArray, IntArray] | None:
+    """Each field's start and end, for any layout of whitespace; None unless every line has
+    ``width`` fields or when a line is over ``MAX_LINE_BYTES``."""
+    space = data <= 32  # C's isspace here: other bytes below 33 were refused before
     kind = ~space
     lines = np.flatnonzero(data == 10)
     if int(np.diff(lines, prepend=-1, append=data.size).max()) > MAX_LINE_BYTES:
@@ -171,47 +225,51 @@ def _fields(path: Path, width: int, wanted: tuple[int, ...]) -> _Fields | None:
         after = after[np.concatenate([[True], after[1:] != after[:-1]])]
     if not np.array_equal(after, np.arange(width, n, width)):
         return None
-    if bool((data[starts[0::width]] == ord("#")).any()):
-        return None  # a comment line: read_qrels/read_run know the rules
-    per_field = {k: np.ascontiguousarray(starts[k::width], dtype=np.int64) for k in wanted}
-    per_end = {k: np.ascontiguousarray(ends[k::width], dtype=np.int64) for k in wanted}
-    return data, per_field, per_end
+    return starts.astype(np.int64, copy=False), ends.astype(np.int64, copy=False)
 
 
 def _digits(
     data: npt.NDArray[np.uint8], starts: IntArray, ends: IntArray
-) -> tuple[IntArray, IntArray, IntArray, npt.NDArray[np.bool_]] | None:
+) -> tuple[IntArray, IntArray, npt.NDArray[np.bool_]] | None:
     """Of each field ``[sign][digits][.digits]``: its digits as an integer, the number of
-    digits after the point, the number of digits, and whether it is negative; None when a
-    field is not of that form or has more than 15 digits."""
+    digits after the point, and whether it is negative; None when a field is not of that
+    form or has more than 15 digits."""
     negative = data[starts] == ord("-")
     signed = negative | (data[starts] == ord("+"))
     first = starts + signed
     lengths = ends - first
     if int(lengths.min(initial=1)) < 1 or int(lengths.max(initial=0)) > 16:
         return None
-    # one step per byte position, each over every field (1-D: numpy's fast case)
-    value = np.zeros(starts.size, dtype=np.int64)
-    digits = np.zeros(starts.size, dtype=np.int64)
-    fraction = np.zeros(starts.size, dtype=np.int64)  # digits after the point
-    points = np.zeros(starts.size, dtype=np.int64)
-    last = data.size - 1
-    for k in range(int(lengths.max(initial=0))):
-        inside = lengths > k
-        byte = data[np.minimum(first + k, last)]
-        is_digit = (byte >= 48) & (byte <= 57) & inside
-        is_point = (byte == 46) & inside
-        if not bool((is_digit | is_point | ~inside).all()):
+    # one step per byte position, each over every field (1-D: numpy's fast case); counters
+    # in int8 and updates in place: a one-shot command pays for each new page of memory
+    n, longest, last = starts.size, int(lengths.max(initial=0)), data.size - 1
+    size = lengths.astype(np.int8)  # 1 .. 16
+    value = np.zeros(n, dtype=np.int64)
+    digits = np.zeros(n, dtype=np.int8)
+    before_point = np.zeros(n, dtype=np.int8)  # digits before the point (of a field with one)
+    points = np.zeros(n, dtype=np.int8)
+    clamp = n > 0 and int(first.max()) + longest - 1 > last  # the last field ends the file
+    for k in range(longest):
+        inside = size > k
+        byte = data[np.minimum(first + k, last) if clamp else first + k]
+        digit = byte - np.uint8(48)  # wraps around below "0"
+        is_digit = digit < 10
+        is_digit &= inside
+        is_point = byte == 46
+        is_point &= inside
+        if np.count_nonzero(is_digit) + np.count_nonzero(is_point) != np.count_nonzero(inside):
             return None  # another byte
-        fraction += is_digit & (points > 0)
+        np.copyto(before_point, digits, where=is_point)
         points += is_point
-        value = np.where(is_digit, value * 10 + (byte.astype(np.int64) - 48), value)
+        np.multiply(value, 10, out=value, where=is_digit)
+        np.add(value, digit, out=value, where=is_digit)
         digits += is_digit
+    fraction = np.where(points > 0, digits - before_point, 0).astype(np.int64)
     if int(points.max(initial=0)) > 1:
         return None  # two points
     if int(digits.min(initial=1)) < 1 or int(digits.max(initial=0)) > 15:
         return None
-    return value, fraction, digits, negative
+    return value, fraction, negative
 
 
 def _integers(data: npt.NDArray[np.uint8], starts: IntArray, ends: IntArray) -> IntArray | None:
@@ -219,7 +277,7 @@ def _integers(data: npt.NDArray[np.uint8], starts: IntArray, ends: IntArray) -> 
     parsed = _digits(data, starts, ends)
     if parsed is None:
         return None
-    value, fraction, _, negative = parsed
+    value, fraction, negative = parsed
     if bool((fraction > 0).any()) or bool((data[ends - 1] == ord(".")).any()):
         return None
     return np.where(negative, -value, value).astype(np.int64)
@@ -231,7 +289,7 @@ def _floats(data: npt.NDArray[np.uint8], starts: IntArray, ends: IntArray) -> Fl
         return None
     plain = _digits(data, starts, ends)
     if plain is not None:
-        value, fraction, _, negative = plain
+        value, fraction, negative = plain
         out: FloatArray = value.astype(np.float64) / _POWERS_OF_TEN[fraction]
         np.negative(out, out=out, where=negative)
         return out

@@ -23,7 +23,8 @@ import itertools
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -56,8 +57,7 @@ _CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 _TENTHS = tuple(i / 10 for i in range(11))
 
 
-@dataclass(frozen=True)
-class _Def:
+class _Def(NamedTuple):  # not a dataclass: faster to define at import
     """One entry of trec_eval's ``te_trec_measures`` (measures.c): its kind of parameters and
     values, evalkit's measure, the default parameters."""
 
@@ -233,11 +233,13 @@ class Column:
         return len(self.measures) > 1
 
 
-@dataclass
-class _Selection:
-    marked: set[str] = field(default_factory=set)
-    params: dict[str, str] = field(default_factory=dict)
-    extras: list[Measure] = field(default_factory=list)
+class _Selection(NamedTuple):
+    """The ``-m`` arguments read so far: the measures marked, the parameters each was given
+    first, the ir_measures-style extensions."""
+
+    marked: set[str]
+    params: dict[str, str]
+    extras: list[Measure]
 
 
 def select_measures(
@@ -250,14 +252,14 @@ def select_measures(
     exists; ``trec_version`` ``"9"``: 9.0.8's measures only (its nicknames mark none of
     :data:`TREC_10_ONLY`, and naming one is illegal). Raises :class:`TrecMeasureError` as
     trec_eval refuses an argument."""
-    chosen = _Selection()
+    chosen = _Selection(set(), {}, [])
     for arg in args or ["official"]:
         name = arg.partition(".")[0]
         if trec_version == "9" and name in TREC_10_ONLY:
             raise TrecMeasureError(f"trec_eval: illegal measure '{name}'", 1)
         _mark(arg, chosen)
     if trec_version == "9":
-        chosen.marked -= TREC_10_ONLY
+        chosen.marked.difference_update(TREC_10_ONLY)
     columns: list[Column] = []
     for definition in _TABLE:
         if definition.name in chosen.marked:
@@ -402,22 +404,20 @@ def _extra_column(measure: Measure, trec_names: bool) -> Column:
     return Column(label, "long" if measure.name in _LONG_BASES else "double", (measure,))
 
 
-_ATOL = re.compile(r"^[ \t\n\v\f\r]*([+-]?\d+)")
-_ATOF = re.compile(
-    r"^[ \t\n\v\f\r]*([+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan))",
-    re.IGNORECASE,
-)
+# patterns for re.match, compiled at first use (most command lines give no parameter)
+_ATOL = r"^[ \t\n\v\f\r]*([+-]?\d+)"
+_ATOF = r"(?i)^[ \t\n\v\f\r]*([+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan))"
 
 
 def atol(text: str) -> int:
     """C's ``atol``: the leading integer of ``text`` (0 without one)."""
-    match = _ATOL.match(text)
+    match = re.match(_ATOL, text)
     return int(match[1]) if match else 0
 
 
 def atof(text: str) -> float:
     """C's ``atof`` for decimal text: the leading number of ``text`` (0.0 without one)."""
-    match = _ATOF.match(text)
+    match = re.match(_ATOF, text)
     return float(match[1]) if match else 0.0
 
 

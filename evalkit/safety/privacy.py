@@ -195,13 +195,19 @@ def _normalize(text: str) -> str:
     # Invisible characters (INVISIBLE_RANGES) and Markdown's backslash escapes
     # (evalkit.report.render.markdown_text writes both) hide nothing; nor does white space between
     # two Chinese characters, which Chinese text does not have.
-    text = _MARKDOWN_ESCAPE_RE.sub(r"\1", _INVISIBLE_RE.sub("", text))
+    # (A pattern that cannot match is not run: an ASCII text, str.isascii() at no cost, has no
+    # invisible code point, all above U+00AC, and no Chinese character.)
+    if not text.isascii():
+        text = _INVISIBLE_RE.sub("", text)
+    if "\\" in text:
+        text = _MARKDOWN_ESCAPE_RE.sub(r"\1", text)
     # separators read alike: a file-derived name (Vault-PIN-77319.trec) reads like its text;
     # only between two other characters, so that prose keeps its length (". " stays two)
     text = _SEPARATOR_RE.sub(" ", text)
     # str.split() splits at exactly the characters re's \s matches in a str pattern (both
     # Py_UNICODE_ISSPACE; checked over every code point), faster than re.sub on indented text
-    return _CJK_GAP_RE.sub("", " ".join(text.split()))
+    text = " ".join(text.split())
+    return text if text.isascii() else _CJK_GAP_RE.sub("", text)
 
 
 def _is_mostly_cjk(text: str) -> bool:

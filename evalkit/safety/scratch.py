@@ -73,11 +73,14 @@ STAGING_RECORD: Final = ".evalkit-reserved.json"
 """The file in a staging folder naming the folders its import reserved (removed before the
 staging folder becomes the fixture)."""
 _TAG: Final = r"(?P<host>[0-9a-f]{8})-(?P<pid>[0-9]+)-(?P<start>[0-9]+)"
-_FOLDER_RE: Final = re.compile(rf"{_TAG}")
-_TOKEN_RE: Final = re.compile(rf"{_TAG}-[a-z0-9_]+")  # a staging folder: mkdtemp's suffix
-_TEMPORARY_RE: Final = re.compile(rf"\..+\.{_TAG}-[0-9a-f]+\.tmp")
-_JOURNAL_RE: Final = re.compile(rf"\.evalkit-pending\.{_TAG}-[0-9a-f]+\.json")
+# the names of what this module makes (patterns for re.fullmatch, compiled at first use: a
+# sweep that finds no root, the common case, compiles none)
+_FOLDER: Final = _TAG
+_TOKEN: Final = rf"{_TAG}-[a-z0-9_]+"  # a staging folder: mkdtemp's suffix
+_TEMPORARY: Final = rf"\..+\.{_TAG}-[0-9a-f]+\.tmp"
+_JOURNAL: Final = rf"\.evalkit-pending\.{_TAG}-[0-9a-f]+\.json"
 _RELEASE_REGISTERED: set[int] = set()
+_FOLDER_MADE: set[int] = set()  # the PIDs whose process_folder() ran (forked children too)
 
 
 @dataclass
@@ -138,10 +141,15 @@ def _tag(pid: int | None = None) -> str:
 
 
 def _is_dead(match: re.Match[str]) -> bool:
-    """Whether the process a tag names is gone (this host only; a live or foreign one: no)."""
+    """Whether the process a tag names is gone (this host only; a live or foreign one: no).
+    The host's digest is computed (``hashlib``, ``socket``) only for a PID that is not live
+    here: a folder of a live process, the common case, costs a start-up nothing."""
     pid = int(match["pid"])
-    if match["host"] != _host8() or pid == os.getpid():
-        return False
+    return pid != os.getpid() and _pid_gone(pid, match["start"]) and match["host"] == _host8()
+
+
+def _pid_gone(pid: int, start_time: str) -> bool:
+    """Whether no process ``pid`` with start time ``start_time`` runs on this host."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -149,7 +157,7 @@ def _is_dead(match: re.Match[str]) -> bool:
     except OSError:  # another user's live process
         return False
     state, start = _start_time(pid)
-    return state == "Z" or (match["start"] != "0" and start not in ("0", match["start"]))
+    return state == "Z" or (start_time != "0" and start not in ("0", start_time))
 
 
 def _root_path() -> Path:
@@ -182,6 +190,7 @@ def process_folder() -> Path:
     folder = root / _tag()
     with contextlib.suppress(FileExistsError):
         os.mkdir(folder, 0o700)
+    _FOLDER_MADE.add(os.getpid())
     _release_at_exit()
     return folder
 
@@ -256,7 +265,7 @@ def sweep(folders: tuple[Path, ...] = ()) -> Swept:
     root = _root_path()
     if _root_exists(root):
         for entry in _entries(root):
-            match = _FOLDER_RE.fullmatch(entry.name)
+            match = re.fullmatch(_FOLDER, entry.name)
             if match and entry.is_dir(follow_symlinks=False) and _is_dead(match):
                 inside = len(_entries(Path(entry.path)))
                 if inside:  # an empty one is a forked worker's that ended normally: not said
@@ -289,19 +298,19 @@ def _entries(folder: Path) -> list[os.DirEntry[str]]:
 def _sweep_folder(folder: Path, swept: Swept) -> None:
     entries = _entries(folder)
     for entry in entries:  # journals first: their temporary files are the new outputs
-        match = _JOURNAL_RE.fullmatch(entry.name)
+        match = re.fullmatch(_JOURNAL, entry.name)
         if match and _is_dead(match):
             swept.completed += _roll_forward(folder, Path(entry.path))
             swept.pids.add(int(match["pid"]))
     for entry in _entries(folder):
-        match = _TEMPORARY_RE.fullmatch(entry.name)
+        match = re.fullmatch(_TEMPORARY, entry.name)
         if match and entry.is_file(follow_symlinks=False) and _is_dead(match):
             Path(entry.path).unlink(missing_ok=True)
             swept.files += 1
             swept.pids.add(int(match["pid"]))
     container = folder / STAGING_FOLDER
     for entry in _entries(container):
-        match = _TOKEN_RE.fullmatch(entry.name)
+        match = re.fullmatch(_TOKEN, entry.name)
         if match and entry.is_dir(follow_symlinks=False) and _is_dead(match):
             reserved = _reserved(Path(entry.path))
             shutil.rmtree(entry.path, ignore_errors=True)
@@ -348,9 +357,10 @@ def release() -> None:
     except OutputError:  # not evalkit's: left alone
         present = False
     if present:
-        shutil.rmtree(root / _tag(), ignore_errors=True)
+        if os.getpid() in _FOLDER_MADE:  # else there is none (and no host digest to compute)
+            shutil.rmtree(root / _tag(), ignore_errors=True)
         for entry in _entries(root):
-            match = _FOLDER_RE.fullmatch(entry.name)
+            match = re.fullmatch(_FOLDER, entry.name)
             if match and _is_dead(match):
                 with contextlib.suppress(OSError):
                     os.rmdir(entry.path)
