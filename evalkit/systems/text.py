@@ -15,11 +15,13 @@ Choices, and why:
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import operator
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextvars import ContextVar
 from functools import lru_cache
 from typing import Any, NamedTuple
 
@@ -36,6 +38,7 @@ __all__ = [
     "index_terms",
     "index_terms_batch",
     "normalize",
+    "shared_term_lists",
     "token_lists",
     "token_term_lists",
     "tokenize",
@@ -230,11 +233,48 @@ def _index_terms_vectorized(texts: Sequence[str]) -> list[str]:
     return joined
 
 
+#: Characters of text whose term lists :func:`shared_term_lists` keeps at most, in all.
+SHARED_TERM_CHARS = 1 << 25
+_SHARED: ContextVar[dict[tuple[str, ...], Any] | None] = ContextVar("shared_terms", default=None)
+
+
+@contextlib.contextmanager
+def shared_term_lists() -> Iterator[None]:
+    """Within the block, the term lists of a batch of texts (:func:`index_term_lists`,
+    :func:`token_term_lists`) are computed once and handed out again for the same texts:
+    tokenizing is a pure function of the text, and each repeat of an evaluation (and each
+    system of it that indexes the same batches) tokenizes the same chunk texts. An Arrow
+    array is immutable, so every caller gets the same lists as if it had tokenized them
+    itself. Batches up to ``SHARED_TERM_CHARS`` characters in all are kept, for the block
+    only. (:func:`evalkit.run.evaluate` runs its systems inside it; issue 48.)"""
+    token = _SHARED.set({})
+    try:
+        yield
+    finally:
+        _SHARED.reset(token)
+
+
 def _term_lists_vectorized(texts: Sequence[str]) -> Any:
     """The terms of ``texts``: an Arrow list array of terms per text, or (for the texts the
-    tables do not take) the strings of :func:`index_terms`."""
+    tables do not take) the strings of :func:`index_terms`; inside :func:`shared_term_lists`,
+    an array already computed for the same texts."""
     if not texts:
         return []
+    shared = _SHARED.get()
+    if shared is None:
+        return _term_lists_computed(texts)
+    key = tuple(texts)
+    terms = shared.get(key)
+    if terms is None:
+        terms = _term_lists_computed(texts)
+        kept = sum(sum(map(len, batch)) for batch in shared)
+        if not isinstance(terms, list) and kept + sum(map(len, key)) <= SHARED_TERM_CHARS:
+            shared[key] = terms
+    return terms
+
+
+def _term_lists_computed(texts: Sequence[str]) -> Any:
+    """:func:`_term_lists_vectorized` of ``texts`` (not empty), computed."""
     joined = "\0".join(texts)
     if joined.count("\0") != len(texts) - 1:
         return [index_terms(text) for text in texts]
