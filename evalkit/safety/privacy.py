@@ -26,7 +26,8 @@ The rule (issues 43 and 49): every match is verified by extension.
    string, each Chinese run of ``2 * WINDOW_CJK - 1`` characters or more also gets aligned
    ``WINDOW_CJK`` windows from the run's start: Chinese inside English is windowed as
    Chinese. Any copied run of ``2 * window - 1`` characters contains one whole aligned window,
-   wherever it starts. One Aho-Corasick automaton finds every needle in one pass.
+   wherever it starts. One pass over the artifact finds every needle (:class:`_NeedleIndex`:
+   the windows' hashes at every position, the whole strings in Aho-Corasick automata).
 2. **Extension.** Each needle match is extended left and right against the private string it
    came from (at most ``EXTEND_LIMIT`` characters each way). It counts only when the common
    stretch reaches ``2 * window - 1`` characters (31 Latin, 11 Chinese), or is the whole
@@ -65,7 +66,8 @@ only, never the text.
   prose nobody here wrote (``benchmarks/bench_false_findings.py``: standard-library
   docstrings, ``/usr/share/doc``, Cranfield and CISI, every report variant, gate and run
   outputs; the numbers are in ``benchmarks/README.md``).
-- **Cost.** One automaton pass per artifact reading, as before; per match a few slice
+- **Cost.** One pass per artifact reading (array passes hashing its windows, and the
+  automata of whole strings); per match a few slice
   comparisons; per 31+-character stretch one substring search of the own text (cached).
   :func:`own_text` is built only when a stretch needs it. :func:`find_leaks_in_stream`
   searches a file of any size in bounded memory (``WHOLE_CHARS``, ``BLOCK_CHARS``).
@@ -77,10 +79,11 @@ searched too, so ``\\u6e21\\u8f6e`` or ``How%20much%20does`` hides nothing.
 
 Base64 payloads (a run of 128+ base64 characters: ``data:`` URIs, a notebook's image outputs)
 are searched for what they carry (:func:`embedded_text`): an image's metadata and printable
-bytes, any other payload's decoded text as well as the run itself. One Aho-Corasick automaton
-(pyahocorasick) holds every needle, so a scan is one pass over the artifact whatever the number
-of private strings; an artifact text found clean is remembered with its private set, so the
-report's render-time and write-time scans search it once.
+bytes, any other payload's decoded text as well as the run itself. The needle index (hash tables
+of the windows, pyahocorasick automata of the whole strings) holds every needle, so a scan is
+one pass over the artifact whatever the number of private strings; an artifact text found
+clean is remembered with its private set, so the report's render-time and write-time scans
+search it once.
 """
 
 from __future__ import annotations
