@@ -60,3 +60,26 @@ def test_nothing_is_kept_past_the_limit(monkeypatch: pytest.MonkeyPatch) -> None
         second = token_term_lists(texts)
     assert len(calls) == 2
     assert first.equals(second)
+
+
+def test_a_batch_is_cut_from_a_kept_batch_that_holds_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A system tokenizing in batches after another tokenized all texts at once: each batch's
+    lists are a slice of the kept ones, equal to its own tokenization, mixed rows included."""
+    texts = _texts(3 * TOKEN_LISTS_VECTORIZED_FROM)
+    texts[TOKEN_LISTS_VECTORIZED_FROM + 7] += " 渡轮码头 票价"  # Latin and CJK: tokenize()
+    texts[1] = texts[4]  # a repeated text: the first batch's first text is at 1 too
+    batches = [
+        texts[start : start + TOKEN_LISTS_VECTORIZED_FROM]
+        for start in range(4, len(texts), TOKEN_LISTS_VECTORIZED_FROM)
+    ]
+    alone = [token_term_lists(batch) for batch in batches]
+    calls = _counting(monkeypatch)
+    with shared_term_lists():
+        token_term_lists(texts)
+        cut = [token_term_lists(batch) for batch in batches]
+    assert calls == [len(texts)]
+    assert [lists is None for lists in cut] == [lists is None for lists in alone]
+    assert alone[1] is None
+    for mine, own in zip(cut, alone, strict=True):
+        if own is not None:
+            assert mine.to_pylist() == own.to_pylist()

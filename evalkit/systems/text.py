@@ -205,7 +205,8 @@ def _mixed_rows(terms: Any) -> np.ndarray:
     import pyarrow.compute as pc  # imported on use: only bulk indexing needs it
 
     offsets = terms.offsets.to_numpy()
-    is_cjk = pc.match_substring_regex(terms.values, _CJK_CLASS).to_numpy(zero_copy_only=False)
+    offsets = offsets - offsets[0]  # a slice's offsets point into its parent's values
+    is_cjk = pc.match_substring_regex(terms.flatten(), _CJK_CLASS).to_numpy(zero_copy_only=False)
     cjk_before = np.concatenate(([0], np.cumsum(is_cjk, dtype=np.int64)))
     cjk_count = cjk_before[offsets[1:]] - cjk_before[offsets[:-1]]
     mixed: np.ndarray = np.flatnonzero((cjk_count > 0) & (cjk_count < np.diff(offsets)))
@@ -243,7 +244,8 @@ def shared_term_lists() -> Iterator[None]:
     """Within the block, the term lists of a batch of texts (:func:`index_term_lists`,
     :func:`token_term_lists`) are computed once and handed out again for the same texts:
     tokenizing is a pure function of the text, and each repeat of an evaluation (and each
-    system of it that indexes the same batches) tokenizes the same chunk texts. An Arrow
+    system of it that indexes the same texts, in the same batches or in batches that a kept
+    one holds one after another) tokenizes the same chunk texts. An Arrow
     array is immutable, so every caller gets the same lists as if it had tokenized them
     itself. Batches up to ``SHARED_TERM_CHARS`` characters in all are kept, for the block
     only. (:func:`evalkit.run.evaluate` runs its systems inside it; issue 48.)"""
@@ -266,11 +268,34 @@ def _term_lists_vectorized(texts: Sequence[str]) -> Any:
     key = tuple(texts)
     terms = shared.get(key)
     if terms is None:
+        terms = _shared_slice(shared, key)
+    if terms is None:
         terms = _term_lists_computed(texts)
         kept = sum(sum(map(len, batch)) for batch in shared)
         if not isinstance(terms, list) and kept + sum(map(len, key)) <= SHARED_TERM_CHARS:
             shared[key] = terms
     return terms
+
+
+#: Places :func:`_shared_slice` tries in each kept batch (texts repeated in a corpus give a
+#: batch's first text several places; past this many, the batch is tokenized).
+_SLICE_TRIES = 16
+
+
+def _shared_slice(shared: dict[tuple[str, ...], Any], texts: tuple[str, ...]) -> Any:
+    """The term lists of ``texts`` cut from a kept batch that holds them one after another
+    (a system tokenizing its chunks in batches after another tokenized them all at once; each
+    text's terms depend on that text alone), or None."""
+    for batch, terms in shared.items():
+        start = -1
+        for _ in range(_SLICE_TRIES):
+            try:
+                start = batch.index(texts[0], start + 1, len(batch) - len(texts) + 1)
+            except ValueError:
+                break
+            if all(map(operator.eq, itertools.islice(batch, start, None), texts)):
+                return terms.slice(start, len(texts))
+    return None
 
 
 def _term_lists_computed(texts: Sequence[str]) -> Any:
