@@ -483,7 +483,6 @@ def evaluate(
     """
     from evalkit.fixtures import Fixture, load_fixture
     from evalkit.systems.reference import REFERENCE_SYSTEMS
-    from evalkit.systems.text import shared_term_lists
 
     directory = path_argument(
         fixture, "fixture", function="evaluate", also=(Fixture,), what="a Fixture"
@@ -528,9 +527,8 @@ def evaluate(
     if workers > 1 and len(specs) * repeats > 1:  # (workers > 1 means no client: see above)
         from evalkit.run._parallel import fork_available, run_repeats
 
-        if fork_available():  # each worker shares the term lists of the tasks it runs
-            with shared_term_lists():
-                ran = run_repeats(fixture, specs, k, repeats, concurrency, workers, progress)
+        if fork_available():
+            ran = run_repeats(fixture, specs, k, repeats, concurrency, workers, progress)
 
     def run(repeat: int, filled: dict[str, dict[str, Any]]) -> Any:
         """Repeat ``repeat`` of every system: rankings, latency, definitions; its notes go
@@ -541,18 +539,16 @@ def evaluate(
         filled.update(noted)
         return rankings, latency, definitions
 
-    # every repeat (and system) tokenizes the same chunk texts: once (shared_term_lists)
-    with shared_term_lists():
-        rankings, latency, definitions = run(0, notes)
-        latency_frames = [latency]
-        for repeat in range(1, repeats):
-            again, latency, definitions_again = run(repeat, {})
-            # Measure values and failures are pure functions of the rankings and the fixture,
-            # so equal definitions and rankings (IDs, ranks, scores, grades) mean an equal
-            # deterministic projection.
-            _check_same_definitions(definitions, definitions_again, repeat)
-            _check_same(rankings, again)
-            latency_frames.append(latency)
+    rankings, latency, definitions = run(0, notes)
+    latency_frames = [latency]
+    for repeat in range(1, repeats):
+        again, latency, definitions_again = run(repeat, {})
+        # Measure values and failures are pure functions of the rankings and the fixture, so
+        # equal definitions and rankings (IDs, ranks, scores, grades) mean an equal
+        # deterministic projection.
+        _check_same_definitions(definitions, definitions_again, repeat)
+        _check_same(rankings, again)
+        latency_frames.append(latency)
     systems_run = tuple(definitions)
     rankings, declared = _split_confidence(rankings, systems_run)
     per_query = _measure(

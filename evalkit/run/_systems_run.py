@@ -110,6 +110,24 @@ def run_systems(  # noqa: PLR0917 - called positionally by evaluate and run_one_
     concurrency: int = 1,
     notes: dict[str, dict[str, Any]] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, dict[str, Any]]]:
+    from evalkit.systems.text import shared_term_lists
+
+    # the systems of one repeat that tokenize the same chunk texts (lexical, token-hash) share
+    # the term lists; the next repeat tokenizes them again, as it builds every index again
+    with shared_term_lists():
+        return _run_systems(fixture, specs, k, repeat, progress, concurrency, notes)
+
+
+def _run_systems(  # noqa: PLR0917 - run_systems' arguments, in its order
+    fixture: Fixture,
+    specs: Sequence[str | Retriever],
+    k: int,
+    repeat: int,
+    progress: bool,
+    concurrency: int,
+    notes: dict[str, dict[str, Any]] | None,
+) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, dict[str, Any]]]:
+    """:func:`run_systems`' loop."""
     # the systems are loaded when they run, not when results are read (evalkit.systems docs)
     from evalkit.systems.reference import resolve_system
 

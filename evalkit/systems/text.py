@@ -242,13 +242,14 @@ _SHARED: ContextVar[dict[tuple[str, ...], Any] | None] = ContextVar("shared_term
 @contextlib.contextmanager
 def shared_term_lists() -> Iterator[None]:
     """Within the block, the term lists of a batch of texts (:func:`index_term_lists`,
-    :func:`token_term_lists`) are computed once and handed out again for the same texts:
-    tokenizing is a pure function of the text, and each repeat of an evaluation (and each
-    system of it that indexes the same texts, in the same batches or in batches that a kept
-    one holds one after another) tokenizes the same chunk texts. An Arrow
-    array is immutable, so every caller gets the same lists as if it had tokenized them
-    itself. Batches up to ``SHARED_TERM_CHARS`` characters in all are kept, for the block
-    only. (:func:`evalkit.run.evaluate` runs its systems inside it; issue 48.)"""
+    :func:`token_term_lists`) are computed once and handed out again for the same texts, or
+    for a batch that a kept one holds one after another: tokenizing is a pure function of each
+    text, and the systems of one repeat of an evaluation (lexical, token-hash) tokenize the
+    same chunk texts, one all at once, the other in batches. An Arrow array is immutable, so
+    every caller gets the same lists as if it had tokenized them itself. Batches up to
+    ``SHARED_TERM_CHARS`` characters in all are kept, for the block only. (Each repeat of
+    :func:`evalkit.run.evaluate` runs its systems inside one block, so the next repeat
+    tokenizes again; issue 48.)"""
     token = _SHARED.set({})
     try:
         yield
