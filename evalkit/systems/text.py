@@ -234,8 +234,10 @@ def _index_terms_vectorized(texts: Sequence[str]) -> list[str]:
     return joined
 
 
-#: Characters of text whose term lists :func:`shared_term_lists` keeps at most, in all.
-SHARED_TERM_CHARS = 1 << 25
+#: Characters of text whose term lists :func:`shared_term_lists` keeps at most, in all: about
+#: 80,000 chunks of 200 characters, whose lists and texts (some 90 MB; 10 MB for 10,000 such
+#: chunks) are kept until the block (a repeat) ends.
+SHARED_TERM_CHARS = 1 << 24
 _SHARED: ContextVar[dict[tuple[str, ...], Any] | None] = ContextVar("shared_terms", default=None)
 
 
