@@ -831,16 +831,21 @@ def _code_points(text: str) -> Any:
 def _window_hashes(points: Any, width: int) -> Any:
     """The hash of each window of ``width`` code points, one per start, as uint64:
     ``sum(point[i + j] * B ** (width - 1 - j))`` mod 2**64 (``B``: ``_HASH_BASE``)."""
+
+    count = max(len(points) - width + 1, 0)
+    return _polynomial_hashes((points[j : j + count] for j in range(width)), count)
+
+
+def _polynomial_hashes(columns: Iterable[Any], count: int) -> Any:
+    """``sum(column_j * B ** (n - 1 - j))`` mod 2**64 of ``n`` arrays of ``count`` code
+    points (the windows' characters, column by column), as uint64."""
     import numpy as np
 
-    count = len(points) - width + 1
-    hashes = np.zeros(max(count, 0), dtype=np.uint64)
-    if count <= 0:
-        return hashes
+    hashes = np.zeros(count, dtype=np.uint64)
     base = np.uint64(_HASH_BASE)
-    for j in range(width):
+    for column in columns:
         hashes *= base  # wraps mod 2**64, as meant
-        hashes += points[j : j + count]
+        hashes += column
     return hashes
 
 
@@ -904,11 +909,7 @@ def _window_tables(texts: list[str], runs: list[tuple[int, int, int, int]]) -> l
         text_of = np.repeat(mine[:, 0], counts)
         offsets = np.repeat(mine[:, 1], counts) + step * width
         at = starts[text_of] + offsets
-        hashes = np.zeros(len(at), dtype=np.uint64)
-        base = np.uint64(_HASH_BASE)
-        for j in range(width):
-            hashes *= base
-            hashes += points[at + j]
+        hashes = _polynomial_hashes((points[at + j] for j in range(width)), len(at))
         order = np.argsort(hashes, kind="stable")
         bits = np.zeros(1 << _TABLE_BITS, dtype=bool)
         bits[hashes >> np.uint64(64 - _TABLE_BITS)] = True
