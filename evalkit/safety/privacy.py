@@ -815,7 +815,9 @@ def _common_length(a: str, b: str) -> int:
 
 #: The base of the windows' polynomial hash (odd, so every power is invertible mod 2**64).
 _HASH_BASE: Final = 0x9E3779B97F4A7C15
-#: Top bits of a window's hash that index its bit table (a 1 MiB table per width).
+#: Top bits of a window's hash that index its bit table, at most: a table of 8 MiB (bools) for
+#: 500,000 windows or more of a width; a smaller set gets 16 entries per window (at least 1,024),
+#: so that about one artifact position in 16 is looked up in the sorted hashes.
 _TABLE_BITS: Final = 23
 #: Artifact characters hashed at a time: the arrays of a block stay within about 50 MB.
 _HASH_BLOCK: Final = 1 << 21
@@ -858,7 +860,7 @@ class _WindowTable:
     hashes: Any  # uint64, sorted
     texts: Any  # int32: the private string of each hash
     offsets: Any  # int32: its offset in that string
-    bits: Any  # bool, 2 ** _TABLE_BITS
+    bits: Any  # bool, a power of two entries (at most 2 ** _TABLE_BITS)
 
     def matches(
         self, haystack: str, texts: list[str]
@@ -866,7 +868,7 @@ class _WindowTable:
         """``(end, (width, places))`` of every window of this width in ``haystack``."""
         import numpy as np
 
-        width, shift = self.width, np.uint64(64 - _TABLE_BITS)
+        width, shift = self.width, np.uint64(64 - (len(self.bits).bit_length() - 1))
         for block in range(0, max(len(haystack) - width + 1, 0), _HASH_BLOCK):
             part = haystack[block : block + _HASH_BLOCK + width - 1]
             hashes = _window_hashes(_code_points(part), width)
@@ -911,8 +913,9 @@ def _window_tables(texts: list[str], runs: list[tuple[int, int, int, int]]) -> l
         at = starts[text_of] + offsets
         hashes = _polynomial_hashes((points[at + j] for j in range(width)), len(at))
         order = np.argsort(hashes, kind="stable")
-        bits = np.zeros(1 << _TABLE_BITS, dtype=bool)
-        bits[hashes >> np.uint64(64 - _TABLE_BITS)] = True
+        table_bits = min(_TABLE_BITS, max(10, (16 * len(hashes)).bit_length()))
+        bits = np.zeros(1 << table_bits, dtype=bool)
+        bits[hashes >> np.uint64(64 - table_bits)] = True
         found.append(
             _WindowTable(
                 width,
