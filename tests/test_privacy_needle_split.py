@@ -59,8 +59,16 @@ def test_both_automata_find_every_needle_at_its_place(seed: int) -> None:
         for i in range(6)
     ]
     haystack = "".join(rng.choices(_PIECES, k=rng.randint(0, 40)))
-    index = _index(tuple(private))
+    index = _index(tuple(private))  # few windows: all needles in the automata
+    assert not index._windows
     assert _flat(index._matches(haystack)) == _plain_matches(index, haystack)
+    default = privacy.WINDOW_TABLES_FROM
+    privacy.WINDOW_TABLES_FROM = 0  # the windows in hash tables
+    try:
+        tables = privacy._NeedleIndex(private)
+    finally:
+        privacy.WINDOW_TABLES_FROM = default
+    assert _flat(tables._matches(haystack)) == _plain_matches(tables, haystack)
 
 
 def test_a_chinese_copy_after_long_english_and_at_the_very_end_is_found() -> None:
@@ -79,8 +87,10 @@ def test_colliding_window_hashes_are_told_apart(monkeypatch: pytest.MonkeyPatch)
     private = [PrivateText(f"chunk:{i}", "".join(rng.choices(_PIECES[:4], k=3))) for i in range(6)]
     haystack = "".join(rng.choices(_PIECES, k=60)) + private[2].text[::-1] + private[3].text
     expected = privacy._NeedleIndex(private).find(haystack)
+    monkeypatch.setattr(privacy, "WINDOW_TABLES_FROM", 0)
     monkeypatch.setattr(privacy, "_HASH_BASE", 1)
     index = privacy._NeedleIndex(private)
+    assert index._windows
     assert _flat(index._matches(haystack)) == _plain_matches(index, haystack)
     assert index.find(haystack) == expected
     assert "chunk:3" in expected

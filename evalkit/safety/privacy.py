@@ -676,7 +676,8 @@ class _NeedleIndex:
     Two structures, by kind of needle:
 
     - **Windows** (``WINDOW_LATIN`` and ``WINDOW_CJK`` characters, most needles: a
-      10,000-chunk collection has about 170,000): per width, the sorted polynomial hashes
+      10,000-chunk collection has about 170,000; below ``WINDOW_TABLES_FROM`` they go into
+      the automata with the whole strings): per width, the sorted polynomial hashes
       (mod 2**64) of the windows, with the private string and offset of each, and a bit table
       of the hashes' top bits. An artifact's windows of that width are hashed at every
       position with array passes (numpy); a position whose bit is set and whose hash is a
@@ -711,6 +712,12 @@ class _NeedleIndex:
                     whole.setdefault(text, []).extend((index, 0))
                 else:
                     runs.append((index, first, count, width))
+        if sum(run[2] for run in runs) < WINDOW_TABLES_FROM:  # few: in the automata too
+            for index, first, count, width in runs:
+                text = self._texts[index]
+                for offset in range(first, first + count * width, width):
+                    whole.setdefault(text[offset : offset + width], []).extend((index, offset))
+            runs = []
         self._ascii_first: Any = ahocorasick.Automaton()
         self._other_first: Any = ahocorasick.Automaton()
         self._longest = 0
@@ -826,6 +833,12 @@ def _common_length(a: str, b: str) -> int:
     return low
 
 
+#: Windows from which :class:`_NeedleIndex` keeps them in hash tables; fewer go into the
+#: automata with the whole strings. An automaton costs about 7 microseconds of CPU a needle to
+#: build and nothing per needle to search; the tables cost little to build and about 0.06 s
+#: per million artifact characters to search (hashing every window): a report's readings are
+#: about 3 million characters, whose extra search pays for about 25,000 needles' build.
+WINDOW_TABLES_FROM: Final = 1 << 15
 #: The base of the windows' polynomial hash (odd, so every power is invertible mod 2**64).
 _HASH_BASE: Final = 0x9E3779B97F4A7C15
 #: Top bits of a window's hash that index its bit table, at most: a table of 8 MiB (bools) for
@@ -957,14 +970,22 @@ def _index(private: tuple[PrivateText, ...]) -> _NeedleIndex:
     return _NeedleIndex(private)
 
 
+#: Private strings from which :func:`prepare_leak_scan` builds :func:`own_text` too.
+PREPARE_OWN_TEXT_FROM: Final = 10_000
+
+
 def prepare_leak_scan(private: Iterable[PrivateText]) -> None:
-    """Build (and keep) the needle index of ``private`` and :func:`own_text` now, e.g. on a
-    thread while other work runs, so the next :func:`assert_no_leaks` or :func:`find_leaks`
-    with them only searches. (The own text, about 0.5 s of CPU, is otherwise built by the
-    first scan whose match needs it: a report's, as a rule, since any short private string,
-    a title, is often a phrase evalkit's own text holds too.)"""
-    _index(tuple(private))
-    own_text()
+    """Build (and keep) the needle index of ``private`` now, e.g. on a thread while other work
+    runs, so the next :func:`assert_no_leaks` or :func:`find_leaks` with them only searches;
+    and :func:`own_text` (about 0.5 s of CPU) for ``PREPARE_OWN_TEXT_FROM`` private strings or
+    more. The own text is otherwise built by the first scan with a match that needs it; the
+    more private strings, the likelier one of the short ones (a title of a few words) is a
+    phrase evalkit's sources hold too, so a large collection's report needs it (10,000 chunks:
+    30,000 strings) and a small fixture's often does not (the committed one: about 500)."""
+    private = tuple(private)
+    _index(private)
+    if len(private) >= PREPARE_OWN_TEXT_FROM:
+        own_text()
 
 
 def find_leaks(
@@ -1056,8 +1077,11 @@ def assert_no_leaks(
 #: With other artifacts beside it, an artifact of at least this many characters is searched in
 #: a forked process while this one searches the others: a report's page and notebook (1.2 and
 #: 1.6 million characters for a 10,000-chunk collection, about 0.4 s and 0.9 s of readings and
-#: search) are scanned on two cores after the notebook has run.
-FORK_SCAN_FROM: Final = 1 << 19
+#: search) are scanned on two cores after the notebook has run. Forking this process costs
+#: about 0.1 s (its memory mapped again, pages copied as they are written), so a smaller
+#: artifact is searched here (the committed fixture's notebook, 0.85 million characters:
+#: forked, its scan took 0.44-0.48 s against 0.40-0.42 s here).
+FORK_SCAN_FROM: Final = 1 << 20
 
 
 def _found_per_artifact(
