@@ -184,6 +184,26 @@ def test_bad_system_output_is_a_clear_error(tiny: Fixture) -> None:
         evaluate(tiny, [make_user_system()], k=0)
 
 
+def test_hits_checked_up_to_k_distinct(tiny: Fixture) -> None:
+    """A non-finite score among the first k distinct hits is an error; an unknown ID or a
+    non-finite score after them is never read (the list's fast path and the loop agree)."""
+    known = [chunk.id for chunk in tiny.chunks]
+
+    def infinite(query: str, k: int) -> list[tuple[str, float]]:
+        return [(known[0], 1.0), (known[1], float("inf"))]
+
+    with pytest.raises(InputError, match="non-finite score"):
+        evaluate(tiny, [FunctionRetriever(infinite, name="bad")], k=2, repeats=1)
+
+    def past_k(query: str, k: int) -> list[tuple[str, float]]:
+        return [(known[0], 2.0), (known[0], 1.5), (known[1], 1.0), ("no-such-chunk", math.nan)]
+
+    ranked = evaluate(tiny, [FunctionRetriever(past_k, name="ok")], k=2, repeats=1).rankings
+    first = ranked[ranked["query_id"] == ranked["query_id"].iloc[0]]
+    assert list(first["chunk_id"]) == known[:2]
+    assert list(first["score"]) == [2.0, 1.0]
+
+
 def test_reference_systems_run_on_tiny_fixture(tiny: Fixture) -> None:
     result = evaluate(tiny, repeats=2)
     assert result.systems == ("lexical", "token-hash", "alias-vector", "hybrid", "hybrid-rerank")

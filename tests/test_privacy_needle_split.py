@@ -1,14 +1,18 @@
-"""The leak scan's two automata (needles with an ASCII first character, and the others read
-only near the artifact's non-ASCII characters) find every needle occurrence, at its place, as
-a plain search does (issue 48: the scan of a 10,000-chunk report, 1.4 s, is now 0.07 s)."""
+"""The leak scan's needle index (windows in hash tables, whole strings in two automata: those
+with an ASCII first character, and the others read only near the artifact's non-ASCII
+characters) finds every needle occurrence, at its place, as a plain search of every needle of
+the rule does (issue 48: the scan of a 10,000-chunk report, 1.4 s, is now 0.07 s; the index's
+build, 1.5-2 s, about 0.5 s)."""
 
 from __future__ import annotations
 
 import random
 
+import pytest
 from hypothesis import given, settings, strategies as st
 
-from evalkit.safety.privacy import PrivateText, _index, find_leaks
+from evalkit.safety import privacy
+from evalkit.safety.privacy import PrivateText, _index, _text_needles, find_leaks
 
 _PIECES = [
     "The ferries leave the northern pier every hour ",
@@ -25,15 +29,25 @@ _PIECES = [
 ]
 
 
-def _plain_matches(index: object, haystack: str) -> list[tuple[int, tuple[int, tuple[int, ...]]]]:
+def _plain_matches(index: object, haystack: str) -> list[tuple[int, int, int, int]]:
+    """``(end, length, private string, offset)`` of every needle of the rule
+    (``_text_needles`` of each normalized private string), found by ``str.find``."""
     found = []
-    for automaton in (index._ascii_first, index._other_first):  # type: ignore[attr-defined]
-        for needle, value in automaton.items():
+    for position, text in enumerate(index._texts):  # type: ignore[attr-defined]
+        for offset, needle in _text_needles(text):
             at = haystack.find(needle)
             while at >= 0:
-                found.append((at + len(needle) - 1, value))
+                found.append((at + len(needle) - 1, len(needle), position, offset))
                 at = haystack.find(needle, at + 1)
     return sorted(found)
+
+
+def _flat(matches: object) -> list[tuple[int, int, int, int]]:
+    return sorted(
+        (end, length, places[k], places[k + 1])
+        for end, (length, places) in matches  # type: ignore[attr-defined]
+        for k in range(0, len(places), 2)
+    )
 
 
 @settings(deadline=None, max_examples=60)
@@ -45,8 +59,16 @@ def test_both_automata_find_every_needle_at_its_place(seed: int) -> None:
         for i in range(6)
     ]
     haystack = "".join(rng.choices(_PIECES, k=rng.randint(0, 40)))
-    index = _index(tuple(private))
-    assert sorted(index._matches(haystack)) == _plain_matches(index, haystack)
+    index = _index(tuple(private))  # few windows: all needles in the automata
+    assert not index._windows
+    assert _flat(index._matches(haystack)) == _plain_matches(index, haystack)
+    default = privacy.WINDOW_TABLES_FROM
+    privacy.WINDOW_TABLES_FROM = 0  # the windows in hash tables
+    try:
+        tables = privacy._NeedleIndex(private)
+    finally:
+        privacy.WINDOW_TABLES_FROM = default
+    assert _flat(tables._matches(haystack)) == _plain_matches(tables, haystack)
 
 
 def test_a_chinese_copy_after_long_english_and_at_the_very_end_is_found() -> None:
@@ -56,3 +78,19 @@ def test_a_chinese_copy_after_long_english_and_at_the_very_end_is_found() -> Non
     assert find_leaks(english + chinese[:12], private) == ["chunk:zh"]
     assert find_leaks(english + "é" + chinese[3:15] + english, private) == ["chunk:zh"]
     assert find_leaks(english, private) == []
+
+
+def test_colliding_window_hashes_are_told_apart(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With base 1 a window's hash is the sum of its code points: anagrams collide, and every
+    position's table bit is set. The matches and findings are still the plain search's."""
+    rng = random.Random(48)
+    private = [PrivateText(f"chunk:{i}", "".join(rng.choices(_PIECES[:4], k=3))) for i in range(6)]
+    haystack = "".join(rng.choices(_PIECES, k=60)) + private[2].text[::-1] + private[3].text
+    expected = privacy._NeedleIndex(private).find(haystack)
+    monkeypatch.setattr(privacy, "WINDOW_TABLES_FROM", 0)
+    monkeypatch.setattr(privacy, "_HASH_BASE", 1)
+    index = privacy._NeedleIndex(private)
+    assert index._windows
+    assert _flat(index._matches(haystack)) == _plain_matches(index, haystack)
+    assert index.find(haystack) == expected
+    assert "chunk:3" in expected

@@ -714,8 +714,10 @@ def _find_failures(
                 continue
             if not relevant.intersection(returned):
                 rows.append((system, q.id, q.language, "missed-relevant", tuple(sorted(relevant))))
-            position = {c: i for i, c in enumerate(returned)}
-            for chunk_id in returned:
+            # only the returned near-duplicates can be one above its relevant original
+            above = [c for c in returned if c in near_duplicates] if near_duplicates else []
+            position = {c: i for i, c in enumerate(returned)} if above else {}
+            for chunk_id in above:
                 target = near_duplicates.get(chunk_id)
                 if (
                     target in relevant

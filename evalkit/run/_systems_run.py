@@ -12,9 +12,10 @@ systems' definitions and their notes.
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence, Set as AbstractSet
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
@@ -109,11 +110,30 @@ def run_systems(  # noqa: PLR0917 - called positionally by evaluate and run_one_
     concurrency: int = 1,
     notes: dict[str, dict[str, Any]] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, dict[str, Any]]]:
+    from evalkit.systems.text import shared_term_lists
+
+    # the systems of one repeat that tokenize the same chunk texts (lexical, token-hash) share
+    # the term lists; the next repeat tokenizes them again, as it builds every index again
+    with shared_term_lists():
+        return _run_systems(fixture, specs, k, repeat, progress, concurrency, notes)
+
+
+def _run_systems(  # noqa: PLR0917 - run_systems' arguments, in its order
+    fixture: Fixture,
+    specs: Sequence[str | Retriever],
+    k: int,
+    repeat: int,
+    progress: bool,
+    concurrency: int,
+    notes: dict[str, dict[str, Any]] | None,
+) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, dict[str, Any]]]:
+    """:func:`run_systems`' loop."""
     # the systems are loaded when they run, not when results are read (evalkit.systems docs)
     from evalkit.systems.reference import resolve_system
 
-    grades = {(q.id, j.chunk_id): j.grade for q in fixture.queries for j in q.judgments}
-    ranking_rows: list[tuple[str, str, int, str, float, int, float]] = []
+    judged = {q.id: {j.chunk_id: j.grade for j in q.judgments} for q in fixture.queries}
+    ranked_rows = _RankedColumns()
+    chunk_ids = frozenset(fixture.chunks_by_id)
     latency_rows: list[tuple[str, str, int, float]] = []
     definitions: dict[str, dict[str, Any]] = {}
     for position, spec in enumerate(specs, start=1):
@@ -153,25 +173,14 @@ def run_systems(  # noqa: PLR0917 - called positionally by evaluate and run_one_
             searched = _search_all(system, queries, k, concurrency, name)
             for query, hits, elapsed_ms, declared in searched:
                 latency_rows.append((name, query.id, repeat, elapsed_ms if measured else np.nan))
-                ranked = deduplicated(name, query.id, hits, k, fixture)
-                ranking_rows += [
-                    (
-                        name,
-                        query.id,
-                        rank,
-                        chunk_id,
-                        hit_score,
-                        grades.get((query.id, chunk_id), 0),
-                        declared,
-                    )
-                    for rank, (chunk_id, hit_score) in enumerate(ranked, start=1)
-                ]
+                ranked = deduplicated(name, query.id, hits, k, fixture, chunk_ids)
+                ranked_rows.add(name, query.id, ranked, judged.get(query.id, {}), declared)
             system_notes = getattr(system, "notes", None)
             if notes is not None and callable(system_notes):
                 notes[name] = dict(system_notes())
         finally:
             close_system(system)
-    rankings = pd.DataFrame(ranking_rows, columns=[*RANKING_COLUMNS, CONFIDENCE_COLUMN]).astype(
+    rankings = ranked_rows.frame().astype(
         {
             "system": str,
             "query_id": str,
@@ -186,6 +195,64 @@ def run_systems(  # noqa: PLR0917 - called positionally by evaluate and run_one_
         {"system": str, "query_id": str, "repeat": "int64", "latency_ms": "float64"}
     )
     return rankings, latency, definitions
+
+
+class _RankedColumns:
+    """The rankings of one repeat, gathered column by column (a query's hits extend each
+    column at once) rather than as one tuple per row: at k=1000 a run has 100,000 rows per
+    system, whose tuples and their frame cost about 1 s per system and repeat."""
+
+    def __init__(self) -> None:
+        self.keys: list[tuple[str, str, float]] = []  # (system, query ID, declared) per query
+        self.lengths: list[int] = []
+        self.chunk_ids: list[str] = []
+        self.scores: list[float] = []
+        self.grades: list[int] = []
+
+    def add(
+        self,
+        system: str,
+        query_id: str,
+        ranked: Sequence[tuple[str, float]],
+        judged: dict[str, int],
+        declared: float,
+    ) -> None:
+        """One query's deduplicated hits (ranks 1, 2, ... in order); ``judged``: the grade of
+        each judged chunk of the query (0 for the others)."""
+        if not ranked:
+            return
+        chunk_ids = [chunk_id for chunk_id, _ in ranked]
+        self.keys.append((system, query_id, declared))
+        self.lengths.append(len(chunk_ids))
+        self.chunk_ids += chunk_ids
+        self.scores += [hit_score for _, hit_score in ranked]
+        self.grades += (
+            map(judged.get, chunk_ids, itertools.repeat(0))
+            if judged
+            else itertools.repeat(0, len(ranked))
+        )
+
+    def frame(self) -> pd.DataFrame:
+        """The rows, columns :data:`RANKING_COLUMNS` and :data:`CONFIDENCE_COLUMN` (object,
+        int64, object, float64, int64, float64), in the order they were added."""
+        lengths = np.asarray(self.lengths, dtype=np.int64)
+        total = int(lengths.sum())
+        starts = np.cumsum(lengths) - lengths
+        systems, query_ids, declared = (
+            np.array([key[i] for key in self.keys], dtype=dtype)
+            for i, dtype in ((0, object), (1, object), (2, np.float64))
+        )
+        return pd.DataFrame(
+            {
+                "system": np.repeat(systems, lengths),
+                "query_id": np.repeat(query_ids, lengths),
+                "rank": np.arange(1, total + 1, dtype=np.int64) - np.repeat(starts, lengths),
+                "chunk_id": np.array(self.chunk_ids, dtype=object),
+                "score": np.array(self.scores, dtype=np.float64),
+                "grade": np.array(self.grades, dtype=np.int64),
+                CONFIDENCE_COLUMN: np.repeat(declared, lengths),
+            }
+        )
 
 
 SystemsRun = tuple[pd.DataFrame, pd.DataFrame, dict[str, dict[str, Any]], dict[str, dict[str, Any]]]
@@ -243,13 +310,29 @@ def close_system(system: Any) -> None:
             close()
 
 
-def deduplicated(
-    system: str, query_id: str, hits: Iterable[Any], k: int, fixture: Fixture
+def deduplicated(  # noqa: PLR0917 - the loop's positional call, plus an optional set
+    system: str,
+    query_id: str,
+    hits: Iterable[Any],
+    k: int,
+    fixture: Fixture,
+    chunk_ids: AbstractSet[str] | None = None,
 ) -> list[tuple[str, float]]:
     """The first ``k`` distinct ``(chunk_id, score)`` of ``hits``; unknown IDs and non-finite
-    scores are ``InputError``s naming the system, query and chunk."""
-    ranked: dict[str, float] = {}
+    scores are ``InputError``s naming the system, query and chunk. ``chunk_ids``: the
+    fixture's chunk IDs as a set, when the caller has one (a list of hits whose first ``k``
+    are distinct, known and finite is then checked with set operations, not hit by hit)."""
     known, finite = fixture.chunks_by_id, math.isfinite
+    if chunk_ids is not None and type(hits) is list:
+        first = hits[:k]
+        returned = {chunk_id for chunk_id, _ in first}
+        if (
+            len(returned) == len(first)
+            and returned <= chunk_ids
+            and all(map(finite, [hit_score for _, hit_score in first]))
+        ):
+            return [(chunk_id, hit_score) for chunk_id, hit_score in first]
+    ranked: dict[str, float] = {}
     for chunk_id, hit_score in hits:  # Hits already (hits_of): float scores
         if chunk_id in ranked:
             continue

@@ -15,11 +15,13 @@ Choices, and why:
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import operator
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextvars import ContextVar
 from functools import lru_cache
 from typing import Any, NamedTuple
 
@@ -36,6 +38,7 @@ __all__ = [
     "index_terms",
     "index_terms_batch",
     "normalize",
+    "shared_term_lists",
     "token_lists",
     "token_term_lists",
     "tokenize",
@@ -202,7 +205,8 @@ def _mixed_rows(terms: Any) -> np.ndarray:
     import pyarrow.compute as pc  # imported on use: only bulk indexing needs it
 
     offsets = terms.offsets.to_numpy()
-    is_cjk = pc.match_substring_regex(terms.values, _CJK_CLASS).to_numpy(zero_copy_only=False)
+    offsets = offsets - offsets[0]  # a slice's offsets point into its parent's values
+    is_cjk = pc.match_substring_regex(terms.flatten(), _CJK_CLASS).to_numpy(zero_copy_only=False)
     cjk_before = np.concatenate(([0], np.cumsum(is_cjk, dtype=np.int64)))
     cjk_count = cjk_before[offsets[1:]] - cjk_before[offsets[:-1]]
     mixed: np.ndarray = np.flatnonzero((cjk_count > 0) & (cjk_count < np.diff(offsets)))
@@ -230,11 +234,75 @@ def _index_terms_vectorized(texts: Sequence[str]) -> list[str]:
     return joined
 
 
+#: Characters of text whose term lists :func:`shared_term_lists` keeps at most, in all: about
+#: 80,000 chunks of 200 characters, whose lists and texts (some 90 MB; 10 MB for 10,000 such
+#: chunks) are kept until the block (a repeat) ends.
+SHARED_TERM_CHARS = 1 << 24
+_SHARED: ContextVar[dict[tuple[str, ...], Any] | None] = ContextVar("shared_terms", default=None)
+
+
+@contextlib.contextmanager
+def shared_term_lists() -> Iterator[None]:
+    """Within the block, the term lists of a batch of texts (:func:`index_term_lists`,
+    :func:`token_term_lists`) are computed once and handed out again for the same texts, or
+    for a batch that a kept one holds one after another: tokenizing is a pure function of each
+    text, and the systems of one repeat of an evaluation (lexical, token-hash) tokenize the
+    same chunk texts, one all at once, the other in batches. An Arrow array is immutable, so
+    every caller gets the same lists as if it had tokenized them itself. Batches up to
+    ``SHARED_TERM_CHARS`` characters in all are kept, for the block only. (Each repeat of
+    :func:`evalkit.run.evaluate` runs its systems inside one block, so the next repeat
+    tokenizes again; issue 48.)"""
+    token = _SHARED.set({})
+    try:
+        yield
+    finally:
+        _SHARED.reset(token)
+
+
 def _term_lists_vectorized(texts: Sequence[str]) -> Any:
     """The terms of ``texts``: an Arrow list array of terms per text, or (for the texts the
-    tables do not take) the strings of :func:`index_terms`."""
+    tables do not take) the strings of :func:`index_terms`; inside :func:`shared_term_lists`,
+    an array already computed for the same texts."""
     if not texts:
         return []
+    shared = _SHARED.get()
+    if shared is None:
+        return _term_lists_computed(texts)
+    key = tuple(texts)
+    terms = shared.get(key)
+    if terms is None:
+        terms = _shared_slice(shared, key)
+    if terms is None:
+        terms = _term_lists_computed(texts)
+        kept = sum(sum(map(len, batch)) for batch in shared)
+        if not isinstance(terms, list) and kept + sum(map(len, key)) <= SHARED_TERM_CHARS:
+            shared[key] = terms
+    return terms
+
+
+#: Places :func:`_shared_slice` tries in each kept batch (texts repeated in a corpus give a
+#: batch's first text several places; past this many, the batch is tokenized).
+_SLICE_TRIES = 16
+
+
+def _shared_slice(shared: dict[tuple[str, ...], Any], texts: tuple[str, ...]) -> Any:
+    """The term lists of ``texts`` cut from a kept batch that holds them one after another
+    (a system tokenizing its chunks in batches after another tokenized them all at once; each
+    text's terms depend on that text alone), or None."""
+    for batch, terms in shared.items():
+        start = -1
+        for _ in range(_SLICE_TRIES):
+            try:
+                start = batch.index(texts[0], start + 1, len(batch) - len(texts) + 1)
+            except ValueError:
+                break
+            if all(map(operator.eq, itertools.islice(batch, start, None), texts)):
+                return terms.slice(start, len(texts))
+    return None
+
+
+def _term_lists_computed(texts: Sequence[str]) -> Any:
+    """:func:`_term_lists_vectorized` of ``texts`` (not empty), computed."""
     joined = "\0".join(texts)
     if joined.count("\0") != len(texts) - 1:
         return [index_terms(text) for text in texts]
