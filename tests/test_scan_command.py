@@ -33,6 +33,19 @@ def test_scan_of_clean_files_exits_0(tiny_dir: Path) -> None:
     assert out.count("clean:") == 2
 
 
+def test_a_page_alone_is_scanned_with_evalkit_s_notebook_named_not_its_path(
+    tiny_dir: Path,
+) -> None:
+    import evalkit
+
+    root = tiny_dir.parent
+    (root / "page.html").write_text("<html><body><p>R@10 0.389</p></body></html>", "utf-8")
+    code, out, _ = run_cli(["scan", "tiny", "page.html"], root)
+    assert code == 0
+    assert "clean: page.html (cells of evalkit's report notebook are own text)" in out
+    assert str(Path(evalkit.__file__).parent) not in out  # the installed path shows the home
+
+
 def test_scan_refuses_a_missing_file_or_fixture(tiny_dir: Path) -> None:
     root = tiny_dir.parent
     code, _, err = run_cli(["scan", "tiny", "missing.txt"], root)

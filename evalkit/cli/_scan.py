@@ -83,7 +83,7 @@ def _run_scan(args: argparse.Namespace) -> int:
                 raise InputError(f"file to scan {quoted(path)} {error.reason}") from None
             if not ids:
                 break
-        cells = f" (cells of {shown(notebook)} are own text)" if notebook else ""
+        cells = f" (cells of {_notebook_name(notebook)} are own text)" if notebook else ""
         if ids:
             leaking += 1
             print(
@@ -118,6 +118,16 @@ def _own_notebook(path: str, given: str | None) -> str | None:
 
         return str(DEFAULT_REPORT_NOTEBOOK)
     return None
+
+
+def _notebook_name(notebook: str) -> str:
+    """How a printed line names ``notebook``: evalkit's own report notebook by that name (its
+    installed path would show the user's home or environment), any other as given."""
+    from evalkit.report import DEFAULT_REPORT_NOTEBOOK
+
+    if notebook == str(DEFAULT_REPORT_NOTEBOOK):
+        return "evalkit's report notebook"
+    return shown(notebook)
 
 
 def _own_texts(notebook: str | None) -> list[Callable[[], OwnText]]:
