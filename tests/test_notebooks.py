@@ -186,8 +186,11 @@ def test_find_input_looks_in_the_working_directory_then_its_parent(tmp_path: Pat
     (tmp_path / "notebooks").mkdir()
     assert find_input("fixtures/f", base=tmp_path) == tmp_path / "fixtures" / "f"
     assert find_input("fixtures/f", base=tmp_path / "notebooks") == tmp_path / "fixtures" / "f"
-    with pytest.raises(InputError, match="does not exist"):
+    with pytest.raises(InputError, match="does not exist") as raised:
         find_input("fixtures/missing", base=tmp_path)
+    # the folders looked in are described, not named (a working directory shows the home)
+    assert "looked in the working directory and its parent" in str(raised.value)
+    assert str(tmp_path) not in str(raised.value)
 
 
 # --- scrubbing ----------------------------------------------------------------------------
