@@ -291,11 +291,9 @@ def find_input(path: str | os.PathLike[str], *, base: str | os.PathLike[str] | N
         for root in (start, start.parent):
             if (root / candidate).exists():
                 return root / candidate
-    from evalkit.safety.output import shown_path
-
     # the folder looked in is not named: a working directory shows the user's home or project
     where = "" if candidate.is_absolute() else " (looked in the working directory and its parent)"
     raise InputError(
-        f"{shown_path(path)} does not exist{where}; give the path from the working directory, "
+        f"{os.fspath(path)!r} does not exist{where}; give the path from the working directory, "
         "e.g. fixtures/synthetic-bilingual-v1 in a clone of evalkit's repository"
     )
