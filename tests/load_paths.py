@@ -13,11 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from evalkit import forking
 from evalkit.errors import FixtureError
-from evalkit.fixtures import load, load_fixture
+from evalkit.fixtures import dump_fixture, generate_fixture, load, load_fixture
 from evalkit.fixtures.diff import fixture_content_hash
+from evalkit.fixtures.records import RecordTable
 from evalkit.safety import yamlio
 
 LOAD_PATHS = (
@@ -52,3 +54,26 @@ def assert_same(directory: Path, path: str, monkeypatch: pytest.MonkeyPatch) -> 
     plain = outcome(directory, None, monkeypatch)
     assert outcome(directory, path, monkeypatch) == plain
     return plain
+
+
+def generated_chunks(
+    directory: Path, path: str, monkeypatch: pytest.MonkeyPatch, **sizes: int
+) -> list[Any]:
+    """A generated fixture (``generate_fixture(3, **sizes)``) written to ``directory``, which
+    loads valid, the same the ``path`` way as the plain way, and whose chunks take that path
+    (a :class:`RecordTable`); returns its chunks.yaml as a list to plant defects in."""
+    dump_fixture(generate_fixture(3, **sizes), directory)
+    assert assert_same(directory, path, monkeypatch)[0] == "fixture"
+    assert isinstance(load_fixture(directory).chunks, RecordTable)  # still the path way
+    return list(yaml.safe_load((directory / "chunks.yaml").read_text(encoding="utf-8")))
+
+
+def planted_problems(
+    directory: Path, chunks: list[Any], path: str, monkeypatch: pytest.MonkeyPatch
+) -> tuple[list[Any], set[str]]:
+    """``chunks`` written back as ``directory``'s chunks.yaml; the problems of loading it (the
+    same the ``path`` way as the plain way) and the object IDs they name."""
+    (directory / "chunks.yaml").write_text(yaml.safe_dump(chunks, allow_unicode=True))
+    kind, problems = assert_same(directory, path, monkeypatch)
+    assert kind == "problems"
+    return problems, {problem.object_id for problem in problems}

@@ -14,25 +14,19 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import yaml
-from load_paths import assert_same
+from load_paths import generated_chunks, planted_problems
 
-from evalkit.fixtures import dump_fixture, generate_fixture, load, load_fixture
+from evalkit.fixtures import load
 from evalkit.fixtures.load import load_objects
-from evalkit.fixtures.records import RecordTable
 
 
 def test_defects_of_every_kind_keep_their_item_numbers_and_ids(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    fixture = generate_fixture(3, documents=40, chunks_per_document=3, queries=10)
     directory = tmp_path / "fx"
-    dump_fixture(fixture, directory)
-    valid = assert_same(directory, "compact", monkeypatch)
-    assert valid[0] == "fixture"
-    monkeypatch.setattr(load, "COMPACT_FROM", 1)
-    assert isinstance(load_fixture(directory).chunks, RecordTable)
-    chunks = yaml.safe_load((directory / "chunks.yaml").read_text(encoding="utf-8"))
+    chunks = generated_chunks(
+        directory, "compact", monkeypatch, documents=40, chunks_per_document=3, queries=10
+    )
     chunks[3]["text"] = 7  # not a string: one by one, named by its ID
     chunks[4]["id"] = "not a valid id"  # refused by the column check: named as item 5
     chunks[5]["document_id"] = "doc-missing"  # accepted, then a dangling reference
@@ -43,10 +37,7 @@ def test_defects_of_every_kind_keep_their_item_numbers_and_ids(
     chunks[10]["title"] = ""  # too short
     chunks[11] = ["not", "a", "mapping"]
     chunks[12]["text"] = "bad \x07 control"
-    (directory / "chunks.yaml").write_text(yaml.safe_dump(chunks, allow_unicode=True))
-    kind, problems = assert_same(directory, "compact", monkeypatch)
-    assert kind == "problems"
-    labels = {problem.object_id for problem in problems}
+    problems, labels = planted_problems(directory, chunks, "compact", monkeypatch)
     assert {chunks[3]["id"], "item 5", chunks[5]["id"], chunks[8]["id"], "item 12"} <= labels
     assert chunks[9]["id"] not in labels
     assert len(problems) >= 9

@@ -15,13 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
-from load_paths import assert_same, outcome
+from load_paths import generated_chunks, outcome, planted_problems
 
 from evalkit import forking
-from evalkit.fixtures import dump_fixture, generate_fixture, load_fixture
-from evalkit.fixtures.records import RecordTable
-from evalkit.safety import yamlio
+from evalkit.fixtures import dump_fixture, generate_fixture
 
 pytestmark = pytest.mark.skipif(
     "fork" not in multiprocessing.get_all_start_methods(), reason="the second half is forked"
@@ -31,24 +28,17 @@ pytestmark = pytest.mark.skipif(
 def test_defects_after_the_cut_keep_their_item_numbers_and_ids(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    fixture = generate_fixture(3, documents=60, chunks_per_document=4, queries=20)
     directory = tmp_path / "fx"
-    dump_fixture(fixture, directory)
-    valid = assert_same(directory, "split", monkeypatch)
-    assert valid[0] == "fixture"
-    monkeypatch.setattr(yamlio, "SPLIT_FROM", 0)
-    assert isinstance(load_fixture(directory).chunks, RecordTable)
-    chunks = yaml.safe_load((directory / "chunks.yaml").read_text(encoding="utf-8"))
+    chunks = generated_chunks(
+        directory, "split", monkeypatch, documents=60, chunks_per_document=4, queries=20
+    )
     chunks[200]["text"] = 7  # a safe ID: named by its ID
     chunks[201]["id"] = "not a valid id"  # an unsafe ID: named by its item number, 202
     chunks[230]["document_id"] = "doc-missing"  # a dangling reference
     chunks[235]["title"] = "see C:\\Users\\someone\\corpus.txt"  # a path
     del chunks[236]["language"]
     chunks[10]["text"] = ["a list"]  # and one before the cut
-    (directory / "chunks.yaml").write_text(yaml.safe_dump(chunks, allow_unicode=True))
-    kind, problems = assert_same(directory, "split", monkeypatch)
-    assert kind == "problems"
-    labels = {problem.object_id for problem in problems}
+    problems, labels = planted_problems(directory, chunks, "split", monkeypatch)
     assert {chunks[200]["id"], "item 202", chunks[230]["id"], chunks[10]["id"]} <= labels
     assert len(problems) >= 6
 
