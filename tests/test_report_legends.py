@@ -61,6 +61,12 @@ def test_interval_text_is_one_line() -> None:
     assert " " not in interval_text(0.5, 0.25, 0.75)  # nothing a browser may wrap at
     assert interval_text(math.nan, 0.1, 0.2) == "–"
     assert interval_text(0.5, math.nan, 0.7, digits=1) == f"0.5{NBSP}[–]"
+    assert interval_text(0.5, 0.25, math.inf, digits=1) == f"0.5{NBSP}[–]"  # inf: missing
+    # unless inf is a value (a threshold that answers nothing)
+    assert interval_text(math.inf, 2.0, math.inf, digits=1, infinite=True) == (
+        f"inf{NBSP}[2.0,{NBSP}inf]"
+    )
+    assert interval_text(-math.inf, 0.1, 0.2, infinite=True) == "–"
 
 
 def test_ablation_legend_states_method_level_resamples_and_seed() -> None:

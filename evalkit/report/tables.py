@@ -252,13 +252,28 @@ def style_ablation(table: pd.DataFrame, *, digits: int = 2, caption: str = "") -
     return styler
 
 
-def interval_text(value: float, low: float, high: float, *, digits: int = 3) -> str:
+def interval_text(
+    value: float, low: float, high: float, *, digits: int = 3, infinite: bool = False
+) -> str:
     """``"0.810 [0.740, 0.870]"``: a value and its interval on one line (the spaces are
     no-break spaces, so a narrow column does not wrap it); ``"–"`` for a missing value and
-    ``"0.810 [–]"`` for a missing interval."""
-    if not np.isfinite(value):
+    ``"0.810 [–]"`` for a missing interval. With ``infinite``, ``inf`` is a value to show (a
+    threshold that answers nothing), not a missing one."""
+    if not _shown(value, infinite):
         return "–"
-    return f"{value:.{digits}f}\u00a0{_bracket(low, high, digits)}"
+    if not (_shown(low, infinite) and _shown(high, infinite)):
+        return f"{_number(value, digits)}\u00a0[–]"
+    return f"{_number(value, digits)}\u00a0[{_number(low, digits)},\u00a0{_number(high, digits)}]"
+
+
+def _shown(x: float, infinite: bool) -> bool:
+    """Whether ``x`` is a number to print: finite, or ``+inf`` when ``infinite``."""
+    return bool(np.isfinite(x)) or (infinite and x == np.inf)
+
+
+def _number(x: float, digits: int) -> str:
+    """``x`` at ``digits`` decimals; ``inf`` as ``inf``."""
+    return "inf" if x == np.inf else f"{x:.{digits}f}"
 
 
 ABSTENTION_TABLE_COLUMNS = (
@@ -300,35 +315,13 @@ def abstention_table(
         row = {"system": system, "source": str(mine["source"].iloc[0])}
         for column, statistic in _ABSTENTION_STATISTICS.items():
             value, low, high = (float(x) for x in numbers.loc[statistic].to_numpy())
-            row[column] = (
-                _threshold_text(value, low, high, digits)
-                if column == "threshold"
-                else interval_text(value, low, high, digits=digits)
+            row[column] = interval_text(
+                value, low, high, digits=digits, infinite=column == "threshold"
             )
         notes = [note for note in dict.fromkeys(mine["note"].astype(str)) if note]
         row["note"] = "; ".join(notes)
         rows.append(row)
     return pd.DataFrame(rows, columns=list(ABSTENTION_TABLE_COLUMNS))
-
-
-def _threshold_text(value: float, low: float, high: float, digits: int) -> str:
-    """A threshold and its interval, where ``inf`` (nothing answered) is a value to show."""
-
-    def number(x: float) -> str:
-        return "inf" if x == np.inf else "–" if not np.isfinite(x) else f"{x:.{digits}f}"
-
-    if np.isnan(value):
-        return "–"
-    if np.isnan(low) or np.isnan(high):
-        return f"{number(value)}\u00a0[–]"
-    return f"{number(value)}\u00a0[{number(low)},\u00a0{number(high)}]"
-
-
-def _bracket(low: float, high: float, digits: int) -> str:
-    """``"[0.740, 0.870]"`` (a no-break space after the comma), ``"[–]"`` if either is missing."""
-    if not (np.isfinite(low) and np.isfinite(high)):
-        return "[–]"
-    return f"[{low:.{digits}f},\u00a0{high:.{digits}f}]"
 
 
 def ablation_legend(*, n_resamples: int, seed: int, confidence: float = 0.95) -> str:
