@@ -156,3 +156,17 @@ def test_kept_blocks_give_the_totals_of_a_fresh_draw(draw, n):
     kept = resampling.resample_totals(values, first)
     assert fresh.tobytes() == kept.tobytes()
     assert all(not weights.flags.writeable for _, weights in first)
+
+
+@pytest.mark.parametrize("draw", [resampling.sign_blocks, resampling.count_blocks])
+def test_a_draw_too_large_to_keep_is_yielded_block_by_block(draw, monkeypatch):
+    """A draw of more weights than may be kept is neither kept nor gathered in memory: its
+    blocks come one at a time, and give the totals of a fresh draw."""
+    monkeypatch.setattr(resampling, "KEPT_DRAW_VALUES", 40 * 499)
+    seed = resampling.group_seed(4, "compare", ("measure",), ("too-large",)).spawn(2)[1]
+    values = np.random.default_rng(5).normal(size=(40, 2))
+    fresh = resampling.resample_totals(values, draw(resampling.random_generator(seed), 40, 500))
+    blocks = resampling.kept_blocks(draw, seed, 40, 500)
+    assert not isinstance(blocks, list)  # a generator: one block at a time
+    assert resampling.kept_blocks(draw, seed, 40, 500) is not blocks  # nothing kept
+    assert resampling.resample_totals(values, blocks).tobytes() == fresh.tobytes()

@@ -401,7 +401,7 @@ def kept_blocks(
     seed: np.random.SeedSequence,
     n: int,
     n_resamples: int,
-) -> _Blocks:
+) -> Iterable[tuple[int, npt.NDArray[Any]]]:
     """The blocks ``draw(random_generator(seed), n, n_resamples)`` yields (:func:`sign_blocks`,
     :func:`count_blocks`), drawn once per ``(draw, seed, n, n_resamples)`` and kept.
 
@@ -414,7 +414,10 @@ def kept_blocks(
     ``(n, rows)`` array :func:`resample_totals` reads; ``float64 * int8`` multiplies the same
     numbers as ``float64 * float64``, so totals are bit for bit those of a fresh draw. At most
     :data:`KEPT_DRAW_VALUES` weights are kept, the least recently used dropped first; a draw
-    larger than that is returned without being kept."""
+    that may be larger (``n * n_resamples`` weights, at least its size) is not gathered at all:
+    its blocks are yielded one at a time as drawn."""
+    if n * n_resamples > KEPT_DRAW_VALUES:
+        return draw(random_generator(seed), n, n_resamples)
     entropy = seed.entropy
     key = (
         draw,
