@@ -280,13 +280,6 @@ def sweep(folders: tuple[Path, ...] = ()) -> Swept:
     return swept
 
 
-def _remove_tree(path: str | os.PathLike[str]) -> None:
-    """``shutil.rmtree(path)``."""
-    import shutil  # here, not at start-up (see the module docstring)
-
-    shutil.rmtree(path)
-
-
 def _entries(folder: Path) -> list[os.DirEntry[str]]:
     try:
         with os.scandir(folder) as entries:

@@ -484,13 +484,13 @@ def _flat_items(text: str) -> list[dict[str, str]] | None:
         elif first in implicit:
             plain = strings.get(value)
             if plain is None:
-                plain = not any(pattern.match(value) for _, pattern in implicit[first])
+                plain = _plain_is_str(value)
                 if len(value) <= _SHORT:
                     strings[value] = plain
             if not plain:
                 return None  # another type: the parser builds it
         if key not in strings:
-            strings[key] = not any(p.match(key) for _, p in implicit.get(key[0], ()))
+            strings[key] = _plain_is_str(key)
         if not strings[key]:
             return None
         item[key] = value
