@@ -37,5 +37,6 @@ def test_malformed_fixture_cases_give_the_same_problems_whichever_way_they_are_l
 ) -> None:
     spec = prepare(name, tmp_path / "case")
     fixture_dir = tmp_path / "case" / spec["command"][-1]
-    if fixture_dir.is_dir():
-        assert_same(fixture_dir, path, monkeypatch)
+    if not fixture_dir.is_dir():
+        pytest.skip("not a fixture directory: nothing is loaded either way")
+    assert_same(fixture_dir, path, monkeypatch)
