@@ -49,6 +49,7 @@ if TYPE_CHECKING:
         GATE_COLUMNS as GATE_COLUMNS,
         NOT_EVALUATED as NOT_EVALUATED,
         GateCheck as GateCheck,
+        check_digits as check_digits,
         check_gates as check_gates,
         format_gate_table as format_gate_table,
         gate_cannot_fail as gate_cannot_fail,
@@ -58,7 +59,7 @@ if TYPE_CHECKING:
         gate_systems as gate_systems,
         gates_failed as gates_failed,
         gates_to_report as gates_to_report,
-        reference_note as reference_note,
+        threshold_text as threshold_text,
     )
     from evalkit.gates._diff import (
         DIFF_SCHEMA as DIFF_SCHEMA,

@@ -84,6 +84,7 @@ __all__ = [
     "NOT_EVALUATED",
     "PASS",
     "GateCheck",
+    "check_digits",
     "check_gates",
     "fixed_width_lines",
     "format_gate_table",
@@ -94,7 +95,7 @@ __all__ = [
     "gate_systems",
     "gates_failed",
     "gates_to_report",
-    "reference_note",
+    "threshold_text",
 ]
 
 COMPARISON_SLACK: Final = 1e-9
@@ -736,12 +737,16 @@ def gate_headline(counts: Mapping[str, int], *, allow_none_evaluated: bool = Fal
     )
 
 
-def reference_note(check: Any) -> str:
-    """`` (baseline)``-style text naming what a check's threshold is relative to; empty for
-    an absolute check and for a check with no reference (an abstention operating point)."""
-    if check.kind == "absolute" or not check.reference:
-        return ""
-    return f" ({check.reference})"
+def check_digits(check: Any) -> int:
+    """Decimals of a check's threshold and value: 0 for a count of new failures, else 4."""
+    return 0 if check.kind == "new-failures" else 4
+
+
+def threshold_text(check: Any) -> str:
+    """``">= 0.7800 (baseline)"``: a check's operator and threshold, with what the threshold
+    is relative to when there is one (not for an absolute check or an operating point)."""
+    text = f"{check.op} {check.threshold:.{check_digits(check)}f}"
+    return f"{text} ({check.reference})" if check.reference else text
 
 
 def format_gate_table(
@@ -769,9 +774,8 @@ def format_gate_table(
             )
             notes.append(f"not evaluated: {row.gate}: {row.note}")
             continue
-        digits = 0 if row.kind == "new-failures" else 4
-        threshold = f"{row.op} {row.threshold:.{digits}f}"
-        threshold += reference_note(row)
+        digits = check_digits(row)
+        threshold = threshold_text(row)
         lines.append(
             (
                 str(row.gate),

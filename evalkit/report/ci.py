@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import pandas as pd
 
-from evalkit.gates import change_sentence, reference_note
+from evalkit.gates import change_sentence, check_digits, threshold_text
 from evalkit.report.render import (
     markdown_code,
     markdown_plain,
@@ -111,9 +111,7 @@ def _case(classname: str, name: str, time_s: float = 0.0) -> ET.Element:
 
 def _gate_check(row: Any) -> str:
     """``hybrid-rerank RR@10 (all) >= 0.7800``-style text of one gate check."""
-    digits = 0 if row.kind == "new-failures" else 4
-    threshold = f"{row.op} {row.threshold:.{digits}f}"
-    return f"{row.system} {row.measure} ({row.language}) {threshold}{reference_note(row)}"
+    return f"{row.system} {row.measure} ({row.language}) {threshold_text(row)}"
 
 
 def _short(digest: str) -> str:
@@ -158,8 +156,7 @@ def gates_junit(verdict: GateVerdict, *, suite: str) -> str:
         case = _case(str(row.gate), f"{row.system} {row.measure} ({row.language})")
         if row.status == "fail":
             failed.add((str(row.system), str(row.measure), str(row.language)))
-            digits = 0 if row.kind == "new-failures" else 4
-            message = f"{_gate_check(row)}: actual {row.actual:.{digits}f}"
+            message = f"{_gate_check(row)}: actual {row.actual:.{check_digits(row)}f}"
             failure = ET.SubElement(case, "failure", message=xml_chars(message), type="gate")
             worst = verdict.worst[index] if index < len(verdict.worst) else ()
             if row.query_ids:
@@ -387,15 +384,13 @@ def gates_markdown(
         lines += ["### Failing checks", ""]
         rows = []
         for row in failing.itertuples(index=False):
-            digits = 0 if row.kind == "new-failures" else 4
-            reference = reference_note(row)
             rows.append(
                 [
                     row.system,
                     _code(str(row.measure)),
                     row.language,
-                    f"{row.op} {_number(row.threshold, digits)}{reference}",
-                    _number(row.actual, digits),
+                    threshold_text(row),
+                    _number(row.actual, check_digits(row)),
                     row.worst or "-",
                     row.gate,
                 ]
