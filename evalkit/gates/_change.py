@@ -359,25 +359,25 @@ def _differs_p(d: np.ndarray, inside: np.ndarray, settings: ChangeSettings) -> f
     data = np.concatenate([x, y])
     observed = float(_mean_difference(x, y))
     exact = settings.n_resamples >= math.comb(n, n_x)
-    if exact:  # every split, each group's positions in SciPy's (set) order
-        everything = set(range(n))
-        orders: Iterator[np.ndarray] = (
-            np.array([*chosen, *(everything - chosen)])
-            for chosen in map(set, itertools.combinations(everything, n_x))
-        )
-        count = math.comb(n, n_x)
-        blocks = (np.asarray(block) for block in _blocks(orders, _PERMUTATION_BLOCK))
-    elif settings.n_resamples * n <= _KEPT_PERMUTATIONS:
+    count = math.comb(n, n_x) if exact else settings.n_resamples
+    blocks: Iterator[np.ndarray]
+    if not exact and settings.n_resamples * n <= _KEPT_PERMUTATIONS:
         drawn = _drawn_permutations(settings.seed, settings.n_resamples, n)
-        count = settings.n_resamples
         blocks = (
             drawn[start : start + _PERMUTATION_BLOCK]
             for start in range(0, count, _PERMUTATION_BLOCK)
         )
     else:
-        rng = np.random.default_rng(settings.seed)
-        orders = (rng.permutation(n) for _ in range(settings.n_resamples))
-        count = settings.n_resamples
+        orders: Iterator[np.ndarray]
+        if exact:  # every split, each group's positions in SciPy's (set) order
+            everything = set(range(n))
+            orders = (
+                np.array([*chosen, *(everything - chosen)])
+                for chosen in map(set, itertools.combinations(everything, n_x))
+            )
+        else:
+            rng = np.random.default_rng(settings.seed)
+            orders = (rng.permutation(n) for _ in range(settings.n_resamples))
         blocks = (np.asarray(block) for block in _blocks(orders, _PERMUTATION_BLOCK))
     null = np.concatenate(
         [
