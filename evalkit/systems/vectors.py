@@ -140,15 +140,8 @@ class TokenHashEmbedder:
             terms.extend(found)
             counts.extend(found.values())
         n = len(texts)
-        codes = self._codes(terms)
-        distinct, position = np.unique(np.array(counts, dtype=np.int64), return_inverse=True)
-        logs = np.array([1.0 + math.log(c) for c in distinct.tolist()], dtype=np.float64)
-        weights = logs[position]
-        signed = np.where(codes & 1, weights, -weights)
-        cells = np.repeat(np.arange(n, dtype=np.int64) * self.dim, sizes) + (codes >> 1)
-        sums = np.bincount(cells, weights=signed, minlength=n * self.dim)
-        matrix: Matrix = sums.astype(np.float64, copy=False).reshape(n, self.dim)
-        return _normalize_rows(matrix)
+        rows = np.repeat(np.arange(n, dtype=np.int64), sizes)
+        return self._rows(rows, self._codes(terms), np.array(counts, dtype=np.int64), n)
 
     def _embed_lists(self, lists: Any, n: int) -> Matrix:
         """:meth:`embed` from the texts' term lists (an Arrow list array, as
@@ -167,12 +160,24 @@ class TokenHashEmbedder:
         pairs, first, counts = np.unique(keys, return_index=True, return_counts=True)
         in_order = np.argsort(first)  # each row's distinct terms as they first appear
         pairs, counts = pairs[in_order], counts[in_order]
-        codes = self._codes(vocabulary)[pairs % width]
+        return self._rows(pairs // width, self._codes(vocabulary)[pairs % width], counts, n)
+
+    def _rows(
+        self,
+        rows: npt.NDArray[np.int64],
+        codes: npt.NDArray[np.int64],
+        counts: npt.NDArray[np.int64],
+        n: int,
+    ) -> Matrix:
+        """The ``(n, dim)`` L2-normalized matrix of the distinct terms given in order of first
+        appearance per text: each term's text ``rows``, bucket ``codes`` (:meth:`_codes`) and
+        ``counts``, weighted ``sign * (1 + log(tf))`` and summed by one ``np.bincount`` (in
+        input order: the same sums as a loop over the terms)."""
         distinct, position = np.unique(counts, return_inverse=True)
         logs = np.array([1.0 + math.log(c) for c in distinct.tolist()], dtype=np.float64)
         weights = logs[position]
         signed = np.where(codes & 1, weights, -weights)
-        cells = (pairs // width) * self.dim + (codes >> 1)
+        cells = rows * self.dim + (codes >> 1)
         sums = np.bincount(cells, weights=signed, minlength=n * self.dim)
         matrix: Matrix = sums.astype(np.float64, copy=False).reshape(n, self.dim)
         return _normalize_rows(matrix)
