@@ -15,7 +15,7 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from collections.abc import Iterable, Iterator, Sequence, Set as AbstractSet
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
@@ -133,7 +133,6 @@ def _run_systems(  # noqa: PLR0917 - run_systems' arguments, in its order
 
     judged = {q.id: {j.chunk_id: j.grade for j in q.judgments} for q in fixture.queries}
     ranked_rows = _RankedColumns()
-    chunk_ids = frozenset(fixture.chunks_by_id)
     latency_rows: list[tuple[str, str, int, float]] = []
     definitions: dict[str, dict[str, Any]] = {}
     for position, spec in enumerate(specs, start=1):
@@ -173,7 +172,7 @@ def _run_systems(  # noqa: PLR0917 - run_systems' arguments, in its order
             searched = _search_all(system, queries, k, concurrency, name)
             for query, hits, elapsed_ms, declared in searched:
                 latency_rows.append((name, query.id, repeat, elapsed_ms if measured else np.nan))
-                ranked = deduplicated(name, query.id, hits, k, fixture, chunk_ids)
+                ranked = deduplicated(name, query.id, hits, k, fixture)
                 ranked_rows.add(name, query.id, ranked, judged.get(query.id, {}), declared)
             system_notes = getattr(system, "notes", None)
             if notes is not None and callable(system_notes):
@@ -310,25 +309,19 @@ def close_system(system: Any) -> None:
             close()
 
 
-def deduplicated(  # noqa: PLR0917 - the loop's positional call, plus an optional set
-    system: str,
-    query_id: str,
-    hits: Iterable[Any],
-    k: int,
-    fixture: Fixture,
-    chunk_ids: AbstractSet[str] | None = None,
+def deduplicated(
+    system: str, query_id: str, hits: Iterable[Any], k: int, fixture: Fixture
 ) -> list[tuple[str, float]]:
     """The first ``k`` distinct ``(chunk_id, score)`` of ``hits``; unknown IDs and non-finite
-    scores are ``InputError``s naming the system, query and chunk. ``chunk_ids``: the
-    fixture's chunk IDs as a set, when the caller has one (a list of hits whose first ``k``
-    are distinct, known and finite is then checked with set operations, not hit by hit)."""
+    scores are ``InputError``s naming the system, query and chunk. A list of hits whose first
+    ``k`` are distinct, known and finite is checked in bulk, not hit by hit."""
     known, finite = fixture.chunks_by_id, math.isfinite
-    if chunk_ids is not None and type(hits) is list:
+    if type(hits) is list:
         first = hits[:k]
         returned = {chunk_id for chunk_id, _ in first}
         if (
             len(returned) == len(first)
-            and returned <= chunk_ids
+            and all(map(known.__contains__, returned))
             and all(map(finite, [hit_score for _, hit_score in first]))
         ):
             return [(chunk_id, hit_score) for chunk_id, hit_score in first]
