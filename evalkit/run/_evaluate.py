@@ -53,7 +53,7 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import numpy as np
 import pandas as pd
@@ -653,11 +653,7 @@ def _measure(
         by_document = definitions.get(system, {}).get(DOCUMENT_LEVEL_KEY) is True
         judged_by = document_qrels if by_document and document_qrels is not None else qrels
         ranked = score(judged_by, run, ranking_measures, ties="given")
-        returned: dict[str, list[str]] = {}  # each query's chunk IDs in rank order
-        for query_id, chunk_id in zip(
-            ranking["query_id"].tolist(), ranking["chunk_id"].tolist(), strict=True
-        ):
-            returned.setdefault(query_id, []).append(chunk_id)
+        returned = _in_rank_order(ranking["query_id"].tolist(), ranking["chunk_id"].tolist())
         span_rows = []
         for q in answerable:
             precision, recall = context_precision_recall(
@@ -695,14 +691,26 @@ def _in_order(
     )
 
 
+K = TypeVar("K")
+
+
+def _in_rank_order(keys: Iterable[K], chunk_ids: list[str]) -> dict[K, list[str]]:
+    """Each key's chunk IDs, in the order of the rows (rank order: rankings are sorted by
+    system, query and rank); ``keys``: each row's key, e.g. its query ID."""
+    grouped: dict[K, list[str]] = {}
+    for key, chunk_id in zip(keys, chunk_ids, strict=True):
+        grouped.setdefault(key, []).append(chunk_id)
+    return grouped
+
+
 def _find_failures(
     fixture: Fixture, rankings: pd.DataFrame, systems: tuple[str, ...]
 ) -> pd.DataFrame:
     near_duplicates = {c.id: c.near_duplicate_of for c in fixture.chunks if c.near_duplicate_of}
-    by_key: dict[tuple[str, str], list[str]] = {}  # in rank order, as the rows are
-    columns = (rankings[c].tolist() for c in ("system", "query_id", "chunk_id"))
-    for system, query_id, chunk_id in zip(*columns, strict=True):
-        by_key.setdefault((system, query_id), []).append(chunk_id)
+    by_key = _in_rank_order(
+        zip(rankings["system"].tolist(), rankings["query_id"].tolist(), strict=True),
+        rankings["chunk_id"].tolist(),
+    )
     rows: list[tuple[str, str, str, str, tuple[str, ...]]] = []
     for system in systems:
         for q in fixture.queries:
