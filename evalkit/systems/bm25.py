@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from evalkit.systems.fts5_segment import MAX_TOKEN_BYTES
+from evalkit.systems.fts5_segment import ASCII_TOKENIZER, MAX_TOKEN_BYTES, binary_buffers
 from evalkit.systems.protocol import Hit
 
 __all__ = ["K1", "B", "TermIndex", "plain_term", "plain_terms"]
@@ -47,11 +47,16 @@ __all__ = ["K1", "B", "TermIndex", "plain_term", "plain_terms"]
 K1 = 1.2
 B = 0.75
 
-# FTS5's ascii tokenizer keeps these bytes as they are: digits, lower-case letters, non-ASCII.
-_PLAIN_BYTE = np.zeros(256, dtype=bool)
-_PLAIN_BYTE[ord("0") : ord("9") + 1] = True
-_PLAIN_BYTE[ord("a") : ord("z") + 1] = True
-_PLAIN_BYTE[0x80:] = True
+
+def _kept_bytes() -> np.ndarray:
+    """The bytes FTS5's ascii tokenizer keeps as they are (digits, lower-case letters,
+    non-ASCII): those its table maps to themselves, but the space it maps separators to."""
+    byte = np.arange(256)
+    kept: np.ndarray = (byte == ASCII_TOKENIZER) & (byte != ord(" "))
+    return kept
+
+
+_PLAIN_BYTE = _kept_bytes()
 _PLAIN_TERM = re.compile(r"[0-9a-z\x80-\U0010ffff]+\Z")
 
 
@@ -82,13 +87,8 @@ def plain_terms(terms: Any) -> bool:
 def _bytes(strings: Any) -> tuple[np.ndarray, np.ndarray]:
     """A ``large_string`` array's offsets (from 0) and the UTF-8 bytes of its strings, as
     NumPy views."""
-    offsets = np.frombuffer(strings.buffers()[1], dtype=np.int64)[
-        strings.offset : strings.offset + len(strings) + 1
-    ]
-    data = strings.buffers()[2]
-    if data is None:
-        return offsets - offsets[0], np.zeros(0, dtype=np.uint8)
-    return offsets - offsets[0], np.frombuffer(data, dtype=np.uint8)[offsets[0] : offsets[-1]]
+    offsets, data = binary_buffers(strings)
+    return offsets - offsets[0], data[offsets[0] : offsets[-1]]
 
 
 class TermIndex:

@@ -35,11 +35,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 __all__ = [
+    "ASCII_TOKENIZER",
     "DEFAULT_PAGE_SIZE",
     "MAX_ROWID",
     "MAX_TOKEN_BYTES",
     "SEGMENT_SHIFT",
     "Segment",
+    "binary_buffers",
     "encode_segment",
     "has_cut_token",
     "page_size",
@@ -55,11 +57,11 @@ SEGMENT_SHIFT = 37
 # FTS5's ``ascii`` tokenizer (``fts5AsciiTokenize``): ASCII digits and letters and every
 # non-ASCII byte make tokens, upper-case letters folded to lower case; every other byte divides
 # them. As a byte table: token bytes to themselves (folded), dividers to a space.
-_ASCII_TOKENIZER = np.full(256, ord(" "), dtype=np.uint8)
+ASCII_TOKENIZER = np.full(256, ord(" "), dtype=np.uint8)
 for _first, _last in ("09", "az", "AZ"):
-    _ASCII_TOKENIZER[ord(_first) : ord(_last) + 1] = np.arange(ord(_first), ord(_last) + 1)
-_ASCII_TOKENIZER[ord("A") : ord("Z") + 1] += ord("a") - ord("A")
-_ASCII_TOKENIZER[0x80:] = np.arange(0x80, 0x100)
+    ASCII_TOKENIZER[ord(_first) : ord(_last) + 1] = np.arange(ord(_first), ord(_last) + 1)
+ASCII_TOKENIZER[ord("A") : ord("Z") + 1] += ord("a") - ord("A")
+ASCII_TOKENIZER[0x80:] = np.arange(0x80, 0x100)
 
 _TERM_LISTS = pa.large_list(pa.large_string())  # the list form of terms, as Arrow types
 
@@ -127,7 +129,7 @@ def encode_segment(
     positions = np.arange(len(rows), dtype=np.int64) - np.repeat(_starts(counts), counts)
     from evalkit.systems import fts5_writer  # imports Numba: only a bulk index needs it
 
-    offsets, data = _binary_buffers(flat)
+    offsets, data = binary_buffers(flat)
     lengths = np.diff(offsets)
     order, first = fts5_writer.term_order(offsets, data, _long_token_ranks(flat, lengths))
     del flat
@@ -239,7 +241,7 @@ def _long_token_ranks(tokens: pa.LargeStringArray, lengths: np.ndarray) -> np.nd
     return ranks
 
 
-def _binary_buffers(strings: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+def binary_buffers(strings: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """A large string or binary array's ``(offsets, data)`` as NumPy views."""
     offsets = np.frombuffer(strings.buffers()[1], dtype=np.int64)[
         strings.offset : strings.offset + len(strings) + 1
@@ -256,7 +258,7 @@ def _tokens(terms: Sequence[str] | pa.LargeListArray) -> tuple[pa.Array, np.ndar
     if isinstance(terms, (pa.ListArray, pa.LargeListArray)):
         terms = terms.cast(_TERM_LISTS)
         values = _ascii_tokenized(terms.flatten())
-        offsets, data = _binary_buffers(values)
+        offsets, data = binary_buffers(values)
         if not (data[offsets[0] : offsets[-1]] == ord(" ")).any():  # each term one token
             return values, np.asarray(pc.list_parent_indices(terms), dtype=np.int64)
         terms = pc.binary_join(terms, pa.scalar(" ", pa.large_string()))
@@ -269,7 +271,7 @@ def _ascii_tokenized(texts: pa.LargeStringArray) -> pa.LargeStringArray:
     validity, offsets, data = texts.buffers()
     if data is None:
         return texts
-    mapped = _ASCII_TOKENIZER[np.frombuffer(data, dtype=np.uint8)]
+    mapped = ASCII_TOKENIZER[np.frombuffer(data, dtype=np.uint8)]
     return pa.LargeStringArray.from_buffers(
         len(texts), offsets, pa.py_buffer(mapped), validity, texts.null_count, texts.offset
     )
