@@ -289,10 +289,17 @@ def _text_needles(normalized: str) -> list[tuple[int, str]]:
     each Chinese run of ``2 * WINDOW_CJK - 1`` characters or more, placed from the run's start
     (:func:`_needle_runs`, one run of windows at a time)."""
     return [
-        (offset, normalized[offset : offset + width])
+        needle
         for first, count, width in _needle_runs(normalized)
-        for offset in range(first, first + count * width, width)
+        for needle in _run_needles(normalized, first, count, width)
     ]
+
+
+def _run_needles(normalized: str, first: int, count: int, width: int) -> Iterator[tuple[int, str]]:
+    """``(offset, needle)`` of one run of :func:`_needle_runs`: ``count`` needles of ``width``
+    characters placed one after another from ``first``."""
+    for offset in range(first, first + count * width, width):
+        yield offset, normalized[offset : offset + width]
 
 
 def _needle_runs(normalized: str) -> list[tuple[int, int, int]]:
@@ -720,9 +727,8 @@ class _NeedleIndex:
                     runs.append((index, first, count, width))
         if sum(run[2] for run in runs) < WINDOW_TABLES_FROM:  # few: in the automata too
             for index, first, count, width in runs:
-                text = self._texts[index]
-                for offset in range(first, first + count * width, width):
-                    whole.setdefault(text[offset : offset + width], []).extend((index, offset))
+                for offset, needle in _run_needles(self._texts[index], first, count, width):
+                    whole.setdefault(needle, []).extend((index, offset))
             runs = []
         self._ascii_first: Any = ahocorasick.Automaton()
         self._other_first: Any = ahocorasick.Automaton()
