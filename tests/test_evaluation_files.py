@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+import shutil
 from pathlib import Path
 
 import nbformat
@@ -26,6 +27,7 @@ from evalkit.report.evaluation_files import (
     load_evaluation,
     load_saved_report,
     load_verdict,
+    preload_fixture,
     save_evaluation,
     save_verdict,
 )
@@ -72,6 +74,45 @@ def test_another_fixtures_evaluation_is_refused(
     other = generate_fixture(6, documents=10, queries=8)
     with pytest.raises(InputError, match="another fixture"):
         load_evaluation(saved, other)
+
+
+def test_a_preloaded_fixture_is_taken_only_while_its_files_are_unchanged(
+    tmp_path: Path, fixture_dir: Path, evaluated: tuple[Fixture, Evaluation]
+) -> None:
+    fixture, evaluation = evaluated
+    saved = save_evaluation(evaluation, tmp_path / "saved")
+    preload_fixture(str(fixture_dir))
+    taken = load_evaluation(saved, str(fixture_dir))
+    assert taken.fixture == fixture
+    again = load_evaluation(saved, str(fixture_dir))  # taken once: this one is loaded anew
+    assert again.fixture == fixture
+    assert again.fixture is not taken.fixture
+
+    copy = tmp_path / "copy"
+    shutil.copytree(fixture_dir, copy)
+    preload_fixture(str(copy))
+    preloaded = load_evaluation(saved, str(copy)).fixture
+    preload_fixture(str(copy))
+    queries = next(copy.rglob("queries*.yaml"))
+    queries.write_text(queries.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    reloaded = load_evaluation(saved, str(copy)).fixture  # a file changed: loaded again
+    assert reloaded == preloaded
+    assert reloaded is not preloaded
+    first = next(q for q in fixture.queries if q.judgments)  # a change of content is refused
+    text = queries.read_text(encoding="utf-8")
+    queries.write_text(
+        text.replace(f"id: {first.id}\n", f"id: {first.id}-changed\n", 1), encoding="utf-8"
+    )
+    preload_fixture(str(copy))
+    with pytest.raises(InputError, match="another fixture"):
+        load_evaluation(saved, str(copy))
+
+
+def test_preloading_a_broken_fixture_raises_nothing(tmp_path: Path) -> None:
+    preload_fixture(str(tmp_path / "nowhere"))
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "fixture.yaml").write_text("id: [", encoding="utf-8")
+    preload_fixture(str(tmp_path / "broken"))
 
 
 @pytest.mark.parametrize("damage", ["missing", "format", "frame"])

@@ -554,6 +554,31 @@ def test_judgment_table_and_ranking_grid_redact_text() -> None:
     assert judged_grid.loc[2, "a"] == f"{top} (g{judged[0].grade})"
 
 
+def test_a_deep_ranking_grid_keeps_the_top_ranks_and_the_judged_ones_below() -> None:
+    rows = [("a", "q", rank, f"c{rank}", 1.0 / rank, 0) for rank in range(1, 101)]
+    rows += [("b", "q", rank, f"d{rank}", 1.0 / rank, 0) for rank in range(1, 51)]
+    rankings = pd.DataFrame(
+        rows, columns=["system", "query_id", "rank", "chunk_id", "score", "grade"]
+    )
+    judged = ["c3", "c40", "d77", "d45", "missing"]  # d77 is beyond b's ranking
+    full = ranking_grid(rankings, "q", systems=["a", "b"], k=100, judged=judged)
+    deep = ranking_grid(rankings, "q", systems=["a", "b"], k=100, judged=judged, depth=5)
+    assert deep.index.tolist() == [1, 2, 3, 4, 5, 40, 45]
+    assert deep.index.name == "rank"
+    pd.testing.assert_frame_equal(deep, full.loc[deep.index])  # the kept rows, unchanged
+    assert deep.loc[40, "a"] == "c40 (g0)"
+    assert deep.loc[45, "b"] == "d45 (g0)"
+    # without the query's judged chunks, the deeper rows are those with a relevant grade
+    graded = rankings.assign(grade=[2 if chunk == "c60" else 0 for chunk in rankings["chunk_id"]])
+    by_grade = ranking_grid(graded, "q", systems=["a", "b"], k=100, depth=5)
+    assert by_grade.index.tolist() == [1, 2, 3, 4, 5, 60]
+    # a depth at or beyond k changes nothing
+    pd.testing.assert_frame_equal(
+        ranking_grid(rankings, "q", systems=["a"], k=10, judged=judged, depth=10),
+        ranking_grid(rankings, "q", systems=["a"], k=10, judged=judged),
+    )
+
+
 # --- figures ------------------------------------------------------------------------------
 
 

@@ -330,9 +330,12 @@ def render_report(
     # fixture and, when the notebook takes a saved evaluation, evaluates; see
     # REPORT_KERNEL_PRELOAD and evalkit.report.evaluation_files.
     preload: tuple[str, ...] = REPORT_KERNEL_PRELOAD
+    kernel_calls = REPORT_KERNEL_WARM_UP
     if EVALUATION_DIR_PARAMETER not in defaults:
         preload = (*preload, "evalkit.systems.reference")
-    kernel_calls = REPORT_KERNEL_WARM_UP
+    else:  # the kernel loads the fixture while it would wait for the evaluation
+        fixture_call = ("evalkit.report.evaluation_files", "preload_fixture")
+        kernel_calls = (*kernel_calls, (*fixture_call, (os.fspath(fixture_path),)))
     if merged.get("probes") and isinstance(merged.get("probe_target"), str):
         target = merged["probe_target"]
         kernel_calls = (*kernel_calls, ("evalkit.probes.targets", "warm_up_target", (target,)))

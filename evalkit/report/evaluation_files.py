@@ -12,7 +12,10 @@ content hash), and ``report.json`` when the writer had the report at hand. The d
 private (model names, endpoints): the folder is never an artifact and must not be published.
 
 Reading checks the format and that the fixture given is the one evaluated (same content hash),
-and raises :class:`~evalkit.errors.InputError` otherwise.
+and raises :class:`~evalkit.errors.InputError` otherwise. Given the fixture's path instead of the
+fixture, :func:`load_evaluation` loads it, or takes the one :func:`preload_fixture` loaded in
+this process (``evalkit report``'s kernel does that while the command evaluates) when none of
+its files changed since.
 
 The folder may also hold the report's verdict section (:func:`save_verdict`: the gate results
 and the :class:`~evalkit.report.verdict.Verdict`, ``verdict.json`` plus one Parquet file per frame),
@@ -23,12 +26,13 @@ pending, :mod:`evalkit.report.handover`), together with the settings it was comp
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 import pandas as pd
 from pandas.api.types import is_object_dtype
@@ -51,6 +55,7 @@ __all__ = [
     "load_evaluation",
     "load_saved_report",
     "load_verdict",
+    "preload_fixture",
     "save_evaluation",
     "save_verdict",
 ]
@@ -136,9 +141,77 @@ def _read_frame(path: Path, what: str) -> pd.DataFrame:
         ) from None
 
 
-def load_evaluation(folder: str | os.PathLike[str], fixture: Fixture) -> Evaluation:
-    """The evaluation :func:`save_evaluation` wrote into ``folder``, of ``fixture``."""
+class _Preloaded(NamedTuple):
+    """A fixture :func:`preload_fixture` loaded: the ``path`` it was given, the ``files`` it
+    was read from as :func:`_fixture_files` saw them, and its content hash."""
+
+    path: str
+    files: tuple[tuple[str, int, int, int], ...]
+    fixture: Fixture
+    content_hash: str
+
+
+_preloaded: list[_Preloaded] = []  # at most one: the report kernel's fixture
+
+
+def _fixture_files(root: str) -> tuple[tuple[str, int, int, int], ...]:
+    """Every file below the fixture directory ``root``: (relative path, size, modification time
+    in ns, inode), sorted. A file rewritten, added, removed or renamed changes it."""
+    files = []
+    for folder, _, names in os.walk(root):
+        for name in names:
+            path = os.path.join(folder, name)
+            info = os.stat(path)
+            files.append((os.path.relpath(path, root), info.st_size, info.st_mtime_ns, info.st_ino))
+    return tuple(sorted(files))
+
+
+def preload_fixture(path: str) -> None:
+    """Load the fixture at ``path`` and its content hash now, for :func:`load_evaluation` given
+    the same ``path`` to take instead of loading it again (once, and only if no file of the
+    fixture changed meanwhile). ``evalkit report``'s kernel calls it as it starts, while the
+    command evaluates and the kernel would otherwise wait: on 10,000 chunks the load and the
+    hash cost the notebook's first cell about 0.8 s. Never raises: a fixture that does not load
+    is loaded, and its problems reported, by the notebook as usual."""
+    from evalkit.fixtures import load_fixture
     from evalkit.fixtures.diff import fixture_content_hash
+
+    _preloaded.clear()
+    try:
+        files = _fixture_files(path)
+        fixture = load_fixture(path)
+        content_hash = fixture_content_hash(fixture)
+        if _fixture_files(path) == files:  # not changed while it was read
+            _preloaded.append(_Preloaded(path, files, fixture, content_hash))
+    except Exception:  # the notebook's own load reports the problem
+        return
+
+
+def _fixture_and_hash(fixture: Fixture | str | os.PathLike[str]) -> tuple[Fixture, str]:
+    """``fixture`` (or the fixture at that path: preloaded, or loaded now) and its content
+    hash."""
+    from evalkit.fixtures import Fixture, load_fixture
+    from evalkit.fixtures.diff import fixture_content_hash
+
+    if isinstance(fixture, Fixture):
+        return fixture, fixture_content_hash(fixture)
+    path = os.fspath(fixture)
+    preloaded = _preloaded.pop() if _preloaded else None
+    if preloaded is not None and preloaded.path == path:
+        with contextlib.suppress(OSError):
+            if _fixture_files(path) == preloaded.files:
+                return preloaded.fixture, preloaded.content_hash
+    loaded = load_fixture(path)
+    return loaded, fixture_content_hash(loaded)
+
+
+def load_evaluation(
+    folder: str | os.PathLike[str], fixture: Fixture | str | os.PathLike[str]
+) -> Evaluation:
+    """The evaluation :func:`save_evaluation` wrote into ``folder``, of ``fixture`` (a
+    :class:`~evalkit.fixtures.Fixture`, or the path of its directory: then the fixture
+    :func:`preload_fixture` loaded from that path when no file of it changed since, else
+    loaded now). The evaluation's ``fixture`` is that fixture."""
     from evalkit.run import Evaluation
 
     source = Path(folder)
@@ -147,7 +220,8 @@ def load_evaluation(folder: str | os.PathLike[str], fixture: Fixture) -> Evaluat
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise InputError(f"evaluation_dir: expected format {FORMAT!r}; {_HINT}")
     recorded = meta.get("fixture", {})
-    if recorded.get("contentHash") != fixture_content_hash(fixture):
+    fixture, content_hash = _fixture_and_hash(fixture)
+    if recorded.get("contentHash") != content_hash:
         raise InputError(
             "evaluation_dir holds an evaluation of another fixture (its content hash differs "
             f"from this fixture's); {_HINT}"

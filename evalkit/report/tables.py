@@ -23,7 +23,7 @@ import importlib.metadata
 import platform
 import re
 from collections.abc import Collection, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 import pandas as pd
@@ -49,6 +49,7 @@ __all__ = [
     "HASH_HEX_DIGITS",
     "NA_TEXT",
     "PROBE_COLUMNS",
+    "RANKING_GRID_DEPTH",
     "ablation_legend",
     "ablation_table",
     "abstention_table",
@@ -616,6 +617,7 @@ def ranking_grid(
     k: int,
     near_duplicates: Mapping[str, str] | None = None,
     judged: Collection[str] | None = None,
+    depth: int | None = None,
 ) -> pd.DataFrame:
     """What each system returned for one query: index ``rank`` (1..k), one column per system.
 
@@ -624,7 +626,9 @@ def ranking_grid(
     ``None`` marks every chunk by its grade), with ``" ~<chunk_id>"`` appended for a
     near-duplicate of another chunk (from ``near_duplicates``), ``""`` below the end of a
     shorter ranking, and ``"no results (abstained)"`` at rank 1 of a system that returned
-    nothing.
+    nothing. With ``depth``, the rows are ranks 1..depth and every deeper rank at which some
+    system returned a judged chunk (a relevant one, ``grade >= 1``, when ``judged`` is None):
+    at k=1000 a full grid is a thousand rows per query, which the report cannot be read by.
     """
     duplicates = dict(near_duplicates or {})
     judged_ids = None if judged is None else set(judged)
@@ -632,6 +636,7 @@ def ranking_grid(
     # the cells are filled in plain lists and the frame built once (a cell-by-cell .loc
     # assignment cost about 1 ms a cell)
     cells = {str(system): [""] * k for system in systems}
+    judged_rows: set[int] = set()  # 0-based ranks holding a judged chunk in some column
     for system, chunk_id, rank, grade in zip(
         mine["system"], mine["chunk_id"], mine["rank"], mine["grade"], strict=True
     ):
@@ -641,11 +646,23 @@ def ranking_grid(
             if chunk_id in duplicates:
                 cell += f" ~{duplicates[chunk_id]}"
             cells[str(system)][int(rank) - 1] = cell
+            if not unjudged and (judged_ids is not None or int(grade) >= 1):
+                judged_rows.add(int(rank) - 1)
     returned = {str(system) for system in mine["system"]}
     for system, column in cells.items():
         if system not in returned and k >= 1:
             column[0] = NO_RESULTS
-    return pd.DataFrame(cells, index=pd.RangeIndex(1, k + 1, name="rank"), columns=list(cells))
+    index: pd.Index = pd.RangeIndex(1, k + 1, name="rank")
+    if depth is not None and depth < k:
+        rows = [row for row in range(k) if row < depth or row in judged_rows]
+        cells = {system: [column[row] for row in rows] for system, column in cells.items()}
+        index = pd.Index([row + 1 for row in rows], name="rank")
+    return pd.DataFrame(cells, index=index, columns=list(cells))
+
+
+RANKING_GRID_DEPTH: Final = 20
+"""The ranks the report's drill-down grid shows in full (:func:`ranking_grid`'s ``depth``);
+deeper, only the ranks holding a judged chunk."""
 
 
 def display_text(text: str, redact: bool, limit: int = 400) -> str:
