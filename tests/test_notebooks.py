@@ -911,14 +911,19 @@ def test_kernel_warm_up_calls_are_literal_expressions() -> None:
     )
     option = next(a for a in manager.kernel_spec.argv if a.startswith("--IPKernelApp.exec_lines="))
     lines = ast.literal_eval(option.split("=", 1)[1])
-    assert len(lines) == 3
-    call = ast.parse(lines[1], mode="eval").body
+    assert len(lines) == 5
+    # the collector paused around the imports and warm-ups, then their objects frozen
+    assert lines[0] == "__import__('gc').disable()"
+    assert lines[-1] == "__import__('gc').freeze() or __import__('gc').enable()"
+    call = ast.parse(lines[2], mode="eval").body
     # `getattr(__import__(module), function)(argument) and None`: the name is one constant
     assert isinstance(call, ast.BoolOp)
     assert isinstance(call.values[0], ast.Call)
     assert [a.value for a in call.values[0].args if isinstance(a, ast.Constant)] == [hostile]
-    for line in lines:  # each line runs as it stands and leaves the value None (no output)
+    for line in lines[1:-1]:  # each line runs as it stands and leaves the value None (no output)
         assert eval(compile(line, "<exec_lines>", "eval"), {}) is None
+    for line in (lines[0], lines[-1]):  # (not run here: they would pause this process's collector)
+        assert isinstance(ast.parse(line, mode="eval").body, ast.Call | ast.BoolOp)
 
 
 @pytest.mark.parametrize("name_length", [3, 30])

@@ -167,13 +167,19 @@ class InterpreterKernelManager(AsyncKernelManager):
                 # One expression statement that evaluates to None: it defines no name in the
                 # user namespace and displays nothing.
                 names = ", ".join(repr(m) for m in self.preload)
-                lines = [f"[__import__(m) for m in ({names},)] and None"]
+                # The cyclic collector is paused meanwhile: the modules' objects and the
+                # warm-up's all live on, and the collections it would make over them while they
+                # are created cost about a tenth of the imports (0.15-0.2 s); they are then
+                # frozen (gc.freeze), so that no later collection walks them again.
+                lines = ["__import__('gc').disable()"]
+                lines += [f"[__import__(m) for m in ({names},)] and None"]
                 # Each call's module, function and text arguments are written as literals.
                 lines += [
                     f"getattr(__import__({module!r}, fromlist=['_']), {function!r})"
                     f"({', '.join(repr(a) for a in arguments)}) and None"
                     for module, function, arguments in self.warm_up
                 ]
+                lines += ["__import__('gc').freeze() or __import__('gc').enable()"]
                 argv.append(f"--IPKernelApp.exec_lines={lines!r}")
             self._kernel_spec = KernelSpec(
                 argv=argv,
