@@ -17,13 +17,15 @@ from nbformat.v4 import new_code_cell, new_notebook
 
 from evalkit.report import execute_notebook
 from evalkit.report.handover import (
-    ReportFigures,
+    ReportHandover,
     claim,
     clear_pending,
     figure_key,
     figure_pending,
     mark_pending,
+    result_pending,
     save_figure,
+    save_result,
     start_helper,
     taken,
     wait_while_pending,
@@ -78,22 +80,54 @@ def test_report_figures_draw_what_was_not_handed_over(tmp_path: Path) -> None:
     assert key is not None
     save_figure(tmp_path, key, figure)
     assert claim(tmp_path, figure_pending("paired_difference_figure"))  # as the helper does
-    handed = ReportFigures(tmp_path).draw(paired_difference_figure, PER_QUERY, **DRAW)
+    handed = ReportHandover(tmp_path).draw(paired_difference_figure, PER_QUERY, **DRAW)
     assert repr(handed) == repr(figure)
     assert handed._repr_png_().startswith(b"\x89PNG")
     assert taken(tmp_path) == (figure_pending("paired_difference_figure"),)
     # other arguments, or no folder (JupyterLab): the figure is drawn here
     other = {**DRAW, "base": "x"}
     assert (
-        type(ReportFigures(tmp_path).draw(paired_difference_figure, PER_QUERY, **other)) is Figure
+        type(ReportHandover(tmp_path).draw(paired_difference_figure, PER_QUERY, **other)) is Figure
     )
-    assert type(ReportFigures(None).draw(paired_difference_figure, PER_QUERY, **DRAW)) is Figure
+    assert type(ReportHandover(None).draw(paired_difference_figure, PER_QUERY, **DRAW)) is Figure
+
+
+def test_a_computed_table_is_handed_over_by_its_call_only(tmp_path: Path) -> None:
+    from evalkit.report.tables import ablation_table
+
+    call = {"systems": ["base", "x"], "measures": ["RR@10"], "n_resamples": 50, "seed": 1}
+    computed = ablation_table(PER_QUERY, **call)
+    key = figure_key(ablation_table, (PER_QUERY,), call)
+    assert key is not None
+    # as the helper does: pending before it starts, then claimed, computed and saved
+    mark_pending(tmp_path, [result_pending(key)])
+    assert claim(tmp_path, result_pending(key))
+    releaser = threading.Timer(
+        0.2,
+        lambda: (save_result(tmp_path, key, computed), clear_pending(tmp_path)),
+    )
+    releaser.start()
+    handed = ReportHandover(tmp_path).compute(ablation_table, PER_QUERY, **call)  # waits
+    pd.testing.assert_frame_equal(handed, computed)
+    assert taken(tmp_path) == ("result-ablation_table",)
+    # another call (another seed) is not that result: computed here, and said so
+    other = ReportHandover(tmp_path).compute(ablation_table, PER_QUERY, **{**call, "seed": 2})
+    pd.testing.assert_frame_equal(other, ablation_table(PER_QUERY, **{**call, "seed": 2}))
+    assert "result-ablation_table:notebook" in taken(tmp_path)
+    # a result that cannot be read is computed again; no folder (JupyterLab) computes
+    (tmp_path / "results" / f"{key}.pickle").write_bytes(b"not a pickle")
+    pd.testing.assert_frame_equal(
+        ReportHandover(tmp_path).compute(ablation_table, PER_QUERY, **call), computed
+    )
+    pd.testing.assert_frame_equal(
+        ReportHandover(None).compute(ablation_table, PER_QUERY, **call), computed
+    )
 
 
 @pytest.mark.slow
 def test_a_handed_over_figure_is_the_output_the_kernel_makes(tmp_path: Path) -> None:
     """The same figure displayed by the report's kernel (inline backend, the notebook's print
-    settings) and handed over through ``save_figure``/``ReportFigures``: equal outputs."""
+    settings) and handed over through ``save_figure``/``ReportHandover``: equal outputs."""
     PER_QUERY.to_parquet(tmp_path / "per_query.parquet", index=False)
     setup = "\n".join(
         [
@@ -101,7 +135,7 @@ def test_a_handed_over_figure_is_the_output_the_kernel_makes(tmp_path: Path) -> 
             '%config InlineBackend.print_figure_kwargs = {"bbox_inches": None}',
             "import pandas as pd",
             "from evalkit.report.plots import paired_difference_figure",
-            "from evalkit.report.handover import ReportFigures, claim, figure_key, save_figure",
+            "from evalkit.report.handover import ReportHandover, claim, figure_key, save_figure",
             "frame = pd.read_parquet('per_query.parquet')",
             f"draw = {DRAW!r}",
         ]
@@ -111,7 +145,7 @@ def test_a_handed_over_figure_is_the_output_the_kernel_makes(tmp_path: Path) -> 
             "key = figure_key(paired_difference_figure, (frame,), draw)",
             "save_figure('handed', key, paired_difference_figure(frame, **draw))",
             "claim('handed', 'figure-paired_difference_figure')",
-            "ReportFigures('handed').draw(paired_difference_figure, frame, **draw)",
+            "ReportHandover('handed').draw(paired_difference_figure, frame, **draw)",
         ]
     )
     notebook = new_notebook(
@@ -174,7 +208,7 @@ def test_a_figure_the_helper_has_not_begun_is_drawn_by_the_notebook(tmp_path: Pa
     name = figure_pending("paired_difference_figure")
     mark_pending(tmp_path, [name])  # pending, but nobody claimed it: no waiting for it
     started = time.monotonic()
-    drawn = ReportFigures(tmp_path).draw(paired_difference_figure, PER_QUERY, **DRAW)
+    drawn = ReportHandover(tmp_path).draw(paired_difference_figure, PER_QUERY, **DRAW)
     assert type(drawn) is Figure
     assert time.monotonic() - started < 5
     assert taken(tmp_path) == (name + ":notebook",)

@@ -45,7 +45,7 @@ from evalkit.report import (
     scrub_notebook,
     write_rendered_report,
 )
-from evalkit.report._notebook import REPORT_HELPER_FIGURES
+from evalkit.report._notebook import REPORT_HELPER_FIGURES, REPORT_HELPER_TABLES
 from evalkit.report.plots import latency_figure, paired_difference_figure, uses_log_scale
 from evalkit.report.tables import (
     ablation_table,
@@ -857,13 +857,15 @@ def test_the_kernel_takes_the_helpers_verdict_and_figures(
     committed_rendered: RenderedReport,
 ) -> None:
     """The command's helper computed exactly what the notebook's cells ask for: the verdict
-    for the same settings, the latency and difference figures for the same calls. A figure the
+    for the same settings, the figures and tables for the same calls. A figure the
     helper had not begun when its cell ran is drawn by the notebook (``:notebook``); a cell
     that asked for another call would have drawn it itself, and it would be missing here."""
     handed_over = set(committed_rendered.handed_over)
     assert "verdict" in handed_over
     for name in REPORT_HELPER_FIGURES:
         assert len({f"figure-{name}", f"figure-{name}:notebook"} & handed_over) == 1
+    for name in REPORT_HELPER_TABLES:  # the ablation tables are two calls of one function
+        assert {f"result-{name}", f"result-{name}:notebook"} & handed_over
 
 
 @pytest.mark.slow

@@ -515,7 +515,7 @@ def _shown_safely(node: ast.expr) -> bool:
     func = node.func
     first = node.args[0] if node.args else None
     if isinstance(func, ast.Attribute) and func.attr == "draw" and isinstance(first, ast.Attribute):
-        # a figure of evalkit.report.plots, drawn here or handed over (ReportFigures.draw)
+        # a figure of evalkit.report.plots, drawn here or handed over (ReportHandover.draw)
         return isinstance(first.value, ast.Name) and first.value.id == "plots"
     if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
         # figures (labels through plot_label) and the ablation view (styled() inside)

@@ -65,7 +65,9 @@ from evalkit.report.handover import (
     clear_pending,
     figure_key,
     figure_pending,
+    result_pending,
     save_figure,
+    save_result,
     start_helper,
     taken,
 )
@@ -84,6 +86,7 @@ __all__ = [
     "DEFAULT_REPORT_NOTEBOOK",
     "EVALUATION_DIR_PARAMETER",
     "REPORT_HELPER_FIGURES",
+    "REPORT_HELPER_TABLES",
     "RenderedReport",
     "check_report_output",
     "notebook_parameters",
@@ -191,22 +194,54 @@ the latency figure and draws it itself (0.2 s) instead of waiting; the other ord
 difference cell waiting. Interleaved runs of ``evalkit report``, 10 each: median 7.4 s
 against 7.8 s. The abstention figure (0.3 s), in the last section, comes last: the helper
 computes the sweep it draws as the cell does (:func:`evalkit.stats.abstention`, same
-resamples and seed), and has done so long before the kernel gets there, which on an idle
-core then only shows it."""
+resamples and seed)."""
+REPORT_HELPER_TABLES: Final = ("ablation_table", "all_pairs_table")
+"""The :mod:`evalkit.report.tables` functions whose results the helper computes for the report
+notebook's ablation, per-language and all-pairs cells
+(:meth:`~evalkit.report.handover.ReportHandover.compute`), with the arguments those cells pass:
+the two ablation tables before the figures (their cells come first), the all-pairs table
+after them. About 0.4 s of the kernel's cells on the committed fixture, computed while the
+kernel computes the first screen's change against the baseline."""
+
+_Call = tuple[str, Callable[..., Any], tuple[Any, ...], dict[str, Any]]
+"""A call the helper makes for the notebook: its :func:`~evalkit.report.handover.figure_key`,
+the function and its arguments."""
+
+
+def _table_calls(evaluation: Evaluation, parameters: Mapping[str, Any]) -> list[_Call]:
+    """The calls of :data:`REPORT_HELPER_TABLES` as the notebook's cells make them, keyed;
+    none when the parameters they take are missing (a notebook of the user's own)."""
+    from evalkit.report import tables
+
+    if not {"n_resamples", "seed"} <= set(parameters):
+        return []
+    systems, measures = list(evaluation.systems), list(evaluation.measures)
+    common = {"systems": systems, "measures": measures}
+    common |= {"n_resamples": parameters["n_resamples"], "seed": parameters["seed"]}
+    calls: list[tuple[Callable[..., Any], dict[str, Any]]] = [
+        (tables.ablation_table, common),
+        (tables.ablation_table, {**common, "by": ["language"]}),
+    ]
+    if len(systems) > 2:  # the all-pairs cell's condition
+        calls.append((tables.all_pairs_table, common))
+    keyed = [(figure_key(f, (evaluation.per_query,), kw), f, kw) for f, kw in calls]
+    return [(key, f, (evaluation.per_query,), kw) for key, f, kw in keyed if key is not None]
 
 
 def _start_report_helper(parts: _ReportParts, workdir: Path) -> Helper | None:
-    """Fork the helper (:mod:`evalkit.report.handover`) that computes the notebook's verdict section
-    and draws :data:`REPORT_HELPER_FIGURES` into the evaluation folder while the kernel runs
-    the first cells, in the notebook's working directory ``workdir`` (a baseline path is
-    relative to it); None without one (no ``fork``), and the verdict is then computed here,
-    before the notebook starts."""
+    """Fork the helper (:mod:`evalkit.report.handover`) that computes the notebook's verdict
+    section and :data:`REPORT_HELPER_TABLES`, and draws :data:`REPORT_HELPER_FIGURES`, into the
+    evaluation folder while the kernel runs the first cells, in the notebook's working
+    directory ``workdir`` (a baseline path is relative to it); None without one (no ``fork``),
+    and the verdict is then computed here, before the notebook starts."""
+    tables = _table_calls(parts.evaluation, parts.parameters)  # keyed here: pending before
 
     def work() -> None:  # in the helper: its own process, so changing directory is safe
         os.chdir(workdir)
-        _draw_report_parts(parts)
+        _draw_report_parts(parts, tables)
 
-    pending = [VERDICT_PENDING, *(figure_pending(name) for name in REPORT_HELPER_FIGURES)]
+    pending = [VERDICT_PENDING, *(result_pending(key) for key, *_ in tables)]
+    pending += [figure_pending(name) for name in REPORT_HELPER_FIGURES]
     helper = start_helper(work, parts.folder, pending)
     if helper is None:
         with contextlib.chdir(workdir):
@@ -214,8 +249,9 @@ def _start_report_helper(parts: _ReportParts, workdir: Path) -> Helper | None:
     return helper
 
 
-def _draw_report_parts(parts: _ReportParts) -> None:
-    """In the helper: the verdict section, then the figures of :data:`REPORT_HELPER_FIGURES`
+def _draw_report_parts(parts: _ReportParts, tables: Sequence[_Call]) -> None:
+    """In the helper: the verdict section, the ablation ``tables`` (the first calls of
+    :func:`_table_calls`), the figures of :data:`REPORT_HELPER_FIGURES` and the other tables,
     as the notebook's cells call them; each pending name is cleared once done (or failed)."""
     evaluation, parameters, folder = parts.evaluation, parts.parameters, parts.folder
     try:
@@ -248,9 +284,20 @@ def _draw_report_parts(parts: _ReportParts) -> None:
         ),
         "abstention_figure": abstention_call,
     }
-    for name in REPORT_HELPER_FIGURES:
+
+    def compute(key: str, function: Callable[..., Any], args: tuple[Any, ...], kwargs: Any) -> None:
+        if not claim(folder, result_pending(key)):  # the notebook got there first
+            return
+        try:
+            save_result(folder, key, function(*args, **kwargs))
+        except Exception:  # an optimization only: the notebook then computes it itself
+            pass
+        finally:
+            clear_pending(folder, [result_pending(key)])
+
+    def draw(name: str) -> None:
         if not claim(folder, figure_pending(name)):  # the notebook got there first
-            continue
+            return
         function = getattr(plots, name)
         try:
             call = calls[name]()
@@ -262,6 +309,17 @@ def _draw_report_parts(parts: _ReportParts) -> None:
             pass
         finally:
             clear_pending(folder, [figure_pending(name)])
+
+    ablation = [call for call in tables if call[1].__name__ == "ablation_table"]
+    others = [call for call in tables if call not in ablation]
+    for call in ablation:
+        compute(*call)
+    for name in REPORT_HELPER_FIGURES[:2]:
+        draw(name)
+    for call in others:
+        compute(*call)
+    for name in REPORT_HELPER_FIGURES[2:]:
+        draw(name)
 
 
 def _after_helper(helper: Helper | None, private: Sequence[PrivateText]) -> None:

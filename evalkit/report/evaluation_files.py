@@ -171,7 +171,7 @@ def preload_fixture(path: str) -> None:
     the same ``path`` to take instead of loading it again (once, and only if no file of the
     fixture changed meanwhile). ``evalkit report``'s kernel calls it as it starts, while the
     command evaluates and the kernel would otherwise wait: on 10,000 chunks the load and the
-    hash cost the notebook's first cell about 0.8 s. Never raises: a fixture that does not load
+    hash cost the notebook's first cell about 1 s. Never raises: a fixture that does not load
     is loaded, and its problems reported, by the notebook as usual."""
     from evalkit.fixtures import load_fixture
     from evalkit.fixtures.diff import fixture_content_hash

@@ -16,6 +16,10 @@ evaluation folder:
 - ``figures/<key>.json``: a figure as the notebook's inline backend prints it (the PNG and its
   ``text/plain``), under :func:`figure_key` of the drawing call: the function and its
   arguments. A cell that draws with other arguments finds no figure and draws its own.
+- ``results/<key>.pickle``: what another call returned (a table), pickled, under the call's
+  key as well (:meth:`ReportHandover.compute`); it is pending and claimed by that key
+  (:func:`result_pending`). Only this command's own helper writes there, in its private
+  folder, so the notebook unpickles nothing from anywhere else.
 - ``claims/<name>``: who computes a figure. The helper claims each figure before drawing it;
   a cell that finds a figure not yet claimed claims and draws it itself instead of waiting
   (the helper then skips it), so no figure is drawn twice and no cell waits for work that has
@@ -35,6 +39,7 @@ import contextlib
 import hashlib
 import json
 import os
+import pickle
 import signal
 import sys
 import time
@@ -52,10 +57,13 @@ __all__ = [
     "WAIT_S",
     "HandedOverFigure",
     "Helper",
-    "ReportFigures",
+    "ReportHandover",
     "claim",
     "figure_key",
     "figure_png",
+    "load_result",
+    "result_pending",
+    "save_result",
     "start_helper",
 ]
 
@@ -71,6 +79,7 @@ kernel would have made."""
 _POLL_S: Final = 0.005
 _PENDING: Final = "pending"
 _FIGURES: Final = "figures"
+_RESULTS: Final = "results"
 _TAKEN: Final = "taken"
 _CLAIMS: Final = "claims"
 DRAWN_BY_NOTEBOOK: Final = ":notebook"
@@ -231,7 +240,30 @@ def load_figure(folder: str | os.PathLike[str], key: str) -> HandedOverFigure | 
         return None
 
 
-class ReportFigures:
+def result_pending(key: str) -> str:
+    """The pending (and claim) name of the result of the call whose :func:`figure_key` is
+    ``key``."""
+    return f"result-{key}"
+
+
+def save_result(folder: str | os.PathLike[str], key: str, value: Any) -> None:
+    """Keep ``value``, what the call of :func:`figure_key` ``key`` returned, in ``folder``."""
+    results = Path(folder) / _RESULTS
+    results.mkdir(parents=True, exist_ok=True)
+    write_atomically(results / f"{key}.pickle", pickle.dumps(value, pickle.HIGHEST_PROTOCOL))
+
+
+def load_result(folder: str | os.PathLike[str], key: str) -> tuple[bool, Any]:
+    """``(True, value)`` saved under ``key`` in ``folder`` (:func:`save_result`, by this
+    command's helper); ``(False, None)`` when there is none or it cannot be read (the caller
+    computes it then)."""
+    try:  # written by this command's own helper into its private folder (module docs)
+        return True, pickle.loads((Path(folder) / _RESULTS / f"{key}.pickle").read_bytes())
+    except Exception:  # a missing or unreadable result is computed again
+        return False, None
+
+
+class ReportHandover:
     """The report notebook's figures: handed over by ``evalkit report`` when its helper drew
     the same call, else drawn here: when the helper has not begun the figure (it is claimed
     here), when it drew another call, and always without a ``folder``, as in JupyterLab.
@@ -256,6 +288,23 @@ class ReportFigures:
             if handed is not None:
                 record_taken(self.folder, name)
                 return handed
+        return function(*args, **kwargs)
+
+    def compute(self, function: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+        """``function(*args, **kwargs)`` (a table), or what the helper's very same call
+        returned; claimed and waited for by the call's key (:func:`result_pending`), as
+        :meth:`draw` does by the figure's function."""
+        key = figure_key(function, args, kwargs) if self.folder is not None else None
+        if self.folder is not None and key is not None:
+            name, shown = result_pending(key), f"result-{function.__name__}"
+            if claim(self.folder, name):  # the helper has not begun it: no waiting
+                record_taken(self.folder, shown + DRAWN_BY_NOTEBOOK)
+                return function(*args, **kwargs)
+            wait_while_pending(self.folder, name)
+            found, value = load_result(self.folder, key)
+            if found:
+                record_taken(self.folder, shown)
+                return value
         return function(*args, **kwargs)
 
 
