@@ -123,3 +123,25 @@ def test_without_curve_the_kernel_does_not_run_on_unencrypted_tcp(
     assert "without encryption" not in err
     assert "KeyboardInterrupt" not in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["nb.ipynb"]  # no socket files left
+
+
+@pytest.mark.slow
+def test_the_kernel_runs_without_its_debugger_and_imports_from_the_working_directory(
+    tmp_path: Path,
+) -> None:
+    """The launcher keeps debugpy from loading (nobody attaches a debugger to this kernel);
+    the notebook's working directory is on the path as with ``python -m ipykernel_launcher``."""
+    (tmp_path / "local_helper.py").write_text("VALUE = 41\n", encoding="utf-8")
+    notebook = new_notebook()
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3"}
+    notebook.cells = [
+        new_code_cell(
+            "import sys\nimport local_helper\n"
+            "print(local_helper.VALUE + 1, sys.modules.get('debugpy', 'absent'))"
+        )
+    ]
+    path = tmp_path / "check.ipynb"
+    nbformat.write(notebook, path)
+    executed = execute_notebook(path, {}, cwd=tmp_path)
+    printed = "".join(o.get("text", "") for o in executed.cells[0].outputs)
+    assert printed.split() == ["42", "None"]

@@ -1,8 +1,9 @@
 """The report notebook's kernel, and papermill's execution of a notebook on it.
 
 - **Kernel.** The notebook runs on a kernel started with the interpreter that runs evalkit
-  (``sys.executable -m ipykernel_launcher``), whatever kernel specs are installed: no kernel spec
-  needs installing, and a user's own ``python3`` spec can never pick another environment.
+  (``sys.executable`` running ipykernel's launcher, ``_LAUNCHER``), whatever kernel specs are
+  installed: no kernel spec needs installing, and a user's own ``python3`` spec can never pick
+  another environment.
   The notebook's metadata names the ``python3`` kernel, so JupyterLab opens it as usual.
   :func:`evalkit.report.render_report` starts the kernel first (:func:`start_kernel`),
   importing :data:`REPORT_KERNEL_PRELOAD` and making the :data:`REPORT_KERNEL_WARM_UP` calls,
@@ -114,6 +115,21 @@ class _ReadyKernelClient(AsyncKernelClient):
         return True
 
 
+_LAUNCHER: Final = (
+    "import sys, os\n"
+    "if sys.path[0] in ('', os.getcwd()):\n"
+    "    del sys.path[0]\n"
+    "sys.modules['debugpy'] = None\n"
+    "from ipykernel import kernelapp\n"
+    "kernelapp.launch_new_instance()\n"
+)
+"""What the report's kernel runs: ``python -m ipykernel_launcher`` (the working directory out
+of ``sys.path`` while ipykernel loads; IPython puts it back), except that ``debugpy`` cannot be
+imported. ipykernel then starts without its debugger, as where debugpy is not installed: no
+client of this kernel attaches one (its spec says ``"debugger": false``), and loading it cost
+every report 0.15-0.2 s of the kernel's start."""
+
+
 class InterpreterKernelManager(AsyncKernelManager):
     """A kernel manager that always runs ipykernel on ``sys.executable`` (see module docs).
 
@@ -157,8 +173,8 @@ class InterpreterKernelManager(AsyncKernelManager):
             # stopped at once cannot leave a half-written history database behind.
             argv = [
                 sys.executable,
-                "-m",
-                "ipykernel_launcher",
+                "-c",
+                _LAUNCHER,
                 "-f",
                 "{connection_file}",
                 "--HistoryManager.enabled=False",
