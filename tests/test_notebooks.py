@@ -864,7 +864,8 @@ def test_the_kernel_takes_the_helpers_verdict_and_figures(
     assert "verdict" in handed_over
     for name in REPORT_HELPER_FIGURES:
         assert len({f"figure-{name}", f"figure-{name}:notebook"} & handed_over) == 1
-    for name in REPORT_HELPER_TABLES:  # the ablation tables are two calls of one function
+    # the ablation tables are two calls of one function; the probe section is the probes' run
+    for name in (*REPORT_HELPER_TABLES, "run_target_probes"):
         assert {f"result-{name}", f"result-{name}:notebook"} & handed_over
 
 

@@ -9,7 +9,7 @@
 from evalkit.probes.codeindex import CodeIndex, build_code_index
 from evalkit.probes.load import Probe, load_probes
 from evalkit.probes.report import baseline_drops, format_table, probes_report
-from evalkit.probes.runner import RESULT_COLUMNS, run_probes
+from evalkit.probes.runner import RESULT_COLUMNS, run_probes, run_target_probes
 from evalkit.probes.scoring import SetScore, score_symbols
 from evalkit.probes.targets import TARGETS, Target, get_target
 from evalkit.probes.tools import Param, Tool, ToolResult, dispatch
@@ -32,5 +32,6 @@ __all__ = [
     "load_probes",
     "probes_report",
     "run_probes",
+    "run_target_probes",
     "score_symbols",
 ]

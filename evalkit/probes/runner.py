@@ -5,17 +5,18 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 import pandas as pd
 
 from evalkit.errors import DispatchError
 from evalkit.measures import score_list
-from evalkit.probes.load import Probe
+from evalkit.probes.load import Probe, load_probes
 from evalkit.probes.scoring import score_symbols
 from evalkit.probes.tools import Tool, dispatch
 from evalkit.registry import Registry
 
-__all__ = ["RANKING_MEASURES", "RESULT_COLUMNS", "run_probes"]
+__all__ = ["RANKING_MEASURES", "RESULT_COLUMNS", "run_probes", "run_target_probes"]
 
 #: The ranking measures of a tool that returns a ranking: the measures engine's RR and nDCG of
 #: the whole list (each expected name graded 1; a repeated name keeps its first place), by
@@ -57,6 +58,17 @@ def run_probes(tools: Registry[Tool], probes: Sequence[Probe]) -> pd.DataFrame:
     rows = [_run_one(tools, probe) for probe in probes]
     frame = pd.DataFrame(rows, columns=list(RESULT_COLUMNS))
     return frame.astype(RESULT_COLUMNS)
+
+
+def run_target_probes(target: str, probe_dir: str | Path) -> pd.DataFrame:
+    """The probes of ``probe_dir`` run against the registered target named ``target``
+    (:func:`~evalkit.probes.get_target`): :func:`run_probes` of its tools on
+    :func:`~evalkit.probes.load_probes` of the folder, for the tools it has. A call of plain
+    values, so that ``evalkit report``'s helper can make it for the notebook's probe cell."""
+    from evalkit.probes.targets import get_target
+
+    tools = get_target(target).tools
+    return run_probes(tools, load_probes(probe_dir, tools=tools.names()))
 
 
 def _run_one(tools: Registry[Tool], probe: Probe) -> dict[str, object]:

@@ -245,9 +245,10 @@ REPORT_KERNEL_WARM_UP: Final[tuple[WarmUpCall, ...]] = (
     ("evalkit.report.render", "warm_up", ()),  # pandas' Styler templates
 )
 """Calls the report's kernel makes after :data:`REPORT_KERNEL_PRELOAD`;
-:func:`evalkit.report.render_report` adds the notebook's probe target
-(``probe_target``), whose code index is then built while the kernel would otherwise wait for
-the evaluation."""
+:func:`evalkit.report.render_report` adds the fixture's load
+(:func:`evalkit.report.evaluation_files.preload_fixture`) and, where it forks no helper to run
+the probes, the notebook's probe target (``probe_target``), whose code index is then built
+while the kernel would otherwise wait for the evaluation."""
 _ENGINE_NAME: Final = "evalkit-started-kernel"
 
 

@@ -65,6 +65,7 @@ from evalkit.report.handover import (
     clear_pending,
     figure_key,
     figure_pending,
+    helper_available,
     result_pending,
     save_figure,
     save_result,
@@ -228,19 +229,38 @@ def _table_calls(evaluation: Evaluation, parameters: Mapping[str, Any]) -> list[
     return [(key, f, (evaluation.per_query,), kw) for key, f, kw in keyed if key is not None]
 
 
+def _probe_call(parameters: Mapping[str, Any], workdir: Path) -> list[_Call]:
+    """The probe cell's call (:func:`evalkit.probes.run_target_probes` of ``probe_target`` on the
+    ``probes`` folder, as the cell finds it from ``workdir``), keyed; none without probes."""
+    from evalkit.probes import run_target_probes
+
+    target, probes = parameters.get("probe_target"), parameters.get("probes")
+    if not probes or not isinstance(target, str):
+        return []
+    try:
+        args = (target, str(find_input(str(probes), base=workdir)))
+    except InputError:  # the cell says so itself
+        return []
+    key = figure_key(run_target_probes, args, {})
+    return [(key, run_target_probes, args, {})] if key is not None else []
+
+
 def _start_report_helper(parts: _ReportParts, workdir: Path) -> Helper | None:
     """Fork the helper (:mod:`evalkit.report.handover`) that computes the notebook's verdict
-    section and :data:`REPORT_HELPER_TABLES`, and draws :data:`REPORT_HELPER_FIGURES`, into the
-    evaluation folder while the kernel runs the first cells, in the notebook's working
-    directory ``workdir`` (a baseline path is relative to it); None without one (no ``fork``),
-    and the verdict is then computed here, before the notebook starts."""
-    tables = _table_calls(parts.evaluation, parts.parameters)  # keyed here: pending before
+    section, :data:`REPORT_HELPER_TABLES` and the probe section (:func:`_probe_call`), and draws
+    :data:`REPORT_HELPER_FIGURES`, into the evaluation folder while the kernel runs the first
+    cells, in the notebook's working directory ``workdir`` (a baseline path is relative to it);
+    None without one (no ``fork``), and the verdict is then computed here, before the notebook
+    starts."""
+    # keyed here: pending before the fork
+    calls = _table_calls(parts.evaluation, parts.parameters)
+    calls += _probe_call(parts.parameters, workdir)
 
     def work() -> None:  # in the helper: its own process, so changing directory is safe
         os.chdir(workdir)
-        _draw_report_parts(parts, tables)
+        _draw_report_parts(parts, calls)
 
-    pending = [VERDICT_PENDING, *(result_pending(key) for key, *_ in tables)]
+    pending = [VERDICT_PENDING, *(result_pending(key) for key, *_ in calls)]
     pending += [figure_pending(name) for name in REPORT_HELPER_FIGURES]
     helper = start_helper(work, parts.folder, pending)
     if helper is None:
@@ -249,10 +269,10 @@ def _start_report_helper(parts: _ReportParts, workdir: Path) -> Helper | None:
     return helper
 
 
-def _draw_report_parts(parts: _ReportParts, tables: Sequence[_Call]) -> None:
-    """In the helper: the verdict section, the ablation ``tables`` (the first calls of
-    :func:`_table_calls`), the figures of :data:`REPORT_HELPER_FIGURES` and the other tables,
-    as the notebook's cells call them; each pending name is cleared once done (or failed)."""
+def _draw_report_parts(parts: _ReportParts, calls: Sequence[_Call]) -> None:
+    """In the helper: the verdict section, then the other ``calls`` (:func:`_table_calls`,
+    :func:`_probe_call`) and the figures of :data:`REPORT_HELPER_FIGURES` in the order of the
+    notebook's cells that show them; each pending name is cleared once done (or failed)."""
     evaluation, parameters, folder = parts.evaluation, parts.parameters, parts.folder
     try:
         _save_verdict_for_notebook(parts)
@@ -272,7 +292,7 @@ def _draw_report_parts(parts: _ReportParts, tables: Sequence[_Call]) -> None:
             return None
         return (abstained.curve, abstained.summary, abstained.queries), {"systems": systems}
 
-    calls: dict[str, Callable[[], tuple[tuple[Any, ...], dict[str, Any]] | None]] = {
+    figure_calls: dict[str, Callable[[], tuple[tuple[Any, ...], dict[str, Any]] | None]] = {
         "latency_figure": lambda: ((evaluation.latency,), {"systems": systems}),
         "paired_difference_figure": lambda: (
             (evaluation.per_query,),
@@ -300,7 +320,7 @@ def _draw_report_parts(parts: _ReportParts, tables: Sequence[_Call]) -> None:
             return
         function = getattr(plots, name)
         try:
-            call = calls[name]()
+            call = figure_calls[name]()
             key = figure_key(function, *call) if call is not None else None
             if call is not None and key is not None:
                 args, kwargs = call
@@ -310,16 +330,18 @@ def _draw_report_parts(parts: _ReportParts, tables: Sequence[_Call]) -> None:
         finally:
             clear_pending(folder, [figure_pending(name)])
 
-    ablation = [call for call in tables if call[1].__name__ == "ablation_table"]
-    others = [call for call in tables if call not in ablation]
-    for call in ablation:
+    def of(name: str) -> list[_Call]:
+        return [call for call in calls if call[1].__name__ == name]
+
+    for call in of("ablation_table"):
         compute(*call)
     for name in REPORT_HELPER_FIGURES[:2]:
         draw(name)
-    for call in others:
+    for call in of("all_pairs_table"):
         compute(*call)
-    for name in REPORT_HELPER_FIGURES[2:]:
-        draw(name)
+    draw("abstention_figure")
+    for call in of("run_target_probes"):
+        compute(*call)
 
 
 def _after_helper(helper: Helper | None, private: Sequence[PrivateText]) -> None:
@@ -410,7 +432,9 @@ def render_report(
     else:  # the kernel loads the fixture while it would wait for the evaluation
         fixture_call = ("evalkit.report.evaluation_files", "preload_fixture")
         kernel_calls = (*kernel_calls, (*fixture_call, (os.fspath(fixture_path),)))
-    if merged.get("probes") and isinstance(merged.get("probe_target"), str):
+    probed = bool(merged.get("probes")) and isinstance(merged.get("probe_target"), str)
+    if probed and not (helper_available() and EVALUATION_DIR_PARAMETER in defaults):
+        # (where the command forks its helper, the helper runs the probes: _probe_call)
         target = merged["probe_target"]
         kernel_calls = (*kernel_calls, ("evalkit.probes.targets", "warm_up_target", (target,)))
     kernel: InterpreterKernelManager | None = None

@@ -61,6 +61,7 @@ __all__ = [
     "claim",
     "figure_key",
     "figure_png",
+    "helper_available",
     "load_result",
     "result_pending",
     "save_result",
@@ -338,6 +339,12 @@ class Helper:
         clear_pending(self.folder)
 
 
+def helper_available() -> bool:
+    """Whether :func:`start_helper` forks a helper here (Linux: elsewhere ``fork`` is not safe
+    with the libraries a report has loaded)."""
+    return sys.platform == "linux"
+
+
 def start_helper(
     work: Callable[[], None], folder: str | os.PathLike[str], pending: Sequence[str]
 ) -> Helper | None:
@@ -350,7 +357,7 @@ def start_helper(
     ``os._exit``, running none of this process's exit handlers. ``work`` must clear each
     pending name once its result is written or has failed.
     """
-    if sys.platform != "linux":
+    if not helper_available():
         return None
     mark_pending(folder, pending)
     try:
