@@ -305,43 +305,55 @@ def _draw_report_parts(parts: _ReportParts, calls: Sequence[_Call]) -> None:
         "abstention_figure": abstention_call,
     }
 
-    def compute(key: str, function: Callable[..., Any], args: tuple[Any, ...], kwargs: Any) -> None:
-        if not claim(folder, result_pending(key)):  # the notebook got there first
-            return
-        try:
-            save_result(folder, key, function(*args, **kwargs))
-        except Exception:  # an optimization only: the notebook then computes it itself
-            pass
-        finally:
-            clear_pending(folder, [result_pending(key)])
-
     def draw(name: str) -> None:
-        if not claim(folder, figure_pending(name)):  # the notebook got there first
-            return
-        function = getattr(plots, name)
-        try:
-            call = figure_calls[name]()
-            key = figure_key(function, *call) if call is not None else None
-            if call is not None and key is not None:
-                args, kwargs = call
-                save_figure(folder, key, function(*args, **kwargs))
-        except Exception:  # an optimization only: the notebook then draws the figure itself
-            pass
-        finally:
-            clear_pending(folder, [figure_pending(name)])
+        _draw_for_notebook(folder, getattr(plots, name), figure_calls[name])
 
-    def of(name: str) -> list[_Call]:
-        return [call for call in calls if call[1].__name__ == name]
+    def compute(name: str) -> None:
+        for call in calls:
+            if call[1].__name__ == name:
+                _compute_for_notebook(folder, call)
 
-    for call in of("ablation_table"):
-        compute(*call)
-    for name in REPORT_HELPER_FIGURES[:2]:
-        draw(name)
-    for call in of("all_pairs_table"):
-        compute(*call)
+    compute("ablation_table")
+    draw("paired_difference_figure")
+    draw("latency_figure")
+    compute("all_pairs_table")
     draw("abstention_figure")
-    for call in of("run_target_probes"):
-        compute(*call)
+    compute("run_target_probes")
+
+
+def _compute_for_notebook(folder: Path, call: _Call) -> None:
+    """In the helper: ``call``'s result into ``folder`` (unless the notebook claimed it)."""
+    key, function, args, kwargs = call
+    if not claim(folder, result_pending(key)):  # the notebook got there first
+        return
+    try:
+        save_result(folder, key, function(*args, **kwargs))
+    except Exception:  # an optimization only: the notebook then computes it itself
+        pass
+    finally:
+        clear_pending(folder, [result_pending(key)])
+
+
+def _draw_for_notebook(
+    folder: Path,
+    function: Callable[..., Any],
+    arguments: Callable[[], tuple[tuple[Any, ...], dict[str, Any]] | None],
+) -> None:
+    """In the helper: ``function``'s figure of the ``arguments()`` its cell passes (None: the
+    cell draws none) into ``folder``, unless the notebook claimed it."""
+    name = figure_pending(function.__name__)
+    if not claim(folder, name):  # the notebook got there first
+        return
+    try:
+        call = arguments()
+        key = figure_key(function, *call) if call is not None else None
+        if call is not None and key is not None:
+            args, kwargs = call
+            save_figure(folder, key, function(*args, **kwargs))
+    except Exception:  # an optimization only: the notebook then draws the figure itself
+        pass
+    finally:
+        clear_pending(folder, [name])
 
 
 def _after_helper(helper: Helper | None, private: Sequence[PrivateText]) -> None:
