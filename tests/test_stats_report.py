@@ -113,7 +113,7 @@ def test_all_pairs_table_tukey_method_empty_and_bad_method() -> None:
 def test_report_notebook_has_one_all_pairs_cell_for_more_than_two_systems() -> None:
     notebook = json.loads(NOTEBOOK.read_text(encoding="utf-8"))
     cells = ["".join(cell["source"]) for cell in notebook["cells"]]
-    calling = [source for source in cells if "all_pairs_table(" in source]
+    calling = [source for source in cells if "report_tables.all_pairs_table" in source]
     assert len(calling) == 1
     assert calling[0].startswith("if len(SYSTEMS) > 2:")
     assert "display(Markdown(" in calling[0]  # the method and family, next to the table
