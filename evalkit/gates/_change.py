@@ -42,6 +42,7 @@ from typing import Any, Final
 import numpy as np
 import pandas as pd
 
+from evalkit.errors import InputError
 from evalkit.measures.names import higher_is_better
 from evalkit.results import (
     ALL_LANGUAGES,
@@ -456,20 +457,18 @@ def compare_with_baseline(
         "alpha": settings.alpha,
         "seed": settings.seed,
     }
-    rows: list[pd.DataFrame] = []
-    queries: list[pd.DataFrame] = []
+    frames: dict[str, pd.DataFrame] = {}
     for system in compared:
         frame = _frame(after_per_query, before_per_query, system, measures)
-        if frame.empty:
-            continue
-        in_frame = set(frame["measure"])
-        present = [m for m in measures if m in in_frame]
-        frame["language"] = frame["query_id"].map(languages).fillna("")
-        overall = compare(frame, "before", present, **kwargs).assign(language=ALL_LANGUAGES)
-        parts = [overall]
-        if languages and frame["language"].nunique() > 1:
-            parts.append(compare(frame, "before", present, by="language", **kwargs))
-        result = pd.concat(parts, ignore_index=True)
+        if not frame.empty:
+            frame["language"] = frame["query_id"].map(languages).fillna("")
+            frames[system] = frame
+    compared_rows = _compared_rows(frames, measures, bool(languages), kwargs)
+    rows: list[pd.DataFrame] = []
+    queries: list[pd.DataFrame] = []
+    for system, frame in frames.items():
+        present = _present(frame, measures)
+        result = compared_rows[system]
         result["system"] = system
         result["order"] = result["measure"].map({m: i for i, m in enumerate(present)})
         result["scope"] = (result["language"] != ALL_LANGUAGES).astype(int)
@@ -496,6 +495,78 @@ def compare_with_baseline(
             per_queries=(after_per_query, before_per_query),
         ),
     )
+
+
+def _present(frame: pd.DataFrame, measures: Sequence[str]) -> list[str]:
+    """The ``measures`` that ``frame`` (:func:`_frame`'s) has rows for, in their order."""
+    in_frame = set(frame["measure"])
+    return [m for m in measures if m in in_frame]
+
+
+def _compared_rows(
+    frames: Mapping[str, pd.DataFrame],
+    measures: Sequence[str],
+    by_language: bool,
+    kwargs: Mapping[str, Any],
+) -> dict[str, pd.DataFrame]:
+    """Each system's :func:`evalkit.stats.compare` of its ``after`` with its ``before`` rows
+    (:func:`_frame`'s frame, with ``language``): the overall rows, then (``by_language``, when
+    its queries have more than one language) the rows by language.
+
+    Systems whose frames have the same rows (query IDs, measures, and NaN values: usually
+    every system) are compared in one call with explicit ``pairs`` (their ``after`` and
+    ``before`` renamed apart), which gives each pair the numbers of its own call (``compare``'s
+    pairs are resampled from the same (measure, group) streams, whatever else the call holds)
+    without paying ``compare``'s fixed cost per system. When a call raises, every system is
+    compared on its own, in order, so the error is the one the first failing system gives
+    (naming its own ``before`` and ``after``)."""
+    batches: dict[tuple[Any, ...], list[str]] = {}
+    for system, frame in frames.items():
+        key = (
+            tuple(frame["query_id"]),
+            tuple(frame["measure"]),
+            frame["value"].isna().to_numpy().tobytes(),
+        )
+        batches.setdefault(key, []).append(system)
+    results: dict[str, pd.DataFrame] = {}
+    try:
+        for systems in batches.values():
+            results.update(_compare_together(frames, systems, measures, by_language, kwargs))
+    except InputError:
+        for system in frames:
+            results.update(_compare_together(frames, [system], measures, by_language, kwargs))
+    return results
+
+
+def _compare_together(
+    frames: Mapping[str, pd.DataFrame],
+    systems: Sequence[str],
+    measures: Sequence[str],
+    by_language: bool,
+    kwargs: Mapping[str, Any],
+) -> dict[str, pd.DataFrame]:
+    """:func:`_compared_rows` of ``systems``, whose frames have the same rows, in one call."""
+    present = _present(frames[systems[0]], measures)
+    if len(systems) == 1:
+        frame, pairs, base = frames[systems[0]], [("after", "before")], "before"
+        together: dict[str, Any] = {}
+    else:
+        renamed = []
+        for index, system in enumerate(systems):
+            names = {"after": f"{index} after", "before": f"{index} before"}
+            renamed.append(frames[system].assign(system=frames[system]["system"].map(names)))
+        frame = pd.concat(renamed, ignore_index=True)
+        pairs = [(f"{index} after", f"{index} before") for index in range(len(systems))]
+        base, together = None, {"pairs": pairs}
+    parts = [compare(frame, base, present, **together, **kwargs).assign(language=ALL_LANGUAGES)]
+    if by_language and frames[systems[0]]["language"].nunique() > 1:
+        parts.append(compare(frame, base, present, by="language", **together, **kwargs))
+    results = {}
+    for (after, _), system in zip(pairs, systems, strict=True):
+        results[system] = pd.concat(
+            [part[part["system"] == after] for part in parts], ignore_index=True
+        ).assign(system="after", base="before")
+    return results
 
 
 def _abstention_change(

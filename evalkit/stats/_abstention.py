@@ -250,14 +250,32 @@ def weighted_auc(
     confidence: FloatArray, positive: npt.NDArray[np.bool_], weights: FloatArray
 ) -> FloatArray:
     """``(B,)``: the ``auc`` of :func:`abstention_statistics` for each row of ``weights``
-    ``(B, n)``, computed alone (the per-level class sums and one cumulative sum; what
-    :func:`auc_change` needs for each resample, without the rest of the sweep)."""
-    _, level_of = np.unique(confidence, return_inverse=True)
-    order = np.argsort(level_of, kind="stable")
-    first = np.flatnonzero(np.r_[True, np.diff(level_of[order]) != 0])
-    pos = np.add.reduceat((weights * positive)[:, order], first, axis=1)
-    neg = np.add.reduceat((weights * ~positive)[:, order], first, axis=1)
-    return _level_auc(pos, neg)
+    ``(B, n)``, computed alone (what :func:`auc_change` needs for each resample, without the
+    rest of the sweep).
+
+    Each answerable query ``a`` counts ``w_a (W_<(a) + W_<=(a)) / 2``, the no-answer weight
+    strictly below and up to its confidence: a cumulative sum over the no-answer queries in
+    confidence order, read at two ``searchsorted`` positions, so each resample costs a few
+    passes over its ``n`` weights (no per-level grouping of the whole ``(B, n)`` matrix). With
+    integer weights (bootstrap counts) every sum is an exact integer or half-integer, so the
+    AUC is the sweep's bit for bit; other weights agree up to float rounding."""
+    conf = np.asarray(confidence, dtype=np.float64)
+    pos = np.asarray(positive, dtype=bool)
+    w = np.atleast_2d(np.asarray(weights, dtype=np.float64))
+    negatives = np.flatnonzero(~pos)
+    negative_conf = conf[negatives]
+    order = np.argsort(negative_conf, kind="stable")
+    ascending = negative_conf[order]
+    positive_conf = conf[pos]
+    below = np.searchsorted(ascending, positive_conf, side="left")
+    upto = np.searchsorted(ascending, positive_conf, side="right")
+    cumulative = np.zeros((w.shape[0], negatives.size + 1), dtype=np.float64)
+    np.cumsum(w[:, negatives[order]], axis=1, out=cumulative[:, 1:])
+    positive_weights = w[:, pos]
+    pairs = (positive_weights * (cumulative[:, below] + cumulative[:, upto])).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        auc: FloatArray = (0.5 * pairs) / (positive_weights.sum(axis=1) * cumulative[:, -1])
+    return auc
 
 
 def _level_auc(pos: FloatArray, neg: FloatArray) -> FloatArray:
