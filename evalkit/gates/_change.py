@@ -499,7 +499,7 @@ def compare_with_baseline(
 
 def _present(frame: pd.DataFrame, measures: Sequence[str]) -> list[str]:
     """The ``measures`` that ``frame`` (:func:`_frame`'s) has rows for, in their order."""
-    in_frame = set(frame["measure"])
+    in_frame = set(frame["measure"].unique())
     return [m for m in measures if m in in_frame]
 
 

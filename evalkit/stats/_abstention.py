@@ -193,17 +193,23 @@ def abstention_statistics(
     order = np.argsort(level_of, kind="stable")
     first = np.searchsorted(level_of[order], np.arange(levels.shape[0]))
     loss = np.where(positive, 1.0 - measure, 1.0)
+    ordered = w[:, order]  # gathered once for the four per-level sums (the same products)
+    rows = w.shape[0]
 
     def per_level(column: FloatArray) -> FloatArray:
         if n == 0:
-            return np.zeros((w.shape[0], 0))
-        summed: FloatArray = np.add.reduceat((w * column)[:, order], first, axis=1)
+            return np.zeros((rows, 0))
+        summed: FloatArray = np.add.reduceat(ordered * column[order], first, axis=1)
         return summed
 
     def suffix(sums: FloatArray) -> FloatArray:
-        tail = np.cumsum(sums[:, ::-1], axis=1)[:, ::-1]
-        out: FloatArray = np.concatenate([tail, np.zeros((w.shape[0], 1))], axis=1)
-        return out[:, starts]
+        # the sums from each level up (a cumulative sum of the reversed levels, written
+        # reversed in place), then 0 for +inf; read at the thresholds' levels (a gather, whose
+        # column-major layout the later sums over thresholds add in)
+        out = np.zeros((rows, sums.shape[1] + 1))
+        np.cumsum(sums[:, ::-1], axis=1, out=out[:, -2::-1] if sums.shape[1] else out[:, :0])
+        picked: FloatArray = out[:, starts]
+        return picked
 
     pos, neg = per_level(positive.astype(float)), per_level((~positive).astype(float))
     total_pos, total_neg = pos.sum(axis=1, keepdims=True), neg.sum(axis=1, keepdims=True)
@@ -218,11 +224,11 @@ def abstention_statistics(
     steps = coverage[:, :-1] - coverage[:, 1:]
     aurc = np.where(steps > 0, steps * np.nan_to_num(risk[:, :-1]), 0.0).sum(axis=1)
     aurc = np.where(coverage[:, 0] > 0, aurc, np.nan)
-    rows = np.arange(w.shape[0])
+    every_row = np.arange(rows)
     chosen = np.argmax(no_answer_fp <= max_no_answer_fp + _FP_SLACK, axis=1)
     has_neg = total_neg[:, 0] > 0
     op = {
-        name: np.where(has_neg, curve[rows, chosen], np.nan)
+        name: np.where(has_neg, curve[every_row, chosen], np.nan)
         for name, curve in (
             ("no_result", no_result),
             ("no_answer_fp", no_answer_fp),
