@@ -112,7 +112,8 @@ for name in sys.argv[3:]:
         calls[name]()
         samples.append((time.perf_counter() - wall, time.process_time() - cpu))
     times[name] = samples
-print(json.dumps(times))
+import evalkit
+print(json.dumps({"evalkit": evalkit.__file__, "times": times}))
 """
 
 
@@ -121,13 +122,16 @@ def _sample(tree: Path, repeats: int, names: list[str]) -> dict[str, list[list[f
     done = subprocess.run(
         [sys.executable, "-c", _SAMPLE, str(FIXTURE), str(repeats), *names],
         env=environment,
-        cwd=REPO,
+        cwd=tree,  # python -c puts the working folder first on sys.path
         capture_output=True,
         text=True,
         check=True,
     )
-    result: dict[str, list[list[float]]] = json.loads(done.stdout.strip().splitlines()[-1])
-    return result
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    if not Path(result["evalkit"]).resolve().is_relative_to(tree):
+        raise SystemExit(f"the sample imported {result['evalkit']}, not the tree {tree}")
+    times: dict[str, list[list[float]]] = result["times"]
+    return times
 
 
 def main() -> None:

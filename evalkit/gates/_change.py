@@ -524,8 +524,8 @@ def _compared_rows(
     batches: dict[tuple[Any, ...], list[str]] = {}
     for system, frame in frames.items():
         key = (
-            tuple(frame["query_id"]),
-            tuple(frame["measure"]),
+            tuple(frame["query_id"].tolist()),  # tolist: not one pandas scalar per row
+            tuple(frame["measure"].tolist()),
             frame["value"].isna().to_numpy().tobytes(),
         )
         batches.setdefault(key, []).append(system)
