@@ -187,6 +187,22 @@ def abstention_statistics(
         )
     measure = np.zeros(n) if value is None else np.nan_to_num(np.asarray(value, dtype=float))
     w = np.ones((1, n)) if weights is None else np.atleast_2d(np.asarray(weights, dtype=float))
+    return _sweep(conf, positive, measure, w, max_no_answer_fp=max_no_answer_fp)
+
+
+def _sweep(
+    conf: FloatArray,
+    positive: npt.NDArray[np.bool_],
+    measure: FloatArray,
+    w: FloatArray,
+    *,
+    max_no_answer_fp: float,
+    value_curve: bool = True,
+) -> AbstentionStatistics:
+    """:func:`abstention_statistics` of checked arrays (``measure`` without NaN, ``w``
+    ``(B, n)``); ``value_curve=False`` leaves the ``value`` curve out (NaN), which no summary
+    statistic reads (the resamples' sweeps)."""
+    n = conf.shape[0]
     levels, level_of = np.unique(conf, return_inverse=True)
     thresholds = np.concatenate([levels[np.isfinite(levels)], [np.inf]])
     starts = np.searchsorted(levels, thresholds)  # answered at threshold j: level >= starts[j]
@@ -219,7 +235,11 @@ def abstention_statistics(
         no_result = 1.0 - answered_pos / total_pos
         coverage = (answered_pos + answered_neg) / (total_pos + total_neg)
         risk = suffix(per_level(loss)) / (answered_pos + answered_neg)
-        mean_value = suffix(per_level(np.where(positive, measure, 0.0))) / total_pos
+        mean_value = (
+            suffix(per_level(np.where(positive, measure, 0.0))) / total_pos
+            if value_curve
+            else np.broadcast_to(np.nan, no_result.shape)
+        )
     auc = _level_auc(pos, neg)
     steps = coverage[:, :-1] - coverage[:, 1:]
     aurc = np.where(steps > 0, steps * np.nan_to_num(risk[:, :-1]), 0.0).sum(axis=1)
@@ -330,11 +350,18 @@ def _resampled_statistics(
     n_resamples: int,
 ) -> dict[str, FloatArray]:
     """Each summary statistic over ``n_resamples`` stratified resamples, ``(n_resamples,)``
-    (drawn by :func:`stratified_blocks`)."""
+    (drawn by :func:`stratified_blocks`); ``confidence``, ``answerable`` and ``value`` as
+    :func:`abstention_statistics` accepted them for the observed sweep."""
     parts: dict[str, list[FloatArray]] = {name: [] for name in ABSTENTION_STATISTICS}
+    measure = np.nan_to_num(np.asarray(value, dtype=float))
     for counts in stratified_blocks(answerable, rng, n_resamples):
-        block = abstention_statistics(
-            confidence, answerable, value, max_no_answer_fp=max_no_answer_fp, weights=counts
+        block = _sweep(
+            confidence,
+            answerable,
+            measure,
+            counts,
+            max_no_answer_fp=max_no_answer_fp,
+            value_curve=False,
         )
         for name in ABSTENTION_STATISTICS:
             parts[name].append(block.statistic(name))
