@@ -14,8 +14,8 @@ fixture's baseline (``fixture_gate_verdict``, which the report makes twice: in t
 in the command's helper), the ablation verdict (``gate_and_judge``), ``stats.abstention``, the
 report's tables (``ablation_table`` overall and by language, ``all_pairs_table``) and its
 figures (drawn and saved as PNG). With ``--before`` the two trees alternate within each
-round; medians over every timed call of a tree are printed, CPU seconds beside wall seconds,
-with the load average before and after.
+round (which goes first alternates too); medians over every timed call of a tree are
+printed, CPU seconds beside wall seconds, with the load average before and after.
 """
 
 from __future__ import annotations
@@ -149,7 +149,8 @@ def main() -> None:
     }
     print(f"load average before: {os.getloadavg()}", flush=True)
     for round_number in range(options.rounds):
-        for label, tree in trees.items():
+        order = list(trees.items())
+        for label, tree in order[::-1] if round_number % 2 else order:  # first one, then other
             for name, times in _sample(tree, options.repeats, options.only).items():
                 samples[label][name].extend(times)
         print(f"round {round_number + 1}: load average {os.getloadavg()}", flush=True)
