@@ -429,12 +429,7 @@ def _compare_measure(
     position = {name: i for i, name in enumerate(involved)}
     firsts = np.array([position[system] for system, _ in pairs], dtype=np.intp)
     seconds = np.array([position[base] for _, base in pairs], dtype=np.intp)
-    if by_columns:
-        attributes = rows.frame[list(by_columns)].iloc[reference_rows]
-        group_keys = attributes.drop_duplicates().sort_values(list(by_columns))
-        groups = [tuple(row) for row in group_keys.itertuples(index=False)]
-    else:
-        groups = [()]
+    groups = _group_keys(rows, by_columns, reference_rows)
     parts = []
     for group_index, group in enumerate(groups):
         mask = np.ones(reference_ids.size, dtype=bool)
@@ -539,6 +534,25 @@ def _compare_measure(
             )
             parts.append(part)
     return parts
+
+
+def _group_keys(
+    rows: _MeasureRows, by_columns: tuple[str, ...], reference_rows: slice
+) -> list[tuple[Any, ...]]:
+    """The distinct ``by`` values of a measure's rows, sorted: ``[()]`` without ``by``. One
+    column of text values (a language) is read from its array (``sorted(set(...))``, the
+    order pandas sorts text in); other columns through pandas, which orders numbers and
+    missing values its own way."""
+    if not by_columns:
+        return [()]
+    if len(by_columns) == 1:
+        values = rows.attributes[by_columns[0]][reference_rows]
+        distinct = set(values.tolist())
+        if all(type(value) is str for value in distinct):
+            return [(value,) for value in sorted(distinct)]
+    attributes = rows.frame[list(by_columns)].iloc[reference_rows]
+    group_keys = attributes.drop_duplicates().sort_values(list(by_columns))
+    return [tuple(row) for row in group_keys.itertuples(index=False)]
 
 
 @dataclass(frozen=True)
