@@ -309,8 +309,17 @@ def summarize_with_ci(
     frame = frame.sort_values(order, kind="stable")
 
     records: list[dict[str, Any]] = []
-    for key, group in frame.groupby(list(by_columns), sort=True, dropna=False):
-        values = group["value"].to_numpy(dtype=np.float64)
+    # each group's values as a slice of one array ordered by group number (groupby's order;
+    # rows keep their order within a group), not a sub-frame per group
+    grouped = frame.groupby(list(by_columns), sort=True, dropna=False)
+    index = grouped.size().index
+    keys = index.tolist() if isinstance(index, pd.MultiIndex) else [(v,) for v in index.tolist()]
+    numbers = grouped.ngroup().to_numpy()
+    by_group = np.argsort(numbers, kind="stable")
+    bounds = np.searchsorted(numbers[by_group], np.arange(len(keys) + 1))
+    ordered_values: FloatArray = frame["value"].to_numpy(dtype=np.float64)[by_group]
+    for number, key in enumerate(keys):
+        values = ordered_values[bounds[number] : bounds[number + 1]]
         stream = random_generator(group_seed(seed, "summarize_with_ci", by_columns, key))
         low, high = mean_interval(
             values,
