@@ -562,10 +562,12 @@ def _compare_together(
     parts = [compare(frame, base, present, **together, **kwargs).assign(language=ALL_LANGUAGES)]
     if by_language and frames[systems[0]]["language"].nunique() > 1:
         parts.append(compare(frame, base, present, by="language", **together, **kwargs))
+    # each part's rows by pair (a pair's rows in their order), split once
+    by_pair = [(part, dict(list(part.groupby("system", sort=False)))) for part in parts]
     results = {}
     for (after, _), system in zip(pairs, systems, strict=True):
         results[system] = pd.concat(
-            [part[part["system"] == after] for part in parts], ignore_index=True
+            [found.get(after, part.iloc[:0]) for part, found in by_pair], ignore_index=True
         ).assign(system="after", base="before")
     return results
 
@@ -671,11 +673,12 @@ def _measures_frame(
     result["differs"] = False
     result["p_differs"] = np.nan
     if (~overall).any():
-        pairs = {
-            key: (group["language"], group["diff"].to_numpy(np.float64))
-            for key, group in pd.concat(queries, ignore_index=True).groupby(
-                ["system", "measure"], sort=False
-            )
+        every_query = pd.concat(queries, ignore_index=True)
+        query_language = every_query["language"].to_numpy(dtype=object)
+        query_diff = every_query["diff"].to_numpy(np.float64)
+        pairs = {  # each (system, measure)'s rows, in order, as arrays: no sub-frames
+            key: (query_language[rows], query_diff[rows])
+            for key, rows in every_query.groupby(["system", "measure"], sort=False).indices.items()
         }
         p_values = []
         for system, measure, language in result.loc[
@@ -685,7 +688,7 @@ def _measures_frame(
                 p_values.append(np.nan)
                 continue
             in_language, d = pairs[(system, measure)]
-            inside = (in_language == language).to_numpy()
+            inside = np.asarray(in_language == language, dtype=bool)
             enough = inside.sum() >= 2 and (~inside).sum() >= 2
             p_values.append(_differs_p(d, inside, settings) if enough else np.nan)
         adjusted = adjust_pvalues(p_values, settings.correction)
