@@ -7,14 +7,16 @@ Run from the repository root::
 
 The inputs are the report's for the committed fixture: ``evaluate`` of
 ``fixtures/synthetic-bilingual-v1`` with its five reference systems (2 repeats), its report
-and per-query frame. Each sample is a fresh interpreter (``PYTHONPATH`` the tree) that
-evaluates the fixture once (not timed), calls every function once to warm up (imports, first
-calls), then times ``--repeats`` calls of each: the gate verdict with the change against the
-fixture's baseline (``fixture_gate_verdict``, which the report makes twice: in the kernel and
-in the command's helper), the ablation verdict (``gate_and_judge``), ``stats.abstention``, the
-report's tables (``ablation_table`` overall and by language, ``all_pairs_table``) and its
-figures (drawn and saved as PNG). With ``--before`` the two trees alternate within each
-round (which goes first alternates too); medians over every timed call of a tree are
+and per-query frame. One process per tree (``PYTHONPATH`` the tree) evaluates the fixture
+once and calls every function once (imports, first calls: not timed), then times one call
+per request: the gate verdict with the change against the fixture's baseline
+(``fixture_gate_verdict``, which the report makes twice: in the kernel and in the command's
+helper), the ablation verdict (``gate_and_judge``), ``stats.abstention``, the report's tables
+(``ablation_table`` overall and by language, ``all_pairs_table``) and its figures (drawn and
+saved as PNG). With ``--before`` the two processes alternate call by call (``--repeats``
+calls of each function per round; which tree goes first alternates by round), so both see
+the machine in the same state: on a shared machine the speed of one process against another
+varies by 30% and more from minute to minute. Medians over every timed call of a tree are
 printed, CPU seconds beside wall seconds, with the load average before and after.
 """
 
@@ -55,7 +57,7 @@ from evalkit.report.verdict import fixture_gate_verdict, gate_and_judge
 from evalkit.run import evaluate
 from evalkit.stats import abstention
 
-fixture, repeats = sys.argv[1], int(sys.argv[2])
+fixture = sys.argv[1]
 evaluation = evaluate(load_fixture(fixture), None, k=10, repeats=2, workers=1)
 report, per_query = evaluation.to_report(), evaluation.per_query
 systems, measures = list(evaluation.systems), list(evaluation.measures)
@@ -103,35 +105,58 @@ calls = {
         )
     ),
 }
-times = {}
-for name in sys.argv[3:]:
-    calls[name]()
-    samples = []
-    for _ in range(repeats):
-        wall, cpu = time.perf_counter(), time.process_time()
-        calls[name]()
-        samples.append((time.perf_counter() - wall, time.process_time() - cpu))
-    times[name] = samples
+for call in calls.values():  # warm-up: imports and first calls are not timed
+    call()
+
 import evalkit
-print(json.dumps({"evalkit": evalkit.__file__, "times": times}))
+
+print(json.dumps({"evalkit": evalkit.__file__}), flush=True)
+for line in sys.stdin:  # one function name per line: call it once, answer its times
+    name = line.strip()
+    wall, cpu = time.perf_counter(), time.process_time()
+    calls[name]()
+    print(json.dumps([time.perf_counter() - wall, time.process_time() - cpu]), flush=True)
 """
 
 
-def _sample(tree: Path, repeats: int, names: list[str]) -> dict[str, list[list[float]]]:
-    environment = {**os.environ, "PYTHONPATH": str(tree)}
-    done = subprocess.run(
-        [sys.executable, "-c", _SAMPLE, str(FIXTURE), str(repeats), *names],
-        env=environment,
-        cwd=tree,  # python -c puts the working folder first on sys.path
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    result = json.loads(done.stdout.strip().splitlines()[-1])
-    if not Path(result["evalkit"]).resolve().is_relative_to(tree):
-        raise SystemExit(f"the sample imported {result['evalkit']}, not the tree {tree}")
-    times: dict[str, list[list[float]]] = result["times"]
-    return times
+class _Worker:
+    """A process that imports ``tree``'s evalkit, evaluates the fixture, warms every call up
+    and then times one call per request (a line on its standard input)."""
+
+    def __init__(self, tree: Path) -> None:
+        self.tree = tree
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", _SAMPLE, str(FIXTURE)],
+            env={**os.environ, "PYTHONPATH": str(tree)},
+            cwd=tree,  # python -c puts the working folder first on sys.path
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+
+    def ready(self) -> None:
+        found = json.loads(self._line())["evalkit"]
+        if not Path(found).resolve().is_relative_to(self.tree):
+            raise SystemExit(f"the sample imported {found}, not the tree {self.tree}")
+
+    def time(self, name: str) -> list[float]:
+        assert self.process.stdin is not None
+        self.process.stdin.write(name + "\n")
+        self.process.stdin.flush()
+        times: list[float] = json.loads(self._line())
+        return times
+
+    def close(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        self.process.wait()
+
+    def _line(self) -> str:
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()
+        if not line:
+            raise SystemExit(f"the sample of {self.tree} stopped (exit {self.process.wait()})")
+        return line
 
 
 def main() -> None:
@@ -148,12 +173,20 @@ def main() -> None:
         label: {name: [] for name in options.only} for label in trees
     }
     print(f"load average before: {os.getloadavg()}", flush=True)
-    for round_number in range(options.rounds):
-        order = list(trees.items())
-        for label, tree in order[::-1] if round_number % 2 else order:  # first one, then other
-            for name, times in _sample(tree, options.repeats, options.only).items():
-                samples[label][name].extend(times)
-        print(f"round {round_number + 1}: load average {os.getloadavg()}", flush=True)
+    workers = {label: _Worker(tree) for label, tree in trees.items()}
+    try:
+        for worker in workers.values():
+            worker.ready()
+        for round_number in range(options.rounds):
+            order = list(workers.items())
+            for name in options.only:
+                for _ in range(options.repeats):
+                    for label, worker in order[::-1] if round_number % 2 else order:
+                        samples[label][name].append(worker.time(name))
+            print(f"round {round_number + 1}: load average {os.getloadavg()}", flush=True)
+    finally:
+        for worker in workers.values():
+            worker.close()
     header = f"{'function':28s}" + "".join(
         f" {label + ' wall':>12s} {label + ' CPU':>11s}" for label in trees
     )
