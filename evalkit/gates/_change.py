@@ -396,9 +396,9 @@ def _differs_p(d: np.ndarray, inside: np.ndarray, settings: ChangeSettings) -> f
 #: Permutations per block in :func:`_differs_p`.
 _PERMUTATION_BLOCK: Final = 1_000
 #: Most positions (permutations times their length) of one draw :func:`_drawn_permutations`
-#: keeps (8 bytes each, numpy's index type, which indexes about 4x faster than ``int32``: 16
-#: MB; two are kept).
-_KEPT_PERMUTATIONS: Final = 2_000_000
+#: keeps (8 bytes each, numpy's index type, which indexes about 3x faster than ``int32``: up
+#: to 32 MB; two are kept).
+_KEPT_PERMUTATIONS: Final = 4_000_000
 
 
 @functools.lru_cache(maxsize=2)
