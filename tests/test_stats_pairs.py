@@ -247,3 +247,16 @@ def test_bootstrap_test_degenerate_reproducible_and_in_compare() -> None:
     result = compare(synthetic(), None, test="bootstrap", n_resamples=1_000)
     assert (result["test"] == "bootstrap").all()
     assert result["p_value"].between(0, 1).all()
+
+
+def test_text_groups_come_in_pandas_order_whatever_the_column_type() -> None:
+    """The groups of a text ``by`` column (read from its array) are those, in the order, of a
+    pandas sort: code point order, upper case before lower case, for str and object columns."""
+    frame = synthetic(systems=1)
+    names = ["zh", "Zu", "é", "a b", "中文", "de"]
+    frame["language"] = [names[int(q[1:]) % len(names)] for q in frame["query_id"]]
+    expected = sorted(pd.Series(names).drop_duplicates().sort_values().tolist())
+    for column in (frame["language"].astype("str"), frame["language"].astype(object)):
+        result = compare(frame.assign(language=column), "base", by="language", n_resamples=200)
+        shown = result.loc[result.measure == "R@5", "language"].tolist()
+        assert shown == expected == pd.Series(names).sort_values().tolist()
