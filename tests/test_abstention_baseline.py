@@ -233,6 +233,20 @@ def test_the_resampled_auc_is_the_sweep_s_auc() -> None:
     np.testing.assert_allclose(weighted_auc(confidence, answerable, counts), expected, rtol=1e-12)
 
 
+def test_the_resampled_auc_of_counts_is_the_sweep_s_bit_for_bit() -> None:
+    from evalkit.stats._abstention import stratified_counts, weighted_auc
+
+    rng = np.random.default_rng(11)
+    for _ in range(50):
+        n = int(rng.integers(2, 60))
+        answerable = rng.random(n) < rng.random()
+        confidence = np.where(rng.random(n) < 0.2, -np.inf, rng.integers(0, 6, n) / 5.0)
+        counts = stratified_counts(answerable, rng, 40)
+        expected = ek.stats.abstention_statistics(confidence, answerable, weights=counts).auc
+        found = weighted_auc(confidence, answerable, counts)
+        assert found.tobytes() == expected.tobytes()
+
+
 def test_the_markdown_summary_and_the_first_screen_show_the_auc_change(
     pair: tuple[Any, Any], tmp_path: pathlib.Path
 ) -> None:

@@ -14,6 +14,7 @@ import pathlib
 import re
 from typing import Any
 
+import pandas as pd
 import pytest
 import yaml
 from cli_runner import run_cli
@@ -23,6 +24,7 @@ from wrapped_system import WrappedSystem
 from evalkit.errors import FixtureError, InputError, StaleBaselineError
 from evalkit.gates import (
     GATE_COLUMNS,
+    ChangeSettings,
     Gates,
     baseline_from_report,
     check_baseline_fresh,
@@ -843,3 +845,32 @@ def test_change_reads_query_languages_through_the_report_reader() -> None:
     report = {"systems": [], "queryLanguages": {"q-1": 5}}
     with pytest.raises(InputError, match=r"queryLanguages\[.*\] should be a language code"):
         compare_with_baseline(report, {"systems": []})
+
+
+def test_each_system_s_change_is_the_one_it_has_alone() -> None:
+    """The systems are compared with their baselines in one call where their rows match
+    (``compare``'s ``pairs``): each gets the numbers a comparison of it alone gives, also
+    when one system's queries differ (compared apart)."""
+    folder = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "synthetic-bilingual-v1"
+    baseline = json.loads((folder / "baseline.json").read_text(encoding="utf-8"))
+    report = copy.deepcopy(baseline)
+    systems = list(report["systems"])
+    for index, system in enumerate(systems):
+        for position, values in enumerate(report["perQuery"][system].values()):
+            for measure in values:
+                if (position + index) % 3 == 0:
+                    values[measure] = 1.0 - values[measure]
+    del report["perQuery"][systems[1]][next(iter(report["perQuery"][systems[1]]))]
+    settings = ChangeSettings(n_resamples=300)
+    stable = ["n", "before", "after", "diff", "ci_low", "ci_high", "p_value"]
+    stable += ["worse", "better", "unchanged"]
+    together = compare_with_baseline(report, baseline, settings=settings)
+    for system in systems:
+        alone = compare_with_baseline(
+            {**report, "systems": [system]}, {**baseline, "systems": [system]}, settings=settings
+        )
+        rows = together.measures[together.measures["system"] == system]
+        assert len(alone.measures) == len(rows) > 0
+        pd.testing.assert_frame_equal(
+            alone.measures[stable], rows[stable].reset_index(drop=True), check_exact=True
+        )

@@ -82,6 +82,44 @@ def test_all_pairs_row_equals_the_same_pair_against_a_base() -> None:
     assert everything["family_size"].iloc[0] == 6 * 2 * 2
 
 
+@pytest.mark.parametrize("test", ["randomization", "bootstrap"])
+@pytest.mark.parametrize("by", [None, "language"])
+def test_given_pairs_equal_each_pair_compared_alone(test: str, by: str | None) -> None:
+    frame = synthetic(systems=4)
+    # ties and zeros: a pair with snapped differences leaves the per-system totals' path
+    frame.loc[(frame.system == "sys2") & (frame.query_id < "q010"), "value"] = 0.0
+    frame.loc[(frame.system == "sys4") & (frame.query_id < "q010"), "value"] = 0.0
+    pairs = [("sys3", "base"), ("sys1", "sys2"), ("sys4", "sys2"), ("base", "sys4")]
+    together = compare(frame, None, by=by, test=test, pairs=pairs, n_resamples=700, seed=5)
+    assert list(zip(together["system"], together["base"], strict=True)) == [
+        pair for pair in pairs for _ in range(len(together) // len(pairs))
+    ]
+    assert together["family"].iloc[0].startswith("4 given pairs of systems x 2 measures")
+    for system, base in pairs:
+        alone = compare(
+            frame[frame.system.isin([system, base])],
+            base,
+            by=by,
+            test=test,
+            n_resamples=700,
+            seed=5,
+        )
+        rows = together[(together.system == system) & (together.base == base)]
+        pd.testing.assert_frame_equal(
+            alone[STABLE], rows[STABLE].reset_index(drop=True), check_exact=True
+        )
+
+
+def test_given_pairs_are_checked() -> None:
+    frame = synthetic(systems=2)
+    with pytest.raises(InputError, match="either 'base' or 'pairs'"):
+        compare(frame, "base", pairs=[("sys1", "sys2")])
+    with pytest.raises(InputError, match="two different system names"):
+        compare(frame, None, pairs=[("sys1", "sys1")])
+    with pytest.raises(InputError, match=r"system 'sys9' of 'pairs' has no rows"):
+        compare(frame, None, pairs=[("sys1", "sys9")])
+
+
 def test_base_given_family_text_and_bonferroni() -> None:
     result = compare(synthetic(systems=2), "base", correction="bonferroni", n_resamples=300)
     assert set(result["base"]) == {"base"}
@@ -209,3 +247,16 @@ def test_bootstrap_test_degenerate_reproducible_and_in_compare() -> None:
     result = compare(synthetic(), None, test="bootstrap", n_resamples=1_000)
     assert (result["test"] == "bootstrap").all()
     assert result["p_value"].between(0, 1).all()
+
+
+def test_text_groups_come_in_pandas_order_whatever_the_column_type() -> None:
+    """The groups of a text ``by`` column (read from its array) are those, in the order, of a
+    pandas sort: code point order, upper case before lower case, for str and object columns."""
+    frame = synthetic(systems=1)
+    names = ["zh", "Zu", "é", "a b", "中文", "de"]
+    frame["language"] = [names[int(q[1:]) % len(names)] for q in frame["query_id"]]
+    expected = sorted(pd.Series(names).drop_duplicates().sort_values().tolist())
+    for column in (frame["language"].astype("str"), frame["language"].astype(object)):
+        result = compare(frame.assign(language=column), "base", by="language", n_resamples=200)
+        shown = result.loc[result.measure == "R@5", "language"].tolist()
+        assert shown == expected == pd.Series(names).sort_values().tolist()

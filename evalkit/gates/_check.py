@@ -576,6 +576,7 @@ def _baseline_rows(
     systems = [str(s) for s in previous.systems] if spec.systems == "all" else list(spec.systems)
     k = _report_k(report)
     rows: list[GateCheck] = []
+    failures: list[dict[str, set[tuple[str, str]]]] = []  # the report's, the baseline's
     for system in systems:
         gate = f"baseline:{system}"
         if system not in previous.systems:
@@ -623,7 +624,9 @@ def _baseline_rows(
                 op, threshold = _worse_bound(measure, old, allowed)
                 rows.append(GateCheck.checked(**where, op=op, threshold=threshold, actual=actual))
         if spec.max_new_failures is not None:
-            new = _new_failures(report, baseline, system)
+            if not failures:  # read once, for every system, when a system first needs them
+                failures = [_failure_keys(report, "report"), _failure_keys(baseline, "baseline")]
+            new = _new_failures(failures[0], failures[1], system)
             rows.append(
                 GateCheck.checked(
                     gate=gate,
@@ -641,8 +644,9 @@ def _baseline_rows(
     return rows
 
 
-def _failure_keys(report: Mapping[str, Any], system: str, role: str) -> set[tuple[str, str]]:
-    keys: set[tuple[str, str]] = set()
+def _failure_keys(report: Mapping[str, Any], role: str) -> dict[str, set[tuple[str, str]]]:
+    """``{system: {(query ID, kind)}}`` of the report's failures, each checked."""
+    keys: dict[str, set[tuple[str, str]]] = {}
     for index, failure in enumerate(report_list(report, "failures", role)):
         if not isinstance(failure, dict) or not all(
             isinstance(failure.get(k), str) for k in ("system", "queryId", "kind")
@@ -651,14 +655,18 @@ def _failure_keys(report: Mapping[str, Any], system: str, role: str) -> set[tupl
                 f"{role}: failures[{index}] should be an object with string system, queryId and "
                 "kind; expected a report written by evalkit"
             )
-        if failure["system"] == system:
-            keys.add((failure["queryId"], failure["kind"]))
+        keys.setdefault(failure["system"], set()).add((failure["queryId"], failure["kind"]))
     return keys
 
 
-def _new_failures(report: Mapping[str, Any], baseline: Mapping[str, Any], system: str) -> list[str]:
-    """Sorted IDs of queries with a (query, kind) failure in ``report`` but not in ``baseline``."""
-    new = _failure_keys(report, system, "report") - _failure_keys(baseline, system, "baseline")
+def _new_failures(
+    report: Mapping[str, set[tuple[str, str]]],
+    baseline: Mapping[str, set[tuple[str, str]]],
+    system: str,
+) -> list[str]:
+    """Sorted IDs of queries with a (query, kind) failure in ``report`` but not in ``baseline``
+    (:func:`_failure_keys` of each)."""
+    new = report.get(system, set()) - baseline.get(system, set())
     return sorted({query_id for query_id, _ in new})
 
 

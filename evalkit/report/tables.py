@@ -490,7 +490,8 @@ def ordered_comparisons(
     correction, resamples and seed) instead of computing them twice."""
     if compared.empty:
         return _empty(COMPARISON_COLUMNS, _COMPARISON_DTYPES)
-    present = [m for m in measures if m in set(compared["measure"])]
+    in_frame = set(compared["measure"].unique())  # once: not per measure, not per row
+    present = [m for m in measures if m in in_frame]
     ordered = _in_order(compared, systems=systems, measures=present, first=[])
     return ordered[list(COMPARISON_COLUMNS)]
 
@@ -710,8 +711,10 @@ def all_pairs_table(
     selected = per_query[
         per_query["system"].isin(list(systems)) & per_query["measure"].isin(list(measures))
     ]
-    present = [m for m in measures if m in set(selected["measure"])]
-    shown = [s for s in systems if s in set(selected["system"])]
+    selected_measures = set(selected["measure"].unique())  # once, from the distinct values
+    selected_systems = set(selected["system"].unique())
+    present = [m for m in measures if m in selected_measures]
+    shown = [s for s in systems if s in selected_systems]
     k = len(shown)
     if method == "tukey":
         described = "Tukey's HSD for paired data (systems x topics, error term V_E)"
@@ -727,7 +730,7 @@ def all_pairs_table(
         "across measures). Cells: mean, then letters."
     )
     table = pd.DataFrame(index=pd.Index(shown, name="system"), columns=present, dtype="str")
-    valued = set(selected.loc[selected["value"].notna(), "measure"])
+    valued = set(selected.loc[selected["value"].notna(), "measure"].unique())
     computed = [m for m in present if m in valued]
     for measure in present:
         if measure not in valued:

@@ -444,7 +444,7 @@ def compare_with_base(
 
 def _applicable_measures(per_query: pd.DataFrame, measures: Sequence[str]) -> tuple[str, ...]:
     """The ``measures`` with at least one value in ``per_query`` (present and not all NaN)."""
-    valued = set(per_query.loc[per_query["value"].notna(), "measure"])
+    valued = set(per_query.loc[per_query["value"].notna(), "measure"].unique())
     return tuple(m for m in measures if m in valued)
 
 

@@ -240,13 +240,18 @@ def report_means(report: Mapping[str, Any], role: str) -> dict[str, dict[str, di
 def report_per_query(
     report: Mapping[str, Any], role: str
 ) -> dict[str, dict[str, dict[str, float]]]:
-    """``{system: {query_id: {measure: value}}}`` from ``perQuery``."""
+    """``{system: {query_id: {measure: value}}}`` from ``perQuery``.
+
+    A value is checked as :func:`_measure_value` checks it; the place an error names is built
+    only for a value that fails (a report holds one value per system, query and measure)."""
     result: dict[str, dict[str, dict[str, float]]] = {}
     for system, queries in _object(report.get("perQuery"), role, "perQuery").items():
         where = f"perQuery[{_shown(system)}]"
         result[system] = {
             query_id: {
-                measure: _measure_value(
+                measure: number
+                if (number := _valid_measure_value(value, measure)) is not None
+                else _measure_value(
                     value, measure, role, f"{where}[{_shown(query_id)}][{_shown(measure)}]"
                 )
                 for measure, value in _object(values, role, f"{where}[{_shown(query_id)}]").items()
@@ -254,6 +259,15 @@ def report_per_query(
             for query_id, values in _object(queries, role, where).items()
         }
     return result
+
+
+def _valid_measure_value(value: object, measure: object) -> float | None:
+    """``value`` as :func:`_measure_value` accepts it, or None where that raises."""
+    number = finite_number(value)
+    if number is None:
+        return None
+    low, high = _range_of(measure) if isinstance(measure, str) else (-math.inf, math.inf)
+    return number if low - RANGE_SLACK <= number <= high + RANGE_SLACK else None
 
 
 def report_confidence(

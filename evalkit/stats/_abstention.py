@@ -187,23 +187,45 @@ def abstention_statistics(
         )
     measure = np.zeros(n) if value is None else np.nan_to_num(np.asarray(value, dtype=float))
     w = np.ones((1, n)) if weights is None else np.atleast_2d(np.asarray(weights, dtype=float))
+    return _sweep(conf, positive, measure, w, max_no_answer_fp=max_no_answer_fp)
+
+
+def _sweep(
+    conf: FloatArray,
+    positive: npt.NDArray[np.bool_],
+    measure: FloatArray,
+    w: FloatArray,
+    *,
+    max_no_answer_fp: float,
+    value_curve: bool = True,
+) -> AbstentionStatistics:
+    """:func:`abstention_statistics` of checked arrays (``measure`` without NaN, ``w``
+    ``(B, n)``); ``value_curve=False`` leaves the ``value`` curve out (NaN), which no summary
+    statistic reads (the resamples' sweeps)."""
+    n = conf.shape[0]
     levels, level_of = np.unique(conf, return_inverse=True)
     thresholds = np.concatenate([levels[np.isfinite(levels)], [np.inf]])
     starts = np.searchsorted(levels, thresholds)  # answered at threshold j: level >= starts[j]
     order = np.argsort(level_of, kind="stable")
     first = np.searchsorted(level_of[order], np.arange(levels.shape[0]))
     loss = np.where(positive, 1.0 - measure, 1.0)
+    ordered = w[:, order]  # gathered once for the four per-level sums (the same products)
+    rows = w.shape[0]
 
     def per_level(column: FloatArray) -> FloatArray:
         if n == 0:
-            return np.zeros((w.shape[0], 0))
-        summed: FloatArray = np.add.reduceat((w * column)[:, order], first, axis=1)
+            return np.zeros((rows, 0))
+        summed: FloatArray = np.add.reduceat(ordered * column[order], first, axis=1)
         return summed
 
     def suffix(sums: FloatArray) -> FloatArray:
-        tail = np.cumsum(sums[:, ::-1], axis=1)[:, ::-1]
-        out: FloatArray = np.concatenate([tail, np.zeros((w.shape[0], 1))], axis=1)
-        return out[:, starts]
+        # the sums from each level up (a cumulative sum of the reversed levels, written
+        # reversed in place), then 0 for +inf; read at the thresholds' levels (a gather, whose
+        # column-major layout the later sums over thresholds add in)
+        out = np.zeros((rows, sums.shape[1] + 1))
+        np.cumsum(sums[:, ::-1], axis=1, out=out[:, -2::-1] if sums.shape[1] else out[:, :0])
+        picked: FloatArray = out[:, starts]
+        return picked
 
     pos, neg = per_level(positive.astype(float)), per_level((~positive).astype(float))
     total_pos, total_neg = pos.sum(axis=1, keepdims=True), neg.sum(axis=1, keepdims=True)
@@ -213,16 +235,20 @@ def abstention_statistics(
         no_result = 1.0 - answered_pos / total_pos
         coverage = (answered_pos + answered_neg) / (total_pos + total_neg)
         risk = suffix(per_level(loss)) / (answered_pos + answered_neg)
-        mean_value = suffix(per_level(np.where(positive, measure, 0.0))) / total_pos
+        mean_value = (
+            suffix(per_level(np.where(positive, measure, 0.0))) / total_pos
+            if value_curve
+            else np.broadcast_to(np.nan, no_result.shape)
+        )
     auc = _level_auc(pos, neg)
     steps = coverage[:, :-1] - coverage[:, 1:]
     aurc = np.where(steps > 0, steps * np.nan_to_num(risk[:, :-1]), 0.0).sum(axis=1)
     aurc = np.where(coverage[:, 0] > 0, aurc, np.nan)
-    rows = np.arange(w.shape[0])
+    every_row = np.arange(rows)
     chosen = np.argmax(no_answer_fp <= max_no_answer_fp + _FP_SLACK, axis=1)
     has_neg = total_neg[:, 0] > 0
     op = {
-        name: np.where(has_neg, curve[rows, chosen], np.nan)
+        name: np.where(has_neg, curve[every_row, chosen], np.nan)
         for name, curve in (
             ("no_result", no_result),
             ("no_answer_fp", no_answer_fp),
@@ -250,14 +276,32 @@ def weighted_auc(
     confidence: FloatArray, positive: npt.NDArray[np.bool_], weights: FloatArray
 ) -> FloatArray:
     """``(B,)``: the ``auc`` of :func:`abstention_statistics` for each row of ``weights``
-    ``(B, n)``, computed alone (the per-level class sums and one cumulative sum; what
-    :func:`auc_change` needs for each resample, without the rest of the sweep)."""
-    _, level_of = np.unique(confidence, return_inverse=True)
-    order = np.argsort(level_of, kind="stable")
-    first = np.flatnonzero(np.r_[True, np.diff(level_of[order]) != 0])
-    pos = np.add.reduceat((weights * positive)[:, order], first, axis=1)
-    neg = np.add.reduceat((weights * ~positive)[:, order], first, axis=1)
-    return _level_auc(pos, neg)
+    ``(B, n)``, computed alone (what :func:`auc_change` needs for each resample, without the
+    rest of the sweep).
+
+    Each answerable query ``a`` counts ``w_a (W_<(a) + W_<=(a)) / 2``, the no-answer weight
+    strictly below and up to its confidence: a cumulative sum over the no-answer queries in
+    confidence order, read at two ``searchsorted`` positions, so each resample costs a few
+    passes over its ``n`` weights (no per-level grouping of the whole ``(B, n)`` matrix). With
+    integer weights (bootstrap counts) every sum is an exact integer or half-integer, so the
+    AUC is the sweep's bit for bit; other weights agree up to float rounding."""
+    conf = np.asarray(confidence, dtype=np.float64)
+    pos = np.asarray(positive, dtype=bool)
+    w = np.atleast_2d(np.asarray(weights, dtype=np.float64))
+    negatives = np.flatnonzero(~pos)
+    negative_conf = conf[negatives]
+    order = np.argsort(negative_conf, kind="stable")
+    ascending = negative_conf[order]
+    positive_conf = conf[pos]
+    below = np.searchsorted(ascending, positive_conf, side="left")
+    upto = np.searchsorted(ascending, positive_conf, side="right")
+    cumulative = np.zeros((w.shape[0], negatives.size + 1), dtype=np.float64)
+    np.cumsum(w[:, negatives[order]], axis=1, out=cumulative[:, 1:])
+    positive_weights = w[:, pos]
+    pairs = (positive_weights * (cumulative[:, below] + cumulative[:, upto])).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        auc: FloatArray = (0.5 * pairs) / (positive_weights.sum(axis=1) * cumulative[:, -1])
+    return auc
 
 
 def _level_auc(pos: FloatArray, neg: FloatArray) -> FloatArray:
@@ -306,11 +350,18 @@ def _resampled_statistics(
     n_resamples: int,
 ) -> dict[str, FloatArray]:
     """Each summary statistic over ``n_resamples`` stratified resamples, ``(n_resamples,)``
-    (drawn by :func:`stratified_blocks`)."""
+    (drawn by :func:`stratified_blocks`); ``confidence``, ``answerable`` and ``value`` as
+    :func:`abstention_statistics` accepted them for the observed sweep."""
     parts: dict[str, list[FloatArray]] = {name: [] for name in ABSTENTION_STATISTICS}
+    measure = np.nan_to_num(np.asarray(value, dtype=float))
     for counts in stratified_blocks(answerable, rng, n_resamples):
-        block = abstention_statistics(
-            confidence, answerable, value, max_no_answer_fp=max_no_answer_fp, weights=counts
+        block = _sweep(
+            confidence,
+            answerable,
+            measure,
+            counts,
+            max_no_answer_fp=max_no_answer_fp,
+            value_curve=False,
         )
         for name in ABSTENTION_STATISTICS:
             parts[name].append(block.statistic(name))

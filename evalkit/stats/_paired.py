@@ -4,6 +4,7 @@ Public API::
 
     compare(per_query, base, ...)        -> DataFrame   every system against a base system
     compare(per_query, None, ...)        -> DataFrame   every pair of systems (all pairs)
+    compare(per_query, pairs=[...], ...) -> DataFrame   the given (system, base) pairs
     summarize_with_ci(per_query, ...)    -> DataFrame   group means with bootstrap intervals
 
 with the columns of their frames (:data:`COMPARE_COLUMNS`, :data:`SUMMARY_COLUMNS`). The tests,
@@ -155,6 +156,7 @@ def compare(
     confidence: float = 0.95,
     alpha: float = 0.05,
     seed: int = 0,
+    pairs: Sequence[tuple[str, str]] | None = None,
 ) -> pd.DataFrame:
     """Paired comparisons of systems: one row per (pair of systems, measure, *by).
 
@@ -162,12 +164,18 @@ def compare(
     columns). Queries are paired by ``query_id`` within each measure. With ``base`` a system
     name, every other system is compared with it; with ``base=None`` every pair of systems is
     compared (all pairs: for systems sorted by name ``s_1 < s_2 < ...``, the row of the pair
-    ``i < j`` has ``system = s_i`` and ``base = s_j``). ``measures=None`` means every measure
-    present (sorted by name); a list keeps its order. ``by`` names query-attribute columns
-    (e.g. ``"language"``) to split each comparison into groups.
+    ``i < j`` has ``system = s_i`` and ``base = s_j``). With ``pairs`` (and ``base=None``),
+    exactly those ``(system, base)`` pairs are compared, in their order: many unrelated pairs
+    (each system against its own baseline, :func:`evalkit.gates.compare_with_baseline`) in one
+    call, each pair's numbers those of a call with its two systems alone (see below); only
+    the family columns, ``p_adjusted`` and ``significant`` read the other rows.
+    ``measures=None`` means every measure present (sorted by name); a list keeps its order.
+    ``by`` names query-attribute columns (e.g. ``"language"``) to split each comparison into
+    groups.
 
-    Rows are sorted by ``system``, then ``base``, then measure, then the ``by`` values in
-    ascending order. Columns (:data:`COMPARE_COLUMNS`, the ``by`` columns after ``measure``):
+    Rows are sorted by ``system``, then ``base`` (with ``pairs``: in their order), then
+    measure, then the ``by`` values in ascending order. Columns (:data:`COMPARE_COLUMNS`, the
+    ``by`` columns after ``measure``):
 
     ``system, base, measure, *by``; ``n`` (int) paired queries; ``base_mean`` and ``mean`` of
     ``base`` and of ``system``; ``diff`` the mean of the paired differences
@@ -223,17 +231,20 @@ def compare(
             f"{short_list(systems)}.{did_you_mean(str(base), systems)}"
         )
     measure_names = selected_measures(frame, measures)
-    if base is None:
-        pairs = list(itertools.combinations(systems, 2))
+    compared: list[tuple[str, str]]
+    if pairs is not None:
+        compared = _given_pairs(pairs, base, systems)
+    elif base is None:
+        compared = list(itertools.combinations(systems, 2))
     else:
-        pairs = [(system, base) for system in systems if system != base]
+        compared = [(system, base) for system in systems if system != base]
 
     parts: list[dict[str, Any]] = []
     rows = _MeasureRows.of(frame, by_columns)
-    for measure_index, measure in enumerate(measure_names if pairs else []):
+    for measure_index, measure in enumerate(measure_names if compared else []):
         for part in _compare_measure(
             rows,
-            pairs=pairs,
+            pairs=compared,
             measure=measure,
             by_columns=by_columns,
             test=test,
@@ -253,6 +264,7 @@ def compare(
             _family(
                 base,
                 systems,
+                given=len(compared) if pairs is not None else None,
                 measures=measure_names,
                 by_columns=by_columns,
                 size=family_size,
@@ -297,8 +309,17 @@ def summarize_with_ci(
     frame = frame.sort_values(order, kind="stable")
 
     records: list[dict[str, Any]] = []
-    for key, group in frame.groupby(list(by_columns), sort=True, dropna=False):
-        values = group["value"].to_numpy(dtype=np.float64)
+    # each group's values as a slice of one array ordered by group number (groupby's order;
+    # rows keep their order within a group), not a sub-frame per group
+    grouped = frame.groupby(list(by_columns), sort=True, dropna=False)
+    index = grouped.size().index
+    keys = index.tolist() if isinstance(index, pd.MultiIndex) else [(v,) for v in index.tolist()]
+    numbers = grouped.ngroup().to_numpy()
+    by_group = np.argsort(numbers, kind="stable")
+    bounds = np.searchsorted(numbers[by_group], np.arange(len(keys) + 1))
+    ordered_values: FloatArray = frame["value"].to_numpy(dtype=np.float64)[by_group]
+    for number, key in enumerate(keys):
+        values = ordered_values[bounds[number] : bounds[number + 1]]
         stream = random_generator(group_seed(seed, "summarize_with_ci", by_columns, key))
         low, high = mean_interval(
             values,
@@ -417,12 +438,7 @@ def _compare_measure(
     position = {name: i for i, name in enumerate(involved)}
     firsts = np.array([position[system] for system, _ in pairs], dtype=np.intp)
     seconds = np.array([position[base] for _, base in pairs], dtype=np.intp)
-    if by_columns:
-        attributes = rows.frame[list(by_columns)].iloc[reference_rows]
-        group_keys = attributes.drop_duplicates().sort_values(list(by_columns))
-        groups = [tuple(row) for row in group_keys.itertuples(index=False)]
-    else:
-        groups = [()]
+    groups = _group_keys(rows, by_columns, reference_rows)
     parts = []
     for group_index, group in enumerate(groups):
         mask = np.ones(reference_ids.size, dtype=bool)
@@ -527,6 +543,25 @@ def _compare_measure(
             )
             parts.append(part)
     return parts
+
+
+def _group_keys(
+    rows: _MeasureRows, by_columns: tuple[str, ...], reference_rows: slice
+) -> list[tuple[Any, ...]]:
+    """The distinct ``by`` values of a measure's rows, sorted: ``[()]`` without ``by``. One
+    column of text values (a language) is read from its array (``sorted(set(...))``, the
+    order pandas sorts text in); other columns through pandas, which orders numbers and
+    missing values its own way."""
+    if not by_columns:
+        return [()]
+    if len(by_columns) == 1:
+        values = rows.attributes[by_columns[0]][reference_rows]
+        distinct = set(values.tolist())
+        if all(type(value) is str for value in distinct):
+            return [(value,) for value in sorted(distinct)]
+    attributes = rows.frame[list(by_columns)].iloc[reference_rows]
+    group_keys = attributes.drop_duplicates().sort_values(list(by_columns))
+    return [tuple(row) for row in group_keys.itertuples(index=False)]
 
 
 @dataclass(frozen=True)
@@ -736,22 +771,48 @@ def _compare_frame(
     )
 
 
+def _given_pairs(
+    pairs: Sequence[tuple[str, str]], base: str | None, systems: list[str]
+) -> list[tuple[str, str]]:
+    """The ``pairs`` of :func:`compare` as a list of ``(system, base)`` names, checked."""
+    if base is not None:
+        raise InputError("compare: give either 'base' or 'pairs', not both")
+    given: list[tuple[str, str]] = []
+    for pair in pairs:
+        if not (isinstance(pair, tuple | list) and len(pair) == 2 and pair[0] != pair[1]):
+            raise InputError(
+                "compare: each of 'pairs' must be two different system names (system, base)"
+            )
+        for name in pair:
+            if name not in systems:
+                raise InputError(
+                    f"compare: system {name!r} of 'pairs' has no rows; systems present: "
+                    f"{short_list(systems)}.{did_you_mean(str(name), systems)}"
+                )
+        given.append((str(pair[0]), str(pair[1])))
+    return given
+
+
 def _family(
     base: str | None,
     systems: Sequence[str],
     *,
+    given: int | None,
     measures: Sequence[str],
     by_columns: Sequence[str],
     size: int,
     correction: str,
 ) -> str:
-    """The ``family`` text of :func:`compare`: which comparisons the correction runs over."""
+    """The ``family`` text of :func:`compare`: which comparisons the correction runs over
+    (``given``: the number of pairs given as ``pairs``)."""
     k = len(systems)
-    if base is None:
-        pairs = f"all {k * (k - 1) // 2} pairs of {k} systems"
+    if given is not None:
+        pairs_text = f"{given} given pair{'s' if given != 1 else ''} of systems"
+    elif base is None:
+        pairs_text = f"all {k * (k - 1) // 2} pairs of {k} systems"
     else:
-        pairs = f"{k - 1} system{'s' if k != 2 else ''} against base {base!r}"
-    parts = [pairs, f"{len(measures)} measure{'s' if len(measures) != 1 else ''}"]
+        pairs_text = f"{k - 1} system{'s' if k != 2 else ''} against base {base!r}"
+    parts = [pairs_text, f"{len(measures)} measure{'s' if len(measures) != 1 else ''}"]
     if by_columns:
         parts.append(f"groups of {', '.join(by_columns)}")
     return f"{' x '.join(parts)}: {size} tests, correction {correction}"
