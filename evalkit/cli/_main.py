@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from evalkit.cli._common import Handler, print_error
+from evalkit.cli._common import Handler, freeze_start_up, print_error
 from evalkit.cli._measures import NO_OPTIONS, run_trec_eval
 from evalkit.errors import EvalkitError, Interrupted, LeakError, SystemFailedError
 from evalkit.safety.interrupts import handle_signals, interrupted_line, reraise_if_interrupted
@@ -135,9 +135,12 @@ def main_then_exit() -> int:
     The process ends right after, so its objects are frozen out of the interpreter's final
     garbage collections (``gc.freeze``): after a report (pandas, matplotlib, an executed
     notebook in memory) those took about half a second and free nothing the operating system
-    does not reclaim anyway. Exit handlers and finalizers still run; everything evalkit writes
-    is closed before :func:`main` returns. In-process callers (tests) call :func:`main`.
+    does not reclaim anyway. So are a cheap command's start-up objects, once its modules are
+    imported and its inputs loaded (``freeze_start_up``). Exit handlers and finalizers still
+    run; everything evalkit writes is closed before :func:`main` returns. In-process callers
+    (tests) call :func:`main`.
     """
+    freeze_start_up()
     code = main()
     import gc
 

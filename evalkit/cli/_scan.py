@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from evalkit.cli._common import Handler, quoted, shown
+from evalkit.cli._common import Handler, gc_paused, quoted, shown
 from evalkit.errors import InputError, InputFileError
 
 if TYPE_CHECKING:
@@ -61,16 +61,18 @@ def add_scan(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Handle
 
 
 def _run_scan(args: argparse.Namespace) -> int:
-    from evalkit.fixtures import load_fixture
     from evalkit.safety.inputs import check_regular_file, open_input
-    from evalkit.safety.privacy import find_leaks_in_stream, private_texts
 
     for path in [*args.files, *([args.notebook] if args.notebook else [])]:
         try:  # every file is checked before the scan: a bad one fails first
             check_regular_file(path)
         except InputFileError as error:
             raise InputError(f"file to scan {quoted(path)} {error.reason}") from None
-    private = private_texts(load_fixture(args.fixture))
+    with gc_paused():
+        from evalkit.fixtures import load_fixture
+        from evalkit.safety.privacy import find_leaks_in_stream, private_texts
+
+        private = private_texts(load_fixture(args.fixture))
     leaking = 0
     for path in args.files:
         notebook = _own_notebook(path, args.notebook)
