@@ -53,7 +53,8 @@ def freeze_start_up() -> None:
 @contextlib.contextmanager
 def gc_paused() -> Iterator[None]:
     """The cyclic garbage collector paused inside the block (as it was after it): for a
-    command's start-up, importing its modules and loading its inputs (``validate``, ``scan``).
+    command's start-up, importing its modules and loading its inputs (``validate``, ``scan``),
+    or a short command's whole run (``trec-eval``).
     Almost every object made there lives on (modules, classes, a fixture's models), so each
     collection would traverse the growing heap and free close to nothing: about 60
     collections and 10-20 ms of a ``validate`` of the committed fixture. In the console script
