@@ -54,13 +54,13 @@ def freeze_start_up() -> None:
 def gc_paused() -> Iterator[None]:
     """The cyclic garbage collector paused inside the block (as it was after it): for a
     command's start-up, importing its modules and loading its inputs (``validate``, ``scan``),
-    or a short command's whole run (``trec-eval``).
-    Almost every object made there lives on (modules, classes, a fixture's models), so each
-    collection would traverse the growing heap and free close to nothing: about 60
-    collections and 10-20 ms of a ``validate`` of the committed fixture. In the console script
-    (:func:`freeze_start_up`) those objects are then frozen, so later collections skip them
-    too; the few reference cycles that became garbage in the block (a few hundred objects
-    there) stay until the process exits. Elsewhere the next collection frees them."""
+    or a short command's whole run (``trec-eval``). Almost every object made there lives on
+    (modules, classes, a fixture's models), so each collection would traverse the growing
+    heap and free close to nothing: 60-80 collections and 10-20 ms of a ``validate`` of the
+    committed fixture. In the console script (:func:`freeze_start_up`) those objects are then
+    frozen, so later collections skip them too; the few reference cycles that became garbage
+    in the block (a few hundred objects there) stay until the process exits. Elsewhere the
+    next collection frees them."""
     enabled = gc.isenabled()
     gc.disable()
     try:
