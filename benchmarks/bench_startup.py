@@ -4,16 +4,19 @@ Run from the repository root::
 
     python benchmarks/bench_startup.py                    # 5 rounds
     python benchmarks/bench_startup.py --rounds 7 --before ../old-tree
+    python benchmarks/bench_startup.py --rounds 15 --before ../old-tree --only FIXTURE
 
 One row per command: ``evalkit --help``, ``--version``, ``COMMAND --help`` for every
 subcommand (the parser and the dispatch to the command's module, which is the whole of a
 command's start-up before it reads its inputs), and two cheap commands on the committed fixture
 (``validate FIXTURE`` and ``scan FIXTURE PAGE``, a small generated HTML page): their time
-includes the work, which is small there. ``python -c pass`` is the floor (the interpreter
-alone). Each process is timed from spawn to exit (``time.perf_counter`` around
-``subprocess.run``); the commands alternate within a round (and with ``--before DIR``, the
-same command of the other tree runs right after, ``PYTHONPATH=DIR``), so the machine's load
-weighs on all alike; medians are printed with the load average. Bytecode is written and a first
+includes the work, which is small there; ``--page PATH`` scans that file instead (an HTML
+report of the fixture, with its notebook beside it, as ``evalkit report`` writes them).
+``python -c pass`` is the floor (the interpreter alone). Each process is timed from spawn to
+exit (``time.perf_counter``), with its CPU seconds (user + system, ``RUSAGE_CHILDREN``); the
+commands alternate within a round (and with ``--before DIR``, the same command of the other
+tree runs right after, ``PYTHONPATH=DIR``), so the machine's load weighs on all alike; medians
+are printed with the load average. Bytecode is written and a first
 untimed round warms it, as an installed package has its ``.pyc`` files. The last column lists
 the heavy libraries the command imports (``-X importtime``): numpy, pandas, pyarrow, SciPy,
 matplotlib, pydantic, PyYAML, nbformat.
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -56,10 +60,14 @@ def environment(tree: Path) -> dict[str, str]:
     return env
 
 
-def timed(args: list[str], tree: Path) -> float:
+def timed(args: list[str], tree: Path) -> tuple[float, float]:
+    """``(wall seconds, CPU seconds)`` of one process, spawn to exit."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(args, env=environment(tree), cwd=tree, capture_output=True, check=False)
-    return time.perf_counter() - start
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
 
 
 def heavy_imports(args: list[str], tree: Path) -> list[str]:
@@ -83,16 +91,23 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--before", type=Path, help="another tree to time alternately")
+    parser.add_argument("--page", type=Path, help="the file `scan` reads (default: a small page)")
+    parser.add_argument(
+        "--only", nargs="+", metavar="TEXT", help="the rows whose label holds one of these"
+    )
     options = parser.parse_args()
     trees = {"after": REPO} | ({"before": options.before.resolve()} if options.before else {})
     with tempfile.TemporaryDirectory(prefix="evalkit-bench-startup-") as folder:
         page = Path(folder) / "report.html"
         page.write_text("<html><body><p>nDCG@10 0.512</p></body></html>\n", encoding="utf-8")
+        page = options.page.resolve() if options.page else page
         rows = {"python -c pass (floor)": ["-c", "pass"]} | {
-            label: ["-m", "evalkit.cli.entry", *args] for label, args in commands(page).items()
+            label: ["-m", "evalkit.cli.entry", *args]
+            for label, args in commands(page).items()
+            if not options.only or any(text in label for text in options.only)
         }
         print(f"load average before: {os.getloadavg()}")
-        times: dict[tuple[str, str], list[float]] = {}
+        times: dict[tuple[str, str], list[tuple[float, float]]] = {}
         for round_index in range(options.rounds + 1):  # round 0 writes and warms the bytecode
             for label, args in rows.items():
                 for tree_name, tree in trees.items():
@@ -100,15 +115,21 @@ def main() -> None:
                     if round_index:
                         times.setdefault((label, tree_name), []).append(seconds)
         print(f"load average after: {os.getloadavg()}")
-        header = "| command | " + " | ".join(f"{name} s" for name in trees)
+        header = "| command | " + " | ".join(f"{name} s (CPU s)" for name in trees)
         print(header + " | under 0.3 s | heavy imports (after) |")
         print("| --- |" + " ---: |" * len(trees) + " --- | --- |")
         for label, args in rows.items():
-            medians = [statistics.median(times[label, name]) for name in trees]
-            cheap = "yes" if medians[0] <= TARGET else "no"
+            medians = [
+                (
+                    statistics.median(wall for wall, _ in times[label, name]),
+                    statistics.median(cpu for _, cpu in times[label, name]),
+                )
+                for name in trees
+            ]
+            cheap = "yes" if medians[0][0] <= TARGET else "no"
             cheap = cheap if label in CHEAP else "—"
             heavy = ", ".join(heavy_imports([sys.executable, *args], REPO)) or "none"
-            cells = " | ".join(f"{m:.3f}" for m in medians)
+            cells = " | ".join(f"{wall:.3f} ({cpu:.3f})" for wall, cpu in medians)
             print(f"| `{label}` | {cells} | {cheap} | {heavy} |")
 
 

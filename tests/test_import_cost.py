@@ -162,3 +162,23 @@ def test_validate_of_a_yaml_fixture_imports_no_numpy_pandas_or_pyarrow() -> None
     loaded = _imported_by_command(["validate", str(fixture)])
     assert "evalkit.fixtures.schema" in loaded  # the probe saw the fixture being checked
     assert loaded & {"numpy", "pandas", "pyarrow", "scipy", "matplotlib"} == set()
+
+
+#: The modules of the command line's groups (evalkit.cli._main's table of subcommands).
+CLI_GROUPS = {
+    f"evalkit.cli.{name}"
+    for name in ("_evaluate", "_fixtures", "_gates", "_hooks", "_measures", "_probes", "_scan")
+}
+
+
+def test_validate_and_scan_load_their_own_group_of_the_command_line_alone(tmp_path: Path) -> None:
+    # a command line that names one subcommand builds its parser alone and loads its group's
+    # module alone: the other groups' modules (and getopt, for trec-eval) are not start-up
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "synthetic-bilingual-v1"
+    page = tmp_path / "page.txt"
+    page.write_text("nDCG@10 0.512\n", encoding="utf-8")
+    validate = _imported_by_command(["validate", str(fixture)])
+    scan = _imported_by_command(["scan", str(fixture), str(page)])
+    assert "evalkit.fixtures.schema" in validate & scan  # the probe saw the commands' work
+    assert validate & CLI_GROUPS == {"evalkit.cli._fixtures"}
+    assert scan & CLI_GROUPS == {"evalkit.cli._scan"}

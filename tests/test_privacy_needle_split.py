@@ -61,7 +61,12 @@ def test_both_automata_find_every_needle_at_its_place(seed: int) -> None:
     haystack = "".join(rng.choices(_PIECES, k=rng.randint(0, 40)))
     index = _index(tuple(private))  # few windows: all needles in the automata
     assert not index._windows
+    index.build()  # the automata, not the dict of a short artifact's first searches
     assert _flat(index._matches(haystack)) == _plain_matches(index, haystack)
+    sliced = privacy._NeedleIndex(private)  # the dict alone, whatever the length
+    sliced._sliced_budget = len(haystack) * len(sliced._lengths)
+    assert _flat(sliced._matches(haystack)) == _plain_matches(sliced, haystack)
+    assert sliced._automata is None
     default = privacy.WINDOW_TABLES_FROM
     privacy.WINDOW_TABLES_FROM = 0  # the windows in hash tables
     try:
@@ -94,3 +99,23 @@ def test_colliding_window_hashes_are_told_apart(monkeypatch: pytest.MonkeyPatch)
     assert _flat(index._matches(haystack)) == _plain_matches(index, haystack)
     assert index.find(haystack) == expected
     assert "chunk:3" in expected
+
+
+def test_short_artifacts_are_searched_without_the_automata_until_they_would_cost_more(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Short artifacts are looked up in a dict of the whole strings (each substring of a whole
+    string's length) while the lookups stay within ``SLICED_SEARCH_PER_NEEDLE`` per string;
+    the search that would pass it builds the automata, which search from then on. Same
+    findings either way."""
+    private = [PrivateText(f"chunk:{i}", piece) for i, piece in enumerate(_PIECES[:4])]
+    page = "<p>" + _PIECES[1][:14] + " and " + _PIECES[2] + "</p>"
+    probe = privacy._NeedleIndex(private)
+    lookups = len(page) * len(probe._lengths)  # one search of the page
+    monkeypatch.setattr(privacy, "SLICED_SEARCH_PER_NEEDLE", -(-2 * lookups // len(probe._whole)))
+    index = privacy._NeedleIndex(private)  # room for two searches of the page
+    for _ in range(2):
+        assert index.find(page) == ["chunk:1", "chunk:2"]
+        assert index._automata is None
+    assert index.find(page) == ["chunk:1", "chunk:2"]
+    assert index._automata is not None  # the third would pass the budget: built, and kept

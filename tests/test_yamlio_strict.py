@@ -335,6 +335,20 @@ FLAT_CASES = [
     "- id: a\n  text: two\n    lines\n",
     "- id: a\n\n- id: b\n",
     "- id: a\n# comment\n- id: b\n",
+    "# a header\n# of two lines\n\n- id: a\n  text: b\n\n# --- next ---\n- id: c\n",
+    "- id: a\n# between keys\n  text: b\n\n  title: c\n",
+    "- id: a\n#\n#- id: b\n#  text: c\n",
+    "# only comments\n\n",
+    "\n",
+    "# a comment\n  text: an indented line first\n",
+    "- id: a\n  text: b\n\n   more\n",  # a blank line, then the value goes on
+    "- id: a\n  text: b\n # an indented comment\n",
+    "- id: a\n  text: b\n  # an item's comment\n",
+    "- id: a\n  text: b\n    # deeper\n",
+    '- id: a\n# a comment holding: a key: and "quotes" and - dashes\n',
+    "- id: a\n \n- id: b\n",  # a line of one space
+    "---\n# c\n- id: a\n",
+    "# c\n--- \n- id: a\n",
     "- id: a\n  text: tab\there\n",
     "- id: a\r\n  text: crlf\r\n",
     "- id: a\n  text: nel\x85here\n",
@@ -369,16 +383,18 @@ _flat_keys = st.sampled_from(["id", "text", "title", "on", "y", "null", "documen
 
 @given(
     st.lists(st.dictionaries(_flat_keys, _flat_values, min_size=1, max_size=4), min_size=1),
-    st.sampled_from(["plain", "quoted", "dumped"]),
+    st.sampled_from(["plain", "quoted", "dumped", "commented"]),
 )
 def test_flat_texts_load_the_same_both_ways(items: list[dict[str, str]], form: str) -> None:
     if form == "dumped":
         text = dump_yaml(items)
     else:
         quote = (lambda v: json.dumps(v, ensure_ascii=False)) if form == "quoted" else str
+        # commented: a comment or an empty line before each item and between its keys
+        between = ("# note: a - b\n", "\n") if form == "commented" else ("",)
         text = "".join(
-            f"{'- ' if i == 0 else '  '}{key}: {quote(value)}\n"
-            for item in items
+            f"{between[(n + i) % len(between)]}{'- ' if i == 0 else '  '}{key}: {quote(value)}\n"
+            for n, item in enumerate(items)
             for i, (key, value) in enumerate(item.items())
         )
     _assert_same(text)

@@ -8,7 +8,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from evalkit.cli._common import Handler, print_error, quoted, shown
+from evalkit.cli._common import Handler, gc_paused, print_error, quoted, shown
 from evalkit.errors import EvalkitError
 
 if TYPE_CHECKING:
@@ -39,7 +39,6 @@ def _run_validate(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from evalkit.errors import FixtureError
-    from evalkit.fixtures import load_fixture
 
     path = Path(args.path)
     if not path.is_dir():
@@ -47,7 +46,10 @@ def _run_validate(args: argparse.Namespace) -> int:
         print_error(EvalkitError(f"fixture directory {quoted(args.path)} {what}"))
         return 2
     try:
-        fixture = load_fixture(path)
+        with gc_paused():
+            from evalkit.fixtures import load_fixture
+
+            fixture = load_fixture(path)
     except FixtureError as error:
         for problem in error.problems:
             print(problem)

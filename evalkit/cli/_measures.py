@@ -17,7 +17,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
 
-from evalkit.cli._common import Handler, print_error
+from evalkit.cli._common import Handler, gc_paused, print_error
 
 if TYPE_CHECKING:
     import argparse
@@ -102,7 +102,6 @@ def _run_trec_eval(args: argparse.Namespace) -> int:
 def run_trec_eval(argv: Sequence[str]) -> int:
     """``evalkit trec-eval ARGV``: :func:`trec_eval_command`, with numpy's OpenBLAS on one
     thread and no garbage collection (below)."""
-    import gc
     import os
 
     # trec-eval does no linear algebra: numpy's OpenBLAS need not start a thread per core at
@@ -112,13 +111,8 @@ def run_trec_eval(argv: Sequence[str]) -> int:
     # The command is short and bounded: its data are numpy arrays, the objects it makes in
     # Python do not form cycles worth collecting, and the collector's passes over what the
     # imports made (numpy's modules) are about 5% of its CPU time at 100,000 lines.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with gc_paused():  # an in-process caller (a test) gets its collector back
         return trec_eval_command(argv)
-    finally:
-        if collecting:  # an in-process caller (a test) gets its collector back
-            gc.enable()
 
 
 def trec_eval_command(argv: Sequence[str]) -> int:

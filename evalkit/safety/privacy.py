@@ -703,14 +703,17 @@ class _NeedleIndex:
       node's next character up among its children one by one, and the root of a corpus with
       Chinese text has thousands (every first character): the other automaton reads only the
       stretches from each non-ASCII character of the artifact up to the longest needle's
-      length after it.
+      length after it. The automata are built by :meth:`build` or at the first search that
+      would overdraw a budget of lookups (``SLICED_SEARCH_PER_NEEDLE`` per whole string);
+      until then an artifact is searched by looking each of its substrings of a whole
+      string's length up in a dict of them, so a small page or log needs no automaton
+      (10-15 ms for the committed fixture's 3,600 whole strings and windows), and the
+      searches without one cost at most about what building them does.
 
-    Both find every needle occurrence, at the same places, as one automaton of every needle
+    All find every needle occurrence, at the same places, as one automaton of every needle
     did (``tests/test_privacy*.py``)."""
 
     def __init__(self, private: Iterable[PrivateText]) -> None:
-        import ahocorasick
-
         self._ids: list[str] = []
         self._texts: list[str] = []
         whole: dict[str, list[int]] = {}
@@ -730,40 +733,79 @@ class _NeedleIndex:
                 for offset, needle in _run_needles(self._texts[index], first, count, width):
                     whole.setdefault(needle, []).extend((index, offset))
             runs = []
-        self._ascii_first: Any = ahocorasick.Automaton()
-        self._other_first: Any = ahocorasick.Automaton()
-        self._longest = 0
-        for needle, found in whole.items():
-            automaton = self._ascii_first if needle[0] < "\x80" else self._other_first
-            automaton.add_word(needle, (len(needle), tuple(found)))
-            self._longest = max(self._longest, len(needle))
-        for automaton in (self._ascii_first, self._other_first):
-            if len(automaton):
-                automaton.make_automaton()
+        # each whole string's match: (its length, its places), as the automata report it
+        self._whole = {needle: (len(needle), tuple(found)) for needle, found in whole.items()}
+        self._lengths = sorted({len(needle) for needle in whole})
+        self._longest = max(self._lengths, default=0)
+        self._automata: tuple[Any, Any] | None = None
+        # lookups left for searches without the automata (SLICED_SEARCH_PER_NEEDLE)
+        self._sliced_budget = SLICED_SEARCH_PER_NEEDLE * len(whole)
         self._windows = _window_tables(self._texts, runs)
         self._searchable = bool(whole) or bool(runs)
         self._own_stretches: dict[tuple[str, bytes], bool] = {}
         self._clean: set[tuple[bytes, bytes]] = set()
+
+    def build(self) -> None:
+        """Build the whole strings' two automata now (they are otherwise built at the first
+        search that needs them): before a search in a forked process, or on a warm-up
+        thread (:func:`prepare_leak_scan`)."""
+        self._built()
+
+    def _built(self) -> tuple[Any, Any]:
+        """The automata of the whole strings whose first character is ASCII, and of the
+        others, built on first call."""
+        if self._automata is None:
+            import ahocorasick
+
+            ascii_first, other_first = ahocorasick.Automaton(), ahocorasick.Automaton()
+            for needle, value in self._whole.items():
+                (ascii_first if needle[0] < "\x80" else other_first).add_word(needle, value)
+            for automaton in (ascii_first, other_first):
+                if len(automaton):
+                    automaton.make_automaton()
+            self._automata = ascii_first, other_first
+        return self._automata
 
     def _matches(self, haystack: str) -> Iterator[tuple[int, tuple[int, tuple[int, ...]]]]:
         """``(end, (length, places))`` of every needle occurrence in ``haystack`` (see the
         class docstring); ``places``: (private string, offset) pairs, flattened."""
         for table in self._windows:
             yield from table.matches(haystack, self._texts)
-        if len(self._ascii_first):
-            yield from self._ascii_first.iter(haystack)
-        if not len(self._other_first):
+        if not self._whole:
+            return
+        cost = len(haystack) * len(self._lengths)
+        if self._automata is None and cost <= self._sliced_budget:
+            self._sliced_budget -= cost
+            yield from self._sliced_matches(haystack)
+            return
+        ascii_first, other_first = self._built()
+        if len(ascii_first):
+            yield from ascii_first.iter(haystack)
+        if not len(other_first):
             return
         stretch_start, stretch_end = 0, -1
         for run in _NON_ASCII_RUN_RE.finditer(haystack):
             start, end = run.start(), run.end() - 1 + self._longest
             if start >= stretch_end:  # the stretches before do not reach this one
                 if stretch_end > stretch_start:
-                    yield from self._other_first.iter(haystack, stretch_start, stretch_end)
+                    yield from other_first.iter(haystack, stretch_start, stretch_end)
                 stretch_start = start
             stretch_end = max(stretch_end, min(end, len(haystack)))
         if stretch_end > stretch_start:
-            yield from self._other_first.iter(haystack, stretch_start, stretch_end)
+            yield from other_first.iter(haystack, stretch_start, stretch_end)
+
+    def _sliced_matches(self, haystack: str) -> Iterator[tuple[int, tuple[int, tuple[int, ...]]]]:
+        """The whole strings' part of :meth:`_matches` without the automata: each substring
+        of ``haystack`` of a whole string's length looked up among them (the same matches,
+        in another order)."""
+        whole, lengths, size = self._whole, self._lengths, len(haystack)
+        for start in range(size):
+            for length in lengths:  # ascending
+                if start + length > size:
+                    break
+                value = whole.get(haystack[start : start + length])
+                if value is not None:
+                    yield start + length - 1, value
 
     def find(self, haystack: str, own: OwnText = NO_OWN_TEXT) -> list[str]:
         """Sorted object IDs of the private strings ``haystack`` (an artifact text) copies."""
@@ -845,6 +887,14 @@ def _common_length(a: str, b: str) -> int:
     return low
 
 
+#: Lookups per whole string that :class:`_NeedleIndex` spends, over all its searches, looking
+#: an artifact's substrings up in a dict (one per character and distinct whole-string length)
+#: before it builds and runs its automata instead: a lookup (a slice and its hash) costs
+#: 0.2-0.5 microseconds, the automata 3-4.5 microseconds per string to build (both measured
+#: here), so the dict is the cheaper way for a few short artifacts (the committed fixture's
+#: 3,600 strings of 27 lengths allow 1,600 characters: a small page, a short log) and its
+#: searches cost about what the build would have at most.
+SLICED_SEARCH_PER_NEEDLE: Final = 12
 #: Windows from which :class:`_NeedleIndex` keeps them in hash tables; fewer go into the
 #: automata with the whole strings. An automaton costs about 7 microseconds of CPU a needle to
 #: build and nothing per needle to search; the tables cost little to build and about 0.06 s
@@ -995,7 +1045,7 @@ def prepare_leak_scan(private: Iterable[PrivateText]) -> None:
     phrase evalkit's sources hold too, so a large collection's report needs it (10,000 chunks:
     30,000 strings) and a small fixture's often does not (the committed one: about 500)."""
     private = tuple(private)
-    _index(private)
+    _index(private).build()
     if len(private) >= PREPARE_OWN_TEXT_FROM:
         own_text()
 
@@ -1112,6 +1162,7 @@ def _found_per_artifact(
         from evalkit.forking import ForkedCall, can_fork_helpers  # only then: multiprocessing
 
         if can_fork_helpers():
+            index.build()  # here, once: not in the forked process and again in this one
             forked = ForkedCall(
                 index.find_in_artifact,
                 artifacts[largest],

@@ -14,9 +14,10 @@ Two readers:
   non-string key, deep nesting, more than one document) sends the file back through the located
   PyYAML loader, so errors, their line and column, and the data are exactly those of
   ``yaml.load(text, Loader=StrictLoader)``. A flat list of one-line ``key: value`` mappings
-  (what the dumpers write of a fixture's documents and chunks) is read without the parser, by
-  lines, when every line and value is of a form whose YAML data is known (``_flat_items``);
-  any other text takes the event path. A text of at least ``SPLIT_FROM`` characters (a
+  (what the dumpers write of a fixture's documents and chunks, and what a hand-written fixture
+  holds with comment and empty lines between) is read without the parser, by lines, when
+  every line and value is of a form whose YAML data is known (``_flat_items``); any other
+  text takes the event path. A text of at least ``SPLIT_FROM`` characters (a
   fixture's list of 100,000 chunks is 38 MB) is cut before a line beginning ``- `` past its
   middle and the second part parsed by a forked process, the two lists then joined; when that
   cannot be vouched for, the text is parsed whole (:func:`split_items`).
@@ -419,9 +420,10 @@ def _parse_rest(
     return work(items)
 
 
-# One line of a flat list item: ``- key: value`` (its first) or ``  key: value``; a key far
-# shorter than the 1024 characters YAML allows an implicit key.
-_FLAT_LINE: Final = re.compile(r"^(- |  )([a-z_]{1,100}): ([^\n]*)\n", re.MULTILINE)
+# One line of a flat list item: ``- key: value`` (its first) or ``  key: value``, a key far
+# shorter than the 1024 characters YAML allows an implicit key; or a comment line (``#`` in
+# the first column) or an empty line, whose groups are empty.
+_FLAT_LINE: Final = re.compile(r"^(?:(- |  )([a-z_]{1,100}): ([^\n]*)|#[^\n]*|)\n", re.MULTILINE)
 # Any of these characters (tab, CR, NEL, U+2028/9, BOM, controls, surrogates) leaves a text to
 # the parser: in YAML they break lines, are refused, or are whitespace. (The complement of
 # "\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff",
@@ -441,8 +443,11 @@ def _flat_items(text: str) -> list[dict[str, str]] | None:
     (``- key: value`` then ``  key: value``: what :func:`dump_yaml` and :func:`dump_flat_yaml`
     write of documents and chunks), read without the parser; None for any other text.
 
-    Accepted: every line is such a line (no blank line, comment, tab or document marker; only
-    the characters YAML reads as printable and not as line breaks), every key a lower-case
+    Accepted: every line is such a line, an empty line or a comment line (``#`` in the first
+    column: what a hand-written fixture puts before and between its items; YAML reads neither
+    as part of a value, since a one-line value ends at its line break and a comment's column is
+    left of the item's keys), with no tab or document marker and only the characters YAML
+    reads as printable and not as line breaks; every key a lower-case
     name that resolves to a string, unique within its item; every value either a plain scalar
     that resolves to a string and whose text is its value (not empty, no indicator first, no
     ``": "``, ``" #"`` or ``":"`` / space at its end) or a double-quoted scalar whose only
@@ -452,7 +457,7 @@ def _flat_items(text: str) -> list[dict[str, str]] | None:
     refuses or builds differently, so the data is that of :func:`load_strict`; anything else is
     left to the parser, which reports problems at their line. About twice as fast as the event
     path, which is bound by PyYAML making a Python event object per scalar."""
-    if not text.startswith("- ") or not text.endswith("\n") or _FLAT_REFUSED.search(text):
+    if not text.endswith("\n") or _FLAT_REFUSED.search(text):
         return None
     lines = _FLAT_LINE.findall(text)
     if len(lines) != text.count("\n"):
@@ -462,9 +467,13 @@ def _flat_items(text: str) -> list[dict[str, str]] | None:
     strings: dict[str, bool] = {}  # whether a short plain scalar resolves to a string
     implicit, indicators, quoted = _IMPLICIT, _FLAT_INDICATORS, _FLAT_QUOTED
     for start, key, written in lines:
+        if not start:
+            continue  # a comment or empty line
         if start == "- ":
             item = {}
             items.append(item)
+        elif not items:
+            return None  # an item's key line before any item
         if key in item or not written or len(written) > MAX_SCALAR_CHARS:
             return None
         value = written
@@ -494,7 +503,7 @@ def _flat_items(text: str) -> list[dict[str, str]] | None:
         if not strings[key]:
             return None
         item[key] = value
-    return items
+    return items or None  # comments alone: the parser's (None)
 
 
 def _build_from_events(loader: yaml.SafeLoader) -> Any:
