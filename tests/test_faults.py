@@ -22,7 +22,7 @@ import pytest
 from cli_runner import run_cli
 from kill_harness import EVALKIT, start_evalkit, write_beir_collection
 
-from evalkit.errors import EvalkitError
+from evalkit.errors import EvalkitError, Interrupted
 from evalkit.fixtures import load_fixture
 from evalkit.gates import load_gates
 from evalkit.probes.load import load_probes
@@ -365,3 +365,27 @@ def test_an_ordinary_finalizer_error_inside_nested_signal_blocks_reaches_the_use
     finally:
         sys.unraisablehook = previous
     assert seen == ["ValueError"]
+
+
+class _PanicException(BaseException):
+    """What PyO3 raises when a Python exception reaches Rust code that expected none: a
+    ``BaseException``, not an ``Exception`` (seen as a Rust extension's panic when SIGINT
+    came during ``evalkit import`` under load)."""
+
+
+def test_a_signal_a_library_turned_into_a_panic_still_interrupts_the_command() -> None:
+    from evalkit.safety.interrupts import handle_signals, signal_surfaces_as_interrupt
+
+    def library_call() -> None:
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(1)
+        except Interrupted as error:  # the library's own handling of the Python error
+            raise _PanicException("called `Result::unwrap()` on an `Err` value") from error
+
+    with pytest.raises(Interrupted) as caught, handle_signals(), signal_surfaces_as_interrupt():
+        library_call()
+    assert caught.value.exit_code == 128 + signal.SIGINT
+    # without a signal, the same error passes unchanged
+    with pytest.raises(_PanicException), handle_signals(), signal_surfaces_as_interrupt():
+        raise _PanicException("a real panic")

@@ -18,7 +18,11 @@ from typing import TYPE_CHECKING, Final
 
 from evalkit.cli._common import Handler, freeze_start_up, print_error
 from evalkit.errors import EvalkitError, Interrupted, LeakError, SystemFailedError
-from evalkit.safety.interrupts import handle_signals, interrupted_line, reraise_if_interrupted
+from evalkit.safety.interrupts import (
+    handle_signals,
+    interrupted_line,
+    signal_surfaces_as_interrupt,
+)
 
 if TYPE_CHECKING:
     import argparse
@@ -143,14 +147,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(words)
         run = functools.partial(handlers[args.command], args)
     try:
-        with handle_signals():
-            try:
-                return run()
-            except Exception:
-                # a library turned the signal into another error (an import's RuntimeError
-                # from __set_name__, an event loop's): still one line and 130/143
-                reraise_if_interrupted()
-                raise
+        with handle_signals(), signal_surfaces_as_interrupt():
+            return run()
     except Interrupted as stop:
         print(interrupted_line(stop), file=sys.stderr)
         return stop.exit_code

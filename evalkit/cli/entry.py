@@ -11,7 +11,11 @@ import signal
 import sys
 
 from evalkit.errors import Interrupted, OutputError
-from evalkit.safety.interrupts import handle_signals, interrupted_line, reraise_if_interrupted
+from evalkit.safety.interrupts import (
+    handle_signals,
+    interrupted_line,
+    signal_surfaces_as_interrupt,
+)
 
 __all__ = ["console"]
 
@@ -23,12 +27,9 @@ def console() -> int:
     says in one line what the sweeps removed (:mod:`evalkit.safety.scratch`)."""
     try:
         with handle_signals():
-            try:
+            with signal_surfaces_as_interrupt():  # a signal inside an import, as another error
                 from evalkit.cli._main import main_then_exit as run
                 from evalkit.safety.scratch import sweep
-            except Exception:  # a signal inside an import can surface as another error
-                reraise_if_interrupted()
-                raise
             sweep()
             return run()
     except Interrupted as stop:  # before main() took over, or after it returned

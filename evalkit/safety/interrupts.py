@@ -34,6 +34,7 @@ __all__ = [
     "raise_if_cancelled",
     "record_written",
     "reraise_if_interrupted",
+    "signal_surfaces_as_interrupt",
 ]
 
 #: How often a thread that waits (on a socket, a backoff) checks :func:`cancelled`, in seconds.
@@ -72,6 +73,23 @@ def reraise_if_interrupted() -> None:
     first one into another error (an event loop's ``RuntimeError``)."""
     if _CANCELLED.is_set() and _OWNER and os.getpid() == _OWNER[-1]:
         raise Interrupted(_STATE.get("signum") or signal.SIGINT)
+
+
+@contextlib.contextmanager
+def signal_surfaces_as_interrupt() -> Iterator[None]:
+    """Within the block, an error a library made of the signal is :class:`Interrupted` again
+    (:func:`reraise_if_interrupted`) when a signal came: an import's ``RuntimeError`` from
+    ``__set_name__``, an event loop's error, or a Rust extension's ``PanicException``, which
+    PyO3 raises when a Python exception (the signal's) reaches code that expected none, and
+    which is a ``BaseException``, not an ``Exception``: all end the command with one line and
+    130/143, never a traceback. Any other error passes unchanged."""
+    try:
+        yield
+    except KeyboardInterrupt:  # Interrupted itself, or Python's own
+        raise
+    except BaseException:
+        reraise_if_interrupted()
+        raise
 
 
 def interrupted_line(stop: Interrupted) -> str:
