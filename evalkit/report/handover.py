@@ -20,8 +20,8 @@ evaluation folder:
   key as well (:meth:`ReportHandover.compute`); it is pending and claimed by that key
   (:func:`result_pending`). Only this command's own helper writes there, in its private
   folder, so the notebook unpickles nothing from anywhere else.
-- ``claims/<name>``: who computes a figure. The helper claims each figure before drawing it;
-  a cell that finds a figure not yet claimed claims and draws it itself instead of waiting
+- ``claims/<name>``: who computes a figure (or a result). The helper claims each before making
+  it; a cell that finds one not yet claimed claims and makes it itself instead of waiting
   (the helper then skips it), so no figure is drawn twice and no cell waits for work that has
   not begun.
 - ``taken/<name>``: what the notebook took from the helper, and (``<name>:notebook``) what it
@@ -265,9 +265,10 @@ def load_result(folder: str | os.PathLike[str], key: str) -> tuple[bool, Any]:
 
 
 class ReportHandover:
-    """The report notebook's figures: handed over by ``evalkit report`` when its helper drew
-    the same call, else drawn here: when the helper has not begun the figure (it is claimed
-    here), when it drew another call, and always without a ``folder``, as in JupyterLab.
+    """The report notebook's figures (:meth:`draw`) and tables (:meth:`compute`): handed over
+    by ``evalkit report`` when its helper made the same call, else made here: when the helper
+    has not begun it (it is claimed here), when it made another call, and always without a
+    ``folder``, as in JupyterLab.
 
     ``folder`` is the notebook's ``evaluation_dir`` (None or empty: draw everything).
     """
