@@ -231,30 +231,6 @@ def _table_calls(evaluation: Evaluation, parameters: Mapping[str, Any]) -> list[
     return [(key, f, (evaluation.per_query,), kw) for key, f, kw in keyed if key is not None]
 
 
-def _gate_call(parts: _ReportParts, workdir: Path) -> list[_Call]:
-    """The verdict cell's first call: :func:`evalkit.report.verdict.fixture_gate_verdict` with
-    the change against the baseline (the randomization tests of every system against main's
-    baseline: the first screen, and the longest step of the kernel's first cells), keyed as
-    the cell makes it from ``workdir``; none without the parameters it takes or when the
-    baseline cannot be read (the cell reports that itself)."""
-    from evalkit.gates import load_report
-    from evalkit.report.verdict import fixture_gate_verdict
-
-    parameters = parts.parameters
-    if not {"baseline", "gates"} <= set(parameters):
-        return []
-    baseline, gates = parameters["baseline"], parameters["gates"]
-    try:
-        given = load_report(find_input(str(baseline), base=workdir)) if baseline else None
-    except Exception:  # the cell reads the baseline itself and says what is wrong
-        return []
-    args = (parts.report, str(parts.fixture_path))
-    kwargs = {"baseline": given, "baseline_path": baseline, "gates_path": gates}
-    kwargs["per_query"] = parts.evaluation.per_query
-    key = figure_key(fixture_gate_verdict, args, kwargs)
-    return [(key, fixture_gate_verdict, args, kwargs)] if key is not None else []
-
-
 def _probe_call(parameters: Mapping[str, Any], workdir: Path) -> list[_Call]:
     """The probe cell's call (:func:`evalkit.probes.run_target_probes` of ``probe_target`` on the
     ``probes`` folder, as the cell finds it from ``workdir``), keyed; none without probes."""
@@ -273,15 +249,13 @@ def _probe_call(parameters: Mapping[str, Any], workdir: Path) -> list[_Call]:
 
 def _start_report_helper(parts: _ReportParts, workdir: Path) -> Helper | None:
     """Fork the helper (:mod:`evalkit.report.handover`) that computes the notebook's verdict
-    section (:func:`_gate_call` first), :data:`REPORT_HELPER_TABLES` and the probe section
-    (:func:`_probe_call`), and draws
+    section, :data:`REPORT_HELPER_TABLES` and the probe section (:func:`_probe_call`), and draws
     :data:`REPORT_HELPER_FIGURES`, into the evaluation folder while the kernel runs the first
     cells, in the notebook's working directory ``workdir`` (a baseline path is relative to it);
     None without one (no ``fork``), and the verdict is then computed here, before the notebook
     starts."""
     # keyed here: pending before the fork
-    calls = _gate_call(parts, workdir)
-    calls += _table_calls(parts.evaluation, parts.parameters)
+    calls = _table_calls(parts.evaluation, parts.parameters)
     calls += _probe_call(parts.parameters, workdir)
 
     def work() -> None:  # in the helper: its own process, so changing directory is safe
@@ -298,18 +272,10 @@ def _start_report_helper(parts: _ReportParts, workdir: Path) -> Helper | None:
 
 
 def _draw_report_parts(parts: _ReportParts, calls: Sequence[_Call]) -> None:
-    """In the helper: the verdict section (its gate verdict first, :func:`_gate_call`), then
-    the other ``calls`` (:func:`_table_calls`, :func:`_probe_call`) and the figures of
-    :data:`REPORT_HELPER_FIGURES` in the order of the notebook's cells that show them; each
-    pending name is cleared once done (or failed)."""
+    """In the helper: the verdict section, then the other ``calls`` (:func:`_table_calls`,
+    :func:`_probe_call`) and the figures of :data:`REPORT_HELPER_FIGURES` in the order of the
+    notebook's cells that show them; each pending name is cleared once done (or failed)."""
     evaluation, parameters, folder = parts.evaluation, parts.parameters, parts.folder
-
-    def compute(name: str) -> None:
-        for call in calls:
-            if call[1].__name__ == name:
-                _compute_for_notebook(folder, call)
-
-    compute("fixture_gate_verdict")  # the first screen, then the rest of the verdict section
     try:
         _save_verdict_for_notebook(parts)
     finally:
@@ -343,6 +309,11 @@ def _draw_report_parts(parts: _ReportParts, calls: Sequence[_Call]) -> None:
 
     def draw(name: str) -> None:
         _draw_for_notebook(folder, getattr(plots, name), figure_calls[name])
+
+    def compute(name: str) -> None:
+        for call in calls:
+            if call[1].__name__ == name:
+                _compute_for_notebook(folder, call)
 
     compute("ablation_table")
     draw("paired_difference_figure")
