@@ -30,6 +30,7 @@ Rules:
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sys
 import tempfile
@@ -89,7 +90,7 @@ __all__ = [
     "DEFAULT_REPORT_NOTEBOOK",
     "EVALUATION_DIR_PARAMETER",
     "REPORT_HELPER_FIGURES",
-    "REPORT_HELPER_TABLES",
+    "REPORT_HELPER_STEPS",
     "RenderedReport",
     "check_report_output",
     "notebook_parameters",
@@ -184,26 +185,25 @@ def _save_verdict_for_notebook(parts: _ReportParts) -> None:
     save_verdict(gated, parts.folder, settings)
 
 
-REPORT_HELPER_FIGURES: Final = (
-    "paired_difference_figure",
-    "latency_figure",
-    "abstention_figure",
-)
+REPORT_HELPER_FIGURES: Final = ("paired_difference_figure", "latency_figure")
 """The :mod:`evalkit.report.plots` functions whose figures ``evalkit report``'s helper draws for the
-report notebook (its difference, latency and abstention cells), with the arguments those cells
-pass, in this order: of the difference and latency figures the later and larger first. The
+report notebook (its difference and latency cells), with the arguments those cells pass. The
 kernel usually reaches the latency cell while the helper still draws the differences, claims
 the latency figure and draws it itself (0.2 s) instead of waiting; the other order left the
 difference cell waiting. Interleaved runs of ``evalkit report``, 10 each: median 7.4 s
-against 7.8 s. The abstention figure (0.3 s), in the last section, comes last: the helper
-computes the sweep it draws as the cell does (:func:`evalkit.stats.abstention`, same
-resamples and seed)."""
-REPORT_HELPER_TABLES: Final = ("ablation_table", "all_pairs_table")
-"""The :mod:`evalkit.report.tables` functions whose results the helper computes for the report
-notebook's ablation, per-language and all-pairs cells
-(:meth:`~evalkit.report.handover.ReportHandover.compute`), with the arguments those cells pass:
-the two ablation tables before the figures (their cells come first), the all-pairs table
-after them. About 0.4 s of the kernel's cells on the committed fixture, computed while the
+against 7.8 s."""
+REPORT_HELPER_STEPS: Final = (
+    "ablation_table",
+    *REPORT_HELPER_FIGURES,
+    "all_pairs_table",
+    "run_target_probes",
+)
+"""What ``evalkit report``'s helper makes for the notebook after its verdict section, in this
+order (the order of the cells that show them): the two ablation tables
+(:mod:`evalkit.report.tables`, before the figures: their cells come first), the figures of
+:data:`REPORT_HELPER_FIGURES`, the all-pairs table and the probe section
+(:func:`evalkit.probes.run_target_probes`), each for the very call its cell makes
+(:meth:`~evalkit.report.handover.ReportHandover.compute`). The helper computes them while the
 kernel computes the first screen's change against the baseline."""
 
 _Call = tuple[str, Callable[..., Any], tuple[Any, ...], dict[str, Any]]
@@ -212,7 +212,7 @@ the function and its arguments."""
 
 
 def _table_calls(evaluation: Evaluation, parameters: Mapping[str, Any]) -> list[_Call]:
-    """The calls of :data:`REPORT_HELPER_TABLES` as the notebook's cells make them, keyed;
+    """The ablation and all-pairs cells' calls (:data:`REPORT_HELPER_STEPS`), keyed;
     none when the parameters they take are missing (a notebook of the user's own)."""
     from evalkit.report import tables
 
@@ -247,16 +247,16 @@ def _probe_call(parameters: Mapping[str, Any], workdir: Path) -> list[_Call]:
     return [(key, run_target_probes, args, {})] if key is not None else []
 
 
-def _start_report_helper(parts: _ReportParts, workdir: Path) -> Helper | None:
+def _start_report_helper(
+    parts: _ReportParts, workdir: Path, probes: Sequence[_Call]
+) -> Helper | None:
     """Fork the helper (:mod:`evalkit.report.handover`) that computes the notebook's verdict
-    section, :data:`REPORT_HELPER_TABLES` and the probe section (:func:`_probe_call`), and draws
-    :data:`REPORT_HELPER_FIGURES`, into the evaluation folder while the kernel runs the first
-    cells, in the notebook's working directory ``workdir`` (a baseline path is relative to it);
-    None without one (no ``fork``), and the verdict is then computed here, before the notebook
-    starts."""
+    section and the steps of :data:`REPORT_HELPER_STEPS` (``probes``: :func:`_probe_call`) into
+    the evaluation folder while the kernel runs the first cells, in the notebook's working
+    directory ``workdir`` (a baseline path is relative to it); None without one (no ``fork``),
+    and the verdict is then computed here, before the notebook starts."""
     # keyed here: pending before the fork
-    calls = _table_calls(parts.evaluation, parts.parameters)
-    calls += _probe_call(parts.parameters, workdir)
+    calls = [*_table_calls(parts.evaluation, parts.parameters), *probes]
 
     def work() -> None:  # in the helper: its own process, so changing directory is safe
         os.chdir(workdir)
@@ -272,9 +272,10 @@ def _start_report_helper(parts: _ReportParts, workdir: Path) -> Helper | None:
 
 
 def _draw_report_parts(parts: _ReportParts, calls: Sequence[_Call]) -> None:
-    """In the helper: the verdict section, then the other ``calls`` (:func:`_table_calls`,
-    :func:`_probe_call`) and the figures of :data:`REPORT_HELPER_FIGURES` in the order of the
-    notebook's cells that show them; each pending name is cleared once done (or failed)."""
+    """In the helper: the verdict section, then the steps of :data:`REPORT_HELPER_STEPS`: the
+    figures of :data:`REPORT_HELPER_FIGURES` and the keyed ``calls`` (:func:`_table_calls`,
+    :func:`_probe_call`), as the notebook's cells make them; each pending name is cleared once
+    done (or failed)."""
     evaluation, parameters, folder = parts.evaluation, parts.parameters, parts.folder
     try:
         _save_verdict_for_notebook(parts)
@@ -283,20 +284,9 @@ def _draw_report_parts(parts: _ReportParts, calls: Sequence[_Call]) -> None:
     from evalkit.report import plots
 
     systems = list(evaluation.systems)
-
-    def abstention_call() -> tuple[tuple[Any, ...], dict[str, Any]] | None:
-        """The abstention cell's figure call; None when it shows none (no no-answer query)."""
-        from evalkit.stats import abstention
-
-        resamples, seed = int(parameters["n_resamples"]), int(parameters["seed"])
-        abstained = abstention(evaluation, n_resamples=resamples, seed=seed)
-        if abstained.summary["n_no_answer"].eq(0).all():
-            return None
-        return (abstained.curve, abstained.summary, abstained.queries), {"systems": systems}
-
-    figure_calls: dict[str, Callable[[], tuple[tuple[Any, ...], dict[str, Any]] | None]] = {
-        "latency_figure": lambda: ((evaluation.latency,), {"systems": systems}),
-        "paired_difference_figure": lambda: (
+    figure_calls: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
+        "latency_figure": ((evaluation.latency,), {"systems": systems}),
+        "paired_difference_figure": (
             (evaluation.per_query,),
             {
                 "base": parameters.get("base_system"),
@@ -304,55 +294,41 @@ def _draw_report_parts(parts: _ReportParts, calls: Sequence[_Call]) -> None:
                 "measures": plots.difference_measures(list(evaluation.measures)),
             },
         ),
-        "abstention_figure": abstention_call,
     }
-
-    def draw(name: str) -> None:
-        _draw_for_notebook(folder, getattr(plots, name), figure_calls[name])
-
-    def compute(name: str) -> None:
+    for step in REPORT_HELPER_STEPS:
+        if step in figure_calls:
+            function = getattr(plots, step)
+            args, kwargs = figure_calls[step]
+            key = figure_key(function, args, kwargs)
+            if key is None:  # a call it cannot key: the cell draws the figure itself
+                clear_pending(folder, [figure_pending(step)])
+                continue
+            figure = functools.partial(
+                _save_made, save_figure, folder, (key, function, args, kwargs)
+            )
+            _make_for_notebook(folder, figure_pending(step), figure)
         for call in calls:
-            if call[1].__name__ == name:
-                _compute_for_notebook(folder, call)
-
-    compute("ablation_table")
-    draw("paired_difference_figure")
-    draw("latency_figure")
-    compute("all_pairs_table")
-    draw("abstention_figure")
-    compute("run_target_probes")
+            if call[1].__name__ == step:
+                result = functools.partial(_save_made, save_result, folder, call)
+                _make_for_notebook(folder, result_pending(call[0]), result)
 
 
-def _compute_for_notebook(folder: Path, call: _Call) -> None:
-    """In the helper: ``call``'s result into ``folder`` (unless the notebook claimed it)."""
+def _save_made(save: Callable[[Path, str, Any], None], folder: Path, call: _Call) -> None:
+    """``save`` (:func:`~evalkit.report.handover.save_figure` or
+    :func:`~evalkit.report.handover.save_result`) what ``call`` makes into ``folder``, under
+    its key."""
     key, function, args, kwargs = call
-    if not claim(folder, result_pending(key)):  # the notebook got there first
-        return
-    try:
-        save_result(folder, key, function(*args, **kwargs))
-    except Exception:  # an optimization only: the notebook then computes it itself
-        pass
-    finally:
-        clear_pending(folder, [result_pending(key)])
+    save(folder, key, function(*args, **kwargs))
 
 
-def _draw_for_notebook(
-    folder: Path,
-    function: Callable[..., Any],
-    arguments: Callable[[], tuple[tuple[Any, ...], dict[str, Any]] | None],
-) -> None:
-    """In the helper: ``function``'s figure of the ``arguments()`` its cell passes (None: the
-    cell draws none) into ``folder``, unless the notebook claimed it."""
-    name = figure_pending(function.__name__)
+def _make_for_notebook(folder: Path, name: str, make: Callable[[], None]) -> None:
+    """In the helper: ``make()`` the work pending as ``name`` (it writes its result into
+    ``folder``), unless the notebook claimed it first; the name is cleared either way."""
     if not claim(folder, name):  # the notebook got there first
         return
     try:
-        call = arguments()
-        key = figure_key(function, *call) if call is not None else None
-        if call is not None and key is not None:
-            args, kwargs = call
-            save_figure(folder, key, function(*args, **kwargs))
-    except Exception:  # an optimization only: the notebook then draws the figure itself
+        make()
+    except Exception:  # an optimization only: the notebook then makes it itself
         pass
     finally:
         clear_pending(folder, [name])
@@ -462,9 +438,11 @@ def render_report(
     else:  # the kernel loads the fixture while it would wait for the evaluation
         fixture_call = ("evalkit.report.evaluation_files", "preload_fixture")
         kernel_calls = (*kernel_calls, (*fixture_call, (os.fspath(fixture_path),)))
-    probed = bool(merged.get("probes")) and isinstance(merged.get("probe_target"), str)
-    if probed and not (helper_available() and EVALUATION_DIR_PARAMETER in defaults):
-        # (where the command forks its helper, the helper runs the probes: _probe_call)
+    # where the command forks its helper, the helper runs the probes; else the kernel builds
+    # the probe target's code index while it would wait for the evaluation
+    helped = helper_available() and EVALUATION_DIR_PARAMETER in defaults
+    probes = _probe_call(merged, workdir) if helped else []
+    if merged.get("probes") and isinstance(merged.get("probe_target"), str) and not probes:
         target = merged["probe_target"]
         kernel_calls = (*kernel_calls, ("evalkit.probes.targets", "warm_up_target", (target,)))
     kernel: InterpreterKernelManager | None = None
@@ -508,7 +486,7 @@ def render_report(
                         evaluation, Path(private_dir) / "evaluation", report=report
                     )
                     parts = _ReportParts(evaluation, report, fixture_path, merged, saved)
-                    helper = _start_report_helper(parts, workdir)
+                    helper = _start_report_helper(parts, workdir, probes)
                     parameters = {**parameters, EVALUATION_DIR_PARAMETER: os.fspath(saved)}
             except BaseException:
                 stop_kernel(kernel)

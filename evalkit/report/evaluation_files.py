@@ -197,7 +197,9 @@ def _fixture_and_hash(fixture: Fixture | str | os.PathLike[str]) -> tuple[Fixtur
         return fixture, fixture_content_hash(fixture)
     path = os.fspath(fixture)
     preloaded = _preloaded.pop() if _preloaded else None
-    if preloaded is not None and preloaded.path == path:
+    # the same folder, however each process spelled it (a relative or symlinked working folder)
+    same = preloaded is not None and os.path.realpath(preloaded.path) == os.path.realpath(path)
+    if preloaded is not None and same:
         with contextlib.suppress(OSError):
             if _fixture_files(path) == preloaded.files:
                 return preloaded.fixture, preloaded.content_hash

@@ -18,8 +18,10 @@ evaluation folder:
   arguments. A cell that draws with other arguments finds no figure and draws its own.
 - ``results/<key>.pickle``: what another call returned (a table), pickled, under the call's
   key as well (:meth:`ReportHandover.compute`); it is pending and claimed by that key
-  (:func:`result_pending`). Only this command's own helper writes there, in its private
-  folder, so the notebook unpickles nothing from anywhere else.
+  (:func:`result_pending`). ``evalkit report`` refuses an ``evaluation_dir`` given to it, so
+  there the notebook unpickles only what this command's helper wrote into its private folder;
+  a notebook run by hand with an ``evaluation_dir`` trusts that folder as it trusts its own
+  code.
 - ``claims/<name>``: who computes a figure (or a result). The helper claims each before making
   it; a cell that finds one not yet claimed claims and makes it itself instead of waiting
   (the helper then skips it), so no figure is drawn twice and no cell waits for work that has
@@ -258,7 +260,7 @@ def load_result(folder: str | os.PathLike[str], key: str) -> tuple[bool, Any]:
     """``(True, value)`` saved under ``key`` in ``folder`` (:func:`save_result`, by this
     command's helper); ``(False, None)`` when there is none or it cannot be read (the caller
     computes it then)."""
-    try:  # written by this command's own helper into its private folder (module docs)
+    try:  # a folder the notebook was given to trust (module docs)
         return True, pickle.loads((Path(folder) / _RESULTS / f"{key}.pickle").read_bytes())
     except Exception:  # a missing or unreadable result is computed again
         return False, None
@@ -278,36 +280,50 @@ class ReportHandover:
 
     def draw(self, function: Callable[..., Figure], /, *args: Any, **kwargs: Any) -> Any:
         """``function(*args, **kwargs)``, or the helper's PNG of that very call (which
-        displays the same)."""
-        if self.folder is not None:
-            name = figure_pending(function.__name__)
-            if claim(self.folder, name):  # the helper has not begun it: no waiting
-                record_taken(self.folder, name + DRAWN_BY_NOTEBOOK)
-                return function(*args, **kwargs)
-            wait_while_pending(self.folder, name)
+        displays the same); claimed and waited for by the figure's function."""
+
+        def load() -> tuple[bool, Any]:
             key = figure_key(function, args, kwargs)
-            handed = load_figure(self.folder, key) if key is not None else None
-            if handed is not None:
-                record_taken(self.folder, name)
-                return handed
-        return function(*args, **kwargs)
+            handed = load_figure(self.folder, key) if self.folder and key is not None else None
+            return handed is not None, handed
+
+        name = figure_pending(function.__name__)
+        return self._take(name, name, load, lambda: function(*args, **kwargs))
 
     def compute(self, function: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
         """``function(*args, **kwargs)`` (a table), or what the helper's very same call
-        returned; claimed and waited for by the call's key (:func:`result_pending`), as
-        :meth:`draw` does by the figure's function."""
+        returned; claimed and waited for by the call's key (:func:`result_pending`)."""
         key = figure_key(function, args, kwargs) if self.folder is not None else None
-        if self.folder is not None and key is not None:
-            name, shown = result_pending(key), f"result-{function.__name__}"
-            if claim(self.folder, name):  # the helper has not begun it: no waiting
-                record_taken(self.folder, shown + DRAWN_BY_NOTEBOOK)
-                return function(*args, **kwargs)
-            wait_while_pending(self.folder, name)
-            found, value = load_result(self.folder, key)
-            if found:
-                record_taken(self.folder, shown)
-                return value
-        return function(*args, **kwargs)
+        if key is None:
+            return function(*args, **kwargs)
+        return self._take(
+            result_pending(key),
+            f"result-{function.__name__}",
+            lambda: load_result(self.folder, key) if self.folder else (False, None),
+            lambda: function(*args, **kwargs),
+        )
+
+    def _take(
+        self,
+        name: str,
+        shown: str,
+        load: Callable[[], tuple[bool, Any]],
+        make: Callable[[], Any],
+    ) -> Any:
+        """What ``load`` finds once the helper's work ``name`` is no longer pending, else
+        ``make()``: at once when the helper has not begun it (it is claimed here: no waiting),
+        and always without a folder. ``shown`` is the name :func:`taken` records."""
+        if self.folder is None:
+            return make()
+        if claim(self.folder, name):
+            record_taken(self.folder, shown + DRAWN_BY_NOTEBOOK)
+            return make()
+        wait_while_pending(self.folder, name)
+        found, value = load()
+        if found:
+            record_taken(self.folder, shown)
+            return value
+        return make()
 
 
 # --- the helper process -------------------------------------------------------------------

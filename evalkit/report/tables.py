@@ -663,7 +663,8 @@ def ranking_grid(
 
 RANKING_GRID_DEPTH: Final = 20
 """The ranks the report's drill-down grid shows in full (:func:`ranking_grid`'s ``depth``);
-deeper, only the ranks holding a judged chunk."""
+deeper, only the ranks holding a judged chunk. Twenty rows are about a screen of the page, and
+twice the notebook's default cutoff (``k = 10``), whose grids stay whole."""
 
 
 def display_text(text: str, redact: bool, limit: int = 400) -> str:

@@ -706,9 +706,8 @@ class _NeedleIndex:
       length after it. The automata are built by :meth:`build` or at the first search that
       would overdraw a budget of lookups (``SLICED_SEARCH_PER_NEEDLE`` per whole string);
       until then an artifact is searched by looking each of its substrings of a whole
-      string's length up in a dict of them, so a small page or log needs no automaton
-      (10-15 ms for the committed fixture's 3,600 whole strings and windows), and the
-      searches without one cost at most about what building them does.
+      string's length up in a dict of them, so a small page or log needs no automaton, and
+      the searches without one cost at most about what building them does.
 
     All find every needle occurrence, at the same places, as one automaton of every needle
     did (``tests/test_privacy*.py``)."""
@@ -891,9 +890,10 @@ def _common_length(a: str, b: str) -> int:
 #: an artifact's substrings up in a dict (one per character and distinct whole-string length)
 #: before it builds and runs its automata instead: a lookup (a slice and its hash) costs
 #: 0.2-0.5 microseconds, the automata 3-4.5 microseconds per string to build (both measured
-#: here), so the dict is the cheaper way for a few short artifacts (the committed fixture's
-#: 3,600 strings of 27 lengths allow 1,600 characters: a small page, a short log) and its
-#: searches cost about what the build would have at most.
+#: here), so about 12 lookups cost one string's build. The dict is then the cheaper way for a
+#: few short artifacts (a small page, a short log), and its searches cost at most about what
+#: the build would have; how many characters that allows follows from the private set's size
+#: and its number of distinct lengths.
 SLICED_SEARCH_PER_NEEDLE: Final = 12
 #: Windows from which :class:`_NeedleIndex` keeps them in hash tables; fewer go into the
 #: automata with the whole strings. An automaton costs about 7 microseconds of CPU a needle to
@@ -1032,7 +1032,9 @@ def _index(private: tuple[PrivateText, ...]) -> _NeedleIndex:
     return _NeedleIndex(private)
 
 
-#: Private strings from which :func:`prepare_leak_scan` builds :func:`own_text` too.
+#: Private strings from which :func:`prepare_leak_scan` builds :func:`own_text` too: its cost
+#: grows with the private set (about 0.5 s for 30,000 strings), and below this many it is a
+#: few tenths of that, cheap enough for the scan that needs it to build.
 PREPARE_OWN_TEXT_FROM: Final = 10_000
 
 
@@ -1140,9 +1142,10 @@ def assert_no_leaks(
 #: a forked process while this one searches the others: a report's page and notebook (1.2 and
 #: 1.6 million characters for a 10,000-chunk collection, about 0.4 s and 0.9 s of readings and
 #: search) are scanned on two cores after the notebook has run. Forking this process costs
-#: about 0.1 s (its memory mapped again, pages copied as they are written), so a smaller
-#: artifact is searched here (the committed fixture's notebook, 0.85 million characters:
-#: forked, its scan took 0.44-0.48 s against 0.40-0.42 s here).
+#: about 0.1 s (its memory mapped again, pages copied as they are written), about what a
+#: third of a million characters' readings and search cost, so the fork pays only when the
+#: artifact is several times that: measured at 0.85 million characters (a report's notebook),
+#: the forked scan took 0.44-0.48 s against 0.40-0.42 s here.
 FORK_SCAN_FROM: Final = 1 << 20
 
 

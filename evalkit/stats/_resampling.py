@@ -381,9 +381,7 @@ class _KeptDraws:
             return found
 
     def keep(self, key: tuple[Any, ...], blocks: _Blocks) -> None:
-        size = sum(weights.size for _, weights in blocks)
-        if size > KEPT_DRAW_VALUES:
-            return
+        size = sum(weights.size for _, weights in blocks)  # at most KEPT_DRAW_VALUES (kept_blocks)
         with self.lock:
             if key not in self.draws:
                 self.draws[key] = blocks
@@ -406,9 +404,11 @@ def kept_blocks(
     :func:`count_blocks`), drawn once per ``(draw, seed, n, n_resamples)`` and kept.
 
     The draws depend only on those, not on the values: ``compare`` draws the same sign and
-    count vectors for every comparison of one (measure, group) key, e.g. each system against
-    itself in a baseline (:func:`evalkit.gates.compare_with_baseline` compares every system
-    separately), and drawing them was a large part of each small comparison. Each block is
+    count vectors for every comparison of one (measure, group) key, in every call: the
+    report's verdict against its base system and its change against main's baseline
+    (:func:`evalkit.gates.compare_with_baseline`, one call per batch of systems that share
+    their queries) are separate calls over the same queries, and drawing them was a large
+    part of each small comparison. Each block is
     kept as exact small integers (``int8``: signs, and counts up to 127; a block with a
     larger count is kept as drawn) in column-major order, so ``block.T`` is the contiguous
     ``(n, rows)`` array :func:`resample_totals` reads; ``float64 * int8`` multiplies the same
