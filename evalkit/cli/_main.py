@@ -65,35 +65,10 @@ def _registrar(name: str) -> Registrar:
 
 
 def _group_module(group: str) -> ModuleType:
-    """The module of one group of subcommands (imported by statements, which ``python -X
-    importtime`` and the import-set tests see; ``importlib.import_module`` they would not)."""
-    if group == "_fixtures":
-        from evalkit.cli import _fixtures
-
-        return _fixtures
-    if group == "_evaluate":
-        from evalkit.cli import _evaluate
-
-        return _evaluate
-    if group == "_gates":
-        from evalkit.cli import _gates
-
-        return _gates
-    if group == "_measures":
-        from evalkit.cli import _measures
-
-        return _measures
-    if group == "_probes":
-        from evalkit.cli import _probes
-
-        return _probes
-    if group == "_scan":
-        from evalkit.cli import _scan
-
-        return _scan
-    from evalkit.cli import _hooks
-
-    return _hooks
+    """The module of one group of subcommands (``__import__`` with a ``fromlist``, which
+    ``python -X importtime`` and the import-set tests see, and which returns the submodule)."""
+    module: ModuleType = __import__(f"evalkit.cli.{group}", fromlist=["_"])
+    return module
 
 
 def build_parser(
