@@ -262,12 +262,15 @@ def report_per_query(
 
 
 def _valid_measure_value(value: object, measure: object) -> float | None:
-    """``value`` as :func:`_measure_value` accepts it, or None where that raises."""
+    """``value`` as :func:`_measure_value` accepts it, or None where that raises; no message
+    built, for the many values of a valid report."""
     number = finite_number(value)
-    if number is None:
-        return None
+    return number if number is not None and _in_range(number, measure) else None
+
+
+def _in_range(number: float, measure: object) -> bool:
     low, high = _range_of(measure) if isinstance(measure, str) else (-math.inf, math.inf)
-    return number if low - RANGE_SLACK <= number <= high + RANGE_SLACK else None
+    return low - RANGE_SLACK <= number <= high + RANGE_SLACK
 
 
 def report_confidence(
@@ -396,8 +399,8 @@ def _measure_value(value: object, measure: object, role: str, where: str) -> flo
     """A finite number within the measure's range (:func:`evalkit.measures.names.
     measure_range`, with ``RANGE_SLACK`` for float rounding); InputError otherwise."""
     number = _number(value, role, where)
-    low, high = _range_of(measure) if isinstance(measure, str) else (-math.inf, math.inf)
-    if not low - RANGE_SLACK <= number <= high + RANGE_SLACK:
+    if not _in_range(number, measure):
+        low, high = _range_of(measure) if isinstance(measure, str) else (-math.inf, math.inf)
         raise InputError(
             f"{role}: {where} is {number!r}, outside the range of {_shown(measure)} "
             f"[{low:g}, {high:g}]; the file was edited or damaged: write it again (evalkit "
