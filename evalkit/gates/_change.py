@@ -546,7 +546,9 @@ def _compare_together(
     by_language: bool,
     kwargs: Mapping[str, Any],
 ) -> dict[str, pd.DataFrame]:
-    """:func:`_compared_rows` of ``systems``, whose frames have the same rows, in one call."""
+    """:func:`_compared_rows` of ``systems``, whose frames have the same rows, in one call.
+    One system is compared under its own names (``after``, ``before``), not renamed apart, so
+    that an error it raises names what the user's files call them."""
     present = _present(frames[systems[0]], measures)
     if len(systems) == 1:
         frame, pairs, base = frames[systems[0]], [("after", "before")], "before"
