@@ -852,11 +852,12 @@ class _NeedleIndex:
     def find_in_artifact(self, text: str, own: OwnText = NO_OWN_TEXT) -> list[str]:
         """:meth:`find` on ``artifact_text(text)``; a text found clean once is not searched
         again (a report is scanned when it is rendered and again when it is written)."""
-        if self.is_clean(text, own):
+        key = _clean_key(text, own)  # hashed once: an artifact can be a megabyte
+        if key in self._clean:
             return []
         found = self.find(artifact_text(text), own)
         if not found:
-            self.mark_clean(text, own)
+            self._clean.add(key)
         return found
 
     def is_clean(self, text: str, own: OwnText = NO_OWN_TEXT) -> bool:
