@@ -88,9 +88,9 @@ def _step(name: str, mode: str, fixture: Path, out: Path) -> dict[str, Any]:
         Chunk,
         Document,
         Query,
+        _layout as layout,
         dump,
         dump_fixture,
-        layout,
         load,
         load_fixture,
         rules,
@@ -130,7 +130,7 @@ def _step(name: str, mode: str, fixture: Path, out: Path) -> dict[str, Any]:
         if before:
             from evalkit.safety import yamlio
 
-            layout.load_strict_shallow = lambda text: (load_strict(text, events=False), False)
+            layout.load_strict_shallow = lambda text, **_: (load_strict(text, events=False), False)
             load.string_problems = _old_string_problems
             yamlio.SPLIT_FROM = 10**15  # one process reads each file whole
 
