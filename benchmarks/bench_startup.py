@@ -60,14 +60,15 @@ def environment(tree: Path) -> dict[str, str]:
     return env
 
 
-def timed(args: list[str], tree: Path) -> tuple[float, float]:
-    """``(wall seconds, CPU seconds)`` of one process, spawn to exit."""
+def timed(args: list[str], tree: Path) -> tuple[float, float, int]:
+    """``(wall seconds, CPU seconds, exit code)`` of one process, spawn to exit."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(args, env=environment(tree), cwd=tree, capture_output=True, check=False)
+    done = subprocess.run(args, env=environment(tree), cwd=tree, capture_output=True, check=False)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return wall, cpu, done.returncode
 
 
 def heavy_imports(args: list[str], tree: Path) -> list[str]:
@@ -107,7 +108,7 @@ def main() -> None:
             if not options.only or any(text in label for text in options.only)
         }
         print(f"load average before: {os.getloadavg()}")
-        times: dict[tuple[str, str], list[tuple[float, float]]] = {}
+        times: dict[tuple[str, str], list[tuple[float, float, int]]] = {}
         for round_index in range(options.rounds + 1):  # round 0 writes and warms the bytecode
             for label, args in rows.items():
                 for tree_name, tree in trees.items():
@@ -121,15 +122,17 @@ def main() -> None:
         for label, args in rows.items():
             medians = [
                 (
-                    statistics.median(wall for wall, _ in times[label, name]),
-                    statistics.median(cpu for _, cpu in times[label, name]),
+                    statistics.median(wall for wall, _, _ in times[label, name]),
+                    statistics.median(cpu for _, cpu, _ in times[label, name]),
+                    # a command that failed is timed all the same; its cell says so
+                    "".join(sorted({f" exit {rc}" for *_, rc in times[label, name] if rc})),
                 )
                 for name in trees
             ]
             cheap = "yes" if medians[0][0] <= TARGET else "no"
             cheap = cheap if label in CHEAP else "—"
             heavy = ", ".join(heavy_imports([sys.executable, *args], REPO)) or "none"
-            cells = " | ".join(f"{wall:.3f} ({cpu:.3f})" for wall, cpu in medians)
+            cells = " | ".join(f"{wall:.3f} ({cpu:.3f}){failed}" for wall, cpu, failed in medians)
             print(f"| `{label}` | {cells} | {cheap} | {heavy} |")
 
 
