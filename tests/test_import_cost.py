@@ -70,6 +70,32 @@ def test_the_command_line_parser_loads_no_pandas() -> None:
     assert _loaded_after(code, ["pandas", "evalkit.fixtures", "pyarrow"]) == []
 
 
+def test_evalkit_report_starts_its_kernel_before_loading_pandas() -> None:
+    """Up to the kernel's start, ``evalkit report`` (with probes, as ``make report`` runs it)
+    loads no pandas, numpy or pyarrow: the kernel imports them meanwhile, on the other core."""
+    code = """
+    import evalkit.report._notebook as notebook
+
+    class Started(Exception):
+        pass
+
+    def start_kernel(*args, **kwargs):
+        raise Started
+
+    notebook.start_kernel = start_kernel
+    from evalkit.cli import main
+
+    try:
+        main(["report", "fixtures/synthetic-bilingual-v1", "-p", "probes", "fixtures/probes",
+              "--output", "reports/import-cost.html"])
+    except Started:
+        pass
+    else:
+        raise SystemExit("the kernel was not started")
+    """
+    assert _loaded_after(code, ["pandas", "numpy", "pyarrow"]) == []
+
+
 def test_the_report_kernel_preload_loads_no_scipy_stats_and_no_system() -> None:
     from evalkit.report._kernel import REPORT_KERNEL_PRELOAD, REPORT_KERNEL_WARM_UP
 

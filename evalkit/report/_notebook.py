@@ -231,32 +231,41 @@ def _table_calls(evaluation: Evaluation, parameters: Mapping[str, Any]) -> list[
     return [(key, f, (evaluation.per_query,), kw) for key, f, kw in keyed if key is not None]
 
 
-def _probe_call(parameters: Mapping[str, Any], workdir: Path) -> list[_Call]:
-    """The probe cell's call (:func:`evalkit.probes.run_target_probes` of ``probe_target`` on the
-    ``probes`` folder, as the cell finds it from ``workdir``), keyed; none without probes."""
-    from evalkit.probes import run_target_probes
-
+def _probe_arguments(parameters: Mapping[str, Any], workdir: Path) -> tuple[str, str] | None:
+    """The probe cell's arguments (``probe_target`` and the ``probes`` folder as the cell finds
+    it from ``workdir``), or None without probes. Imports nothing: it decides, before the
+    kernel starts, whether the helper runs the probes (importing :mod:`evalkit.probes` loads
+    pandas, 0.5-0.7 s, which would delay the kernel's start)."""
     target, probes = parameters.get("probe_target"), parameters.get("probes")
     if not probes or not isinstance(target, str):
-        return []
+        return None
     try:
-        args = (target, str(find_input(str(probes), base=workdir)))
+        return target, str(find_input(str(probes), base=workdir))
     except InputError:  # the cell says so itself
+        return None
+
+
+def _probe_call(arguments: tuple[str, str] | None) -> list[_Call]:
+    """The probe cell's call (:func:`evalkit.probes.run_target_probes` of
+    :func:`_probe_arguments`), keyed; none without probes."""
+    if arguments is None:
         return []
-    key = figure_key(run_target_probes, args, {})
-    return [(key, run_target_probes, args, {})] if key is not None else []
+    from evalkit.probes import run_target_probes
+
+    key = figure_key(run_target_probes, arguments, {})
+    return [(key, run_target_probes, arguments, {})] if key is not None else []
 
 
 def _start_report_helper(
-    parts: _ReportParts, workdir: Path, probes: Sequence[_Call]
+    parts: _ReportParts, workdir: Path, probes: tuple[str, str] | None
 ) -> Helper | None:
     """Fork the helper (:mod:`evalkit.report.handover`) that computes the notebook's verdict
-    section and the steps of :data:`REPORT_HELPER_STEPS` (``probes``: :func:`_probe_call`) into
+    section and the steps of :data:`REPORT_HELPER_STEPS` (``probes``: :func:`_probe_arguments`) into
     the evaluation folder while the kernel runs the first cells, in the notebook's working
     directory ``workdir`` (a baseline path is relative to it); None without one (no ``fork``),
     and the verdict is then computed here, before the notebook starts."""
     # keyed here: pending before the fork
-    calls = [*_table_calls(parts.evaluation, parts.parameters), *probes]
+    calls = [*_table_calls(parts.evaluation, parts.parameters), *_probe_call(probes)]
 
     def work() -> None:  # in the helper: its own process, so changing directory is safe
         os.chdir(workdir)
@@ -441,8 +450,8 @@ def render_report(
     # where the command forks its helper, the helper runs the probes; else the kernel builds
     # the probe target's code index while it would wait for the evaluation
     helped = helper_available() and EVALUATION_DIR_PARAMETER in defaults
-    probes = _probe_call(merged, workdir) if helped else []
-    if merged.get("probes") and isinstance(merged.get("probe_target"), str) and not probes:
+    probes = _probe_arguments(merged, workdir) if helped else None
+    if merged.get("probes") and isinstance(merged.get("probe_target"), str) and probes is None:
         target = merged["probe_target"]
         kernel_calls = (*kernel_calls, ("evalkit.probes.targets", "warm_up_target", (target,)))
     kernel: InterpreterKernelManager | None = None
