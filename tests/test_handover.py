@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+import warnings
 from pathlib import Path
 
 import nbformat
@@ -15,6 +16,7 @@ import pytest
 from matplotlib.figure import Figure
 from nbformat.v4 import new_code_cell, new_notebook
 
+from evalkit.errors import RepeatedSymbolWarning
 from evalkit.report import execute_notebook
 from evalkit.report.handover import (
     ReportHandover,
@@ -122,6 +124,35 @@ def test_a_computed_table_is_handed_over_by_its_call_only(tmp_path: Path) -> Non
     pd.testing.assert_frame_equal(
         ReportHandover(None).compute(ablation_table, PER_QUERY, **call), computed
     )
+
+
+def _warns_and_doubles(value: int) -> int:
+    warnings.warn("probe p1 lists an expected symbol twice", RepeatedSymbolWarning, stacklevel=1)
+    return 2 * value
+
+
+def test_a_handed_over_result_brings_its_warnings_along(tmp_path: Path) -> None:
+    """A warning the helper's call issued (where nobody sees it) is issued again by the cell
+    that takes the result, as the cell's own call would have issued it; a result made here
+    warns once, by itself."""
+    import evalkit.report._notebook as notebook_module
+
+    key = figure_key(_warns_and_doubles, (21,), {})
+    assert key is not None
+    mark_pending(tmp_path, [result_pending(key)])
+    assert claim(tmp_path, result_pending(key))  # as the helper does
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the helper records it: nothing escapes
+        notebook_module._save_made(save_result, tmp_path, (key, _warns_and_doubles, (21,), {}))
+    clear_pending(tmp_path)
+    with pytest.warns(RepeatedSymbolWarning, match="lists an expected symbol twice") as caught:
+        assert ReportHandover(tmp_path).compute(_warns_and_doubles, 21) == 42
+    assert len(caught) == 1
+    assert caught[0].filename == __file__  # where the call issued it
+    assert taken(tmp_path) == ("result-_warns_and_doubles",)
+    with pytest.warns(RepeatedSymbolWarning) as made_here:
+        assert ReportHandover(tmp_path).compute(_warns_and_doubles, 5) == 10
+    assert len(made_here) == 1
 
 
 @pytest.mark.slow

@@ -35,6 +35,7 @@ import os
 import sys
 import tempfile
 import threading
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -72,6 +73,7 @@ from evalkit.report.handover import (
     result_pending,
     save_figure,
     save_result,
+    save_warnings,
     start_helper,
     taken,
 )
@@ -325,9 +327,13 @@ def _draw_report_parts(parts: _ReportParts, calls: Sequence[_Call]) -> None:
 def _save_made(save: Callable[[Path, str, Any], None], folder: Path, call: _Call) -> None:
     """``save`` (:func:`~evalkit.report.handover.save_figure` or
     :func:`~evalkit.report.handover.save_result`) what ``call`` makes into ``folder``, under
-    its key."""
+    its key, with the warnings it issued (:func:`~evalkit.report.handover.save_warnings`)."""
     key, function, args, kwargs = call
-    save(folder, key, function(*args, **kwargs))
+    with warnings.catch_warnings(record=True) as warned:
+        warnings.simplefilter("default")  # each once; the kernel's filters judge them again
+        made = function(*args, **kwargs)
+    save_warnings(folder, key, warned)
+    save(folder, key, made)
 
 
 def _make_for_notebook(folder: Path, name: str, make: Callable[[], None]) -> None:

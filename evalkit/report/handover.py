@@ -22,6 +22,8 @@ evaluation folder:
   there the notebook unpickles only what this command's helper wrote into its private folder;
   a notebook run by hand with an ``evaluation_dir`` trusts that folder as it trusts its own
   code.
+- ``warnings/<key>.pickle``: the warnings a figure's or a result's call issued in the helper,
+  issued again by the cell that takes it (:func:`save_warnings`).
 - ``claims/<name>``: who computes a figure (or a result). The helper claims each before making
   it; a cell that finds one not yet claimed claims and makes it itself instead of waiting
   (the helper then skips it), so no figure is drawn twice and no cell waits for work that has
@@ -67,6 +69,7 @@ __all__ = [
     "load_result",
     "result_pending",
     "save_result",
+    "save_warnings",
     "start_helper",
 ]
 
@@ -83,6 +86,7 @@ _POLL_S: Final = 0.005
 _PENDING: Final = "pending"
 _FIGURES: Final = "figures"
 _RESULTS: Final = "results"
+_WARNINGS: Final = "warnings"
 _TAKEN: Final = "taken"
 _CLAIMS: Final = "claims"
 DRAWN_BY_NOTEBOOK: Final = ":notebook"
@@ -266,11 +270,33 @@ def load_result(folder: str | os.PathLike[str], key: str) -> tuple[bool, Any]:
         return False, None
 
 
+def save_warnings(
+    folder: str | os.PathLike[str], key: str, warned: Sequence[warnings.WarningMessage]
+) -> None:
+    """Keep the warnings the call of :func:`figure_key` ``key`` issued in the helper (whose
+    output nobody sees), for :meth:`ReportHandover` to issue again where the cell shows them."""
+    if warned:
+        kept = [(str(w.message), w.category, w.filename, w.lineno) for w in warned]
+        path = Path(folder) / _WARNINGS / f"{key}.pickle"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomically(path, pickle.dumps(kept, pickle.HIGHEST_PROTOCOL))
+
+
+def _issue_saved_warnings(folder: Path, key: str) -> None:
+    """Issue again, from where they came, the warnings :func:`save_warnings` kept for ``key``."""
+    with contextlib.suppress(OSError):
+        for message, category, filename, lineno in pickle.loads(
+            (folder / _WARNINGS / f"{key}.pickle").read_bytes()
+        ):
+            warnings.warn_explicit(message, category, filename, lineno)
+
+
 class ReportHandover:
     """The report notebook's figures (:meth:`draw`) and tables (:meth:`compute`): handed over
     by ``evalkit report`` when its helper made the same call, else made here: when the helper
     has not begun it (it is claimed here), when it made another call, and always without a
-    ``folder``, as in JupyterLab.
+    ``folder``, as in JupyterLab. What is handed over comes with the warnings its call issued
+    in the helper (:func:`save_warnings`), issued again here as the cell would have issued them.
 
     ``folder`` is the notebook's ``evaluation_dir`` (None or empty: draw everything).
     """
@@ -282,10 +308,10 @@ class ReportHandover:
         """``function(*args, **kwargs)``, or the helper's PNG of that very call (which
         displays the same); claimed and waited for by the figure's function."""
 
-        def load() -> tuple[bool, Any]:
+        def load(folder: Path) -> tuple[bool, Any, str]:
             key = figure_key(function, args, kwargs)
-            handed = load_figure(self.folder, key) if self.folder and key is not None else None
-            return handed is not None, handed
+            handed = load_figure(folder, key) if key is not None else None
+            return handed is not None, handed, key or ""
 
         name = figure_pending(function.__name__)
         return self._take(name, name, load, lambda: function(*args, **kwargs))
@@ -299,7 +325,7 @@ class ReportHandover:
         return self._take(
             result_pending(key),
             f"result-{function.__name__}",
-            lambda: load_result(self.folder, key) if self.folder else (False, None),
+            lambda folder: (*load_result(folder, key), key),
             lambda: function(*args, **kwargs),
         )
 
@@ -307,20 +333,22 @@ class ReportHandover:
         self,
         name: str,
         shown: str,
-        load: Callable[[], tuple[bool, Any]],
+        load: Callable[[Path], tuple[bool, Any, str]],
         make: Callable[[], Any],
     ) -> Any:
-        """What ``load`` finds once the helper's work ``name`` is no longer pending, else
-        ``make()``: at once when the helper has not begun it (it is claimed here: no waiting),
-        and always without a folder. ``shown`` is the name :func:`taken` records."""
+        """What ``load`` finds in the folder (found, value, the call's key) once the helper's
+        work ``name`` is no longer pending, else ``make()``: at once when the helper has not
+        begun it (it is claimed here: no waiting), and always without a folder. ``shown`` is
+        the name :func:`taken` records."""
         if self.folder is None:
             return make()
         if claim(self.folder, name):
             record_taken(self.folder, shown + DRAWN_BY_NOTEBOOK)
             return make()
         wait_while_pending(self.folder, name)
-        found, value = load()
+        found, value, key = load(self.folder)
         if found:
+            _issue_saved_warnings(self.folder, key)
             record_taken(self.folder, shown)
             return value
         return make()
