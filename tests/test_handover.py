@@ -115,7 +115,7 @@ def test_a_computed_table_is_handed_over_by_its_call_only(tmp_path: Path) -> Non
     # another call (another seed) is not that result: computed here, and said so
     other = ReportHandover(tmp_path).compute(ablation_table, PER_QUERY, **{**call, "seed": 2})
     pd.testing.assert_frame_equal(other, ablation_table(PER_QUERY, **{**call, "seed": 2}))
-    assert "result-ablation_table:notebook" in taken(tmp_path)
+    assert "result-ablation_table:unplanned" in taken(tmp_path)  # the helper had no such call
     # a result that cannot be read is computed again; no folder (JupyterLab) computes
     (tmp_path / "results" / f"{key}.pickle").write_bytes(b"not a pickle")
     pd.testing.assert_frame_equal(

@@ -859,8 +859,9 @@ def test_the_kernel_takes_the_helpers_verdict_and_figures(
     """The command's helper computed exactly what the notebook's cells ask for: the verdict
     for the same settings, the figures and tables for the same calls. A figure the
     helper had not begun when its cell ran is drawn by the notebook (``:notebook``); a cell
-    that asked for another call would have drawn it itself, and it would be missing here."""
+    that asked for another call makes it itself, said so by ``:unplanned``."""
     handed_over = set(committed_rendered.handed_over)
+    assert not [name for name in handed_over if name.endswith(":unplanned")]
     assert "verdict" in handed_over
     for name in REPORT_HELPER_FIGURES:
         assert len({f"figure-{name}", f"figure-{name}:notebook"} & handed_over) == 1

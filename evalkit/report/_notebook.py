@@ -388,9 +388,10 @@ class RenderedReport:
     parameters: dict[str, Any]
     private: tuple[PrivateText, ...] = field(default=(), repr=False)
     handed_over: tuple[str, ...] = ()
-    """What the notebook took from the command's helper process instead of computing it, and
-    what it drew itself because the helper had not begun it (:func:`evalkit.report.handover.taken`:
-    ``verdict``, ``figure-<plotting function>``, ``figure-<plotting function>:notebook``)."""
+    """What the notebook took from the command's helper process instead of computing it, what
+    it drew itself because the helper had not begun it, and what it made because the helper had
+    no such work (:func:`evalkit.report.handover.taken`: ``verdict``, ``figure-<plotting
+    function>``, ``figure-<plotting function>:notebook``, ``result-<function>:unplanned``)."""
     own: OwnText = field(default=NO_OWN_TEXT, repr=False)
     """Text the scans read as the report's own, not the fixture's (:func:`report_own_text`)."""
 

@@ -28,8 +28,9 @@ evaluation folder:
   it; a cell that finds one not yet claimed claims and makes it itself instead of waiting
   (the helper then skips it), so no figure is drawn twice and no cell waits for work that has
   not begun.
-- ``taken/<name>``: what the notebook took from the helper, and (``<name>:notebook``) what it
-  drew itself because the helper had not begun it, for the command's accounting
+- ``taken/<name>``: what the notebook took from the helper, what it drew itself because the
+  helper had not begun it (``<name>:notebook``) and what it made because the helper had no such
+  work (``<name>:unplanned``: another call), for the command's accounting
   (:attr:`evalkit.report.RenderedReport.handed_over`).
 
 The folder is private (it holds the evaluation) and is deleted with the command's temporary
@@ -91,6 +92,9 @@ _TAKEN: Final = "taken"
 _CLAIMS: Final = "claims"
 DRAWN_BY_NOTEBOOK: Final = ":notebook"
 """The suffix of a :func:`taken` name the notebook drew itself (it claimed it first)."""
+NOT_PLANNED: Final = ":unplanned"
+"""The suffix of a :func:`taken` name the notebook made itself because the helper had no such
+work pending: a call other than the helper's (other arguments), or a helper that had stopped."""
 
 
 # --- pending results ----------------------------------------------------------------------
@@ -342,8 +346,9 @@ class ReportHandover:
         the name :func:`taken` records."""
         if self.folder is None:
             return make()
+        planned = (self.folder / _PENDING / name).exists()  # before the claim: the helper's own
         if claim(self.folder, name):
-            record_taken(self.folder, shown + DRAWN_BY_NOTEBOOK)
+            record_taken(self.folder, shown + (DRAWN_BY_NOTEBOOK if planned else NOT_PLANNED))
             return make()
         wait_while_pending(self.folder, name)
         found, value, key = load(self.folder)
