@@ -77,16 +77,32 @@ def test_another_fixtures_evaluation_is_refused(
 
 
 def test_a_preloaded_fixture_is_taken_only_while_its_files_are_unchanged(
-    tmp_path: Path, fixture_dir: Path, evaluated: tuple[Fixture, Evaluation]
+    tmp_path: Path,
+    fixture_dir: Path,
+    evaluated: tuple[Fixture, Evaluation],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    import evalkit.fixtures
+
     fixture, evaluation = evaluated
     saved = save_evaluation(evaluation, tmp_path / "saved")
+    real_load = evalkit.fixtures.load_fixture
+    loads: list[str] = []
+
+    def counted_load(path: str) -> Fixture:
+        loads.append(path)
+        return real_load(path)
+
     preload_fixture(str(fixture_dir))
+    monkeypatch.setattr(evalkit.fixtures, "load_fixture", counted_load)
     taken = load_evaluation(saved, str(fixture_dir))
     assert taken.fixture == fixture
+    assert loads == []  # the preloaded fixture, not a load
     again = load_evaluation(saved, str(fixture_dir))  # taken once: this one is loaded anew
     assert again.fixture == fixture
     assert again.fixture is not taken.fixture
+    assert len(loads) == 1
+    monkeypatch.undo()
 
     copy = tmp_path / "copy"
     shutil.copytree(fixture_dir, copy)
@@ -95,7 +111,11 @@ def test_a_preloaded_fixture_is_taken_only_while_its_files_are_unchanged(
     preload_fixture(str(copy))
     queries = next(copy.rglob("queries*.yaml"))
     queries.write_text(queries.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    loads.clear()
+    monkeypatch.setattr(evalkit.fixtures, "load_fixture", counted_load)
     reloaded = load_evaluation(saved, str(copy)).fixture  # a file changed: loaded again
+    assert loads == [str(copy)]
+    monkeypatch.undo()
     assert reloaded == preloaded
     assert reloaded is not preloaded
     first = next(q for q in fixture.queries if q.judgments)  # a change of content is refused

@@ -178,11 +178,11 @@ def preload_fixture(path: str) -> None:
 
     _preloaded.clear()
     try:
+        # the files as they were before the load: a change made while it read them (or later)
+        # makes _fixture_and_hash load the fixture again
         files = _fixture_files(path)
         fixture = load_fixture(path)
-        content_hash = fixture_content_hash(fixture)
-        if _fixture_files(path) == files:  # not changed while it was read
-            _preloaded.append(_Preloaded(path, files, fixture, content_hash))
+        _preloaded.append(_Preloaded(path, files, fixture, fixture_content_hash(fixture)))
     except Exception:  # the notebook's own load reports the problem
         return
 
