@@ -189,11 +189,11 @@ def _save_verdict_for_notebook(parts: _ReportParts) -> None:
 
 REPORT_HELPER_FIGURES: Final = ("paired_difference_figure", "latency_figure")
 """The :mod:`evalkit.report.plots` functions whose figures ``evalkit report``'s helper draws for the
-report notebook (its difference and latency cells), with the arguments those cells pass. The
-kernel usually reaches the latency cell while the helper still draws the differences, claims
-the latency figure and draws it itself (0.2 s) instead of waiting; the other order left the
-difference cell waiting. Interleaved runs of ``evalkit report``, 10 each: median 7.4 s
-against 7.8 s."""
+report notebook (its difference and latency cells), with the arguments those cells pass, in
+this order: the later and larger figure first. The kernel usually reaches the latency cell
+while the helper still draws the differences, claims the latency figure and draws it itself
+(0.2 s) instead of waiting; the other order left the difference cell waiting. Interleaved
+runs of ``evalkit report``, 10 each: median 7.4 s against 7.8 s."""
 REPORT_HELPER_STEPS: Final = (
     "ablation_table",
     *REPORT_HELPER_FIGURES,
@@ -201,7 +201,8 @@ REPORT_HELPER_STEPS: Final = (
     "run_target_probes",
 )
 """What ``evalkit report``'s helper makes for the notebook after its verdict section, in this
-order (the order of the cells that show them): the two ablation tables
+order (the order of the cells that show them, but for the figures: see
+:data:`REPORT_HELPER_FIGURES`): the two ablation tables
 (:mod:`evalkit.report.tables`, before the figures: their cells come first), the figures of
 :data:`REPORT_HELPER_FIGURES`, the all-pairs table and the probe section
 (:func:`evalkit.probes.run_target_probes`), each for the very call its cell makes
@@ -266,16 +267,18 @@ def _start_report_helper(
     the evaluation folder while the kernel runs the first cells, in the notebook's working
     directory ``workdir`` (a baseline path is relative to it); None without one (no ``fork``),
     and the verdict is then computed here, before the notebook starts."""
-    # keyed here: pending before the fork
-    calls = [*_table_calls(parts.evaluation, parts.parameters), *_probe_call(probes)]
+    helper = None
+    if helper_available():  # else the calls are not keyed (a hash of the per-query frame)
+        # keyed here: pending before the fork
+        calls = [*_table_calls(parts.evaluation, parts.parameters), *_probe_call(probes)]
 
-    def work() -> None:  # in the helper: its own process, so changing directory is safe
-        os.chdir(workdir)
-        _draw_report_parts(parts, calls)
+        def work() -> None:  # in the helper: its own process, so changing directory is safe
+            os.chdir(workdir)
+            _draw_report_parts(parts, calls)
 
-    pending = [VERDICT_PENDING, *(result_pending(key) for key, *_ in calls)]
-    pending += [figure_pending(name) for name in REPORT_HELPER_FIGURES]
-    helper = start_helper(work, parts.folder, pending)
+        pending = [VERDICT_PENDING, *(result_pending(key) for key, *_ in calls)]
+        pending += [figure_pending(name) for name in REPORT_HELPER_FIGURES]
+        helper = start_helper(work, parts.folder, pending)
     if helper is None:
         with contextlib.chdir(workdir):
             _save_verdict_for_notebook(parts)
