@@ -42,7 +42,6 @@ from typing import Any, Final
 import numpy as np
 import pandas as pd
 
-from evalkit.errors import InputError
 from evalkit.measures.names import higher_is_better
 from evalkit.results import (
     ALL_LANGUAGES,
@@ -514,28 +513,24 @@ def _compared_rows(
     (:func:`_frame`'s frame, with ``language``): the overall rows, then (``by_language``, when
     its queries have more than one language) the rows by language.
 
-    Systems whose frames have the same rows (query IDs, measures, and NaN values: usually
-    every system) are compared in one call with explicit ``pairs`` (their ``after`` and
-    ``before`` renamed apart), which gives each pair the numbers of its own call (``compare``'s
-    pairs are resampled from the same (measure, group) streams, whatever else the call holds)
-    without paying ``compare``'s fixed cost per system. When a call raises, every system is
-    compared on its own, in order, so the error is the one the first failing system gives
-    (naming its own ``before`` and ``after``)."""
+    Systems whose frames have the same rows (query IDs and measures: usually every system) are
+    compared in one call with explicit ``pairs`` (their ``after`` and ``before`` renamed apart),
+    which gives each pair the numbers of its own call (``compare``'s pairs are resampled from
+    the same (measure, group) streams, whatever else the call holds) without paying
+    ``compare``'s fixed cost per system. No call can fail for one system and not another: the
+    values are finite (:func:`evalkit.results.report_per_query` refuses others) and each
+    system's ``after`` and ``before`` have the same queries, so ``compare`` can only refuse
+    the settings, whatever the batch."""
     batches: dict[tuple[Any, ...], list[str]] = {}
     for system, frame in frames.items():
-        key = (
-            tuple(frame["query_id"].tolist()),  # tolist: not one pandas scalar per row
+        key = (  # tolist: not one pandas scalar per row
+            tuple(frame["query_id"].tolist()),
             tuple(frame["measure"].tolist()),
-            frame["value"].isna().to_numpy().tobytes(),
         )
         batches.setdefault(key, []).append(system)
     results: dict[str, pd.DataFrame] = {}
-    try:
-        for systems in batches.values():
-            results.update(_compare_together(frames, systems, measures, by_language, kwargs))
-    except InputError:
-        for system in frames:
-            results.update(_compare_together(frames, [system], measures, by_language, kwargs))
+    for systems in batches.values():
+        results.update(_compare_together(frames, systems, measures, by_language, kwargs))
     return results
 
 
@@ -546,32 +541,27 @@ def _compare_together(
     by_language: bool,
     kwargs: Mapping[str, Any],
 ) -> dict[str, pd.DataFrame]:
-    """:func:`_compared_rows` of ``systems``, whose frames have the same rows, in one call.
-    One system is compared under its own names (``after``, ``before``), not renamed apart, so
-    that an error it raises names what the user's files call them."""
+    """:func:`_compared_rows` of ``systems``, whose frames have the same rows, in one call;
+    each system's rows keep ``compare``'s columns (``system`` and ``base`` the renamed pair's,
+    set by the caller)."""
     present = _present(frames[systems[0]], measures)
-    if len(systems) == 1:
-        frame, pairs, base = frames[systems[0]], [("after", "before")], "before"
-        together: dict[str, Any] = {}
-    else:
-        renamed = []
-        for index, system in enumerate(systems):
-            names = {"after": f"{index} after", "before": f"{index} before"}
-            renamed.append(frames[system].assign(system=frames[system]["system"].map(names)))
-        frame = pd.concat(renamed, ignore_index=True)
-        pairs = [(f"{index} after", f"{index} before") for index in range(len(systems))]
-        base, together = None, {"pairs": pairs}
-    parts = [compare(frame, base, present, **together, **kwargs).assign(language=ALL_LANGUAGES)]
+    renamed = []
+    for index, system in enumerate(systems):
+        names = {"after": f"{index} after", "before": f"{index} before"}
+        renamed.append(frames[system].assign(system=frames[system]["system"].map(names)))
+    frame = pd.concat(renamed, ignore_index=True)
+    pairs = [(f"{index} after", f"{index} before") for index in range(len(systems))]
+    parts = [compare(frame, None, present, pairs=pairs, **kwargs).assign(language=ALL_LANGUAGES)]
     if by_language and frames[systems[0]]["language"].nunique() > 1:
-        parts.append(compare(frame, base, present, by="language", **together, **kwargs))
+        parts.append(compare(frame, None, present, by="language", pairs=pairs, **kwargs))
     # each part's rows by pair (a pair's rows in their order), split once
     by_pair = [(part, dict(list(part.groupby("system", sort=False)))) for part in parts]
-    results = {}
-    for (after, _), system in zip(pairs, systems, strict=True):
-        results[system] = pd.concat(
+    return {
+        system: pd.concat(
             [found.get(after, part.iloc[:0]) for part, found in by_pair], ignore_index=True
-        ).assign(system="after", base="before")
-    return results
+        )
+        for (after, _), system in zip(pairs, systems, strict=True)
+    }
 
 
 def _abstention_change(
