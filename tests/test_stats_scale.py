@@ -166,7 +166,9 @@ def test_a_draw_too_large_to_keep_is_yielded_block_by_block(draw, monkeypatch):
     seed = resampling.group_seed(4, "compare", ("measure",), ("too-large",)).spawn(2)[1]
     values = np.random.default_rng(5).normal(size=(40, 2))
     fresh = resampling.resample_totals(values, draw(resampling.random_generator(seed), 40, 500))
+    kept_before = (list(resampling._KEPT.draws), resampling._KEPT.values)
     blocks = resampling.kept_blocks(draw, seed, 40, 500)
     assert not isinstance(blocks, list)  # a generator: one block at a time
-    assert resampling.kept_blocks(draw, seed, 40, 500) is not blocks  # nothing kept
+    assert resampling.kept_blocks(draw, seed, 40, 500) is not blocks
+    assert (list(resampling._KEPT.draws), resampling._KEPT.values) == kept_before  # nothing kept
     assert resampling.resample_totals(values, blocks).tobytes() == fresh.tobytes()

@@ -209,7 +209,7 @@ def _sweep(
     order = np.argsort(level_of, kind="stable")
     first = np.searchsorted(level_of[order], np.arange(levels.shape[0]))
     loss = np.where(positive, 1.0 - measure, 1.0)
-    ordered = w[:, order]  # gathered once for the four per-level sums (the same products)
+    ordered = w[:, order]  # gathered once for the per-level sums (the same products)
     rows = w.shape[0]
 
     def per_level(column: FloatArray) -> FloatArray:
@@ -223,7 +223,7 @@ def _sweep(
         # reversed in place), then 0 for +inf; read at the thresholds' levels (a gather, whose
         # column-major layout the later sums over thresholds add in)
         out = np.zeros((rows, sums.shape[1] + 1))
-        np.cumsum(sums[:, ::-1], axis=1, out=out[:, -2::-1] if sums.shape[1] else out[:, :0])
+        np.cumsum(sums[:, ::-1], axis=1, out=out[:, -2::-1])  # no levels: an empty view
         picked: FloatArray = out[:, starts]
         return picked
 
