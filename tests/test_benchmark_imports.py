@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import ast
 import importlib
+import re
+import textwrap
 from pathlib import Path
 
 import pytest
 
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+_MAGIC = re.compile(r"(?m)^(\s*)%.*$")  # a line magic (%matplotlib inline) in a cell
 
 
 def _trees(source: str) -> list[ast.Module]:
@@ -20,8 +23,10 @@ def _trees(source: str) -> list[ast.Module]:
     for node in ast.walk(trees[0]):
         code = node.value if isinstance(node, ast.Constant) else None
         if isinstance(code, str) and ("import evalkit" in code or "from evalkit" in code):
+            # indented child scripts (textwrap.dedent) and notebook cells (IPython magics)
+            python = _MAGIC.sub(r"\1pass", textwrap.dedent(code))
             try:
-                trees.append(ast.parse(code))
+                trees.append(ast.parse(python))
             except SyntaxError:  # prose that mentions an import, not code
                 continue
     return trees
@@ -53,6 +58,9 @@ def test_every_evalkit_import_of_a_benchmark_resolves(path: Path) -> None:
 
 
 def test_the_child_scripts_are_read() -> None:
-    """The scan sees an import that only a child script's string makes."""
+    """The scan sees an import that only a child script's string makes, indented or a
+    notebook cell with a magic too."""
     found = _evalkit_imports(BENCHMARKS / "bench_report.py")
     assert ("evalkit.report._notebook", "_draw_report_parts") in found
+    for indented in ("bench_startup_phases.py", "bench_report_floor.py"):
+        assert _evalkit_imports(BENCHMARKS / indented), indented
