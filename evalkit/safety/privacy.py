@@ -853,21 +853,22 @@ class _NeedleIndex:
         """:meth:`find` on ``artifact_text(text)``; a text found clean once is not searched
         again (a report is scanned when it is rendered and again when it is written)."""
         key = _clean_key(text, own)  # hashed once: an artifact can be a megabyte
-        if key in self._clean:
+        if self.is_clean(key):
             return []
         found = self.find(artifact_text(text), own)
         if not found:
-            self._clean.add(key)
+            self.mark_clean(key)
         return found
 
-    def is_clean(self, text: str, own: OwnText = NO_OWN_TEXT) -> bool:
-        """Whether ``text`` was found clean with ``own`` before."""
-        return _clean_key(text, own) in self._clean
+    def is_clean(self, key: tuple[bytes, bytes]) -> bool:
+        """Whether the text of ``key`` (:func:`_clean_key`: the text and the own text it was
+        searched with) was found clean before."""
+        return key in self._clean
 
-    def mark_clean(self, text: str, own: OwnText = NO_OWN_TEXT) -> None:
-        """Remember ``text`` as found clean with ``own`` (by :meth:`find_in_artifact`, here or
-        in a forked process)."""
-        self._clean.add(_clean_key(text, own))
+    def mark_clean(self, key: tuple[bytes, bytes]) -> None:
+        """Remember the text of ``key`` (:func:`_clean_key`) as found clean (by
+        :meth:`find_in_artifact`, here or in a forked process)."""
+        self._clean.add(key)
 
 
 def _clean_key(text: str, own: OwnText) -> tuple[bytes, bytes]:
@@ -1158,11 +1159,9 @@ def _found_per_artifact(
     :func:`~evalkit.forking.can_fork_helpers`. A clean result is remembered here as well."""
     largest = max(artifacts, key=lambda name: len(artifacts[name]), default="")
     forked: ForkedCall[list[str]] | None = None
-    if (
-        len(artifacts) >= 2
-        and len(artifacts[largest]) >= FORK_SCAN_FROM
-        and not index.is_clean(artifacts[largest], own)
-    ):
+    big = len(artifacts) >= 2 and len(artifacts[largest]) >= FORK_SCAN_FROM
+    largest_key = _clean_key(artifacts[largest], own) if big else (b"", b"")  # hashed once
+    if big and not index.is_clean(largest_key):
         from evalkit.forking import ForkedCall, can_fork_helpers  # only then: multiprocessing
 
         if can_fork_helpers():
@@ -1182,7 +1181,7 @@ def _found_per_artifact(
         if forked is not None:
             found[largest] = forked.result()
             if not found[largest]:
-                index.mark_clean(artifacts[largest], own)
+                index.mark_clean(largest_key)
     finally:
         if forked is not None:
             forked.close()
