@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 from importtime_probe import imported_by_command
 
+import evalkit.cli._main as cli_main
+
 
 def _loaded_after(code: str, modules: list[str]) -> list[str]:
     probe = textwrap.dedent(code) + textwrap.dedent(
@@ -190,11 +192,8 @@ def test_validate_of_a_yaml_fixture_imports_no_numpy_pandas_or_pyarrow() -> None
     assert loaded & {"numpy", "pandas", "pyarrow", "scipy", "matplotlib"} == set()
 
 
-#: The modules of the command line's groups (evalkit.cli._main's table of subcommands).
-CLI_GROUPS = {
-    f"evalkit.cli.{name}"
-    for name in ("_evaluate", "_fixtures", "_gates", "_hooks", "_measures", "_probes", "_scan")
-}
+#: The modules of the command line's groups, from its table of subcommands.
+CLI_GROUPS = {f"evalkit.cli.{group}" for group, _ in cli_main._SUBCOMMANDS.values()}
 
 
 def test_validate_and_scan_load_their_own_group_of_the_command_line_alone(tmp_path: Path) -> None:
