@@ -54,6 +54,13 @@ def commands(page: Path) -> dict[str, list[str]]:
     return rows
 
 
+def small_page(folder: Path) -> Path:
+    """A small HTML page in ``folder``, without fixture text: what ``scan`` reads by default."""
+    page = folder / "report.html"
+    page.write_text("<html><body><p>nDCG@10 0.512</p></body></html>\n", encoding="utf-8")
+    return page
+
+
 def environment(tree: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["PYTHONPATH"] = str(tree)
@@ -99,9 +106,7 @@ def main() -> None:
     options = parser.parse_args()
     trees = {"after": REPO} | ({"before": options.before.resolve()} if options.before else {})
     with tempfile.TemporaryDirectory(prefix="evalkit-bench-startup-") as folder:
-        page = Path(folder) / "report.html"
-        page.write_text("<html><body><p>nDCG@10 0.512</p></body></html>\n", encoding="utf-8")
-        page = options.page.resolve() if options.page else page
+        page = options.page.resolve() if options.page else small_page(Path(folder))
         rows = {"python -c pass (floor)": ["-c", "pass"]} | {
             label: ["-m", "evalkit.cli.entry", *args]
             for label, args in commands(page).items()

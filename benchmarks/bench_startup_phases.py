@@ -12,11 +12,12 @@ temporary-state sweep, the parser, ``importlib.metadata`` (which pydantic import
 its plugins), pydantic's import, PyYAML's import, the fixture models, the rules and the
 loader, the fixture's load; for ``scan``, the leak scan's module, the private texts, the
 needle index and the search of the page. The cyclic collector is paused from pydantic's
-import to the end of the load, as the commands pause it. Pydantic's plugin lookup (the scan of
-the ``pydantic`` entry-point group of every installed distribution, done while it builds the
-first model) is timed again at the end: its row is part of the models' row, not added
-twice. Medians per phase are printed in milliseconds, with "the rest" (the whole command less
-the interpreter and the phases: printing, exit, what the phases do not split) and the load
+import to the end of the load (for ``scan``, to its private texts), as the commands pause
+it. Pydantic's plugin lookup (the scan of the ``pydantic`` entry-point group of every
+installed distribution, done while it builds the first model) is timed again at the end: its
+row is part of the models' row, not added twice. Medians per phase are printed in
+milliseconds, with "the rest" (the whole command less the interpreter and the phases:
+printing, exit, what the phases do not split) and the load
 average. The phases are the commands' own steps through public names, not a profile: the sum
 is close to what the command takes, not equal to it.
 """
@@ -30,11 +31,10 @@ import subprocess
 import sys
 import tempfile
 import textwrap
-import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-FIXTURE = REPO / "fixtures" / "synthetic-bilingual-v1"
+from bench_startup import FIXTURE, REPO, environment, small_page, timed
+
 NOTE = "of the models' row"  # part of another row, not added to the sum
 
 PHASES = textwrap.dedent(
@@ -56,11 +56,12 @@ PHASES = textwrap.dedent(
     import evalkit.fixtures.schema; mark("fixture models (pydantic builds them)")
     from evalkit.fixtures import load_fixture; mark("rules, loader")
     fixture = load_fixture(sys.argv[2]); mark("the fixture's load")
-    gc.freeze(); gc.enable()
-    if sys.argv[1] == "scan":
+    if sys.argv[1] == "scan":  # which keeps the collector paused to its private texts
         from evalkit.safety.privacy import find_leaks, find_leaks_in_stream, private_texts
         mark("leak scan's module")
         private = private_texts(fixture); mark("private texts")
+    gc.freeze(); gc.enable()
+    if sys.argv[1] == "scan":
         find_leaks("", private); mark("needle index")
         with open(sys.argv[3], "rb") as handle:
             find_leaks_in_stream(handle, private)
@@ -75,22 +76,14 @@ PHASES = textwrap.dedent(
 )
 
 
-def environment() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env["PYTHONPATH"] = str(REPO)
-    return env
-
-
 def wall(args: list[str]) -> float:
-    start = time.perf_counter()
-    subprocess.run(args, env=environment(), cwd=REPO, capture_output=True, check=False)
-    return time.perf_counter() - start
+    return timed(args, REPO)[0]
 
 
 def phases(args: list[str]) -> dict[str, float]:
     done = subprocess.run(
         [sys.executable, "-c", PHASES, *args],
-        env=environment(),
+        env=environment(REPO),
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -108,9 +101,7 @@ def main() -> None:
     parser.add_argument("--page", type=Path, help="the file `scan` reads (default: a small page)")
     options = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="evalkit-bench-phases-") as folder:
-        page = Path(folder) / "report.html"
-        page.write_text("<html><body><p>nDCG@10 0.512</p></body></html>\n", encoding="utf-8")
-        page = options.page.resolve() if options.page else page
+        page = options.page.resolve() if options.page else small_page(Path(folder))
         commands = {
             "validate": ["validate", str(FIXTURE)],
             "scan": ["scan", str(FIXTURE), str(page)],
