@@ -13,6 +13,7 @@ from evalkit.errors import DispatchError
 from evalkit.measures import score_list
 from evalkit.probes.load import Probe, load_probes
 from evalkit.probes.scoring import score_symbols
+from evalkit.probes.targets import get_target
 from evalkit.probes.tools import Tool, dispatch
 from evalkit.registry import Registry
 
@@ -65,8 +66,6 @@ def run_target_probes(target: str, probe_dir: str | Path) -> pd.DataFrame:
     (:func:`~evalkit.probes.get_target`): :func:`run_probes` of its tools on
     :func:`~evalkit.probes.load_probes` of the folder, for the tools it has. A call of plain
     values, so that ``evalkit report``'s helper can make it for the notebook's probe cell."""
-    from evalkit.probes.targets import get_target
-
     tools = get_target(target).tools
     return run_probes(tools, load_probes(probe_dir, tools=tools.names()))
 
