@@ -309,22 +309,21 @@ def _draw_report_parts(parts: _ReportParts, calls: Sequence[_Call]) -> None:
             },
         ),
     }
+    made: list[tuple[str, Callable[[Path, str, Any], None], _Call]] = [
+        (result_pending(call[0]), save_result, call) for call in calls
+    ]
+    for name, (args, kwargs) in figure_calls.items():
+        function = getattr(plots, name)
+        key = figure_key(function, args, kwargs)
+        if key is None:  # a call it cannot key: the cell draws the figure itself
+            clear_pending(folder, [figure_pending(name)])
+        else:
+            made.append((figure_pending(name), save_figure, (key, function, args, kwargs)))
     for step in REPORT_HELPER_STEPS:
-        if step in figure_calls:
-            function = getattr(plots, step)
-            args, kwargs = figure_calls[step]
-            key = figure_key(function, args, kwargs)
-            if key is None:  # a call it cannot key: the cell draws the figure itself
-                clear_pending(folder, [figure_pending(step)])
-                continue
-            figure = functools.partial(
-                _save_made, save_figure, folder, (key, function, args, kwargs)
-            )
-            _make_for_notebook(folder, figure_pending(step), figure)
-        for call in calls:
+        for pending, save, call in made:
             if call[1].__name__ == step:
-                result = functools.partial(_save_made, save_result, folder, call)
-                _make_for_notebook(folder, result_pending(call[0]), result)
+                make = functools.partial(_save_made, save, folder, call)
+                _make_for_notebook(folder, pending, make)
 
 
 def _save_made(save: Callable[[Path, str, Any], None], folder: Path, call: _Call) -> None:
